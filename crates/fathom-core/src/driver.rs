@@ -1,0 +1,551 @@
+//! The step driver: runs one step's client threads (closed loop, or open loop at a fixed
+//! arrival rate), an optional rate-limited background writer, excludes warmup, collects each
+//! thread's recorder at interval boundaries, samples the host at the same boundaries, and turns
+//! it all into interval records and a step summary.
+
+use crate::interrupt;
+use crate::pace::{sleep_until, Arrivals, ByteRate, Spacing};
+use crate::recorder::{KindRecord, Latency, Recorder};
+use crate::result::{Background, IntervalRecord, OpSummary, StepSummary};
+use crate::sample::{Sample, Sampler};
+use crate::target::{Maintenance, Target};
+use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+use hdrhistogram::serialization::V2DeflateSerializer;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime};
+
+/// What one operation was: its kind (an index into the step's kinds) and the bytes it moved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Done {
+    pub kind: usize,
+    pub bytes: u64,
+}
+
+/// One client thread's source of work: generates and performs one operation per call.
+pub trait Client: Send {
+    /// Performs the next operation; `None` when this client has no more work.
+    fn next(&mut self) -> anyhow::Result<Option<Done>>;
+}
+
+/// Open-loop arrivals for a step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OpenLoop {
+    /// Total intended operations per second, shared evenly among the clients.
+    pub ops_per_sec: f64,
+    pub spacing: Spacing,
+}
+
+/// How a step runs, independent of what its operations are.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepPlan {
+    pub name: String,
+    /// Client threads (0 for a step that only performs maintenance).
+    pub clients: usize,
+    /// Measured duration after warmup; `None` for a step that ends on an operation count.
+    pub duration: Option<Duration>,
+    /// Operations each client performs, warmup included; `None` for no count limit.
+    pub ops_per_client: Option<u64>,
+    /// Time at the start whose operations are not recorded.
+    pub warmup: Duration,
+    /// Names of the operation kinds, indexed by `Done::kind`.
+    pub op_kinds: Vec<String>,
+    /// Bytes per second for a background writer (its client comes from the workload).
+    pub background_bytes_per_sec: Option<f64>,
+    pub open_loop: Option<OpenLoop>,
+    /// Maintenance after the operations, charged to the step.
+    pub after: Vec<Maintenance>,
+}
+
+/// Where a step writes its time series as it goes.
+pub struct StepFiles {
+    /// One JSON `IntervalRecord` per line.
+    pub intervals: PathBuf,
+    /// HdrHistogram interval log (V2, deflate), one tagged histogram per kind per interval.
+    pub histograms: PathBuf,
+}
+
+/// Everything a step needs besides its plan.
+pub struct StepRun<'a> {
+    pub plan: &'a StepPlan,
+    pub index: usize,
+    pub clients: Vec<Box<dyn Client + 'a>>,
+    pub background: Option<Box<dyn Client + 'a>>,
+    pub target: &'a dyn Target,
+    pub sampler: &'a Sampler,
+    pub interval: Duration,
+    pub files: StepFiles,
+    /// Called after each interval (progress display).
+    pub on_interval: &'a mut dyn FnMut(&IntervalRecord),
+}
+
+enum Msg {
+    Snapshot { thread: usize, epoch: usize, rec: Recorder },
+    Final { thread: usize, epoch: usize, rec: Recorder, busy: Duration, ended: Instant },
+    Failed { thread: usize, error: anyhow::Error },
+}
+
+/// The shared clock of a step's threads.
+struct Clock {
+    warm_end: Instant,
+    deadline: Option<Instant>,
+    epoch: AtomicUsize,
+    stop: AtomicBool,
+}
+
+fn client_thread(
+    thread: usize,
+    mut client: Box<dyn Client + '_>,
+    plan: &StepPlan,
+    clock: &Clock,
+    tx: mpsc::Sender<Msg>,
+) {
+    let mut rec = Recorder::new(plan.op_kinds.len());
+    let mut arrivals = plan.open_loop.map(|o| {
+        let per_client = o.ops_per_sec / plan.clients.max(1) as f64;
+        Arrivals::new(per_client, o.spacing, Instant::now(), thread as u64 + 1)
+    });
+    let mut my_epoch = 0usize;
+    let mut done = 0u64;
+    let started = Instant::now();
+    let mut measured_from: Option<Instant> = None;
+    let mut prev = started;
+    let result: anyhow::Result<()> = (|| {
+        loop {
+            if clock.stop.load(Ordering::Relaxed) || interrupt::requested() {
+                return Ok(());
+            }
+            let epoch = clock.epoch.load(Ordering::Relaxed);
+            if epoch != my_epoch {
+                let _ = tx.send(Msg::Snapshot { thread, epoch: my_epoch, rec: rec.take() });
+                my_epoch = epoch;
+                prev = Instant::now();
+            }
+            if plan.ops_per_client.is_some_and(|n| done >= n) {
+                return Ok(());
+            }
+            // Closed loop: an operation starts when the previous one ended (one clock read per
+            // operation, as db_bench measures). Open loop: at its intended start, so time spent
+            // queued behind a slow operation counts as latency.
+            let start = match arrivals.as_mut() {
+                Some(a) => {
+                    let intended = a.next();
+                    sleep_until(intended);
+                    intended
+                }
+                None => prev,
+            };
+            if clock.deadline.is_some_and(|d| start >= d) {
+                return Ok(());
+            }
+            let Some(op) = client.next()? else { return Ok(()) };
+            let end = Instant::now();
+            done += 1;
+            if start >= clock.warm_end {
+                measured_from.get_or_insert(start);
+                rec.record(op.kind, end - start, op.bytes);
+            }
+            prev = end;
+        }
+    })();
+    match result {
+        Ok(()) => {
+            let ended = Instant::now();
+            let busy = measured_from.map_or(Duration::ZERO, |from| ended - from);
+            let _ = tx.send(Msg::Final { thread, epoch: my_epoch, rec: rec.take(), busy, ended });
+        }
+        Err(error) => {
+            clock.stop.store(true, Ordering::Relaxed);
+            let _ = tx.send(Msg::Failed { thread, error });
+        }
+    }
+}
+
+fn background_thread(
+    mut client: Box<dyn Client + '_>,
+    kinds: usize,
+    bytes_per_sec: f64,
+    stop: &AtomicBool,
+) -> anyhow::Result<Recorder> {
+    let mut rec = Recorder::new(kinds);
+    let mut rate = ByteRate::new(bytes_per_sec);
+    while !stop.load(Ordering::Relaxed) && !interrupt::requested() {
+        let start = Instant::now();
+        let Some(op) = client.next()? else { break };
+        rec.record(op.kind, start.elapsed(), op.bytes);
+        // Sleep in short slices so the writer notices the end of the step promptly.
+        let due = rate.charge(op.bytes);
+        while Instant::now() < due && !stop.load(Ordering::Relaxed) {
+            sleep_until(due.min(Instant::now() + Duration::from_millis(50)));
+        }
+    }
+    Ok(rec)
+}
+
+/// Merges thread snapshots into intervals, in order, and writes each one as it completes.
+struct Intervals<'a> {
+    threads: usize,
+    /// Per interval: the merged recorder and which threads contributed.
+    pending: BTreeMap<usize, (Recorder, Vec<bool>)>,
+    /// The epoch of each finished thread's final snapshot.
+    finished: Vec<Option<usize>>,
+    /// Host samples at each boundary; `samples[k]` starts interval k.
+    samples: BTreeMap<usize, Sample>,
+    next_to_emit: usize,
+    step_total: Recorder,
+    kinds: &'a [String],
+    out: std::io::BufWriter<std::fs::File>,
+    step: &'a str,
+    sampler: &'a Sampler,
+    origin: Instant,
+    histograms: Vec<(usize, Recorder)>,
+}
+
+impl Intervals<'_> {
+    fn add(&mut self, thread: usize, epoch: usize, rec: Recorder) {
+        let kinds = self.kinds.len();
+        let threads = self.threads;
+        let entry = self
+            .pending
+            .entry(epoch)
+            .or_insert_with(|| (Recorder::new(kinds), vec![false; threads]));
+        entry.0.merge(&rec);
+        entry.1[thread] = true;
+    }
+
+    fn complete(&self, k: usize) -> bool {
+        let contributed = self.pending.get(&k).map(|(_, c)| c.as_slice());
+        (0..self.threads).all(|t| {
+            contributed.is_some_and(|c| c[t]) || self.finished[t].is_some_and(|f| f < k)
+        })
+    }
+
+    /// Emits every interval whose end sample exists and whose snapshots have all arrived (or,
+    /// with `flush`, every interval left, ending at `last`).
+    fn emit(
+        &mut self,
+        last: Option<&Sample>,
+        on_interval: &mut dyn FnMut(&IntervalRecord),
+    ) -> anyhow::Result<()> {
+        use std::io::Write;
+        loop {
+            let k = self.next_to_emit;
+            let Some(start) = self.samples.get(&k) else { return Ok(()) };
+            let end = match (self.samples.get(&(k + 1)), last) {
+                (Some(e), _) if self.complete(k) || last.is_some() => e,
+                (None, Some(l)) => l,
+                _ => return Ok(()),
+            };
+            let rec = self
+                .pending
+                .remove(&k)
+                .map(|(r, _)| r)
+                .unwrap_or_else(|| Recorder::new(self.kinds.len()));
+            let all = rec.combined();
+            let f = self.sampler.figures(start, end, all.ops);
+            let record = IntervalRecord {
+                step: self.step.to_string(),
+                interval: k,
+                t_start: start.at.duration_since(self.origin).as_secs_f64(),
+                t_end: end.at.duration_since(self.origin).as_secs_f64(),
+                ops: all.ops,
+                ops_per_sec: all.ops as f64 / f.seconds,
+                latency_us: Latency::of(&all.latency),
+                per_op: f.per_op,
+                db_gb: f.db_gb,
+                rss_gb: f.rss_gb,
+            };
+            serde_json::to_writer(&mut self.out, &record)?;
+            self.out.write_all(b"\n")?;
+            self.out.flush()?;
+            on_interval(&record);
+            self.step_total.merge(&rec);
+            self.histograms.push((k, rec));
+            self.next_to_emit += 1;
+            if last.is_some() && self.samples.get(&(k + 1)).is_none() {
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// Runs one step to completion (or interruption) and returns its summary. Interval records and
+/// histograms are on disk when it returns.
+pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
+    let plan = run.plan;
+    let threads = run.clients.len();
+    let started_at = crate::result::now_utc();
+    let origin_wall = SystemTime::now();
+    let now = Instant::now();
+    let warm_end = now + plan.warmup;
+    let clock = Clock {
+        warm_end,
+        deadline: plan.duration.map(|d| warm_end + d),
+        epoch: AtomicUsize::new(0),
+        stop: AtomicBool::new(false),
+    };
+    let bg_stop = AtomicBool::new(false);
+    let out = std::io::BufWriter::new(std::fs::File::create(&run.files.intervals)?);
+    let mut iv = Intervals {
+        threads,
+        pending: BTreeMap::new(),
+        finished: vec![None; threads],
+        samples: BTreeMap::new(),
+        next_to_emit: 1,
+        step_total: Recorder::new(plan.op_kinds.len()),
+        kinds: &plan.op_kinds,
+        out,
+        step: &plan.name,
+        sampler: run.sampler,
+        origin: warm_end,
+        histograms: Vec::new(),
+    };
+    let clients = std::mem::take(&mut run.clients);
+    let background = run.background.take();
+    let on_interval = &mut *run.on_interval;
+    let mut counters_before = None;
+    let mut busy = Duration::ZERO;
+    let mut last_end = warm_end;
+    let mut failure: Option<anyhow::Error> = None;
+
+    let bg_result = std::thread::scope(|s| -> anyhow::Result<Option<Recorder>> {
+        let (tx, rx) = mpsc::channel();
+        for (t, client) in clients.into_iter().enumerate() {
+            let tx = tx.clone();
+            let clock = &clock;
+            std::thread::Builder::new()
+                .name(format!("client-{t}"))
+                .spawn_scoped(s, move || client_thread(t, client, plan, clock, tx))?;
+        }
+        drop(tx);
+        let bg = match (background, plan.background_bytes_per_sec) {
+            (Some(client), Some(rate)) => {
+                let kinds = plan.op_kinds.len();
+                let stop = &bg_stop;
+                Some(
+                    std::thread::Builder::new()
+                        .name("background-writer".into())
+                        .spawn_scoped(s, move || background_thread(client, kinds, rate, stop))?,
+                )
+            }
+            _ => None,
+        };
+
+        // Warmup: discard what arrives until the measured part begins.
+        let mut running = threads;
+        let mut next_boundary = warm_end;
+        let mut epoch = 0usize;
+        loop {
+            if running == 0 {
+                break;
+            }
+            let now = Instant::now();
+            if now >= next_boundary {
+                epoch += 1;
+                if epoch == 1 {
+                    counters_before = Some(run.target.counters());
+                }
+                iv.samples.insert(epoch, run.sampler.sample());
+                clock.epoch.store(epoch, Ordering::Relaxed);
+                next_boundary = if epoch == 1 { warm_end + run.interval } else { next_boundary + run.interval };
+                iv.emit(None, on_interval)?;
+                continue;
+            }
+            match rx.recv_timeout(next_boundary - now) {
+                Ok(Msg::Snapshot { thread, epoch: e, rec }) => {
+                    if e > 0 {
+                        iv.add(thread, e, rec);
+                    }
+                }
+                Ok(Msg::Final { thread, epoch: e, rec, busy: b, ended }) => {
+                    if e > 0 {
+                        iv.add(thread, e, rec);
+                    }
+                    iv.finished[thread] = Some(e);
+                    busy += b;
+                    last_end = last_end.max(ended);
+                    running -= 1;
+                }
+                Ok(Msg::Failed { thread, error }) => {
+                    iv.finished[thread] = Some(epoch);
+                    failure.get_or_insert(error);
+                    running -= 1;
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        bg_stop.store(true, Ordering::Relaxed);
+        let bg_rec = match bg {
+            Some(h) => Some(h.join().map_err(|_| anyhow::anyhow!("background writer panicked"))??),
+            None => None,
+        };
+        Ok(bg_rec)
+    });
+    if let Some(e) = failure {
+        return Err(e.context(format!("step {} failed", plan.name)));
+    }
+    let bg_rec = bg_result?;
+
+    // A step with no clients (maintenance only), or one that ended during warmup, still
+    // measures from here.
+    if iv.samples.is_empty() {
+        counters_before = Some(run.target.counters());
+        iv.samples.insert(1, run.sampler.sample());
+    }
+    let ops_end = last_end;
+    let end_of_ops = run.sampler.sample();
+    iv.emit(Some(&end_of_ops), on_interval)?;
+
+    let maint_start = Instant::now();
+    for action in &plan.after {
+        if interrupt::requested() {
+            break;
+        }
+        run.target.maintain(*action)?;
+    }
+    let maintenance_seconds = maint_start.elapsed().as_secs_f64();
+    let end = if plan.after.is_empty() { end_of_ops } else { run.sampler.sample() };
+    let counters_after = run.target.counters();
+
+    write_histograms(&run.files.histograms, origin_wall, run.interval, plan, &iv.histograms, bg_rec.as_ref())?;
+
+    let total = &iv.step_total;
+    let all = total.combined();
+    let first = iv.samples.values().next().expect("a first sample exists");
+    let measured = if threads == 0 { 0.0 } else { ops_end.duration_since(first.at).as_secs_f64() };
+    let figures = run.sampler.figures(first, &end, all.ops);
+    let counters_before = counters_before.unwrap_or_default();
+    let secs = |x: f64| if measured > 0.0 { x / measured } else { 0.0 };
+    let by_op = plan
+        .op_kinds
+        .iter()
+        .zip(&total.kinds)
+        .filter(|(_, k)| k.ops > 0)
+        .map(|(name, k)| (name.clone(), op_summary(k)))
+        .collect();
+    Ok(StepSummary {
+        step: plan.name.clone(),
+        index: run.index,
+        clients: threads,
+        ops: all.ops,
+        seconds: measured,
+        ops_per_sec: secs(all.ops as f64),
+        mb_per_sec: secs(all.bytes as f64 / (1u64 << 20) as f64),
+        usec_op: if all.ops > 0 { busy.as_secs_f64() * 1e6 / all.ops as f64 } else { 0.0 },
+        latency_us: Latency::of(&all.latency),
+        per_op: figures.per_op,
+        db_gb: figures.db_gb,
+        rss_gb: figures.rss_gb,
+        engine_stats: run.target.step_stats(&counters_before, &counters_after, figures.seconds),
+        by_op,
+        host: figures.host,
+        background: bg_rec.map(|r| {
+            let k = r.combined();
+            Background {
+                ops: k.ops,
+                bytes: k.bytes,
+                bytes_per_sec: secs(k.bytes as f64),
+                target_bytes_per_sec: plan.background_bytes_per_sec.unwrap_or(0.0),
+                latency_us: Latency::of(&k.latency),
+            }
+        }),
+        maintenance_seconds,
+        window_seconds: figures.seconds,
+        arrival_rate: plan.open_loop.map(|o| o.ops_per_sec),
+        harness_ns_per_op: None,
+        interrupted: interrupt::requested(),
+        started_at,
+    })
+}
+
+fn op_summary(k: &KindRecord) -> OpSummary {
+    OpSummary { ops: k.ops, bytes: k.bytes, latency_us: Latency::of(&k.latency) }
+}
+
+/// Writes the step's HdrHistogram interval log: one histogram per kind per interval, tagged
+/// with the kind's name, plus the background writer's whole-step histograms (`bg.<kind>`).
+fn write_histograms(
+    path: &PathBuf,
+    origin: SystemTime,
+    interval: Duration,
+    plan: &StepPlan,
+    intervals: &[(usize, Recorder)],
+    background: Option<&Recorder>,
+) -> anyhow::Result<()> {
+    let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let mut serializer = V2DeflateSerializer::new();
+    let mut log = IntervalLogWriterBuilder::new()
+        .add_comment(&format!("fathom step {}; values in nanoseconds", plan.name))
+        .with_start_time(origin)
+        .with_base_time(origin)
+        .with_max_value_divisor(1000.0)
+        .begin_log_with(&mut file, &mut serializer)?;
+    let write = |log: &mut hdrhistogram::serialization::interval_log::IntervalLogWriter<'_, '_, _, _>,
+                 h: &hdrhistogram::Histogram<u64>,
+                 start: Duration,
+                 len: Duration,
+                 tag: &str|
+     -> anyhow::Result<()> {
+        log.write_histogram(h, start, len, Tag::new(tag))
+            .map_err(|e| anyhow::anyhow!("writing histogram log: {e:?}"))
+    };
+    for (k, rec) in intervals {
+        let start = plan.warmup + interval * (*k as u32 - 1);
+        for (name, kind) in plan.op_kinds.iter().zip(&rec.kinds) {
+            if kind.ops > 0 {
+                write(&mut log, &kind.latency, start, interval, name)?;
+            }
+        }
+    }
+    if let Some(bg) = background {
+        for (name, kind) in plan.op_kinds.iter().zip(&bg.kinds) {
+            if kind.ops > 0 {
+                let len = plan.warmup + interval * intervals.len() as u32;
+                write(&mut log, &kind.latency, Duration::ZERO, len, &format!("bg.{name}"))?;
+            }
+        }
+    }
+    drop(log);
+    use std::io::Write;
+    file.flush()?;
+    Ok(())
+}
+
+/// CPU time of the calling thread.
+pub fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// The harness's own CPU nanoseconds per operation: `client` (built on the null engine) is
+/// driven by the same loop and recorder as a real step for about `budget`, or `max_ops`.
+pub fn harness_cost(
+    mut client: Box<dyn Client + '_>,
+    kinds: usize,
+    budget: Duration,
+    max_ops: Option<u64>,
+) -> anyhow::Result<Option<f64>> {
+    let mut rec = Recorder::new(kinds);
+    let cpu_start = thread_cpu_time();
+    let start = Instant::now();
+    let mut prev = start;
+    let mut n = 0u64;
+    while prev - start < budget && max_ops.is_none_or(|m| n < m) {
+        let Some(op) = client.next()? else { break };
+        let end = Instant::now();
+        rec.record(op.kind, end - prev, op.bytes);
+        prev = end;
+        n += 1;
+    }
+    let cpu = thread_cpu_time().saturating_sub(cpu_start);
+    std::hint::black_box(&rec);
+    Ok((n > 0).then(|| cpu.as_nanos() as f64 / n as f64))
+}

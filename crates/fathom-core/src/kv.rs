@@ -1,0 +1,48 @@
+//! The kv family: an ordered key-value engine handing out one session per client thread.
+//! Workloads are written against these traits only, so every kv engine runs every workload.
+
+use crate::target::Target;
+
+/// Per-session choices a step makes (db_bench's fillseq runs with the WAL disabled).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SessionOptions {
+    pub disable_wal: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Forward,
+    Reverse,
+}
+
+/// One write of an atomic batch.
+#[derive(Clone, Copy, Debug)]
+pub enum BatchOp<'a> {
+    Put(&'a [u8], &'a [u8]),
+    Delete(&'a [u8]),
+}
+
+/// A client's connection to a kv engine.
+pub trait KvSession: Send {
+    /// Reads a key; returns the value's length when present.
+    fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>>;
+    fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()>;
+    fn delete(&mut self, key: &[u8]) -> anyhow::Result<()>;
+    /// Applies every write or none.
+    fn write_batch(&mut self, ops: &[BatchOp<'_>]) -> anyhow::Result<()>;
+    /// Positions at the first key >= `start` (forward) or the last key <= `start` (reverse)
+    /// and visits up to `limit` entries in that direction; `visit` returns false to stop.
+    /// Returns the number of entries visited.
+    fn scan(
+        &mut self,
+        start: &[u8],
+        direction: Direction,
+        limit: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> anyhow::Result<usize>;
+}
+
+/// An open kv database.
+pub trait KvEngine: Target {
+    fn session(&self, options: SessionOptions) -> anyhow::Result<Box<dyn KvSession + '_>>;
+}

@@ -1,0 +1,14 @@
+//! fathom-core: what every engine, workload and report shares — the kv interface, the step
+//! driver and its per-thread recorders, the host samplers, and the result model on disk.
+
+pub mod cgroup;
+pub mod driver;
+pub mod interrupt;
+pub mod kv;
+pub mod pace;
+pub mod recorder;
+pub mod result;
+pub mod sample;
+pub mod store;
+pub mod target;
+pub mod units;

@@ -1,0 +1,107 @@
+//! Pacing: a byte-rate limiter for background writers (db_bench's
+//! `--benchmark_write_rate_limit`) and an arrival schedule for open-loop clients.
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use std::time::{Duration, Instant};
+
+/// Lets through `bytes_per_sec` on average: after each operation, the next may start once the
+/// bytes sent so far are due.
+pub struct ByteRate {
+    start: Instant,
+    bytes_per_sec: f64,
+    sent: u64,
+}
+
+impl ByteRate {
+    pub fn new(bytes_per_sec: f64) -> Self {
+        ByteRate { start: Instant::now(), bytes_per_sec: bytes_per_sec.max(1.0), sent: 0 }
+    }
+
+    /// Accounts for `bytes` just written; returns when the next operation may start.
+    pub fn charge(&mut self, bytes: u64) -> Instant {
+        self.sent += bytes;
+        self.start + Duration::from_secs_f64(self.sent as f64 / self.bytes_per_sec)
+    }
+}
+
+/// How arrivals are spaced in open-loop mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spacing {
+    /// Every 1/rate seconds.
+    Uniform,
+    /// Exponential gaps: a Poisson process.
+    Poisson,
+}
+
+/// The intended start times of one open-loop client's operations.
+pub struct Arrivals {
+    next: Instant,
+    mean_gap: f64,
+    spacing: Spacing,
+    rng: SmallRng,
+}
+
+impl Arrivals {
+    pub fn new(ops_per_sec: f64, spacing: Spacing, start: Instant, seed: u64) -> Self {
+        Arrivals {
+            next: start,
+            mean_gap: 1.0 / ops_per_sec.max(1e-9),
+            spacing,
+            rng: SmallRng::seed_from_u64(seed),
+        }
+    }
+
+    /// The next intended start; later calls return later instants.
+    pub fn next(&mut self) -> Instant {
+        let at = self.next;
+        let gap = match self.spacing {
+            Spacing::Uniform => self.mean_gap,
+            Spacing::Poisson => -self.mean_gap * (1.0 - self.rng.gen::<f64>()).ln(),
+        };
+        self.next += Duration::from_secs_f64(gap);
+        at
+    }
+}
+
+/// Sleeps until `at` (returns at once if it has passed).
+pub fn sleep_until(at: Instant) {
+    let now = Instant::now();
+    if at > now {
+        std::thread::sleep(at - now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_rate_spaces_by_bytes() {
+        let mut r = ByteRate::new(1000.0);
+        let t0 = r.start;
+        assert_eq!(r.charge(500) - t0, Duration::from_millis(500));
+        assert_eq!(r.charge(500) - t0, Duration::from_secs(1));
+    }
+
+    #[test]
+    fn uniform_arrivals_are_evenly_spaced() {
+        let start = Instant::now();
+        let mut a = Arrivals::new(100.0, Spacing::Uniform, start, 1);
+        assert_eq!(a.next(), start);
+        let second = a.next() - start;
+        assert!((second.as_secs_f64() - 0.01).abs() < 1e-9);
+    }
+
+    #[test]
+    fn poisson_arrivals_have_the_asked_mean_rate() {
+        let start = Instant::now();
+        let mut a = Arrivals::new(1000.0, Spacing::Poisson, start, 7);
+        let mut last = start;
+        for _ in 0..20_000 {
+            last = a.next();
+        }
+        let rate = 20_000.0 / (last - start).as_secs_f64();
+        assert!((950.0..1050.0).contains(&rate), "rate {rate}");
+    }
+}

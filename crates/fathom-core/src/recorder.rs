@@ -1,0 +1,172 @@
+//! Per-thread latency histograms and counters, one set per operation kind. A client thread owns
+//! its `Recorder` outright (no lock, no atomics on the hot path) and hands a copy to the driver
+//! at each interval boundary, where copies are merged.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Highest latency a histogram holds, in nanoseconds (one hour); longer ones saturate.
+const MAX_NANOS: u64 = 3_600_000_000_000;
+/// Significant digits kept by every histogram.
+const SIGFIG: u8 = 3;
+
+/// A new, empty latency histogram in nanoseconds.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_NANOS, SIGFIG).expect("static histogram bounds are valid")
+}
+
+/// What one kind of operation did during an interval or a step.
+#[derive(Clone, Debug)]
+pub struct KindRecord {
+    /// Latency of each operation, in nanoseconds.
+    pub latency: Histogram<u64>,
+    /// Operations completed.
+    pub ops: u64,
+    /// Bytes the operations read or wrote (key + value), as db_bench counts them for MB/s.
+    pub bytes: u64,
+}
+
+impl KindRecord {
+    fn new() -> Self {
+        KindRecord { latency: new_histogram(), ops: 0, bytes: 0 }
+    }
+
+    /// Adds another record of the same kind into this one.
+    pub fn merge(&mut self, other: &KindRecord) {
+        self.latency
+            .add(&other.latency)
+            .expect("histograms share bounds");
+        self.ops += other.ops;
+        self.bytes += other.bytes;
+    }
+}
+
+/// One record per operation kind, indexed by the kind's position in the step's kind list.
+#[derive(Clone, Debug)]
+pub struct Recorder {
+    pub kinds: Vec<KindRecord>,
+}
+
+impl Recorder {
+    pub fn new(kinds: usize) -> Self {
+        Recorder { kinds: (0..kinds).map(|_| KindRecord::new()).collect() }
+    }
+
+    /// Records one finished operation.
+    #[inline]
+    pub fn record(&mut self, kind: usize, latency: Duration, bytes: u64) {
+        let k = &mut self.kinds[kind];
+        k.latency.saturating_record(latency.as_nanos().max(1) as u64);
+        k.ops += 1;
+        k.bytes += bytes;
+    }
+
+    /// Returns what was recorded so far and starts over, keeping the allocation.
+    pub fn take(&mut self) -> Recorder {
+        let snapshot = self.clone();
+        for k in &mut self.kinds {
+            k.latency.reset();
+            k.ops = 0;
+            k.bytes = 0;
+        }
+        snapshot
+    }
+
+    /// Adds another recorder with the same kinds into this one.
+    pub fn merge(&mut self, other: &Recorder) {
+        for (a, b) in self.kinds.iter_mut().zip(&other.kinds) {
+            a.merge(b);
+        }
+    }
+
+    pub fn ops(&self) -> u64 {
+        self.kinds.iter().map(|k| k.ops).sum()
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.kinds.iter().map(|k| k.bytes).sum()
+    }
+
+    /// All kinds folded into one histogram.
+    pub fn combined(&self) -> KindRecord {
+        let mut all = KindRecord::new();
+        for k in &self.kinds {
+            all.merge(k);
+        }
+        all
+    }
+}
+
+/// Latency percentiles in microseconds, as the reports print them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    pub p50: f64,
+    pub p75: f64,
+    pub p99: f64,
+    pub p99_9: f64,
+    pub p99_99: f64,
+    pub max: f64,
+    pub mean: f64,
+}
+
+impl Latency {
+    /// Percentiles of a nanosecond histogram, converted to microseconds; all zero when empty.
+    pub fn of(h: &Histogram<u64>) -> Latency {
+        if h.is_empty() {
+            return Latency::default();
+        }
+        let us = |ns: u64| ns as f64 / 1000.0;
+        Latency {
+            p50: us(h.value_at_quantile(0.50)),
+            p75: us(h.value_at_quantile(0.75)),
+            p99: us(h.value_at_quantile(0.99)),
+            p99_9: us(h.value_at_quantile(0.999)),
+            p99_99: us(h.value_at_quantile(0.9999)),
+            max: us(h.max()),
+            mean: h.mean() / 1000.0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_conserves_counts_and_orders_percentiles() {
+        let mut a = Recorder::new(2);
+        let mut b = Recorder::new(2);
+        for i in 1..=1000u64 {
+            a.record(0, Duration::from_micros(i), 10);
+            b.record(1, Duration::from_micros(2000 + i), 5);
+        }
+        let mut m = Recorder::new(2);
+        m.merge(&a);
+        m.merge(&b);
+        assert_eq!(m.ops(), 2000);
+        assert_eq!(m.bytes(), 15_000);
+        let all = m.combined();
+        assert_eq!(all.ops, 2000);
+        let l = Latency::of(&all.latency);
+        assert!(l.p50 <= l.p75 && l.p75 <= l.p99 && l.p99 <= l.p99_9 && l.p99_9 <= l.max);
+        // Half the values are at most 1000 µs, half at least 2001 µs.
+        assert!((990.0..=1010.0).contains(&l.p50), "p50 {}", l.p50);
+        assert!((2990.0..=3010.0).contains(&l.max), "max {}", l.max);
+    }
+
+    #[test]
+    fn take_resets_but_returns_what_was_recorded() {
+        let mut r = Recorder::new(1);
+        r.record(0, Duration::from_nanos(500), 1);
+        let s = r.take();
+        assert_eq!(s.ops(), 1);
+        assert_eq!(r.ops(), 0);
+        assert!(r.kinds[0].latency.is_empty());
+    }
+
+    #[test]
+    fn empty_latency_is_zero() {
+        assert_eq!(Latency::of(&new_histogram()), Latency::default());
+    }
+}

@@ -1,0 +1,223 @@
+//! The result model: what a run writes to disk and every report reads. Field names are a
+//! contract (design.md, "The command line and the report schema"): add fields, never rename
+//! or drop one.
+
+use crate::recorder::Latency;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Version of the on-disk layout, bumped on incompatible changes.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Per-operation host cost. `None` where the figure is unknown (no block device, no ops).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PerOp {
+    /// Disk reads per operation.
+    pub reads: Option<f64>,
+    /// KB read from / written to the device per operation.
+    pub read_kb: Option<f64>,
+    pub write_kb: Option<f64>,
+    /// Host-wide context switches per operation.
+    pub cs: Option<f64>,
+    /// Host-wide CPU (vmstat us + sy) per operation, microseconds.
+    pub cpu_us: Option<f64>,
+    /// CPU of the engine's processes per operation (the whole fathom process when embedded).
+    pub cpu_us_engine: Option<f64>,
+    /// CPU of fathom's own process per operation; null for an embedded engine, whose harness
+    /// share is the calibrated `harness_ns_per_op` instead.
+    pub cpu_us_harness: Option<f64>,
+}
+
+/// Database size in GiB, as `du` reports it and with `--apparent-size`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DbGb {
+    pub allocated: f64,
+    pub apparent: f64,
+}
+
+/// iostat- and vmstat-style rates over a window.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostRates {
+    /// The block device holding the data directory (`None`: no device, IO figures missing).
+    pub device: Option<String>,
+    pub rps: Option<f64>,
+    pub rmbps: Option<f64>,
+    pub rawait_ms: Option<f64>,
+    pub rareqsz_kb: Option<f64>,
+    pub wps: Option<f64>,
+    pub wmbps: Option<f64>,
+    pub wawait_ms: Option<f64>,
+    pub wareqsz_kb: Option<f64>,
+    pub cs_per_sec: f64,
+    pub us_pct: f64,
+    pub sy_pct: f64,
+    pub idle_pct: f64,
+    pub iowait_pct: f64,
+    pub steal_pct: f64,
+    /// CPU seconds of the engine's processes (db_bench's u_cpu and s_cpu before its /1000).
+    pub engine_user_secs: f64,
+    pub engine_system_secs: f64,
+}
+
+/// Count and latency of one kind of operation.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpSummary {
+    pub ops: u64,
+    pub bytes: u64,
+    pub latency_us: Latency,
+}
+
+/// The rate-limited background writer of a `*whilewriting` step, reported apart and excluded
+/// from the step's figures, as db_bench does.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Background {
+    pub ops: u64,
+    pub bytes: u64,
+    pub bytes_per_sec: f64,
+    pub target_bytes_per_sec: f64,
+    pub latency_us: Latency,
+}
+
+/// One step's summary.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepSummary {
+    pub step: String,
+    /// Position of the step in the run, from 1.
+    pub index: usize,
+    pub clients: usize,
+    /// Operations measured (warmup and background writer excluded).
+    pub ops: u64,
+    /// Seconds of measured operation (warmup and maintenance excluded).
+    pub seconds: f64,
+    pub ops_per_sec: f64,
+    /// Key + value bytes per second, MiB, as db_bench's MB/s.
+    pub mb_per_sec: f64,
+    /// db_bench's usec_op: summed client time per operation (about clients / throughput).
+    pub usec_op: f64,
+    pub latency_us: Latency,
+    pub per_op: PerOp,
+    pub db_gb: DbGb,
+    pub rss_gb: f64,
+    pub engine_stats: BTreeMap<String, f64>,
+    pub by_op: BTreeMap<String, OpSummary>,
+    pub host: HostRates,
+    pub background: Option<Background>,
+    /// Seconds spent after the operations in flush and compaction waits (their IO and CPU are
+    /// in the per-op figures: the writes caused them).
+    pub maintenance_seconds: f64,
+    /// The window the host figures cover: operations plus maintenance.
+    pub window_seconds: f64,
+    /// Open loop: the target arrival rate, ops/s (latency then counts from intended start).
+    pub arrival_rate: Option<f64>,
+    /// The harness's own CPU per operation for this step, measured on the null engine.
+    pub harness_ns_per_op: Option<f64>,
+    /// True when Ctrl-C ended the step early.
+    pub interrupted: bool,
+    pub started_at: String,
+}
+
+/// One interval of a step (the reports' time series).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntervalRecord {
+    pub step: String,
+    pub interval: usize,
+    /// Seconds since the step's measured part began.
+    pub t_start: f64,
+    pub t_end: f64,
+    pub ops: u64,
+    pub ops_per_sec: f64,
+    pub latency_us: Latency,
+    pub per_op: PerOp,
+    pub db_gb: DbGb,
+    pub rss_gb: f64,
+}
+
+/// The setup a run used, resolved.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SetupRecord {
+    /// The user's label for the setup (`rocksdb.config2`), or the engine name.
+    pub name: String,
+    pub engine: String,
+    pub engine_version: String,
+    /// The engine's own options string, as given.
+    pub options: String,
+    /// fathom's typed engine settings (cache size, compaction style, O_DIRECT, WAL, sync).
+    pub settings: BTreeMap<String, String>,
+    pub memory_limit_bytes: Option<u64>,
+    /// What the engine reports it really runs with (e.g. RocksDB's effective options).
+    pub effective: BTreeMap<String, String>,
+}
+
+/// Facts about the host a run used.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostFacts {
+    pub hostname: String,
+    pub kernel: String,
+    pub cores: usize,
+    pub memory_bytes: u64,
+    pub device: Option<String>,
+    pub data_dir: String,
+    pub fathom_version: String,
+    /// How memory was limited, e.g. `cgroup v1 /sys/fs/cgroup/memory/.../fathom-123`.
+    pub memory_limit: Option<String>,
+    pub note: Option<String>,
+}
+
+/// `run.json`: what was run, where, and how it ended.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunManifest {
+    pub format_version: u32,
+    pub setup: SetupRecord,
+    pub workload: String,
+    pub params: BTreeMap<String, String>,
+    pub clients: usize,
+    pub host: HostFacts,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    /// `running`, `finished`, `interrupted` or `failed`.
+    pub status: String,
+    pub error: Option<String>,
+}
+
+/// Formats a Unix time as an RFC 3339 UTC timestamp (second precision).
+pub fn utc_timestamp(unix_secs: u64) -> String {
+    let days = unix_secs / 86_400;
+    let rem = unix_secs % 86_400;
+    // Civil-from-days (Howard Hinnant's algorithm), proleptic Gregorian calendar.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Now, as `utc_timestamp` formats it.
+pub fn now_utc() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    utc_timestamp(secs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(utc_timestamp(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc_timestamp(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(utc_timestamp(1_704_326_400 + 3_661), "2024-01-04T01:01:01Z");
+    }
+}

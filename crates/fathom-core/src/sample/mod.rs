@@ -1,0 +1,190 @@
+//! Host and process sampling: one `Sample` at each interval and step boundary, and the
+//! difference of two samples turned into the seeds' per-operation figures.
+
+pub mod cpu;
+pub mod dbsize;
+pub mod diskstats;
+pub mod process;
+
+use crate::result::{DbGb, HostRates, PerOp};
+use serde::{Deserialize, Serialize};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// The block device a directory lives on.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Device {
+    pub major: u32,
+    pub minor: u32,
+    pub name: String,
+}
+
+impl Device {
+    /// The device holding `dir`, if it is a block device listed in `/proc/diskstats` (a tmpfs
+    /// or overlay directory has none, and its IO figures are then reported as missing).
+    pub fn of(dir: &Path) -> Option<Device> {
+        let dev = std::fs::metadata(dir).ok()?.dev();
+        let (major, minor) = (libc::major(dev), libc::minor(dev));
+        let text = std::fs::read_to_string("/proc/diskstats").ok()?;
+        let name = diskstats::device_name(&text, major, minor)?;
+        Some(Device { major, minor, name })
+    }
+}
+
+/// Everything read at one instant.
+#[derive(Clone, Debug)]
+pub struct Sample {
+    pub at: Instant,
+    pub disk: Option<diskstats::DiskCounters>,
+    pub cpu: cpu::CpuCounters,
+    /// The engine's processes, summed (the harness itself for an embedded engine).
+    pub engine: process::ProcCounters,
+    /// The harness process (fathom).
+    pub harness: process::ProcCounters,
+    pub db: dbsize::DbSize,
+}
+
+/// Reads samples for one engine.
+pub struct Sampler {
+    device: Option<Device>,
+    engine_pids: Vec<u32>,
+    data_dirs: Vec<PathBuf>,
+    ticks_per_sec: f64,
+}
+
+impl Sampler {
+    pub fn new(data_dirs: Vec<PathBuf>, engine_pids: Vec<u32>) -> Sampler {
+        let device = data_dirs.first().and_then(|d| Device::of(d));
+        // SAFETY: sysconf has no memory-safety preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        Sampler {
+            device,
+            engine_pids,
+            data_dirs,
+            ticks_per_sec: if hz > 0 { hz as f64 } else { 100.0 },
+        }
+    }
+
+    pub fn device(&self) -> Option<&Device> {
+        self.device.as_ref()
+    }
+
+    /// True when the engine runs inside the harness process.
+    pub fn embedded(&self) -> bool {
+        self.engine_pids == [std::process::id()]
+    }
+
+    pub fn sample(&self) -> Sample {
+        let disk = self.device.as_ref().and_then(|d| {
+            let text = std::fs::read_to_string("/proc/diskstats").ok()?;
+            diskstats::parse(&text, d.major, d.minor)
+        });
+        let cpu = std::fs::read_to_string("/proc/stat")
+            .ok()
+            .and_then(|t| cpu::parse(&t))
+            .unwrap_or_default();
+        let mut engine = process::ProcCounters::default();
+        for pid in &self.engine_pids {
+            if let Some(p) = process::read(*pid) {
+                engine.utime += p.utime;
+                engine.stime += p.stime;
+                engine.major_faults += p.major_faults;
+                engine.rss_bytes += p.rss_bytes;
+                engine.rss_peak_bytes += p.rss_peak_bytes;
+                engine.read_bytes += p.read_bytes;
+                engine.write_bytes += p.write_bytes;
+            }
+        }
+        let harness = process::read(std::process::id()).unwrap_or_default();
+        Sample {
+            at: Instant::now(),
+            disk,
+            cpu,
+            engine,
+            harness,
+            db: dbsize::measure(&self.data_dirs),
+        }
+    }
+
+    /// The figures of the window between two samples, normalised by `ops` operations.
+    pub fn figures(&self, start: &Sample, end: &Sample, ops: u64) -> Figures {
+        let secs = end.at.duration_since(start.at).as_secs_f64().max(1e-9);
+        let per = |x: f64| (ops > 0).then(|| x / ops as f64);
+        let tick_us = 1e6 / self.ticks_per_sec;
+        let cpu = start.cpu.delta(&end.cpu);
+        let disk = match (&start.disk, &end.disk) {
+            (Some(a), Some(b)) => Some(a.delta(b)),
+            _ => None,
+        };
+        let engine_ticks = (end.engine.utime + end.engine.stime)
+            .saturating_sub(start.engine.utime + start.engine.stime);
+        let harness_ticks = (end.harness.utime + end.harness.stime)
+            .saturating_sub(start.harness.utime + start.harness.stime);
+        let per_op = PerOp {
+            reads: disk.and_then(|d| per(d.reads as f64)),
+            read_kb: disk.and_then(|d| per(d.read_kb())),
+            write_kb: disk.and_then(|d| per(d.write_kb())),
+            cs: per(cpu.context_switches as f64),
+            cpu_us: per((cpu.us() + cpu.sy()) as f64 * tick_us),
+            cpu_us_engine: per(engine_ticks as f64 * tick_us),
+            cpu_us_harness: if self.embedded() {
+                None
+            } else {
+                per(harness_ticks as f64 * tick_us)
+            },
+        };
+        let total = cpu.total().max(1) as f64;
+        let pct = |t: u64| 100.0 * t as f64 / total;
+        let host = HostRates {
+            device: self.device.as_ref().map(|d| d.name.clone()),
+            rps: disk.map(|d| d.reads as f64 / secs),
+            rmbps: disk.map(|d| d.read_kb() / 1024.0 / secs),
+            rawait_ms: disk.map(|d| ratio(d.read_ms as f64, d.reads as f64)),
+            rareqsz_kb: disk.map(|d| ratio(d.read_kb(), d.reads as f64)),
+            wps: disk.map(|d| d.writes as f64 / secs),
+            wmbps: disk.map(|d| d.write_kb() / 1024.0 / secs),
+            wawait_ms: disk.map(|d| ratio(d.write_ms as f64, d.writes as f64)),
+            wareqsz_kb: disk.map(|d| ratio(d.write_kb(), d.writes as f64)),
+            cs_per_sec: cpu.context_switches as f64 / secs,
+            us_pct: pct(cpu.us()),
+            sy_pct: pct(cpu.sy()),
+            idle_pct: pct(cpu.idle),
+            iowait_pct: pct(cpu.iowait),
+            steal_pct: pct(cpu.steal),
+            engine_user_secs: end.engine.utime.saturating_sub(start.engine.utime) as f64
+                / self.ticks_per_sec,
+            engine_system_secs: end.engine.stime.saturating_sub(start.engine.stime) as f64
+                / self.ticks_per_sec,
+        };
+        let gb = |b: u64| b as f64 / (1u64 << 30) as f64;
+        Figures {
+            seconds: secs,
+            per_op,
+            host,
+            db_gb: DbGb {
+                allocated: gb(end.db.allocated_bytes),
+                apparent: gb(end.db.apparent_bytes),
+            },
+            rss_gb: gb(end.engine.rss_bytes),
+        }
+    }
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        0.0
+    }
+}
+
+/// What the host did during one window.
+#[derive(Clone, Debug)]
+pub struct Figures {
+    pub seconds: f64,
+    pub per_op: PerOp,
+    pub host: HostRates,
+    pub db_gb: DbGb,
+    pub rss_gb: f64,
+}

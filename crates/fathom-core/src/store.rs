@@ -1,0 +1,162 @@
+//! The results directory: one directory per run holding `run.json` (what was run and how it
+//! ended) and, per step, a summary, interval records and an HdrHistogram log. Every file is
+//! complete on disk before the next step starts; summaries are written atomically.
+
+use crate::driver::StepFiles;
+use crate::result::{IntervalRecord, RunManifest, StepSummary};
+use anyhow::Context;
+use serde::{de::DeserializeOwned, Serialize};
+use std::path::{Path, PathBuf};
+
+pub const MANIFEST: &str = "run.json";
+const STEPS: &str = "steps";
+
+/// A run's directory, being written.
+pub struct RunDir {
+    pub path: PathBuf,
+}
+
+/// Writes JSON through a temporary file and a rename, so readers never see half a file.
+pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    let text = serde_json::to_string_pretty(value)?;
+    std::fs::write(&tmp, text + "\n").with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("renaming {}", tmp.display()))?;
+    Ok(())
+}
+
+fn read_json<T: DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{} is not a fathom result file", path.display()))
+}
+
+/// A file-name-safe form of a label.
+pub fn slug(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' })
+        .collect()
+}
+
+impl RunDir {
+    /// Creates a new, uniquely named run directory under `root`.
+    pub fn create(root: &Path, label: &str) -> anyhow::Result<RunDir> {
+        let stamp = crate::result::now_utc().replace([':', '-'], "");
+        let base = format!("{}-{}", stamp.trim_end_matches('Z'), slug(label));
+        let mut path = root.join(&base);
+        let mut n = 1;
+        while path.exists() {
+            n += 1;
+            path = root.join(format!("{base}.{n}"));
+        }
+        std::fs::create_dir_all(path.join(STEPS))
+            .with_context(|| format!("creating results directory {}", path.display()))?;
+        Ok(RunDir { path })
+    }
+
+    pub fn write_manifest(&self, manifest: &RunManifest) -> anyhow::Result<()> {
+        write_json_atomic(&self.path.join(MANIFEST), manifest)
+    }
+
+    fn step_base(&self, index: usize, step: &str) -> PathBuf {
+        self.path.join(STEPS).join(format!("{index:02}-{}", slug(step)))
+    }
+
+    pub fn step_files(&self, index: usize, step: &str) -> StepFiles {
+        let base = self.step_base(index, step);
+        StepFiles {
+            intervals: base.with_extension("intervals.jsonl"),
+            histograms: base.with_extension("hlog"),
+        }
+    }
+
+    pub fn write_summary(&self, summary: &StepSummary) -> anyhow::Result<()> {
+        write_json_atomic(&self.step_base(summary.index, &summary.step).with_extension("json"), summary)
+    }
+}
+
+/// A finished (or interrupted) run, as reports read it.
+#[derive(Clone, Debug)]
+pub struct LoadedRun {
+    pub path: PathBuf,
+    pub manifest: RunManifest,
+    pub steps: Vec<StepSummary>,
+}
+
+impl LoadedRun {
+    pub fn load(dir: &Path) -> anyhow::Result<LoadedRun> {
+        let manifest: RunManifest = read_json(&dir.join(MANIFEST))?;
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join(STEPS))
+            .with_context(|| format!("reading {}", dir.join(STEPS).display()))?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect();
+        files.sort();
+        let steps = files.iter().map(|f| read_json(f)).collect::<anyhow::Result<_>>()?;
+        Ok(LoadedRun { path: dir.to_path_buf(), manifest, steps })
+    }
+
+    /// The interval records of one step.
+    pub fn intervals(&self, step: &StepSummary) -> anyhow::Result<Vec<IntervalRecord>> {
+        let path = self
+            .path
+            .join(STEPS)
+            .join(format!("{:02}-{}.intervals.jsonl", step.index, slug(&step.step)));
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).with_context(|| format!("bad line in {}", path.display())))
+            .collect()
+    }
+}
+
+/// Every run directory at or below `path` (a run directory itself, or a results directory),
+/// in name order, which is start order.
+pub fn find_runs(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    if path.join(MANIFEST).is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    if !path.is_dir() {
+        anyhow::bail!("{} is not a results directory (no {MANIFEST} in it or below it)", path.display());
+    }
+    let mut runs = Vec::new();
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir)?.flatten() {
+            let p = e.path();
+            if p.join(MANIFEST).is_file() {
+                runs.push(p);
+            } else if p.is_dir() && p.file_name().is_some_and(|n| n != STEPS) {
+                stack.push(p);
+            }
+        }
+    }
+    runs.sort();
+    if runs.is_empty() {
+        anyhow::bail!("{} holds no fathom runs (no {MANIFEST} found below it)", path.display());
+    }
+    Ok(runs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_discovery() {
+        let root = tempfile::tempdir().unwrap();
+        let run = RunDir::create(root.path(), "rocksdb dbbench").unwrap();
+        let manifest = RunManifest { workload: "dbbench".into(), status: "finished".into(), ..Default::default() };
+        run.write_manifest(&manifest).unwrap();
+        let step = StepSummary { step: "fillseq".into(), index: 1, ops: 10, ..Default::default() };
+        run.write_summary(&step).unwrap();
+        std::fs::write(run.step_files(1, "fillseq").intervals, "").unwrap();
+        let found = find_runs(root.path()).unwrap();
+        assert_eq!(found, vec![run.path.clone()]);
+        let loaded = LoadedRun::load(&run.path).unwrap();
+        assert_eq!(loaded.manifest, manifest);
+        assert_eq!(loaded.steps, vec![step.clone()]);
+        assert!(loaded.intervals(&step).unwrap().is_empty());
+        assert!(find_runs(&root.path().join("nope")).is_err());
+    }
+}

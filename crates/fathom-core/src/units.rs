@@ -1,0 +1,103 @@
+//! Parsing of the sizes and durations users type (`400m`, `2GiB`, `90s`, `1h30m`), with
+//! errors that say what was expected.
+
+use std::time::Duration;
+
+/// Parses a byte size: a number with an optional binary suffix (`k`, `m`, `g`, `t`, optionally
+/// followed by `b` or `ib`, any case), as RocksDB's options strings and db_bench use them.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("`{text}` is not a size: expected a number with an optional k/m/g/t suffix, e.g. 512m"))?;
+    let mult: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        other => {
+            return Err(format!(
+                "`{text}`: unknown size suffix `{other}` (expected k, m, g or t)"
+            ))
+        }
+    };
+    Ok((value * mult as f64).round() as u64)
+}
+
+/// Parses a duration: `250ms`, `30s`, `5m`, `1h`, combinations such as `1m30s`, or a bare
+/// number of seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let bad = || format!("`{text}` is not a duration: expected e.g. 30s, 500ms, 5m or 1h");
+    if t.is_empty() {
+        return Err(bad());
+    }
+    if let Ok(secs) = t.parse::<f64>() {
+        return if secs >= 0.0 { Ok(Duration::from_secs_f64(secs)) } else { Err(bad()) };
+    }
+    let mut total = 0.0f64;
+    let mut rest = t;
+    while !rest.is_empty() {
+        let n = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(bad)?;
+        if n == 0 {
+            return Err(bad());
+        }
+        let value: f64 = rest[..n].parse().map_err(|_| bad())?;
+        rest = &rest[n..];
+        let u = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
+        let scale = match &rest[..u] {
+            "ms" => 0.001,
+            "s" => 1.0,
+            "m" | "min" => 60.0,
+            "h" => 3600.0,
+            _ => return Err(bad()),
+        };
+        total += value * scale;
+        rest = &rest[u..];
+    }
+    Ok(Duration::from_secs_f64(total))
+}
+
+/// Formats a duration the way `parse_duration` reads it.
+pub fn format_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms % 1000 != 0 {
+        format!("{ms}ms")
+    } else {
+        format!("{}s", ms / 1000)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("400m"), Ok(400 << 20));
+        assert_eq!(parse_size("2GiB"), Ok(2 << 30));
+        assert_eq!(parse_size("1.5k"), Ok(1536));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(parse_size("ten").unwrap_err().contains("not a size"));
+        assert!(parse_size("3x").unwrap_err().contains("unknown size suffix `x`"));
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("2"), Ok(Duration::from_secs(2)));
+        assert!(parse_duration("5 parsecs").is_err());
+        assert!(parse_duration("s").is_err());
+        assert_eq!(format_duration(Duration::from_millis(1500)), "1500ms");
+        assert_eq!(format_duration(Duration::from_secs(20)), "20s");
+    }
+}

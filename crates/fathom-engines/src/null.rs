@@ -1,0 +1,83 @@
+//! The null engine stores nothing and answers every read with "not found": running a workload
+//! on it measures what the harness itself costs per operation.
+
+use crate::{EngineConfig, EngineEntry};
+use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, SessionOptions};
+use fathom_core::target::Target;
+use std::path::PathBuf;
+
+pub const ENTRY: EngineEntry = EngineEntry {
+    name: "null",
+    family: "kv",
+    about: "stores nothing; measures the harness's own cost per operation",
+    options_doc: "takes no options",
+    settings: &[],
+    open,
+};
+
+fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
+    if !config.options.trim().is_empty() {
+        anyhow::bail!("engine `null` takes no options string (got `{}`)", config.options);
+    }
+    Ok(Box::new(Null { dir: config.data_dir.clone() }))
+}
+
+pub struct Null {
+    dir: PathBuf,
+}
+
+impl Null {
+    /// A null engine for calibration, outside the registry's validation.
+    pub fn new(dir: PathBuf) -> Null {
+        Null { dir }
+    }
+}
+
+impl Target for Null {
+    fn name(&self) -> &str {
+        "null"
+    }
+    fn version(&self) -> String {
+        env!("CARGO_PKG_VERSION").to_string()
+    }
+    fn data_dirs(&self) -> Vec<PathBuf> {
+        vec![self.dir.clone()]
+    }
+}
+
+struct NullSession;
+
+impl KvSession for NullSession {
+    fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
+        std::hint::black_box(key);
+        Ok(None)
+    }
+    fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
+        std::hint::black_box((key, value));
+        Ok(())
+    }
+    fn delete(&mut self, key: &[u8]) -> anyhow::Result<()> {
+        std::hint::black_box(key);
+        Ok(())
+    }
+    fn write_batch(&mut self, ops: &[BatchOp<'_>]) -> anyhow::Result<()> {
+        std::hint::black_box(ops);
+        Ok(())
+    }
+    fn scan(
+        &mut self,
+        start: &[u8],
+        _direction: Direction,
+        _limit: usize,
+        _visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> anyhow::Result<usize> {
+        std::hint::black_box(start);
+        Ok(0)
+    }
+}
+
+impl KvEngine for Null {
+    fn session(&self, _options: SessionOptions) -> anyhow::Result<Box<dyn KvSession + '_>> {
+        Ok(Box::new(NullSession))
+    }
+}

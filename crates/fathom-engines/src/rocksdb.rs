@@ -1,0 +1,311 @@
+//! Embedded RocksDB (the `rocksdb` crate's bundled build). A setup is RocksDB's own options
+//! string, parsed by RocksDB itself, on top of fathom's typed settings; statistics come from
+//! RocksDB's tickers, and the options it really used from the OPTIONS file it writes.
+
+use crate::settings::{self, SettingSpec};
+use crate::{EngineConfig, EngineEntry};
+use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, SessionOptions};
+use fathom_core::target::{Counters, Maintenance, Target};
+use rocksdb::statistics::{Histogram, Ticker};
+use rocksdb::{BlockBasedOptions, Cache, DBCompactionStyle, Options, WaitForCompactOptions, WriteBatch, WriteOptions, DB};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+const SETTINGS: &[SettingSpec] = &[
+    SettingSpec { name: "cache_size", default: "256m", values: "size", help: "LRU block cache capacity" },
+    SettingSpec { name: "compaction", default: "leveled", values: "leveled|universal", help: "compaction style" },
+    SettingSpec {
+        name: "o_direct",
+        default: "none",
+        values: "none|reads|flush|all",
+        help: "O_DIRECT for user reads, for flush and compaction, or both",
+    },
+    SettingSpec { name: "wal", default: "true", values: "bool", help: "write-ahead log on writes" },
+    SettingSpec { name: "sync", default: "false", values: "bool", help: "fsync the WAL on every write" },
+];
+
+pub const ENTRY: EngineEntry = EngineEntry {
+    name: "rocksdb",
+    family: "kv",
+    about: "embedded RocksDB, the rocksdb crate's bundled build",
+    options_doc: "RocksDB's options string, e.g. `write_buffer_size=64m;max_bytes_for_level_base=256m;compression=kLZ4Compression` \
+                  (RocksDB wiki: Option String and Option Map); applied after fathom's settings, so it wins",
+    settings: SETTINGS,
+    open,
+};
+
+pub struct RocksDb {
+    db: Arc<DB>,
+    options: Options,
+    dir: PathBuf,
+    wal: bool,
+    sync: bool,
+    version: String,
+    effective: BTreeMap<String, String>,
+}
+
+fn base_options(config: &EngineConfig) -> anyhow::Result<(Options, bool, bool)> {
+    let s = &config.settings;
+    let mut opts = Options::default();
+    let mut table = BlockBasedOptions::default();
+    let cache = Cache::new_lru_cache(settings::get_size(SETTINGS, s, "cache_size")? as usize);
+    table.set_block_cache(&cache);
+    opts.set_block_based_table_factory(&table);
+    match settings::get(SETTINGS, s, "compaction") {
+        "leveled" => opts.set_compaction_style(DBCompactionStyle::Level),
+        "universal" => opts.set_compaction_style(DBCompactionStyle::Universal),
+        other => anyhow::bail!("setting `compaction`: `{other}` is not leveled or universal"),
+    }
+    let (reads, flush) = match settings::get(SETTINGS, s, "o_direct") {
+        "none" => (false, false),
+        "reads" => (true, false),
+        "flush" => (false, true),
+        "all" => (true, true),
+        other => anyhow::bail!("setting `o_direct`: `{other}` is not none, reads, flush or all"),
+    };
+    opts.set_use_direct_reads(reads);
+    opts.set_use_direct_io_for_flush_and_compaction(flush);
+    let wal = settings::get_bool(SETTINGS, s, "wal")?;
+    let sync = settings::get_bool(SETTINGS, s, "sync")?;
+    Ok((opts, wal, sync))
+}
+
+fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
+    let (mut base, wal, sync) = base_options(config)?;
+    let mut opts = if config.options.trim().is_empty() {
+        base
+    } else {
+        base.get_options_from_string(config.options.trim())
+            .map_err(|e| anyhow::anyhow!("RocksDB rejected the options string `{}`: {e}", config.options.trim()))?
+    };
+    opts.create_if_missing(true);
+    opts.enable_statistics();
+    let db = DB::open(&opts, &config.data_dir)
+        .map_err(|e| anyhow::anyhow!("opening RocksDB in {}: {e}", config.data_dir.display()))?;
+    let effective = read_options_file(&config.data_dir).unwrap_or_default();
+    let version = effective.get("Version.rocksdb_version").cloned().unwrap_or_else(|| "unknown".into());
+    Ok(Box::new(RocksDb {
+        db: Arc::new(db),
+        options: opts,
+        dir: config.data_dir.clone(),
+        wal,
+        sync,
+        version,
+        effective,
+    }))
+}
+
+/// Reads the newest `OPTIONS-*` file RocksDB wrote: every `key=value` as `section.key`.
+fn read_options_file(dir: &Path) -> Option<BTreeMap<String, String>> {
+    let newest = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("OPTIONS-")))
+        .filter(|p| p.extension().is_none())
+        .max_by_key(|p| {
+            p.file_name()
+                .and_then(|n| n.to_string_lossy().trim_start_matches("OPTIONS-").parse::<u64>().ok())
+                .unwrap_or(0)
+        })?;
+    Some(parse_options_file(&std::fs::read_to_string(newest).ok()?))
+}
+
+/// Parses the INI-like OPTIONS file: `[CFOptions "default"]` sections, `key=value` lines.
+pub fn parse_options_file(text: &str) -> BTreeMap<String, String> {
+    let mut section = String::new();
+    let mut out = BTreeMap::new();
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('#') || line.is_empty() {
+            continue;
+        }
+        if let Some(s) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            section = s.split_whitespace().next().unwrap_or("").to_string();
+        } else if let Some((k, v)) = line.split_once('=') {
+            out.insert(format!("{section}.{}", k.trim()), v.trim().to_string());
+        }
+    }
+    out
+}
+
+/// The tickers and histogram sums kept as cumulative counters.
+const TICKERS: &[(&str, Ticker)] = &[
+    ("ingest_bytes", Ticker::BytesWritten),
+    ("flush_write_bytes", Ticker::FlushWriteBytes),
+    ("compact_write_bytes", Ticker::CompactWriteBytes),
+    ("compact_read_bytes", Ticker::CompactReadBytes),
+    ("wal_bytes", Ticker::WalFileBytes),
+    ("stall_micros", Ticker::StallMicros),
+    ("block_cache_hit", Ticker::BlockCacheHit),
+    ("block_cache_miss", Ticker::BlockCacheMiss),
+];
+
+const HISTOGRAM_SUMS: &[(&str, Histogram)] = &[
+    ("compaction_micros", Histogram::CompactionTime),
+    ("compaction_cpu_micros", Histogram::CompactionCpuTime),
+    ("flush_micros", Histogram::FlushTime),
+];
+
+const GB: f64 = (1u64 << 30) as f64;
+
+impl Target for RocksDb {
+    fn name(&self) -> &str {
+        "rocksdb"
+    }
+
+    fn version(&self) -> String {
+        self.version.clone()
+    }
+
+    fn data_dirs(&self) -> Vec<PathBuf> {
+        vec![self.dir.clone()]
+    }
+
+    fn counters(&self) -> Counters {
+        let mut c = Counters::new();
+        for (name, t) in TICKERS {
+            c.insert((*name).into(), self.options.get_ticker_count(*t) as f64);
+        }
+        for (name, h) in HISTOGRAM_SUMS {
+            c.insert((*name).into(), self.options.get_histogram_data(*h).sum() as f64);
+        }
+        let prop = |p: &str| self.db.property_int_value(p).ok().flatten().unwrap_or(0) as f64;
+        c.insert("lsm_bytes".into(), prop("rocksdb.total-sst-files-size"));
+        c.insert("pending_compaction_bytes".into(), prop("rocksdb.estimate-pending-compaction-bytes"));
+        c.insert("block_cache_usage_bytes".into(), prop("rocksdb.block-cache-usage"));
+        c
+    }
+
+    /// Per-step compaction figures, as db_bench's report.tsv names them, but with write
+    /// amplification counted once: `w_amp = (flush + compaction bytes written) / ingest`.
+    /// (benchmark.sh adds flush bytes to a compaction total that already holds them.)
+    fn step_stats(&self, before: &Counters, after: &Counters, seconds: f64) -> BTreeMap<String, f64> {
+        let d = |k: &str| after.get(k).copied().unwrap_or(0.0) - before.get(k).copied().unwrap_or(0.0);
+        let mut s = BTreeMap::new();
+        let flush = d("flush_write_bytes");
+        let compact = d("compact_write_bytes");
+        let ingest = d("ingest_bytes");
+        s.insert("ingest_gb".into(), ingest / GB);
+        s.insert("flush_gb".into(), flush / GB);
+        s.insert("compact_write_gb".into(), compact / GB);
+        s.insert("compact_read_gb".into(), d("compact_read_bytes") / GB);
+        // c_wgb as benchmark.sh reads it from RocksDB's compaction stats: flush included.
+        s.insert("c_wgb".into(), (flush + compact) / GB);
+        if ingest > 0.0 {
+            s.insert("w_amp".into(), (flush + compact) / ingest);
+        }
+        s.insert("wal_gb".into(), d("wal_bytes") / GB);
+        s.insert("c_wsecs".into(), (d("compaction_micros") + d("flush_micros")) / 1e6);
+        s.insert("c_csecs".into(), d("compaction_cpu_micros") / 1e6);
+        if seconds > 0.0 {
+            s.insert("stall_pct".into(), 100.0 * d("stall_micros") / 1e6 / seconds);
+        }
+        let (hit, miss) = (d("block_cache_hit"), d("block_cache_miss"));
+        if hit + miss > 0.0 {
+            s.insert("block_cache_hit_pct".into(), 100.0 * hit / (hit + miss));
+        }
+        for gauge in ["lsm_bytes", "pending_compaction_bytes", "block_cache_usage_bytes"] {
+            let v = after.get(gauge).copied().unwrap_or(0.0) / GB;
+            s.insert(gauge.replace("_bytes", "_gb"), v);
+        }
+        s
+    }
+
+    fn maintain(&self, action: Maintenance) -> anyhow::Result<()> {
+        match action {
+            Maintenance::Flush => self.db.flush()?,
+            Maintenance::WaitForCompaction => {
+                let mut w = WaitForCompactOptions::default();
+                w.set_flush(true);
+                self.db.wait_for_compact(&w)?
+            }
+        }
+        Ok(())
+    }
+
+    fn effective_options(&self) -> BTreeMap<String, String> {
+        self.effective.clone()
+    }
+}
+
+struct Session {
+    db: Arc<DB>,
+    write: WriteOptions,
+}
+
+impl KvSession for Session {
+    fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
+        Ok(self.db.get_pinned(key)?.map(|v| v.len()))
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
+        Ok(self.db.put_opt(key, value, &self.write)?)
+    }
+
+    fn delete(&mut self, key: &[u8]) -> anyhow::Result<()> {
+        Ok(self.db.delete_opt(key, &self.write)?)
+    }
+
+    fn write_batch(&mut self, ops: &[BatchOp<'_>]) -> anyhow::Result<()> {
+        let mut batch = WriteBatch::default();
+        for op in ops {
+            match op {
+                BatchOp::Put(k, v) => batch.put(k, v),
+                BatchOp::Delete(k) => batch.delete(k),
+            }
+        }
+        Ok(self.db.write_opt(batch, &self.write)?)
+    }
+
+    fn scan(
+        &mut self,
+        start: &[u8],
+        direction: Direction,
+        limit: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> anyhow::Result<usize> {
+        // A new iterator per scan, as db_bench's seekrandom does, so each sees current data.
+        let mut it = self.db.raw_iterator();
+        match direction {
+            Direction::Forward => it.seek(start),
+            Direction::Reverse => it.seek_for_prev(start),
+        }
+        let mut n = 0;
+        while n < limit && it.valid() {
+            let (Some(k), Some(v)) = (it.key(), it.value()) else { break };
+            n += 1;
+            if !visit(k, v) {
+                break;
+            }
+            match direction {
+                Direction::Forward => it.next(),
+                Direction::Reverse => it.prev(),
+            }
+        }
+        it.status()?;
+        Ok(n)
+    }
+}
+
+impl KvEngine for RocksDb {
+    fn session(&self, options: SessionOptions) -> anyhow::Result<Box<dyn KvSession + '_>> {
+        let mut write = WriteOptions::default();
+        write.disable_wal(options.disable_wal || !self.wal);
+        write.set_sync(self.sync && !options.disable_wal);
+        Ok(Box::new(Session { db: Arc::clone(&self.db), write }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_file_sections() {
+        let text = "[Version]\n  rocksdb_version=11.8.1\n[CFOptions \"default\"]\n  write_buffer_size=67108864\n";
+        let m = parse_options_file(text);
+        assert_eq!(m["Version.rocksdb_version"], "11.8.1");
+        assert_eq!(m["CFOptions.write_buffer_size"], "67108864");
+    }
+}

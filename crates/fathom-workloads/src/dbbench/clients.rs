@@ -1,0 +1,101 @@
+//! The per-thread clients of the dbbench steps: which key each operation takes (sequential or
+//! uniform random, as db_bench's `rand.Next() % num`) is decided apart from the session, so the
+//! choice can be tested without an engine.
+
+use super::data::{KeyFormat, ValueSource};
+use fathom_core::driver::{Client, Done};
+use fathom_core::kv::{Direction, KvSession};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+/// Which integer key the next operation uses.
+pub enum Keys {
+    /// `next`, `next + 1`, ... up to `end` (exclusive), then done.
+    Sequential { next: u64, end: u64 },
+    /// Uniform over `[0, num)`.
+    Random { rng: SmallRng, num: u64 },
+}
+
+impl Keys {
+    pub fn random(num: u64, seed: u64) -> Keys {
+        Keys::Random { rng: SmallRng::seed_from_u64(seed), num }
+    }
+
+    #[inline]
+    pub fn next(&mut self) -> Option<u64> {
+        match self {
+            Keys::Sequential { next, end } => (*next < *end).then(|| {
+                *next += 1;
+                *next - 1
+            }),
+            Keys::Random { rng, num } => Some(rng.gen_range(0..*num)),
+        }
+    }
+}
+
+/// What each operation does with its key.
+pub enum Action {
+    /// Put a fresh value (fillseq, overwrite, the background writer).
+    Put { values: ValueSource, value_size: usize },
+    /// Point read (readrandom, readwhilewriting).
+    Get,
+    /// Seek then up to `nexts` more entries (fwdrange, revrange and their *whilewriting).
+    Seek { nexts: usize, direction: Direction },
+}
+
+/// A dbbench client: a key chooser, an action and a session.
+pub struct DbBenchClient<'e> {
+    pub session: Box<dyn KvSession + 'e>,
+    pub keys: Keys,
+    pub format: KeyFormat,
+    pub action: Action,
+    /// The kind index recorded for this client's operations.
+    pub kind: usize,
+}
+
+impl Client for DbBenchClient<'_> {
+    #[inline]
+    fn next(&mut self) -> anyhow::Result<Option<Done>> {
+        let Some(v) = self.keys.next() else { return Ok(None) };
+        let key = self.format.key(v);
+        let bytes = match &mut self.action {
+            Action::Put { values, value_size } => {
+                let value = values.next(*value_size);
+                self.session.put(key, value)?;
+                (key.len() + value.len()) as u64
+            }
+            Action::Get => self.session.get(key)?.map_or(0, |n| (key.len() + n) as u64),
+            Action::Seek { nexts, direction } => {
+                let mut bytes = 0u64;
+                // One seek plus `nexts` steps, as db_bench counts them.
+                self.session.scan(key, *direction, *nexts + 1, &mut |k, v| {
+                    bytes += (k.len() + v.len()) as u64;
+                    true
+                })?;
+                bytes
+            }
+        };
+        Ok(Some(Done { kind: self.kind, bytes }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequential_keys_stop_at_the_end() {
+        let mut k = Keys::Sequential { next: 3, end: 5 };
+        assert_eq!((k.next(), k.next(), k.next()), (Some(3), Some(4), None));
+    }
+
+    #[test]
+    fn random_keys_stay_in_range_and_cover_it() {
+        let mut k = Keys::random(10, 42);
+        let mut seen = [0u32; 10];
+        for _ in 0..10_000 {
+            seen[k.next().unwrap() as usize] += 1;
+        }
+        assert!(seen.iter().all(|&c| (800..1200).contains(&c)), "{seen:?}");
+    }
+}

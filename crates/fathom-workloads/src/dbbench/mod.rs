@@ -1,0 +1,270 @@
+//! The RocksDB db_bench sequence as `benchmark_compare.sh` runs it (specs/workloads.md §4.1):
+//! fillseq without WAL, a reverse-range warm-up, read-only steps, some overwrites, flush and
+//! compaction, three steps while a rate-limited writer runs, and overwrite then wait.
+
+mod clients;
+pub mod data;
+
+use crate::params::{ParamSpec, Params};
+use crate::{KvWorkload, WorkloadEntry};
+use clients::{Action, DbBenchClient, Keys};
+use data::{KeyFormat, ValueSource};
+use fathom_core::driver::{Client, StepPlan};
+use fathom_core::kv::{Direction, KvEngine, SessionOptions};
+use fathom_core::target::Maintenance;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec { name: "num_keys", default: "1000000", help: "keys loaded by fillseq and drawn from by random steps" },
+    ParamSpec { name: "key_size", default: "20", help: "key bytes (8-byte integer + '0' padding)" },
+    ParamSpec { name: "value_size", default: "400", help: "value bytes" },
+    ParamSpec { name: "compression_ratio", default: "0.5", help: "how far values compress, as db_bench's --compression_ratio" },
+    ParamSpec { name: "duration", default: "20s", help: "length of each timed step" },
+    ParamSpec { name: "warmup", default: "0s", help: "unrecorded time at the start of each timed step" },
+    ParamSpec { name: "write_rate", default: "2m", help: "bytes/s of the background writer in *whilewriting steps" },
+    ParamSpec { name: "seek_nexts", default: "10", help: "entries read after each seek in range steps" },
+    ParamSpec { name: "overwrite_fraction", default: "0.1", help: "share of num_keys that overwritesome writes" },
+    ParamSpec { name: "seed", default: "0", help: "random seed; 0 picks one from the clock (recorded)" },
+    ParamSpec {
+        name: "steps",
+        default: "all",
+        help: "comma-separated subset of: fillseq, revrange, readrandom, fwdrange, overwritesome, flush, \
+               revrangewhilewriting, fwdrangewhilewriting, readwhilewriting, overwriteandwait",
+    },
+];
+
+pub const ENTRY: WorkloadEntry = WorkloadEntry {
+    name: "dbbench",
+    about: "RocksDB's db_bench sequence from benchmark_compare.sh, on any kv engine",
+    params: PARAMS,
+    build,
+};
+
+/// What a step's clients do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Work {
+    FillSeq,
+    Seek(Direction),
+    Read,
+    Overwrite,
+    None,
+}
+
+const STEP_NAMES: &[&str] = &[
+    "fillseq",
+    "revrange",
+    "readrandom",
+    "fwdrange",
+    "overwritesome",
+    "flush",
+    "revrangewhilewriting",
+    "fwdrangewhilewriting",
+    "readwhilewriting",
+    "overwriteandwait",
+];
+
+pub struct DbBench {
+    num_keys: u64,
+    key_size: usize,
+    value_size: usize,
+    compression_ratio: f64,
+    seek_nexts: usize,
+    seed: u64,
+    plans: Vec<StepPlan>,
+    work: Vec<Work>,
+    wal_off: Vec<bool>,
+    resolved: BTreeMap<String, String>,
+}
+
+fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn KvWorkload>> {
+    params.check("dbbench", PARAMS)?;
+    let p = |n| params.u64(PARAMS, n);
+    let num_keys = p("num_keys")?;
+    if num_keys == 0 {
+        anyhow::bail!("parameter `num_keys`: must be at least 1");
+    }
+    if clients == 0 {
+        anyhow::bail!("dbbench needs at least one client");
+    }
+    let key_size = p("key_size")? as usize;
+    KeyFormat::new(key_size)?;
+    let value_size = p("value_size")? as usize;
+    let compression_ratio = params.f64(PARAMS, "compression_ratio")?;
+    if !(0.0..=1.0).contains(&compression_ratio) {
+        anyhow::bail!("parameter `compression_ratio`: {compression_ratio} is not between 0 and 1");
+    }
+    let duration = params.duration(PARAMS, "duration")?;
+    let warmup = params.duration(PARAMS, "warmup")?;
+    let write_rate = params.size(PARAMS, "write_rate")? as f64;
+    let fraction = params.f64(PARAMS, "overwrite_fraction")?;
+    let mut seed = p("seed")?;
+    if seed == 0 {
+        seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_secs());
+    }
+    let wanted: Vec<String> = match params.raw(PARAMS, "steps") {
+        "all" => STEP_NAMES.iter().map(|s| s.to_string()).collect(),
+        list => list.split(',').map(|s| s.trim().to_string()).collect(),
+    };
+    for w in &wanted {
+        if !STEP_NAMES.contains(&w.as_str()) {
+            anyhow::bail!("parameter `steps`: unknown step `{w}`; steps are: {}", STEP_NAMES.join(", "));
+        }
+    }
+    let mut resolved = params.resolved(PARAMS);
+    resolved.insert("seed".into(), seed.to_string());
+
+    let mut d = DbBench {
+        num_keys,
+        key_size,
+        value_size,
+        compression_ratio,
+        seek_nexts: p("seek_nexts")? as usize,
+        seed,
+        plans: Vec::new(),
+        work: Vec::new(),
+        wal_off: Vec::new(),
+        resolved,
+    };
+    let timed = |name: &str, clients: usize, kinds: &[&str]| StepPlan {
+        name: name.to_string(),
+        clients,
+        duration: Some(duration),
+        ops_per_client: None,
+        warmup,
+        op_kinds: kinds.iter().map(|k| k.to_string()).collect(),
+        background_bytes_per_sec: None,
+        open_loop: None,
+        after: Vec::new(),
+    };
+    for name in STEP_NAMES.iter().filter(|n| wanted.iter().any(|w| w == *n)) {
+        let (plan, work, wal_off) = match *name {
+            "fillseq" => (
+                StepPlan { duration: None, ops_per_client: Some(num_keys), warmup: Duration::ZERO, ..timed(name, 1, &["put"]) },
+                Work::FillSeq,
+                true,
+            ),
+            "revrange" => (timed(name, 1, &["seek"]), Work::Seek(Direction::Reverse), false),
+            "readrandom" => (timed(name, clients, &["get"]), Work::Read, false),
+            "fwdrange" => (timed(name, clients, &["seek"]), Work::Seek(Direction::Forward), false),
+            "overwritesome" => {
+                let per_client = ((num_keys as f64 * fraction) / clients as f64).round().max(1.0) as u64;
+                let plan = StepPlan { duration: None, ops_per_client: Some(per_client), warmup: Duration::ZERO, ..timed(name, clients, &["put"]) };
+                (plan, Work::Overwrite, false)
+            }
+            "flush" => (
+                StepPlan {
+                    duration: None,
+                    after: vec![Maintenance::Flush, Maintenance::WaitForCompaction],
+                    warmup: Duration::ZERO,
+                    ..timed(name, 0, &[])
+                },
+                Work::None,
+                false,
+            ),
+            "revrangewhilewriting" | "fwdrangewhilewriting" | "readwhilewriting" => {
+                let (kind, work) = match *name {
+                    "readwhilewriting" => ("get", Work::Read),
+                    "revrangewhilewriting" => ("seek", Work::Seek(Direction::Reverse)),
+                    _ => ("seek", Work::Seek(Direction::Forward)),
+                };
+                let plan = StepPlan { background_bytes_per_sec: Some(write_rate), ..timed(name, clients, &[kind, "put"]) };
+                (plan, work, false)
+            }
+            "overwriteandwait" => (
+                StepPlan { after: vec![Maintenance::WaitForCompaction], ..timed(name, clients, &["put"]) },
+                Work::Overwrite,
+                false,
+            ),
+            _ => unreachable!("every step name is matched"),
+        };
+        d.plans.push(plan);
+        d.work.push(work);
+        d.wal_off.push(wal_off);
+    }
+    Ok(Box::new(d))
+}
+
+impl DbBench {
+    fn thread_seed(&self, step: usize, thread: usize) -> u64 {
+        self.seed.wrapping_mul(1_000_003).wrapping_add((step * 1000 + thread) as u64)
+    }
+
+    fn client_for<'e>(&self, engine: &'e dyn KvEngine, step: usize, work: Work, keys: Keys, kind: usize) -> anyhow::Result<Box<dyn Client + 'e>> {
+        let session = engine.session(SessionOptions { disable_wal: self.wal_off[step] })?;
+        let action = match work {
+            Work::FillSeq | Work::Overwrite => Action::Put {
+                values: ValueSource::new(self.value_size, self.compression_ratio),
+                value_size: self.value_size,
+            },
+            Work::Read => Action::Get,
+            Work::Seek(direction) => Action::Seek { nexts: self.seek_nexts, direction },
+            Work::None => anyhow::bail!("step {} has no clients", self.plans[step].name),
+        };
+        Ok(Box::new(DbBenchClient { session, keys, format: KeyFormat::new(self.key_size)?, action, kind }))
+    }
+}
+
+impl KvWorkload for DbBench {
+    fn steps(&self) -> &[StepPlan] {
+        &self.plans
+    }
+
+    fn client<'e>(&self, engine: &'e dyn KvEngine, step: usize, thread: usize) -> anyhow::Result<Box<dyn Client + 'e>> {
+        let work = self.work[step];
+        let keys = match work {
+            Work::FillSeq => Keys::Sequential { next: 0, end: self.num_keys },
+            _ => Keys::random(self.num_keys, self.thread_seed(step, thread)),
+        };
+        self.client_for(engine, step, work, keys, 0)
+    }
+
+    fn background<'e>(&self, engine: &'e dyn KvEngine, step: usize) -> anyhow::Result<Option<Box<dyn Client + 'e>>> {
+        if self.plans[step].background_bytes_per_sec.is_none() {
+            return Ok(None);
+        }
+        let keys = Keys::random(self.num_keys, self.thread_seed(step, 999));
+        // The writer's kind is "put", the step's second kind.
+        self.client_for(engine, step, Work::Overwrite, keys, 1).map(Some)
+    }
+
+    fn params(&self) -> BTreeMap<String, String> {
+        self.resolved.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn steps(args: &[&str], clients: usize) -> anyhow::Result<Vec<StepPlan>> {
+        let p = Params::parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())?;
+        Ok(build(&p, clients)?.steps().to_vec())
+    }
+
+    #[test]
+    fn the_full_sequence_in_benchmark_compare_order() {
+        let s = steps(&[], 4).unwrap();
+        let names: Vec<_> = s.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, STEP_NAMES);
+        assert_eq!(s[0].clients, 1);
+        assert_eq!(s[0].ops_per_client, Some(1_000_000));
+        assert_eq!(s[1].clients, 1, "revrange warm-up is single-threaded");
+        assert_eq!(s[4].ops_per_client, Some(25_000), "overwritesome: num_keys / clients / 10");
+        assert_eq!(s[5].clients, 0);
+        assert_eq!(s[6].background_bytes_per_sec, Some(2.0 * 1048576.0));
+        assert_eq!(s[9].after, vec![Maintenance::WaitForCompaction]);
+    }
+
+    #[test]
+    fn subsets_and_bad_parameters() {
+        let s = steps(&["steps=readrandom,fillseq"], 2).unwrap();
+        assert_eq!(s.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["fillseq", "readrandom"]);
+        let e = steps(&["steps=readrandmo"], 2).unwrap_err().to_string();
+        assert!(e.contains("unknown step `readrandmo`"), "{e}");
+        assert!(steps(&["duration=forever"], 2).unwrap_err().to_string().contains("not a duration"));
+        assert!(steps(&["key_size=4"], 2).unwrap_err().to_string().contains("too small"));
+    }
+}
