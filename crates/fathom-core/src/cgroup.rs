@@ -32,14 +32,20 @@ pub struct MemoryLimit {
 }
 
 fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> CgroupError + 'a {
-    move |source| CgroupError::Io { action, path: path.to_path_buf(), source }
+    move |source| CgroupError::Io {
+        action,
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// Finds the mount point of the v1 memory controller and of cgroup2 in mountinfo text.
 pub fn mounts(mountinfo: &str) -> (Option<PathBuf>, Option<PathBuf>) {
     let (mut v1, mut v2) = (None, None);
     for line in mountinfo.lines() {
-        let Some((left, right)) = line.split_once(" - ") else { continue };
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
         let mount_point = left.split_whitespace().nth(4).map(PathBuf::from);
         let mut r = right.split_whitespace();
         let fstype = r.next();
@@ -87,12 +93,18 @@ impl MemoryLimit {
         if !dir.exists() {
             std::fs::create_dir(&dir).map_err(io("create", &dir))?;
         }
-        let limit = MemoryLimit { dir, parent, version, limit_bytes };
+        let limit = MemoryLimit {
+            dir,
+            parent,
+            version,
+            limit_bytes,
+        };
         let (file, value) = match version {
             Version::V1 => ("memory.limit_in_bytes", limit_bytes.to_string()),
             Version::V2 => {
                 let control = limit.parent.join("cgroup.subtree_control");
-                std::fs::write(&control, "+memory").map_err(io("enable the memory controller in", &control))?;
+                std::fs::write(&control, "+memory")
+                    .map_err(io("enable the memory controller in", &control))?;
                 ("memory.max", limit_bytes.to_string())
             }
         };
@@ -115,7 +127,11 @@ impl MemoryLimit {
             Version::V1 => "v1",
             Version::V2 => "v2",
         };
-        format!("cgroup {v} {} limited to {} bytes", self.dir.display(), self.limit_bytes)
+        format!(
+            "cgroup {v} {} limited to {} bytes",
+            self.dir.display(),
+            self.limit_bytes
+        )
     }
 
     /// Peak memory charged to the group, bytes (page cache included).
@@ -124,7 +140,11 @@ impl MemoryLimit {
             Version::V1 => "memory.max_usage_in_bytes",
             Version::V2 => "memory.peak",
         };
-        std::fs::read_to_string(self.dir.join(file)).ok()?.trim().parse().ok()
+        std::fs::read_to_string(self.dir.join(file))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
     }
 }
 
@@ -140,7 +160,9 @@ impl Drop for MemoryLimit {
 
 /// Removes `fathom-<pid>` groups left by processes that no longer exist.
 fn remove_stale(parent: &Path) {
-    let Ok(entries) = std::fs::read_dir(parent) else { return };
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().to_string();
         if let Some(pid) = name.strip_prefix("fathom-") {
@@ -157,7 +179,8 @@ mod tests {
 
     #[test]
     fn finds_v1_and_v2_mounts() {
-        let info = "35 25 0:30 / /sys/fs/cgroup/memory rw,relatime shared:15 - cgroup cgroup rw,memory\n\
+        let info =
+            "35 25 0:30 / /sys/fs/cgroup/memory rw,relatime shared:15 - cgroup cgroup rw,memory\n\
                     36 25 0:31 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n\
                     40 25 0:35 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
         let (v1, v2) = mounts(info);
@@ -170,7 +193,10 @@ mod tests {
         let text = "9:name=systemd:/\n4:memory:/process_api/abc\n1:cpu:/\n0::/user.slice\n";
         assert_eq!(
             own_groups(text),
-            (Some("/process_api/abc".to_string()), Some("/user.slice".to_string()))
+            (
+                Some("/process_api/abc".to_string()),
+                Some("/user.slice".to_string())
+            )
         );
     }
 }

@@ -82,9 +82,22 @@ pub struct StepRun<'a> {
 }
 
 enum Msg {
-    Snapshot { thread: usize, epoch: usize, rec: Recorder },
-    Final { thread: usize, epoch: usize, rec: Recorder, busy: Duration, ended: Instant },
-    Failed { thread: usize, error: anyhow::Error },
+    Snapshot {
+        thread: usize,
+        epoch: usize,
+        rec: Recorder,
+    },
+    Final {
+        thread: usize,
+        epoch: usize,
+        rec: Recorder,
+        busy: Duration,
+        ended: Instant,
+    },
+    Failed {
+        thread: usize,
+        error: anyhow::Error,
+    },
 }
 
 /// The shared clock of a step's threads.
@@ -119,7 +132,11 @@ fn client_thread(
             }
             let epoch = clock.epoch.load(Ordering::Relaxed);
             if epoch != my_epoch {
-                let _ = tx.send(Msg::Snapshot { thread, epoch: my_epoch, rec: rec.take() });
+                let _ = tx.send(Msg::Snapshot {
+                    thread,
+                    epoch: my_epoch,
+                    rec: rec.take(),
+                });
                 my_epoch = epoch;
                 prev = Instant::now();
             }
@@ -131,7 +148,7 @@ fn client_thread(
             // queued behind a slow operation counts as latency.
             let start = match arrivals.as_mut() {
                 Some(a) => {
-                    let intended = a.next();
+                    let intended = a.next_start();
                     sleep_until(intended);
                     intended
                 }
@@ -140,7 +157,9 @@ fn client_thread(
             if clock.deadline.is_some_and(|d| start >= d) {
                 return Ok(());
             }
-            let Some(op) = client.next()? else { return Ok(()) };
+            let Some(op) = client.next()? else {
+                return Ok(());
+            };
             let end = Instant::now();
             done += 1;
             if start >= clock.warm_end {
@@ -154,7 +173,13 @@ fn client_thread(
         Ok(()) => {
             let ended = Instant::now();
             let busy = measured_from.map_or(Duration::ZERO, |from| ended - from);
-            let _ = tx.send(Msg::Final { thread, epoch: my_epoch, rec: rec.take(), busy, ended });
+            let _ = tx.send(Msg::Final {
+                thread,
+                epoch: my_epoch,
+                rec: rec.take(),
+                busy,
+                ended,
+            });
         }
         Err(error) => {
             clock.stop.store(true, Ordering::Relaxed);
@@ -204,22 +229,26 @@ struct Intervals<'a> {
 }
 
 impl Intervals<'_> {
+    /// Adds a thread's snapshot. Epoch 0 is the warmup: whatever it holds was recorded after
+    /// the warmup ended (before the thread saw epoch 1), so it joins interval 1 without counting
+    /// as that thread's contribution to it.
     fn add(&mut self, thread: usize, epoch: usize, rec: Recorder) {
         let kinds = self.kinds.len();
         let threads = self.threads;
         let entry = self
             .pending
-            .entry(epoch)
+            .entry(epoch.max(1))
             .or_insert_with(|| (Recorder::new(kinds), vec![false; threads]));
         entry.0.merge(&rec);
-        entry.1[thread] = true;
+        if epoch > 0 {
+            entry.1[thread] = true;
+        }
     }
 
     fn complete(&self, k: usize) -> bool {
         let contributed = self.pending.get(&k).map(|(_, c)| c.as_slice());
-        (0..self.threads).all(|t| {
-            contributed.is_some_and(|c| c[t]) || self.finished[t].is_some_and(|f| f < k)
-        })
+        (0..self.threads)
+            .all(|t| contributed.is_some_and(|c| c[t]) || self.finished[t].is_some_and(|f| f < k))
     }
 
     /// Emits every interval whose end sample exists and whose snapshots have all arrived (or,
@@ -232,7 +261,9 @@ impl Intervals<'_> {
         use std::io::Write;
         loop {
             let k = self.next_to_emit;
-            let Some(start) = self.samples.get(&k) else { return Ok(()) };
+            let Some(start) = self.samples.get(&k) else {
+                return Ok(());
+            };
             let end = match (self.samples.get(&(k + 1)), last) {
                 (Some(e), _) if self.complete(k) || last.is_some() => e,
                 (None, Some(l)) => l,
@@ -264,7 +295,7 @@ impl Intervals<'_> {
             self.step_total.merge(&rec);
             self.histograms.push((k, rec));
             self.next_to_emit += 1;
-            if last.is_some() && self.samples.get(&(k + 1)).is_none() {
+            if last.is_some() && !self.samples.contains_key(&(k + 1)) {
                 return Ok(());
             }
         }
@@ -310,6 +341,12 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     let mut last_end = warm_end;
     let mut failure: Option<anyhow::Error> = None;
 
+    // Without warmup, measurement starts before the first operation.
+    if plan.warmup.is_zero() {
+        counters_before = Some(run.target.counters());
+        iv.samples.insert(1, run.sampler.sample());
+        clock.epoch.store(1, Ordering::Relaxed);
+    }
     let bg_result = std::thread::scope(|s| -> anyhow::Result<Option<Recorder>> {
         let (tx, rx) = mpsc::channel();
         for (t, client) in clients.into_iter().enumerate() {
@@ -335,8 +372,12 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
 
         // Warmup: discard what arrives until the measured part begins.
         let mut running = threads;
-        let mut next_boundary = warm_end;
-        let mut epoch = 0usize;
+        let mut epoch = clock.epoch.load(Ordering::Relaxed);
+        let mut next_boundary = if epoch == 1 {
+            warm_end + run.interval
+        } else {
+            warm_end
+        };
         loop {
             if running == 0 {
                 break;
@@ -349,20 +390,28 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
                 }
                 iv.samples.insert(epoch, run.sampler.sample());
                 clock.epoch.store(epoch, Ordering::Relaxed);
-                next_boundary = if epoch == 1 { warm_end + run.interval } else { next_boundary + run.interval };
+                next_boundary = if epoch == 1 {
+                    warm_end + run.interval
+                } else {
+                    next_boundary + run.interval
+                };
                 iv.emit(None, on_interval)?;
                 continue;
             }
             match rx.recv_timeout(next_boundary - now) {
-                Ok(Msg::Snapshot { thread, epoch: e, rec }) => {
-                    if e > 0 {
-                        iv.add(thread, e, rec);
-                    }
-                }
-                Ok(Msg::Final { thread, epoch: e, rec, busy: b, ended }) => {
-                    if e > 0 {
-                        iv.add(thread, e, rec);
-                    }
+                Ok(Msg::Snapshot {
+                    thread,
+                    epoch: e,
+                    rec,
+                }) => iv.add(thread, e, rec),
+                Ok(Msg::Final {
+                    thread,
+                    epoch: e,
+                    rec,
+                    busy: b,
+                    ended,
+                }) => {
+                    iv.add(thread, e, rec);
                     iv.finished[thread] = Some(e);
                     busy += b;
                     last_end = last_end.max(ended);
@@ -379,7 +428,10 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         }
         bg_stop.store(true, Ordering::Relaxed);
         let bg_rec = match bg {
-            Some(h) => Some(h.join().map_err(|_| anyhow::anyhow!("background writer panicked"))??),
+            Some(h) => Some(
+                h.join()
+                    .map_err(|_| anyhow::anyhow!("background writer panicked"))??,
+            ),
             None => None,
         };
         Ok(bg_rec)
@@ -407,15 +459,30 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         run.target.maintain(*action)?;
     }
     let maintenance_seconds = maint_start.elapsed().as_secs_f64();
-    let end = if plan.after.is_empty() { end_of_ops } else { run.sampler.sample() };
+    let end = if plan.after.is_empty() {
+        end_of_ops
+    } else {
+        run.sampler.sample()
+    };
     let counters_after = run.target.counters();
 
-    write_histograms(&run.files.histograms, origin_wall, run.interval, plan, &iv.histograms, bg_rec.as_ref())?;
+    write_histograms(
+        &run.files.histograms,
+        origin_wall,
+        run.interval,
+        plan,
+        &iv.histograms,
+        bg_rec.as_ref(),
+    )?;
 
     let total = &iv.step_total;
     let all = total.combined();
     let first = iv.samples.values().next().expect("a first sample exists");
-    let measured = if threads == 0 { 0.0 } else { ops_end.duration_since(first.at).as_secs_f64() };
+    let measured = if threads == 0 {
+        0.0
+    } else {
+        ops_end.duration_since(first.at).as_secs_f64()
+    };
     let figures = run.sampler.figures(first, &end, all.ops);
     let counters_before = counters_before.unwrap_or_default();
     let secs = |x: f64| if measured > 0.0 { x / measured } else { 0.0 };
@@ -434,12 +501,18 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         seconds: measured,
         ops_per_sec: secs(all.ops as f64),
         mb_per_sec: secs(all.bytes as f64 / (1u64 << 20) as f64),
-        usec_op: if all.ops > 0 { busy.as_secs_f64() * 1e6 / all.ops as f64 } else { 0.0 },
+        usec_op: if all.ops > 0 {
+            busy.as_secs_f64() * 1e6 / all.ops as f64
+        } else {
+            0.0
+        },
         latency_us: Latency::of(&all.latency),
         per_op: figures.per_op,
         db_gb: figures.db_gb,
         rss_gb: figures.rss_gb,
-        engine_stats: run.target.step_stats(&counters_before, &counters_after, figures.seconds),
+        engine_stats: run
+            .target
+            .step_stats(&counters_before, &counters_after, figures.seconds),
         by_op,
         host: figures.host,
         background: bg_rec.map(|r| {
@@ -462,7 +535,11 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
 }
 
 fn op_summary(k: &KindRecord) -> OpSummary {
-    OpSummary { ops: k.ops, bytes: k.bytes, latency_us: Latency::of(&k.latency) }
+    OpSummary {
+        ops: k.ops,
+        bytes: k.bytes,
+        latency_us: Latency::of(&k.latency),
+    }
 }
 
 /// Writes the step's HdrHistogram interval log: one histogram per kind per interval, tagged
@@ -483,15 +560,16 @@ fn write_histograms(
         .with_base_time(origin)
         .with_max_value_divisor(1000.0)
         .begin_log_with(&mut file, &mut serializer)?;
-    let write = |log: &mut hdrhistogram::serialization::interval_log::IntervalLogWriter<'_, '_, _, _>,
-                 h: &hdrhistogram::Histogram<u64>,
-                 start: Duration,
-                 len: Duration,
-                 tag: &str|
-     -> anyhow::Result<()> {
-        log.write_histogram(h, start, len, Tag::new(tag))
-            .map_err(|e| anyhow::anyhow!("writing histogram log: {e:?}"))
-    };
+    let write =
+        |log: &mut hdrhistogram::serialization::interval_log::IntervalLogWriter<'_, '_, _, _>,
+         h: &hdrhistogram::Histogram<u64>,
+         start: Duration,
+         len: Duration,
+         tag: &str|
+         -> anyhow::Result<()> {
+            log.write_histogram(h, start, len, Tag::new(tag))
+                .map_err(|e| anyhow::anyhow!("writing histogram log: {e:?}"))
+        };
     for (k, rec) in intervals {
         let start = plan.warmup + interval * (*k as u32 - 1);
         for (name, kind) in plan.op_kinds.iter().zip(&rec.kinds) {
@@ -504,7 +582,13 @@ fn write_histograms(
         for (name, kind) in plan.op_kinds.iter().zip(&bg.kinds) {
             if kind.ops > 0 {
                 let len = plan.warmup + interval * intervals.len() as u32;
-                write(&mut log, &kind.latency, Duration::ZERO, len, &format!("bg.{name}"))?;
+                write(
+                    &mut log,
+                    &kind.latency,
+                    Duration::ZERO,
+                    len,
+                    &format!("bg.{name}"),
+                )?;
             }
         }
     }
@@ -516,7 +600,10 @@ fn write_histograms(
 
 /// CPU time of the calling thread.
 pub fn thread_cpu_time() -> Duration {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     if rc != 0 {

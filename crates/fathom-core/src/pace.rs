@@ -15,7 +15,11 @@ pub struct ByteRate {
 
 impl ByteRate {
     pub fn new(bytes_per_sec: f64) -> Self {
-        ByteRate { start: Instant::now(), bytes_per_sec: bytes_per_sec.max(1.0), sent: 0 }
+        ByteRate {
+            start: Instant::now(),
+            bytes_per_sec: bytes_per_sec.max(1.0),
+            sent: 0,
+        }
     }
 
     /// Accounts for `bytes` just written; returns when the next operation may start.
@@ -53,7 +57,7 @@ impl Arrivals {
     }
 
     /// The next intended start; later calls return later instants.
-    pub fn next(&mut self) -> Instant {
+    pub fn next_start(&mut self) -> Instant {
         let at = self.next;
         let gap = match self.spacing {
             Spacing::Uniform => self.mean_gap,
@@ -88,8 +92,8 @@ mod tests {
     fn uniform_arrivals_are_evenly_spaced() {
         let start = Instant::now();
         let mut a = Arrivals::new(100.0, Spacing::Uniform, start, 1);
-        assert_eq!(a.next(), start);
-        let second = a.next() - start;
+        assert_eq!(a.next_start(), start);
+        let second = a.next_start() - start;
         assert!((second.as_secs_f64() - 0.01).abs() < 1e-9);
     }
 
@@ -99,7 +103,7 @@ mod tests {
         let mut a = Arrivals::new(1000.0, Spacing::Poisson, start, 7);
         let mut last = start;
         for _ in 0..20_000 {
-            last = a.next();
+            last = a.next_start();
         }
         let rate = 20_000.0 / (last - start).as_secs_f64();
         assert!((950.0..1050.0).contains(&rate), "rate {rate}");

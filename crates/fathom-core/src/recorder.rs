@@ -29,7 +29,11 @@ pub struct KindRecord {
 
 impl KindRecord {
     fn new() -> Self {
-        KindRecord { latency: new_histogram(), ops: 0, bytes: 0 }
+        KindRecord {
+            latency: new_histogram(),
+            ops: 0,
+            bytes: 0,
+        }
     }
 
     /// Adds another record of the same kind into this one.
@@ -50,14 +54,17 @@ pub struct Recorder {
 
 impl Recorder {
     pub fn new(kinds: usize) -> Self {
-        Recorder { kinds: (0..kinds).map(|_| KindRecord::new()).collect() }
+        Recorder {
+            kinds: (0..kinds).map(|_| KindRecord::new()).collect(),
+        }
     }
 
     /// Records one finished operation.
     #[inline]
     pub fn record(&mut self, kind: usize, latency: Duration, bytes: u64) {
         let k = &mut self.kinds[kind];
-        k.latency.saturating_record(latency.as_nanos().max(1) as u64);
+        k.latency
+            .saturating_record(latency.as_nanos().max(1) as u64);
         k.ops += 1;
         k.bytes += bytes;
     }

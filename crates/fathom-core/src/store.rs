@@ -26,14 +26,22 @@ pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> anyhow::Result
 }
 
 fn read_json<T: DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("{} is not a fathom result file", path.display()))
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a fathom result file", path.display()))
 }
 
 /// A file-name-safe form of a label.
 pub fn slug(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
@@ -58,7 +66,9 @@ impl RunDir {
     }
 
     fn step_base(&self, index: usize, step: &str) -> PathBuf {
-        self.path.join(STEPS).join(format!("{index:02}-{}", slug(step)))
+        self.path
+            .join(STEPS)
+            .join(format!("{index:02}-{}", slug(step)))
     }
 
     pub fn step_files(&self, index: usize, step: &str) -> StepFiles {
@@ -70,7 +80,12 @@ impl RunDir {
     }
 
     pub fn write_summary(&self, summary: &StepSummary) -> anyhow::Result<()> {
-        write_json_atomic(&self.step_base(summary.index, &summary.step).with_extension("json"), summary)
+        write_json_atomic(
+            &self
+                .step_base(summary.index, &summary.step)
+                .with_extension("json"),
+            summary,
+        )
     }
 }
 
@@ -92,20 +107,31 @@ impl LoadedRun {
             .filter(|p| p.extension().is_some_and(|e| e == "json"))
             .collect();
         files.sort();
-        let steps = files.iter().map(|f| read_json(f)).collect::<anyhow::Result<_>>()?;
-        Ok(LoadedRun { path: dir.to_path_buf(), manifest, steps })
+        let steps = files
+            .iter()
+            .map(|f| read_json(f))
+            .collect::<anyhow::Result<_>>()?;
+        Ok(LoadedRun {
+            path: dir.to_path_buf(),
+            manifest,
+            steps,
+        })
     }
 
     /// The interval records of one step.
     pub fn intervals(&self, step: &StepSummary) -> anyhow::Result<Vec<IntervalRecord>> {
-        let path = self
-            .path
-            .join(STEPS)
-            .join(format!("{:02}-{}.intervals.jsonl", step.index, slug(&step.step)));
-        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        let path = self.path.join(STEPS).join(format!(
+            "{:02}-{}.intervals.jsonl",
+            step.index,
+            slug(&step.step)
+        ));
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
         text.lines()
             .filter(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str(l).with_context(|| format!("bad line in {}", path.display())))
+            .map(|l| {
+                serde_json::from_str(l).with_context(|| format!("bad line in {}", path.display()))
+            })
             .collect()
     }
 }
@@ -117,7 +143,10 @@ pub fn find_runs(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
         return Ok(vec![path.to_path_buf()]);
     }
     if !path.is_dir() {
-        anyhow::bail!("{} is not a results directory (no {MANIFEST} in it or below it)", path.display());
+        anyhow::bail!(
+            "{} is not a results directory (no {MANIFEST} in it or below it)",
+            path.display()
+        );
     }
     let mut runs = Vec::new();
     let mut stack = vec![path.to_path_buf()];
@@ -133,7 +162,10 @@ pub fn find_runs(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
     }
     runs.sort();
     if runs.is_empty() {
-        anyhow::bail!("{} holds no fathom runs (no {MANIFEST} found below it)", path.display());
+        anyhow::bail!(
+            "{} holds no fathom runs (no {MANIFEST} found below it)",
+            path.display()
+        );
     }
     Ok(runs)
 }
@@ -146,9 +178,18 @@ mod tests {
     fn round_trip_and_discovery() {
         let root = tempfile::tempdir().unwrap();
         let run = RunDir::create(root.path(), "rocksdb dbbench").unwrap();
-        let manifest = RunManifest { workload: "dbbench".into(), status: "finished".into(), ..Default::default() };
+        let manifest = RunManifest {
+            workload: "dbbench".into(),
+            status: "finished".into(),
+            ..Default::default()
+        };
         run.write_manifest(&manifest).unwrap();
-        let step = StepSummary { step: "fillseq".into(), index: 1, ops: 10, ..Default::default() };
+        let step = StepSummary {
+            step: "fillseq".into(),
+            index: 1,
+            ops: 10,
+            ..Default::default()
+        };
         run.write_summary(&step).unwrap();
         std::fs::write(run.step_files(1, "fillseq").intervals, "").unwrap();
         let found = find_runs(root.path()).unwrap();

@@ -36,7 +36,12 @@ pub trait Target: Send + Sync {
     }
     /// Statistics of one step from counters read before and after it (`seconds` long). The
     /// default reports the deltas; engines add derived figures such as write amplification.
-    fn step_stats(&self, before: &Counters, after: &Counters, seconds: f64) -> BTreeMap<String, f64> {
+    fn step_stats(
+        &self,
+        before: &Counters,
+        after: &Counters,
+        seconds: f64,
+    ) -> BTreeMap<String, f64> {
         let _ = seconds;
         after
             .iter()

@@ -11,9 +11,11 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, suffix) = t.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("`{text}` is not a size: expected a number with an optional k/m/g/t suffix, e.g. 512m"))?;
+    let value: f64 = num.parse().map_err(|_| {
+        format!(
+            "`{text}` is not a size: expected a number with an optional k/m/g/t suffix, e.g. 512m"
+        )
+    })?;
     let mult: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,
@@ -38,7 +40,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         return Err(bad());
     }
     if let Ok(secs) = t.parse::<f64>() {
-        return if secs >= 0.0 { Ok(Duration::from_secs_f64(secs)) } else { Err(bad()) };
+        return if secs >= 0.0 {
+            Ok(Duration::from_secs_f64(secs))
+        } else {
+            Err(bad())
+        };
     }
     let mut total = 0.0f64;
     let mut rest = t;
@@ -51,7 +57,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         }
         let value: f64 = rest[..n].parse().map_err(|_| bad())?;
         rest = &rest[n..];
-        let u = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
+        let u = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
         let scale = match &rest[..u] {
             "ms" => 0.001,
             "s" => 1.0,
@@ -68,7 +76,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 /// Formats a duration the way `parse_duration` reads it.
 pub fn format_duration(d: Duration) -> String {
     let ms = d.as_millis();
-    if ms % 1000 != 0 {
+    if !ms.is_multiple_of(1000) {
         format!("{ms}ms")
     } else {
         format!("{}s", ms / 1000)
@@ -86,7 +94,9 @@ mod tests {
         assert_eq!(parse_size("1.5k"), Ok(1536));
         assert_eq!(parse_size("4096"), Ok(4096));
         assert!(parse_size("ten").unwrap_err().contains("not a size"));
-        assert!(parse_size("3x").unwrap_err().contains("unknown size suffix `x`"));
+        assert!(parse_size("3x")
+            .unwrap_err()
+            .contains("unknown size suffix `x`"));
     }
 
     #[test]

@@ -43,14 +43,21 @@ pub static ENGINES: &[EngineEntry] = &[
 pub fn find(name: &str) -> anyhow::Result<&'static EngineEntry> {
     ENGINES.iter().find(|e| e.name == name).ok_or_else(|| {
         let names: Vec<_> = ENGINES.iter().map(|e| e.name).collect();
-        anyhow::anyhow!("unknown engine `{name}`; this build has: {}", names.join(", "))
+        anyhow::anyhow!(
+            "unknown engine `{name}`; this build has: {}",
+            names.join(", ")
+        )
     })
 }
 
 /// Validates settings and opens the engine.
 pub fn open(entry: &EngineEntry, config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     settings::validate(entry.name, entry.settings, &config.settings)?;
-    std::fs::create_dir_all(&config.data_dir)
-        .map_err(|e| anyhow::anyhow!("cannot create data directory {}: {e}", config.data_dir.display()))?;
+    std::fs::create_dir_all(&config.data_dir).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot create data directory {}: {e}",
+            config.data_dir.display()
+        )
+    })?;
     (entry.open)(config)
 }

@@ -17,9 +17,14 @@ pub const ENTRY: EngineEntry = EngineEntry {
 
 fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     if !config.options.trim().is_empty() {
-        anyhow::bail!("engine `null` takes no options string (got `{}`)", config.options);
+        anyhow::bail!(
+            "engine `null` takes no options string (got `{}`)",
+            config.options
+        );
     }
-    Ok(Box::new(Null { dir: config.data_dir.clone() }))
+    Ok(Box::new(Null {
+        dir: config.data_dir.clone(),
+    }))
 }
 
 pub struct Null {

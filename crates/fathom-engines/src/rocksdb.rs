@@ -7,22 +7,45 @@ use crate::{EngineConfig, EngineEntry};
 use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, SessionOptions};
 use fathom_core::target::{Counters, Maintenance, Target};
 use rocksdb::statistics::{Histogram, Ticker};
-use rocksdb::{BlockBasedOptions, Cache, DBCompactionStyle, Options, WaitForCompactOptions, WriteBatch, WriteOptions, DB};
+use rocksdb::{
+    BlockBasedOptions, Cache, DBCompactionStyle, Options, WaitForCompactOptions, WriteBatch,
+    WriteOptions, DB,
+};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 const SETTINGS: &[SettingSpec] = &[
-    SettingSpec { name: "cache_size", default: "256m", values: "size", help: "LRU block cache capacity" },
-    SettingSpec { name: "compaction", default: "leveled", values: "leveled|universal", help: "compaction style" },
+    SettingSpec {
+        name: "cache_size",
+        default: "256m",
+        values: "size",
+        help: "LRU block cache capacity",
+    },
+    SettingSpec {
+        name: "compaction",
+        default: "leveled",
+        values: "leveled|universal",
+        help: "compaction style",
+    },
     SettingSpec {
         name: "o_direct",
         default: "none",
         values: "none|reads|flush|all",
         help: "O_DIRECT for user reads, for flush and compaction, or both",
     },
-    SettingSpec { name: "wal", default: "true", values: "bool", help: "write-ahead log on writes" },
-    SettingSpec { name: "sync", default: "false", values: "bool", help: "fsync the WAL on every write" },
+    SettingSpec {
+        name: "wal",
+        default: "true",
+        values: "bool",
+        help: "write-ahead log on writes",
+    },
+    SettingSpec {
+        name: "sync",
+        default: "false",
+        values: "bool",
+        help: "fsync the WAL on every write",
+    },
 ];
 
 pub const ENTRY: EngineEntry = EngineEntry {
@@ -77,14 +100,22 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
         base
     } else {
         base.get_options_from_string(config.options.trim())
-            .map_err(|e| anyhow::anyhow!("RocksDB rejected the options string `{}`: {e}", config.options.trim()))?
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "RocksDB rejected the options string `{}`: {e}",
+                    config.options.trim()
+                )
+            })?
     };
     opts.create_if_missing(true);
     opts.enable_statistics();
     let db = DB::open(&opts, &config.data_dir)
         .map_err(|e| anyhow::anyhow!("opening RocksDB in {}: {e}", config.data_dir.display()))?;
     let effective = read_options_file(&config.data_dir).unwrap_or_default();
-    let version = effective.get("Version.rocksdb_version").cloned().unwrap_or_else(|| "unknown".into());
+    let version = effective
+        .get("Version.rocksdb_version")
+        .cloned()
+        .unwrap_or_else(|| "unknown".into());
     Ok(Box::new(RocksDb {
         db: Arc::new(db),
         options: opts,
@@ -102,11 +133,19 @@ fn read_options_file(dir: &Path) -> Option<BTreeMap<String, String>> {
         .ok()?
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("OPTIONS-")))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("OPTIONS-"))
+        })
         .filter(|p| p.extension().is_none())
         .max_by_key(|p| {
             p.file_name()
-                .and_then(|n| n.to_string_lossy().trim_start_matches("OPTIONS-").parse::<u64>().ok())
+                .and_then(|n| {
+                    n.to_string_lossy()
+                        .trim_start_matches("OPTIONS-")
+                        .parse::<u64>()
+                        .ok()
+                })
                 .unwrap_or(0)
         })?;
     Some(parse_options_file(&std::fs::read_to_string(newest).ok()?))
@@ -168,20 +207,35 @@ impl Target for RocksDb {
             c.insert((*name).into(), self.options.get_ticker_count(*t) as f64);
         }
         for (name, h) in HISTOGRAM_SUMS {
-            c.insert((*name).into(), self.options.get_histogram_data(*h).sum() as f64);
+            c.insert(
+                (*name).into(),
+                self.options.get_histogram_data(*h).sum() as f64,
+            );
         }
         let prop = |p: &str| self.db.property_int_value(p).ok().flatten().unwrap_or(0) as f64;
         c.insert("lsm_bytes".into(), prop("rocksdb.total-sst-files-size"));
-        c.insert("pending_compaction_bytes".into(), prop("rocksdb.estimate-pending-compaction-bytes"));
-        c.insert("block_cache_usage_bytes".into(), prop("rocksdb.block-cache-usage"));
+        c.insert(
+            "pending_compaction_bytes".into(),
+            prop("rocksdb.estimate-pending-compaction-bytes"),
+        );
+        c.insert(
+            "block_cache_usage_bytes".into(),
+            prop("rocksdb.block-cache-usage"),
+        );
         c
     }
 
     /// Per-step compaction figures, as db_bench's report.tsv names them, but with write
     /// amplification counted once: `w_amp = (flush + compaction bytes written) / ingest`.
     /// (benchmark.sh adds flush bytes to a compaction total that already holds them.)
-    fn step_stats(&self, before: &Counters, after: &Counters, seconds: f64) -> BTreeMap<String, f64> {
-        let d = |k: &str| after.get(k).copied().unwrap_or(0.0) - before.get(k).copied().unwrap_or(0.0);
+    fn step_stats(
+        &self,
+        before: &Counters,
+        after: &Counters,
+        seconds: f64,
+    ) -> BTreeMap<String, f64> {
+        let d =
+            |k: &str| after.get(k).copied().unwrap_or(0.0) - before.get(k).copied().unwrap_or(0.0);
         let mut s = BTreeMap::new();
         let flush = d("flush_write_bytes");
         let compact = d("compact_write_bytes");
@@ -196,16 +250,26 @@ impl Target for RocksDb {
             s.insert("w_amp".into(), (flush + compact) / ingest);
         }
         s.insert("wal_gb".into(), d("wal_bytes") / GB);
-        s.insert("c_wsecs".into(), (d("compaction_micros") + d("flush_micros")) / 1e6);
+        s.insert(
+            "c_wsecs".into(),
+            (d("compaction_micros") + d("flush_micros")) / 1e6,
+        );
         s.insert("c_csecs".into(), d("compaction_cpu_micros") / 1e6);
         if seconds > 0.0 {
-            s.insert("stall_pct".into(), 100.0 * d("stall_micros") / 1e6 / seconds);
+            s.insert(
+                "stall_pct".into(),
+                100.0 * d("stall_micros") / 1e6 / seconds,
+            );
         }
         let (hit, miss) = (d("block_cache_hit"), d("block_cache_miss"));
         if hit + miss > 0.0 {
             s.insert("block_cache_hit_pct".into(), 100.0 * hit / (hit + miss));
         }
-        for gauge in ["lsm_bytes", "pending_compaction_bytes", "block_cache_usage_bytes"] {
+        for gauge in [
+            "lsm_bytes",
+            "pending_compaction_bytes",
+            "block_cache_usage_bytes",
+        ] {
             let v = after.get(gauge).copied().unwrap_or(0.0) / GB;
             s.insert(gauge.replace("_bytes", "_gb"), v);
         }
@@ -273,7 +337,9 @@ impl KvSession for Session {
         }
         let mut n = 0;
         while n < limit && it.valid() {
-            let (Some(k), Some(v)) = (it.key(), it.value()) else { break };
+            let (Some(k), Some(v)) = (it.key(), it.value()) else {
+                break;
+            };
             n += 1;
             if !visit(k, v) {
                 break;
@@ -293,7 +359,10 @@ impl KvEngine for RocksDb {
         let mut write = WriteOptions::default();
         write.disable_wal(options.disable_wal || !self.wal);
         write.set_sync(self.sync && !options.disable_wal);
-        Ok(Box::new(Session { db: Arc::clone(&self.db), write }))
+        Ok(Box::new(Session {
+            db: Arc::clone(&self.db),
+            write,
+        }))
     }
 }
 

@@ -21,7 +21,11 @@ pub fn validate(engine: &str, specs: &[SettingSpec], given: &Settings) -> anyhow
             let names: Vec<_> = specs.iter().map(|s| s.name).collect();
             anyhow::bail!(
                 "engine `{engine}` has no setting `{key}`; it accepts: {}",
-                if names.is_empty() { "none".to_string() } else { names.join(", ") }
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
             );
         }
     }
@@ -42,26 +46,37 @@ pub fn get_bool(specs: &[SettingSpec], given: &Settings, name: &str) -> anyhow::
     match get(specs, given, name).to_ascii_lowercase().as_str() {
         "true" | "on" | "1" | "yes" => Ok(true),
         "false" | "off" | "0" | "no" => Ok(false),
-        other => anyhow::bail!("setting `{name}`: `{other}` is not a boolean (expected true or false)"),
+        other => {
+            anyhow::bail!("setting `{name}`: `{other}` is not a boolean (expected true or false)")
+        }
     }
 }
 
 /// A setting read as a byte size (`64m`, `1g`).
 pub fn get_size(specs: &[SettingSpec], given: &Settings, name: &str) -> anyhow::Result<u64> {
-    fathom_core::units::parse_size(get(specs, given, name)).map_err(|e| anyhow::anyhow!("setting `{name}`: {e}"))
+    fathom_core::units::parse_size(get(specs, given, name))
+        .map_err(|e| anyhow::anyhow!("setting `{name}`: {e}"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const SPECS: &[SettingSpec] = &[SettingSpec { name: "wal", default: "true", values: "bool", help: "" }];
+    const SPECS: &[SettingSpec] = &[SettingSpec {
+        name: "wal",
+        default: "true",
+        values: "bool",
+        help: "",
+    }];
 
     #[test]
     fn unknown_settings_name_the_accepted_ones() {
         let given = Settings::from([("wall".to_string(), "on".to_string())]);
         let err = validate("rocksdb", SPECS, &given).unwrap_err().to_string();
-        assert!(err.contains("no setting `wall`") && err.contains("accepts: wal"), "{err}");
+        assert!(
+            err.contains("no setting `wall`") && err.contains("accepts: wal"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -69,6 +84,9 @@ mod tests {
         let none = Settings::new();
         assert!(get_bool(SPECS, &none, "wal").unwrap());
         let bad = Settings::from([("wal".to_string(), "maybe".to_string())]);
-        assert!(get_bool(SPECS, &bad, "wal").unwrap_err().to_string().contains("not a boolean"));
+        assert!(get_bool(SPECS, &bad, "wal")
+            .unwrap_err()
+            .to_string()
+            .contains("not a boolean"));
     }
 }

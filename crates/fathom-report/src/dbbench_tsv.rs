@@ -7,8 +7,8 @@ use fathom_core::result::StepSummary;
 use fathom_core::store::LoadedRun;
 
 const HEADER: &[&str] = &[
-    "ops_sec", "mb_sec", "lsm_sz", "c_wgb", "w_amp", "c_wsecs", "c_csecs", "usec_op", "p50", "p99", "p99.9", "p99.99",
-    "pmax", "stall%", "u_cpu", "s_cpu", "rss", "test", "date", "version",
+    "ops_sec", "mb_sec", "lsm_sz", "c_wgb", "w_amp", "c_wsecs", "c_csecs", "usec_op", "p50", "p99",
+    "p99.9", "p99.99", "pmax", "stall%", "u_cpu", "s_cpu", "rss", "test", "date", "version",
 ];
 
 /// benchmark_compare.sh's test name for a step.

@@ -28,7 +28,11 @@ impl std::str::FromStr for Format {
             "csv" => Format::Csv,
             "json" => Format::Json,
             "dbbench" | "tsv" => Format::DbBench,
-            other => return Err(format!("unknown format `{other}`; formats: text, md, csv, json, dbbench")),
+            other => {
+                return Err(format!(
+                    "unknown format `{other}`; formats: text, md, csv, json, dbbench"
+                ))
+            }
         })
     }
 }

@@ -6,30 +6,30 @@ use fathom_core::result::StepSummary;
 use fathom_core::store::LoadedRun;
 
 pub const COLUMNS: &[&str] = &[
-    "step", "ops/s", "p50", "p99", "p99.9", "max", "r/o", "rKB/o", "wKB/o", "cs/o", "cpu/o", "fathom/o", "db.gb", "rss",
-    "w-amp", "setup",
+    "step", "ops/s", "p50", "p99", "p99.9", "max", "r/o", "rKB/o", "wKB/o", "cs/o", "cpu/o",
+    "fathom/o", "db.gb", "rss", "w-amp", "setup",
 ];
 
 /// The harness's CPU per operation in µs: measured on its own process for a server engine,
 /// calibrated on the null engine for an embedded one.
 pub fn harness_us(s: &StepSummary) -> Option<f64> {
-    s.per_op.cpu_us_harness.or(s.harness_ns_per_op.map(|ns| ns / 1000.0))
+    s.per_op
+        .cpu_us_harness
+        .or(s.harness_ns_per_op.map(|ns| ns / 1000.0))
 }
 
-fn label(run: &LoadedRun) -> String {
+/// The setup column: the setup's name, with `.c<clients>` when the runs in the report differ
+/// in client count.
+fn label(run: &LoadedRun, runs: &[LoadedRun]) -> String {
     let m = &run.manifest;
-    if m.clients > 1 || run_is_sweep_member(run) {
+    if runs.iter().any(|r| r.manifest.clients != m.clients) {
         format!("{}.c{}", m.setup.name, m.clients)
     } else {
         m.setup.name.clone()
     }
 }
 
-fn run_is_sweep_member(run: &LoadedRun) -> bool {
-    run.manifest.params.get("sweep").is_some()
-}
-
-fn row(run: &LoadedRun, s: &StepSummary) -> Vec<String> {
+fn row(run: &LoadedRun, runs: &[LoadedRun], s: &StepSummary) -> Vec<String> {
     let has_ops = s.ops > 0;
     let lat = |v: f64| if has_ops { num(v) } else { "-".into() };
     let mut step = s.step.clone();
@@ -38,7 +38,11 @@ fn row(run: &LoadedRun, s: &StepSummary) -> Vec<String> {
     }
     vec![
         step,
-        if has_ops { format!("{:.0}", s.ops_per_sec) } else { "-".into() },
+        if has_ops {
+            format!("{:.0}", s.ops_per_sec)
+        } else {
+            "-".into()
+        },
         lat(s.latency_us.p50),
         lat(s.latency_us.p99),
         lat(s.latency_us.p99_9),
@@ -52,7 +56,7 @@ fn row(run: &LoadedRun, s: &StepSummary) -> Vec<String> {
         format!("{}/{}", num(s.db_gb.allocated), num(s.db_gb.apparent)),
         format!("{}G", num(s.rss_gb)),
         opt(s.engine_stats.get("w_amp").copied()),
-        label(run),
+        label(run, runs),
     ]
 }
 
@@ -70,7 +74,7 @@ pub fn table(runs: &[LoadedRun]) -> Table {
     for step in order {
         for r in runs {
             for s in r.steps.iter().filter(|s| s.step == step) {
-                t.push(row(r, s));
+                t.push(row(r, runs, s));
             }
         }
     }
@@ -84,7 +88,7 @@ pub fn text(runs: &[LoadedRun]) -> String {
         let m = &r.manifest;
         out += &format!(
             "# {}: {} {} ({}), workload {}, {} client{}, {} cores, device {}{}{}\n",
-            label(r),
+            label(r, runs),
             m.setup.engine,
             m.setup.engine_version,
             m.status,
@@ -93,8 +97,17 @@ pub fn text(runs: &[LoadedRun]) -> String {
             if m.clients == 1 { "" } else { "s" },
             m.host.cores,
             m.host.device.as_deref().unwrap_or("none"),
-            m.setup.memory_limit_bytes.map_or(String::new(), |b| format!(", memory limit {}", human_bytes(b))),
-            if m.setup.options.is_empty() { String::new() } else { format!("\n#   options: {}", m.setup.options) },
+            m.setup
+                .memory_limit_bytes
+                .map_or(String::new(), |b| format!(
+                    ", memory limit {}",
+                    human_bytes(b)
+                )),
+            if m.setup.options.is_empty() {
+                String::new()
+            } else {
+                format!("\n#   options: {}", m.setup.options)
+            },
         );
     }
     out += &table(runs).text();
@@ -118,8 +131,12 @@ fn notes(runs: &[LoadedRun]) -> String {
          engine is embedded); db.gb: GiB allocated/apparent; w-amp: (flush + compaction writes) / ingest.\n",
     );
     for r in runs {
-        if r.manifest.host.note.is_some() || r.steps.iter().any(|s| s.background.is_some() || s.interrupted) {
-            out += &format!("{}:\n", label(r));
+        if r.manifest.host.note.is_some()
+            || r.steps
+                .iter()
+                .any(|s| s.background.is_some() || s.interrupted)
+        {
+            out += &format!("{}:\n", label(r, runs));
         }
         if let Some(n) = &r.manifest.host.note {
             out += &format!("  {n}\n");
@@ -141,7 +158,10 @@ fn notes(runs: &[LoadedRun]) -> String {
                 );
             }
             if s.interrupted {
-                out += &format!("  {}*: interrupted (Ctrl-C); figures cover the part that ran\n", s.step);
+                out += &format!(
+                    "  {}*: interrupted (Ctrl-C); figures cover the part that ran\n",
+                    s.step
+                );
             }
         }
     }

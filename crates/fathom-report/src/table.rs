@@ -9,7 +9,10 @@ pub struct Table {
 
 impl Table {
     pub fn new(header: &[&str]) -> Table {
-        Table { header: header.iter().map(|s| s.to_string()).collect(), rows: Vec::new() }
+        Table {
+            header: header.iter().map(|s| s.to_string()).collect(),
+            rows: Vec::new(),
+        }
     }
 
     pub fn push(&mut self, row: Vec<String>) {
@@ -112,7 +115,10 @@ mod tests {
         let mut t = Table::new(&["step", "ops/s", "setup"]);
         t.push(vec!["fillseq".into(), "12345".into(), "a,b".into()]);
         assert_eq!(t.text(), "step     ops/s  setup\nfillseq  12345  a,b\n");
-        assert_eq!(t.markdown(), "| step | ops/s | setup |\n|---|---|---|\n| fillseq | 12345 | a,b |\n");
+        assert_eq!(
+            t.markdown(),
+            "| step | ops/s | setup |\n|---|---|---|\n| fillseq | 12345 | a,b |\n"
+        );
         assert_eq!(t.csv(), "step,ops/s,setup\nfillseq,12345,\"a,b\"\n");
     }
 

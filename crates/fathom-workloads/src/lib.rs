@@ -14,9 +14,18 @@ pub trait KvWorkload: Send + Sync {
     /// The steps to run, in order.
     fn steps(&self) -> &[StepPlan];
     /// The client of thread `thread` for step `step` (an index into `steps`).
-    fn client<'e>(&self, engine: &'e dyn KvEngine, step: usize, thread: usize) -> anyhow::Result<Box<dyn Client + 'e>>;
+    fn client<'e>(
+        &self,
+        engine: &'e dyn KvEngine,
+        step: usize,
+        thread: usize,
+    ) -> anyhow::Result<Box<dyn Client + 'e>>;
     /// The background writer of step `step`, if it has one.
-    fn background<'e>(&self, engine: &'e dyn KvEngine, step: usize) -> anyhow::Result<Option<Box<dyn Client + 'e>>>;
+    fn background<'e>(
+        &self,
+        engine: &'e dyn KvEngine,
+        step: usize,
+    ) -> anyhow::Result<Option<Box<dyn Client + 'e>>>;
     /// Every parameter with the value in force, for the run's record.
     fn params(&self) -> BTreeMap<String, String>;
 }

@@ -44,7 +44,10 @@ impl Params {
         for k in self.values.keys() {
             if !specs.iter().any(|s| s.name == k) {
                 let names: Vec<_> = specs.iter().map(|s| s.name).collect();
-                anyhow::bail!("workload `{workload}` has no parameter `{k}`; it takes: {}", names.join(", "));
+                anyhow::bail!(
+                    "workload `{workload}` has no parameter `{k}`; it takes: {}",
+                    names.join(", ")
+                );
             }
         }
         Ok(())
@@ -68,20 +71,26 @@ impl Params {
 
     pub fn f64(&self, specs: &[ParamSpec], name: &str) -> anyhow::Result<f64> {
         let raw = self.raw(specs, name);
-        raw.parse().map_err(|_| anyhow::anyhow!("parameter `{name}`: `{raw}` is not a number"))
+        raw.parse()
+            .map_err(|_| anyhow::anyhow!("parameter `{name}`: `{raw}` is not a number"))
     }
 
     pub fn size(&self, specs: &[ParamSpec], name: &str) -> anyhow::Result<u64> {
-        units::parse_size(self.raw(specs, name)).map_err(|e| anyhow::anyhow!("parameter `{name}`: {e}"))
+        units::parse_size(self.raw(specs, name))
+            .map_err(|e| anyhow::anyhow!("parameter `{name}`: {e}"))
     }
 
     pub fn duration(&self, specs: &[ParamSpec], name: &str) -> anyhow::Result<Duration> {
-        units::parse_duration(self.raw(specs, name)).map_err(|e| anyhow::anyhow!("parameter `{name}`: {e}"))
+        units::parse_duration(self.raw(specs, name))
+            .map_err(|e| anyhow::anyhow!("parameter `{name}`: {e}"))
     }
 
     /// Every spec with the value in force.
     pub fn resolved(&self, specs: &[ParamSpec]) -> BTreeMap<String, String> {
-        specs.iter().map(|s| (s.name.to_string(), self.raw(specs, s.name).to_string())).collect()
+        specs
+            .iter()
+            .map(|s| (s.name.to_string(), self.raw(specs, s.name).to_string()))
+            .collect()
     }
 }
 
@@ -89,16 +98,30 @@ impl Params {
 mod tests {
     use super::*;
 
-    const SPECS: &[ParamSpec] = &[ParamSpec { name: "num_keys", default: "1000", help: "" }];
+    const SPECS: &[ParamSpec] = &[ParamSpec {
+        name: "num_keys",
+        default: "1000",
+        help: "",
+    }];
 
     #[test]
     fn unknown_and_malformed() {
         let p = Params::parse(&["num_kyes=5".into()]).unwrap();
         let e = p.check("dbbench", SPECS).unwrap_err().to_string();
-        assert!(e.contains("no parameter `num_kyes`") && e.contains("takes: num_keys"), "{e}");
-        assert!(Params::parse(&["oops".into()]).unwrap_err().to_string().contains("not key=value"));
+        assert!(
+            e.contains("no parameter `num_kyes`") && e.contains("takes: num_keys"),
+            "{e}"
+        );
+        assert!(Params::parse(&["oops".into()])
+            .unwrap_err()
+            .to_string()
+            .contains("not key=value"));
         let p = Params::parse(&["num_keys=lots".into()]).unwrap();
-        assert!(p.u64(SPECS, "num_keys").unwrap_err().to_string().contains("not a whole number"));
+        assert!(p
+            .u64(SPECS, "num_keys")
+            .unwrap_err()
+            .to_string()
+            .contains("not a whole number"));
     }
 
     #[test]

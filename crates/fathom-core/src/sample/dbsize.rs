@@ -15,9 +15,12 @@ pub struct DbSize {
 /// them) are skipped.
 pub fn measure(dirs: &[impl AsRef<Path>]) -> DbSize {
     let mut size = DbSize::default();
-    let mut stack: Vec<std::path::PathBuf> = dirs.iter().map(|d| d.as_ref().to_path_buf()).collect();
+    let mut stack: Vec<std::path::PathBuf> =
+        dirs.iter().map(|d| d.as_ref().to_path_buf()).collect();
     while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
         for entry in entries.flatten() {
             let Ok(meta) = entry.metadata() else { continue };
             if meta.is_dir() {

@@ -18,7 +18,10 @@ pub enum Keys {
 
 impl Keys {
     pub fn random(num: u64, seed: u64) -> Keys {
-        Keys::Random { rng: SmallRng::seed_from_u64(seed), num }
+        Keys::Random {
+            rng: SmallRng::seed_from_u64(seed),
+            num,
+        }
     }
 
     #[inline]
@@ -36,7 +39,10 @@ impl Keys {
 /// What each operation does with its key.
 pub enum Action {
     /// Put a fresh value (fillseq, overwrite, the background writer).
-    Put { values: ValueSource, value_size: usize },
+    Put {
+        values: ValueSource,
+        value_size: usize,
+    },
     /// Point read (readrandom, readwhilewriting).
     Get,
     /// Seek then up to `nexts` more entries (fwdrange, revrange and their *whilewriting).
@@ -56,7 +62,9 @@ pub struct DbBenchClient<'e> {
 impl Client for DbBenchClient<'_> {
     #[inline]
     fn next(&mut self) -> anyhow::Result<Option<Done>> {
-        let Some(v) = self.keys.next() else { return Ok(None) };
+        let Some(v) = self.keys.next() else {
+            return Ok(None);
+        };
         let key = self.format.key(v);
         let bytes = match &mut self.action {
             Action::Put { values, value_size } => {
@@ -68,14 +76,18 @@ impl Client for DbBenchClient<'_> {
             Action::Seek { nexts, direction } => {
                 let mut bytes = 0u64;
                 // One seek plus `nexts` steps, as db_bench counts them.
-                self.session.scan(key, *direction, *nexts + 1, &mut |k, v| {
-                    bytes += (k.len() + v.len()) as u64;
-                    true
-                })?;
+                self.session
+                    .scan(key, *direction, *nexts + 1, &mut |k, v| {
+                        bytes += (k.len() + v.len()) as u64;
+                        true
+                    })?;
                 bytes
             }
         };
-        Ok(Some(Done { kind: self.kind, bytes }))
+        Ok(Some(Done {
+            kind: self.kind,
+            bytes,
+        }))
     }
 }
 

@@ -12,9 +12,13 @@ impl KeyFormat {
     /// Keys of `size` bytes; db_bench needs at least the 8 bytes of the integer.
     pub fn new(size: usize) -> anyhow::Result<KeyFormat> {
         if size < 8 {
-            anyhow::bail!("parameter `key_size`: {size} is too small (db_bench keys are at least 8 bytes)");
+            anyhow::bail!(
+                "parameter `key_size`: {size} is too small (db_bench keys are at least 8 bytes)"
+            );
         }
-        Ok(KeyFormat { buf: vec![b'0'; size] })
+        Ok(KeyFormat {
+            buf: vec![b'0'; size],
+        })
     }
 
     /// The key for integer `v`.
@@ -36,10 +40,12 @@ impl Lehmer {
 
     pub fn new(seed: u32) -> Lehmer {
         let s = seed & Self::M;
-        Lehmer { seed: if s == 0 || s == Self::M { 1 } else { s } }
+        Lehmer {
+            seed: if s == 0 || s == Self::M { 1 } else { s },
+        }
     }
 
-    pub fn next(&mut self) -> u32 {
+    pub fn next_u32(&mut self) -> u32 {
         let product = u64::from(self.seed) * 16807;
         let mut s = ((product >> 31) + (product & u64::from(Self::M))) as u32;
         if s > Self::M {
@@ -50,7 +56,7 @@ impl Lehmer {
     }
 
     pub fn uniform(&mut self, n: u32) -> u32 {
-        self.next() % n
+        self.next_u32() % n
     }
 }
 
@@ -106,7 +112,7 @@ mod tests {
         let mut r = Lehmer::new(1);
         let mut v = 0;
         for _ in 0..10_000 {
-            v = r.next();
+            v = r.next_u32();
         }
         assert_eq!(v, 1_043_618_065);
     }

@@ -110,7 +110,10 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn KvWorkload>>
     };
     for w in &wanted {
         if !STEP_NAMES.contains(&w.as_str()) {
-            anyhow::bail!("parameter `steps`: unknown step `{w}`; steps are: {}", STEP_NAMES.join(", "));
+            anyhow::bail!(
+                "parameter `steps`: unknown step `{w}`; steps are: {}",
+                STEP_NAMES.join(", ")
+            );
         }
     }
     let mut resolved = params.resolved(PARAMS);
@@ -142,16 +145,36 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn KvWorkload>>
     for name in STEP_NAMES.iter().filter(|n| wanted.iter().any(|w| w == *n)) {
         let (plan, work, wal_off) = match *name {
             "fillseq" => (
-                StepPlan { duration: None, ops_per_client: Some(num_keys), warmup: Duration::ZERO, ..timed(name, 1, &["put"]) },
+                StepPlan {
+                    duration: None,
+                    ops_per_client: Some(num_keys),
+                    warmup: Duration::ZERO,
+                    ..timed(name, 1, &["put"])
+                },
                 Work::FillSeq,
                 true,
             ),
-            "revrange" => (timed(name, 1, &["seek"]), Work::Seek(Direction::Reverse), false),
+            "revrange" => (
+                timed(name, 1, &["seek"]),
+                Work::Seek(Direction::Reverse),
+                false,
+            ),
             "readrandom" => (timed(name, clients, &["get"]), Work::Read, false),
-            "fwdrange" => (timed(name, clients, &["seek"]), Work::Seek(Direction::Forward), false),
+            "fwdrange" => (
+                timed(name, clients, &["seek"]),
+                Work::Seek(Direction::Forward),
+                false,
+            ),
             "overwritesome" => {
-                let per_client = ((num_keys as f64 * fraction) / clients as f64).round().max(1.0) as u64;
-                let plan = StepPlan { duration: None, ops_per_client: Some(per_client), warmup: Duration::ZERO, ..timed(name, clients, &["put"]) };
+                let per_client = ((num_keys as f64 * fraction) / clients as f64)
+                    .round()
+                    .max(1.0) as u64;
+                let plan = StepPlan {
+                    duration: None,
+                    ops_per_client: Some(per_client),
+                    warmup: Duration::ZERO,
+                    ..timed(name, clients, &["put"])
+                };
                 (plan, Work::Overwrite, false)
             }
             "flush" => (
@@ -170,11 +193,17 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn KvWorkload>>
                     "revrangewhilewriting" => ("seek", Work::Seek(Direction::Reverse)),
                     _ => ("seek", Work::Seek(Direction::Forward)),
                 };
-                let plan = StepPlan { background_bytes_per_sec: Some(write_rate), ..timed(name, clients, &[kind, "put"]) };
+                let plan = StepPlan {
+                    background_bytes_per_sec: Some(write_rate),
+                    ..timed(name, clients, &[kind, "put"])
+                };
                 (plan, work, false)
             }
             "overwriteandwait" => (
-                StepPlan { after: vec![Maintenance::WaitForCompaction], ..timed(name, clients, &["put"]) },
+                StepPlan {
+                    after: vec![Maintenance::WaitForCompaction],
+                    ..timed(name, clients, &["put"])
+                },
                 Work::Overwrite,
                 false,
             ),
@@ -189,21 +218,41 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn KvWorkload>>
 
 impl DbBench {
     fn thread_seed(&self, step: usize, thread: usize) -> u64 {
-        self.seed.wrapping_mul(1_000_003).wrapping_add((step * 1000 + thread) as u64)
+        self.seed
+            .wrapping_mul(1_000_003)
+            .wrapping_add((step * 1000 + thread) as u64)
     }
 
-    fn client_for<'e>(&self, engine: &'e dyn KvEngine, step: usize, work: Work, keys: Keys, kind: usize) -> anyhow::Result<Box<dyn Client + 'e>> {
-        let session = engine.session(SessionOptions { disable_wal: self.wal_off[step] })?;
+    fn client_for<'e>(
+        &self,
+        engine: &'e dyn KvEngine,
+        step: usize,
+        work: Work,
+        keys: Keys,
+        kind: usize,
+    ) -> anyhow::Result<Box<dyn Client + 'e>> {
+        let session = engine.session(SessionOptions {
+            disable_wal: self.wal_off[step],
+        })?;
         let action = match work {
             Work::FillSeq | Work::Overwrite => Action::Put {
                 values: ValueSource::new(self.value_size, self.compression_ratio),
                 value_size: self.value_size,
             },
             Work::Read => Action::Get,
-            Work::Seek(direction) => Action::Seek { nexts: self.seek_nexts, direction },
+            Work::Seek(direction) => Action::Seek {
+                nexts: self.seek_nexts,
+                direction,
+            },
             Work::None => anyhow::bail!("step {} has no clients", self.plans[step].name),
         };
-        Ok(Box::new(DbBenchClient { session, keys, format: KeyFormat::new(self.key_size)?, action, kind }))
+        Ok(Box::new(DbBenchClient {
+            session,
+            keys,
+            format: KeyFormat::new(self.key_size)?,
+            action,
+            kind,
+        }))
     }
 }
 
@@ -212,22 +261,35 @@ impl KvWorkload for DbBench {
         &self.plans
     }
 
-    fn client<'e>(&self, engine: &'e dyn KvEngine, step: usize, thread: usize) -> anyhow::Result<Box<dyn Client + 'e>> {
+    fn client<'e>(
+        &self,
+        engine: &'e dyn KvEngine,
+        step: usize,
+        thread: usize,
+    ) -> anyhow::Result<Box<dyn Client + 'e>> {
         let work = self.work[step];
         let keys = match work {
-            Work::FillSeq => Keys::Sequential { next: 0, end: self.num_keys },
+            Work::FillSeq => Keys::Sequential {
+                next: 0,
+                end: self.num_keys,
+            },
             _ => Keys::random(self.num_keys, self.thread_seed(step, thread)),
         };
         self.client_for(engine, step, work, keys, 0)
     }
 
-    fn background<'e>(&self, engine: &'e dyn KvEngine, step: usize) -> anyhow::Result<Option<Box<dyn Client + 'e>>> {
+    fn background<'e>(
+        &self,
+        engine: &'e dyn KvEngine,
+        step: usize,
+    ) -> anyhow::Result<Option<Box<dyn Client + 'e>>> {
         if self.plans[step].background_bytes_per_sec.is_none() {
             return Ok(None);
         }
         let keys = Keys::random(self.num_keys, self.thread_seed(step, 999));
         // The writer's kind is "put", the step's second kind.
-        self.client_for(engine, step, Work::Overwrite, keys, 1).map(Some)
+        self.client_for(engine, step, Work::Overwrite, keys, 1)
+            .map(Some)
     }
 
     fn params(&self) -> BTreeMap<String, String> {
@@ -252,7 +314,11 @@ mod tests {
         assert_eq!(s[0].clients, 1);
         assert_eq!(s[0].ops_per_client, Some(1_000_000));
         assert_eq!(s[1].clients, 1, "revrange warm-up is single-threaded");
-        assert_eq!(s[4].ops_per_client, Some(25_000), "overwritesome: num_keys / clients / 10");
+        assert_eq!(
+            s[4].ops_per_client,
+            Some(25_000),
+            "overwritesome: num_keys / clients / 10"
+        );
         assert_eq!(s[5].clients, 0);
         assert_eq!(s[6].background_bytes_per_sec, Some(2.0 * 1048576.0));
         assert_eq!(s[9].after, vec![Maintenance::WaitForCompaction]);
@@ -261,10 +327,19 @@ mod tests {
     #[test]
     fn subsets_and_bad_parameters() {
         let s = steps(&["steps=readrandom,fillseq"], 2).unwrap();
-        assert_eq!(s.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["fillseq", "readrandom"]);
+        assert_eq!(
+            s.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+            ["fillseq", "readrandom"]
+        );
         let e = steps(&["steps=readrandmo"], 2).unwrap_err().to_string();
         assert!(e.contains("unknown step `readrandmo`"), "{e}");
-        assert!(steps(&["duration=forever"], 2).unwrap_err().to_string().contains("not a duration"));
-        assert!(steps(&["key_size=4"], 2).unwrap_err().to_string().contains("too small"));
+        assert!(steps(&["duration=forever"], 2)
+            .unwrap_err()
+            .to_string()
+            .contains("not a duration"));
+        assert!(steps(&["key_size=4"], 2)
+            .unwrap_err()
+            .to_string()
+            .contains("too small"));
     }
 }

@@ -1,0 +1,503 @@
+//! End-to-end tests of the `fathom` binary on real RocksDB (and on the null engine for the
+//! driver itself): short dbbench steps in a temporary directory, then the reports read back.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn fathom(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fathom"))
+        .args(args)
+        .output()
+        .expect("fathom runs")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "fathom failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn err(out: &Output) -> String {
+    assert!(
+        !out.status.success(),
+        "expected failure, got: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A scratch directory on the same disk as the tests' working directory (not a tmpfs), so
+/// device counters move.
+fn scratch() -> tempfile::TempDir {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    tempfile::tempdir_in(base).expect("scratch dir")
+}
+
+fn report_json(results: &Path) -> Value {
+    let out = ok(&fathom(&[
+        "report",
+        results.to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
+    serde_json::from_str(&out).expect("report --format json is JSON")
+}
+
+fn step<'a>(run: &'a Value, name: &str) -> &'a Value {
+    run["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"] == name)
+        .unwrap_or_else(|| panic!("no step {name}"))
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn dbbench_on_rocksdb_reports_every_column_and_the_counters_move() {
+    let dir = scratch();
+    let results = dir.path().join("results");
+    let out = fathom(&[
+        "run",
+        "--engine",
+        "rocksdb",
+        "--workload",
+        "dbbench",
+        "--setup",
+        "write_buffer_size=1m;target_file_size_base=1m;max_bytes_for_level_base=4m",
+        "--param",
+        "num_keys=50000",
+        "--param",
+        "steps=fillseq,readrandom,fwdrange,overwritesome,flush,readwhilewriting,overwriteandwait",
+        "--duration",
+        "1s",
+        "--clients",
+        "2",
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    let text = ok(&out);
+    for column in fathom_report_columns() {
+        assert!(
+            text.lines().any(|l| l.contains(column)),
+            "text report lacks `{column}`:\n{text}"
+        );
+    }
+    let report = report_json(&results);
+    let run = &report["runs"][0];
+    assert_eq!(run["engine"], "rocksdb");
+    assert!(
+        run["engine_version"]
+            .as_str()
+            .unwrap()
+            .starts_with(char::is_numeric),
+        "{}",
+        run["engine_version"]
+    );
+    assert_eq!(run["status"], "finished");
+
+    let fill = step(run, "fillseq");
+    assert_eq!(fill["ops"], 50_000);
+    assert!(
+        f(&fill["per_op"]["write_kb"]) > 0.0,
+        "fillseq wrote nothing to the device: {fill}"
+    );
+    assert!(f(&fill["engine_stats"]["flush_gb"]) > 0.0);
+    for name in [
+        "readrandom",
+        "fwdrange",
+        "overwritesome",
+        "readwhilewriting",
+        "overwriteandwait",
+    ] {
+        let s = step(run, name);
+        assert!(f(&s["ops"]) > 0.0, "{name}: no ops");
+        assert!(f(&s["ops_per_sec"]) > 0.0);
+        let l = &s["latency_us"];
+        let p = ["p50", "p75", "p99", "p99_9", "p99_99", "max"].map(|k| f(&l[k]));
+        assert!(
+            p.windows(2).all(|w| w[0] <= w[1]),
+            "{name}: percentiles out of order: {l}"
+        );
+        assert!(f(&l["mean"]) > 0.0);
+        assert!(f(&s["per_op"]["cpu_us"]) > 0.0, "{name}: no CPU per op");
+        assert!(f(&s["per_op"]["cpu_us_engine"]) > 0.0);
+        assert!(
+            s["per_op"]["cpu_us_harness"].is_null(),
+            "embedded: harness share is calibrated, not measured"
+        );
+        assert!(f(&s["harness_ns_per_op"]) > 0.0);
+        assert!(f(&s["db_gb"]["apparent"]) > 0.0);
+        assert!(f(&s["rss_gb"]) > 0.0);
+    }
+    let rww = step(run, "readwhilewriting");
+    let bg = &rww["background"];
+    assert!(f(&bg["ops"]) > 0.0, "background writer wrote nothing");
+    assert!(
+        rww["by_op"].get("put").is_none(),
+        "background puts leak into the step's figures"
+    );
+    let owait = step(run, "overwriteandwait");
+    assert!(
+        f(&owait["engine_stats"]["w_amp"]) >= 1.0,
+        "flush alone writes at least the ingest: {owait}"
+    );
+    assert!(f(&step(run, "flush")["maintenance_seconds"]) >= 0.0);
+
+    // Every step wrote its time series and histogram log.
+    let run_dir = Path::new(run["path"].as_str().unwrap());
+    let steps: Vec<_> = std::fs::read_dir(run_dir.join("steps"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(
+        steps
+            .iter()
+            .filter(|n| n.to_string_lossy().ends_with(".json"))
+            .count(),
+        7
+    );
+    let log = std::fs::read_to_string(run_dir.join("steps/02-readrandom.hlog")).unwrap();
+    assert!(
+        log.contains("Tag=get,"),
+        "histogram log has tagged intervals:\n{log}"
+    );
+    let intervals =
+        std::fs::read_to_string(run_dir.join("steps/02-readrandom.intervals.jsonl")).unwrap();
+    assert!(intervals.lines().count() >= 1);
+    // The database was removed, the results kept.
+    assert!(std::fs::read_dir(results.join(".data"))
+        .unwrap()
+        .next()
+        .is_none());
+
+    // Every report format has the step rows.
+    let md = ok(&fathom(&[
+        "report",
+        results.to_str().unwrap(),
+        "--format",
+        "md",
+    ]));
+    assert!(md.contains("| readrandom |"), "{md}");
+    let csv = ok(&fathom(&[
+        "report",
+        results.to_str().unwrap(),
+        "--format",
+        "csv",
+    ]));
+    assert!(csv.starts_with("step,ops/s,p50,p99"), "{csv}");
+    let tsv = ok(&fathom(&[
+        "report",
+        results.to_str().unwrap(),
+        "--format",
+        "dbbench",
+    ]));
+    let header: Vec<&str> = tsv.lines().next().unwrap().split('\t').collect();
+    for c in [
+        "ops_sec", "mb_sec", "lsm_sz", "c_wgb", "w_amp", "c_wsecs", "c_csecs", "usec_op", "p50",
+        "p99", "p99.9", "p99.99", "pmax", "stall%", "u_cpu", "s_cpu", "rss",
+    ] {
+        assert!(header.contains(&c), "report.tsv lacks {c}");
+    }
+    assert!(
+        tsv.contains("fillseq.wal_disabled.v400") && tsv.contains("readrandom.t2"),
+        "{tsv}"
+    );
+}
+
+fn fathom_report_columns() -> [&'static str; 15] {
+    [
+        "step", "ops/s", "p50", "p99", "p99.9", "max", "r/o", "rKB/o", "wKB/o", "cs/o", "cpu/o",
+        "fathom/o", "db.gb", "rss", "w-amp",
+    ]
+}
+
+#[test]
+fn bad_input_names_what_was_wrong_and_what_is_accepted() {
+    let dir = scratch();
+    let r = dir.path().to_str().unwrap();
+    let e = err(&fathom(&[
+        "run",
+        "--engine",
+        "rocksdbx",
+        "--workload",
+        "dbbench",
+        "--results",
+        r,
+    ]));
+    assert!(
+        e.contains("unknown engine `rocksdbx`") && e.contains("rocksdb, null"),
+        "{e}"
+    );
+    let e = err(&fathom(&[
+        "run",
+        "--engine",
+        "rocksdb",
+        "--workload",
+        "dbbnech",
+        "--results",
+        r,
+    ]));
+    assert!(
+        e.contains("unknown workload `dbbnech`") && e.contains("dbbench"),
+        "{e}"
+    );
+    let e = err(&fathom(&[
+        "run",
+        "--engine",
+        "rocksdb",
+        "--workload",
+        "dbbench",
+        "--param",
+        "num_kyes=5",
+        "--results",
+        r,
+    ]));
+    assert!(
+        e.contains("no parameter `num_kyes`") && e.contains("num_keys"),
+        "{e}"
+    );
+    let e = err(&fathom(&[
+        "run",
+        "--engine",
+        "rocksdb",
+        "--workload",
+        "dbbench",
+        "--set",
+        "cache=1g",
+        "--results",
+        r,
+    ]));
+    assert!(
+        e.contains("no setting `cache`") && e.contains("cache_size"),
+        "{e}"
+    );
+    let e = err(&fathom(&[
+        "run",
+        "--engine",
+        "rocksdb",
+        "--workload",
+        "dbbench",
+        "--setup",
+        "write_bufer_size=4m",
+        "--param",
+        "steps=fillseq",
+        "--results",
+        r,
+    ]));
+    assert!(
+        e.contains("RocksDB rejected the options string") && e.contains("write_bufer_size"),
+        "{e}"
+    );
+    let e = err(&fathom(&[
+        "run",
+        "--engine",
+        "rocksdb",
+        "--workload",
+        "dbbench",
+        "--setup",
+        "write_buffer_size=lots",
+        "--param",
+        "steps=fillseq",
+        "--results",
+        r,
+    ]));
+    assert!(e.contains("write_buffer_size"), "{e}");
+    let e = err(&fathom(&[
+        "run",
+        "--engine",
+        "null",
+        "--workload",
+        "dbbench",
+        "--duration",
+        "soon",
+        "--results",
+        r,
+    ]));
+    assert!(
+        e.contains("--duration") && e.contains("not a duration"),
+        "{e}"
+    );
+    let e = err(&fathom(&[
+        "run",
+        "--engine",
+        "null",
+        "--workload",
+        "dbbench",
+        "--setup",
+        "@/no/such/file",
+        "--results",
+        r,
+    ]));
+    assert!(e.contains("/no/such/file"), "{e}");
+    // A rejected setup leaves no half-made run behind.
+    assert!(fathom_core::store::find_runs(dir.path()).is_err());
+}
+
+#[test]
+fn ctrl_c_keeps_finished_steps_and_marks_the_run() {
+    let dir = scratch();
+    let results = dir.path().join("results");
+    let child = Command::new(env!("CARGO_BIN_EXE_fathom"))
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "--workload",
+            "dbbench",
+            "--param",
+            "steps=fillseq,readrandom,fwdrange",
+            "--param",
+            "num_keys=1000",
+        ])
+        .args([
+            "--duration",
+            "60s",
+            "--no-calibrate",
+            "--results",
+            results.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success(), "an interrupted run exits non-zero");
+    let report = report_json(&results);
+    let run = &report["runs"][0];
+    assert_eq!(run["status"], "interrupted");
+    assert_eq!(step(run, "fillseq")["interrupted"], false);
+    let rr = step(run, "readrandom");
+    assert_eq!(rr["interrupted"], true);
+    assert!(f(&rr["ops"]) > 0.0 && f(&rr["seconds"]) < 10.0, "{rr}");
+    assert!(run["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["step"] != "fwdrange"));
+}
+
+/// A cached readrandom does (almost) no device reads; one whose database is several times its
+/// cgroup memory limit does.
+#[test]
+fn memory_limit_makes_reads_hit_the_device() {
+    if !Path::new("/sys/fs/cgroup").exists() || unsafe_uid() != 0 {
+        eprintln!("skipped: memory limits need root and cgroups");
+        return;
+    }
+    let dir = scratch();
+    let results = dir.path().join("results");
+    let run = |name: &str, extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--engine",
+            "rocksdb",
+            "--workload",
+            "dbbench",
+            "--name",
+            name,
+            "--setup",
+            "write_buffer_size=4m;max_write_buffer_number=2",
+            "--set",
+            "cache_size=4m",
+            "--param",
+            "num_keys=800000",
+            "--param",
+            "steps=fillseq,readrandom",
+            "--duration",
+            "3s",
+            "--results",
+            results.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        ok(&fathom(&args));
+    };
+    run("cached", &[]);
+    run("limited", &["--memory-limit", "48m"]);
+    let report = report_json(&results);
+    let by_name = |n: &str| {
+        report["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["setup"] == n)
+            .unwrap()
+            .clone()
+    };
+    let cached = by_name("cached");
+    let limited = by_name("limited");
+    let db = f(&step(&limited, "readrandom")["db_gb"]["allocated"]);
+    assert!(
+        db > 3.0 * 48.0 / 1024.0,
+        "database ({db} GiB) is several times the limit"
+    );
+    let ro_cached = f(&step(&cached, "readrandom")["per_op"]["reads"]);
+    let ro_limited = f(&step(&limited, "readrandom")["per_op"]["reads"]);
+    assert!(ro_cached < 0.05, "cached r/o {ro_cached}");
+    assert!(ro_limited > 0.2, "memory-limited r/o {ro_limited}");
+    assert!(limited["host"]["memory_limit"]
+        .as_str()
+        .unwrap()
+        .contains("cgroup"));
+}
+
+fn unsafe_uid() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(u32::MAX)
+}
+
+#[test]
+fn open_loop_and_null_engine_measure_the_harness() {
+    let dir = scratch();
+    let results = dir.path().join("results");
+    ok(&fathom(&[
+        "run",
+        "--engine",
+        "null",
+        "--workload",
+        "dbbench",
+        "--param",
+        "steps=readrandom",
+        "--param",
+        "num_keys=1000",
+        "--duration",
+        "2s",
+        "--rate",
+        "2000",
+        "--arrivals",
+        "uniform",
+        "--results",
+        results.to_str().unwrap(),
+    ]));
+    let report = report_json(&results);
+    let rr = step(&report["runs"][0], "readrandom");
+    let rate = f(&rr["ops_per_sec"]);
+    assert!(
+        (1800.0..2200.0).contains(&rate),
+        "open loop at 2000/s ran at {rate}/s"
+    );
+    assert_eq!(f(&rr["arrival_rate"]), 2000.0);
+    // The null engine's cost is the harness's own: well under a microsecond of CPU per op.
+    assert!(f(&rr["harness_ns_per_op"]) < 1000.0, "{rr}");
+}
