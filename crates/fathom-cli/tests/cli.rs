@@ -501,3 +501,69 @@ fn open_loop_and_null_engine_measure_the_harness() {
     // The null engine's cost is the harness's own: well under a microsecond of CPU per op.
     assert!(f(&rr["harness_ns_per_op"]) < 1000.0, "{rr}");
 }
+
+/// Count-based steps record exactly their operations, and the interval records add up to the
+/// step's total (no snapshot lost at a boundary, none counted twice).
+#[test]
+fn operations_are_conserved_across_intervals() {
+    let dir = scratch();
+    let results = dir.path().join("results");
+    ok(&fathom(&[
+        "run",
+        "--engine",
+        "null",
+        "--workload",
+        "dbbench",
+        "--param",
+        "steps=fillseq,overwritesome,readrandom",
+        "--param",
+        "num_keys=3000000",
+        "--duration",
+        "1500ms",
+        "--interval",
+        "200ms",
+        "--clients",
+        "2",
+        "--results",
+        results.to_str().unwrap(),
+    ]));
+    let report = report_json(&results);
+    let run = &report["runs"][0];
+    assert_eq!(step(run, "fillseq")["ops"], 3_000_000);
+    assert_eq!(
+        step(run, "overwritesome")["ops"],
+        300_000,
+        "2 clients x num_keys / 2 / 10"
+    );
+    let run_dir = Path::new(run["path"].as_str().unwrap());
+    for (i, name) in [(1, "fillseq"), (2, "overwritesome"), (3, "readrandom")] {
+        let text =
+            std::fs::read_to_string(run_dir.join(format!("steps/0{i}-{name}.intervals.jsonl")))
+                .unwrap();
+        let records: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let sum: u64 = records.iter().map(|r| r["ops"].as_u64().unwrap()).sum();
+        assert_eq!(
+            sum,
+            step(run, name)["ops"].as_u64().unwrap(),
+            "{name}: intervals do not add up"
+        );
+        let numbers: Vec<u64> = records
+            .iter()
+            .map(|r| r["interval"].as_u64().unwrap())
+            .collect();
+        assert_eq!(
+            numbers,
+            (1..=records.len() as u64).collect::<Vec<_>>(),
+            "{name}: intervals in order"
+        );
+    }
+    let rr_intervals =
+        std::fs::read_to_string(run_dir.join("steps/03-readrandom.intervals.jsonl")).unwrap();
+    assert!(
+        rr_intervals.lines().count() >= 6,
+        "1.5 s in 200 ms intervals"
+    );
+}
