@@ -536,7 +536,7 @@ fn operations_are_conserved_across_intervals() {
         "2 clients x num_keys / 2 / 10"
     );
     let run_dir = Path::new(run["path"].as_str().unwrap());
-    for (i, name) in [(1, "fillseq"), (2, "overwritesome"), (3, "readrandom")] {
+    for (i, name) in [(1, "fillseq"), (2, "readrandom"), (3, "overwritesome")] {
         let text =
             std::fs::read_to_string(run_dir.join(format!("steps/0{i}-{name}.intervals.jsonl")))
                 .unwrap();
@@ -561,7 +561,7 @@ fn operations_are_conserved_across_intervals() {
         );
     }
     let rr_intervals =
-        std::fs::read_to_string(run_dir.join("steps/03-readrandom.intervals.jsonl")).unwrap();
+        std::fs::read_to_string(run_dir.join("steps/02-readrandom.intervals.jsonl")).unwrap();
     assert!(
         rr_intervals.lines().count() >= 6,
         "1.5 s in 200 ms intervals"
