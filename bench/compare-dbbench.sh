@@ -28,7 +28,7 @@ common=(--num="$NUM_KEYS" --key_size=20 --value_size=400 --compression_type=lz4 
   --compression_max_dict_bytes=0 --memtablerep=skip_list --statistics=0 --histogram=1 --sync=0
   --db="$WORK/db_bench")
 
-ops() { awk -v b="$1" '$1 == b && $3 == "micros/op" { print $5 }' "$2" | tail -1; }
+ops() { awk -v b="$1" '$1 == b && $4 == "micros/op" { print $5 }' "$2" | tail -1; }
 
 for rep in $(seq 1 "$REPEATS"); do
   rm -rf "$WORK/db_bench"

@@ -8,8 +8,8 @@ use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, SessionOptions};
 use fathom_core::target::{Counters, Maintenance, Target};
 use rocksdb::statistics::{Histogram, Ticker};
 use rocksdb::{
-    BlockBasedOptions, Cache, DBCompactionStyle, Options, WaitForCompactOptions, WriteBatch,
-    WriteOptions, DB,
+    BlockBasedOptions, Cache, DBCompactionStyle, Options, ReadOptions, WaitForCompactOptions,
+    WriteBatch, WriteOptions, DB,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -296,11 +296,13 @@ impl Target for RocksDb {
 struct Session {
     db: Arc<DB>,
     write: WriteOptions,
+    /// Kept for the session: the crate's `get_pinned` allocates a new one per call.
+    read: ReadOptions,
 }
 
 impl KvSession for Session {
     fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
-        Ok(self.db.get_pinned(key)?.map(|v| v.len()))
+        Ok(self.db.get_pinned_opt(key, &self.read)?.map(|v| v.len()))
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
@@ -362,6 +364,7 @@ impl KvEngine for RocksDb {
         Ok(Box::new(Session {
             db: Arc::clone(&self.db),
             write,
+            read: ReadOptions::default(),
         }))
     }
 }
