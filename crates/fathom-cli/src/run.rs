@@ -91,17 +91,6 @@ struct Plan {
     interval: Duration,
 }
 
-fn parse_pairs(pairs: &[String], what: &str) -> anyhow::Result<BTreeMap<String, String>> {
-    pairs
-        .iter()
-        .map(|p| {
-            p.split_once('=')
-                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-                .ok_or_else(|| anyhow::anyhow!("{what} `{p}` is not KEY=VALUE"))
-        })
-        .collect()
-}
-
 fn resolve(args: &RunArgs) -> anyhow::Result<Plan> {
     let engine = fathom_engines::find(&args.engine)?;
     let workload = fathom_workloads::find(&args.workload)?;
@@ -115,7 +104,8 @@ fn resolve(args: &RunArgs) -> anyhow::Result<Plan> {
             .join(";"),
         None => args.setup.clone(),
     };
-    let settings = parse_pairs(&args.settings, "--set")?;
+    let settings = fathom_core::units::parse_key_values(&args.settings, "--set")
+        .map_err(anyhow::Error::msg)?;
     fathom_engines::settings::validate(engine.name, engine.settings, &settings)?;
     let mut params = Params::parse(&args.params)?;
     if let Some(d) = &args.duration {

@@ -224,121 +224,39 @@ fn fathom_report_columns() -> [&'static str; 15] {
 #[test]
 fn bad_input_names_what_was_wrong_and_what_is_accepted() {
     let dir = scratch();
-    let r = dir.path().to_str().unwrap();
-    let e = err(&fathom(&[
-        "run",
-        "--engine",
-        "rocksdbx",
-        "--workload",
-        "dbbench",
-        "--results",
-        r,
-    ]));
-    assert!(
-        e.contains("unknown engine `rocksdbx`") && e.contains("rocksdb, null"),
-        "{e}"
-    );
-    let e = err(&fathom(&[
-        "run",
-        "--engine",
-        "rocksdb",
-        "--workload",
-        "dbbnech",
-        "--results",
-        r,
-    ]));
-    assert!(
-        e.contains("unknown workload `dbbnech`") && e.contains("dbbench"),
-        "{e}"
-    );
-    let e = err(&fathom(&[
-        "run",
-        "--engine",
-        "rocksdb",
-        "--workload",
-        "dbbench",
-        "--param",
-        "num_kyes=5",
-        "--results",
-        r,
-    ]));
-    assert!(
-        e.contains("no parameter `num_kyes`") && e.contains("num_keys"),
-        "{e}"
-    );
-    let e = err(&fathom(&[
-        "run",
-        "--engine",
-        "rocksdb",
-        "--workload",
-        "dbbench",
-        "--set",
-        "cache=1g",
-        "--results",
-        r,
-    ]));
-    assert!(
-        e.contains("no setting `cache`") && e.contains("cache_size"),
-        "{e}"
-    );
-    let e = err(&fathom(&[
-        "run",
-        "--engine",
-        "rocksdb",
-        "--workload",
-        "dbbench",
-        "--setup",
-        "write_bufer_size=4m",
-        "--param",
-        "steps=fillseq",
-        "--results",
-        r,
-    ]));
-    assert!(
-        e.contains("RocksDB rejected the options string") && e.contains("write_bufer_size"),
-        "{e}"
-    );
-    let e = err(&fathom(&[
-        "run",
-        "--engine",
-        "rocksdb",
-        "--workload",
-        "dbbench",
-        "--setup",
-        "write_buffer_size=lots",
-        "--param",
-        "steps=fillseq",
-        "--results",
-        r,
-    ]));
-    assert!(e.contains("write_buffer_size"), "{e}");
-    let e = err(&fathom(&[
-        "run",
-        "--engine",
-        "null",
-        "--workload",
-        "dbbench",
-        "--duration",
-        "soon",
-        "--results",
-        r,
-    ]));
-    assert!(
-        e.contains("--duration") && e.contains("not a duration"),
-        "{e}"
-    );
-    let e = err(&fathom(&[
-        "run",
-        "--engine",
-        "null",
-        "--workload",
-        "dbbench",
-        "--setup",
-        "@/no/such/file",
-        "--results",
-        r,
-    ]));
-    assert!(e.contains("/no/such/file"), "{e}");
+    let results = dir.path().to_str().unwrap();
+    // (arguments after `fathom run`, words the error must contain)
+    let cases: &[(&str, &[&str])] = &[
+        ("--engine rocksdbx --workload dbbench", &["unknown engine `rocksdbx`", "rocksdb, null"]),
+        ("--engine rocksdb --workload dbbnech", &["unknown workload `dbbnech`", "dbbench"]),
+        ("--engine rocksdb --workload dbbench --param num_kyes=5", &["no parameter `num_kyes`", "num_keys"]),
+        ("--engine rocksdb --workload dbbench --param num_keys", &["`num_keys` is not key=value"]),
+        ("--engine rocksdb --workload dbbench --set cache=1g", &["no setting `cache`", "cache_size"]),
+        ("--engine rocksdb --workload dbbench --set o_direct=some", &["o_direct", "none, reads, flush or all"]),
+        (
+            "--engine rocksdb --workload dbbench --param steps=fillseq --setup write_bufer_size=4m",
+            &["RocksDB rejected the options string", "write_bufer_size"],
+        ),
+        (
+            "--engine rocksdb --workload dbbench --param steps=fillseq --setup write_buffer_size=lots",
+            &["RocksDB rejected the options string", "write_buffer_size"],
+        ),
+        ("--engine null --workload dbbench --duration soon", &["--duration", "not a duration"]),
+        ("--engine null --workload dbbench --setup @/no/such/file", &["/no/such/file"]),
+        ("--engine null --workload dbbench --memory-limit lots", &["--memory-limit", "not a size"]),
+    ];
+    for (args, expected) in cases {
+        let mut argv = vec!["run"];
+        argv.extend(args.split_whitespace());
+        argv.extend(["--results", results]);
+        let e = err(&fathom(&argv));
+        for word in *expected {
+            assert!(
+                e.contains(word),
+                "`fathom run {args}`: error lacks `{word}`:\n{e}"
+            );
+        }
+    }
     // A rejected setup leaves no half-made run behind.
     assert!(fathom_core::store::find_runs(dir.path()).is_err());
 }

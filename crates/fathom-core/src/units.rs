@@ -73,6 +73,22 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(total))
 }
 
+/// Parses `KEY=VALUE` strings (as `--set` and `--param` take them) into a map; `what` names
+/// the option in the error.
+pub fn parse_key_values(
+    pairs: &[String],
+    what: &str,
+) -> Result<std::collections::BTreeMap<String, String>, String> {
+    pairs
+        .iter()
+        .map(|p| {
+            p.split_once('=')
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .ok_or_else(|| format!("{what} `{p}` is not key=value"))
+        })
+        .collect()
+}
+
 /// Formats a duration the way `parse_duration` reads it.
 pub fn format_duration(d: Duration) -> String {
     let ms = d.as_millis();
@@ -109,5 +125,15 @@ mod tests {
         assert!(parse_duration("s").is_err());
         assert_eq!(format_duration(Duration::from_millis(1500)), "1500ms");
         assert_eq!(format_duration(Duration::from_secs(20)), "20s");
+    }
+
+    #[test]
+    fn key_values() {
+        let m = parse_key_values(&["a=1".into(), " b = x=y ".into()], "--set").unwrap();
+        assert_eq!((m["a"].as_str(), m["b"].as_str()), ("1", "x=y"));
+        assert_eq!(
+            parse_key_values(&["a".into()], "--set").unwrap_err(),
+            "--set `a` is not key=value"
+        );
     }
 }

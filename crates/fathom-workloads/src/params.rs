@@ -25,13 +25,7 @@ impl Params {
 
     /// Parses `key=value` strings.
     pub fn parse(pairs: &[String]) -> anyhow::Result<Params> {
-        let mut values = BTreeMap::new();
-        for p in pairs {
-            let (k, v) = p
-                .split_once('=')
-                .ok_or_else(|| anyhow::anyhow!("parameter `{p}` is not key=value"))?;
-            values.insert(k.trim().to_string(), v.trim().to_string());
-        }
+        let values = units::parse_key_values(pairs, "parameter").map_err(anyhow::Error::msg)?;
         Ok(Params { values })
     }
 
