@@ -172,7 +172,7 @@ fn dbbench_on_rocksdb_reports_every_column_and_the_counters_move() {
         "histogram log has tagged intervals:\n{log}"
     );
     let intervals =
-        std::fs::read_to_string(run_dir.join("steps/02-readrandom.intervals.jsonl")).unwrap();
+        std::fs::read_to_string(run_dir.join("steps/03-readrandom.intervals.jsonl")).unwrap();
     assert!(intervals.lines().count() >= 1);
     // The database was removed, the results kept.
     assert!(std::fs::read_dir(results.join(".data"))
@@ -454,7 +454,7 @@ fn operations_are_conserved_across_intervals() {
         "2 clients x num_keys / 2 / 10"
     );
     let run_dir = Path::new(run["path"].as_str().unwrap());
-    for (i, name) in [(1, "fillseq"), (2, "readrandom"), (3, "overwritesome")] {
+    for (i, name) in [(1, "fillseq"), (2, "overwritesome"), (3, "readrandom")] {
         let text =
             std::fs::read_to_string(run_dir.join(format!("steps/0{i}-{name}.intervals.jsonl")))
                 .unwrap();
@@ -479,7 +479,7 @@ fn operations_are_conserved_across_intervals() {
         );
     }
     let rr_intervals =
-        std::fs::read_to_string(run_dir.join("steps/02-readrandom.intervals.jsonl")).unwrap();
+        std::fs::read_to_string(run_dir.join("steps/03-readrandom.intervals.jsonl")).unwrap();
     assert!(
         rr_intervals.lines().count() >= 6,
         "1.5 s in 200 ms intervals"

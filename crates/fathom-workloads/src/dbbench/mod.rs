@@ -29,7 +29,7 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "steps",
         default: "all",
-        help: "comma-separated subset of: fillseq, revrange, readrandom, fwdrange, overwritesome, flush, \
+        help: "steps to run, in this order (default: the whole sequence): fillseq, revrange, readrandom, fwdrange, overwritesome, flush, \
                revrangewhilewriting, fwdrangewhilewriting, readwhilewriting, overwriteandwait",
     },
 ];
@@ -142,8 +142,9 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn KvWorkload>>
         open_loop: None,
         after: Vec::new(),
     };
-    for name in STEP_NAMES.iter().filter(|n| wanted.iter().any(|w| w == *n)) {
-        let (plan, work, wal_off) = match *name {
+    // Steps run in the order given, as db_bench runs `--benchmarks=a,b,c`.
+    for name in &wanted {
+        let (plan, work, wal_off) = match name.as_str() {
             "fillseq" => (
                 StepPlan {
                     duration: None,
@@ -188,7 +189,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn KvWorkload>>
                 false,
             ),
             "revrangewhilewriting" | "fwdrangewhilewriting" | "readwhilewriting" => {
-                let (kind, work) = match *name {
+                let (kind, work) = match name.as_str() {
                     "readwhilewriting" => ("get", Work::Read),
                     "revrangewhilewriting" => ("seek", Work::Seek(Direction::Reverse)),
                     _ => ("seek", Work::Seek(Direction::Forward)),
@@ -326,10 +327,11 @@ mod tests {
 
     #[test]
     fn subsets_and_bad_parameters() {
+        // In the order given, as db_bench runs --benchmarks.
         let s = steps(&["steps=readrandom,fillseq"], 2).unwrap();
         assert_eq!(
             s.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
-            ["fillseq", "readrandom"]
+            ["readrandom", "fillseq"]
         );
         let e = steps(&["steps=readrandmo"], 2).unwrap_err().to_string();
         assert!(e.contains("unknown step `readrandmo`"), "{e}");
