@@ -172,7 +172,7 @@ fn dbbench_on_rocksdb_reports_every_column_and_the_counters_move() {
         "histogram log has tagged intervals:\n{log}"
     );
     let intervals =
-        std::fs::read_to_string(run_dir.join("steps/03-readrandom.intervals.jsonl")).unwrap();
+        std::fs::read_to_string(run_dir.join("steps/02-readrandom.intervals.jsonl")).unwrap();
     assert!(intervals.lines().count() >= 1);
     // The database was removed, the results kept.
     assert!(std::fs::read_dir(results.join(".data"))
