@@ -24,8 +24,21 @@ pub enum BatchOp<'a> {
 
 /// A client's connection to a kv engine.
 pub trait KvSession: Send {
-    /// Reads a key; returns the value's length when present.
+    /// Reads a key; returns the value's length when present (the fast path: no copy).
     fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>>;
+    /// Reads a key's value into `out`; returns false when the key is absent.
+    fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
+        let mut found = false;
+        self.scan(key, Direction::Forward, 1, &mut |k, v| {
+            if k == key {
+                out.clear();
+                out.extend_from_slice(v);
+                found = true;
+            }
+            false
+        })?;
+        Ok(found)
+    }
     fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()>;
     fn delete(&mut self, key: &[u8]) -> anyhow::Result<()>;
     /// Applies every write or none.

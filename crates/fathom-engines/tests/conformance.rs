@@ -1,0 +1,219 @@
+//! One conformance suite for every kv engine: the same checks, run against each engine in the
+//! registry. A new engine gets the suite by adding one `conformance!` line below (and a test
+//! fails until it does).
+
+use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, SessionOptions};
+use fathom_core::target::Maintenance;
+use fathom_engines::{EngineConfig, ENGINES};
+use std::path::Path;
+
+fn open(name: &str, dir: &Path) -> Box<dyn KvEngine> {
+    let entry = fathom_engines::find(name).unwrap();
+    let config = EngineConfig {
+        data_dir: dir.to_path_buf(),
+        ..Default::default()
+    };
+    fathom_engines::open(entry, &config).unwrap_or_else(|e| panic!("{name}: open: {e:#}"))
+}
+
+fn key(i: u32) -> Vec<u8> {
+    format!("key{i:06}").into_bytes()
+}
+
+fn value(i: u32, round: u32) -> Vec<u8> {
+    format!("value-{i}-{round}-{}", "x".repeat((i % 7) as usize * 10)).into_bytes()
+}
+
+fn scan_keys(s: &mut dyn KvSession, start: &[u8], d: Direction, limit: usize) -> Vec<Vec<u8>> {
+    let mut keys = Vec::new();
+    s.scan(start, d, limit, &mut |k, _| {
+        keys.push(k.to_vec());
+        true
+    })
+    .unwrap();
+    keys
+}
+
+fn check_engine(name: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(name, dir.path());
+    assert!(
+        !engine.version().is_empty() && engine.version() != "unknown",
+        "{name}: version"
+    );
+    let mut s = engine.session(SessionOptions::default()).unwrap();
+    let mut buf = Vec::new();
+
+    // An empty database.
+    assert_eq!(s.get(&key(1)).unwrap(), None, "{name}: get on empty");
+    assert!(
+        scan_keys(s.as_mut(), b"", Direction::Forward, 10).is_empty(),
+        "{name}: scan on empty"
+    );
+
+    // Point writes and reads, values checked byte for byte.
+    for i in (0..200).step_by(2) {
+        s.put(&key(i), &value(i, 0)).unwrap();
+    }
+    for i in 0..200 {
+        let expect = (i % 2 == 0).then(|| value(i, 0));
+        assert_eq!(
+            s.get(&key(i)).unwrap(),
+            expect.as_ref().map(Vec::len),
+            "{name}: get {i}"
+        );
+        assert_eq!(
+            s.read(&key(i), &mut buf).unwrap(),
+            expect.is_some(),
+            "{name}: read {i}"
+        );
+        if let Some(v) = expect {
+            assert_eq!(buf, v, "{name}: value of {i}");
+        }
+    }
+    s.put(&key(10), &value(10, 1)).unwrap();
+    assert!(s.read(&key(10), &mut buf).unwrap());
+    assert_eq!(buf, value(10, 1), "{name}: overwrite");
+    s.delete(&key(12)).unwrap();
+    assert_eq!(s.get(&key(12)).unwrap(), None, "{name}: delete");
+    s.delete(&key(13)).unwrap(); // deleting an absent key is not an error
+
+    // Ordered scans: bounds, limits, direction, early stop.
+    assert_eq!(
+        scan_keys(s.as_mut(), &key(8), Direction::Forward, 3),
+        [key(8), key(10), key(14)],
+        "{name}: forward"
+    );
+    assert_eq!(
+        scan_keys(s.as_mut(), &key(9), Direction::Forward, 2),
+        [key(10), key(14)],
+        "{name}: forward from a gap"
+    );
+    assert_eq!(
+        scan_keys(s.as_mut(), &key(14), Direction::Reverse, 3),
+        [key(14), key(10), key(8)],
+        "{name}: reverse"
+    );
+    assert_eq!(
+        scan_keys(s.as_mut(), &key(13), Direction::Reverse, 2),
+        [key(10), key(8)],
+        "{name}: reverse from a gap"
+    );
+    assert!(
+        scan_keys(s.as_mut(), &key(999), Direction::Forward, 5).is_empty(),
+        "{name}: past the end"
+    );
+    assert!(
+        scan_keys(s.as_mut(), b"a", Direction::Reverse, 5).is_empty(),
+        "{name}: before the start"
+    );
+    assert_eq!(
+        scan_keys(s.as_mut(), &key(190), Direction::Forward, 100).len(),
+        5,
+        "{name}: limit beyond the end"
+    );
+    let mut seen = 0;
+    let n = s
+        .scan(&key(0), Direction::Forward, 50, &mut |_, _| {
+            seen += 1;
+            seen < 4
+        })
+        .unwrap();
+    assert_eq!(
+        (seen, n),
+        (4, 4),
+        "{name}: visit returning false stops the scan"
+    );
+    let mut pairs = Vec::new();
+    s.scan(&key(20), Direction::Forward, 1, &mut |k, v| {
+        pairs.push((k.to_vec(), v.to_vec()));
+        true
+    })
+    .unwrap();
+    assert_eq!(
+        pairs,
+        [(key(20), value(20, 0))],
+        "{name}: scan yields values"
+    );
+
+    // Atomic batches.
+    let (k1, k2, v1) = (key(1001), key(1002), value(1001, 0));
+    s.write_batch(&[
+        BatchOp::Put(&k1, &v1),
+        BatchOp::Put(&k2, &v1),
+        BatchOp::Delete(&key(14)),
+    ])
+    .unwrap();
+    assert_eq!(s.get(&k1).unwrap(), Some(v1.len()), "{name}: batch put");
+    assert_eq!(s.get(&k2).unwrap(), Some(v1.len()), "{name}: batch put");
+    assert_eq!(s.get(&key(14)).unwrap(), None, "{name}: batch delete");
+
+    // Concurrent sessions, each writing its own range, all visible afterwards.
+    std::thread::scope(|scope| {
+        for t in 0..4u32 {
+            let engine = &engine;
+            scope.spawn(move || {
+                let mut s = engine.session(SessionOptions::default()).unwrap();
+                for i in 0..500 {
+                    let k = key(10_000 + t * 1000 + i);
+                    s.put(&k, &value(i, t)).unwrap();
+                }
+            });
+        }
+    });
+    assert_eq!(
+        scan_keys(s.as_mut(), &key(10_000), Direction::Forward, 5000).len(),
+        2000,
+        "{name}: concurrent writes"
+    );
+
+    // Statistics and maintenance.
+    engine.maintain(Maintenance::Flush).unwrap();
+    engine.maintain(Maintenance::WaitForCompaction).unwrap();
+    let counters = engine.counters();
+    assert!(!counters.is_empty(), "{name}: no statistics");
+    let stats = engine.step_stats(&Default::default(), &counters, 1.0);
+    assert!(!stats.is_empty(), "{name}: no step statistics");
+
+    // Everything is still there after close and reopen.
+    drop(s);
+    drop(engine);
+    let engine = open(name, dir.path());
+    let mut s = engine.session(SessionOptions::default()).unwrap();
+    assert!(s.read(&key(10), &mut buf).unwrap());
+    assert_eq!(buf, value(10, 1), "{name}: after reopen");
+    assert_eq!(
+        s.get(&key(12)).unwrap(),
+        None,
+        "{name}: delete survives reopen"
+    );
+    assert_eq!(
+        scan_keys(s.as_mut(), &key(10_000), Direction::Forward, 5000).len(),
+        2000,
+        "{name}: reopen"
+    );
+}
+
+macro_rules! conformance {
+    ($engine:ident) => {
+        #[test]
+        fn $engine() {
+            check_engine(stringify!($engine));
+        }
+    };
+}
+
+conformance!(rocksdb);
+
+/// Every engine in the registry (but null, which stores nothing) has its line above.
+#[test]
+fn every_engine_is_covered() {
+    let source = include_str!("conformance.rs");
+    for e in ENGINES.iter().filter(|e| e.name != "null") {
+        assert!(
+            source.contains(&format!("conformance!({});", e.name)),
+            "engine {} has no conformance! line",
+            e.name
+        );
+    }
+}
