@@ -4,7 +4,7 @@
 #   scripts/setup.sh --peers  also the peer tools used for side-by-side runs (db_bench)
 set -euo pipefail
 
-packages=(libclang-dev clang pkg-config build-essential)
+packages=(libclang-dev clang pkg-config build-essential libwiredtiger-dev)
 if [[ "${1:-}" == "--peers" ]]; then
   packages+=(rocksdb-tools)
 fi

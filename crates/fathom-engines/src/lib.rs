@@ -5,6 +5,8 @@ pub mod null;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb;
 pub mod settings;
+#[cfg(feature = "wiredtiger")]
+pub mod wiredtiger;
 
 use fathom_core::kv::KvEngine;
 use settings::{SettingSpec, Settings};
@@ -36,6 +38,8 @@ pub struct EngineEntry {
 pub static ENGINES: &[EngineEntry] = &[
     #[cfg(feature = "rocksdb")]
     rocksdb::ENTRY,
+    #[cfg(feature = "wiredtiger")]
+    wiredtiger::ENTRY,
     null::ENTRY,
 ];
 

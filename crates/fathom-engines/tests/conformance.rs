@@ -204,6 +204,7 @@ macro_rules! conformance {
 }
 
 conformance!(rocksdb);
+conformance!(wiredtiger);
 
 /// Every engine in the registry (but null, which stores nothing) has its line above.
 #[test]
