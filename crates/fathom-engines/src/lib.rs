@@ -1,6 +1,8 @@
 //! fathom-engines: the kv engines fathom can open, each one module plus one line in
 //! `ENGINES`, with the typed settings each accepts and where its options syntax is documented.
 
+#[cfg(feature = "lmdb")]
+pub mod lmdb;
 pub mod null;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb;
@@ -40,6 +42,8 @@ pub static ENGINES: &[EngineEntry] = &[
     rocksdb::ENTRY,
     #[cfg(feature = "wiredtiger")]
     wiredtiger::ENTRY,
+    #[cfg(feature = "lmdb")]
+    lmdb::ENTRY,
     null::ENTRY,
 ];
 

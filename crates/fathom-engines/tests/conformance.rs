@@ -205,6 +205,7 @@ macro_rules! conformance {
 
 conformance!(rocksdb);
 conformance!(wiredtiger);
+conformance!(lmdb);
 
 /// Every engine in the registry (but null, which stores nothing) has its line above.
 #[test]

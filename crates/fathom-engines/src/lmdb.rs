@@ -1,0 +1,253 @@
+//! Embedded LMDB through `heed`: a memory-mapped B+tree with one writer at a time. Every put is
+//! its own write transaction, so concurrent writers queue on LMDB's writer lock; that is a
+//! property of the engine, and the reports show it rather than hide it.
+
+use crate::settings::{self, SettingSpec};
+use crate::{EngineConfig, EngineEntry};
+use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, SessionOptions};
+use fathom_core::target::{Counters, Maintenance, Target};
+use heed::types::Bytes;
+use heed::{Database, Env, EnvFlags, EnvOpenOptions};
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::path::PathBuf;
+
+const SETTINGS: &[SettingSpec] = &[
+    SettingSpec {
+        name: "map_size",
+        default: "64g",
+        values: "size",
+        help: "the memory map's size: the largest the database can grow",
+    },
+    SettingSpec {
+        name: "sync",
+        default: "false",
+        values: "bool",
+        help: "fsync at every commit (false sets MDB_NOSYNC)",
+    },
+];
+
+/// The environment flags `--setup` may name, comma-separated, as lmdb.h spells them.
+const FLAGS: &[(&str, EnvFlags)] = &[
+    ("MDB_NOSYNC", EnvFlags::NO_SYNC),
+    ("MDB_NOMETASYNC", EnvFlags::NO_META_SYNC),
+    ("MDB_NORDAHEAD", EnvFlags::NO_READ_AHEAD),
+    ("MDB_WRITEMAP", EnvFlags::WRITE_MAP),
+    ("MDB_MAPASYNC", EnvFlags::MAP_ASYNC),
+    ("MDB_NOMEMINIT", EnvFlags::NO_MEM_INIT),
+];
+
+pub const ENTRY: EngineEntry = EngineEntry {
+    name: "lmdb",
+    family: "kv",
+    about: "embedded LMDB (heed's bundled mdb.master); one writer at a time",
+    options_doc: "LMDB environment flags, comma-separated as lmdb.h names them: MDB_NOSYNC, MDB_NOMETASYNC, \
+                  MDB_NORDAHEAD, MDB_WRITEMAP, MDB_MAPASYNC, MDB_NOMEMINIT (LMDB docs: mdb_env_open)",
+    settings: SETTINGS,
+    open,
+};
+
+pub struct Lmdb {
+    env: Env,
+    db: Database<Bytes, Bytes>,
+    dir: PathBuf,
+    flags: String,
+}
+
+fn parse_flags(text: &str) -> anyhow::Result<EnvFlags> {
+    let mut flags = EnvFlags::empty();
+    for name in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (_, f) = FLAGS.iter().find(|(n, _)| *n == name).ok_or_else(|| {
+            let names: Vec<_> = FLAGS.iter().map(|(n, _)| *n).collect();
+            anyhow::anyhow!(
+                "LMDB has no flag `{name}` fathom can set; flags: {}",
+                names.join(", ")
+            )
+        })?;
+        flags |= *f;
+    }
+    Ok(flags)
+}
+
+fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
+    let s = &config.settings;
+    let mut flags = parse_flags(&config.options)?;
+    if !settings::get_bool(SETTINGS, s, "sync")? {
+        flags |= EnvFlags::NO_SYNC;
+    }
+    let mut options = EnvOpenOptions::new();
+    options
+        .map_size(settings::get_size(SETTINGS, s, "map_size")? as usize)
+        .max_dbs(1);
+    // SAFETY: the flags weaken durability only (NO_SYNC and friends), which is the user's
+    // choice; the environment is opened once per process and directory.
+    let env = unsafe {
+        options.flags(flags);
+        options.open(&config.data_dir)
+    }
+    .map_err(|e| anyhow::anyhow!("opening LMDB in {}: {e}", config.data_dir.display()))?;
+    let mut wtxn = env.write_txn()?;
+    let db = env.create_database(&mut wtxn, Some("fathom"))?;
+    wtxn.commit()?;
+    let names: Vec<_> = FLAGS
+        .iter()
+        .filter(|(_, f)| flags.contains(*f))
+        .map(|(n, _)| *n)
+        .collect();
+    Ok(Box::new(Lmdb {
+        env,
+        db,
+        dir: config.data_dir.clone(),
+        flags: names.join(","),
+    }))
+}
+
+impl Target for Lmdb {
+    fn name(&self) -> &str {
+        "lmdb"
+    }
+
+    fn version(&self) -> String {
+        let v = heed::lmdb_version();
+        format!("{}.{}.{}", v.major, v.minor, v.patch)
+    }
+
+    fn data_dirs(&self) -> Vec<PathBuf> {
+        vec![self.dir.clone()]
+    }
+
+    fn counters(&self) -> Counters {
+        let mut c = Counters::new();
+        if let Ok(stat) = self.env.read_txn().and_then(|t| self.db.stat(&t)) {
+            c.insert("entries".into(), stat.entries as f64);
+            c.insert("depth".into(), f64::from(stat.depth));
+            c.insert("branch_pages".into(), stat.branch_pages as f64);
+            c.insert("leaf_pages".into(), stat.leaf_pages as f64);
+            c.insert("overflow_pages".into(), stat.overflow_pages as f64);
+        }
+        let info = self.env.info();
+        c.insert("last_page".into(), info.last_page_number as f64);
+        c
+    }
+
+    /// Tree shape at the end of the step, and the growth of the file in pages.
+    fn step_stats(
+        &self,
+        before: &Counters,
+        after: &Counters,
+        _seconds: f64,
+    ) -> BTreeMap<String, f64> {
+        let mut s: BTreeMap<String, f64> = after.clone();
+        let grown = after.get("last_page").copied().unwrap_or(0.0)
+            - before.get("last_page").copied().unwrap_or(0.0);
+        s.insert("pages_grown".into(), grown);
+        s
+    }
+
+    fn maintain(&self, action: Maintenance) -> anyhow::Result<()> {
+        match action {
+            Maintenance::Flush => Ok(self.env.force_sync()?),
+            Maintenance::WaitForCompaction => Ok(()),
+        }
+    }
+
+    fn effective_options(&self) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            ("flags".to_string(), self.flags.clone()),
+            ("map_size".to_string(), self.env.info().map_size.to_string()),
+        ])
+    }
+}
+
+struct Session<'e> {
+    engine: &'e Lmdb,
+}
+
+impl KvSession for Session<'_> {
+    fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
+        let txn = self.engine.env.read_txn()?;
+        Ok(self.engine.db.get(&txn, key)?.map(<[u8]>::len))
+    }
+
+    fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
+        let txn = self.engine.env.read_txn()?;
+        let found = self.engine.db.get(&txn, key)?;
+        if let Some(v) = found {
+            out.clear();
+            out.extend_from_slice(v);
+        }
+        Ok(found.is_some())
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
+        self.write_batch(&[BatchOp::Put(key, value)])
+    }
+
+    fn delete(&mut self, key: &[u8]) -> anyhow::Result<()> {
+        self.write_batch(&[BatchOp::Delete(key)])
+    }
+
+    fn write_batch(&mut self, ops: &[BatchOp<'_>]) -> anyhow::Result<()> {
+        let mut txn = self.engine.env.write_txn()?;
+        for op in ops {
+            match op {
+                BatchOp::Put(k, v) => self.engine.db.put(&mut txn, k, v)?,
+                BatchOp::Delete(k) => {
+                    self.engine.db.delete(&mut txn, k)?;
+                }
+            }
+        }
+        Ok(txn.commit()?)
+    }
+
+    fn scan(
+        &mut self,
+        start: &[u8],
+        direction: Direction,
+        limit: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> anyhow::Result<usize> {
+        let txn = self.engine.env.read_txn()?;
+        let mut n = 0;
+        let mut each = |item: heed::Result<(&[u8], &[u8])>| -> anyhow::Result<bool> {
+            let (k, v) = item?;
+            n += 1;
+            Ok(visit(k, v) && n < limit)
+        };
+        // LMDB has no empty key: from "" a forward scan starts at the first key, and a reverse
+        // one finds nothing.
+        if limit == 0 || (start.is_empty() && direction == Direction::Reverse) {
+            return Ok(0);
+        }
+        let from = if start.is_empty() {
+            Bound::Unbounded
+        } else {
+            Bound::Included(start)
+        };
+        match direction {
+            Direction::Forward => {
+                let range = (from, Bound::Unbounded);
+                for item in self.engine.db.range(&txn, &range)? {
+                    if !each(item)? {
+                        break;
+                    }
+                }
+            }
+            Direction::Reverse => {
+                let range = (Bound::Unbounded, Bound::Included(start));
+                for item in self.engine.db.rev_range(&txn, &range)? {
+                    if !each(item)? {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(n)
+    }
+}
+
+impl KvEngine for Lmdb {
+    fn session(&self, _options: SessionOptions) -> anyhow::Result<Box<dyn KvSession + '_>> {
+        Ok(Box::new(Session { engine: self }))
+    }
+}
