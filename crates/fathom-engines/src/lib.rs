@@ -7,6 +7,8 @@ pub mod null;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb;
 pub mod settings;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
 #[cfg(feature = "wiredtiger")]
 pub mod wiredtiger;
 
@@ -44,6 +46,8 @@ pub static ENGINES: &[EngineEntry] = &[
     wiredtiger::ENTRY,
     #[cfg(feature = "lmdb")]
     lmdb::ENTRY,
+    #[cfg(feature = "sqlite")]
+    sqlite::ENTRY,
     null::ENTRY,
 ];
 

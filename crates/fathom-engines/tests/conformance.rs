@@ -206,6 +206,7 @@ macro_rules! conformance {
 conformance!(rocksdb);
 conformance!(wiredtiger);
 conformance!(lmdb);
+conformance!(sqlite);
 
 /// Every engine in the registry (but null, which stores nothing) has its line above.
 #[test]

@@ -1,0 +1,298 @@
+//! Embedded SQLite (rusqlite's bundled build) as a kv engine: one `WITHOUT ROWID` table with a
+//! BLOB primary key, WAL mode, a connection per client, and any PRAGMA from the setup. Writes
+//! serialize on SQLite's database lock; readers run beside them in WAL mode.
+
+use crate::settings::{self, SettingSpec};
+use crate::{EngineConfig, EngineEntry};
+use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, SessionOptions};
+use fathom_core::target::{Counters, Maintenance, Target};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+
+const SETTINGS: &[SettingSpec] = &[
+    SettingSpec {
+        name: "cache_size",
+        default: "256m",
+        values: "size",
+        help: "page cache per connection (PRAGMA cache_size)",
+    },
+    SettingSpec {
+        name: "wal",
+        default: "true",
+        values: "bool",
+        help: "journal_mode=WAL (false: the rollback journal)",
+    },
+    SettingSpec {
+        name: "sync",
+        default: "false",
+        values: "bool",
+        help: "synchronous=FULL (false: OFF)",
+    },
+];
+
+pub const ENTRY: EngineEntry = EngineEntry {
+    name: "sqlite",
+    family: "kv",
+    about: "embedded SQLite (rusqlite's bundled build), one WITHOUT ROWID table",
+    options_doc: "PRAGMAs, `;`-separated, e.g. `mmap_size=1073741824;page_size=8192;synchronous=NORMAL` \
+                  (SQLite docs: PRAGMA statements); run on every connection after fathom's settings, so they win",
+    settings: SETTINGS,
+    open,
+};
+
+const FILE: &str = "fathom.sqlite";
+
+pub struct Sqlite {
+    dir: PathBuf,
+    pragmas: Vec<String>,
+    /// A connection of the engine's own, for statistics and checkpoints.
+    admin: Mutex<Connection>,
+}
+
+/// The PRAGMA statements for a setup: fathom's settings first, the user's after them.
+fn pragmas(config: &EngineConfig) -> anyhow::Result<Vec<String>> {
+    let s = &config.settings;
+    let cache_kib = settings::get_size(SETTINGS, s, "cache_size")? / 1024;
+    let journal = if settings::get_bool(SETTINGS, s, "wal")? {
+        "WAL"
+    } else {
+        "DELETE"
+    };
+    let sync = if settings::get_bool(SETTINGS, s, "sync")? {
+        "FULL"
+    } else {
+        "OFF"
+    };
+    let mut list = vec![
+        format!("cache_size=-{cache_kib}"),
+        format!("journal_mode={journal}"),
+        format!("synchronous={sync}"),
+    ];
+    for item in config
+        .options
+        .split(';')
+        .map(str::trim)
+        .filter(|i| !i.is_empty())
+    {
+        let name = item.split('=').next().unwrap_or("").trim();
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            anyhow::bail!("SQLite setup: `{item}` is not a PRAGMA (expected name=value, e.g. synchronous=NORMAL)");
+        }
+        list.push(item.to_string());
+    }
+    Ok(list)
+}
+
+fn connect(path: &std::path::Path, pragmas: &[String]) -> anyhow::Result<Connection> {
+    let conn = Connection::open(path)
+        .map_err(|e| anyhow::anyhow!("opening SQLite database {}: {e}", path.display()))?;
+    conn.busy_timeout(Duration::from_secs(60))?;
+    for p in pragmas {
+        // Some PRAGMAs answer with a row (journal_mode), others with none.
+        conn.query_row(&format!("PRAGMA {p}"), [], |_| Ok(()))
+            .optional()
+            .map_err(|e| anyhow::anyhow!("PRAGMA {p}: {e}"))?;
+    }
+    Ok(conn)
+}
+
+fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
+    let pragmas = pragmas(config)?;
+    let path = config.data_dir.join(FILE);
+    let admin = connect(&path, &pragmas)?;
+    // SQLite ignores a PRAGMA it does not know; fathom does not.
+    let known: Vec<String> = admin
+        .prepare("SELECT name FROM pragma_pragma_list")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    for p in &pragmas {
+        let name = p
+            .split('=')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        if !known.contains(&name) {
+            anyhow::bail!(
+                "SQLite has no PRAGMA `{name}` (from the setup `{}`)",
+                config.options
+            );
+        }
+    }
+    admin.execute_batch(
+        "CREATE TABLE IF NOT EXISTS kv (k BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID",
+    )?;
+    Ok(Box::new(Sqlite {
+        dir: config.data_dir.clone(),
+        pragmas,
+        admin: Mutex::new(admin),
+    }))
+}
+
+impl Sqlite {
+    fn pragma_int(&self, name: &str) -> Option<f64> {
+        let admin = self.admin.lock().unwrap_or_else(|e| e.into_inner());
+        admin
+            .query_row(&format!("PRAGMA {name}"), [], |r| r.get::<_, i64>(0))
+            .ok()
+            .map(|v| v as f64)
+    }
+}
+
+impl Target for Sqlite {
+    fn name(&self) -> &str {
+        "sqlite"
+    }
+
+    fn version(&self) -> String {
+        rusqlite::version().to_string()
+    }
+
+    fn data_dirs(&self) -> Vec<PathBuf> {
+        vec![self.dir.clone()]
+    }
+
+    fn counters(&self) -> Counters {
+        ["page_count", "freelist_count", "page_size"]
+            .iter()
+            .filter_map(|p| self.pragma_int(p).map(|v| (p.to_string(), v)))
+            .collect()
+    }
+
+    fn step_stats(
+        &self,
+        before: &Counters,
+        after: &Counters,
+        _seconds: f64,
+    ) -> BTreeMap<String, f64> {
+        let mut s: BTreeMap<String, f64> = after.clone();
+        let grown = after.get("page_count").copied().unwrap_or(0.0)
+            - before.get("page_count").copied().unwrap_or(0.0);
+        s.insert("pages_grown".into(), grown);
+        s
+    }
+
+    fn maintain(&self, action: Maintenance) -> anyhow::Result<()> {
+        match action {
+            Maintenance::Flush => {
+                let admin = self.admin.lock().unwrap_or_else(|e| e.into_inner());
+                admin.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+                Ok(())
+            }
+            Maintenance::WaitForCompaction => Ok(()),
+        }
+    }
+
+    fn effective_options(&self) -> BTreeMap<String, String> {
+        let admin = self.admin.lock().unwrap_or_else(|e| e.into_inner());
+        [
+            "journal_mode",
+            "synchronous",
+            "cache_size",
+            "page_size",
+            "mmap_size",
+        ]
+        .iter()
+        .filter_map(|p| {
+            let v = admin
+                .query_row(&format!("PRAGMA {p}"), [], |r| {
+                    r.get_ref(0).map(|v| format!("{v:?}"))
+                })
+                .ok()?;
+            Some((p.to_string(), v))
+        })
+        .chain([("pragmas".to_string(), self.pragmas.join(";"))])
+        .collect()
+    }
+}
+
+struct Session {
+    conn: Connection,
+}
+
+const GET: &str = "SELECT v FROM kv WHERE k = ?1";
+const PUT: &str =
+    "INSERT INTO kv (k, v) VALUES (?1, ?2) ON CONFLICT (k) DO UPDATE SET v = excluded.v";
+const DELETE: &str = "DELETE FROM kv WHERE k = ?1";
+const FORWARD: &str = "SELECT k, v FROM kv WHERE k >= ?1 ORDER BY k LIMIT ?2";
+const REVERSE: &str = "SELECT k, v FROM kv WHERE k <= ?1 ORDER BY k DESC LIMIT ?2";
+
+fn write(conn: &Connection, op: &BatchOp<'_>) -> rusqlite::Result<()> {
+    match op {
+        BatchOp::Put(k, v) => conn.prepare_cached(PUT)?.execute(params![k, v]).map(|_| ()),
+        BatchOp::Delete(k) => conn.prepare_cached(DELETE)?.execute(params![k]).map(|_| ()),
+    }
+}
+
+impl KvSession for Session {
+    fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
+        let mut stmt = self.conn.prepare_cached(GET)?;
+        Ok(stmt
+            .query_row(params![key], |r| Ok(r.get_ref(0)?.as_blob()?.len()))
+            .optional()?)
+    }
+
+    fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
+        let mut stmt = self.conn.prepare_cached(GET)?;
+        let found = stmt
+            .query_row(params![key], |r| {
+                out.clear();
+                out.extend_from_slice(r.get_ref(0)?.as_blob()?);
+                Ok(())
+            })
+            .optional()?;
+        Ok(found.is_some())
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
+        Ok(write(&self.conn, &BatchOp::Put(key, value))?)
+    }
+
+    fn delete(&mut self, key: &[u8]) -> anyhow::Result<()> {
+        Ok(write(&self.conn, &BatchOp::Delete(key))?)
+    }
+
+    fn write_batch(&mut self, ops: &[BatchOp<'_>]) -> anyhow::Result<()> {
+        let txn = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        for op in ops {
+            write(&txn, op)?;
+        }
+        Ok(txn.commit()?)
+    }
+
+    fn scan(
+        &mut self,
+        start: &[u8],
+        direction: Direction,
+        limit: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> anyhow::Result<usize> {
+        let sql = match direction {
+            Direction::Forward => FORWARD,
+            Direction::Reverse => REVERSE,
+        };
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let mut rows = stmt.query(params![start, limit as i64])?;
+        let mut n = 0;
+        while let Some(row) = rows.next()? {
+            n += 1;
+            if !visit(row.get_ref(0)?.as_blob()?, row.get_ref(1)?.as_blob()?) {
+                break;
+            }
+        }
+        Ok(n)
+    }
+}
+
+impl KvEngine for Sqlite {
+    fn session(&self, _options: SessionOptions) -> anyhow::Result<Box<dyn KvSession + '_>> {
+        Ok(Box::new(Session {
+            conn: connect(&self.dir.join(FILE), &self.pragmas)?,
+        }))
+    }
+}
