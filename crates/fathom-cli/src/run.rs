@@ -101,7 +101,7 @@ fn resolve(args: &RunArgs) -> anyhow::Result<Plan> {
             .map(str::trim)
             .filter(|l| !l.is_empty() && !l.starts_with('#'))
             .collect::<Vec<_>>()
-            .join(";"),
+            .join(engine.separator),
         None => args.setup.clone(),
     };
     let settings = fathom_core::units::parse_key_values(&args.settings, "--set")

@@ -227,7 +227,7 @@ fn bad_input_names_what_was_wrong_and_what_is_accepted() {
     let results = dir.path().to_str().unwrap();
     // (arguments after `fathom run`, words the error must contain)
     let cases: &[(&str, &[&str])] = &[
-        ("--engine rocksdbx --workload dbbench", &["unknown engine `rocksdbx`", "rocksdb, null"]),
+        ("--engine rocksdbx --workload dbbench", &["unknown engine `rocksdbx`", "rocksdb, wiredtiger, lmdb, sqlite, null"]),
         ("--engine rocksdb --workload dbbnech", &["unknown workload `dbbnech`", "dbbench"]),
         ("--engine rocksdb --workload dbbench --param num_kyes=5", &["no parameter `num_kyes`", "num_keys"]),
         ("--engine rocksdb --workload dbbench --param num_keys", &["`num_keys` is not key=value"]),

@@ -34,6 +34,9 @@ pub struct EngineEntry {
     pub about: &'static str,
     /// Where the syntax of the engine's options string is documented.
     pub options_doc: &'static str,
+    /// What separates items in the options string (`;` for RocksDB, `,` for WiredTiger); a
+    /// `--setup @FILE` holds one item per line, joined with it.
+    pub separator: &'static str,
     pub settings: &'static [SettingSpec],
     pub open: fn(&EngineConfig) -> anyhow::Result<Box<dyn KvEngine>>,
 }

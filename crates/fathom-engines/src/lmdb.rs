@@ -43,6 +43,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     about: "embedded LMDB (heed's bundled mdb.master); one writer at a time",
     options_doc: "LMDB environment flags, comma-separated as lmdb.h names them: MDB_NOSYNC, MDB_NOMETASYNC, \
                   MDB_NORDAHEAD, MDB_WRITEMAP, MDB_MAPASYNC, MDB_NOMEMINIT (LMDB docs: mdb_env_open)",
+    separator: ",",
     settings: SETTINGS,
     open,
 };

@@ -11,6 +11,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     family: "kv",
     about: "stores nothing; measures the harness's own cost per operation",
     options_doc: "takes no options",
+    separator: ";",
     settings: &[],
     open,
 };

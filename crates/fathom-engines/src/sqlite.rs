@@ -39,6 +39,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     about: "embedded SQLite (rusqlite's bundled build), one WITHOUT ROWID table",
     options_doc: "PRAGMAs, `;`-separated, e.g. `mmap_size=1073741824;page_size=8192;synchronous=NORMAL` \
                   (SQLite docs: PRAGMA statements); run on every connection after fathom's settings, so they win",
+    separator: ";",
     settings: SETTINGS,
     open,
 };
