@@ -6,7 +6,12 @@ use std::fmt::Write;
 pub fn engines() -> String {
     let mut out = String::new();
     for e in fathom_engines::ENGINES {
-        let _ = writeln!(out, "{} ({} family): {}", e.name, e.family, e.about);
+        let version = (e.version)().unwrap_or_else(|err| format!("version unknown: {err:#}"));
+        let _ = writeln!(
+            out,
+            "{} {version} ({} family): {}",
+            e.name, e.family, e.about
+        );
         let _ = writeln!(out, "  --setup: {}", e.options_doc);
         if e.settings.is_empty() {
             let _ = writeln!(out, "  --set: none");

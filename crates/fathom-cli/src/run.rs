@@ -24,9 +24,10 @@ use std::time::Duration;
 
 #[derive(Args, Clone)]
 pub struct RunArgs {
-    /// Engine to run (see `fathom engines`).
-    #[arg(long)]
-    pub engine: String,
+    /// Engine to run (see `fathom engines`); a list (rocksdb,wiredtiger) runs each in turn
+    /// with its own defaults and reports them in one table.
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub engine: Vec<String>,
     /// Workload to run (see `fathom workloads`).
     #[arg(long)]
     pub workload: String,
@@ -91,8 +92,8 @@ struct Plan {
     interval: Duration,
 }
 
-fn resolve(args: &RunArgs) -> anyhow::Result<Plan> {
-    let engine = fathom_engines::find(&args.engine)?;
+fn resolve(args: &RunArgs, engine_name: &str) -> anyhow::Result<Plan> {
+    let engine = fathom_engines::find(engine_name)?;
     let workload = fathom_workloads::find(&args.workload)?;
     let options = match args.setup.strip_prefix('@') {
         Some(file) => std::fs::read_to_string(file)
@@ -150,7 +151,7 @@ fn resolve(args: &RunArgs) -> anyhow::Result<Plan> {
         options,
         settings,
         params,
-        name: args.name.clone().unwrap_or_else(|| args.engine.clone()),
+        name: args.name.clone().unwrap_or_else(|| engine_name.to_string()),
         memory_limit,
         open_loop,
         interval,
@@ -158,19 +159,30 @@ fn resolve(args: &RunArgs) -> anyhow::Result<Plan> {
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
-    let plan = resolve(&args)?;
-    // Workload parameters are checked for every client count before anything runs.
-    for &c in &args.clients {
-        (plan.workload.build)(&plan.params, c)?;
+    if args.engine.len() > 1 && (args.name.is_some() || !args.setup.is_empty()) {
+        anyhow::bail!("--name and --setup describe one engine; with several engines ({}) run them one at a time", args.engine.join(","));
+    }
+    // Everything is checked, for every engine and client count, before anything runs.
+    let plans = args
+        .engine
+        .iter()
+        .map(|e| resolve(&args, e))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    for plan in &plans {
+        for &c in &args.clients {
+            (plan.workload.build)(&plan.params, c)?;
+        }
     }
     install_interrupt_handler();
     let mut finished = Vec::new();
-    for &clients in &args.clients {
-        if interrupt::requested() {
-            break;
+    'runs: for plan in &plans {
+        for &clients in &args.clients {
+            if interrupt::requested() {
+                break 'runs;
+            }
+            let dir = run_one(&args, plan, clients)?;
+            finished.push(LoadedRun::load(&dir)?);
         }
-        let dir = run_one(&args, &plan, clients)?;
-        finished.push(LoadedRun::load(&dir)?);
     }
     print!("{}", fathom_report::render(&finished, args.format)?);
     for r in &finished {

@@ -38,6 +38,8 @@ pub struct EngineEntry {
     /// `--setup @FILE` holds one item per line, joined with it.
     pub separator: &'static str,
     pub settings: &'static [SettingSpec],
+    /// The exact version of the engine this build links.
+    pub version: fn() -> anyhow::Result<String>,
     pub open: fn(&EngineConfig) -> anyhow::Result<Box<dyn KvEngine>>,
 }
 

@@ -45,8 +45,14 @@ pub const ENTRY: EngineEntry = EngineEntry {
                   MDB_NORDAHEAD, MDB_WRITEMAP, MDB_MAPASYNC, MDB_NOMEMINIT (LMDB docs: mdb_env_open)",
     separator: ",",
     settings: SETTINGS,
+    version,
     open,
 };
+
+fn version() -> anyhow::Result<String> {
+    let v = heed::lmdb_version();
+    Ok(format!("{}.{}.{}", v.major, v.minor, v.patch))
+}
 
 pub struct Lmdb {
     env: Env,
@@ -109,8 +115,7 @@ impl Target for Lmdb {
     }
 
     fn version(&self) -> String {
-        let v = heed::lmdb_version();
-        format!("{}.{}.{}", v.major, v.minor, v.patch)
+        version().unwrap_or_default()
     }
 
     fn data_dirs(&self) -> Vec<PathBuf> {

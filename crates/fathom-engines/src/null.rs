@@ -13,8 +13,13 @@ pub const ENTRY: EngineEntry = EngineEntry {
     options_doc: "takes no options",
     separator: ";",
     settings: &[],
+    version,
     open,
 };
+
+fn version() -> anyhow::Result<String> {
+    Ok(env!("CARGO_PKG_VERSION").to_string())
+}
 
 fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     if !config.options.trim().is_empty() {
@@ -44,7 +49,7 @@ impl Target for Null {
         "null"
     }
     fn version(&self) -> String {
-        env!("CARGO_PKG_VERSION").to_string()
+        version().unwrap_or_default()
     }
     fn data_dirs(&self) -> Vec<PathBuf> {
         vec![self.dir.clone()]

@@ -56,8 +56,25 @@ pub const ENTRY: EngineEntry = EngineEntry {
                   (RocksDB wiki: Option String and Option Map); applied after fathom's settings, so it wins",
     separator: ";",
     settings: SETTINGS,
+    version,
     open,
 };
+
+/// RocksDB's version, from the OPTIONS file a throwaway database writes (the C API has no
+/// version call).
+fn version() -> anyhow::Result<String> {
+    let dir = std::env::temp_dir().join(format!("fathom-rocksdb-version-{}", std::process::id()));
+    let result = (|| {
+        let mut opts = Options::default();
+        opts.create_if_missing(true);
+        drop(DB::open(&opts, &dir)?);
+        read_options_file(&dir)
+            .and_then(|m| m.get("Version.rocksdb_version").cloned())
+            .ok_or_else(|| anyhow::anyhow!("RocksDB wrote no version in its OPTIONS file"))
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
 
 pub struct RocksDb {
     db: Arc<DB>,

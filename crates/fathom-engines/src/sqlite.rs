@@ -41,8 +41,13 @@ pub const ENTRY: EngineEntry = EngineEntry {
                   (SQLite docs: PRAGMA statements); run on every connection after fathom's settings, so they win",
     separator: ";",
     settings: SETTINGS,
+    version,
     open,
 };
+
+fn version() -> anyhow::Result<String> {
+    Ok(rusqlite::version().to_string())
+}
 
 const FILE: &str = "fathom.sqlite";
 
@@ -149,7 +154,7 @@ impl Target for Sqlite {
     }
 
     fn version(&self) -> String {
-        rusqlite::version().to_string()
+        version().unwrap_or_default()
     }
 
     fn data_dirs(&self) -> Vec<PathBuf> {

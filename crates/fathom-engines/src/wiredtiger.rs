@@ -66,8 +66,16 @@ pub const ENTRY: EngineEntry = EngineEntry {
                   (WiredTiger docs: wiredtiger_open); applied after fathom's settings, so it wins",
     separator: ",",
     settings: SETTINGS,
+    version,
     open,
 };
+
+fn version() -> anyhow::Result<String> {
+    let (mut major, mut minor, mut patch) = (0, 0, 0);
+    // SAFETY: the out-pointers are valid.
+    unsafe { ffi::wiredtiger_version(&mut major, &mut minor, &mut patch) };
+    Ok(format!("{major}.{minor}.{patch}"))
+}
 
 /// WiredTiger's "not found" return code.
 const NOTFOUND: c_int = ffi::WT_NOTFOUND;
@@ -123,9 +131,6 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     let rc =
         unsafe { ffi::wiredtiger_open(home.as_ptr(), ptr::null_mut(), cfg.as_ptr(), &mut conn) };
     check(rc, &format!("rejected the configuration `{conn_config}`"))?;
-    let (mut major, mut minor, mut patch) = (0, 0, 0);
-    // SAFETY: the out-pointers are valid.
-    unsafe { ffi::wiredtiger_version(&mut major, &mut minor, &mut patch) };
     let uri = CString::new("table:fathom")?;
     let table = format!(
         "key_format=u,value_format=u,{}",
@@ -135,7 +140,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
         conn,
         dir: config.data_dir.clone(),
         uri,
-        version: format!("{major}.{minor}.{patch}"),
+        version: version()?,
         config: format!("{conn_config} | table: {table}"),
         admin: std::sync::Mutex::new(SessionHandle(ptr::null_mut())),
     };
