@@ -485,3 +485,64 @@ fn operations_are_conserved_across_intervals() {
         "1.5 s in 200 ms intervals"
     );
 }
+
+/// Every engine runs the same workload from one command, and one report holds them all.
+#[test]
+fn every_engine_runs_dbbench_into_one_report() {
+    let dir = scratch();
+    let results = dir.path().join("results");
+    let text = ok(&fathom(&[
+        "run",
+        "--engine",
+        "rocksdb,wiredtiger,lmdb,sqlite",
+        "--workload",
+        "dbbench",
+        "--param",
+        "num_keys=5000",
+        "--param",
+        "steps=fillseq,readrandom,fwdrange,overwritesome",
+        "--duration",
+        "500ms",
+        "--no-calibrate",
+        "--results",
+        results.to_str().unwrap(),
+    ]));
+    for engine in ["rocksdb", "wiredtiger", "lmdb", "sqlite"] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("readrandom") && l.trim_end().ends_with(engine)),
+            "{engine} row:\n{text}"
+        );
+    }
+    let report = report_json(&results);
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 4);
+    for run in runs {
+        let name = run["engine"].as_str().unwrap();
+        assert!(
+            !run["engine_version"].as_str().unwrap().is_empty(),
+            "{name}: version"
+        );
+        assert_eq!(step(run, "fillseq")["ops"], 5000, "{name}: fillseq");
+        assert_eq!(
+            step(run, "overwritesome")["ops"],
+            500,
+            "{name}: overwritesome"
+        );
+        for s in ["readrandom", "fwdrange"] {
+            assert!(f(&step(run, s)["ops"]) > 0.0, "{name}: {s}");
+            // Every key exists after fillseq, so reads and scans move bytes.
+            assert!(
+                f(&step(run, s)["mb_per_sec"]) > 0.0,
+                "{name}: {s} read nothing"
+            );
+        }
+        assert!(
+            !step(run, "fillseq")["engine_stats"]
+                .as_object()
+                .unwrap()
+                .is_empty(),
+            "{name}: statistics"
+        );
+    }
+}
