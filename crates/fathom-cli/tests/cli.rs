@@ -181,26 +181,19 @@ fn dbbench_on_rocksdb_reports_every_column_and_the_counters_move() {
         .is_none());
 
     // Every report format has the step rows.
-    let md = ok(&fathom(&[
-        "report",
-        results.to_str().unwrap(),
-        "--format",
-        "md",
-    ]));
+    let report_as = |format: &str| {
+        ok(&fathom(&[
+            "report",
+            results.to_str().unwrap(),
+            "--format",
+            format,
+        ]))
+    };
+    let md = report_as("md");
     assert!(md.contains("| readrandom |"), "{md}");
-    let csv = ok(&fathom(&[
-        "report",
-        results.to_str().unwrap(),
-        "--format",
-        "csv",
-    ]));
+    let csv = report_as("csv");
     assert!(csv.starts_with("step,ops/s,p50,p99"), "{csv}");
-    let tsv = ok(&fathom(&[
-        "report",
-        results.to_str().unwrap(),
-        "--format",
-        "dbbench",
-    ]));
+    let tsv = report_as("dbbench");
     let header: Vec<&str> = tsv.lines().next().unwrap().split('\t').collect();
     for c in [
         "ops_sec", "mb_sec", "lsm_sz", "c_wgb", "w_amp", "c_wsecs", "c_csecs", "usec_op", "p50",

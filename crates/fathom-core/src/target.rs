@@ -7,6 +7,11 @@ use std::path::PathBuf;
 /// Cumulative engine counters by name (e.g. `flush_write_bytes`), read at step boundaries.
 pub type Counters = BTreeMap<String, f64>;
 
+/// How much counter `key` grew between two readings (a missing reading counts as 0).
+pub fn delta(before: &Counters, after: &Counters, key: &str) -> f64 {
+    after.get(key).copied().unwrap_or(0.0) - before.get(key).copied().unwrap_or(0.0)
+}
+
 /// Maintenance a step can ask for after its operations (db_bench's `flush`,
 /// `waitforcompaction`), timed and charged to the step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -44,8 +49,8 @@ pub trait Target: Send + Sync {
     ) -> BTreeMap<String, f64> {
         let _ = seconds;
         after
-            .iter()
-            .map(|(k, v)| (k.clone(), v - before.get(k).copied().unwrap_or(0.0)))
+            .keys()
+            .map(|k| (k.clone(), delta(before, after, k)))
             .collect()
     }
     /// Performs a maintenance action; engines without the concept do nothing.

@@ -5,7 +5,7 @@
 use crate::settings::{self, SettingSpec};
 use crate::{EngineConfig, EngineEntry};
 use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, SessionOptions};
-use fathom_core::target::{Counters, Maintenance, Target};
+use fathom_core::target::{delta, Counters, Maintenance, Target};
 use heed::types::Bytes;
 use heed::{Database, Env, EnvFlags, EnvOpenOptions};
 use std::collections::BTreeMap;
@@ -143,10 +143,8 @@ impl Target for Lmdb {
         after: &Counters,
         _seconds: f64,
     ) -> BTreeMap<String, f64> {
-        let mut s: BTreeMap<String, f64> = after.clone();
-        let grown = after.get("last_page").copied().unwrap_or(0.0)
-            - before.get("last_page").copied().unwrap_or(0.0);
-        s.insert("pages_grown".into(), grown);
+        let mut s = after.clone();
+        s.insert("pages_grown".into(), delta(before, after, "last_page"));
         s
     }
 

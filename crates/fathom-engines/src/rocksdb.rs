@@ -5,7 +5,7 @@
 use crate::settings::{self, SettingSpec};
 use crate::{EngineConfig, EngineEntry};
 use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, SessionOptions};
-use fathom_core::target::{Counters, Maintenance, Target};
+use fathom_core::target::{delta, Counters, Maintenance, Target};
 use rocksdb::statistics::{Histogram, Ticker};
 use rocksdb::{
     BlockBasedOptions, Cache, DBCompactionStyle, Options, ReadOptions, WaitForCompactOptions,
@@ -252,8 +252,7 @@ impl Target for RocksDb {
         after: &Counters,
         seconds: f64,
     ) -> BTreeMap<String, f64> {
-        let d =
-            |k: &str| after.get(k).copied().unwrap_or(0.0) - before.get(k).copied().unwrap_or(0.0);
+        let d = |k: &str| delta(before, after, k);
         let mut s = BTreeMap::new();
         let flush = d("flush_write_bytes");
         let compact = d("compact_write_bytes");

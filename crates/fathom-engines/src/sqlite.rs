@@ -5,7 +5,7 @@
 use crate::settings::{self, SettingSpec};
 use crate::{EngineConfig, EngineEntry};
 use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, SessionOptions};
-use fathom_core::target::{Counters, Maintenance, Target};
+use fathom_core::target::{delta, Counters, Maintenance, Target};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -174,10 +174,8 @@ impl Target for Sqlite {
         after: &Counters,
         _seconds: f64,
     ) -> BTreeMap<String, f64> {
-        let mut s: BTreeMap<String, f64> = after.clone();
-        let grown = after.get("page_count").copied().unwrap_or(0.0)
-            - before.get("page_count").copied().unwrap_or(0.0);
-        s.insert("pages_grown".into(), grown);
+        let mut s = after.clone();
+        s.insert("pages_grown".into(), delta(before, after, "page_count"));
         s
     }
 

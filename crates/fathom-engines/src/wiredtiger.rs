@@ -6,7 +6,7 @@
 use crate::settings::{self, SettingSpec};
 use crate::{EngineConfig, EngineEntry};
 use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, SessionOptions};
-use fathom_core::target::{Counters, Maintenance, Target};
+use fathom_core::target::{delta, Counters, Maintenance, Target};
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::PathBuf;
@@ -265,8 +265,7 @@ impl Target for WiredTiger {
         after: &Counters,
         _seconds: f64,
     ) -> BTreeMap<String, f64> {
-        let d =
-            |k: &str| after.get(k).copied().unwrap_or(0.0) - before.get(k).copied().unwrap_or(0.0);
+        let d = |k: &str| delta(before, after, k);
         let mut s = BTreeMap::new();
         for (k, scale) in [
             ("cache_read_bytes", GB),
