@@ -3,14 +3,21 @@
 //! thread's recorder at interval boundaries, samples the host at the same boundaries, and turns
 //! it all into interval records and a step summary.
 
+mod calibrate;
+mod hlog;
+mod intervals;
+#[cfg(test)]
+mod tests;
+
+pub use calibrate::{harness_cost, thread_cpu_time};
+use intervals::Intervals;
+
 use crate::interrupt;
 use crate::pace::{sleep_until, Arrivals, ByteRate, Spacing};
 use crate::recorder::{KindRecord, Latency, Recorder};
 use crate::result::{Background, IntervalRecord, OpSummary, StepSummary};
-use crate::sample::{Sample, Sampler};
+use crate::sample::Sampler;
 use crate::target::{Maintenance, Target};
-use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
-use hdrhistogram::serialization::V2DeflateSerializer;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -213,99 +220,6 @@ fn background_thread(
     Ok(rec)
 }
 
-/// Merges thread snapshots into intervals, in order, and writes each one as it completes.
-struct Intervals<'a> {
-    threads: usize,
-    /// Per interval: the merged recorder and which threads contributed.
-    pending: BTreeMap<usize, (Recorder, Vec<bool>)>,
-    /// The epoch of each finished thread's final snapshot.
-    finished: Vec<Option<usize>>,
-    /// Host samples at each boundary; `samples[k]` starts interval k.
-    samples: BTreeMap<usize, Sample>,
-    next_to_emit: usize,
-    step_total: Recorder,
-    kinds: &'a [String],
-    out: std::io::BufWriter<std::fs::File>,
-    step: &'a str,
-    sampler: &'a Sampler,
-    origin: Instant,
-    histograms: Vec<(usize, Recorder)>,
-}
-
-impl Intervals<'_> {
-    /// Adds a thread's snapshot. Epoch 0 is the warmup: whatever it holds was recorded after
-    /// the warmup ended (before the thread saw epoch 1), so it joins interval 1 without counting
-    /// as that thread's contribution to it.
-    fn add(&mut self, thread: usize, epoch: usize, rec: Recorder) {
-        let kinds = self.kinds.len();
-        let threads = self.threads;
-        let entry = self
-            .pending
-            .entry(epoch.max(1))
-            .or_insert_with(|| (Recorder::new(kinds), vec![false; threads]));
-        entry.0.merge(&rec);
-        if epoch > 0 {
-            entry.1[thread] = true;
-        }
-    }
-
-    fn complete(&self, k: usize) -> bool {
-        let contributed = self.pending.get(&k).map(|(_, c)| c.as_slice());
-        (0..self.threads)
-            .all(|t| contributed.is_some_and(|c| c[t]) || self.finished[t].is_some_and(|f| f < k))
-    }
-
-    /// Emits every interval whose end sample exists and whose snapshots have all arrived (or,
-    /// with `flush`, every interval left, ending at `last`).
-    fn emit(
-        &mut self,
-        last: Option<&Sample>,
-        on_interval: &mut dyn FnMut(&IntervalRecord),
-    ) -> anyhow::Result<()> {
-        use std::io::Write;
-        loop {
-            let k = self.next_to_emit;
-            let Some(start) = self.samples.get(&k) else {
-                return Ok(());
-            };
-            let end = match (self.samples.get(&(k + 1)), last) {
-                (Some(e), _) if self.complete(k) || last.is_some() => e,
-                (None, Some(l)) => l,
-                _ => return Ok(()),
-            };
-            let rec = self
-                .pending
-                .remove(&k)
-                .map(|(r, _)| r)
-                .unwrap_or_else(|| Recorder::new(self.kinds.len()));
-            let all = rec.combined();
-            let f = self.sampler.figures(start, end, all.ops);
-            let record = IntervalRecord {
-                step: self.step.to_string(),
-                interval: k,
-                t_start: start.at.duration_since(self.origin).as_secs_f64(),
-                t_end: end.at.duration_since(self.origin).as_secs_f64(),
-                ops: all.ops,
-                ops_per_sec: all.ops as f64 / f.seconds,
-                latency_us: Latency::of(&all.latency),
-                per_op: f.per_op,
-                db_gb: f.db_gb,
-                rss_gb: f.rss_gb,
-            };
-            serde_json::to_writer(&mut self.out, &record)?;
-            self.out.write_all(b"\n")?;
-            self.out.flush()?;
-            on_interval(&record);
-            self.step_total.merge(&rec);
-            self.histograms.push((k, rec));
-            self.next_to_emit += 1;
-            if last.is_some() && !self.samples.contains_key(&(k + 1)) {
-                return Ok(());
-            }
-        }
-    }
-}
-
 /// Runs one step to completion (or interruption) and returns its summary. Interval records and
 /// histograms are on disk when it returns.
 pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
@@ -470,7 +384,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     };
     let counters_after = run.target.counters();
 
-    write_histograms(
+    hlog::write(
         &run.files.histograms,
         origin_wall,
         run.interval,
@@ -543,193 +457,5 @@ fn op_summary(k: &KindRecord) -> OpSummary {
         ops: k.ops,
         bytes: k.bytes,
         latency_us: Latency::of(&k.latency),
-    }
-}
-
-/// Writes the step's HdrHistogram interval log: one histogram per kind per interval, tagged
-/// with the kind's name, plus the background writer's whole-step histograms (`bg.<kind>`).
-fn write_histograms(
-    path: &PathBuf,
-    origin: SystemTime,
-    interval: Duration,
-    plan: &StepPlan,
-    intervals: &[(usize, Recorder)],
-    background: Option<&Recorder>,
-) -> anyhow::Result<()> {
-    let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
-    let mut serializer = V2DeflateSerializer::new();
-    let mut log = IntervalLogWriterBuilder::new()
-        .add_comment(&format!("fathom step {}; values in nanoseconds", plan.name))
-        .with_start_time(origin)
-        .with_base_time(origin)
-        .with_max_value_divisor(1000.0)
-        .begin_log_with(&mut file, &mut serializer)?;
-    let write =
-        |log: &mut hdrhistogram::serialization::interval_log::IntervalLogWriter<'_, '_, _, _>,
-         h: &hdrhistogram::Histogram<u64>,
-         start: Duration,
-         len: Duration,
-         tag: &str|
-         -> anyhow::Result<()> {
-            log.write_histogram(h, start, len, Tag::new(tag))
-                .map_err(|e| anyhow::anyhow!("writing histogram log: {e:?}"))
-        };
-    for (k, rec) in intervals {
-        let start = plan.warmup + interval * (*k as u32 - 1);
-        for (name, kind) in plan.op_kinds.iter().zip(&rec.kinds) {
-            if kind.ops > 0 {
-                write(&mut log, &kind.latency, start, interval, name)?;
-            }
-        }
-    }
-    if let Some(bg) = background {
-        for (name, kind) in plan.op_kinds.iter().zip(&bg.kinds) {
-            if kind.ops > 0 {
-                let len = plan.warmup + interval * intervals.len() as u32;
-                write(
-                    &mut log,
-                    &kind.latency,
-                    Duration::ZERO,
-                    len,
-                    &format!("bg.{name}"),
-                )?;
-            }
-        }
-    }
-    drop(log);
-    use std::io::Write;
-    file.flush()?;
-    Ok(())
-}
-
-/// CPU time of the calling thread.
-pub fn thread_cpu_time() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return Duration::ZERO;
-    }
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
-
-/// The harness's own CPU nanoseconds per operation: `client` (built on the null engine) is
-/// driven by the same loop and recorder as a real step for about `budget`, or `max_ops`.
-pub fn harness_cost(
-    mut client: Box<dyn Client + '_>,
-    kinds: usize,
-    budget: Duration,
-    max_ops: Option<u64>,
-) -> anyhow::Result<Option<f64>> {
-    let mut rec = Recorder::new(kinds);
-    let cpu_start = thread_cpu_time();
-    let start = Instant::now();
-    let mut prev = start;
-    let mut n = 0u64;
-    while prev - start < budget && max_ops.is_none_or(|m| n < m) {
-        let Some(op) = client.next()? else { break };
-        let end = Instant::now();
-        rec.record(op.kind, end - prev, op.bytes);
-        prev = end;
-        n += 1;
-    }
-    let cpu = thread_cpu_time().saturating_sub(cpu_start);
-    std::hint::black_box(&rec);
-    Ok((n > 0).then(|| cpu.as_nanos() as f64 / n as f64))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::result::IntervalRecord;
-
-    struct NoEngine(PathBuf);
-
-    impl Target for NoEngine {
-        fn name(&self) -> &str {
-            "none"
-        }
-        fn version(&self) -> String {
-            "0".into()
-        }
-        fn data_dirs(&self) -> Vec<PathBuf> {
-            vec![self.0.clone()]
-        }
-    }
-
-    /// Instant operations, except the first, which stalls for 200 ms.
-    struct StallOnce {
-        done: u64,
-    }
-
-    impl Client for StallOnce {
-        fn next(&mut self) -> anyhow::Result<Option<Done>> {
-            if self.done == 0 {
-                std::thread::sleep(Duration::from_millis(200));
-            }
-            self.done += 1;
-            Ok(Some(Done { kind: 0, bytes: 1 }))
-        }
-    }
-
-    fn run(open_loop: Option<OpenLoop>, ops: u64) -> StepSummary {
-        let dir = tempfile::tempdir().unwrap();
-        let target = NoEngine(dir.path().to_path_buf());
-        let sampler = Sampler::new(target.data_dirs(), target.pids());
-        let plan = StepPlan {
-            name: "stall".into(),
-            clients: 1,
-            duration: None,
-            ops_per_client: Some(ops),
-            warmup: Duration::ZERO,
-            op_kinds: vec!["op".into()],
-            background_bytes_per_sec: None,
-            open_loop,
-            after: vec![],
-        };
-        let mut seen = |_: &IntervalRecord| {};
-        run_step(StepRun {
-            plan: &plan,
-            index: 1,
-            clients: vec![Box::new(StallOnce { done: 0 })],
-            background: None,
-            target: &target,
-            sampler: &sampler,
-            interval: Duration::from_millis(200),
-            files: StepFiles {
-                intervals: dir.path().join("i.jsonl"),
-                histograms: dir.path().join("h.hlog"),
-            },
-            on_interval: &mut seen,
-        })
-        .unwrap()
-    }
-
-    #[test]
-    fn open_loop_latency_counts_from_the_intended_start() {
-        // 1000 ops/s for 1000 ops: the ~200 operations due during the stall wait behind it.
-        let open = run(
-            Some(OpenLoop {
-                ops_per_sec: 1000.0,
-                spacing: Spacing::Uniform,
-            }),
-            1000,
-        );
-        assert_eq!(open.ops, 1000);
-        // About 200 of the 1000 waited 0-200 ms: a mean near 20 ms, a p99 near 190 ms.
-        let l = &open.latency_us;
-        assert!(
-            l.mean > 10_000.0,
-            "queued operations must show their wait: {l:?}"
-        );
-        assert!(l.p99 > 100_000.0, "{l:?}");
-        assert!(open.latency_us.max >= 200_000.0);
-        // Closed loop: only the stalled operation itself is slow.
-        let closed = run(None, 1000);
-        assert!(closed.latency_us.p99 < 1_000.0, "{:?}", closed.latency_us);
-        assert!(closed.latency_us.max >= 200_000.0);
     }
 }

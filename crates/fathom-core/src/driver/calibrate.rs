@@ -1,0 +1,45 @@
+//! The harness's own cost per operation, measured by driving a client built on the null
+//! engine with the same loop and recorder as a real step.
+
+use super::Client;
+use crate::recorder::Recorder;
+use std::time::{Duration, Instant};
+
+/// CPU time of the calling thread.
+pub fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// The harness's own CPU nanoseconds per operation: `client` (built on the null engine) is
+/// driven by the same loop and recorder as a real step for about `budget`, or `max_ops`.
+pub fn harness_cost(
+    mut client: Box<dyn Client + '_>,
+    kinds: usize,
+    budget: Duration,
+    max_ops: Option<u64>,
+) -> anyhow::Result<Option<f64>> {
+    let mut rec = Recorder::new(kinds);
+    let cpu_start = thread_cpu_time();
+    let start = Instant::now();
+    let mut prev = start;
+    let mut n = 0u64;
+    while prev - start < budget && max_ops.is_none_or(|m| n < m) {
+        let Some(op) = client.next()? else { break };
+        let end = Instant::now();
+        rec.record(op.kind, end - prev, op.bytes);
+        prev = end;
+        n += 1;
+    }
+    let cpu = thread_cpu_time().saturating_sub(cpu_start);
+    std::hint::black_box(&rec);
+    Ok((n > 0).then(|| cpu.as_nanos() as f64 / n as f64))
+}

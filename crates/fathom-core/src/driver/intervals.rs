@@ -1,0 +1,101 @@
+//! Merging the client threads' interval snapshots, in order, into interval records written
+//! as each interval completes.
+
+use crate::recorder::{Latency, Recorder};
+use crate::result::IntervalRecord;
+use crate::sample::{Sample, Sampler};
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// Merges thread snapshots into intervals, in order, and writes each one as it completes.
+pub(super) struct Intervals<'a> {
+    pub(super) threads: usize,
+    /// Per interval: the merged recorder and which threads contributed.
+    pub(super) pending: BTreeMap<usize, (Recorder, Vec<bool>)>,
+    /// The epoch of each finished thread's final snapshot.
+    pub(super) finished: Vec<Option<usize>>,
+    /// Host samples at each boundary; `samples[k]` starts interval k.
+    pub(super) samples: BTreeMap<usize, Sample>,
+    pub(super) next_to_emit: usize,
+    pub(super) step_total: Recorder,
+    pub(super) kinds: &'a [String],
+    pub(super) out: std::io::BufWriter<std::fs::File>,
+    pub(super) step: &'a str,
+    pub(super) sampler: &'a Sampler,
+    pub(super) origin: Instant,
+    pub(super) histograms: Vec<(usize, Recorder)>,
+}
+
+impl Intervals<'_> {
+    /// Adds a thread's snapshot. Epoch 0 is the warmup: whatever it holds was recorded after
+    /// the warmup ended (before the thread saw epoch 1), so it joins interval 1 without counting
+    /// as that thread's contribution to it.
+    pub(super) fn add(&mut self, thread: usize, epoch: usize, rec: Recorder) {
+        let kinds = self.kinds.len();
+        let threads = self.threads;
+        let entry = self
+            .pending
+            .entry(epoch.max(1))
+            .or_insert_with(|| (Recorder::new(kinds), vec![false; threads]));
+        entry.0.merge(&rec);
+        if epoch > 0 {
+            entry.1[thread] = true;
+        }
+    }
+
+    fn complete(&self, k: usize) -> bool {
+        let contributed = self.pending.get(&k).map(|(_, c)| c.as_slice());
+        (0..self.threads)
+            .all(|t| contributed.is_some_and(|c| c[t]) || self.finished[t].is_some_and(|f| f < k))
+    }
+
+    /// Emits every interval whose end sample exists and whose snapshots have all arrived (or,
+    /// with `flush`, every interval left, ending at `last`).
+    pub(super) fn emit(
+        &mut self,
+        last: Option<&Sample>,
+        on_interval: &mut dyn FnMut(&IntervalRecord),
+    ) -> anyhow::Result<()> {
+        use std::io::Write;
+        loop {
+            let k = self.next_to_emit;
+            let Some(start) = self.samples.get(&k) else {
+                return Ok(());
+            };
+            let end = match (self.samples.get(&(k + 1)), last) {
+                (Some(e), _) if self.complete(k) || last.is_some() => e,
+                (None, Some(l)) => l,
+                _ => return Ok(()),
+            };
+            let rec = self
+                .pending
+                .remove(&k)
+                .map(|(r, _)| r)
+                .unwrap_or_else(|| Recorder::new(self.kinds.len()));
+            let all = rec.combined();
+            let f = self.sampler.figures(start, end, all.ops);
+            let record = IntervalRecord {
+                step: self.step.to_string(),
+                interval: k,
+                t_start: start.at.duration_since(self.origin).as_secs_f64(),
+                t_end: end.at.duration_since(self.origin).as_secs_f64(),
+                ops: all.ops,
+                ops_per_sec: all.ops as f64 / f.seconds,
+                latency_us: Latency::of(&all.latency),
+                per_op: f.per_op,
+                db_gb: f.db_gb,
+                rss_gb: f.rss_gb,
+            };
+            serde_json::to_writer(&mut self.out, &record)?;
+            self.out.write_all(b"\n")?;
+            self.out.flush()?;
+            on_interval(&record);
+            self.step_total.merge(&rec);
+            self.histograms.push((k, rec));
+            self.next_to_emit += 1;
+            if last.is_some() && !self.samples.contains_key(&(k + 1)) {
+                return Ok(());
+            }
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! Driver tests with a fake engine: latency accounting in open and closed loop.
+
+use super::*;
+use crate::result::IntervalRecord;
+
+struct NoEngine(PathBuf);
+
+impl Target for NoEngine {
+    fn name(&self) -> &str {
+        "none"
+    }
+    fn version(&self) -> String {
+        "0".into()
+    }
+    fn data_dirs(&self) -> Vec<PathBuf> {
+        vec![self.0.clone()]
+    }
+}
+
+/// Instant operations, except the first, which stalls for 200 ms.
+struct StallOnce {
+    done: u64,
+}
+
+impl Client for StallOnce {
+    fn next(&mut self) -> anyhow::Result<Option<Done>> {
+        if self.done == 0 {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        self.done += 1;
+        Ok(Some(Done { kind: 0, bytes: 1 }))
+    }
+}
+
+fn run(open_loop: Option<OpenLoop>, ops: u64) -> StepSummary {
+    let dir = tempfile::tempdir().unwrap();
+    let target = NoEngine(dir.path().to_path_buf());
+    let sampler = Sampler::new(target.data_dirs(), target.pids());
+    let plan = StepPlan {
+        name: "stall".into(),
+        clients: 1,
+        duration: None,
+        ops_per_client: Some(ops),
+        warmup: Duration::ZERO,
+        op_kinds: vec!["op".into()],
+        background_bytes_per_sec: None,
+        open_loop,
+        after: vec![],
+    };
+    let mut seen = |_: &IntervalRecord| {};
+    run_step(StepRun {
+        plan: &plan,
+        index: 1,
+        clients: vec![Box::new(StallOnce { done: 0 })],
+        background: None,
+        target: &target,
+        sampler: &sampler,
+        interval: Duration::from_millis(200),
+        files: StepFiles {
+            intervals: dir.path().join("i.jsonl"),
+            histograms: dir.path().join("h.hlog"),
+        },
+        on_interval: &mut seen,
+    })
+    .unwrap()
+}
+
+#[test]
+fn open_loop_latency_counts_from_the_intended_start() {
+    // 1000 ops/s for 1000 ops: the ~200 operations due during the stall wait behind it.
+    let open = run(
+        Some(OpenLoop {
+            ops_per_sec: 1000.0,
+            spacing: Spacing::Uniform,
+        }),
+        1000,
+    );
+    assert_eq!(open.ops, 1000);
+    // About 200 of the 1000 waited 0-200 ms: a mean near 20 ms, a p99 near 190 ms.
+    let l = &open.latency_us;
+    assert!(
+        l.mean > 10_000.0,
+        "queued operations must show their wait: {l:?}"
+    );
+    assert!(l.p99 > 100_000.0, "{l:?}");
+    assert!(open.latency_us.max >= 200_000.0);
+    // Closed loop: only the stalled operation itself is slow.
+    let closed = run(None, 1000);
+    assert!(closed.latency_us.p99 < 1_000.0, "{:?}", closed.latency_us);
+    assert!(closed.latency_us.max >= 200_000.0);
+}
