@@ -22,6 +22,20 @@ pub enum BatchOp<'a> {
     Delete(&'a [u8]),
 }
 
+/// How a transaction's body asks it to end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxnEnd {
+    Commit,
+    Rollback,
+}
+
+/// Reads and writes inside a transaction; reads see the transaction's own writes.
+pub trait KvTxn {
+    fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool>;
+    fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()>;
+    fn delete(&mut self, key: &[u8]) -> anyhow::Result<()>;
+}
+
 /// A client's connection to a kv engine.
 pub trait KvSession: Send {
     /// Reads a key; returns the value's length when present (the fast path: no copy).
@@ -43,6 +57,13 @@ pub trait KvSession: Send {
     fn delete(&mut self, key: &[u8]) -> anyhow::Result<()>;
     /// Applies every write or none.
     fn write_batch(&mut self, ops: &[BatchOp<'_>]) -> anyhow::Result<()>;
+    /// Runs `body` in a transaction: its writes are applied together when it returns
+    /// `Commit`, and none of them when it returns `Rollback` or fails. A conflict with a
+    /// concurrent transaction is an error (the caller may retry). Returns how it ended.
+    fn transaction(
+        &mut self,
+        body: &mut dyn FnMut(&mut dyn KvTxn) -> anyhow::Result<TxnEnd>,
+    ) -> anyhow::Result<TxnEnd>;
     /// Positions at the first key >= `start` (forward) or the last key <= `start` (reverse)
     /// and visits up to `limit` entries in that direction; `visit` returns false to stop.
     /// Returns the number of entries visited.

@@ -4,10 +4,10 @@
 
 use crate::settings::{self, SettingSpec};
 use crate::{EngineConfig, EngineEntry};
-use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, SessionOptions};
+use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, KvTxn, SessionOptions, TxnEnd};
 use fathom_core::target::{delta, Counters, Maintenance, Target};
 use heed::types::Bytes;
-use heed::{Database, Env, EnvFlags, EnvOpenOptions};
+use heed::{Database, Env, EnvFlags, EnvOpenOptions, RwTxn};
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::path::PathBuf;
@@ -192,16 +192,34 @@ impl KvSession for Session<'_> {
     }
 
     fn write_batch(&mut self, ops: &[BatchOp<'_>]) -> anyhow::Result<()> {
-        let mut txn = self.engine.env.write_txn()?;
-        for op in ops {
-            match op {
-                BatchOp::Put(k, v) => self.engine.db.put(&mut txn, k, v)?,
-                BatchOp::Delete(k) => {
-                    self.engine.db.delete(&mut txn, k)?;
+        self.transaction(&mut |t| {
+            for op in ops {
+                match op {
+                    BatchOp::Put(k, v) => t.put(k, v)?,
+                    BatchOp::Delete(k) => t.delete(k)?,
                 }
             }
+            Ok(TxnEnd::Commit)
+        })
+        .map(|_| ())
+    }
+
+    /// A write transaction: LMDB runs one at a time, so transactions never conflict.
+    fn transaction(
+        &mut self,
+        body: &mut dyn FnMut(&mut dyn KvTxn) -> anyhow::Result<TxnEnd>,
+    ) -> anyhow::Result<TxnEnd> {
+        let mut txn = self.engine.env.write_txn()?;
+        // On an error the transaction is dropped, which aborts it.
+        let end = body(&mut LmdbTxn {
+            db: &self.engine.db,
+            txn: &mut txn,
+        })?;
+        match end {
+            TxnEnd::Commit => txn.commit()?,
+            TxnEnd::Rollback => txn.abort(),
         }
-        Ok(txn.commit()?)
+        Ok(end)
     }
 
     fn scan(
@@ -247,6 +265,31 @@ impl KvSession for Session<'_> {
             }
         }
         Ok(n)
+    }
+}
+
+struct LmdbTxn<'a, 'e> {
+    db: &'a Database<Bytes, Bytes>,
+    txn: &'a mut RwTxn<'e>,
+}
+
+impl KvTxn for LmdbTxn<'_, '_> {
+    fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
+        let found = self.db.get(self.txn, key)?;
+        if let Some(v) = found {
+            out.clear();
+            out.extend_from_slice(v);
+        }
+        Ok(found.is_some())
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
+        Ok(self.db.put(self.txn, key, value)?)
+    }
+
+    fn delete(&mut self, key: &[u8]) -> anyhow::Result<()> {
+        self.db.delete(self.txn, key)?;
+        Ok(())
     }
 }
 

@@ -2,7 +2,7 @@
 //! on it measures what the harness itself costs per operation.
 
 use crate::{EngineConfig, EngineEntry};
-use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, SessionOptions};
+use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, KvTxn, SessionOptions, TxnEnd};
 use fathom_core::target::Target;
 use std::path::PathBuf;
 
@@ -58,7 +58,28 @@ impl Target for Null {
 
 struct NullSession;
 
+impl KvTxn for NullSession {
+    fn read(&mut self, key: &[u8], _out: &mut Vec<u8>) -> anyhow::Result<bool> {
+        std::hint::black_box(key);
+        Ok(false)
+    }
+    fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
+        std::hint::black_box((key, value));
+        Ok(())
+    }
+    fn delete(&mut self, key: &[u8]) -> anyhow::Result<()> {
+        std::hint::black_box(key);
+        Ok(())
+    }
+}
+
 impl KvSession for NullSession {
+    fn transaction(
+        &mut self,
+        body: &mut dyn FnMut(&mut dyn KvTxn) -> anyhow::Result<TxnEnd>,
+    ) -> anyhow::Result<TxnEnd> {
+        body(&mut NullSession)
+    }
     fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
         std::hint::black_box(key);
         Ok(None)

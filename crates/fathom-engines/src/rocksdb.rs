@@ -1,15 +1,18 @@
 //! Embedded RocksDB (the `rocksdb` crate's bundled build). A setup is RocksDB's own options
 //! string, parsed by RocksDB itself, on top of fathom's typed settings; statistics come from
-//! RocksDB's tickers, and the options it really used from the OPTIONS file it writes.
+//! RocksDB's tickers, and the options it really used from the OPTIONS file it writes. The
+//! database is opened as an OptimisticTransactionDB: plain reads and writes go straight to the
+//! base database, and transactions detect conflicts at commit.
 
 use crate::settings::{self, SettingSpec};
 use crate::{EngineConfig, EngineEntry};
-use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, SessionOptions};
+use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, KvTxn, SessionOptions, TxnEnd};
 use fathom_core::target::{delta, Counters, Maintenance, Target};
 use rocksdb::statistics::{Histogram, Ticker};
 use rocksdb::{
-    BlockBasedOptions, Cache, DBCompactionStyle, Options, ReadOptions, WaitForCompactOptions,
-    WriteBatch, WriteOptions, DB,
+    BlockBasedOptions, Cache, DBCompactionStyle, OptimisticTransactionDB,
+    OptimisticTransactionOptions, Options, ReadOptions, WaitForCompactOptions,
+    WriteBatchWithTransaction, WriteOptions, DB,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -77,7 +80,7 @@ fn version() -> anyhow::Result<String> {
 }
 
 pub struct RocksDb {
-    db: Arc<DB>,
+    db: Arc<OptimisticTransactionDB>,
     options: Options,
     dir: PathBuf,
     wal: bool,
@@ -127,7 +130,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     };
     opts.create_if_missing(true);
     opts.enable_statistics();
-    let db = DB::open(&opts, &config.data_dir)
+    let db = OptimisticTransactionDB::open(&opts, &config.data_dir)
         .map_err(|e| anyhow::anyhow!("opening RocksDB in {}: {e}", config.data_dir.display()))?;
     let effective = read_options_file(&config.data_dir).unwrap_or_default();
     let version = effective
@@ -311,7 +314,7 @@ impl Target for RocksDb {
 }
 
 struct Session {
-    db: Arc<DB>,
+    db: Arc<OptimisticTransactionDB>,
     write: WriteOptions,
     /// Kept for the session: the crate's `get_pinned` allocates a new one per call.
     read: ReadOptions,
@@ -331,7 +334,7 @@ impl KvSession for Session {
     }
 
     fn write_batch(&mut self, ops: &[BatchOp<'_>]) -> anyhow::Result<()> {
-        let mut batch = WriteBatch::default();
+        let mut batch = WriteBatchWithTransaction::<true>::default();
         for op in ops {
             match op {
                 BatchOp::Put(k, v) => batch.put(k, v),
@@ -339,6 +342,30 @@ impl KvSession for Session {
             }
         }
         Ok(self.db.write_opt(batch, &self.write)?)
+    }
+
+    fn transaction(
+        &mut self,
+        body: &mut dyn FnMut(&mut dyn KvTxn) -> anyhow::Result<TxnEnd>,
+    ) -> anyhow::Result<TxnEnd> {
+        let txn = self
+            .db
+            .transaction_opt(&self.write, &OptimisticTransactionOptions::default());
+        let mut t = Txn { txn: &txn };
+        match body(&mut t) {
+            Ok(TxnEnd::Commit) => {
+                txn.commit()?;
+                Ok(TxnEnd::Commit)
+            }
+            Ok(TxnEnd::Rollback) => {
+                txn.rollback()?;
+                Ok(TxnEnd::Rollback)
+            }
+            Err(e) => {
+                txn.rollback()?;
+                Err(e)
+            }
+        }
     }
 
     fn scan(
@@ -370,6 +397,31 @@ impl KvSession for Session {
         }
         it.status()?;
         Ok(n)
+    }
+}
+
+struct Txn<'t> {
+    txn: &'t rocksdb::Transaction<'t, OptimisticTransactionDB>,
+}
+
+impl KvTxn for Txn<'_> {
+    fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
+        match self.txn.get_pinned(key)? {
+            Some(v) => {
+                out.clear();
+                out.extend_from_slice(&v);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
+        Ok(self.txn.put(key, value)?)
+    }
+
+    fn delete(&mut self, key: &[u8]) -> anyhow::Result<()> {
+        Ok(self.txn.delete(key)?)
     }
 }
 

@@ -4,7 +4,7 @@
 
 use crate::settings::{self, SettingSpec};
 use crate::{EngineConfig, EngineEntry};
-use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, SessionOptions};
+use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, KvTxn, SessionOptions, TxnEnd};
 use fathom_core::target::{delta, Counters, Maintenance, Target};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::collections::BTreeMap;
@@ -231,6 +231,36 @@ fn write(conn: &Connection, op: &BatchOp<'_>) -> rusqlite::Result<()> {
     }
 }
 
+fn read_into(conn: &Connection, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
+    let mut stmt = conn.prepare_cached(GET)?;
+    let found = stmt
+        .query_row(params![key], |r| {
+            out.clear();
+            out.extend_from_slice(r.get_ref(0)?.as_blob()?);
+            Ok(())
+        })
+        .optional()?;
+    Ok(found.is_some())
+}
+
+struct SqlTxn<'c> {
+    conn: &'c Connection,
+}
+
+impl KvTxn for SqlTxn<'_> {
+    fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
+        read_into(self.conn, key, out)
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
+        Ok(write(self.conn, &BatchOp::Put(key, value))?)
+    }
+
+    fn delete(&mut self, key: &[u8]) -> anyhow::Result<()> {
+        Ok(write(self.conn, &BatchOp::Delete(key))?)
+    }
+}
+
 impl KvSession for Session {
     fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
         let mut stmt = self.conn.prepare_cached(GET)?;
@@ -240,15 +270,7 @@ impl KvSession for Session {
     }
 
     fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
-        let mut stmt = self.conn.prepare_cached(GET)?;
-        let found = stmt
-            .query_row(params![key], |r| {
-                out.clear();
-                out.extend_from_slice(r.get_ref(0)?.as_blob()?);
-                Ok(())
-            })
-            .optional()?;
-        Ok(found.is_some())
+        read_into(&self.conn, key, out)
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
@@ -260,13 +282,34 @@ impl KvSession for Session {
     }
 
     fn write_batch(&mut self, ops: &[BatchOp<'_>]) -> anyhow::Result<()> {
+        self.transaction(&mut |t| {
+            for op in ops {
+                match op {
+                    BatchOp::Put(k, v) => t.put(k, v)?,
+                    BatchOp::Delete(k) => t.delete(k)?,
+                }
+            }
+            Ok(TxnEnd::Commit)
+        })
+        .map(|_| ())
+    }
+
+    /// `BEGIN IMMEDIATE`: the write lock is taken at the start, so transactions wait for each
+    /// other (busy_timeout) instead of failing at commit.
+    fn transaction(
+        &mut self,
+        body: &mut dyn FnMut(&mut dyn KvTxn) -> anyhow::Result<TxnEnd>,
+    ) -> anyhow::Result<TxnEnd> {
         let txn = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        for op in ops {
-            write(&txn, op)?;
+        // On an error the transaction is dropped, which rolls it back.
+        let end = body(&mut SqlTxn { conn: &txn })?;
+        match end {
+            TxnEnd::Commit => txn.commit()?,
+            TxnEnd::Rollback => txn.rollback()?,
         }
-        Ok(txn.commit()?)
+        Ok(end)
     }
 
     fn scan(

@@ -5,7 +5,7 @@
 
 use crate::settings::{self, SettingSpec};
 use crate::{EngineConfig, EngineEntry};
-use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, SessionOptions};
+use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, KvTxn, SessionOptions, TxnEnd};
 use fathom_core::target::{delta, Counters, Maintenance, Target};
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
@@ -376,6 +376,17 @@ impl Session {
         Ok(slice(&k))
     }
 
+    fn read_into(&self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
+        let _k = self.set_key(key);
+        let found = self.cursor_fn(unsafe { (*self.cursor).search }, "search")?;
+        if found {
+            out.clear();
+            out.extend_from_slice(self.value()?);
+        }
+        self.reset()?;
+        Ok(found)
+    }
+
     fn reset(&self) -> anyhow::Result<()> {
         self.cursor_fn(unsafe { (*self.cursor).reset }, "reset")
             .map(|_| ())
@@ -401,7 +412,7 @@ impl Session {
         Ok(())
     }
 
-    fn transaction(&self, config: &CStr) -> anyhow::Result<()> {
+    fn begin(&self, config: &CStr) -> anyhow::Result<()> {
         // SAFETY: the session is live.
         check(
             unsafe { ((*self.session).begin_transaction.unwrap())(self.session, config.as_ptr()) },
@@ -433,14 +444,7 @@ impl KvSession for Session {
     }
 
     fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
-        let _k = self.set_key(key);
-        let found = self.cursor_fn(unsafe { (*self.cursor).search }, "search")?;
-        if found {
-            out.clear();
-            out.extend_from_slice(self.value()?);
-        }
-        self.reset()?;
-        Ok(found)
+        self.read_into(key, out)
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
@@ -452,19 +456,36 @@ impl KvSession for Session {
     }
 
     fn write_batch(&mut self, ops: &[BatchOp<'_>]) -> anyhow::Result<()> {
-        self.transaction(c"")?;
-        let result = ops.iter().try_for_each(|op| self.write(op));
-        // SAFETY: the session is live and in a transaction.
-        let rc = unsafe {
-            match result {
-                Ok(()) => ((*self.session).commit_transaction.unwrap())(self.session, ptr::null()),
-                Err(_) => {
-                    ((*self.session).rollback_transaction.unwrap())(self.session, ptr::null())
+        self.transaction(&mut |t| {
+            for op in ops {
+                match op {
+                    BatchOp::Put(k, v) => t.put(k, v)?,
+                    BatchOp::Delete(k) => t.delete(k)?,
                 }
             }
+            Ok(TxnEnd::Commit)
+        })
+        .map(|_| ())
+    }
+
+    fn transaction(
+        &mut self,
+        body: &mut dyn FnMut(&mut dyn KvTxn) -> anyhow::Result<TxnEnd>,
+    ) -> anyhow::Result<TxnEnd> {
+        self.begin(c"")?;
+        let outcome = body(&mut WtTxn { session: self });
+        // SAFETY: the session is live and in a transaction.
+        let rc = unsafe {
+            match outcome {
+                Ok(TxnEnd::Commit) => {
+                    ((*self.session).commit_transaction.unwrap())(self.session, ptr::null())
+                }
+                _ => ((*self.session).rollback_transaction.unwrap())(self.session, ptr::null()),
+            }
         };
-        result?;
-        check(rc, "commit_transaction")
+        let end = outcome?;
+        check(rc, "ending a transaction")?;
+        Ok(end)
     }
 
     fn scan(
@@ -529,6 +550,25 @@ impl Session {
         }
         self.reset()?;
         Ok(n)
+    }
+}
+
+/// Reads and writes through the session's cursor while its transaction is open.
+struct WtTxn<'s> {
+    session: &'s Session,
+}
+
+impl KvTxn for WtTxn<'_> {
+    fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
+        self.session.read_into(key, out)
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
+        self.session.write(&BatchOp::Put(key, value))
+    }
+
+    fn delete(&mut self, key: &[u8]) -> anyhow::Result<()> {
+        self.session.write(&BatchOp::Delete(key))
     }
 }
 

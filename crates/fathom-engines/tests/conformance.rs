@@ -2,7 +2,7 @@
 //! registry. A new engine gets the suite by adding one `conformance!` line below (and a test
 //! fails until it does).
 
-use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, SessionOptions};
+use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, SessionOptions, TxnEnd};
 use fathom_core::target::Maintenance;
 use fathom_engines::{EngineConfig, ENGINES};
 use std::path::Path;
@@ -147,6 +147,59 @@ fn check_engine(name: &str) {
     assert_eq!(s.get(&k1).unwrap(), Some(v1.len()), "{name}: batch put");
     assert_eq!(s.get(&k2).unwrap(), Some(v1.len()), "{name}: batch put");
     assert_eq!(s.get(&key(14)).unwrap(), None, "{name}: batch delete");
+
+    // Transactions: reads see the transaction's own writes; commit applies them together;
+    // rollback, or an error in the body, applies none.
+    let (t1, t2, t3) = (key(2001), key(2002), key(2003));
+    let end = s
+        .transaction(&mut |t| {
+            t.put(&t1, b"one")?;
+            t.put(&t2, b"two")?;
+            t.delete(&key(16))?;
+            let mut v = Vec::new();
+            assert!(
+                t.read(&t1, &mut v)?,
+                "{name}: a transaction reads its own write"
+            );
+            assert_eq!(v, b"one");
+            assert!(
+                !t.read(&key(16), &mut v)?,
+                "{name}: a transaction sees its own delete"
+            );
+            Ok(TxnEnd::Commit)
+        })
+        .unwrap();
+    assert_eq!(end, TxnEnd::Commit);
+    assert!(
+        s.read(&t2, &mut buf).unwrap() && buf == b"two",
+        "{name}: committed write"
+    );
+    assert_eq!(s.get(&key(16)).unwrap(), None, "{name}: committed delete");
+    let end = s
+        .transaction(&mut |t| {
+            t.put(&t3, b"three")?;
+            t.delete(&t1)?;
+            Ok(TxnEnd::Rollback)
+        })
+        .unwrap();
+    assert_eq!(end, TxnEnd::Rollback);
+    assert_eq!(s.get(&t3).unwrap(), None, "{name}: rolled-back put");
+    assert!(s.get(&t1).unwrap().is_some(), "{name}: rolled-back delete");
+    let failed = s.transaction(&mut |t| {
+        t.put(&t3, b"three")?;
+        anyhow::bail!("the body failed")
+    });
+    assert!(failed.is_err(), "{name}: a failing body is an error");
+    assert_eq!(
+        s.get(&t3).unwrap(),
+        None,
+        "{name}: a failing body writes nothing"
+    );
+    s.put(&key(2004), b"after").unwrap();
+    assert!(
+        s.get(&key(2004)).unwrap().is_some(),
+        "{name}: the session works after a failed transaction"
+    );
 
     // Concurrent sessions, each writing its own range, all visible afterwards.
     std::thread::scope(|scope| {
