@@ -1,8 +1,8 @@
 //! Embedded RocksDB (the `rocksdb` crate's bundled build). A setup is RocksDB's own options
 //! string, parsed by RocksDB itself, on top of fathom's typed settings; statistics come from
-//! RocksDB's tickers, and the options it really used from the OPTIONS file it writes. The
-//! database is opened as an OptimisticTransactionDB: plain reads and writes go straight to the
-//! base database, and transactions detect conflicts at commit.
+//! RocksDB's tickers, and the options it really used from the OPTIONS file it writes. With
+//! `transactions=optimistic` the database is opened as an OptimisticTransactionDB (plain reads
+//! and writes still go straight to the base database; transactions detect conflicts at commit).
 
 use crate::settings::{self, SettingSpec};
 use crate::{EngineConfig, EngineEntry};
@@ -10,9 +10,9 @@ use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, KvTxn, SessionOpt
 use fathom_core::target::{delta, Counters, Maintenance, Target};
 use rocksdb::statistics::{Histogram, Ticker};
 use rocksdb::{
-    BlockBasedOptions, Cache, DBCompactionStyle, OptimisticTransactionDB,
-    OptimisticTransactionOptions, Options, ReadOptions, WaitForCompactOptions,
-    WriteBatchWithTransaction, WriteOptions, DB,
+    BlockBasedOptions, Cache, DBAccess, DBCompactionStyle, DBRawIteratorWithThreadMode,
+    OptimisticTransactionDB, OptimisticTransactionOptions, Options, ReadOptions,
+    WaitForCompactOptions, WriteBatchWithTransaction, WriteOptions, DB,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -49,6 +49,12 @@ const SETTINGS: &[SettingSpec] = &[
         values: "bool",
         help: "fsync the WAL on every write",
     },
+    SettingSpec {
+        name: "transactions",
+        default: "none",
+        values: "none|optimistic",
+        help: "optimistic opens an OptimisticTransactionDB, which keeps flushed memtables in memory for conflict checks",
+    },
 ];
 
 pub const ENTRY: EngineEntry = EngineEntry {
@@ -79,8 +85,25 @@ fn version() -> anyhow::Result<String> {
     result
 }
 
+/// The open database: plain, or an OptimisticTransactionDB when transactions are asked for
+/// (it holds more memtables in memory, so it is not the default: it is a different engine).
+enum Handle {
+    Plain(DB),
+    Optimistic(OptimisticTransactionDB),
+}
+
+/// Evaluates `$e` with `$d` bound to whichever database is open.
+macro_rules! on_db {
+    ($h:expr, $d:ident => $e:expr) => {
+        match &*$h {
+            Handle::Plain($d) => $e,
+            Handle::Optimistic($d) => $e,
+        }
+    };
+}
+
 pub struct RocksDb {
-    db: Arc<OptimisticTransactionDB>,
+    db: Arc<Handle>,
     options: Options,
     dir: PathBuf,
     wal: bool,
@@ -130,7 +153,14 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     };
     opts.create_if_missing(true);
     opts.enable_statistics();
-    let db = OptimisticTransactionDB::open(&opts, &config.data_dir)
+    let opened = match settings::get(SETTINGS, &config.settings, "transactions") {
+        "none" => DB::open(&opts, &config.data_dir).map(Handle::Plain),
+        "optimistic" => {
+            OptimisticTransactionDB::open(&opts, &config.data_dir).map(Handle::Optimistic)
+        }
+        other => anyhow::bail!("setting `transactions`: `{other}` is not none or optimistic"),
+    };
+    let db = opened
         .map_err(|e| anyhow::anyhow!("opening RocksDB in {}: {e}", config.data_dir.display()))?;
     let effective = read_options_file(&config.data_dir).unwrap_or_default();
     let version = effective
@@ -233,7 +263,12 @@ impl Target for RocksDb {
                 self.options.get_histogram_data(*h).sum() as f64,
             );
         }
-        let prop = |p: &str| self.db.property_int_value(p).ok().flatten().unwrap_or(0) as f64;
+        let prop = |p: &str| {
+            on_db!(self.db, d => d.property_int_value(p))
+                .ok()
+                .flatten()
+                .unwrap_or(0) as f64
+        };
         c.insert("lsm_bytes".into(), prop("rocksdb.total-sst-files-size"));
         c.insert(
             "pending_compaction_bytes".into(),
@@ -298,11 +333,11 @@ impl Target for RocksDb {
 
     fn maintain(&self, action: Maintenance) -> anyhow::Result<()> {
         match action {
-            Maintenance::Flush => self.db.flush()?,
+            Maintenance::Flush => on_db!(self.db, d => d.flush())?,
             Maintenance::WaitForCompaction => {
                 let mut w = WaitForCompactOptions::default();
                 w.set_flush(true);
-                self.db.wait_for_compact(&w)?
+                on_db!(self.db, d => d.wait_for_compact(&w))?
             }
         }
         Ok(())
@@ -314,7 +349,7 @@ impl Target for RocksDb {
 }
 
 struct Session {
-    db: Arc<OptimisticTransactionDB>,
+    db: Arc<Handle>,
     write: WriteOptions,
     /// Kept for the session: the crate's `get_pinned` allocates a new one per call.
     read: ReadOptions,
@@ -322,35 +357,36 @@ struct Session {
 
 impl KvSession for Session {
     fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
-        Ok(self.db.get_pinned_opt(key, &self.read)?.map(|v| v.len()))
+        Ok(on_db!(self.db, d => d.get_pinned_opt(key, &self.read)?.map(|v| v.len())))
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
-        Ok(self.db.put_opt(key, value, &self.write)?)
+        Ok(on_db!(self.db, d => d.put_opt(key, value, &self.write))?)
     }
 
     fn delete(&mut self, key: &[u8]) -> anyhow::Result<()> {
-        Ok(self.db.delete_opt(key, &self.write)?)
+        Ok(on_db!(self.db, d => d.delete_opt(key, &self.write))?)
     }
 
     fn write_batch(&mut self, ops: &[BatchOp<'_>]) -> anyhow::Result<()> {
-        let mut batch = WriteBatchWithTransaction::<true>::default();
-        for op in ops {
-            match op {
-                BatchOp::Put(k, v) => batch.put(k, v),
-                BatchOp::Delete(k) => batch.delete(k),
-            }
+        match &*self.db {
+            Handle::Plain(d) => d.write_opt(batch(ops), &self.write)?,
+            Handle::Optimistic(d) => d.write_opt(batch(ops), &self.write)?,
         }
-        Ok(self.db.write_opt(batch, &self.write)?)
+        Ok(())
     }
 
     fn transaction(
         &mut self,
         body: &mut dyn FnMut(&mut dyn KvTxn) -> anyhow::Result<TxnEnd>,
     ) -> anyhow::Result<TxnEnd> {
-        let txn = self
-            .db
-            .transaction_opt(&self.write, &OptimisticTransactionOptions::default());
+        let Handle::Optimistic(db) = &*self.db else {
+            anyhow::bail!(
+                "RocksDB transactions need --set transactions=optimistic (an OptimisticTransactionDB \
+                 keeps flushed memtables in memory for conflict checks, so it is not the default)"
+            )
+        };
+        let txn = db.transaction_opt(&self.write, &OptimisticTransactionOptions::default());
         let mut t = Txn { txn: &txn };
         match body(&mut t) {
             Ok(TxnEnd::Commit) => {
@@ -376,28 +412,49 @@ impl KvSession for Session {
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> anyhow::Result<usize> {
         // A new iterator per scan, as db_bench's seekrandom does, so each sees current data.
-        let mut it = self.db.raw_iterator();
-        match direction {
-            Direction::Forward => it.seek(start),
-            Direction::Reverse => it.seek_for_prev(start),
-        }
-        let mut n = 0;
-        while n < limit && it.valid() {
-            let (Some(k), Some(v)) = (it.key(), it.value()) else {
-                break;
-            };
-            n += 1;
-            if !visit(k, v) {
-                break;
-            }
-            match direction {
-                Direction::Forward => it.next(),
-                Direction::Reverse => it.prev(),
-            }
-        }
-        it.status()?;
-        Ok(n)
+        on_db!(self.db, d => walk(d.raw_iterator(), start, direction, limit, visit))
     }
+}
+
+fn batch<const T: bool>(ops: &[BatchOp<'_>]) -> WriteBatchWithTransaction<T> {
+    let mut batch = WriteBatchWithTransaction::<T>::default();
+    for op in ops {
+        match op {
+            BatchOp::Put(k, v) => batch.put(k, v),
+            BatchOp::Delete(k) => batch.delete(k),
+        }
+    }
+    batch
+}
+
+/// Positions `it` at `start` and visits up to `limit` entries in `direction`.
+fn walk<D: DBAccess>(
+    mut it: DBRawIteratorWithThreadMode<'_, D>,
+    start: &[u8],
+    direction: Direction,
+    limit: usize,
+    visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+) -> anyhow::Result<usize> {
+    match direction {
+        Direction::Forward => it.seek(start),
+        Direction::Reverse => it.seek_for_prev(start),
+    }
+    let mut n = 0;
+    while n < limit && it.valid() {
+        let (Some(k), Some(v)) = (it.key(), it.value()) else {
+            break;
+        };
+        n += 1;
+        if !visit(k, v) {
+            break;
+        }
+        match direction {
+            Direction::Forward => it.next(),
+            Direction::Reverse => it.prev(),
+        }
+    }
+    it.status()?;
+    Ok(n)
 }
 
 struct Txn<'t> {

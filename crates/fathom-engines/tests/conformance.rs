@@ -7,10 +7,15 @@ use fathom_core::target::Maintenance;
 use fathom_engines::{EngineConfig, ENGINES};
 use std::path::Path;
 
-fn open(name: &str, dir: &Path) -> Box<dyn KvEngine> {
+fn open(name: &str, dir: &Path, settings: &[(&str, &str)]) -> Box<dyn KvEngine> {
     let entry = fathom_engines::find(name).unwrap();
+    let settings = settings
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     let config = EngineConfig {
         data_dir: dir.to_path_buf(),
+        settings,
         ..Default::default()
     };
     fathom_engines::open(entry, &config).unwrap_or_else(|e| panic!("{name}: open: {e:#}"))
@@ -34,9 +39,9 @@ fn scan_keys(s: &mut dyn KvSession, start: &[u8], d: Direction, limit: usize) ->
     keys
 }
 
-fn check_engine(name: &str) {
+fn check_engine(name: &str, settings: &[(&str, &str)]) {
     let dir = tempfile::tempdir().unwrap();
-    let engine = open(name, dir.path());
+    let engine = open(name, dir.path(), settings);
     assert!(
         !engine.version().is_empty() && engine.version() != "unknown",
         "{name}: version"
@@ -231,7 +236,7 @@ fn check_engine(name: &str) {
     // Everything is still there after close and reopen.
     drop(s);
     drop(engine);
-    let engine = open(name, dir.path());
+    let engine = open(name, dir.path(), settings);
     let mut s = engine.session(SessionOptions::default()).unwrap();
     assert!(s.read(&key(10), &mut buf).unwrap());
     assert_eq!(buf, value(10, 1), "{name}: after reopen");
@@ -247,16 +252,18 @@ fn check_engine(name: &str) {
     );
 }
 
+/// `conformance!(engine)`, or `conformance!(engine, setting = value, ...)` for the settings
+/// the engine needs to offer everything the suite checks.
 macro_rules! conformance {
-    ($engine:ident) => {
+    ($engine:ident $(, $key:ident = $value:ident)*) => {
         #[test]
         fn $engine() {
-            check_engine(stringify!($engine));
+            check_engine(stringify!($engine), &[$((stringify!($key), stringify!($value))),*]);
         }
     };
 }
 
-conformance!(rocksdb);
+conformance!(rocksdb, transactions = optimistic);
 conformance!(wiredtiger);
 conformance!(lmdb);
 conformance!(sqlite);
@@ -266,10 +273,25 @@ conformance!(sqlite);
 fn every_engine_is_covered() {
     let source = include_str!("conformance.rs");
     for e in ENGINES.iter().filter(|e| e.name != "null") {
+        let line = format!("conformance!({}", e.name);
         assert!(
-            source.contains(&format!("conformance!({});", e.name)),
+            source.contains(&line),
             "engine {} has no conformance! line",
             e.name
         );
     }
+}
+
+/// Plain RocksDB (the default) is not an OptimisticTransactionDB: a transaction is refused
+/// with an error that says which setting gives one.
+#[test]
+fn rocksdb_without_the_setting_refuses_transactions() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open("rocksdb", dir.path(), &[]);
+    let mut s = engine.session(SessionOptions::default()).unwrap();
+    let e = s
+        .transaction(&mut |_| Ok(TxnEnd::Commit))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("transactions=optimistic"), "{e}");
 }
