@@ -55,8 +55,20 @@ pub trait KvSession: Send {
     }
     fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()>;
     fn delete(&mut self, key: &[u8]) -> anyhow::Result<()>;
-    /// Applies every write or none.
-    fn write_batch(&mut self, ops: &[BatchOp<'_>]) -> anyhow::Result<()>;
+    /// Applies every write or none: by default a transaction over the writes; engines with a
+    /// cheaper atomic batch (RocksDB's WriteBatch) override it.
+    fn write_batch(&mut self, ops: &[BatchOp<'_>]) -> anyhow::Result<()> {
+        self.transaction(&mut |t| {
+            for op in ops {
+                match op {
+                    BatchOp::Put(k, v) => t.put(k, v)?,
+                    BatchOp::Delete(k) => t.delete(k)?,
+                }
+            }
+            Ok(TxnEnd::Commit)
+        })
+        .map(|_| ())
+    }
     /// Runs `body` in a transaction: its writes are applied together when it returns
     /// `Commit`, and none of them when it returns `Rollback` or fails. A conflict with a
     /// concurrent transaction is an error (the caller may retry). Returns how it ended.

@@ -191,19 +191,6 @@ impl KvSession for Session<'_> {
         self.write_batch(&[BatchOp::Delete(key)])
     }
 
-    fn write_batch(&mut self, ops: &[BatchOp<'_>]) -> anyhow::Result<()> {
-        self.transaction(&mut |t| {
-            for op in ops {
-                match op {
-                    BatchOp::Put(k, v) => t.put(k, v)?,
-                    BatchOp::Delete(k) => t.delete(k)?,
-                }
-            }
-            Ok(TxnEnd::Commit)
-        })
-        .map(|_| ())
-    }
-
     /// A write transaction: LMDB runs one at a time, so transactions never conflict.
     fn transaction(
         &mut self,

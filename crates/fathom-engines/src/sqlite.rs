@@ -281,19 +281,6 @@ impl KvSession for Session {
         Ok(write(&self.conn, &BatchOp::Delete(key))?)
     }
 
-    fn write_batch(&mut self, ops: &[BatchOp<'_>]) -> anyhow::Result<()> {
-        self.transaction(&mut |t| {
-            for op in ops {
-                match op {
-                    BatchOp::Put(k, v) => t.put(k, v)?,
-                    BatchOp::Delete(k) => t.delete(k)?,
-                }
-            }
-            Ok(TxnEnd::Commit)
-        })
-        .map(|_| ())
-    }
-
     /// `BEGIN IMMEDIATE`: the write lock is taken at the start, so transactions wait for each
     /// other (busy_timeout) instead of failing at commit.
     fn transaction(

@@ -455,19 +455,6 @@ impl KvSession for Session {
         self.write(&BatchOp::Delete(key))
     }
 
-    fn write_batch(&mut self, ops: &[BatchOp<'_>]) -> anyhow::Result<()> {
-        self.transaction(&mut |t| {
-            for op in ops {
-                match op {
-                    BatchOp::Put(k, v) => t.put(k, v)?,
-                    BatchOp::Delete(k) => t.delete(k)?,
-                }
-            }
-            Ok(TxnEnd::Commit)
-        })
-        .map(|_| ())
-    }
-
     fn transaction(
         &mut self,
         body: &mut dyn FnMut(&mut dyn KvTxn) -> anyhow::Result<TxnEnd>,
