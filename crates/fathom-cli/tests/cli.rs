@@ -12,6 +12,14 @@ fn fathom(args: &[&str]) -> Output {
         .expect("fathom runs")
 }
 
+/// `fathom run ARGS --results RESULTS`, the arguments written as one whitespace-separated line.
+fn run(args: &str, results: &Path) -> Output {
+    let mut argv = vec!["run"];
+    argv.extend(args.split_whitespace());
+    argv.extend(["--results", results.to_str().unwrap()]);
+    fathom(&argv)
+}
+
 fn ok(out: &Output) -> String {
     assert!(
         out.status.success(),
@@ -38,14 +46,18 @@ fn scratch() -> tempfile::TempDir {
     tempfile::tempdir_in(base).expect("scratch dir")
 }
 
-fn report_json(results: &Path) -> Value {
-    let out = ok(&fathom(&[
+/// `fathom report RESULTS --format FORMAT`.
+fn report_as(results: &Path, format: &str) -> String {
+    ok(&fathom(&[
         "report",
         results.to_str().unwrap(),
         "--format",
-        "json",
-    ]));
-    serde_json::from_str(&out).expect("report --format json is JSON")
+        format,
+    ]))
+}
+
+fn report_json(results: &Path) -> Value {
+    serde_json::from_str(&report_as(results, "json")).expect("report --format json is JSON")
 }
 
 fn step<'a>(run: &'a Value, name: &str) -> &'a Value {
@@ -65,25 +77,10 @@ fn f(v: &Value) -> f64 {
 fn dbbench_on_rocksdb_reports_every_column_and_the_counters_move() {
     let dir = scratch();
     let results = dir.path().join("results");
-    let out = fathom(&[
-        "run",
-        "--engine",
-        "rocksdb",
-        "--workload",
-        "dbbench",
-        "--setup",
-        "write_buffer_size=1m;target_file_size_base=1m;max_bytes_for_level_base=4m",
-        "--param",
-        "num_keys=50000",
-        "--param",
-        "steps=fillseq,readrandom,fwdrange,overwritesome,flush,readwhilewriting,overwriteandwait",
-        "--duration",
-        "1s",
-        "--clients",
-        "2",
-        "--results",
-        results.to_str().unwrap(),
-    ]);
+    let out = run(
+        "--engine rocksdb --workload dbbench --setup write_buffer_size=1m;target_file_size_base=1m;max_bytes_for_level_base=4m --param num_keys=50000 --param steps=fillseq,readrandom,fwdrange,overwritesome,flush,readwhilewriting,overwriteandwait --duration 1s --clients 2",
+        &results,
+    );
     let text = ok(&out);
     for column in fathom_report_columns() {
         assert!(
@@ -181,19 +178,11 @@ fn dbbench_on_rocksdb_reports_every_column_and_the_counters_move() {
         .is_none());
 
     // Every report format has the step rows.
-    let report_as = |format: &str| {
-        ok(&fathom(&[
-            "report",
-            results.to_str().unwrap(),
-            "--format",
-            format,
-        ]))
-    };
-    let md = report_as("md");
+    let md = report_as(&results, "md");
     assert!(md.contains("| readrandom |"), "{md}");
-    let csv = report_as("csv");
+    let csv = report_as(&results, "csv");
     assert!(csv.starts_with("step,ops/s,p50,p99"), "{csv}");
-    let tsv = report_as("dbbench");
+    let tsv = report_as(&results, "dbbench");
     let header: Vec<&str> = tsv.lines().next().unwrap().split('\t').collect();
     for c in [
         "ops_sec", "mb_sec", "lsm_sz", "c_wgb", "w_amp", "c_wsecs", "c_csecs", "usec_op", "p50",
@@ -217,7 +206,6 @@ fn fathom_report_columns() -> [&'static str; 15] {
 #[test]
 fn bad_input_names_what_was_wrong_and_what_is_accepted() {
     let dir = scratch();
-    let results = dir.path().to_str().unwrap();
     // (arguments after `fathom run`, words the error must contain)
     let cases: &[(&str, &[&str])] = &[
         ("--engine rocksdbx --workload dbbench", &["unknown engine `rocksdbx`", "rocksdb, wiredtiger, lmdb, sqlite, null"]),
@@ -239,10 +227,7 @@ fn bad_input_names_what_was_wrong_and_what_is_accepted() {
         ("--engine null --workload dbbench --memory-limit lots", &["--memory-limit", "not a size"]),
     ];
     for (args, expected) in cases {
-        let mut argv = vec!["run"];
-        argv.extend(args.split_whitespace());
-        argv.extend(["--results", results]);
-        let e = err(&fathom(&argv));
+        let e = err(&run(args, dir.path()));
         for word in *expected {
             assert!(
                 e.contains(word),
@@ -313,33 +298,15 @@ fn memory_limit_makes_reads_hit_the_device() {
     }
     let dir = scratch();
     let results = dir.path().join("results");
-    let run = |name: &str, extra: &[&str]| {
-        let mut args = vec![
-            "run",
-            "--engine",
-            "rocksdb",
-            "--workload",
-            "dbbench",
-            "--name",
-            name,
-            "--setup",
-            "write_buffer_size=4m;max_write_buffer_number=2",
-            "--set",
-            "cache_size=4m",
-            "--param",
-            "num_keys=800000",
-            "--param",
-            "steps=fillseq,readrandom",
-            "--duration",
-            "3s",
-            "--results",
-            results.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        ok(&fathom(&args));
+    let rocksdb = |name: &str, extra: &str| {
+        let args = format!(
+            "--engine rocksdb --workload dbbench --name {name} --setup write_buffer_size=4m;max_write_buffer_number=2 \
+             --set cache_size=4m --param num_keys=800000 --param steps=fillseq,readrandom --duration 3s {extra}"
+        );
+        ok(&run(&args, &results));
     };
-    run("cached", &[]);
-    run("limited", &["--memory-limit", "48m"]);
+    rocksdb("cached", "");
+    rocksdb("limited", "--memory-limit 48m");
     let report = report_json(&results);
     let by_name = |n: &str| {
         report["runs"]
@@ -382,25 +349,10 @@ fn unsafe_uid() -> u32 {
 fn open_loop_and_null_engine_measure_the_harness() {
     let dir = scratch();
     let results = dir.path().join("results");
-    ok(&fathom(&[
-        "run",
-        "--engine",
-        "null",
-        "--workload",
-        "dbbench",
-        "--param",
-        "steps=readrandom",
-        "--param",
-        "num_keys=1000",
-        "--duration",
-        "2s",
-        "--rate",
-        "2000",
-        "--arrivals",
-        "uniform",
-        "--results",
-        results.to_str().unwrap(),
-    ]));
+    ok(&run(
+        "--engine null --workload dbbench --param steps=readrandom --param num_keys=1000 --duration 2s --rate 2000 --arrivals uniform",
+        &results,
+    ));
     let report = report_json(&results);
     let rr = step(&report["runs"][0], "readrandom");
     let rate = f(&rr["ops_per_sec"]);
@@ -419,25 +371,10 @@ fn open_loop_and_null_engine_measure_the_harness() {
 fn operations_are_conserved_across_intervals() {
     let dir = scratch();
     let results = dir.path().join("results");
-    ok(&fathom(&[
-        "run",
-        "--engine",
-        "null",
-        "--workload",
-        "dbbench",
-        "--param",
-        "steps=fillseq,overwritesome,readrandom",
-        "--param",
-        "num_keys=3000000",
-        "--duration",
-        "1500ms",
-        "--interval",
-        "200ms",
-        "--clients",
-        "2",
-        "--results",
-        results.to_str().unwrap(),
-    ]));
+    ok(&run(
+        "--engine null --workload dbbench --param steps=fillseq,overwritesome,readrandom --param num_keys=3000000 --duration 1500ms --interval 200ms --clients 2",
+        &results,
+    ));
     let report = report_json(&results);
     let run = &report["runs"][0];
     assert_eq!(step(run, "fillseq")["ops"], 3_000_000);
@@ -484,22 +421,10 @@ fn operations_are_conserved_across_intervals() {
 fn every_engine_runs_dbbench_into_one_report() {
     let dir = scratch();
     let results = dir.path().join("results");
-    let text = ok(&fathom(&[
-        "run",
-        "--engine",
-        "rocksdb,wiredtiger,lmdb,sqlite",
-        "--workload",
-        "dbbench",
-        "--param",
-        "num_keys=5000",
-        "--param",
-        "steps=fillseq,readrandom,fwdrange,overwritesome",
-        "--duration",
-        "500ms",
-        "--no-calibrate",
-        "--results",
-        results.to_str().unwrap(),
-    ]));
+    let text = ok(&run(
+        "--engine rocksdb,wiredtiger,lmdb,sqlite --workload dbbench --param num_keys=5000 --param steps=fillseq,readrandom,fwdrange,overwritesome --duration 500ms --no-calibrate",
+        &results,
+    ));
     for engine in ["rocksdb", "wiredtiger", "lmdb", "sqlite"] {
         assert!(
             text.lines()
