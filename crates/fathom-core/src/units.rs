@@ -3,6 +3,9 @@
 
 use std::time::Duration;
 
+/// Bytes in a GiB, the unit of every `_gb` figure.
+pub const GIB: f64 = (1u64 << 30) as f64;
+
 /// Parses a byte size: a number with an optional binary suffix (`k`, `m`, `g`, `t`, optionally
 /// followed by `b` or `ib`, any case), as RocksDB's options strings and db_bench use them.
 pub fn parse_size(text: &str) -> Result<u64, String> {

@@ -237,7 +237,7 @@ const HISTOGRAM_SUMS: &[(&str, Histogram)] = &[
     ("flush_micros", Histogram::FlushTime),
 ];
 
-const GB: f64 = (1u64 << 30) as f64;
+use fathom_core::units::GIB as GB;
 
 impl Target for RocksDb {
     fn name(&self) -> &str {

@@ -236,7 +236,7 @@ const STATS: &[(&str, &str)] = &[
     ("log_bytes", "log: log bytes written"),
 ];
 
-const GB: f64 = (1u64 << 30) as f64;
+use fathom_core::units::GIB as GB;
 
 impl Target for WiredTiger {
     fn name(&self) -> &str {

@@ -116,7 +116,7 @@ pub fn text(runs: &[LoadedRun]) -> String {
 }
 
 fn human_bytes(b: u64) -> String {
-    let g = b as f64 / (1u64 << 30) as f64;
+    let g = b as f64 / fathom_core::units::GIB;
     if g >= 1.0 {
         format!("{}G", num(g))
     } else {

@@ -157,7 +157,7 @@ impl Sampler {
             engine_system_secs: end.engine.stime.saturating_sub(start.engine.stime) as f64
                 / self.ticks_per_sec,
         };
-        let gb = |b: u64| b as f64 / (1u64 << 30) as f64;
+        let gb = |b: u64| b as f64 / crate::units::GIB;
         Figures {
             seconds: secs,
             per_op,
