@@ -2,12 +2,17 @@
 # Installs every system package fathom needs on a fresh Debian 12 machine (run as root).
 #   scripts/setup.sh          build dependencies (libclang for RocksDB's bindings)
 #   scripts/setup.sh --peers  also the peer tools used for side-by-side runs (db_bench)
+#   scripts/setup.sh --test   also what the tests use (chromium, to render the HTML report)
 set -euo pipefail
 
 packages=(libclang-dev clang pkg-config build-essential libwiredtiger-dev)
-if [[ "${1:-}" == "--peers" ]]; then
-  packages+=(rocksdb-tools)
-fi
+for arg in "$@"; do
+  case "$arg" in
+    --peers) packages+=(rocksdb-tools) ;;
+    --test) packages+=(chromium) ;;
+    *) echo "setup.sh: unknown option $arg (expected --peers or --test)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

@@ -3,7 +3,7 @@
 # end-to-end on real RocksDB), all in the release profile so RocksDB is compiled once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh --test
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
 cargo fmt --all -- --check
 cargo clippy --release --all-targets --quiet -- -D warnings

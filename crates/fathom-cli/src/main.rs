@@ -1,6 +1,11 @@
 //! The `fathom` command: parses the command line and hands each subcommand to its module.
 
+mod compare;
+mod execute;
+mod experiment;
 mod info;
+mod merge;
+mod progress;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -21,12 +26,28 @@ enum Command {
     Run(Box<run::RunArgs>),
     /// Print the report of a run directory or of every run below a results directory.
     Report {
-        /// A run directory, or a directory holding runs.
+        /// A run directory, or a directory holding runs (an experiment's results).
         dir: PathBuf,
-        /// text, md, csv, json, or dbbench (db_bench's report.tsv columns).
+        /// text, md, csv, json, dbbench (db_bench's report.tsv columns), or html (one page
+        /// with SVG charts).
         #[arg(long, default_value = "text")]
         format: fathom_report::Format,
+        /// Add every step's per-interval time series (text, md, csv, json).
+        #[arg(long)]
+        intervals: bool,
+        /// The setup the HTML page's relative throughput is against (default: the first).
+        #[arg(long)]
+        base: Option<String>,
+        /// Smallest change called faster or slower (3% or 0.03).
+        #[arg(long, default_value = "3%", value_parser = compare::parse_threshold)]
+        threshold: f64,
     },
+    /// Relative throughput of NEW against BASE per step, with the change in cpu/o, wKB/o and
+    /// r/o, and with repeats a bootstrap confidence interval and a verdict.
+    Compare(compare::CompareArgs),
+    /// Merge runs of one step sequence made on several client hosts into one run, exactly:
+    /// operations add up and latency comes from the merged HdrHistogram logs.
+    Merge(merge::MergeArgs),
     /// List the engines this build has, with their settings and options syntax.
     Engines,
     /// List the workloads, with their parameters and defaults.
@@ -37,7 +58,23 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(*args),
-        Command::Report { dir, format } => report(&dir, format),
+        Command::Report {
+            dir,
+            format,
+            intervals,
+            base,
+            threshold,
+        } => report(
+            &dir,
+            format,
+            &fathom_report::ReportOptions {
+                intervals,
+                base,
+                threshold,
+            },
+        ),
+        Command::Compare(args) => compare::run(&args),
+        Command::Merge(args) => merge::run(&args),
         Command::Engines => {
             print!("{}", info::engines());
             Ok(())
@@ -53,11 +90,19 @@ fn main() {
     }
 }
 
-fn report(dir: &std::path::Path, format: fathom_report::Format) -> anyhow::Result<()> {
-    let runs = fathom_core::store::find_runs(dir)?
+/// Every run at or below `dir`.
+pub fn load_runs(dir: &std::path::Path) -> anyhow::Result<Vec<fathom_core::store::LoadedRun>> {
+    fathom_core::store::find_runs(dir)?
         .iter()
         .map(|p| fathom_core::store::LoadedRun::load(p))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    print!("{}", fathom_report::render(&runs, format)?);
+        .collect()
+}
+
+fn report(
+    dir: &std::path::Path,
+    format: fathom_report::Format,
+    opts: &fathom_report::ReportOptions,
+) -> anyhow::Result<()> {
+    print!("{}", fathom_report::render(&load_runs(dir)?, format, opts)?);
     Ok(())
 }

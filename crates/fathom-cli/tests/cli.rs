@@ -1,77 +1,11 @@
 //! End-to-end tests of the `fathom` binary on real RocksDB (and on the null engine for the
 //! driver itself): short dbbench steps in a temporary directory, then the reports read back.
 
-use serde_json::Value;
+mod common;
+
+use common::*;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn fathom(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fathom"))
-        .args(args)
-        .output()
-        .expect("fathom runs")
-}
-
-/// `fathom run ARGS --results RESULTS`, the arguments written as one whitespace-separated line.
-fn run(args: &str, results: &Path) -> Output {
-    let mut argv = vec!["run"];
-    argv.extend(args.split_whitespace());
-    argv.extend(["--results", results.to_str().unwrap()]);
-    fathom(&argv)
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "fathom failed: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn err(out: &Output) -> String {
-    assert!(
-        !out.status.success(),
-        "expected failure, got: {}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// A scratch directory on the same disk as the tests' working directory (not a tmpfs), so
-/// device counters move.
-fn scratch() -> tempfile::TempDir {
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    tempfile::tempdir_in(base).expect("scratch dir")
-}
-
-/// `fathom report RESULTS --format FORMAT`.
-fn report_as(results: &Path, format: &str) -> String {
-    ok(&fathom(&[
-        "report",
-        results.to_str().unwrap(),
-        "--format",
-        format,
-    ]))
-}
-
-fn report_json(results: &Path) -> Value {
-    serde_json::from_str(&report_as(results, "json")).expect("report --format json is JSON")
-}
-
-fn step<'a>(run: &'a Value, name: &str) -> &'a Value {
-    run["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["step"] == name)
-        .unwrap_or_else(|| panic!("no step {name}"))
-}
-
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
-}
+use std::process::Command;
 
 #[test]
 fn dbbench_on_rocksdb_reports_every_column_and_the_counters_move() {

@@ -5,6 +5,7 @@ pub mod cgroup;
 pub mod driver;
 pub mod interrupt;
 pub mod kv;
+pub mod merge;
 pub mod pace;
 pub mod recorder;
 pub mod result;

@@ -177,6 +177,23 @@ pub struct RunManifest {
     /// `running`, `finished`, `interrupted` or `failed`.
     pub status: String,
     pub error: Option<String>,
+    /// The experiment cell this run is, when an experiment file ran it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experiment: Option<ExperimentCell>,
+}
+
+/// Where a run sits in an experiment's matrix.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentCell {
+    /// The experiment's name (its file's `name`).
+    pub name: String,
+    /// The cell's run directory name: setup, workload, clients and repeat.
+    pub cell: String,
+    /// Which repeat, from 1.
+    pub repeat: usize,
+    /// A digest of everything that defines the cell (setup, settings, parameters, clients),
+    /// so a re-run skips a finished cell only when its definition is unchanged.
+    pub fingerprint: String,
 }
 
 /// Formats a Unix time as an RFC 3339 UTC timestamp (second precision).

@@ -25,7 +25,7 @@ pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> anyhow::Result
     Ok(())
 }
 
-fn read_json<T: DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
+pub fn read_json<T: DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     serde_json::from_str(&text)
@@ -55,6 +55,17 @@ impl RunDir {
         while path.exists() {
             n += 1;
             path = root.join(format!("{base}.{n}"));
+        }
+        std::fs::create_dir_all(path.join(STEPS))
+            .with_context(|| format!("creating results directory {}", path.display()))?;
+        Ok(RunDir { path })
+    }
+
+    /// Creates `root/name`, which must not exist yet (experiments name their cells).
+    pub fn create_named(root: &Path, name: &str) -> anyhow::Result<RunDir> {
+        let path = root.join(slug(name));
+        if path.exists() {
+            anyhow::bail!("{} already exists", path.display());
         }
         std::fs::create_dir_all(path.join(STEPS))
             .with_context(|| format!("creating results directory {}", path.display()))?;
@@ -118,6 +129,13 @@ impl LoadedRun {
         })
     }
 
+    /// The HdrHistogram interval log of one step.
+    pub fn histogram_log(&self, step: &StepSummary) -> PathBuf {
+        self.path
+            .join(STEPS)
+            .join(format!("{:02}-{}.hlog", step.index, slug(&step.step)))
+    }
+
     /// The interval records of one step.
     pub fn intervals(&self, step: &StepSummary) -> anyhow::Result<Vec<IntervalRecord>> {
         let path = self.path.join(STEPS).join(format!(
@@ -137,7 +155,7 @@ impl LoadedRun {
 }
 
 /// Every run directory at or below `path` (a run directory itself, or a results directory),
-/// in name order, which is start order.
+/// in name order (start order for timestamped runs), skipping dot-directories.
 pub fn find_runs(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
     if path.join(MANIFEST).is_file() {
         return Ok(vec![path.to_path_buf()]);
@@ -155,7 +173,12 @@ pub fn find_runs(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
             let p = e.path();
             if p.join(MANIFEST).is_file() {
                 runs.push(p);
-            } else if p.is_dir() && p.file_name().is_some_and(|n| n != STEPS) {
+            } else if p.is_dir()
+                && p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n != STEPS && !n.starts_with('.'))
+            {
+                // Dot-directories hold databases and set-aside attempts, not reportable runs.
                 stack.push(p);
             }
         }

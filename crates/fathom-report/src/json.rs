@@ -1,7 +1,7 @@
 //! `fathom report --format json`: the schema of design.md, one object with every run and its
 //! step summaries. Field names are fixed once released.
 
-use fathom_core::result::{HostFacts, StepSummary};
+use fathom_core::result::{HostFacts, IntervalRecord, StepSummary};
 use fathom_core::store::LoadedRun;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -27,15 +27,26 @@ pub struct RunReport<'a> {
     pub host: &'a HostFacts,
     pub started_at: &'a str,
     pub steps: &'a [StepSummary],
+    /// Per step, its interval records (with `--intervals`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intervals: Option<BTreeMap<String, Vec<IntervalRecord>>>,
 }
 
-pub fn report(runs: &[LoadedRun]) -> Report<'_> {
-    Report {
+pub fn report(runs: &[LoadedRun], with_intervals: bool) -> anyhow::Result<Report<'_>> {
+    Ok(Report {
         runs: runs
             .iter()
             .map(|r| {
                 let m = &r.manifest;
-                RunReport {
+                let intervals = with_intervals
+                    .then(|| {
+                        r.steps
+                            .iter()
+                            .map(|s| Ok((s.step.clone(), r.intervals(s)?)))
+                            .collect::<anyhow::Result<BTreeMap<_, _>>>()
+                    })
+                    .transpose()?;
+                Ok(RunReport {
                     setup: &m.setup.name,
                     engine: &m.setup.engine,
                     engine_version: &m.setup.engine_version,
@@ -50,8 +61,9 @@ pub fn report(runs: &[LoadedRun]) -> Report<'_> {
                     host: &m.host,
                     started_at: &m.started_at,
                     steps: &r.steps,
-                }
+                    intervals,
+                })
             })
-            .collect(),
-    }
+            .collect::<anyhow::Result<_>>()?,
+    })
 }

@@ -1,9 +1,13 @@
 //! fathom-report: turns results directories into the tables the seeds print. Reports read
 //! only results on disk; they never run anything.
 
+pub mod compare;
 pub mod dbbench_tsv;
+pub mod group;
+pub mod html;
 pub mod json;
 pub mod steps;
+pub mod svg;
 pub mod table;
 
 use fathom_core::store::LoadedRun;
@@ -17,6 +21,29 @@ pub enum Format {
     Json,
     /// db_bench's `report.tsv` columns.
     DbBench,
+    /// One self-contained page with SVG charts.
+    Html,
+}
+
+/// What a report includes besides the step table.
+#[derive(Clone, Debug)]
+pub struct ReportOptions {
+    /// Add the per-interval time series (text, md, csv, json).
+    pub intervals: bool,
+    /// The setup others are compared against (default: the first).
+    pub base: Option<String>,
+    /// The smallest relative change a verdict calls faster or slower.
+    pub threshold: f64,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions {
+            intervals: false,
+            base: None,
+            threshold: 0.03,
+        }
+    }
 }
 
 impl std::str::FromStr for Format {
@@ -28,9 +55,10 @@ impl std::str::FromStr for Format {
             "csv" => Format::Csv,
             "json" => Format::Json,
             "dbbench" | "tsv" => Format::DbBench,
+            "html" => Format::Html,
             other => {
                 return Err(format!(
-                    "unknown format `{other}`; formats: text, md, csv, json, dbbench"
+                    "unknown format `{other}`; formats: text, md, csv, json, dbbench, html"
                 ))
             }
         })
@@ -38,12 +66,21 @@ impl std::str::FromStr for Format {
 }
 
 /// Renders runs in a format.
-pub fn render(runs: &[LoadedRun], format: Format) -> anyhow::Result<String> {
+pub fn render(runs: &[LoadedRun], format: Format, opts: &ReportOptions) -> anyhow::Result<String> {
+    let series = || steps::intervals(runs);
     Ok(match format {
-        Format::Text => steps::text(runs),
-        Format::Markdown => steps::table(runs).markdown(),
+        Format::Text if opts.intervals => {
+            steps::text(runs, false) + "\nintervals:\n" + &series()?.text()
+        }
+        Format::Text => steps::text(runs, false),
+        Format::Markdown if opts.intervals => {
+            steps::text(runs, true) + "\nintervals:\n\n" + &series()?.markdown()
+        }
+        Format::Markdown => steps::text(runs, true),
+        Format::Csv if opts.intervals => series()?.csv(),
         Format::Csv => steps::table(runs).csv(),
-        Format::Json => serde_json::to_string_pretty(&json::report(runs))? + "\n",
+        Format::Json => serde_json::to_string_pretty(&json::report(runs, opts.intervals)?)? + "\n",
         Format::DbBench => dbbench_tsv::render(runs),
+        Format::Html => html::page(runs, opts),
     })
 }

@@ -1,6 +1,8 @@
-//! The per-step table: throughput, latency and what each operation cost the host, one row per
-//! step and setup, with the seeds' column names and a `setup` column last.
+//! The per-step tables: throughput, latency and what each operation cost the host, one row per
+//! step and setup with the seeds' column names and a `setup` column last; the concurrency
+//! sweep; the per-interval time series; and the notes that say how to read them.
 
+use crate::group::{median, median_step, series, step_order};
 use crate::table::{num, opt, Table};
 use fathom_core::result::StepSummary;
 use fathom_core::store::LoadedRun;
@@ -18,18 +20,7 @@ pub fn harness_us(s: &StepSummary) -> Option<f64> {
         .or(s.harness_ns_per_op.map(|ns| ns / 1000.0))
 }
 
-/// The setup column: the setup's name, with `.c<clients>` when the runs in the report differ
-/// in client count.
-fn label(run: &LoadedRun, runs: &[LoadedRun]) -> String {
-    let m = &run.manifest;
-    if runs.iter().any(|r| r.manifest.clients != m.clients) {
-        format!("{}.c{}", m.setup.name, m.clients)
-    } else {
-        m.setup.name.clone()
-    }
-}
-
-fn row(run: &LoadedRun, runs: &[LoadedRun], s: &StepSummary) -> Vec<String> {
+fn row(label: String, s: &StepSummary) -> Vec<String> {
     let has_ops = s.ops > 0;
     let lat = |v: f64| if has_ops { num(v) } else { "-".into() };
     let mut step = s.step.clone();
@@ -56,45 +47,133 @@ fn row(run: &LoadedRun, runs: &[LoadedRun], s: &StepSummary) -> Vec<String> {
         format!("{}/{}", num(s.db_gb.allocated), num(s.db_gb.apparent)),
         format!("{}G", num(s.rss_gb)),
         opt(s.engine_stats.get("w_amp").copied()),
-        label(run, runs),
+        label,
     ]
 }
 
-/// All steps of all runs: grouped by step (in first-seen order), one row per run in each.
+/// All steps of all series: grouped by step (in first-seen order), one row per series, each
+/// figure the median over the series' repeats.
 pub fn table(runs: &[LoadedRun]) -> Table {
-    let mut order: Vec<&str> = Vec::new();
-    for r in runs {
-        for s in &r.steps {
-            if !order.contains(&s.step.as_str()) {
-                order.push(&s.step);
-            }
-        }
-    }
+    let all = series(runs);
     let mut t = Table::new(COLUMNS);
-    for step in order {
-        for r in runs {
-            for s in r.steps.iter().filter(|s| s.step == step) {
-                t.push(row(r, runs, s));
+    for step in step_order(runs) {
+        for s in &all {
+            let repeats = s.step(&step);
+            if !repeats.is_empty() {
+                t.push(row(s.label(&all), &median_step(&repeats)));
             }
         }
     }
     t
 }
 
-/// The terminal report: a line per run saying what ran, the table, then notes.
-pub fn text(runs: &[LoadedRun]) -> String {
+/// The concurrency sweep (seeds 002 and 003): per step, a row per client count and a column
+/// per setup, holding ops/s (the median over repeats). `None` when one client count ran.
+pub fn sweep(runs: &[LoadedRun]) -> Option<Table> {
+    let all = series(runs);
+    let mut clients: Vec<usize> = all.iter().map(|s| s.clients).collect();
+    clients.sort_unstable();
+    clients.dedup();
+    if clients.len() < 2 {
+        return None;
+    }
+    let mut setups: Vec<&str> = Vec::new();
+    for s in &all {
+        if !setups.contains(&s.setup.as_str()) {
+            setups.push(&s.setup);
+        }
+    }
+    let mut header = vec!["step", "clients"];
+    header.extend(setups.iter().copied());
+    let mut t = Table::new(&header);
+    for step in step_order(runs) {
+        for &c in &clients {
+            let cells: Vec<Option<f64>> = setups
+                .iter()
+                .map(|name| {
+                    let s = all.iter().find(|s| s.setup == *name && s.clients == c)?;
+                    let reps = s.step(&step);
+                    (!reps.is_empty() && reps[0].ops > 0)
+                        .then(|| median(&reps.iter().map(|r| r.ops_per_sec).collect::<Vec<_>>()))
+                })
+                .collect();
+            if cells.iter().all(Option::is_none) {
+                continue;
+            }
+            let mut row = vec![step.clone(), c.to_string()];
+            row.extend(
+                cells
+                    .iter()
+                    .map(|v| v.map_or("-".into(), |x| format!("{x:.0}"))),
+            );
+            t.push(row);
+        }
+    }
+    Some(t)
+}
+
+/// One row per interval of every step of every run (the time series).
+pub fn intervals(runs: &[LoadedRun]) -> anyhow::Result<Table> {
+    let all = series(runs);
+    let mut t = Table::new(&[
+        "step", "t", "ops/s", "p50", "p99", "max", "r/o", "wKB/o", "cs/o", "cpu/o", "db.gb", "rss",
+        "setup",
+    ]);
+    for s in &all {
+        for (n, run) in s.runs.iter().enumerate() {
+            let label = if s.runs.len() > 1 {
+                format!("{}.r{}", s.label(&all), n + 1)
+            } else {
+                s.label(&all)
+            };
+            for step in &run.steps {
+                for i in run.intervals(step)? {
+                    t.push(vec![
+                        i.step.clone(),
+                        format!("{:.0}", i.t_end),
+                        format!("{:.0}", i.ops_per_sec),
+                        num(i.latency_us.p50),
+                        num(i.latency_us.p99),
+                        num(i.latency_us.max),
+                        opt(i.per_op.reads),
+                        opt(i.per_op.write_kb),
+                        opt(i.per_op.cs),
+                        opt(i.per_op.cpu_us),
+                        num(i.db_gb.allocated),
+                        format!("{}G", num(i.rss_gb)),
+                        label.clone(),
+                    ]);
+                }
+            }
+        }
+    }
+    Ok(t)
+}
+
+/// The terminal and Markdown report: a line per series saying what ran, the step table, the
+/// sweep when several client counts ran, then the notes.
+pub fn text(runs: &[LoadedRun], markdown: bool) -> String {
+    let all = series(runs);
+    let render = |t: Table| if markdown { t.markdown() } else { t.text() };
     let mut out = String::new();
-    for r in runs {
-        let m = &r.manifest;
+    for s in &all {
+        let m = &s.runs[0].manifest;
+        let mut statuses: Vec<&str> = s.runs.iter().map(|r| r.manifest.status.as_str()).collect();
+        statuses.dedup();
         out += &format!(
-            "# {}: {} {} ({}), workload {}, {} client{}, {} cores, device {}{}{}\n",
-            label(r, runs),
+            "# {}: {} {} ({}), workload {}, {} client{}, {}{} cores, device {}{}{}\n",
+            s.label(&all),
             m.setup.engine,
             m.setup.engine_version,
-            m.status,
+            statuses.join("/"),
             m.workload,
             m.clients,
             if m.clients == 1 { "" } else { "s" },
+            if s.runs.len() > 1 {
+                format!("median of {} repeats, ", s.runs.len())
+            } else {
+                String::new()
+            },
             m.host.cores,
             m.host.device.as_deref().unwrap_or("none"),
             m.setup
@@ -110,7 +189,17 @@ pub fn text(runs: &[LoadedRun]) -> String {
             },
         );
     }
-    out += &table(runs).text();
+    if markdown {
+        out += "\n";
+    }
+    out += &render(table(runs));
+    if let Some(t) = sweep(runs) {
+        out += "\nops/s by client count (median over repeats):\n";
+        if markdown {
+            out += "\n";
+        }
+        out += &render(t);
+    }
     out += &notes(runs);
     out
 }
@@ -124,44 +213,104 @@ fn human_bytes(b: u64) -> String {
     }
 }
 
+/// Share of the engine's CPU per operation that was fathom's own, above which the report
+/// warns that the client may have been the bottleneck.
+pub const HARNESS_SHARE_WARN: f64 = 0.25;
+/// Host idle CPU (percent) below which the report warns the same.
+pub const IDLE_WARN_PCT: f64 = 5.0;
+/// Steal time (percent) above which the report warns the same.
+pub const STEAL_WARN_PCT: f64 = 10.0;
+
+/// Why the client may have limited a step's throughput, if it may have.
+pub fn bottleneck(s: &StepSummary) -> Option<String> {
+    if s.ops == 0 || s.window_seconds <= 0.0 {
+        return None;
+    }
+    let mut why = Vec::new();
+    if let (Some(h), Some(e)) = (harness_us(s), s.per_op.cpu_us_engine.or(s.per_op.cpu_us)) {
+        // Embedded: the engine's figure is the whole process, harness included; a server's
+        // excludes fathom, so compare against the sum.
+        let whole = if s.per_op.cpu_us_harness.is_some() {
+            e + h
+        } else {
+            e
+        };
+        if whole > 0.0 && h / whole > HARNESS_SHARE_WARN {
+            why.push(format!(
+                "fathom used {:.0}% of the CPU per op",
+                100.0 * h / whole
+            ));
+        }
+    }
+    // A window shorter than a second holds too few CPU ticks to say anything.
+    let sampled = s.window_seconds >= 1.0 && s.host.idle_pct + s.host.us_pct + s.host.sy_pct > 0.0;
+    if sampled && s.host.idle_pct < IDLE_WARN_PCT {
+        why.push(format!("host idle {:.1}%", s.host.idle_pct));
+    }
+    if sampled && s.host.steal_pct > STEAL_WARN_PCT {
+        why.push(format!("steal {:.1}%", s.host.steal_pct));
+    }
+    (!why.is_empty()).then(|| why.join(", "))
+}
+
 fn notes(runs: &[LoadedRun]) -> String {
     let mut out = String::from(
         "\nlatency in µs; r/o, rKB/o, wKB/o: device reads, KB read, KB written per op; cs/o: context switches per op;\n\
          cpu/o: host us+sy µs per op; fathom/o: the harness's own µs per op (calibrated on the null engine when the\n\
          engine is embedded); db.gb: GiB allocated/apparent; w-amp: (flush + compaction writes) / ingest.\n",
     );
+    let mut host_notes: Vec<&str> = Vec::new();
     for r in runs {
-        if r.manifest.host.note.is_some()
-            || r.steps
-                .iter()
-                .any(|s| s.background.is_some() || s.interrupted)
-        {
-            out += &format!("{}:\n", label(r, runs));
-        }
         if let Some(n) = &r.manifest.host.note {
-            out += &format!("  {n}\n");
+            if !host_notes.contains(&n.as_str()) {
+                host_notes.push(n);
+            }
         }
-        for s in &r.steps {
-            if let Some(b) = &s.background {
-                out += &format!(
-                    "  {}: background writer {:.2} MB/s (target {:.2}), {} puts, excluded from the row\n",
-                    s.step,
+    }
+    for n in host_notes {
+        out += &format!("{n}\n");
+    }
+    let all = series(runs);
+    for s in &all {
+        let mut lines = Vec::new();
+        let mut limited = Vec::new();
+        for step in s.step_names() {
+            let m = median_step(&s.step(step));
+            if let Some(b) = &m.background {
+                lines.push(format!(
+                    "{}: background writer {:.2} MB/s (target {:.2}), {} puts, excluded from the row",
+                    m.step,
                     b.bytes_per_sec / 1048576.0,
                     b.target_bytes_per_sec / 1048576.0,
                     b.ops
-                );
+                ));
             }
-            if s.maintenance_seconds > 0.05 {
-                out += &format!(
-                    "  {}: {:.1}s of flush/compaction wait after the operations, charged to its per-op figures\n",
-                    s.step, s.maintenance_seconds
-                );
+            if m.maintenance_seconds > 0.05 {
+                lines.push(format!(
+                    "{}: {:.1}s of flush/compaction wait after the operations, charged to its per-op figures",
+                    m.step, m.maintenance_seconds
+                ));
             }
-            if s.interrupted {
-                out += &format!(
-                    "  {}*: interrupted (Ctrl-C); figures cover the part that ran\n",
-                    s.step
-                );
+            if m.interrupted {
+                lines.push(format!(
+                    "{}*: interrupted (Ctrl-C); figures cover the part that ran",
+                    m.step
+                ));
+            }
+            if let Some(why) = bottleneck(&m) {
+                limited.push(format!("{} ({why})", m.step));
+            }
+        }
+        if !limited.is_empty() {
+            lines.push(format!(
+                "the client may have been the bottleneck in {}",
+                limited.join(", ")
+            ));
+        }
+        if !lines.is_empty() {
+            out += &format!("{}:\n", s.label(&all));
+            for l in lines {
+                out += &format!("  {l}\n");
             }
         }
     }

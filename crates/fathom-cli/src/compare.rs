@@ -1,0 +1,92 @@
+//! `fathom compare BASE NEW...`: relative throughput of each NEW against BASE, step by step,
+//! with a verdict that accounts for noise when both sides have repeats.
+
+use clap::Args;
+use fathom_report::compare::{self, Side};
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct CompareArgs {
+    /// Results directories: the base first, then one or more to compare with it. One
+    /// directory holding several setups compares them with its first setup (or --base).
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// The base setup's name, when a directory holds several setups.
+    #[arg(long)]
+    pub base: Option<String>,
+    /// Smallest change called faster or slower (3% or 0.03).
+    #[arg(long, default_value = "3%", value_parser = parse_threshold)]
+    pub threshold: f64,
+    /// text, md, csv or json.
+    #[arg(long, default_value = "text")]
+    pub format: fathom_report::Format,
+}
+
+/// `3%` or `0.03`.
+pub fn parse_threshold(s: &str) -> Result<f64, String> {
+    let v = match s.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
+        None => s.trim().parse::<f64>(),
+    }
+    .map_err(|_| {
+        format!("`{s}` is not a threshold (expected a percentage like 3% or a fraction like 0.03)")
+    })?;
+    if !(0.0..1.0).contains(&v) {
+        return Err(format!("`{s}`: expected a threshold from 0% to 100%"));
+    }
+    Ok(v)
+}
+
+pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
+    let operands = args
+        .dirs
+        .iter()
+        .map(|d| Ok((d.display().to_string(), crate::load_runs(d)?)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let sides = compare::sides(&operands);
+    let base_at = match &args.base {
+        Some(b) => sides.iter().position(|s| &s.label == b).ok_or_else(|| {
+            let names: Vec<_> = sides.iter().map(|s| s.label.as_str()).collect();
+            anyhow::anyhow!(
+                "--base: no setup `{b}`; the setups are: {}",
+                names.join(", ")
+            )
+        })?,
+        None => 0,
+    };
+    if sides.len() < 2 {
+        anyhow::bail!(
+            "nothing to compare: {} hold{} one setup (`{}`); give a base and a new results directory",
+            args.dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", "),
+            if args.dirs.len() == 1 { "s" } else { "" },
+            sides[0].label
+        );
+    }
+    let base: &Side = &sides[base_at];
+    let mut rows = Vec::new();
+    for (i, s) in sides.iter().enumerate() {
+        if i != base_at {
+            let r = compare::compare(base, s, args.threshold);
+            if r.is_empty() {
+                eprintln!(
+                    "fathom: `{}` has no step at a client count `{}` also ran",
+                    s.label, base.label
+                );
+            }
+            rows.extend(r);
+        }
+    }
+    if rows.is_empty() {
+        anyhow::bail!("no steps in common between the base and the others");
+    }
+    let t = compare::table(&rows);
+    let legend = compare::legend(&base.label, args.threshold);
+    match args.format {
+        fathom_report::Format::Text => print!("{}\n{legend}", t.text()),
+        fathom_report::Format::Markdown => print!("{}\n{legend}", t.markdown()),
+        fathom_report::Format::Csv => print!("{}", t.csv()),
+        fathom_report::Format::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
+        other => anyhow::bail!("--format: compare prints text, md, csv or json, not {other:?}"),
+    }
+    Ok(())
+}

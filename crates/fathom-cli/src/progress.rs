@@ -1,0 +1,98 @@
+//! What a user sees while a step runs: on a terminal, a progress bar with live ops/s and p99;
+//! otherwise (a log file, CI) a plain line every ten seconds of a long step, then one line per
+//! finished step either way.
+
+use fathom_core::driver::StepPlan;
+use fathom_core::result::{IntervalRecord, StepSummary};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::cell::Cell;
+use std::io::IsTerminal;
+
+/// Seconds between plain progress lines when stderr is not a terminal.
+const PLAIN_EVERY_SECS: f64 = 10.0;
+
+pub struct StepProgress {
+    index: usize,
+    total: usize,
+    name: String,
+    bar: Option<ProgressBar>,
+    /// Measured ops so far (for steps that end on a count).
+    ops: Cell<u64>,
+    /// Step time of the last plain line.
+    last_line: Cell<f64>,
+    by_count: bool,
+}
+
+impl StepProgress {
+    pub fn start(index: usize, total: usize, plan: &StepPlan) -> StepProgress {
+        let by_count = plan.duration.is_none();
+        let len = match (plan.duration, plan.ops_per_client) {
+            (Some(d), _) => Some(d.as_secs_f64().ceil() as u64),
+            (None, Some(n)) => Some(n * plan.clients as u64),
+            (None, None) => None,
+        };
+        let bar = (std::io::stderr().is_terminal() && plan.clients > 0).then(|| {
+            let bar = ProgressBar::new(len.unwrap_or(0));
+            let unit = if by_count { "ops" } else { "s" };
+            let style = ProgressStyle::with_template(&format!(
+                "  [{{prefix}}] {{wide_bar:.cyan/blue}} {{pos}}/{{len}}{unit}  {{msg}}"
+            ))
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
+            bar.set_style(style);
+            bar.set_prefix(format!("{index}/{total} {}", plan.name));
+            bar
+        });
+        StepProgress {
+            index,
+            total,
+            name: plan.name.clone(),
+            bar,
+            ops: Cell::new(0),
+            last_line: Cell::new(0.0),
+            by_count,
+        }
+    }
+
+    pub fn interval(&self, r: &IntervalRecord) {
+        self.ops.set(self.ops.get() + r.ops);
+        let live = format!(
+            "{:>10.0} ops/s  p99 {:>9.1} µs",
+            r.ops_per_sec, r.latency_us.p99
+        );
+        match &self.bar {
+            Some(bar) => {
+                bar.set_position(if self.by_count {
+                    self.ops.get()
+                } else {
+                    r.t_end as u64
+                });
+                bar.set_message(live);
+            }
+            None if r.t_end - self.last_line.get() >= PLAIN_EVERY_SECS => {
+                self.last_line.set(r.t_end);
+                eprintln!(
+                    "  [{}/{}] {:<22} {:>6.0}s {live}",
+                    self.index, self.total, self.name, r.t_end
+                );
+            }
+            None => {}
+        }
+    }
+
+    pub fn finish(&self, s: &StepSummary) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+        eprintln!(
+            "  [{}/{}] {:<22} {:>10.0} ops/s  p99 {:>9.1} µs  {:>6.1}s{}",
+            self.index,
+            self.total,
+            s.step,
+            s.ops_per_sec,
+            s.latency_us.p99,
+            s.seconds + s.maintenance_seconds,
+            if s.interrupted { "  (interrupted)" } else { "" }
+        );
+    }
+}

@@ -1,0 +1,358 @@
+//! End-to-end tests of experiments and what reads their results: an experiment file's matrix
+//! run, resumed and set aside when unfinished; its errors; the HTML page rendered in headless
+//! Chromium; `fathom compare` verdicts on known figures; `fathom merge` against the recorder.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const EXPERIMENT: &str = r#"
+name = "pair"
+description = "two setups of the null engine"
+clients = [1, 2]
+repeats = 3
+duration = "1s"
+interval = "200ms"
+
+[[setup]]
+name = "one"
+engine = "null"
+
+[[setup]]
+name = "two"
+engine = "null"
+
+[[workload]]
+name = "dbbench"
+params = { num_keys = 20000, steps = "fillseq,readrandom" }
+"#;
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn run_dirs(results: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(results)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join("run.json").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn chromium_dom(page: &Path) -> String {
+    let out = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+        ])
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium is installed by scripts/setup.sh --test");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn attr(dom: &str, name: &str) -> usize {
+    let at = dom
+        .find(&format!("{name}=\""))
+        .unwrap_or_else(|| panic!("no {name} in the page's DOM"));
+    let rest = &dom[at + name.len() + 2..];
+    rest[..rest.find('"').unwrap()].parse().unwrap()
+}
+
+#[test]
+fn experiment_runs_its_matrix_resumes_and_reports_in_html() {
+    let dir = scratch();
+    let file = write(dir.path(), "pair.toml", EXPERIMENT);
+    let results = dir.path().join("results");
+    let args = |extra: &[&str]| {
+        let mut a = vec![
+            "run",
+            file.to_str().unwrap(),
+            "--results",
+            results.to_str().unwrap(),
+        ];
+        a.extend(extra);
+        fathom(&a)
+    };
+    let out = args(&[]);
+    let text = ok(&out);
+    let cells = run_dirs(&results);
+    assert_eq!(cells.len(), 12, "{cells:?}");
+    assert!(cells.contains(&"two.dbbench.c2.r3".to_string()));
+    // Stated order: repeats outermost, setups innermost.
+    let log = String::from_utf8_lossy(&out.stderr);
+    let first = log.find("[1/12] one.dbbench.c1.r1").expect("first cell");
+    let second = log.find("[2/12] two.dbbench.c1.r1").expect("second cell");
+    assert!(first < second);
+    assert!(text.contains("median of 3 repeats"), "{text}");
+    assert!(text.contains("ops/s by client count"), "{text}");
+    assert!(results.join("experiment.toml").is_file());
+
+    // A re-run skips every finished cell.
+    let before = std::fs::metadata(results.join("one.dbbench.c1.r1/run.json"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    let out = args(&[]);
+    ok(&out);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(log.matches("finished before, skipped").count(), 12, "{log}");
+    let after = std::fs::metadata(results.join("one.dbbench.c1.r1/run.json"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(before, after);
+
+    // An unfinished cell is set aside and run again; the others are not.
+    let manifest = results.join("two.dbbench.c1.r2/run.json");
+    let edited = std::fs::read_to_string(&manifest)
+        .unwrap()
+        .replace("\"status\": \"finished\"", "\"status\": \"interrupted\"");
+    std::fs::write(&manifest, edited).unwrap();
+    let out = args(&[]);
+    ok(&out);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(log.matches("finished before, skipped").count(), 11, "{log}");
+    assert!(log.contains("set aside"), "{log}");
+    assert!(results
+        .join(".incomplete/two.dbbench.c1.r2.1/run.json")
+        .is_file());
+    assert_eq!(run_dirs(&results).len(), 12);
+
+    // A changed definition of a finished cell is refused rather than mixed in.
+    let changed = write(
+        dir.path(),
+        "pair.toml",
+        &EXPERIMENT.replace("num_keys = 20000", "num_keys = 30000"),
+    );
+    let e = err(&fathom(&[
+        "run",
+        changed.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+    ]));
+    assert!(e.contains("different definition"), "{e}");
+
+    // The HTML page: self-contained, and every chart renders in a real browser.
+    let html = report_as(&results, "html");
+    assert!(!html.contains("src=\"http") && !html.contains("href=\"http"));
+    let page = dir.path().join("report.html");
+    std::fs::write(&page, &html).unwrap();
+    let dom = chromium_dom(&page);
+    let total = attr(&dom, "data-charts-total");
+    let rendered = attr(&dom, "data-charts-rendered");
+    // Sweep (2 steps), relative throughput, throughput and p99 over time (readrandom),
+    // latency percentiles (2 steps).
+    assert!(total >= 7, "only {total} charts");
+    assert_eq!(rendered, total, "charts that did not render");
+
+    // Compare the two setups of one results directory: three repeats give verdicts.
+    let cmp = ok(&fathom(&[
+        "compare",
+        results.to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
+    let rows: Value = serde_json::from_str(&cmp).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 4, "two steps × two client counts");
+    for r in rows {
+        assert_ne!(r["verdict"], "no_verdict", "{r}");
+        assert_eq!(r["base"], "one");
+        assert_eq!(r["base_ops_per_sec"].as_array().unwrap().len(), 3);
+    }
+}
+
+#[test]
+fn experiment_errors_name_the_file_the_key_and_what_was_expected() {
+    let dir = scratch();
+    let results = dir.path().join("results");
+    let check = |text: &str, wants: &[&str]| {
+        let file = write(dir.path(), "bad.toml", text);
+        let e = err(&fathom(&[
+            "run",
+            file.to_str().unwrap(),
+            "--results",
+            results.to_str().unwrap(),
+        ]));
+        for w in wants {
+            assert!(e.contains(w), "wanted `{w}` in: {e}");
+        }
+        assert!(
+            !results.exists(),
+            "nothing runs before the whole file is checked"
+        );
+    };
+    check(
+        &EXPERIMENT.replace("repeats = 3", "repeats = \"three\""),
+        &["bad.toml", "repeats", "expected"],
+    );
+    check(
+        &EXPERIMENT.replace("repeats = 3", "repeats = 3\nthreads = 4"),
+        &["bad.toml", "unknown field `threads`", "expected one of"],
+    );
+    check(
+        &EXPERIMENT.replace(
+            "name = \"two\"\nengine = \"null\"",
+            "name = \"two\"\nengine = \"rockdb\"",
+        ),
+        &[
+            "bad.toml",
+            "setup[1] (two).engine",
+            "unknown engine `rockdb`",
+        ],
+    );
+    check(
+        &EXPERIMENT.replace(
+            "name = \"two\"\nengine = \"null\"",
+            "name = \"two\"\nengine = \"null\"\nsettings = { cache = \"1g\" }",
+        ),
+        &["bad.toml", "setup[1] (two)", "no setting `cache`"],
+    );
+    check(
+        &EXPERIMENT.replace("num_keys = 20000", "num_keys = \"lots\""),
+        &["bad.toml", "num_keys", "not a whole number"],
+    );
+    let file = write(dir.path(), "ok.toml", EXPERIMENT);
+    let e = err(&fathom(&[
+        "run",
+        file.to_str().unwrap(),
+        "--engine",
+        "rocksdb",
+    ]));
+    assert!(e.contains("--engine with an experiment file"), "{e}");
+}
+
+/// A results directory holding one setup's runs with the given ops/s, one run per value.
+fn fake_runs(root: &Path, setup: &str, ops: &[f64]) -> PathBuf {
+    let dir = root.join(setup);
+    for (i, v) in ops.iter().enumerate() {
+        let run = dir.join(format!("{setup}.r{}", i + 1));
+        std::fs::create_dir_all(run.join("steps")).unwrap();
+        let manifest = serde_json::json!({
+            "format_version": 1,
+            "setup": { "name": setup, "engine": "null", "engine_version": "0",
+                       "options": "", "settings": {}, "memory_limit_bytes": null, "effective": {} },
+            "workload": "dbbench", "params": {}, "clients": 4,
+            "host": { "hostname": "h", "kernel": "k", "cores": 2, "memory_bytes": 1,
+                      "device": null, "data_dir": "", "fathom_version": "0",
+                      "memory_limit": null, "note": null },
+            "started_at": "", "finished_at": null, "status": "finished", "error": null
+        });
+        std::fs::write(run.join("run.json"), manifest.to_string()).unwrap();
+        let step = serde_json::json!({
+            "step": "overwriteandwait", "index": 1, "clients": 4, "ops": (*v * 10.0) as u64,
+            "seconds": 10.0, "ops_per_sec": v, "mb_per_sec": 0.0, "usec_op": 0.0,
+            "latency_us": { "p50": 1.0, "p75": 1.0, "p99": 2.0, "p99_9": 3.0, "p99_99": 4.0, "max": 5.0, "mean": 1.0 },
+            "per_op": { "reads": 0.1, "read_kb": 1.0, "write_kb": 2.0 * 100.0 / v, "cs": 0.5,
+                        "cpu_us": 10.0, "cpu_us_engine": 10.0, "cpu_us_harness": null },
+            "db_gb": { "allocated": 1.0, "apparent": 1.0 }, "rss_gb": 0.1,
+            "engine_stats": {}, "by_op": {},
+            "host": { "device": null, "rps": null, "rmbps": null, "rawait_ms": null, "rareqsz_kb": null,
+                      "wps": null, "wmbps": null, "wawait_ms": null, "wareqsz_kb": null,
+                      "cs_per_sec": 0.0, "us_pct": 50.0, "sy_pct": 10.0, "idle_pct": 40.0,
+                      "iowait_pct": 0.0, "steal_pct": 0.0, "engine_user_secs": 0.0, "engine_system_secs": 0.0 },
+            "background": null, "maintenance_seconds": 0.0, "window_seconds": 10.0,
+            "arrival_rate": null, "harness_ns_per_op": null, "interrupted": false, "started_at": ""
+        });
+        std::fs::write(run.join("steps/01-overwriteandwait.json"), step.to_string()).unwrap();
+        std::fs::write(run.join("steps/01-overwriteandwait.intervals.jsonl"), "").unwrap();
+    }
+    dir
+}
+
+#[test]
+fn compare_gives_verdicts_only_with_repeats() {
+    let dir = scratch();
+    let base = fake_runs(dir.path(), "v8.5", &[100.0, 101.0, 99.0]);
+    let slower = fake_runs(dir.path(), "v8.7", &[95.0, 94.5, 95.5]);
+    let same = fake_runs(dir.path(), "v8.8", &[100.5, 99.5, 101.5]);
+    let once = fake_runs(dir.path(), "v8.9", &[90.0]);
+    let out = ok(&fathom(&[
+        "compare",
+        base.to_str().unwrap(),
+        slower.to_str().unwrap(),
+        same.to_str().unwrap(),
+        once.to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
+    let rows: Value = serde_json::from_str(&out).unwrap();
+    let by = |name: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["new"] == name)
+            .unwrap()
+            .clone()
+    };
+    // 95/100: every run slower than every base run, and beyond the 3% threshold.
+    let s = by("v8.7");
+    assert_eq!(s["verdict"], "slower");
+    assert!((f(&s["ratio"]) - 0.95).abs() < 1e-9);
+    let (lo, hi) = (f(&s["ci95"][0]), f(&s["ci95"][1]));
+    assert!(lo <= 0.95 && hi < 1.0, "{lo} {hi}");
+    // wKB/o was 2 × 100 / ops: new/base is the inverse of the throughput ratio.
+    assert!((f(&s["write_kb_ratio"]) - 100.0 / 95.0).abs() < 0.01);
+    assert_eq!(by("v8.8")["verdict"], "within_noise");
+    assert_eq!(by("v8.9")["verdict"], "no_verdict");
+    // With a 10% threshold the 5% regression is within noise.
+    let out = ok(&fathom(&[
+        "compare",
+        base.to_str().unwrap(),
+        slower.to_str().unwrap(),
+        "--threshold",
+        "10%",
+    ]));
+    assert!(out.contains("within noise"), "{out}");
+    let e = err(&fathom(&["compare", base.to_str().unwrap()]));
+    assert!(e.contains("nothing to compare"), "{e}");
+}
+
+#[test]
+fn merge_adds_operations_and_keeps_latency_exact() {
+    let dir = scratch();
+    let results = dir.path().join("results");
+    ok(&run(
+        "--engine null --workload dbbench --param num_keys=30000 --param steps=fillseq,readrandom --duration 1s --clients 1",
+        &results,
+    ));
+    let runs = run_dirs(&results);
+    assert_eq!(runs.len(), 1);
+    let one = results.join(&runs[0]);
+    // The same run merged with itself: twice the operations, the very same percentiles, which
+    // the recorder computed without the logs.
+    let merged = dir.path().join("merged");
+    ok(&fathom(&[
+        "merge",
+        one.to_str().unwrap(),
+        one.to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+    ]));
+    let a = report_json(&one);
+    let m = report_json(&merged);
+    for name in ["fillseq", "readrandom"] {
+        let (s, t) = (step(&a["runs"][0], name), step(&m["runs"][0], name));
+        assert_eq!(f(&t["ops"]), 2.0 * f(&s["ops"]), "{name}");
+        assert!((f(&t["ops_per_sec"]) - 2.0 * f(&s["ops_per_sec"])).abs() < 1e-6);
+        assert_eq!(
+            t["latency_us"], s["latency_us"],
+            "{name}: latency must be exact"
+        );
+        assert_eq!(f(&t["clients"]), 2.0);
+    }
+    assert_eq!(f(&m["runs"][0]["clients"]), 2.0);
+    let e = err(&fathom(&["merge", one.to_str().unwrap(), "--out", "x"]));
+    assert!(e.contains("at least two runs"), "{e}");
+}

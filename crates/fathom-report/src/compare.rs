@@ -1,0 +1,264 @@
+//! Relative throughput against a base (seed 004's "QPS for my version / QPS for the base"):
+//! per step and client count, the ratio of medians, the change in cpu/o, wKB/o and r/o, and
+//! with repeats a bootstrap confidence interval and a verdict that accounts for noise.
+
+use crate::group::{median, median_step, series_of, step_order_of};
+use crate::table::{num, Table};
+use fathom_core::result::StepSummary;
+use fathom_core::store::LoadedRun;
+use serde::Serialize;
+
+/// Bootstrap resamples per interval.
+const RESAMPLES: usize = 10_000;
+/// Runs each side needs for a verdict: with fewer, the bootstrap interval of a median is too
+/// coarse (two runs against two beat each other by chance one time in three).
+pub const MIN_REPEATS: usize = 3;
+
+/// One side of a comparison: a setup's runs from one results directory.
+pub struct Side<'a> {
+    pub label: String,
+    pub runs: Vec<&'a LoadedRun>,
+}
+
+/// Splits each operand's runs by setup name, in order; labels are the setup names, prefixed
+/// with the operand when two operands hold the same name.
+pub fn sides<'a>(operands: &'a [(String, Vec<LoadedRun>)]) -> Vec<Side<'a>> {
+    let mut out: Vec<(String, String, Vec<&LoadedRun>)> = Vec::new();
+    for (operand, runs) in operands {
+        for r in runs {
+            let name = &r.manifest.setup.name;
+            match out.iter_mut().find(|(o, n, _)| o == operand && n == name) {
+                Some(side) => side.2.push(r),
+                None => out.push((operand.clone(), name.clone(), vec![r])),
+            }
+        }
+    }
+    let clash = |n: &str| out.iter().filter(|(_, m, _)| m == n).count() > 1;
+    out.iter()
+        .map(|(operand, name, runs)| Side {
+            label: if clash(name) {
+                format!("{operand}:{name}")
+            } else {
+                name.clone()
+            },
+            runs: runs.clone(),
+        })
+        .collect()
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Faster,
+    Slower,
+    WithinNoise,
+    /// Fewer than `MIN_REPEATS` runs on a side: noise cannot be told from change.
+    NoVerdict,
+}
+
+impl Verdict {
+    pub fn text(&self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::WithinNoise => "within noise",
+            Verdict::NoVerdict => "no verdict",
+        }
+    }
+}
+
+/// One step at one client count, NEW against BASE.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub workload: String,
+    pub step: String,
+    pub clients: usize,
+    pub base: String,
+    pub new: String,
+    pub base_ops_per_sec: Vec<f64>,
+    pub new_ops_per_sec: Vec<f64>,
+    /// median(NEW) / median(BASE).
+    pub ratio: f64,
+    /// 95% bootstrap interval of the ratio; `None` without repeats on both sides.
+    pub ci95: Option<(f64, f64)>,
+    pub verdict: Verdict,
+    /// NEW / BASE of the medians of cpu/o, wKB/o and r/o (`None` where unknown or zero).
+    pub cpu_ratio: Option<f64>,
+    pub write_kb_ratio: Option<f64>,
+    pub reads_ratio: Option<f64>,
+}
+
+/// A small deterministic generator (SplitMix64), so a report prints the same interval twice.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        ((z >> 11) as f64 / (1u64 << 53) as f64 * n as f64) as usize
+    }
+}
+
+/// The 95% percentile-bootstrap interval of median(new) / median(base).
+pub fn bootstrap_ratio(base: &[f64], new: &[f64]) -> (f64, f64) {
+    let mut rng = SplitMix(0x5eed);
+    let mut draw = |v: &[f64]| {
+        let sample: Vec<f64> = (0..v.len()).map(|_| v[rng.below(v.len())]).collect();
+        median(&sample)
+    };
+    let mut ratios: Vec<f64> = (0..RESAMPLES)
+        .map(|_| {
+            let b = draw(base);
+            draw(new) / b
+        })
+        .filter(|r| r.is_finite())
+        .collect();
+    ratios.sort_by(|a, b| a.total_cmp(b));
+    let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
+    (at(0.025), at(0.975))
+}
+
+/// The verdict: a change counts when the interval excludes 1 and the median ratio is beyond
+/// the threshold; otherwise it is within noise. Without repeats there is no verdict.
+pub fn verdict(ratio: f64, ci: Option<(f64, f64)>, threshold: f64) -> Verdict {
+    match ci {
+        None => Verdict::NoVerdict,
+        Some((lo, _)) if lo > 1.0 && ratio >= 1.0 + threshold => Verdict::Faster,
+        Some((_, hi)) if hi < 1.0 && ratio <= 1.0 - threshold => Verdict::Slower,
+        Some(_) => Verdict::WithinNoise,
+    }
+}
+
+fn figure_ratio(
+    base: &[&StepSummary],
+    new: &[&StepSummary],
+    f: fn(&StepSummary) -> Option<f64>,
+) -> Option<f64> {
+    let b = f(&median_step(base))?;
+    let n = f(&median_step(new))?;
+    (b > 0.0).then_some(n / b)
+}
+
+/// Every step NEW and BASE share, per client count.
+pub fn compare(base: &Side, new: &Side, threshold: f64) -> Vec<Row> {
+    let bs = series_of(&base.runs);
+    let ns = series_of(&new.runs);
+    let mut rows = Vec::new();
+    for step in step_order_of(&base.runs) {
+        for b in &bs {
+            let Some(n) = ns
+                .iter()
+                .find(|n| n.workload == b.workload && n.clients == b.clients)
+            else {
+                continue;
+            };
+            let (bsteps, nsteps) = (b.step(&step), n.step(&step));
+            if bsteps.is_empty() || nsteps.is_empty() || bsteps[0].ops == 0 {
+                continue;
+            }
+            let bops: Vec<f64> = bsteps.iter().map(|s| s.ops_per_sec).collect();
+            let nops: Vec<f64> = nsteps.iter().map(|s| s.ops_per_sec).collect();
+            let ratio = median(&nops) / median(&bops);
+            let ci = (bops.len() > 1 && nops.len() > 1).then(|| bootstrap_ratio(&bops, &nops));
+            rows.push(Row {
+                workload: b.workload.clone(),
+                step: step.clone(),
+                clients: b.clients,
+                base: base.label.clone(),
+                new: new.label.clone(),
+                ratio,
+                ci95: ci,
+                verdict: if bops.len() >= MIN_REPEATS && nops.len() >= MIN_REPEATS {
+                    verdict(ratio, ci, threshold)
+                } else {
+                    Verdict::NoVerdict
+                },
+                cpu_ratio: figure_ratio(&bsteps, &nsteps, |s| s.per_op.cpu_us),
+                write_kb_ratio: figure_ratio(&bsteps, &nsteps, |s| s.per_op.write_kb),
+                reads_ratio: figure_ratio(&bsteps, &nsteps, |s| s.per_op.reads),
+                base_ops_per_sec: bops,
+                new_ops_per_sec: nops,
+            });
+        }
+    }
+    rows
+}
+
+pub const COLUMNS: &[&str] = &[
+    "step",
+    "clients",
+    "base ops/s",
+    "new ops/s",
+    "new/base",
+    "95% CI",
+    "verdict",
+    "cpu/o",
+    "wKB/o",
+    "r/o",
+    "n",
+    "new",
+];
+
+/// The comparison table; figure columns are NEW/BASE ratios of the medians.
+pub fn table(rows: &[Row]) -> Table {
+    let mut t = Table::new(COLUMNS);
+    let ratio = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.2}"));
+    for r in rows {
+        t.push(vec![
+            r.step.clone(),
+            r.clients.to_string(),
+            num(median(&r.base_ops_per_sec)),
+            num(median(&r.new_ops_per_sec)),
+            format!("{:.3}", r.ratio),
+            r.ci95
+                .map_or("-".into(), |(lo, hi)| format!("{lo:.3}-{hi:.3}")),
+            r.verdict.text().to_string(),
+            ratio(r.cpu_ratio),
+            ratio(r.write_kb_ratio),
+            ratio(r.reads_ratio),
+            format!("{}/{}", r.base_ops_per_sec.len(), r.new_ops_per_sec.len()),
+            r.new.clone(),
+        ]);
+    }
+    t
+}
+
+/// How to read the table.
+pub fn legend(base: &str, threshold: f64) -> String {
+    format!(
+        "base: {base}. new/base: ratio of median ops/s; 95% CI: percentile bootstrap of that ratio \
+         ({RESAMPLES} resamples); verdict: faster or slower when the interval excludes 1 and the \
+         ratio is beyond ±{:.1}%, else within noise; with fewer than {MIN_REPEATS} runs on a side, no verdict. \
+         cpu/o, wKB/o, r/o: new/base of the medians. n: runs base/new.\n",
+        threshold * 100.0
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts() {
+        let base = [100.0, 101.0, 99.0, 100.5, 99.5];
+        let same = [100.2, 99.8, 100.9, 99.1, 100.0];
+        let faster = [110.0, 111.0, 109.0, 110.5, 109.5];
+        let (lo, hi) = bootstrap_ratio(&base, &faster);
+        assert!(lo > 1.05 && hi < 1.15, "{lo} {hi}");
+        assert_eq!(verdict(1.10, Some((lo, hi)), 0.03), Verdict::Faster);
+        let ci = bootstrap_ratio(&faster, &base);
+        assert_eq!(verdict(100.0 / 110.0, Some(ci), 0.03), Verdict::Slower);
+        let ci = bootstrap_ratio(&base, &same);
+        assert!(ci.0 <= 1.0 && ci.1 >= 1.0, "{ci:?}");
+        assert_eq!(verdict(1.0, Some(ci), 0.03), Verdict::WithinNoise);
+        // A real but small change stays within noise under the threshold.
+        assert_eq!(
+            verdict(1.01, Some((1.005, 1.02)), 0.03),
+            Verdict::WithinNoise
+        );
+        assert_eq!(verdict(1.5, None, 0.03), Verdict::NoVerdict);
+    }
+}

@@ -1,0 +1,373 @@
+//! Small SVG charts for the HTML report: line charts (throughput against clients or time,
+//! latency percentiles) and grouped bar charts (relative throughput), drawn as plain SVG so the
+//! page needs no script, font or network to show them. Every data mark has class `mark`.
+
+use std::fmt::Write;
+
+const W: f64 = 460.0;
+const H: f64 = 270.0;
+const LEFT: f64 = 62.0;
+const RIGHT: f64 = 12.0;
+const TOP: f64 = 26.0;
+const BOTTOM: f64 = 66.0;
+const COLORS: &[&str] = &[
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+];
+
+pub fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// A named line of (x, y) points.
+pub struct Line {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+pub struct LineChart {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub lines: Vec<Line>,
+    pub log_y: bool,
+    /// Category names for x = 0, 1, 2...; numeric ticks when empty.
+    pub x_names: Vec<String>,
+}
+
+/// One series of a bar chart: a value (and optional interval) per category.
+pub struct Bars {
+    pub name: String,
+    pub values: Vec<Option<f64>>,
+    pub intervals: Vec<Option<(f64, f64)>>,
+}
+
+pub struct BarChart {
+    pub title: String,
+    pub y_label: String,
+    pub categories: Vec<String>,
+    pub series: Vec<Bars>,
+    /// A horizontal reference line (1.0 for relative throughput).
+    pub reference: Option<f64>,
+}
+
+/// A y (or x) axis scale: linear from `lo`, or log10.
+struct Scale {
+    lo: f64,
+    hi: f64,
+    log: bool,
+    from: f64,
+    to: f64,
+}
+
+impl Scale {
+    fn new(lo: f64, hi: f64, log: bool, from: f64, to: f64) -> Scale {
+        let (lo, hi) = if log {
+            let lo = lo.max(1e-3);
+            (
+                10f64.powf(lo.log10().floor()),
+                10f64.powf(hi.max(lo * 10.0).log10().ceil()),
+            )
+        } else if hi <= lo {
+            (lo - 1.0, hi + 1.0)
+        } else {
+            let step = nice_step((hi - lo) / 5.0);
+            ((lo / step).floor() * step, (hi / step).ceil() * step)
+        };
+        Scale {
+            lo,
+            hi,
+            log,
+            from,
+            to,
+        }
+    }
+
+    fn at(&self, v: f64) -> f64 {
+        let f = if self.log {
+            (v.max(self.lo).log10() - self.lo.log10()) / (self.hi.log10() - self.lo.log10())
+        } else {
+            (v - self.lo) / (self.hi - self.lo)
+        };
+        self.from + f * (self.to - self.from)
+    }
+
+    fn ticks(&self) -> Vec<f64> {
+        if self.log {
+            let (a, b) = (self.lo.log10() as i32, self.hi.log10() as i32);
+            (a..=b).map(|e| 10f64.powi(e)).collect()
+        } else {
+            let step = nice_step((self.hi - self.lo) / 5.0);
+            let n = ((self.hi - self.lo) / step).round() as usize;
+            (0..=n).map(|i| self.lo + step * i as f64).collect()
+        }
+    }
+}
+
+fn nice_step(raw: f64) -> f64 {
+    if raw <= 0.0 || !raw.is_finite() {
+        return 1.0;
+    }
+    let mag = 10f64.powf(raw.log10().floor());
+    let f = raw / mag;
+    mag * if f <= 1.0 {
+        1.0
+    } else if f <= 2.0 {
+        2.0
+    } else if f <= 5.0 {
+        5.0
+    } else {
+        10.0
+    }
+}
+
+/// A tick label: 1.2M, 350K, 12, 0.5.
+pub fn short(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e6 {
+        format!("{}M", trim(v / 1e6))
+    } else if a >= 1e4 {
+        format!("{}K", trim(v / 1e3))
+    } else {
+        trim(v)
+    }
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+fn frame(out: &mut String, title: &str, y_label: &str, x_label: &str, y: &Scale) {
+    let _ = write!(
+        out,
+        r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img"><title>{t}</title><rect x="0" y="0" width="{W}" height="{H}" fill="white"/><text x="{cx}" y="16" text-anchor="middle" font-size="13" font-weight="bold">{t}</text>"#,
+        t = escape(title),
+        cx = W / 2.0,
+    );
+    for t in y.ticks() {
+        let py = y.at(t);
+        let _ = write!(
+            out,
+            r##"<line x1="{LEFT}" x2="{x2}" y1="{py:.1}" y2="{py:.1}" stroke="#e4e4e4"/><text x="{tx}" y="{ty:.1}" text-anchor="end" font-size="10">{l}</text>"##,
+            x2 = W - RIGHT,
+            tx = LEFT - 4.0,
+            ty = py + 3.5,
+            l = short(t),
+        );
+    }
+    let _ = write!(
+        out,
+        r##"<line x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{yb}" stroke="#444"/><line x1="{LEFT}" x2="{xr}" y1="{yb}" y2="{yb}" stroke="#444"/><text transform="translate(13,{my}) rotate(-90)" text-anchor="middle" font-size="11">{yl}</text><text x="{mx}" y="{xy}" text-anchor="middle" font-size="11">{xl}</text>"##,
+        yb = H - BOTTOM,
+        xr = W - RIGHT,
+        my = (TOP + H - BOTTOM) / 2.0,
+        mx = (LEFT + W - RIGHT) / 2.0,
+        xy = H - BOTTOM + 30.0,
+        yl = escape(y_label),
+        xl = escape(x_label),
+    );
+}
+
+fn legend(out: &mut String, names: &[&str]) {
+    let mut x = LEFT;
+    let y = H - 14.0;
+    for (i, n) in names.iter().enumerate() {
+        let c = COLORS[i % COLORS.len()];
+        let _ = write!(
+            out,
+            r#"<rect x="{x}" y="{ry}" width="10" height="10" fill="{c}"/><text x="{tx}" y="{y}" font-size="10">{n}</text>"#,
+            ry = y - 9.0,
+            tx = x + 13.0,
+            n = escape(n),
+        );
+        x += 22.0 + 6.0 * n.chars().count() as f64;
+    }
+}
+
+impl LineChart {
+    pub fn svg(&self) -> String {
+        let pts = || self.lines.iter().flat_map(|l| l.points.iter());
+        let (mut xmin, mut xmax, mut ymin, mut ymax) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+        for &(x, y) in pts() {
+            xmin = xmin.min(x);
+            xmax = xmax.max(x);
+            ymin = ymin.min(y);
+            ymax = ymax.max(y);
+        }
+        if xmin > xmax {
+            (xmin, xmax, ymin, ymax) = (0.0, 1.0, 0.0, 1.0);
+        }
+        if !self.log_y {
+            ymin = ymin.min(0.0);
+        }
+        let y = Scale::new(ymin, ymax, self.log_y, H - BOTTOM, TOP);
+        let x = if self.x_names.is_empty() {
+            Scale::new(xmin, xmax, false, LEFT + 6.0, W - RIGHT - 6.0)
+        } else {
+            let n = self.x_names.len().max(2) as f64;
+            Scale {
+                lo: 0.0,
+                hi: n - 1.0,
+                log: false,
+                from: LEFT + 20.0,
+                to: W - RIGHT - 20.0,
+            }
+        };
+        let mut out = String::new();
+        frame(&mut out, &self.title, &self.y_label, &self.x_label, &y);
+        let xticks: Vec<(f64, String)> = if self.x_names.is_empty() {
+            x.ticks().into_iter().map(|t| (t, short(t))).collect()
+        } else {
+            self.x_names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (i as f64, n.clone()))
+                .collect()
+        };
+        for (t, l) in xticks {
+            let _ = write!(
+                out,
+                r#"<text x="{px:.1}" y="{py}" text-anchor="middle" font-size="10">{l}</text>"#,
+                px = x.at(t),
+                py = H - BOTTOM + 13.0,
+                l = escape(&l),
+            );
+        }
+        for (i, line) in self.lines.iter().enumerate() {
+            let c = COLORS[i % COLORS.len()];
+            let d: Vec<String> = line
+                .points
+                .iter()
+                .enumerate()
+                .map(|(k, &(px, py))| {
+                    format!(
+                        "{}{:.1},{:.1}",
+                        if k == 0 { "M" } else { "L" },
+                        x.at(px),
+                        y.at(py)
+                    )
+                })
+                .collect();
+            let _ = write!(
+                out,
+                r#"<path class="mark" d="{}" fill="none" stroke="{c}" stroke-width="1.8"/>"#,
+                d.join(" ")
+            );
+            if line.points.len() <= 24 {
+                for &(px, py) in &line.points {
+                    let _ = write!(
+                        out,
+                        r#"<circle class="mark" cx="{:.1}" cy="{:.1}" r="2.6" fill="{c}"><title>{}: {}</title></circle>"#,
+                        x.at(px),
+                        y.at(py),
+                        escape(&line.name),
+                        short(py)
+                    );
+                }
+            }
+        }
+        let names: Vec<&str> = self.lines.iter().map(|l| l.name.as_str()).collect();
+        legend(&mut out, &names);
+        out + "</svg>"
+    }
+}
+
+impl BarChart {
+    pub fn svg(&self) -> String {
+        let mut ymax = self.reference.unwrap_or(0.0);
+        for s in &self.series {
+            for v in s.values.iter().flatten() {
+                ymax = ymax.max(*v);
+            }
+            for (_, hi) in s.intervals.iter().flatten() {
+                ymax = ymax.max(*hi);
+            }
+        }
+        let y = Scale::new(0.0, ymax.max(1e-9) * 1.05, false, H - BOTTOM, TOP);
+        let mut out = String::new();
+        frame(&mut out, &self.title, &self.y_label, "", &y);
+        let slot = (W - LEFT - RIGHT) / self.categories.len().max(1) as f64;
+        let bw = (slot * 0.8 / self.series.len().max(1) as f64).min(40.0);
+        for (ci, cat) in self.categories.iter().enumerate() {
+            let x0 = LEFT + slot * ci as f64 + (slot - bw * self.series.len() as f64) / 2.0;
+            let _ = write!(
+                out,
+                r#"<text transform="translate({tx:.1},{ty}) rotate(-30)" text-anchor="end" font-size="10">{l}</text>"#,
+                tx = LEFT + slot * (ci as f64 + 0.5),
+                ty = H - BOTTOM + 12.0,
+                l = escape(cat),
+            );
+            for (si, s) in self.series.iter().enumerate() {
+                let Some(v) = s.values.get(ci).copied().flatten() else {
+                    continue;
+                };
+                let c = COLORS[si % COLORS.len()];
+                let bx = x0 + bw * si as f64;
+                let (top, base) = (y.at(v), y.at(0.0));
+                let _ = write!(
+                    out,
+                    r#"<rect class="mark" x="{bx:.1}" y="{top:.1}" width="{w:.1}" height="{h:.1}" fill="{c}"><title>{n} {cat}: {v:.3}</title></rect>"#,
+                    w = (bw - 2.0).max(1.0),
+                    h = (base - top).max(0.5),
+                    n = escape(&s.name),
+                    cat = escape(cat),
+                );
+                if let Some((lo, hi)) = s.intervals.get(ci).copied().flatten() {
+                    let mx = bx + (bw - 2.0) / 2.0;
+                    let _ = write!(
+                        out,
+                        r##"<path d="M{mx:.1},{a:.1} L{mx:.1},{b:.1} M{l:.1},{a:.1} L{r:.1},{a:.1} M{l:.1},{b:.1} L{r:.1},{b:.1}" stroke="#222" fill="none"/>"##,
+                        a = y.at(lo),
+                        b = y.at(hi),
+                        l = mx - 3.0,
+                        r = mx + 3.0,
+                    );
+                }
+            }
+        }
+        if let Some(r) = self.reference {
+            let py = y.at(r);
+            let _ = write!(
+                out,
+                r##"<line x1="{LEFT}" x2="{x2}" y1="{py:.1}" y2="{py:.1}" stroke="#000" stroke-dasharray="4 3"/>"##,
+                x2 = W - RIGHT
+            );
+        }
+        let names: Vec<&str> = self.series.iter().map(|s| s.name.as_str()).collect();
+        legend(&mut out, &names);
+        out + "</svg>"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scales_and_marks() {
+        let s = Scale::new(0.0, 93.0, false, 100.0, 0.0);
+        assert_eq!((s.lo, s.hi), (0.0, 100.0));
+        assert_eq!(s.at(50.0), 50.0);
+        let l = Scale::new(3.0, 4200.0, true, 0.0, 4.0);
+        assert_eq!((l.lo, l.hi), (1.0, 10000.0));
+        assert_eq!(l.ticks(), vec![1.0, 10.0, 100.0, 1000.0, 10000.0]);
+        assert_eq!(short(1_250_000.0), "1.25M");
+        assert_eq!(short(35_000.0), "35K");
+        let chart = LineChart {
+            title: "a<b".into(),
+            x_label: "clients".into(),
+            y_label: "ops/s".into(),
+            lines: vec![Line {
+                name: "x".into(),
+                points: vec![(1.0, 10.0), (2.0, 18.0)],
+            }],
+            log_y: false,
+            x_names: vec![],
+        }
+        .svg();
+        assert!(chart.contains("a&lt;b") && chart.matches("class=\"mark\"").count() == 3);
+    }
+}
