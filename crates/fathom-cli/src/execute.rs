@@ -9,6 +9,7 @@ use fathom_core::cgroup::MemoryLimit;
 use fathom_core::driver::{self, OpenLoop, StepRun};
 use fathom_core::interrupt;
 use fathom_core::kv::KvEngine;
+use fathom_core::pace::Spacing;
 use fathom_core::result::{
     now_utc, ExperimentCell, HostFacts, IntervalRecord, RunManifest, SetupRecord, StepSummary,
     FORMAT_VERSION,
@@ -275,6 +276,30 @@ fn run_steps(
         progress.finish(&summary);
     }
     Ok(())
+}
+
+/// Open-loop arrivals from a rate and a spacing name; `what` names the two keys in errors.
+pub fn open_loop(
+    rate: Option<f64>,
+    arrivals: Option<&str>,
+    what: (&str, &str),
+) -> anyhow::Result<Option<OpenLoop>> {
+    let spacing = match arrivals.unwrap_or("poisson") {
+        "uniform" => Spacing::Uniform,
+        "poisson" => Spacing::Poisson,
+        other => anyhow::bail!("{}: expected uniform or poisson, got `{other}`", what.1),
+    };
+    match rate {
+        Some(r) if r > 0.0 => Ok(Some(OpenLoop {
+            ops_per_sec: r,
+            spacing,
+        })),
+        Some(r) => anyhow::bail!(
+            "{}: expected a positive number of operations per second, got {r}",
+            what.0
+        ),
+        None => Ok(None),
+    }
 }
 
 /// An options file: one item per line (blank lines and `#` comments skipped), joined with the

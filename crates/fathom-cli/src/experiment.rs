@@ -5,7 +5,6 @@
 
 use crate::execute::{self, Place, Plan};
 use anyhow::Context;
-use fathom_core::driver::OpenLoop;
 use fathom_core::interrupt;
 use fathom_core::pace::Spacing;
 use fathom_core::result::{ExperimentCell, RunManifest};
@@ -167,21 +166,8 @@ impl Experiment {
             .as_deref()
             .map(|m| parse_size(m).map_err(|e| anyhow::anyhow!("memory_limit: {e}")))
             .transpose()?;
-        let spacing = match spec.arrivals.as_deref().unwrap_or("poisson") {
-            "uniform" => Spacing::Uniform,
-            "poisson" => Spacing::Poisson,
-            other => anyhow::bail!("arrivals: expected uniform or poisson, got `{other}`"),
-        };
-        let open_loop = match spec.rate {
-            Some(r) if r > 0.0 => Some(OpenLoop {
-                ops_per_sec: r,
-                spacing,
-            }),
-            Some(r) => {
-                anyhow::bail!("rate: expected a positive number of operations per second, got {r}")
-            }
-            None => None,
-        };
+        let open_loop =
+            execute::open_loop(spec.rate, spec.arrivals.as_deref(), ("rate", "arrivals"))?;
         let mut names = Vec::new();
         for (i, s) in spec.setups.iter().enumerate() {
             if s.name.trim().is_empty() || names.contains(&s.name) {

@@ -4,9 +4,7 @@
 use crate::execute::{self, Place, Plan};
 use crate::experiment::Experiment;
 use clap::Args;
-use fathom_core::driver::OpenLoop;
 use fathom_core::interrupt;
-use fathom_core::pace::Spacing;
 use fathom_core::store::LoadedRun;
 use fathom_workloads::params::Params;
 use std::path::PathBuf;
@@ -97,19 +95,11 @@ fn resolve(args: &RunArgs, engine_name: &str, workload: &str) -> anyhow::Result<
             fathom_core::units::parse_size(m).map_err(|e| anyhow::anyhow!("--memory-limit: {e}"))
         })
         .transpose()?;
-    let spacing = match args.arrivals.as_deref().unwrap_or("poisson") {
-        "uniform" => Spacing::Uniform,
-        "poisson" => Spacing::Poisson,
-        other => anyhow::bail!("--arrivals: `{other}` is not uniform or poisson"),
-    };
-    let open_loop = match args.rate {
-        Some(r) if r > 0.0 => Some(OpenLoop {
-            ops_per_sec: r,
-            spacing,
-        }),
-        Some(r) => anyhow::bail!("--rate: {r} is not a positive number of operations per second"),
-        None => None,
-    };
+    let open_loop = execute::open_loop(
+        args.rate,
+        args.arrivals.as_deref(),
+        ("--rate", "--arrivals"),
+    )?;
     let interval = fathom_core::units::parse_duration(args.interval.as_deref().unwrap_or("1s"))
         .map_err(|e| anyhow::anyhow!("--interval: {e}"))?;
     if interval < Duration::from_millis(100) {

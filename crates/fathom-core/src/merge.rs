@@ -84,18 +84,7 @@ fn weighted(parts: &[(u64, Option<f64>)]) -> Option<f64> {
 }
 
 fn merged_per_op(parts: &[(u64, &PerOp)]) -> PerOp {
-    let f = |g: fn(&PerOp) -> Option<f64>| {
-        weighted(&parts.iter().map(|(n, p)| (*n, g(p))).collect::<Vec<_>>())
-    };
-    PerOp {
-        reads: f(|p| p.reads),
-        read_kb: f(|p| p.read_kb),
-        write_kb: f(|p| p.write_kb),
-        cs: f(|p| p.cs),
-        cpu_us: f(|p| p.cpu_us),
-        cpu_us_engine: f(|p| p.cpu_us_engine),
-        cpu_us_harness: f(|p| p.cpu_us_harness),
-    }
+    PerOp::from_fields(|g| weighted(&parts.iter().map(|(n, p)| (*n, g(p))).collect::<Vec<_>>()))
 }
 
 fn merge_step(

@@ -137,16 +137,7 @@ pub fn median_step(steps: &[&StepSummary]) -> StepSummary {
         max: lat(|l| l.max),
         mean: lat(|l| l.mean),
     };
-    let po = |f: fn(&PerOp) -> Option<f64>| median_opt(steps, |s| f(&s.per_op));
-    m.per_op = PerOp {
-        reads: po(|p| p.reads),
-        read_kb: po(|p| p.read_kb),
-        write_kb: po(|p| p.write_kb),
-        cs: po(|p| p.cs),
-        cpu_us: po(|p| p.cpu_us),
-        cpu_us_engine: po(|p| p.cpu_us_engine),
-        cpu_us_harness: po(|p| p.cpu_us_harness),
-    };
+    m.per_op = PerOp::from_fields(|f| median_opt(steps, |s| f(&s.per_op)));
     m.db_gb.allocated = median_of(steps, |s| s.db_gb.allocated);
     m.db_gb.apparent = median_of(steps, |s| s.db_gb.apparent);
     m.rss_gb = median_of(steps, |s| s.rss_gb);

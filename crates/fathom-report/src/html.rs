@@ -15,7 +15,7 @@ table{border-collapse:collapse;font-size:12px;margin:8px 0 16px}\
 td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}\
 td:first-child,th:first-child,td:last-child,th:last-child{text-align:left}\
 th{background:#f0f0f0}.charts{display:flex;flex-wrap:wrap;gap:10px}\
-figure{margin:0;border:1px solid #ddd}pre{background:#f7f7f7;padding:8px;font-size:12px;white-space:pre-wrap}\
+figure{margin:0;border:1px solid #ddd}pre{background:#f7f7f7;padding:8px;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere}\
 h2{margin-top:28px;border-bottom:1px solid #ccc}";
 
 /// Marks each chart as rendered when the browser laid it out with visible marks; a test reads
