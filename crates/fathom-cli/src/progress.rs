@@ -67,7 +67,10 @@ impl StepProgress {
                 } else {
                     r.t_end as u64
                 });
-                bar.set_message(live);
+                // A step's last interval can be a sliver with no operations: keep the last rate.
+                if r.ops > 0 {
+                    bar.set_message(live);
+                }
             }
             None if r.t_end - self.last_line.get() >= PLAIN_EVERY_SECS => {
                 self.last_line.set(r.t_end);
