@@ -43,7 +43,11 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
         .iter()
         .map(|d| Ok((d.display().to_string(), crate::load_runs(d)?)))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let sides = compare::sides(&operands);
+    let borrowed: Vec<(String, &[_])> = operands
+        .iter()
+        .map(|(o, r)| (o.clone(), r.as_slice()))
+        .collect();
+    let sides = compare::sides(&borrowed);
     let base_at = match &args.base {
         Some(b) => sides.iter().position(|s| &s.label == b).ok_or_else(|| {
             let names: Vec<_> = sides.iter().map(|s| s.label.as_str()).collect();

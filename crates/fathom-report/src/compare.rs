@@ -22,10 +22,10 @@ pub struct Side<'a> {
 
 /// Splits each operand's runs by setup name, in order; labels are the setup names, prefixed
 /// with the operand when two operands hold the same name.
-pub fn sides<'a>(operands: &'a [(String, Vec<LoadedRun>)]) -> Vec<Side<'a>> {
+pub fn sides<'a>(operands: &[(String, &'a [LoadedRun])]) -> Vec<Side<'a>> {
     let mut out: Vec<(String, String, Vec<&LoadedRun>)> = Vec::new();
     for (operand, runs) in operands {
-        for r in runs {
+        for r in runs.iter() {
             let name = &r.manifest.setup.name;
             match out.iter_mut().find(|(o, n, _)| o == operand && n == name) {
                 Some(side) => side.2.push(r),

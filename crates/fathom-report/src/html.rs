@@ -210,7 +210,7 @@ fn percentile_charts(all: &[Series], steps: &[String]) -> String {
 
 /// Relative throughput of every setup against the base, a chart and a table.
 fn relative(runs: &[LoadedRun], opts: &ReportOptions) -> String {
-    let operands = vec![(String::new(), runs.to_vec())];
+    let operands = [(String::new(), runs)];
     let sides = compare::sides(&operands);
     if sides.len() < 2 {
         return String::new();
