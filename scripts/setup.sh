@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Installs every system package fathom needs on a fresh Debian 12 machine (run as root).
 #   scripts/setup.sh          build dependencies (libclang for RocksDB's bindings)
-#   scripts/setup.sh --peers  also the peer tools used for side-by-side runs (db_bench)
-#   scripts/setup.sh --test   also what the tests use (chromium, to render the HTML report)
+#   scripts/setup.sh --servers  also the database servers fathom starts (MariaDB with MyRocks, PostgreSQL)
+#   scripts/setup.sh --peers    also the peer tools used for side-by-side runs (db_bench, sysbench)
+#   scripts/setup.sh --test     also what the tests use: the servers, and chromium to render the HTML report
 set -euo pipefail
 
 packages=(libclang-dev clang pkg-config build-essential libwiredtiger-dev)
+servers=(mariadb-server mariadb-plugin-rocksdb postgresql)
 for arg in "$@"; do
   case "$arg" in
-    --peers) packages+=(rocksdb-tools) ;;
-    --test) packages+=(chromium) ;;
-    *) echo "setup.sh: unknown option $arg (expected --peers or --test)" >&2; exit 2 ;;
+    --servers) packages+=("${servers[@]}") ;;
+    --peers) packages+=(rocksdb-tools sysbench) ;;
+    --test) packages+=("${servers[@]}" chromium) ;;
+    *) echo "setup.sh: unknown option $arg (expected --servers, --peers or --test)" >&2; exit 2 ;;
   esac
 done
 

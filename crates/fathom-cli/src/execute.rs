@@ -7,8 +7,8 @@ use crate::progress::StepProgress;
 use anyhow::Context;
 use fathom_core::cgroup::MemoryLimit;
 use fathom_core::driver::{self, OpenLoop, StepRun};
+use fathom_core::family::{Db, Engine};
 use fathom_core::interrupt;
-use fathom_core::kv::KvEngine;
 use fathom_core::pace::Spacing;
 use fathom_core::result::{
     now_utc, ExperimentCell, HostFacts, IntervalRecord, RunManifest, SetupRecord, StepSummary,
@@ -18,7 +18,7 @@ use fathom_core::sample::Sampler;
 use fathom_core::store::RunDir;
 use fathom_engines::{EngineConfig, EngineEntry};
 use fathom_workloads::params::Params;
-use fathom_workloads::{KvWorkload, WorkloadEntry};
+use fathom_workloads::{Workload, WorkloadEntry};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -44,6 +44,15 @@ impl Plan {
         fathom_engines::settings::validate(self.engine.name, self.engine.settings, &self.settings)?;
         self.params
             .check(self.workload.name, self.workload.params)?;
+        let family = self.engine.family();
+        if !self.workload.families.contains(&family) {
+            anyhow::bail!(
+                "workload `{}` runs on {} engines; `{}` is a {family} engine",
+                self.workload.name,
+                self.workload.families.join(" and "),
+                self.engine.name
+            );
+        }
         for &c in clients {
             if c == 0 {
                 anyhow::bail!("a client count must be at least 1");
@@ -150,34 +159,39 @@ pub fn run_one(place: &Place, plan: &Plan, clients: usize) -> anyhow::Result<Pat
     std::fs::create_dir_all(&data.path)
         .with_context(|| format!("creating {}", data.path.display()))?;
 
-    // The limit is in place before the database opens, so its pages are charged to the group.
+    // The limit is in place before the database opens, so its pages are charged to the group:
+    // fathom's own process for an embedded engine, the server's processes for a server (which
+    // joins the group as it starts).
+    let own = [std::process::id()];
     let limit = plan
         .memory_limit
-        .map(|bytes| MemoryLimit::create(bytes, &[std::process::id()]))
+        .map(|bytes| MemoryLimit::create(bytes, if plan.engine.server { &[] } else { &own }))
         .transpose()
         .context("--memory-limit")?;
     let config = EngineConfig {
         data_dir: data.path.clone(),
         options: plan.options.clone(),
         settings: plan.settings.clone(),
+        memory_group: limit.as_ref().map(|l| l.procs_file()),
     };
     let engine = fathom_engines::open(plan.engine, &config)?;
+    let target = engine.target();
     // The run directory exists only once the engine has accepted its setup.
     let run_dir = match &place.dir_name {
         Some(name) => RunDir::create_named(&place.results, name)?,
         None => RunDir::create(&place.results, &label)?,
     };
-    let sampler = Sampler::new(engine.data_dirs(), engine.pids());
+    let sampler = Sampler::new(target.data_dirs(), target.pids());
     let mut manifest = RunManifest {
         format_version: FORMAT_VERSION,
         setup: SetupRecord {
             name: plan.name.clone(),
             engine: plan.engine.name.to_string(),
-            engine_version: engine.version(),
+            engine_version: target.version(),
             options: plan.options.clone(),
             settings: plan.settings.clone(),
             memory_limit_bytes: plan.memory_limit,
-            effective: engine.effective_options(),
+            effective: target.effective_options(),
         },
         workload: plan.workload.name.to_string(),
         params: workload.params(),
@@ -198,14 +212,12 @@ pub fn run_one(place: &Place, plan: &Plan, clients: usize) -> anyhow::Result<Pat
         if clients == 1 { "" } else { "s" },
         run_dir.path.display()
     );
-    let result = run_steps(
-        place,
-        plan,
-        workload.as_ref(),
-        engine.as_ref(),
-        &sampler,
-        &run_dir,
-    );
+    let result = run_steps(place, plan, workload.as_ref(), &engine, &sampler, &run_dir)
+        // A server that died explains the failure better than the statement that saw it.
+        .map_err(|e| match target.check() {
+            Err(dead) => e.context(format!("{dead:#}")),
+            Ok(()) => e,
+        });
     manifest.finished_at = Some(now_utc());
     (manifest.status, manifest.error) = match &result {
         Ok(()) if interrupt::requested() => ("interrupted".into(), None),
@@ -227,13 +239,18 @@ pub fn run_one(place: &Place, plan: &Plan, clients: usize) -> anyhow::Result<Pat
 fn run_steps(
     place: &Place,
     plan: &Plan,
-    workload: &dyn KvWorkload,
-    engine: &dyn KvEngine,
+    workload: &dyn Workload,
+    engine: &Engine,
     sampler: &Sampler,
     run_dir: &RunDir,
 ) -> anyhow::Result<()> {
     let null_dir = run_dir.path.join(".null");
     let null = fathom_engines::null::Null::new(null_dir);
+    // Calibrate on the null engine in the engine's own family, so the same client code runs.
+    let null_db = match engine {
+        Engine::Kv(_) => Db::Kv(&null),
+        Engine::Sql(_) => Db::Sql(&null),
+    };
     let total = workload.steps().len();
     for (i, step) in workload.steps().iter().enumerate() {
         if interrupt::requested() {
@@ -246,7 +263,7 @@ fn run_steps(
         let harness_ns = if !place.calibrate || step.clients == 0 {
             None
         } else {
-            let client = workload.client(&null, i, 0)?;
+            let client = workload.client(null_db, i, 0)?;
             driver::harness_cost(
                 client,
                 step.op_kinds.len(),
@@ -255,9 +272,9 @@ fn run_steps(
             )?
         };
         let clients = (0..step.clients)
-            .map(|t| workload.client(engine, i, t))
+            .map(|t| workload.client(engine.db(), i, t))
             .collect::<anyhow::Result<Vec<_>>>()?;
-        let background = workload.background(engine, i)?;
+        let background = workload.background(engine.db(), i)?;
         let progress = StepProgress::start(i + 1, total, &step);
         let mut on_interval = |r: &IntervalRecord| progress.interval(r);
         let mut summary: StepSummary = driver::run_step(StepRun {
@@ -265,7 +282,7 @@ fn run_steps(
             index: i + 1,
             clients,
             background,
-            target: engine,
+            target: engine.target(),
             sampler,
             interval: plan.interval,
             files: run_dir.step_files(i + 1, &step.name),

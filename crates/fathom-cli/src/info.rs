@@ -10,7 +10,9 @@ pub fn engines() -> String {
         let _ = writeln!(
             out,
             "{} {version} ({} family): {}",
-            e.name, e.family, e.about
+            e.name,
+            e.family(),
+            e.about
         );
         let _ = writeln!(out, "  --setup: {}", e.options_doc);
         if e.settings.is_empty() {

@@ -7,6 +7,7 @@ mod info;
 mod merge;
 mod progress;
 mod run;
+mod serve;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -28,8 +29,8 @@ enum Command {
     Report {
         /// A run directory, or a directory holding runs (an experiment's results).
         dir: PathBuf,
-        /// text, md, csv, json, dbbench (db_bench's report.tsv columns), or html (one page
-        /// with SVG charts).
+        /// text, md, csv, json, dbbench (db_bench's report.tsv columns), sysbench (its
+        /// interval lines and statistics), or html (one page with SVG charts).
         #[arg(long, default_value = "text")]
         format: fathom_report::Format,
         /// Add every step's per-interval time series (text, md, csv, json).
@@ -48,6 +49,9 @@ enum Command {
     /// Merge runs of one step sequence made on several client hosts into one run, exactly:
     /// operations add up and latency comes from the merged HdrHistogram logs.
     Merge(merge::MergeArgs),
+    /// Start a server engine (innodb, myrocks, postgres) from a setup and keep it up until
+    /// Ctrl-C, printing its URL and pid for `--set url=... --set pid=...` and other tools.
+    Serve(serve::ServeArgs),
     /// List the engines this build has, with their settings and options syntax.
     Engines,
     /// List the workloads, with their parameters and defaults.
@@ -75,6 +79,7 @@ fn main() {
         ),
         Command::Compare(args) => compare::run(&args),
         Command::Merge(args) => merge::run(&args),
+        Command::Serve(args) => serve::run(&args),
         Command::Engines => {
             print!("{}", info::engines());
             Ok(())

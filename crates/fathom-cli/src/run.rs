@@ -67,7 +67,7 @@ pub struct RunArgs {
     /// Skip measuring the harness's own cost per operation on the null engine.
     #[arg(long)]
     pub no_calibrate: bool,
-    /// Report format printed at the end: text, md, csv, json, dbbench, html.
+    /// Report format printed at the end: text, md, csv, json, dbbench, sysbench, html.
     #[arg(long, default_value = "text")]
     pub format: fathom_report::Format,
 }

@@ -130,10 +130,10 @@ fn dbbench_on_rocksdb_reports_every_column_and_the_counters_move() {
     );
 }
 
-fn fathom_report_columns() -> [&'static str; 15] {
+fn fathom_report_columns() -> [&'static str; 16] {
     [
         "step", "ops/s", "p50", "p99", "p99.9", "max", "r/o", "rKB/o", "wKB/o", "cs/o", "cpu/o",
-        "fathom/o", "db.gb", "rss", "w-amp",
+        "eng/o", "fathom/o", "db.gb", "rss", "w-amp",
     ]
 }
 
@@ -142,7 +142,7 @@ fn bad_input_names_what_was_wrong_and_what_is_accepted() {
     let dir = scratch();
     // (arguments after `fathom run`, words the error must contain)
     let cases: &[(&str, &[&str])] = &[
-        ("--engine rocksdbx --workload dbbench", &["unknown engine `rocksdbx`", "rocksdb, wiredtiger, lmdb, sqlite, null"]),
+        ("--engine rocksdbx --workload dbbench", &["unknown engine `rocksdbx`", "rocksdb, wiredtiger, lmdb, sqlite, innodb, myrocks, postgres, sqlite-sql, null"]),
         ("--engine rocksdb --workload dbbnech", &["unknown workload `dbbnech`", "dbbench"]),
         ("--engine rocksdb --workload dbbench --param num_kyes=5", &["no parameter `num_kyes`", "num_keys"]),
         ("--engine rocksdb --workload dbbench --param num_keys", &["`num_keys` is not key=value"]),

@@ -95,7 +95,10 @@ fn experiment_runs_its_matrix_resumes_and_reports_in_html() {
     let second = log.find("[2/12] two.dbbench.c1.r1").expect("second cell");
     assert!(first < second);
     assert!(text.contains("median of 3 repeats"), "{text}");
-    assert!(text.contains("ops/s by client count"), "{text}");
+    assert!(
+        text.contains("operations per second (median over repeats)"),
+        "{text}"
+    );
     assert!(results.join("experiment.toml").is_file());
 
     // A re-run skips every finished cell.

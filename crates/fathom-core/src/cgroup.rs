@@ -122,6 +122,11 @@ impl MemoryLimit {
         std::fs::write(&procs, pid.to_string()).map_err(io("write", &procs))
     }
 
+    /// The file a process writes its pid (or 0 for itself) to, to join the group.
+    pub fn procs_file(&self) -> PathBuf {
+        self.dir.join("cgroup.procs")
+    }
+
     pub fn describe(&self) -> String {
         let v = match self.version {
             Version::V1 => "v1",

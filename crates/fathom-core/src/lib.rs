@@ -3,6 +3,7 @@
 
 pub mod cgroup;
 pub mod driver;
+pub mod family;
 pub mod interrupt;
 pub mod kv;
 pub mod merge;
@@ -10,6 +11,7 @@ pub mod pace;
 pub mod recorder;
 pub mod result;
 pub mod sample;
+pub mod sql;
 pub mod store;
 pub mod target;
 pub mod units;

@@ -186,6 +186,8 @@ fn merge_step(
             .map(|s| s.started_at.clone())
             .min()
             .unwrap_or_default(),
+        query_mix: first.query_mix,
+        retries_per_sec: parts.iter().map(|s| s.retries_per_sec).sum(),
     };
     // Interval k of every host is the k-th interval start in the logs.
     let starts: Vec<&Histogram<u64>> = by_start.values().collect();
@@ -210,6 +212,7 @@ fn merge_step(
                 apparent: at.iter().map(|i| i.db_gb.apparent).fold(0.0, f64::max),
             },
             rss_gb: at.iter().map(|i| i.rss_gb).fold(0.0, f64::max),
+            retries: at.iter().map(|i| i.retries).sum(),
         });
     }
     Ok((summary, merged))

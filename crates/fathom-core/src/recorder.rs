@@ -25,6 +25,8 @@ pub struct KindRecord {
     pub ops: u64,
     /// Bytes the operations read or wrote (key + value), as db_bench counts them for MB/s.
     pub bytes: u64,
+    /// Times operations were retried after a deadlock or conflict (sysbench's ignored errors).
+    pub retries: u64,
 }
 
 impl KindRecord {
@@ -33,6 +35,7 @@ impl KindRecord {
             latency: new_histogram(),
             ops: 0,
             bytes: 0,
+            retries: 0,
         }
     }
 
@@ -43,6 +46,7 @@ impl KindRecord {
             .expect("histograms share bounds");
         self.ops += other.ops;
         self.bytes += other.bytes;
+        self.retries += other.retries;
     }
 }
 
@@ -76,6 +80,7 @@ impl Recorder {
             k.latency.reset();
             k.ops = 0;
             k.bytes = 0;
+            k.retries = 0;
         }
         snapshot
     }
@@ -110,6 +115,9 @@ impl Recorder {
 pub struct Latency {
     pub p50: f64,
     pub p75: f64,
+    /// sysbench's default percentile.
+    #[serde(default)]
+    pub p95: f64,
     pub p99: f64,
     pub p99_9: f64,
     pub p99_99: f64,
@@ -127,6 +135,7 @@ impl Latency {
         Latency {
             p50: us(h.value_at_quantile(0.50)),
             p75: us(h.value_at_quantile(0.75)),
+            p95: us(h.value_at_quantile(0.95)),
             p99: us(h.value_at_quantile(0.99)),
             p99_9: us(h.value_at_quantile(0.999)),
             p99_99: us(h.value_at_quantile(0.9999)),

@@ -94,6 +94,22 @@ pub struct Background {
     pub latency_us: Latency,
 }
 
+/// Statements per operation by sysbench's classes: a statement returning rows is a read, one
+/// changing rows a write, anything else (BEGIN, COMMIT) other. Queries per second are the
+/// step's operations per second times their sum.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct QueryMix {
+    pub read: f64,
+    pub write: f64,
+    pub other: f64,
+}
+
+impl QueryMix {
+    pub fn total(&self) -> f64 {
+        self.read + self.write + self.other
+    }
+}
+
 /// One step's summary.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepSummary {
@@ -130,6 +146,14 @@ pub struct StepSummary {
     /// True when Ctrl-C ended the step early.
     pub interrupted: bool,
     pub started_at: String,
+    /// SQL statements per operation, for workloads whose operation is a transaction of
+    /// several (sysbench's events).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query_mix: Option<QueryMix>,
+    /// Operations retried after a deadlock, lock wait timeout or conflict (sysbench's
+    /// ignored errors), per second.
+    #[serde(default)]
+    pub retries_per_sec: f64,
 }
 
 /// One interval of a step (the reports' time series).
@@ -146,6 +170,9 @@ pub struct IntervalRecord {
     pub per_op: PerOp,
     pub db_gb: DbGb,
     pub rss_gb: f64,
+    /// Operations retried after a deadlock or conflict in this interval.
+    #[serde(default)]
+    pub retries: u64,
 }
 
 /// The setup a run used, resolved.

@@ -58,6 +58,11 @@ pub trait Target: Send + Sync {
         let _ = action;
         Ok(())
     }
+    /// Fails, saying why and with the tail of the server's log, when the engine can no longer
+    /// serve (a server that exited). Asked after a step fails.
+    fn check(&self) -> anyhow::Result<()> {
+        Ok(())
+    }
     /// The options the engine really runs with, for the run's record.
     fn effective_options(&self) -> BTreeMap<String, String> {
         BTreeMap::new()

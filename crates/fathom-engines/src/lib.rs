@@ -3,16 +3,23 @@
 
 #[cfg(feature = "lmdb")]
 pub mod lmdb;
+pub mod mariadb;
 pub mod null;
+pub mod postgres;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb;
+pub mod server;
 pub mod settings;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
+#[cfg(feature = "sqlite")]
+pub mod sqlite_sql;
 #[cfg(feature = "wiredtiger")]
 pub mod wiredtiger;
 
+use fathom_core::family::Engine;
 use fathom_core::kv::KvEngine;
+use fathom_core::sql::SqlEngine;
 use settings::{SettingSpec, Settings};
 use std::path::PathBuf;
 
@@ -25,12 +32,20 @@ pub struct EngineConfig {
     pub options: String,
     /// fathom's typed settings for the engine, validated against its `settings` list.
     pub settings: Settings,
+    /// The `cgroup.procs` file of the run's memory limit: a server fathom starts joins it, so
+    /// the limit applies to the server's processes rather than to fathom.
+    pub memory_group: Option<PathBuf>,
+}
+
+/// How an engine opens, which says its family.
+pub enum Opener {
+    Kv(fn(&EngineConfig) -> anyhow::Result<Box<dyn KvEngine>>),
+    Sql(fn(&EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>>),
 }
 
 /// One engine fathom can run.
 pub struct EngineEntry {
     pub name: &'static str,
-    pub family: &'static str,
     pub about: &'static str,
     /// Where the syntax of the engine's options string is documented.
     pub options_doc: &'static str,
@@ -40,7 +55,20 @@ pub struct EngineEntry {
     pub settings: &'static [SettingSpec],
     /// The exact version of the engine this build links.
     pub version: fn() -> anyhow::Result<String>,
-    pub open: fn(&EngineConfig) -> anyhow::Result<Box<dyn KvEngine>>,
+    pub open: Opener,
+    /// True for a server fathom starts (or is pointed at): the memory limit then applies to
+    /// the server's processes, and fathom's own CPU is measured apart.
+    pub server: bool,
+}
+
+impl EngineEntry {
+    /// `kv` or `sql`.
+    pub fn family(&self) -> &'static str {
+        match self.open {
+            Opener::Kv(_) => "kv",
+            Opener::Sql(_) => "sql",
+        }
+    }
 }
 
 /// Every engine this build has.
@@ -53,6 +81,11 @@ pub static ENGINES: &[EngineEntry] = &[
     lmdb::ENTRY,
     #[cfg(feature = "sqlite")]
     sqlite::ENTRY,
+    mariadb::INNODB,
+    mariadb::MYROCKS,
+    postgres::ENTRY,
+    #[cfg(feature = "sqlite")]
+    sqlite_sql::ENTRY,
     null::ENTRY,
 ];
 
@@ -68,7 +101,7 @@ pub fn find(name: &str) -> anyhow::Result<&'static EngineEntry> {
 }
 
 /// Validates settings and opens the engine.
-pub fn open(entry: &EngineEntry, config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
+pub fn open(entry: &EngineEntry, config: &EngineConfig) -> anyhow::Result<Engine> {
     settings::validate(entry.name, entry.settings, &config.settings)?;
     std::fs::create_dir_all(&config.data_dir).map_err(|e| {
         anyhow::anyhow!(
@@ -76,5 +109,8 @@ pub fn open(entry: &EngineEntry, config: &EngineConfig) -> anyhow::Result<Box<dy
             config.data_dir.display()
         )
     })?;
-    (entry.open)(config)
+    Ok(match entry.open {
+        Opener::Kv(open) => Engine::Kv(open(config)?),
+        Opener::Sql(open) => Engine::Sql(open(config)?),
+    })
 }

@@ -39,14 +39,14 @@ const FLAGS: &[(&str, EnvFlags)] = &[
 
 pub const ENTRY: EngineEntry = EngineEntry {
     name: "lmdb",
-    family: "kv",
     about: "embedded LMDB (heed's bundled mdb.master); one writer at a time",
     options_doc: "LMDB environment flags, comma-separated as lmdb.h names them: MDB_NOSYNC, MDB_NOMETASYNC, \
                   MDB_NORDAHEAD, MDB_WRITEMAP, MDB_MAPASYNC, MDB_NOMEMINIT (LMDB docs: mdb_env_open)",
     separator: ",",
     settings: SETTINGS,
     version,
-    open,
+    open: crate::Opener::Kv(open),
+    server: false,
 };
 
 fn version() -> anyhow::Result<String> {

@@ -8,13 +8,13 @@ use std::path::PathBuf;
 
 pub const ENTRY: EngineEntry = EngineEntry {
     name: "null",
-    family: "kv",
     about: "stores nothing; measures the harness's own cost per operation",
     options_doc: "takes no options",
     separator: ";",
     settings: &[],
     version,
-    open,
+    open: crate::Opener::Kv(open),
+    server: false,
 };
 
 fn version() -> anyhow::Result<String> {
@@ -105,5 +105,36 @@ impl KvSession for NullSession {
 impl KvEngine for Null {
     fn session(&self, _options: SessionOptions) -> anyhow::Result<Box<dyn KvSession + '_>> {
         Ok(Box::new(NullSession))
+    }
+}
+
+/// The null engine as a SQL database: statements prepare and run, return no rows and change
+/// none, so a sql workload's own cost can be calibrated on it.
+impl fathom_core::sql::SqlEngine for Null {
+    fn dialect(&self) -> fathom_core::sql::Dialect {
+        fathom_core::sql::Dialect::MariaDb
+    }
+    fn connect(&self) -> anyhow::Result<Box<dyn fathom_core::sql::SqlConn + '_>> {
+        Ok(Box::new(NullConn(0)))
+    }
+}
+
+struct NullConn(usize);
+
+impl fathom_core::sql::SqlConn for NullConn {
+    fn exec(&mut self, _sql: &str) -> anyhow::Result<()> {
+        Ok(())
+    }
+    fn prepare(&mut self, _sql: &str) -> anyhow::Result<fathom_core::sql::Stmt> {
+        self.0 += 1;
+        Ok(fathom_core::sql::Stmt(self.0 - 1))
+    }
+    fn run(
+        &mut self,
+        _stmt: fathom_core::sql::Stmt,
+        params: &[fathom_core::sql::Value<'_>],
+    ) -> anyhow::Result<fathom_core::sql::Outcome> {
+        std::hint::black_box(params);
+        Ok(fathom_core::sql::Outcome::default())
     }
 }

@@ -59,14 +59,14 @@ const SETTINGS: &[SettingSpec] = &[
 
 pub const ENTRY: EngineEntry = EngineEntry {
     name: "rocksdb",
-    family: "kv",
     about: "embedded RocksDB, the rocksdb crate's bundled build",
     options_doc: "RocksDB's options string, e.g. `write_buffer_size=64m;max_bytes_for_level_base=256m;compression=kLZ4Compression` \
                   (RocksDB wiki: Option String and Option Map); applied after fathom's settings, so it wins",
     separator: ";",
     settings: SETTINGS,
     version,
-    open,
+    open: crate::Opener::Kv(open),
+    server: false,
 };
 
 /// RocksDB's version, from the OPTIONS file a throwaway database writes (the C API has no

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
-const SETTINGS: &[SettingSpec] = &[
+pub(crate) const SETTINGS: &[SettingSpec] = &[
     SettingSpec {
         name: "cache_size",
         default: "256m",
@@ -35,14 +35,14 @@ const SETTINGS: &[SettingSpec] = &[
 
 pub const ENTRY: EngineEntry = EngineEntry {
     name: "sqlite",
-    family: "kv",
     about: "embedded SQLite (rusqlite's bundled build), one WITHOUT ROWID table",
     options_doc: "PRAGMAs, `;`-separated, e.g. `mmap_size=1073741824;page_size=8192;synchronous=NORMAL` \
                   (SQLite docs: PRAGMA statements); run on every connection after fathom's settings, so they win",
     separator: ";",
     settings: SETTINGS,
     version,
-    open,
+    open: crate::Opener::Kv(open),
+    server: false,
 };
 
 fn version() -> anyhow::Result<String> {
@@ -59,7 +59,7 @@ pub struct Sqlite {
 }
 
 /// The PRAGMA statements for a setup: fathom's settings first, the user's after them.
-fn pragmas(config: &EngineConfig) -> anyhow::Result<Vec<String>> {
+pub(crate) fn pragmas(config: &EngineConfig) -> anyhow::Result<Vec<String>> {
     let s = &config.settings;
     let cache_kib = settings::get_size(SETTINGS, s, "cache_size")? / 1024;
     let journal = if settings::get_bool(SETTINGS, s, "wal")? {
@@ -92,7 +92,7 @@ fn pragmas(config: &EngineConfig) -> anyhow::Result<Vec<String>> {
     Ok(list)
 }
 
-fn connect(path: &std::path::Path, pragmas: &[String]) -> anyhow::Result<Connection> {
+pub(crate) fn connect(path: &std::path::Path, pragmas: &[String]) -> anyhow::Result<Connection> {
     let conn = Connection::open(path)
         .map_err(|e| anyhow::anyhow!("opening SQLite database {}: {e}", path.display()))?;
     conn.busy_timeout(Duration::from_secs(60))?;

@@ -60,14 +60,14 @@ const SETTINGS: &[SettingSpec] = &[
 
 pub const ENTRY: EngineEntry = EngineEntry {
     name: "wiredtiger",
-    family: "kv",
     about: "embedded WiredTiger from Debian's libwiredtiger (snappy extension loaded)",
     options_doc: "WiredTiger's connection configuration string, e.g. `cache_size=1G,checkpoint=(wait=60),eviction_target=80` \
                   (WiredTiger docs: wiredtiger_open); applied after fathom's settings, so it wins",
     separator: ",",
     settings: SETTINGS,
     version,
-    open,
+    open: crate::Opener::Kv(open),
+    server: false,
 };
 
 fn version() -> anyhow::Result<String> {

@@ -131,6 +131,7 @@ pub fn median_step(steps: &[&StepSummary]) -> StepSummary {
     m.latency_us = Latency {
         p50: lat(|l| l.p50),
         p75: lat(|l| l.p75),
+        p95: lat(|l| l.p95),
         p99: lat(|l| l.p99),
         p99_9: lat(|l| l.p99_9),
         p99_99: lat(|l| l.p99_99),
@@ -145,6 +146,9 @@ pub fn median_step(steps: &[&StepSummary]) -> StepSummary {
         *v = median_opt(steps, |s| s.engine_stats.get(k).copied()).unwrap_or(*v);
     }
     m.host.idle_pct = median_of(steps, |s| s.host.idle_pct);
+    m.host.rps = median_opt(steps, |s| s.host.rps);
+    m.host.wps = median_opt(steps, |s| s.host.wps);
+    m.retries_per_sec = median_of(steps, |s| s.retries_per_sec);
     m.host.steal_pct = median_of(steps, |s| s.host.steal_pct);
     m.harness_ns_per_op = median_opt(steps, |s| s.harness_ns_per_op);
     m.maintenance_seconds = median_of(steps, |s| s.maintenance_seconds);

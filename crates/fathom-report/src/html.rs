@@ -290,9 +290,13 @@ pub fn page(runs: &[LoadedRun], opts: &ReportOptions) -> String {
     let _ = writeln!(body, "<pre>{}</pre>", escape(head.trim_end()));
     body += "<h2>Steps</h2>\n";
     body += &html_table(&steps::table(runs));
-    if let Some(t) = steps::sweep(runs) {
-        body += "<h2>Throughput by client count</h2>\n";
-        body += &html_table(&t);
+    let sweep = steps::sweep(runs);
+    if !sweep.is_empty() {
+        body += "<h2>By client count</h2>\n";
+        for t in &sweep {
+            let _ = writeln!(body, "<h3>{}</h3>", escape(&t.title));
+            body += &html_table(&t.table);
+        }
         let _ = writeln!(
             body,
             "<div class=\"charts\">{}</div>",

@@ -8,6 +8,7 @@ pub mod html;
 pub mod json;
 pub mod steps;
 pub mod svg;
+pub mod sysbench_log;
 pub mod table;
 
 use fathom_core::store::LoadedRun;
@@ -23,6 +24,8 @@ pub enum Format {
     DbBench,
     /// One self-contained page with SVG charts.
     Html,
+    /// sysbench's interval lines and statistics blocks.
+    Sysbench,
 }
 
 /// What a report includes besides the step table.
@@ -56,10 +59,11 @@ impl std::str::FromStr for Format {
             "json" => Format::Json,
             "dbbench" | "tsv" => Format::DbBench,
             "html" => Format::Html,
+            "sysbench" => Format::Sysbench,
             other => {
                 return Err(format!(
-                    "unknown format `{other}`; formats: text, md, csv, json, dbbench, html"
-                ))
+                "unknown format `{other}`; formats: text, md, csv, json, dbbench, sysbench, html"
+            ))
             }
         })
     }
@@ -82,5 +86,6 @@ pub fn render(runs: &[LoadedRun], format: Format, opts: &ReportOptions) -> anyho
         Format::Json => serde_json::to_string_pretty(&json::report(runs, opts.intervals)?)? + "\n",
         Format::DbBench => dbbench_tsv::render(runs),
         Format::Html => html::page(runs, opts),
+        Format::Sysbench => sysbench_log::render(runs)?,
     })
 }

@@ -2,14 +2,14 @@
 //! step and setup with the seeds' column names and a `setup` column last; the concurrency
 //! sweep; the per-interval time series; and the notes that say how to read them.
 
-use crate::group::{median, median_step, series, step_order};
+use crate::group::{median_step, series, step_order};
 use crate::table::{num, opt, Table};
 use fathom_core::result::StepSummary;
 use fathom_core::store::LoadedRun;
 
 pub const COLUMNS: &[&str] = &[
     "step", "ops/s", "p50", "p99", "p99.9", "max", "r/o", "rKB/o", "wKB/o", "cs/o", "cpu/o",
-    "fathom/o", "db.gb", "rss", "w-amp", "setup",
+    "eng/o", "fathom/o", "db.gb", "rss", "w-amp", "setup",
 ];
 
 /// The harness's CPU per operation in µs: measured on its own process for a server engine,
@@ -43,6 +43,7 @@ fn row(label: String, s: &StepSummary) -> Vec<String> {
         opt(s.per_op.write_kb),
         opt(s.per_op.cs),
         opt(s.per_op.cpu_us),
+        opt(s.per_op.cpu_us_engine),
         opt(harness_us(s).filter(|_| has_ops)),
         format!("{}/{}", num(s.db_gb.allocated), num(s.db_gb.apparent)),
         format!("{}G", num(s.rss_gb)),
@@ -67,15 +68,33 @@ pub fn table(runs: &[LoadedRun]) -> Table {
     t
 }
 
-/// The concurrency sweep (seeds 002 and 003): per step, a row per client count and a column
-/// per setup, holding ops/s (the median over repeats). `None` when one client count ran.
-pub fn sweep(runs: &[LoadedRun]) -> Option<Table> {
+/// Queries per operation: the step's SQL statements per event, or 1.
+pub fn queries_per_op(s: &StepSummary) -> f64 {
+    s.query_mix
+        .map_or(1.0, |m| m.total())
+        .max(f64::MIN_POSITIVE)
+}
+
+/// A figure of a step summary.
+type Figure = fn(&StepSummary) -> Option<f64>;
+
+/// One table of a concurrency sweep.
+pub struct SweepTable {
+    pub title: String,
+    pub table: Table,
+}
+
+/// The concurrency sweep as seed 003 prints it: per step, a table per figure — queries (or
+/// operations) per second, disk reads per second (iostat r/s), disk reads per query — with a
+/// column per client count and a row per setup, each the median over repeats. Empty when one
+/// client count ran.
+pub fn sweep(runs: &[LoadedRun]) -> Vec<SweepTable> {
     let all = series(runs);
     let mut clients: Vec<usize> = all.iter().map(|s| s.clients).collect();
     clients.sort_unstable();
     clients.dedup();
     if clients.len() < 2 {
-        return None;
+        return Vec::new();
     }
     let mut setups: Vec<&str> = Vec::new();
     for s in &all {
@@ -83,33 +102,69 @@ pub fn sweep(runs: &[LoadedRun]) -> Option<Table> {
             setups.push(&s.setup);
         }
     }
-    let mut header = vec!["step", "clients"];
-    header.extend(setups.iter().copied());
-    let mut t = Table::new(&header);
+    let mut header: Vec<String> = clients.iter().map(|c| c.to_string()).collect();
+    header.push("clients".into());
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut out = Vec::new();
     for step in step_order(runs) {
-        for &c in &clients {
-            let cells: Vec<Option<f64>> = setups
-                .iter()
-                .map(|name| {
-                    let s = all.iter().find(|s| s.setup == *name && s.clients == c)?;
-                    let reps = s.step(&step);
-                    (!reps.is_empty() && reps[0].ops > 0)
-                        .then(|| median(&reps.iter().map(|r| r.ops_per_sec).collect::<Vec<_>>()))
-                })
-                .collect();
-            if cells.iter().all(Option::is_none) {
-                continue;
-            }
-            let mut row = vec![step.clone(), c.to_string()];
-            row.extend(
-                cells
+        let cell = |setup: &str, c: usize| -> Option<StepSummary> {
+            let s = all.iter().find(|s| s.setup == setup && s.clients == c)?;
+            let reps = s.step(&step);
+            (!reps.is_empty() && reps[0].ops > 0).then(|| median_step(&reps))
+        };
+        let queries = all
+            .iter()
+            .flat_map(|s| s.step(&step))
+            .any(|s| s.query_mix.is_some());
+        let unit = if queries { "query" } else { "op" };
+        let figures: [(String, Figure, usize); 3] = [
+            (
+                if queries {
+                    "queries per second"
+                } else {
+                    "operations per second"
+                }
+                .to_string(),
+                |s| Some(s.ops_per_sec * queries_per_op(s)),
+                0,
+            ),
+            (
+                "disk reads per second (iostat r/s)".to_string(),
+                |s| s.host.rps,
+                0,
+            ),
+            (
+                format!("disk reads per {unit}"),
+                |s| s.per_op.reads.map(|r| r / queries_per_op(s)),
+                2,
+            ),
+        ];
+        for (title, f, decimals) in figures {
+            let mut t = Table::new(&header);
+            for setup in &setups {
+                let cells: Vec<Option<f64>> = clients
                     .iter()
-                    .map(|v| v.map_or("-".into(), |x| format!("{x:.0}"))),
-            );
-            t.push(row);
+                    .map(|&c| cell(setup, c).and_then(|s| f(&s)))
+                    .collect();
+                if cells.iter().all(Option::is_none) {
+                    continue;
+                }
+                let mut row: Vec<String> = cells
+                    .iter()
+                    .map(|v| v.map_or("-".into(), |x| format!("{x:.decimals$}")))
+                    .collect();
+                row.push(setup.to_string());
+                t.push(row);
+            }
+            if !t.rows.is_empty() {
+                out.push(SweepTable {
+                    title: format!("{step}: {title}"),
+                    table: t,
+                });
+            }
         }
     }
-    Some(t)
+    out
 }
 
 /// One row per interval of every step of every run (the time series).
@@ -193,12 +248,12 @@ pub fn text(runs: &[LoadedRun], markdown: bool) -> String {
         out += "\n";
     }
     out += &render(table(runs));
-    if let Some(t) = sweep(runs) {
-        out += "\nops/s by client count (median over repeats):\n";
+    for t in sweep(runs) {
+        out += &format!("\n{} (median over repeats):\n", t.title);
         if markdown {
             out += "\n";
         }
-        out += &render(t);
+        out += &render(t.table);
     }
     out += &notes(runs);
     out
@@ -256,8 +311,12 @@ pub fn bottleneck(s: &StepSummary) -> Option<String> {
 fn notes(runs: &[LoadedRun]) -> String {
     let mut out = String::from(
         "\nlatency in µs; r/o, rKB/o, wKB/o: device reads, KB read, KB written per op; cs/o: context switches per op;\n\
-         cpu/o: host us+sy µs per op; fathom/o: the harness's own µs per op (calibrated on the null engine when the\n\
-         engine is embedded); db.gb: GiB allocated/apparent; w-amp: (flush + compaction writes) / ingest.\n",
+         cpu/o: host us+sy µs per op; eng/o: the engine's processes (the server; fathom's whole process when the\n\
+         engine is embedded); fathom/o: the harness's own µs per op (measured on its process beside a server,\n\
+         calibrated on the null engine when embedded); rss: the engine's resident memory (a server's processes'\n\
+         proportional sizes); db.gb: GiB allocated/apparent; w-amp: (flush + compaction writes) / ingest.\n\
+         sysbench steps: an op is an event (a transaction of several queries except oltp_point_select and\n\
+         select_random_points).\n",
     );
     let mut host_notes: Vec<&str> = Vec::new();
     for r in runs {

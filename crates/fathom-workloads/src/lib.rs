@@ -1,29 +1,33 @@
-//! fathom-workloads: each workload defines its steps and a client per thread against the kv
-//! interface, so every kv engine runs it; `WORKLOADS` is the registry the CLI reads.
+//! fathom-workloads: each workload defines its steps and a client per thread, once for the kv
+//! interface (so every kv engine runs it) and, where it has one, once for the sql family;
+//! `WORKLOADS` is the registry the CLI reads.
 
 pub mod dbbench;
 pub mod params;
+pub mod rows;
+pub mod sysbench;
 
 use fathom_core::driver::{Client, StepPlan};
+use fathom_core::family::Db;
 use fathom_core::kv::KvEngine;
 use params::{ParamSpec, Params};
 use std::collections::BTreeMap;
 
 /// A workload with its parameters resolved.
-pub trait KvWorkload: Send + Sync {
+pub trait Workload: Send + Sync {
     /// The steps to run, in order.
     fn steps(&self) -> &[StepPlan];
     /// The client of thread `thread` for step `step` (an index into `steps`).
     fn client<'e>(
         &self,
-        engine: &'e dyn KvEngine,
+        engine: Db<'e>,
         step: usize,
         thread: usize,
     ) -> anyhow::Result<Box<dyn Client + 'e>>;
     /// The background writer of step `step`, if it has one.
     fn background<'e>(
         &self,
-        engine: &'e dyn KvEngine,
+        engine: Db<'e>,
         step: usize,
     ) -> anyhow::Result<Option<Box<dyn Client + 'e>>>;
     /// Every parameter with the value in force, for the run's record.
@@ -36,10 +40,23 @@ pub struct WorkloadEntry {
     pub about: &'static str,
     pub params: &'static [ParamSpec],
     /// Builds the workload for `clients` client threads.
-    pub build: fn(&Params, usize) -> anyhow::Result<Box<dyn KvWorkload>>,
+    pub build: fn(&Params, usize) -> anyhow::Result<Box<dyn Workload>>,
+    /// The engine families it runs on (`kv`, `sql`).
+    pub families: &'static [&'static str],
 }
 
-pub static WORKLOADS: &[WorkloadEntry] = &[dbbench::ENTRY];
+/// The kv engine of a workload that runs on kv engines only.
+pub fn kv_only<'e>(db: Db<'e>, workload: &str) -> anyhow::Result<&'e dyn KvEngine> {
+    match db {
+        Db::Kv(e) => Ok(e),
+        Db::Sql(e) => anyhow::bail!(
+            "workload `{workload}` runs on kv engines only; `{}` is a sql engine",
+            e.name()
+        ),
+    }
+}
+
+pub static WORKLOADS: &[WorkloadEntry] = &[dbbench::ENTRY, sysbench::ENTRY];
 
 /// Looks a workload up by name.
 pub fn find(name: &str) -> anyhow::Result<&'static WorkloadEntry> {

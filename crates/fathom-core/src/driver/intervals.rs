@@ -85,6 +85,7 @@ impl Intervals<'_> {
                 per_op: f.per_op,
                 db_gb: f.db_gb,
                 rss_gb: f.rss_gb,
+                retries: all.retries,
             };
             serde_json::to_writer(&mut self.out, &record)?;
             self.out.write_all(b"\n")?;

@@ -15,7 +15,7 @@ use intervals::Intervals;
 use crate::interrupt;
 use crate::pace::{sleep_until, Arrivals, ByteRate, Spacing};
 use crate::recorder::{KindRecord, Latency, Recorder};
-use crate::result::{Background, IntervalRecord, OpSummary, StepSummary};
+use crate::result::{Background, IntervalRecord, OpSummary, QueryMix, StepSummary};
 use crate::sample::Sampler;
 use crate::target::{Maintenance, Target};
 use std::collections::BTreeMap;
@@ -24,11 +24,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime};
 
-/// What one operation was: its kind (an index into the step's kinds) and the bytes it moved.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What one operation was: its kind (an index into the step's kinds), the bytes it moved, and
+/// how many times it was retried after a deadlock or conflict before it succeeded.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Done {
     pub kind: usize,
     pub bytes: u64,
+    pub retries: u32,
 }
 
 /// One client thread's source of work: generates and performs one operation per call.
@@ -46,7 +48,7 @@ pub struct OpenLoop {
 }
 
 /// How a step runs, independent of what its operations are.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct StepPlan {
     pub name: String,
     /// Client threads (0 for a step that only performs maintenance).
@@ -64,6 +66,8 @@ pub struct StepPlan {
     pub open_loop: Option<OpenLoop>,
     /// Maintenance after the operations, charged to the step.
     pub after: Vec<Maintenance>,
+    /// SQL statements per operation, when an operation is a transaction of several.
+    pub queries: Option<QueryMix>,
 }
 
 /// Where a step writes its time series as it goes.
@@ -176,6 +180,7 @@ fn client_thread(
             if start >= clock.warm_end {
                 measured_from.get_or_insert(start);
                 rec.record(op.kind, end - start, op.bytes);
+                rec.kinds[op.kind].retries += u64::from(op.retries);
             }
             prev = end;
         }
@@ -449,6 +454,8 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         harness_ns_per_op: None,
         interrupted: interrupt::requested(),
         started_at,
+        query_mix: plan.queries,
+        retries_per_sec: secs(all.retries as f64),
     })
 }
 

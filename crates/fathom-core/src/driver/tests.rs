@@ -28,7 +28,11 @@ impl Client for StallOnce {
             std::thread::sleep(Duration::from_millis(200));
         }
         self.done += 1;
-        Ok(Some(Done { kind: 0, bytes: 1 }))
+        Ok(Some(Done {
+            kind: 0,
+            bytes: 1,
+            retries: 0,
+        }))
     }
 }
 
@@ -45,7 +49,7 @@ fn run(open_loop: Option<OpenLoop>, ops: u64) -> StepSummary {
         op_kinds: vec!["op".into()],
         background_bytes_per_sec: None,
         open_loop,
-        after: vec![],
+        ..Default::default()
     };
     let mut seen = |_: &IntervalRecord| {};
     run_step(StepRun {

@@ -85,8 +85,19 @@ impl Sampler {
             .and_then(|t| cpu::parse(&t))
             .unwrap_or_default();
         let mut engine = process::ProcCounters::default();
-        for pid in &self.engine_pids {
-            if let Some(p) = process::read(*pid) {
+        // A server's processes are its root and every worker or backend forked from it; their
+        // memory is the sum of proportional sizes so shared buffers count once.
+        let pids = if self.embedded() {
+            self.engine_pids.clone()
+        } else {
+            process::with_descendants(&self.engine_pids)
+        };
+        let multi = !self.embedded();
+        for pid in &pids {
+            if let Some(mut p) = process::read(*pid, multi) {
+                if multi {
+                    p.rss_bytes = process::pss_bytes(*pid).unwrap_or(p.rss_bytes);
+                }
                 engine.utime += p.utime;
                 engine.stime += p.stime;
                 engine.major_faults += p.major_faults;
@@ -96,7 +107,7 @@ impl Sampler {
                 engine.write_bytes += p.write_bytes;
             }
         }
-        let harness = process::read(std::process::id()).unwrap_or_default();
+        let harness = process::read(std::process::id(), false).unwrap_or_default();
         Sample {
             at: Instant::now(),
             disk,

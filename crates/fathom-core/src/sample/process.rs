@@ -19,6 +19,14 @@ pub struct ProcCounters {
     pub write_bytes: u64,
 }
 
+/// CPU ticks of a process's children that exited and were reaped (cutime, cstime): a server's
+/// backends' CPU moves here when a connection closes.
+pub fn parse_reaped(text: &str) -> Option<(u64, u64)> {
+    let after = &text[text.rfind(')')? + 1..];
+    let f: Vec<&str> = after.split_whitespace().collect();
+    Some((f.get(16 - 3)?.parse().ok()?, f.get(17 - 3)?.parse().ok()?))
+}
+
 /// Parses `/proc/<pid>/stat`: utime, stime and major faults. The command name may hold spaces
 /// and parentheses, so fields are counted from the last `)`.
 pub fn parse_stat(text: &str) -> Option<(u64, u64, u64)> {
@@ -28,6 +36,53 @@ pub fn parse_stat(text: &str) -> Option<(u64, u64, u64)> {
     // utime(14) stime(15); index = field number - 3.
     let n = |field: usize| f.get(field - 3)?.parse::<u64>().ok();
     Some((n(14)?, n(15)?, n(12)?))
+}
+
+/// The parent pid in `/proc/<pid>/stat`.
+pub fn parse_ppid(text: &str) -> Option<u32> {
+    let after = &text[text.rfind(')')? + 1..];
+    after.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// `roots` and every live process descending from them (a server's workers and backends,
+/// which may come and go between samples).
+pub fn with_descendants(roots: &[u32]) -> Vec<u32> {
+    let mut parents: Vec<(u32, u32)> = Vec::new();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for e in dir.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                continue;
+            };
+            if let Some(ppid) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|t| parse_ppid(&t))
+            {
+                parents.push((pid, ppid));
+            }
+        }
+    }
+    let mut all: Vec<u32> = roots.to_vec();
+    let mut i = 0;
+    while i < all.len() {
+        let parent = all[i];
+        for &(pid, ppid) in &parents {
+            if ppid == parent && !all.contains(&pid) {
+                all.push(pid);
+            }
+        }
+        i += 1;
+    }
+    all
+}
+
+/// Proportional set size (shared pages divided among the processes mapping them), bytes: the
+/// memory of a multi-process server without counting its shared buffers once per backend.
+pub fn pss_bytes(pid: u32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("Pss:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        .map(|kb| kb * 1024)
 }
 
 /// Parses `VmRSS` and `VmHWM` (kB) from `/proc/<pid>/status`, in bytes.
@@ -52,11 +107,17 @@ pub fn parse_io(text: &str) -> Option<(u64, u64)> {
     Some((get("read_bytes:")?, get("write_bytes:")?))
 }
 
-/// Reads the counters of a live process; `None` when it is gone.
-pub fn read(pid: u32) -> Option<ProcCounters> {
+/// Reads the counters of a live process; `None` when it is gone. With `reaped`, its reaped
+/// children's CPU counts as its own, so the CPU of a process tree's exited members is kept.
+pub fn read(pid: u32, reaped: bool) -> Option<ProcCounters> {
     let dir = format!("/proc/{pid}");
-    let (utime, stime, major_faults) =
-        parse_stat(&std::fs::read_to_string(format!("{dir}/stat")).ok()?)?;
+    let stat = std::fs::read_to_string(format!("{dir}/stat")).ok()?;
+    let (mut utime, mut stime, major_faults) = parse_stat(&stat)?;
+    if reaped {
+        let (cu, cs) = parse_reaped(&stat)?;
+        utime += cu;
+        stime += cs;
+    }
     let (rss_bytes, rss_peak_bytes) =
         parse_status(&std::fs::read_to_string(format!("{dir}/status")).ok()?)?;
     // `io` is readable only by the owner or root; missing IO figures are not fatal.
@@ -93,11 +154,27 @@ mod tests {
     fn command_names_with_spaces_and_parens() {
         let stat = "77 (my (odd) name) S 1 77 77 0 -1 0 10 0 4 0 250 50 0 0 20 0 3 0 1 1 1";
         assert_eq!(parse_stat(stat), Some((250, 50, 4)));
+        assert_eq!(parse_ppid(stat), Some(1));
+        assert_eq!(parse_reaped(stat), Some((0, 0)));
+    }
+
+    #[test]
+    fn finds_child_processes() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let tree = with_descendants(&[std::process::id()]);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(tree[0], std::process::id());
+        assert!(tree.contains(&child.id()), "{tree:?}");
+        assert!(pss_bytes(std::process::id()).is_some_and(|b| b > 0));
     }
 
     #[test]
     fn reads_this_process() {
-        let me = read(std::process::id()).expect("own /proc entry");
+        let me = read(std::process::id(), false).expect("own /proc entry");
         assert!(me.rss_bytes > 0);
     }
 }

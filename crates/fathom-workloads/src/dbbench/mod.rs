@@ -6,10 +6,11 @@ mod clients;
 pub mod data;
 
 use crate::params::{ParamSpec, Params};
-use crate::{KvWorkload, WorkloadEntry};
+use crate::{kv_only, Workload, WorkloadEntry};
 use clients::{Action, DbBenchClient, Keys};
 use data::{KeyFormat, ValueSource};
 use fathom_core::driver::{Client, StepPlan};
+use fathom_core::family::Db;
 use fathom_core::kv::{Direction, KvEngine, SessionOptions};
 use fathom_core::target::Maintenance;
 use std::collections::BTreeMap;
@@ -39,6 +40,7 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     about: "RocksDB's db_bench sequence from benchmark_compare.sh, on any kv engine",
     params: PARAMS,
     build,
+    families: &["kv"],
 };
 
 /// What a step's clients do.
@@ -77,7 +79,7 @@ pub struct DbBench {
     resolved: BTreeMap<String, String>,
 }
 
-fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn KvWorkload>> {
+fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     params.check("dbbench", PARAMS)?;
     let p = |n| params.u64(PARAMS, n);
     let num_keys = p("num_keys")?;
@@ -139,8 +141,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn KvWorkload>>
         warmup,
         op_kinds: kinds.iter().map(|k| k.to_string()).collect(),
         background_bytes_per_sec: None,
-        open_loop: None,
-        after: Vec::new(),
+        ..Default::default()
     };
     // Steps run in the order given, as db_bench runs `--benchmarks=a,b,c`.
     for name in &wanted {
@@ -257,17 +258,18 @@ impl DbBench {
     }
 }
 
-impl KvWorkload for DbBench {
+impl Workload for DbBench {
     fn steps(&self) -> &[StepPlan] {
         &self.plans
     }
 
     fn client<'e>(
         &self,
-        engine: &'e dyn KvEngine,
+        engine: Db<'e>,
         step: usize,
         thread: usize,
     ) -> anyhow::Result<Box<dyn Client + 'e>> {
+        let engine = kv_only(engine, "dbbench")?;
         let work = self.work[step];
         let keys = match work {
             Work::FillSeq => Keys::Sequential {
@@ -281,9 +283,10 @@ impl KvWorkload for DbBench {
 
     fn background<'e>(
         &self,
-        engine: &'e dyn KvEngine,
+        engine: Db<'e>,
         step: usize,
     ) -> anyhow::Result<Option<Box<dyn Client + 'e>>> {
+        let engine = kv_only(engine, "dbbench")?;
         if self.plans[step].background_bytes_per_sec.is_none() {
             return Ok(None);
         }

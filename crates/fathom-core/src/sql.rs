@@ -1,0 +1,136 @@
+//! The sql family: a server or embedded SQL database handing out one connection per client,
+//! with prepared statements written once with `?` placeholders and a dialect for the few
+//! places MariaDB, PostgreSQL and SQLite differ.
+
+use crate::target::Target;
+use std::fmt;
+
+/// Which SQL the database speaks where they differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    MariaDb,
+    Postgres,
+    Sqlite,
+}
+
+impl Dialect {
+    /// Rewrites `?` placeholders into the dialect's own (`$1`, `$2`, ... for PostgreSQL).
+    /// Statements fathom writes hold no `?` inside string literals.
+    pub fn placeholders(self, sql: &str) -> String {
+        match self {
+            Dialect::Postgres => {
+                let mut out = String::with_capacity(sql.len() + 16);
+                let mut n = 0;
+                for ch in sql.chars() {
+                    if ch == '?' {
+                        n += 1;
+                        out.push('$');
+                        out.push_str(&n.to_string());
+                    } else {
+                        out.push(ch);
+                    }
+                }
+                out
+            }
+            _ => sql.to_string(),
+        }
+    }
+
+    /// The integer primary key column that numbers itself (sysbench's `id`).
+    pub fn auto_increment_key(self) -> &'static str {
+        match self {
+            Dialect::MariaDb => "INTEGER NOT NULL AUTO_INCREMENT",
+            Dialect::Postgres => "SERIAL",
+            Dialect::Sqlite => "INTEGER NOT NULL",
+        }
+    }
+
+    /// What follows `CREATE TABLE (...)`: the storage engine for MariaDB.
+    pub fn table_suffix(self, storage_engine: Option<&str>) -> String {
+        match (self, storage_engine) {
+            (Dialect::MariaDb, Some(e)) => format!(" ENGINE = {e}"),
+            _ => String::new(),
+        }
+    }
+}
+
+/// A parameter of a prepared statement.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value<'a> {
+    Int(i64),
+    Text(&'a str),
+}
+
+/// What running a statement did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// Rows the statement returned.
+    pub rows: u64,
+    /// Rows it changed.
+    pub affected: u64,
+    /// Bytes of the values returned.
+    pub bytes: u64,
+}
+
+/// A statement's failure, marked retryable when the server reports a deadlock, a lock wait
+/// timeout or a serialization failure (sysbench's `--mysql-ignore-errors` default).
+#[derive(Debug)]
+pub struct SqlError {
+    pub retryable: bool,
+    pub message: String,
+}
+
+impl fmt::Display for SqlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for SqlError {}
+
+/// True when `e` is a retryable statement failure.
+pub fn retryable(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<SqlError>().is_some_and(|s| s.retryable)
+}
+
+/// A prepared statement's handle on its connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stmt(pub usize);
+
+/// One client's connection.
+pub trait SqlConn: Send {
+    /// Runs a statement without parameters (DDL, BEGIN, COMMIT).
+    fn exec(&mut self, sql: &str) -> anyhow::Result<()>;
+    /// Prepares a statement written with `?` placeholders.
+    fn prepare(&mut self, sql: &str) -> anyhow::Result<Stmt>;
+    /// Runs a prepared statement, reading every row it returns.
+    fn run(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Outcome>;
+}
+
+/// An open SQL database (a server fathom started, one it was pointed at, or an embedded one).
+pub trait SqlEngine: Target {
+    fn dialect(&self) -> Dialect;
+    /// The storage engine tables are created with (`InnoDB`, `ROCKSDB`), where it is chosen.
+    fn storage_engine(&self) -> Option<&str> {
+        None
+    }
+    fn connect(&self) -> anyhow::Result<Box<dyn SqlConn + '_>>;
+    /// How another client reaches the database (a server's URL), when it can.
+    fn url(&self) -> Option<String> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postgres_numbers_placeholders() {
+        assert_eq!(
+            Dialect::Postgres.placeholders("SELECT c FROM t WHERE id BETWEEN ? AND ?"),
+            "SELECT c FROM t WHERE id BETWEEN $1 AND $2"
+        );
+        assert_eq!(Dialect::MariaDb.placeholders("a = ?"), "a = ?");
+    }
+}

@@ -1,0 +1,551 @@
+//! MariaDB (Debian's `mariadb-server`) with InnoDB or MyRocks as sql engines: fathom writes a
+//! my.cnf of its own (the setup's lines after fathom's), initialises a fresh data directory
+//! with `mariadb-install-db`, starts `mariadbd` on a unix socket and stops it after the run.
+//! MyRocks is loaded with `plugin-load-add=ha_rocksdb.so` at start-up (loading it at run time
+//! crashes mariadbd 10.11). With the `url` setting fathom uses a running server instead.
+
+use crate::server::{self, Launch, Server};
+use crate::settings::{self, SettingSpec};
+use crate::{EngineConfig, EngineEntry, Opener};
+use anyhow::Context;
+use fathom_core::sql::{Dialect, Outcome, SqlConn, SqlEngine, SqlError, Stmt, Value};
+use fathom_core::target::{Counters, Target};
+use mysql::prelude::Queryable;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Duration;
+
+const MARIADBD: &str = "/usr/sbin/mariadbd";
+const INSTALL_DB: &str = "/usr/bin/mariadb-install-db";
+/// Prepared statements a connection keeps: the crate closes the least recently used beyond its
+/// cache, and a workload holds all of its statements (sysbench: 9 per table).
+const STMT_CACHE: usize = 4096;
+/// The database the workloads' tables go in (sysbench's default).
+pub const DATABASE: &str = "sbtest";
+
+const SETTINGS: &[SettingSpec] = &[
+    SettingSpec {
+        name: "cache_size",
+        default: "256m",
+        values: "size",
+        help: "innodb_buffer_pool_size (InnoDB) or rocksdb_block_cache_size (MyRocks)",
+    },
+    SettingSpec {
+        name: "url",
+        default: "",
+        values: "mysql://USER[:PASSWORD]@HOST[:PORT]/DB[?socket=PATH]",
+        help: "use this running server instead of starting one (setup lines are then not applied)",
+    },
+    SettingSpec {
+        name: "pid",
+        default: "",
+        values: "pid",
+        help: "with `url`: the server's pid, so its CPU and memory are measured",
+    },
+];
+
+const OPTIONS_DOC: &str = "my.cnf lines for [mysqld], one per line (`--setup @FILE`), e.g. \
+     `innodb_buffer_pool_size=1G`, `innodb_page_size=8k`, `rocksdb_default_cf_options=...` \
+     (https://mariadb.com/kb/en/server-system-variables/); written after fathom's, so they win";
+
+pub const INNODB: EngineEntry = EngineEntry {
+    name: "innodb",
+    about: "MariaDB server with InnoDB (Debian's mariadb-server), started by fathom",
+    options_doc: OPTIONS_DOC,
+    separator: "\n",
+    settings: SETTINGS,
+    version,
+    open: Opener::Sql(open_innodb),
+    server: true,
+};
+
+pub const MYROCKS: EngineEntry = EngineEntry {
+    name: "myrocks",
+    about: "MariaDB server with MyRocks (mariadb-plugin-rocksdb), started by fathom",
+    options_doc: OPTIONS_DOC,
+    separator: "\n",
+    settings: SETTINGS,
+    version,
+    open: Opener::Sql(open_myrocks),
+    server: true,
+};
+
+fn version() -> anyhow::Result<String> {
+    let out = Command::new(MARIADBD)
+        .arg("--version")
+        .output()
+        .with_context(|| format!("{MARIADBD} not found: run scripts/setup.sh --servers"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split_whitespace()
+        .skip_while(|w| *w != "Ver")
+        .nth(1)
+        .map(str::to_string)
+        .ok_or_else(|| anyhow::anyhow!("unexpected `mariadbd --version`: {text}"))
+}
+
+/// Which storage engine the tables use.
+#[derive(Clone, Copy)]
+struct Flavor {
+    name: &'static str,
+    storage: &'static str,
+    cache_variable: &'static str,
+}
+
+fn open_innodb(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
+    MariaDb::open(
+        config,
+        Flavor {
+            name: "innodb",
+            storage: "InnoDB",
+            cache_variable: "innodb_buffer_pool_size",
+        },
+    )
+}
+
+fn open_myrocks(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
+    MariaDb::open(
+        config,
+        Flavor {
+            name: "myrocks",
+            storage: "ROCKSDB",
+            cache_variable: "rocksdb_block_cache_size",
+        },
+    )
+}
+
+/// The setup's my.cnf lines, checked: `name=value` or a bare flag.
+fn setup_lines(options: &str) -> anyhow::Result<Vec<String>> {
+    let mut lines = Vec::new();
+    for line in options.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let name = line.split('=').next().unwrap_or("").trim();
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            anyhow::bail!(
+                "MariaDB setup line `{line}`: expected a my.cnf line such as innodb_buffer_pool_size=1G"
+            );
+        }
+        lines.push(line.to_string());
+    }
+    Ok(lines)
+}
+
+/// fathom's my.cnf for a managed server.
+fn my_cnf(flavor: Flavor, data: &Path, socket: &Path, cache: u64, setup: &[String]) -> String {
+    let mut cnf = vec![
+        "[mysqld]".to_string(),
+        format!("datadir={}", data.display()),
+        format!("socket={}", socket.display()),
+        format!("pid-file={}", data.join("mariadbd.pid").display()),
+        format!("log-error={}", data.join("error.log").display()),
+        "user=root".into(),
+        "skip-networking".into(),
+        "max_connections=1000".into(),
+        format!("default-storage-engine={}", flavor.storage),
+        format!("{}={cache}", flavor.cache_variable),
+    ];
+    if flavor.storage == "ROCKSDB" {
+        cnf.push("plugin-load-add=ha_rocksdb.so".into());
+    }
+    cnf.push("# the setup's lines".into());
+    cnf.extend(setup.iter().cloned());
+    cnf.join("\n") + "\n"
+}
+
+pub struct MariaDb {
+    flavor: Flavor,
+    url: String,
+    opts: mysql::Opts,
+    server: Option<Server>,
+    socket_dir: Option<PathBuf>,
+    pids: Vec<u32>,
+    data_dirs: Vec<PathBuf>,
+    version: String,
+    admin: Mutex<mysql::Conn>,
+    effective: BTreeMap<String, String>,
+}
+
+impl MariaDb {
+    fn open(config: &EngineConfig, flavor: Flavor) -> anyhow::Result<Box<dyn SqlEngine>> {
+        let s = &config.settings;
+        let url = settings::get(SETTINGS, s, "url");
+        let setup = setup_lines(&config.options)?;
+        let mut engine = if url.is_empty() {
+            Self::start(config, flavor, &setup)?
+        } else {
+            Self::attach(url, settings::get(SETTINGS, s, "pid"), flavor)?
+        };
+        engine.effective = engine.variables(&setup);
+        Ok(Box::new(engine))
+    }
+
+    /// Starts a fresh server in `config.data_dir`.
+    fn start(config: &EngineConfig, flavor: Flavor, setup: &[String]) -> anyhow::Result<MariaDb> {
+        let cache = settings::get_size(SETTINGS, &config.settings, "cache_size")?;
+        let data = config.data_dir.join("mysql");
+        let sock_dir = server::socket_dir(None)?;
+        let socket = sock_dir.join("mysqld.sock");
+        let cnf_path = config.data_dir.join("my.cnf");
+        std::fs::write(&cnf_path, my_cnf(flavor, &data, &socket, cache, setup))
+            .with_context(|| format!("writing {}", cnf_path.display()))?;
+        let defaults = format!("--defaults-file={}", cnf_path.display());
+        server::run_tool(
+            "mariadb-install-db",
+            Command::new(INSTALL_DB).args([
+                defaults.as_str(),
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+            ]),
+            &config.data_dir.join("install-db.log"),
+            None,
+        )
+        // mariadbd's own complaint (an unknown variable) is in its error log.
+        .map_err(|e| anyhow::anyhow!("{e:#}\n{}", server::log_tail(&data.join("error.log"), 10)))?;
+        let server = Server::start(
+            &format!("mariadbd ({})", flavor.name),
+            Launch {
+                program: MARIADBD.into(),
+                args: vec![defaults],
+                log: data.join("error.log"),
+                user: None,
+                memory_group: config.memory_group.clone(),
+                stop_signal: libc::SIGTERM,
+            },
+        )?;
+        let base = mysql::OptsBuilder::new()
+            .socket(Some(socket.display().to_string()))
+            .user(Some("root"))
+            .stmt_cache_size(STMT_CACHE);
+        let mut admin = None;
+        server.wait_ready(Duration::from_secs(120), || {
+            admin = Some(mysql::Conn::new(base.clone())?);
+            Ok(())
+        })?;
+        let mut admin = admin.expect("connected");
+        admin.query_drop(format!("CREATE DATABASE IF NOT EXISTS {DATABASE}"))?;
+        admin.select_db(DATABASE)?;
+        check_storage(&mut admin, flavor)
+            .map_err(|e| anyhow::anyhow!("{e}; {}", server::log_tail(server.log(), 20)))?;
+        let version: String = admin.query_first("SELECT VERSION()")?.unwrap_or_default();
+        Ok(MariaDb {
+            flavor,
+            url: format!(
+                "mysql://root@localhost/{DATABASE}?socket={}",
+                socket.display()
+            ),
+            opts: base.db_name(Some(DATABASE)).into(),
+            pids: vec![server.pid()],
+            server: Some(server),
+            socket_dir: Some(sock_dir),
+            data_dirs: vec![config.data_dir.clone()],
+            version,
+            admin: Mutex::new(admin),
+            effective: BTreeMap::new(),
+        })
+    }
+
+    /// Uses a running server.
+    fn attach(url: &str, pid: &str, flavor: Flavor) -> anyhow::Result<MariaDb> {
+        let opts = mysql::Opts::from_url(url)
+            .map_err(|e| anyhow::anyhow!("setting `url`: `{url}` is not a MariaDB URL: {e}"))?;
+        let db = opts.get_db_name().unwrap_or(DATABASE).to_string();
+        let mut admin =
+            mysql::Conn::new(mysql::OptsBuilder::from_opts(opts.clone()).db_name(None::<String>))
+                .with_context(|| format!("cannot connect to the server at {url}"))?;
+        admin.query_drop(format!("CREATE DATABASE IF NOT EXISTS `{db}`"))?;
+        admin.select_db(&db)?;
+        check_storage(&mut admin, flavor)?;
+        let version: String = admin.query_first("SELECT VERSION()")?.unwrap_or_default();
+        let datadir: Option<String> = admin.query_first("SELECT @@datadir")?;
+        let pids = parse_pid(pid)?;
+        Ok(MariaDb {
+            flavor,
+            url: url.to_string(),
+            opts: mysql::OptsBuilder::from_opts(opts)
+                .db_name(Some(db))
+                .stmt_cache_size(STMT_CACHE)
+                .into(),
+            server: None,
+            socket_dir: None,
+            pids,
+            data_dirs: datadir
+                .map(PathBuf::from)
+                .filter(|d| d.exists())
+                .into_iter()
+                .collect(),
+            version,
+            admin: Mutex::new(admin),
+            effective: BTreeMap::new(),
+        })
+    }
+
+    /// The server's variables that matter for a run, plus the setup's lines.
+    fn variables(&self, setup: &[String]) -> BTreeMap<String, String> {
+        let mut admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
+        let mut names = vec![
+            "innodb_buffer_pool_size",
+            "innodb_page_size",
+            "innodb_flush_log_at_trx_commit",
+            "innodb_flush_method",
+            "rocksdb_block_cache_size",
+            "rocksdb_default_cf_options",
+            "rocksdb_flush_log_at_trx_commit",
+            "max_connections",
+        ];
+        let from_setup: Vec<String> = setup
+            .iter()
+            .map(|l| l.split('=').next().unwrap_or("").trim().replace('-', "_"))
+            .collect();
+        names.extend(from_setup.iter().map(String::as_str));
+        let list = names
+            .iter()
+            .map(|n| format!("'{n}'"))
+            .collect::<Vec<_>>()
+            .join(",");
+        admin
+            .query::<(String, String), _>(format!(
+                "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({list})"
+            ))
+            .map(|rows| rows.into_iter().collect())
+            .unwrap_or_default()
+    }
+}
+
+fn parse_pid(pid: &str) -> anyhow::Result<Vec<u32>> {
+    if pid.is_empty() {
+        return Ok(Vec::new());
+    }
+    let p: u32 = pid
+        .parse()
+        .map_err(|_| anyhow::anyhow!("setting `pid`: `{pid}` is not a process id"))?;
+    if !Path::new(&format!("/proc/{p}")).exists() {
+        anyhow::bail!("setting `pid`: there is no process {p}");
+    }
+    Ok(vec![p])
+}
+
+/// Fails unless the server can create tables with the flavor's storage engine.
+fn check_storage(admin: &mut mysql::Conn, flavor: Flavor) -> anyhow::Result<()> {
+    let support: Option<String> = admin.exec_first(
+        "SELECT SUPPORT FROM information_schema.ENGINES WHERE ENGINE = ?",
+        (flavor.storage,),
+    )?;
+    match support.as_deref() {
+        Some("YES") | Some("DEFAULT") => Ok(()),
+        other => anyhow::bail!(
+            "the server has no usable {} storage engine (information_schema.ENGINES says {:?}){}",
+            flavor.storage,
+            other,
+            if flavor.storage == "ROCKSDB" {
+                "; MyRocks needs mariadb-plugin-rocksdb and plugin-load-add=ha_rocksdb.so at start-up"
+            } else {
+                ""
+            }
+        ),
+    }
+}
+
+impl Drop for MariaDb {
+    fn drop(&mut self) {
+        if let Some(s) = self.server.take() {
+            s.stop(Duration::from_secs(120));
+        }
+        if let Some(d) = &self.socket_dir {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
+/// Counters from SHOW GLOBAL STATUS worth a step's record: buffer pool and block cache reads,
+/// bytes read and written, row operations.
+const STATUS: &[&str] = &[
+    "Innodb_buffer_pool_reads",
+    "Innodb_buffer_pool_read_requests",
+    "Innodb_data_read",
+    "Innodb_data_written",
+    "Innodb_os_log_written",
+    "Innodb_rows_read",
+    "Rocksdb_block_cache_data_miss",
+    "Rocksdb_block_cache_data_hit",
+    "Rocksdb_block_cache_index_miss",
+    "Rocksdb_bytes_written",
+    "Rocksdb_bytes_read",
+    "Rocksdb_compact_write_bytes",
+    "Rocksdb_flush_write_bytes",
+    "Rocksdb_wal_bytes",
+    "Rocksdb_rows_read",
+    "Questions",
+];
+
+impl Target for MariaDb {
+    fn name(&self) -> &str {
+        self.flavor.name
+    }
+    fn version(&self) -> String {
+        self.version.clone()
+    }
+    fn data_dirs(&self) -> Vec<PathBuf> {
+        self.data_dirs.clone()
+    }
+    fn pids(&self) -> Vec<u32> {
+        self.pids.clone()
+    }
+    fn counters(&self) -> Counters {
+        let mut admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
+        let list = STATUS
+            .iter()
+            .map(|n| format!("'{n}'"))
+            .collect::<Vec<_>>()
+            .join(",");
+        admin
+            .query::<(String, String), _>(format!(
+                "SHOW GLOBAL STATUS WHERE Variable_name IN ({list})"
+            ))
+            .map(|rows| {
+                rows.into_iter()
+                    .filter_map(|(k, v)| Some((k.to_ascii_lowercase(), v.parse().ok()?)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+    fn check(&self) -> anyhow::Result<()> {
+        match &self.server {
+            Some(s) => s.check_alive(),
+            None => Ok(()),
+        }
+    }
+    fn effective_options(&self) -> BTreeMap<String, String> {
+        self.effective.clone()
+    }
+}
+
+impl SqlEngine for MariaDb {
+    fn dialect(&self) -> Dialect {
+        Dialect::MariaDb
+    }
+    fn storage_engine(&self) -> Option<&str> {
+        Some(self.flavor.storage)
+    }
+    fn url(&self) -> Option<String> {
+        Some(self.url.clone())
+    }
+    fn connect(&self) -> anyhow::Result<Box<dyn SqlConn + '_>> {
+        let conn = mysql::Conn::new(self.opts.clone()).map_err(|e| {
+            let why = self
+                .check()
+                .err()
+                .map(|e| format!("; {e}"))
+                .unwrap_or_default();
+            anyhow::anyhow!("cannot connect to {}: {e}{why}", self.flavor.name)
+        })?;
+        Ok(Box::new(MariaConn {
+            conn,
+            stmts: Vec::new(),
+        }))
+    }
+}
+
+struct MariaConn {
+    conn: mysql::Conn,
+    stmts: Vec<mysql::Statement>,
+}
+
+/// Deadlock (1213), lock wait timeout (1205) and "record changed" (1020) are retried, as
+/// sysbench's `--mysql-ignore-errors` default.
+fn error(e: mysql::Error) -> anyhow::Error {
+    let retryable =
+        matches!(&e, mysql::Error::MySqlError(m) if [1213, 1205, 1020].contains(&m.code));
+    SqlError {
+        retryable,
+        message: e.to_string(),
+    }
+    .into()
+}
+
+impl SqlConn for MariaConn {
+    fn exec(&mut self, sql: &str) -> anyhow::Result<()> {
+        self.conn.query_drop(sql).map_err(error)
+    }
+
+    fn prepare(&mut self, sql: &str) -> anyhow::Result<Stmt> {
+        let s = self
+            .conn
+            .prep(sql)
+            .map_err(|e| anyhow::anyhow!("preparing `{sql}`: {e}"))?;
+        self.stmts.push(s);
+        Ok(Stmt(self.stmts.len() - 1))
+    }
+
+    fn run(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Outcome> {
+        let values: Vec<mysql::Value> = params
+            .iter()
+            .map(|v| match v {
+                Value::Int(i) => mysql::Value::Int(*i),
+                Value::Text(s) => mysql::Value::Bytes(s.as_bytes().to_vec()),
+            })
+            .collect();
+        let stmt = &self.stmts[stmt.0];
+        let params = mysql::Params::Positional(values);
+        if stmt.num_columns() == 0 {
+            self.conn.exec_drop(stmt, params).map_err(error)?;
+            return Ok(Outcome {
+                affected: self.conn.affected_rows(),
+                ..Outcome::default()
+            });
+        }
+        let mut result = self.conn.exec_iter(stmt, params).map_err(error)?;
+        let mut out = Outcome::default();
+        for row in result.by_ref() {
+            let row = row.map_err(error)?;
+            out.rows += 1;
+            for i in 0..row.len() {
+                out.bytes += match row.as_ref(i) {
+                    Some(mysql::Value::Bytes(b)) => b.len() as u64,
+                    Some(mysql::Value::NULL) | None => 0,
+                    Some(_) => 8,
+                };
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn setup_lines_are_checked() {
+        assert_eq!(
+            setup_lines("innodb_page_size=8k\n\n skip-log-bin \n").unwrap(),
+            vec!["innodb_page_size=8k", "skip-log-bin"]
+        );
+        let err = setup_lines("innodb page size = 8k")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("expected a my.cnf line"), "{err}");
+    }
+
+    #[test]
+    fn myrocks_is_loaded_at_start_up() {
+        let f = Flavor {
+            name: "myrocks",
+            storage: "ROCKSDB",
+            cache_variable: "rocksdb_block_cache_size",
+        };
+        let cnf = my_cnf(
+            f,
+            Path::new("/d"),
+            Path::new("/s"),
+            1 << 20,
+            &["x=1".into()],
+        );
+        assert!(cnf.contains("plugin-load-add=ha_rocksdb.so"));
+        assert!(cnf.contains("rocksdb_block_cache_size=1048576"));
+        assert!(cnf.ends_with("x=1\n"), "the setup's lines come last: {cnf}");
+    }
+}

@@ -1,0 +1,483 @@
+//! PostgreSQL (Debian's `postgresql`) as a sql engine: `initdb` as the `postgres` user into a
+//! fresh data directory, fathom's settings and the setup's postgresql.conf lines appended, and
+//! the postmaster started as a child of fathom (so it cannot outlive it) on a unix socket in a
+//! directory of its own. With the `url` setting fathom uses a running server instead.
+
+use crate::server::{self, Launch, Server};
+use crate::settings::{self, SettingSpec};
+use crate::{EngineConfig, EngineEntry, Opener};
+use anyhow::Context;
+use fathom_core::sql::{Dialect, Outcome, SqlConn, SqlEngine, SqlError, Stmt, Value};
+use fathom_core::target::{Counters, Target};
+use postgres::types::{FromSql, ToSql, Type};
+use postgres::{Client, NoTls};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Duration;
+
+const USER: &str = "postgres";
+const PORT: u16 = 5432;
+const DATABASE: &str = crate::mariadb::DATABASE;
+
+const SETTINGS: &[SettingSpec] = &[
+    SettingSpec {
+        name: "cache_size",
+        default: "256m",
+        values: "size",
+        help: "shared_buffers",
+    },
+    SettingSpec {
+        name: "url",
+        default: "",
+        values: "host=SOCKET_DIR_OR_HOST port=5432 user=USER dbname=DB (libpq key=value), or postgresql://USER@HOST:PORT/DB",
+        help: "use this running server instead of starting one (setup lines are then not applied)",
+    },
+    SettingSpec {
+        name: "pid",
+        default: "",
+        values: "pid",
+        help: "with `url`: the postmaster's pid, so its and its backends' CPU and memory are measured",
+    },
+];
+
+pub const ENTRY: EngineEntry = EngineEntry {
+    name: "postgres",
+    about: "PostgreSQL server (Debian's postgresql), started by fathom",
+    options_doc: "postgresql.conf lines, one per line (`--setup @FILE`), e.g. `shared_buffers = 1GB`, \
+                  `max_wal_size = 4GB` (https://www.postgresql.org/docs/current/runtime-config.html); \
+                  appended after fathom's, so they win",
+    separator: "\n",
+    settings: SETTINGS,
+    version,
+    open: Opener::Sql(open),
+    server: true,
+};
+
+/// The newest installed server's bin directory (`/usr/lib/postgresql/15/bin`).
+fn bin_dir() -> anyhow::Result<PathBuf> {
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| {
+                    let v = e.file_name().to_str()?.parse().ok()?;
+                    let bin = e.path().join("bin");
+                    bin.join("postgres").exists().then_some((v, bin))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    versions.sort();
+    versions.pop().map(|(_, b)| b).ok_or_else(|| {
+        anyhow::anyhow!(
+            "no PostgreSQL server under /usr/lib/postgresql: run scripts/setup.sh --servers"
+        )
+    })
+}
+
+fn version() -> anyhow::Result<String> {
+    let out = Command::new(bin_dir()?.join("postgres"))
+        .arg("--version")
+        .output()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split_whitespace()
+        .nth(2)
+        .map(str::to_string)
+        .ok_or_else(|| anyhow::anyhow!("unexpected `postgres --version`: {text}"))
+}
+
+fn setup_lines(options: &str) -> anyhow::Result<Vec<String>> {
+    let mut lines = Vec::new();
+    for line in options.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let name = line.split('=').next().unwrap_or("").trim();
+        if !line.contains('=')
+            || name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        {
+            anyhow::bail!(
+                "PostgreSQL setup line `{line}`: expected a postgresql.conf line such as shared_buffers = 1GB"
+            );
+        }
+        lines.push(line.to_string());
+    }
+    Ok(lines)
+}
+
+fn conf(socket_dir: &Path, cache: u64, setup: &[String]) -> String {
+    let mut c = vec![
+        "# fathom".to_string(),
+        "listen_addresses = ''".into(),
+        format!("unix_socket_directories = '{}'", socket_dir.display()),
+        format!("port = {PORT}"),
+        "max_connections = 300".into(),
+        format!("shared_buffers = {}kB", cache / 1024),
+        "# the setup's lines".into(),
+    ];
+    c.extend(setup.iter().cloned());
+    c.join("\n") + "\n"
+}
+
+fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
+    let s = &config.settings;
+    let url = settings::get(SETTINGS, s, "url");
+    let setup = setup_lines(&config.options)?;
+    let mut pg = if url.is_empty() {
+        Postgres::start(config, &setup)?
+    } else {
+        Postgres::attach(url, settings::get(SETTINGS, s, "pid"))?
+    };
+    pg.effective = pg.settings(&setup);
+    Ok(Box::new(pg))
+}
+
+pub struct Postgres {
+    config: postgres::Config,
+    url: String,
+    server: Option<Server>,
+    socket_dir: Option<PathBuf>,
+    pids: Vec<u32>,
+    data_dirs: Vec<PathBuf>,
+    version: String,
+    admin: Mutex<Client>,
+    effective: BTreeMap<String, String>,
+}
+
+impl Postgres {
+    fn start(config: &EngineConfig, setup: &[String]) -> anyhow::Result<Postgres> {
+        let cache = settings::get_size(SETTINGS, &config.settings, "cache_size")?;
+        let bin = bin_dir()?;
+        let ids = server::user_ids(USER)?;
+        let data = config.data_dir.join("pgdata");
+        std::fs::create_dir_all(&data)?;
+        server::chown(&config.data_dir, ids.0, ids.1)?;
+        server::chown(&data, ids.0, ids.1)?;
+        let sock_dir = server::socket_dir(Some(ids))?;
+        let log = config.data_dir.join("initdb.log");
+        std::fs::File::create(&log)?;
+        server::chown(&log, ids.0, ids.1)?;
+        server::run_tool(
+            "initdb",
+            Command::new(bin.join("initdb")).arg("-D").arg(&data).args([
+                "-U",
+                USER,
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            ]),
+            &log,
+            Some(ids),
+        )?;
+        let conf_path = data.join("postgresql.conf");
+        let mut text = std::fs::read_to_string(&conf_path)
+            .with_context(|| format!("reading {}", conf_path.display()))?;
+        text.push_str(&conf(&sock_dir, cache, setup));
+        std::fs::write(&conf_path, text)?;
+        let server = Server::start(
+            "postgres",
+            Launch {
+                program: bin.join("postgres"),
+                args: vec!["-D".into(), data.display().to_string()],
+                log: config.data_dir.join("postgres.log"),
+                user: Some(ids),
+                memory_group: config.memory_group.clone(),
+                // SIGINT is PostgreSQL's fast shutdown.
+                stop_signal: libc::SIGINT,
+            },
+        )?;
+        let mut base = postgres::Config::new();
+        base.host_path(&sock_dir).port(PORT).user(USER);
+        let mut admin = None;
+        server.wait_ready(Duration::from_secs(120), || {
+            admin = Some(base.clone().dbname("postgres").connect(NoTls)?);
+            Ok(())
+        })?;
+        let mut admin = admin.expect("connected");
+        admin.batch_execute(&format!("CREATE DATABASE {DATABASE}"))?;
+        let mut cfg = base;
+        cfg.dbname(DATABASE);
+        let mut admin = cfg.connect(NoTls)?;
+        let version = admin_version(&mut admin);
+        Ok(Postgres {
+            config: cfg,
+            url: format!(
+                "host={} port={PORT} user={USER} dbname={DATABASE}",
+                sock_dir.display()
+            ),
+            pids: vec![server.pid()],
+            server: Some(server),
+            socket_dir: Some(sock_dir),
+            data_dirs: vec![config.data_dir.clone()],
+            version,
+            admin: Mutex::new(admin),
+            effective: BTreeMap::new(),
+        })
+    }
+
+    fn attach(url: &str, pid: &str) -> anyhow::Result<Postgres> {
+        let cfg: postgres::Config = url
+            .parse()
+            .map_err(|e| anyhow::anyhow!("setting `url`: `{url}` is not a PostgreSQL URL: {e}"))?;
+        let mut admin = cfg
+            .connect(NoTls)
+            .with_context(|| format!("cannot connect to the server at {url}"))?;
+        let datadir = admin
+            .query_one("SHOW data_directory", &[])
+            .ok()
+            .map(|r| PathBuf::from(r.get::<_, String>(0)));
+        let version = admin_version(&mut admin);
+        let pids = match pid {
+            "" => Vec::new(),
+            p => vec![p
+                .parse()
+                .map_err(|_| anyhow::anyhow!("setting `pid`: `{p}` is not a process id"))?],
+        };
+        Ok(Postgres {
+            config: cfg,
+            url: url.to_string(),
+            server: None,
+            socket_dir: None,
+            pids,
+            data_dirs: datadir.filter(|d| d.exists()).into_iter().collect(),
+            version,
+            admin: Mutex::new(admin),
+            effective: BTreeMap::new(),
+        })
+    }
+
+    fn settings(&self, setup: &[String]) -> BTreeMap<String, String> {
+        let mut admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
+        let mut names: Vec<String> = [
+            "shared_buffers",
+            "max_wal_size",
+            "synchronous_commit",
+            "fsync",
+            "wal_level",
+            "max_connections",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        names.extend(
+            setup
+                .iter()
+                .map(|l| l.split('=').next().unwrap_or("").trim().to_string()),
+        );
+        admin
+            .query(
+                "SELECT name, setting || COALESCE(unit, '') FROM pg_settings WHERE name = ANY($1)",
+                &[&names],
+            )
+            .map(|rows| rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+            .unwrap_or_default()
+    }
+}
+
+fn admin_version(admin: &mut Client) -> String {
+    admin
+        .query_one("SHOW server_version", &[])
+        .map(|r| r.get::<_, String>(0))
+        .unwrap_or_default()
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        if let Some(s) = self.server.take() {
+            s.stop(Duration::from_secs(120));
+        }
+        if let Some(d) = &self.socket_dir {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
+impl Target for Postgres {
+    fn name(&self) -> &str {
+        "postgres"
+    }
+    fn version(&self) -> String {
+        self.version.clone()
+    }
+    fn data_dirs(&self) -> Vec<PathBuf> {
+        self.data_dirs.clone()
+    }
+    fn pids(&self) -> Vec<u32> {
+        self.pids.clone()
+    }
+    fn counters(&self) -> Counters {
+        let mut admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
+        let row = admin.query_opt(
+            "SELECT blks_read::float8, blks_hit::float8, tup_returned::float8, \
+             tup_fetched::float8, xact_commit::float8, xact_rollback::float8, deadlocks::float8 \
+             FROM pg_stat_database WHERE datname = current_database()",
+            &[],
+        );
+        let names = [
+            "blks_read",
+            "blks_hit",
+            "tup_returned",
+            "tup_fetched",
+            "xact_commit",
+            "xact_rollback",
+            "deadlocks",
+        ];
+        match row {
+            Ok(Some(r)) => names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.to_string(), r.get::<_, f64>(i)))
+                .collect(),
+            _ => Counters::new(),
+        }
+    }
+    fn check(&self) -> anyhow::Result<()> {
+        match &self.server {
+            Some(s) => s.check_alive(),
+            None => Ok(()),
+        }
+    }
+    fn effective_options(&self) -> BTreeMap<String, String> {
+        self.effective.clone()
+    }
+}
+
+impl SqlEngine for Postgres {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+    fn url(&self) -> Option<String> {
+        Some(self.url.clone())
+    }
+    fn connect(&self) -> anyhow::Result<Box<dyn SqlConn + '_>> {
+        let client = self.config.connect(NoTls).map_err(|e| {
+            let why = self
+                .check()
+                .err()
+                .map(|e| format!("; {e}"))
+                .unwrap_or_default();
+            anyhow::anyhow!("cannot connect to postgres: {e}{why}")
+        })?;
+        Ok(Box::new(PgConn {
+            client,
+            stmts: Vec::new(),
+        }))
+    }
+}
+
+struct PgConn {
+    client: Client,
+    stmts: Vec<postgres::Statement>,
+}
+
+/// Serialization failures and deadlocks are retried, and so is a unique violation: under READ
+/// COMMITTED two transactions that DELETE then INSERT the same id (sysbench's delete_inserts)
+/// both find the old row gone and the second INSERT collides, which InnoDB's locks prevent.
+fn error(e: postgres::Error) -> anyhow::Error {
+    use postgres::error::SqlState;
+    let retryable = matches!(
+        e.code(),
+        Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE
+            || *c == SqlState::T_R_DEADLOCK_DETECTED
+            || *c == SqlState::UNIQUE_VIOLATION
+    );
+    let message = match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => e.to_string(),
+    };
+    SqlError { retryable, message }.into()
+}
+
+/// Any column's raw size, for the bytes a query returned.
+struct RawLen(u64);
+
+impl<'a> FromSql<'a> for RawLen {
+    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(RawLen(raw.len() as u64))
+    }
+    fn from_sql_null(_: &Type) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(RawLen(0))
+    }
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+}
+
+impl SqlConn for PgConn {
+    fn exec(&mut self, sql: &str) -> anyhow::Result<()> {
+        self.client.batch_execute(sql).map_err(error)
+    }
+
+    fn prepare(&mut self, sql: &str) -> anyhow::Result<Stmt> {
+        let text = Dialect::Postgres.placeholders(sql);
+        let s = self
+            .client
+            .prepare(&text)
+            .map_err(|e| anyhow::anyhow!("preparing `{text}`: {e}"))?;
+        self.stmts.push(s);
+        Ok(Stmt(self.stmts.len() - 1))
+    }
+
+    fn run(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Outcome> {
+        let s = &self.stmts[stmt.0];
+        // PostgreSQL types every parameter; integers go as the width the statement expects.
+        let owned: Vec<Box<dyn ToSql + Sync + '_>> = params
+            .iter()
+            .zip(s.params())
+            .map(|(v, ty)| -> Box<dyn ToSql + Sync> {
+                match (v, ty) {
+                    (Value::Int(i), &Type::INT4) => Box::new(*i as i32),
+                    (Value::Int(i), &Type::INT2) => Box::new(*i as i16),
+                    (Value::Int(i), _) => Box::new(*i),
+                    (Value::Text(t), _) => Box::new(*t),
+                }
+            })
+            .collect();
+        let refs: Vec<&(dyn ToSql + Sync)> = owned.iter().map(|b| b.as_ref()).collect();
+        if s.columns().is_empty() {
+            let affected = self.client.execute(s, &refs).map_err(error)?;
+            return Ok(Outcome {
+                affected,
+                ..Outcome::default()
+            });
+        }
+        let rows = self.client.query(s, &refs).map_err(error)?;
+        let mut out = Outcome {
+            rows: rows.len() as u64,
+            ..Outcome::default()
+        };
+        for r in &rows {
+            for i in 0..r.len() {
+                out.bytes += r.get::<_, RawLen>(i).0;
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn setup_lines_are_checked() {
+        assert_eq!(
+            setup_lines("shared_buffers = 1GB\n").unwrap(),
+            vec!["shared_buffers = 1GB"]
+        );
+        assert!(setup_lines("shared_buffers")
+            .unwrap_err()
+            .to_string()
+            .contains("expected a postgresql.conf line"));
+    }
+
+    #[test]
+    fn fathoms_conf_uses_its_own_socket() {
+        let c = conf(Path::new("/tmp/s"), 64 << 20, &["fsync = off".into()]);
+        assert!(c.contains("unix_socket_directories = '/tmp/s'"));
+        assert!(c.contains("shared_buffers = 65536kB"));
+        assert!(c.ends_with("fsync = off\n"));
+    }
+}

@@ -1,0 +1,272 @@
+//! Managed database servers: fathom starts each from Debian's packages in its own data
+//! directory with its own config and unix socket, watches it, and stops it. The process runs
+//! in its own process group (a terminal's Ctrl-C reaches fathom only, which then finishes the
+//! step), inside the run's memory cgroup when there is one, and with a parent-death signal so
+//! it cannot outlive fathom even when fathom is killed.
+
+use anyhow::Context;
+use std::ffi::CString;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How to start one server process.
+pub struct Launch {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// Where the server's stdout and stderr go (and the log whose tail errors show).
+    pub log: PathBuf,
+    /// Run as this (uid, gid) instead of root.
+    pub user: Option<(u32, u32)>,
+    /// A cgroup's `cgroup.procs` file the process joins before it starts.
+    pub memory_group: Option<PathBuf>,
+    /// The signal that asks the server for a clean, quick shutdown.
+    pub stop_signal: i32,
+}
+
+/// A running server process.
+pub struct Server {
+    what: String,
+    child: Mutex<Child>,
+    pid: u32,
+    log: PathBuf,
+    stop_signal: i32,
+}
+
+/// A short directory for a unix socket (paths over 107 bytes do not fit a socket address);
+/// removed by the caller when the server stops.
+pub fn socket_dir(owner: Option<(u32, u32)>) -> anyhow::Result<PathBuf> {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "fathom-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    if let Some((uid, gid)) = owner {
+        chown(&dir, uid, gid)?;
+    }
+    Ok(dir)
+}
+
+pub fn chown(path: &Path, uid: u32, gid: u32) -> anyhow::Result<()> {
+    std::os::unix::fs::chown(path, Some(uid), Some(gid))
+        .with_context(|| format!("chown {} to {uid}:{gid}", path.display()))
+}
+
+/// The uid and gid of a system user (`postgres`).
+pub fn user_ids(name: &str) -> anyhow::Result<(u32, u32)> {
+    let c = CString::new(name)?;
+    // SAFETY: getpwnam takes a NUL-terminated name and returns a pointer into static storage
+    // (or null), read at once on this thread.
+    let pw = unsafe { libc::getpwnam(c.as_ptr()) };
+    if pw.is_null() {
+        anyhow::bail!("there is no system user `{name}` (is the server's package installed? run scripts/setup.sh --servers)");
+    }
+    // SAFETY: pw is non-null and points to a valid passwd record.
+    Ok(unsafe { ((*pw).pw_uid, (*pw).pw_gid) })
+}
+
+/// The last `lines` lines of a log file, indented, for error messages; lines saying ERROR or
+/// FATAL further up (a tool's help text may follow the error) come first.
+pub fn log_tail(path: &Path, lines: usize) -> String {
+    let mut text = String::new();
+    if let Ok(mut f) = File::open(path) {
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        let _ = f.seek(SeekFrom::Start(len.saturating_sub(64 * 1024)));
+        let mut buf = Vec::new();
+        let _ = f.read_to_end(&mut buf);
+        text = String::from_utf8_lossy(&buf).into_owned();
+    }
+    let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let start = all.len().saturating_sub(lines);
+    let tail = &all[start..];
+    if tail.is_empty() {
+        return format!("(the log {} is empty or missing)", path.display());
+    }
+    let errors: Vec<&str> = all[..start]
+        .iter()
+        .filter(|l| l.contains("ERROR") || l.contains("FATAL"))
+        .copied()
+        .take(5)
+        .collect();
+    let mut out = String::new();
+    if !errors.is_empty() {
+        out = format!(
+            "errors in {}:\n    {}\n",
+            path.display(),
+            errors.join("\n    ")
+        );
+    }
+    out + &format!(
+        "last lines of {}:\n    {}",
+        path.display(),
+        tail.join("\n    ")
+    )
+}
+
+/// Runs a setup command (mariadb-install-db, initdb) to completion, its output in `log`.
+pub fn run_tool(
+    what: &str,
+    cmd: &mut Command,
+    log: &Path,
+    user: Option<(u32, u32)>,
+) -> anyhow::Result<()> {
+    let out = File::create(log).with_context(|| format!("creating {}", log.display()))?;
+    cmd.stdin(Stdio::null())
+        .stdout(out.try_clone()?)
+        .stderr(out);
+    if let Some((uid, gid)) = user {
+        cmd.uid(uid).gid(gid);
+    }
+    let status = cmd
+        .status()
+        .with_context(|| format!("cannot run {what} ({:?})", cmd.get_program()))?;
+    if !status.success() {
+        anyhow::bail!("{what} failed ({status}); {}", log_tail(log, 15));
+    }
+    Ok(())
+}
+
+impl Server {
+    pub fn start(what: &str, launch: Launch) -> anyhow::Result<Server> {
+        let out = File::create(&launch.log)
+            .with_context(|| format!("creating {}", launch.log.display()))?;
+        if let Some((uid, gid)) = launch.user {
+            chown(&launch.log, uid, gid)?;
+        }
+        let group = launch
+            .memory_group
+            .as_ref()
+            .map(|p| CString::new(p.as_os_str().as_encoded_bytes()))
+            .transpose()?;
+        let user = launch.user;
+        let mut cmd = Command::new(&launch.program);
+        cmd.args(&launch.args)
+            .stdin(Stdio::null())
+            .stdout(out.try_clone()?)
+            .stderr(out);
+        // SAFETY: the closure runs in the forked child before exec and calls only
+        // async-signal-safe functions (setpgid, open, write, close, setgroups, setgid,
+        // setuid, prctl, getppid) on memory prepared before the fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::setpgid(0, 0);
+                if let Some(g) = &group {
+                    let fd = libc::open(g.as_ptr(), libc::O_WRONLY);
+                    if fd < 0 || libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    libc::close(fd);
+                }
+                if let Some((uid, gid)) = user {
+                    if libc::setgroups(0, std::ptr::null()) != 0
+                        || libc::setgid(gid) != 0
+                        || libc::setuid(uid) != 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                // After the credentials change, which would clear it.
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if libc::getppid() == 1 {
+                    return Err(std::io::Error::other("fathom exited"));
+                }
+                Ok(())
+            });
+        }
+        let child = cmd
+            .spawn()
+            .with_context(|| format!("cannot start {what} ({})", launch.program.display()))?;
+        Ok(Server {
+            what: what.to_string(),
+            pid: child.id(),
+            child: Mutex::new(child),
+            log: launch.log,
+            stop_signal: launch.stop_signal,
+        })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    pub fn log(&self) -> &Path {
+        &self.log
+    }
+
+    /// Fails, with the tail of the server's log, when the server has exited.
+    pub fn check_alive(&self) -> anyhow::Result<()> {
+        let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
+        match child.try_wait() {
+            Ok(Some(status)) => anyhow::bail!(
+                "{} (pid {}) exited ({status}); {}",
+                self.what,
+                self.pid,
+                log_tail(&self.log, 20)
+            ),
+            _ => Ok(()),
+        }
+    }
+
+    /// Polls `ready` until it answers true, failing if the server exits or `timeout` passes.
+    pub fn wait_ready(
+        &self,
+        timeout: Duration,
+        mut ready: impl FnMut() -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        let start = Instant::now();
+        loop {
+            self.check_alive()
+                .with_context(|| format!("{} did not start", self.what))?;
+            let last = match ready() {
+                Ok(()) => return Ok(()),
+                Err(e) => e,
+            };
+            if start.elapsed() > timeout {
+                anyhow::bail!(
+                    "{} did not accept connections within {}s (last error: {last:#}); {}",
+                    self.what,
+                    timeout.as_secs(),
+                    log_tail(&self.log, 20)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Asks the server to shut down and waits for it; kills it after `grace`.
+    pub fn stop(&self, grace: Duration) {
+        let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        // SAFETY: kill has no memory-safety preconditions; the pid is our unreaped child.
+        unsafe { libc::kill(self.pid as i32, self.stop_signal) };
+        let start = Instant::now();
+        while start.elapsed() < grace {
+            if let Ok(Some(_)) = child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        eprintln!(
+            "fathom: {} did not stop within {}s; killing it",
+            self.what,
+            grace.as_secs()
+        );
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop(Duration::from_secs(60));
+    }
+}

@@ -1,0 +1,154 @@
+//! Embedded SQLite through SQL (engine `sqlite-sql`): the sql workloads' own tables,
+//! statements and secondary indexes on rusqlite's bundled build, so the embedded B-tree joins
+//! the same comparisons as the servers. Settings and PRAGMAs are those of the kv `sqlite`.
+
+use crate::sqlite::{connect, pragmas, SETTINGS};
+use crate::{EngineConfig, EngineEntry, Opener};
+use fathom_core::sql::{Dialect, Outcome, SqlConn, SqlEngine, SqlError, Stmt, Value};
+use fathom_core::target::{Counters, Target};
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::{Connection, ToSql};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+pub const ENTRY: EngineEntry = EngineEntry {
+    name: "sqlite-sql",
+    about: "embedded SQLite through SQL: the workload's own tables and indexes (rather than the kv mapping)",
+    options_doc: "PRAGMAs, `;`-separated, as for `sqlite`",
+    separator: ";",
+    settings: SETTINGS,
+    version,
+    open: Opener::Sql(open),
+    server: false,
+};
+
+const FILE: &str = "fathom-sql.sqlite";
+
+fn version() -> anyhow::Result<String> {
+    Ok(rusqlite::version().to_string())
+}
+
+fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
+    let pragmas = pragmas(config)?;
+    let path = config.data_dir.join(FILE);
+    let admin = connect(&path, &pragmas)?;
+    Ok(Box::new(SqliteSql {
+        dir: config.data_dir.clone(),
+        path,
+        pragmas,
+        admin: Mutex::new(admin),
+    }))
+}
+
+pub struct SqliteSql {
+    dir: PathBuf,
+    path: PathBuf,
+    pragmas: Vec<String>,
+    admin: Mutex<Connection>,
+}
+
+impl Target for SqliteSql {
+    fn name(&self) -> &str {
+        "sqlite-sql"
+    }
+    fn version(&self) -> String {
+        version().unwrap_or_default()
+    }
+    fn data_dirs(&self) -> Vec<PathBuf> {
+        vec![self.dir.clone()]
+    }
+    fn counters(&self) -> Counters {
+        let admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
+        admin
+            .query_row("PRAGMA page_count", [], |r| r.get::<_, i64>(0))
+            .map(|n| Counters::from([("page_count".to_string(), n as f64)]))
+            .unwrap_or_default()
+    }
+}
+
+impl SqlEngine for SqliteSql {
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+    fn connect(&self) -> anyhow::Result<Box<dyn SqlConn + '_>> {
+        let conn = connect(&self.path, &self.pragmas)?;
+        conn.set_prepared_statement_cache_capacity(64);
+        Ok(Box::new(SqliteConn {
+            conn,
+            sqls: Vec::new(),
+        }))
+    }
+}
+
+struct SqliteConn {
+    conn: Connection,
+    sqls: Vec<String>,
+}
+
+/// A parameter borrowed into SQLite without a copy.
+struct Param<'a>(Value<'a>);
+
+impl ToSql for Param<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(match self.0 {
+            Value::Int(i) => ValueRef::Integer(i),
+            Value::Text(t) => ValueRef::Text(t.as_bytes()),
+        }))
+    }
+}
+
+/// A busy or locked database is retried (a write transaction lost the race to upgrade).
+fn error(e: rusqlite::Error) -> anyhow::Error {
+    let retryable = matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    );
+    SqlError {
+        retryable,
+        message: e.to_string(),
+    }
+    .into()
+}
+
+impl SqlConn for SqliteConn {
+    fn exec(&mut self, sql: &str) -> anyhow::Result<()> {
+        self.conn.execute_batch(sql).map_err(error)
+    }
+
+    fn prepare(&mut self, sql: &str) -> anyhow::Result<Stmt> {
+        self.conn
+            .prepare_cached(sql)
+            .map_err(|e| anyhow::anyhow!("preparing `{sql}`: {e}"))?;
+        self.sqls.push(sql.to_string());
+        Ok(Stmt(self.sqls.len() - 1))
+    }
+
+    fn run(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Outcome> {
+        let mut st = self
+            .conn
+            .prepare_cached(&self.sqls[stmt.0])
+            .map_err(error)?;
+        let params = rusqlite::params_from_iter(params.iter().map(|v| Param(*v)));
+        if st.column_count() == 0 {
+            let affected = st.execute(params).map_err(error)? as u64;
+            return Ok(Outcome {
+                affected,
+                ..Outcome::default()
+            });
+        }
+        let columns = st.column_count();
+        let mut rows = st.query(params).map_err(error)?;
+        let mut out = Outcome::default();
+        while let Some(row) = rows.next().map_err(error)? {
+            out.rows += 1;
+            for i in 0..columns {
+                out.bytes += match row.get_ref(i).map_err(error)? {
+                    ValueRef::Text(b) | ValueRef::Blob(b) => b.len() as u64,
+                    ValueRef::Null => 0,
+                    _ => 8,
+                };
+            }
+        }
+        Ok(out)
+    }
+}

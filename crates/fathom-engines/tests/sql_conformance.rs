@@ -1,0 +1,151 @@
+//! One conformance suite for every sql engine, on real servers started from Debian's packages
+//! (scripts/setup.sh --servers): DDL, prepared statements with each parameter type, rows and
+//! affected counts, a transaction rolled back, the server's pid and version — and after the
+//! engine is dropped, no server process left. A new sql engine gets the suite by adding one
+//! `sql_conformance!` line (and a test fails until it does).
+
+use fathom_core::family::Engine;
+use fathom_core::sql::{SqlEngine, Value};
+use fathom_engines::{EngineConfig, ENGINES};
+use std::path::Path;
+
+fn open(name: &str, dir: &Path, options: &str) -> anyhow::Result<Box<dyn SqlEngine>> {
+    let entry = fathom_engines::find(name)?;
+    let config = EngineConfig {
+        data_dir: dir.to_path_buf(),
+        options: options.to_string(),
+        settings: [("cache_size".to_string(), "64m".to_string())].into(),
+        ..Default::default()
+    };
+    match fathom_engines::open(entry, &config)? {
+        Engine::Sql(e) => Ok(e),
+        Engine::Kv(_) => anyhow::bail!("{name} is not a sql engine"),
+    }
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie is gone for our purposes; a live process has a state other than Z.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+        .unwrap_or(false)
+}
+
+fn check_engine(name: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(name, dir.path(), "").unwrap_or_else(|e| panic!("{name}: {e:#}"));
+    assert!(!engine.version().is_empty(), "{name}: version");
+    let pids = engine.pids();
+    let server = fathom_engines::find(name).unwrap().server;
+    if server {
+        assert!(
+            pids.len() == 1 && alive(pids[0]),
+            "{name}: server pid {pids:?}"
+        );
+        assert!(engine.url().is_some(), "{name}: url");
+    }
+    let d = engine.dialect();
+    let mut c = engine.connect().unwrap();
+    c.exec("DROP TABLE IF EXISTS t").unwrap();
+    c.exec(&format!(
+        "CREATE TABLE t (id {}, k INTEGER NOT NULL, c CHAR(20) NOT NULL, PRIMARY KEY (id)){}",
+        d.auto_increment_key(),
+        d.table_suffix(engine.storage_engine())
+    ))
+    .unwrap();
+    let ins = c
+        .prepare("INSERT INTO t (id, k, c) VALUES (?, ?, ?)")
+        .unwrap();
+    for i in 1..=50i64 {
+        let out = c
+            .run(ins, &[Value::Int(i), Value::Int(i % 5), Value::Text("abc")])
+            .unwrap();
+        assert_eq!((out.rows, out.affected), (0, 1), "{name}: insert {i}");
+    }
+    let range = c
+        .prepare("SELECT c FROM t WHERE id BETWEEN ? AND ? ORDER BY c")
+        .unwrap();
+    let out = c.run(range, &[Value::Int(11), Value::Int(20)]).unwrap();
+    assert_eq!(out.rows, 10, "{name}: range rows");
+    assert!(
+        out.bytes >= 30,
+        "{name}: bytes of 10 CHAR(20) values: {}",
+        out.bytes
+    );
+    let upd = c.prepare("UPDATE t SET k=k+1 WHERE k=?").unwrap();
+    assert_eq!(
+        c.run(upd, &[Value::Int(0)]).unwrap().affected,
+        10,
+        "{name}: update"
+    );
+    c.exec("BEGIN").unwrap();
+    let del = c.prepare("DELETE FROM t WHERE id=?").unwrap();
+    assert_eq!(c.run(del, &[Value::Int(1)]).unwrap().affected, 1);
+    c.exec("ROLLBACK").unwrap();
+    let count = c.prepare("SELECT id FROM t WHERE id <= ?").unwrap();
+    assert_eq!(
+        c.run(count, &[Value::Int(50)]).unwrap().rows,
+        50,
+        "{name}: rollback"
+    );
+    // A second connection sees the first's committed rows.
+    let mut c2 = engine.connect().unwrap();
+    let s2 = c2.prepare("SELECT k FROM t WHERE id=?").unwrap();
+    assert_eq!(c2.run(s2, &[Value::Int(5)]).unwrap().rows, 1);
+    drop((c, c2));
+    drop(engine);
+    if server {
+        assert!(!alive(pids[0]), "{name}: server {} still running", pids[0]);
+    }
+}
+
+macro_rules! sql_conformance {
+    ($name:ident) => {
+        #[test]
+        fn $name() {
+            check_engine(&stringify!($name).replace('_', "-"));
+        }
+    };
+}
+
+sql_conformance!(innodb);
+sql_conformance!(myrocks);
+sql_conformance!(postgres);
+sql_conformance!(sqlite_sql);
+
+#[test]
+fn every_sql_engine_is_covered() {
+    let source = include_str!("sql_conformance.rs");
+    for e in ENGINES.iter().filter(|e| e.family() == "sql") {
+        let line = format!("sql_conformance!({}", e.name.replace('-', "_"));
+        assert!(
+            source.contains(&line),
+            "engine {} has no sql_conformance! line",
+            e.name
+        );
+    }
+}
+
+/// A server that cannot start is an error with the tail of its log, and nothing is left running.
+#[test]
+fn a_bad_setup_shows_the_servers_log() {
+    for (name, bad) in [
+        ("innodb", "innodb_no_such_variable=1"),
+        ("postgres", "no_such_setting = 1"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let err = format!(
+            "{:#}",
+            open(name, dir.path(), bad).err().expect("must fail")
+        );
+        assert!(
+            err.contains("last lines of") && err.contains(bad.split('=').next().unwrap().trim()),
+            "{name}: {err}"
+        );
+    }
+}

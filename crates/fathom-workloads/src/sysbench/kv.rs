@@ -1,0 +1,330 @@
+//! sysbench on the kv family through the row/index mapping (`crate::rows`): table `sbtestN`'s
+//! rows under its primary index (id → k, c, pad) and its index on k as (k, id) keys with empty
+//! values. Reads run on the session; an event's writes run in one transaction (each write its
+//! own where sysbench has no BEGIN), reading the row they change as the servers do.
+
+use super::events::{Event, Events, Query, RangeKind, Rows};
+use crate::rows::{decode_row, encode_row, index_id, key_int, Col, Key};
+use fathom_core::driver::{Client, Done};
+use fathom_core::kv::{BatchOp, Direction, KvSession, KvTxn, TxnEnd};
+
+const ROW: &[bool] = &[true, false, false];
+const MAX_RETRIES: u32 = 1000;
+
+fn primary(key: &mut Key, table: u32, id: i64) -> &[u8] {
+    key.start(index_id(table, 0)).int(id).as_slice()
+}
+
+fn secondary(key: &mut Key, table: u32, k: i64, id: i64) -> &[u8] {
+    key.start(index_id(table, 1)).int(k).int(id).as_slice()
+}
+
+/// A row's (k, c, pad), decoded.
+fn parse(row: &[u8]) -> Option<(i64, &[u8], &[u8])> {
+    match decode_row(row, ROW)?[..] {
+        [Col::Int(k), Col::Bytes(c), Col::Bytes(pad)] => Some((k, c, pad)),
+        _ => None,
+    }
+}
+
+pub struct KvEvents<'e> {
+    events: Events,
+    run: Runner<'e>,
+}
+
+/// The session and the buffers events reuse.
+struct Runner<'e> {
+    session: Box<dyn KvSession + 'e>,
+    key: Key,
+    key2: Key,
+    value: Vec<u8>,
+    cs: Vec<Vec<u8>>,
+}
+
+impl<'e> KvEvents<'e> {
+    pub fn new(session: Box<dyn KvSession + 'e>, events: Events) -> KvEvents<'e> {
+        KvEvents {
+            events,
+            run: Runner {
+                session,
+                key: Key::default(),
+                key2: Key::default(),
+                value: Vec::new(),
+                cs: Vec::new(),
+            },
+        }
+    }
+}
+
+impl Runner<'_> {
+    /// Reads the event's queries; returns the bytes read.
+    fn reads(&mut self, ev: &Event) -> anyhow::Result<u64> {
+        let mut bytes = 0u64;
+        for q in &ev.queries {
+            match *q {
+                Query::Point { table, id } => {
+                    let k = primary(&mut self.key, table, id);
+                    bytes += self.session.get(k)?.unwrap_or(0) as u64;
+                }
+                Query::Range {
+                    table,
+                    kind,
+                    start,
+                    end,
+                } => {
+                    self.cs.clear();
+                    let mut sum = 0i64;
+                    let limit = (end - start + 1).max(0) as usize;
+                    let cs = &mut self.cs;
+                    let from = primary(&mut self.key, table, start);
+                    self.session
+                        .scan(from, Direction::Forward, limit, &mut |k, v| {
+                            if key_int(k, 4).is_none_or(|id| id > end) {
+                                return false;
+                            }
+                            bytes += v.len() as u64;
+                            if let Some((kv, c, _)) = parse(v) {
+                                sum += kv;
+                                if kind != RangeKind::Sum {
+                                    cs.push(c.to_vec());
+                                }
+                            }
+                            true
+                        })?;
+                    // ORDER BY c and DISTINCT are the client's work here, as the server's there.
+                    match kind {
+                        RangeKind::Order => cs.sort_unstable(),
+                        RangeKind::Distinct => {
+                            cs.sort_unstable();
+                            cs.dedup();
+                        }
+                        _ => {}
+                    }
+                    std::hint::black_box((sum, &cs));
+                }
+                Query::Points { table } => {
+                    for &kv in &ev.points {
+                        let mut ids = Vec::new();
+                        let prefix = self.key.start(index_id(table, 1)).int(kv).as_slice();
+                        self.session.scan(
+                            prefix,
+                            Direction::Forward,
+                            usize::MAX,
+                            &mut |k, _| {
+                                if !k.starts_with(prefix) {
+                                    return false;
+                                }
+                                ids.extend(key_int(k, 12));
+                                true
+                            },
+                        )?;
+                        for id in ids {
+                            let k = primary(&mut self.key2, table, id);
+                            bytes += self.session.get(k)?.unwrap_or(0) as u64;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(bytes)
+    }
+
+    /// Performs one write query inside `txn`.
+    fn write(
+        txn: &mut dyn KvTxn,
+        q: &Query,
+        ev: &Event,
+        key: &mut Key,
+        key2: &mut Key,
+        value: &mut Vec<u8>,
+    ) -> anyhow::Result<()> {
+        let (table, id) = match *q {
+            Query::IndexUpdate { table, id }
+            | Query::NonIndexUpdate { table, id }
+            | Query::DeleteInsert { table, id, .. } => (table, id),
+            _ => return Ok(()),
+        };
+        let pk = primary(key, table, id).to_vec();
+        let mut row = Vec::new();
+        let found = txn.read(&pk, &mut row)?;
+        let old = if found { parse(&row) } else { None };
+        match *q {
+            Query::IndexUpdate { .. } => {
+                if let Some((k, c, pad)) = old {
+                    txn.delete(secondary(key2, table, k, id))?;
+                    txn.put(secondary(key2, table, k + 1, id), b"")?;
+                    encode_row(&[Col::Int(k + 1), Col::Bytes(c), Col::Bytes(pad)], value);
+                    txn.put(&pk, value)?;
+                }
+            }
+            Query::NonIndexUpdate { .. } => {
+                if let Some((k, _, pad)) = old {
+                    encode_row(
+                        &[Col::Int(k), Col::Bytes(ev.c.as_bytes()), Col::Bytes(pad)],
+                        value,
+                    );
+                    txn.put(&pk, value)?;
+                }
+            }
+            Query::DeleteInsert { k: new_k, .. } => {
+                if let Some((k, _, _)) = old {
+                    txn.delete(&pk)?;
+                    txn.delete(secondary(key2, table, k, id))?;
+                }
+                encode_row(
+                    &[
+                        Col::Int(new_k),
+                        Col::Bytes(ev.c.as_bytes()),
+                        Col::Bytes(ev.pad.as_bytes()),
+                    ],
+                    value,
+                );
+                txn.put(&pk, value)?;
+                txn.put(secondary(key2, table, new_k, id), b"")?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The event's writes: one transaction for the event, or one per write without BEGIN.
+    fn writes(&mut self, ev: &Event) -> anyhow::Result<u32> {
+        let writes: Vec<&Query> = ev
+            .queries
+            .iter()
+            .filter(|q| {
+                matches!(
+                    q,
+                    Query::IndexUpdate { .. }
+                        | Query::NonIndexUpdate { .. }
+                        | Query::DeleteInsert { .. }
+                )
+            })
+            .collect();
+        let groups: Vec<&[&Query]> = if ev.trx {
+            vec![&writes[..]]
+        } else {
+            writes.chunks(1).collect()
+        };
+        let mut retries = 0;
+        for group in groups.into_iter().filter(|g| !g.is_empty()) {
+            loop {
+                let (key, key2, value) = (&mut self.key, &mut self.key2, &mut self.value);
+                let result = self.session.transaction(&mut |t| {
+                    for q in group {
+                        Self::write(t, q, ev, key, key2, value)?;
+                    }
+                    Ok(TxnEnd::Commit)
+                });
+                match result {
+                    Ok(_) => break,
+                    Err(_) if retries < MAX_RETRIES => retries += 1,
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(retries)
+    }
+}
+
+impl Client for KvEvents<'_> {
+    fn next(&mut self) -> anyhow::Result<Option<Done>> {
+        let ev = self.events.next_event();
+        let bytes = self.run.reads(ev)?;
+        let retries = self.run.writes(ev)?;
+        Ok(Some(Done {
+            kind: 0,
+            bytes,
+            retries,
+        }))
+    }
+}
+
+/// The prepare step on a kv engine: each table's rows with their index entries, `batch` rows
+/// to an atomic batch (the index is written with the rows: a blind put per row).
+pub struct KvLoad<'e> {
+    session: Box<dyn KvSession + 'e>,
+    tables: Vec<u32>,
+    rows: Rows,
+    batch: i64,
+    create_secondary: bool,
+    next: i64,
+}
+
+impl<'e> KvLoad<'e> {
+    pub fn new(
+        session: Box<dyn KvSession + 'e>,
+        tables: Vec<u32>,
+        rows: Rows,
+        batch: i64,
+        create_secondary: bool,
+    ) -> KvLoad<'e> {
+        KvLoad {
+            session,
+            tables,
+            rows,
+            batch,
+            create_secondary,
+            next: 1,
+        }
+    }
+}
+
+impl Client for KvLoad<'_> {
+    fn next(&mut self) -> anyhow::Result<Option<Done>> {
+        let Some(&table) = self.tables.first() else {
+            return Ok(None);
+        };
+        let size = self.rows.table_size;
+        let n = self.batch.min(size - self.next + 1);
+        let mut keys: Vec<Vec<u8>> = Vec::with_capacity(2 * n as usize);
+        let mut values: Vec<Vec<u8>> = Vec::with_capacity(n as usize);
+        let mut key = Key::default();
+        for i in 0..n {
+            let id = self.next + i;
+            let k = self.rows.next_row();
+            let mut v = Vec::new();
+            encode_row(
+                &[
+                    Col::Int(k),
+                    Col::Bytes(self.rows.c.as_bytes()),
+                    Col::Bytes(self.rows.pad.as_bytes()),
+                ],
+                &mut v,
+            );
+            keys.push(primary(&mut key, table, id).to_vec());
+            values.push(v);
+            if self.create_secondary {
+                keys.push(secondary(&mut key, table, k, id).to_vec());
+            }
+        }
+        let per_row = if self.create_secondary { 2 } else { 1 };
+        let ops: Vec<BatchOp> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| {
+                if i % per_row == 0 {
+                    BatchOp::Put(k, &values[i / per_row])
+                } else {
+                    BatchOp::Put(k, b"")
+                }
+            })
+            .collect();
+        if n > 0 {
+            self.session.write_batch(&ops)?;
+        }
+        self.next += n;
+        if self.next > size {
+            self.tables.remove(0);
+            self.next = 1;
+        }
+        let bytes = keys.iter().map(|k| k.len()).sum::<usize>()
+            + values.iter().map(|v| v.len()).sum::<usize>();
+        Ok(Some(Done {
+            kind: 0,
+            bytes: bytes as u64,
+            retries: 0,
+        }))
+    }
+}

@@ -1,0 +1,232 @@
+//! sysbench's random numbers (specs/workloads.md §3.3): `--rand-type` uniform, special (the
+//! 1.0.20 default), gaussian, pareto and zipfian over `[a, b]`, from a per-thread generator.
+
+use rand::rngs::SmallRng;
+use rand::{RngCore, SeedableRng};
+
+/// A `--rand-type` with its options.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RandType {
+    Uniform,
+    /// `--rand-spec-iter`, `--rand-spec-pct`, `--rand-spec-res`.
+    Special {
+        iter: u32,
+        pct: f64,
+        res: f64,
+    },
+    Gaussian {
+        iter: u32,
+    },
+    Pareto {
+        h: f64,
+    },
+    Zipfian {
+        exp: f64,
+    },
+}
+
+pub const NAMES: &[&str] = &["uniform", "special", "gaussian", "pareto", "zipfian"];
+
+/// One thread's generator.
+pub struct SbRand {
+    rng: SmallRng,
+    kind: RandType,
+    zipf: Option<Zipf>,
+}
+
+impl SbRand {
+    pub fn new(kind: RandType, seed: u64) -> SbRand {
+        SbRand {
+            rng: SmallRng::seed_from_u64(seed),
+            kind,
+            zipf: None,
+        }
+    }
+
+    /// Uniform in [0, 1) from the top 52 bits, as sysbench's `uniform_double`.
+    #[inline]
+    pub fn unit(&mut self) -> f64 {
+        (self.rng.next_u64() >> 12) as f64 / (1u64 << 52) as f64
+    }
+
+    /// `a + floor(U * (b - a + 1))`.
+    #[inline]
+    pub fn uniform(&mut self, a: i64, b: i64) -> i64 {
+        a + (self.unit() * (b - a + 1) as f64) as i64
+    }
+
+    /// A digit string from a template: each `#` becomes a random digit.
+    pub fn fill_digits(&mut self, template: &str, out: &mut String) {
+        out.clear();
+        for ch in template.chars() {
+            if ch == '#' {
+                out.push((b'0' + self.uniform(0, 9) as u8) as char);
+            } else {
+                out.push(ch);
+            }
+        }
+    }
+
+    /// `rand.default(a, b)`: the configured distribution.
+    pub fn default(&mut self, a: i64, b: i64) -> i64 {
+        match self.kind {
+            RandType::Uniform => self.uniform(a, b),
+            RandType::Special { iter, pct, res } => self.special(a, b, iter, pct, res),
+            RandType::Gaussian { iter } => {
+                let sum: i64 = (0..iter).map(|_| self.uniform(a, b)).sum();
+                sum / iter.max(1) as i64
+            }
+            RandType::Pareto { h } => {
+                let power = h.ln() / (1.0 - h).ln();
+                a + ((b - a + 1) as f64 * self.unit().powf(power)) as i64
+            }
+            RandType::Zipfian { exp } => {
+                let n = (b - a + 1).max(1) as u64;
+                if self.zipf.as_ref().is_none_or(|z| z.n != n) {
+                    self.zipf = Some(Zipf::new(n, exp));
+                }
+                let z = self.zipf.take().expect("set above");
+                let k = z.sample(self);
+                self.zipf = Some(z);
+                a + k as i64 - 1
+            }
+        }
+    }
+
+    fn special(&mut self, a: i64, b: i64, iter: u32, pct: f64, res_pct: f64) -> i64 {
+        let t = (b - a) as f64;
+        let u = self.unit();
+        let res = u * t * 100.0 / (100.0 - res_pct);
+        if res < t {
+            let sum: f64 = (0..iter).map(|_| self.unit()).sum();
+            a + (sum * t / iter.max(1) as f64) as i64
+        } else {
+            a + (u * (t * pct / 100.0 + 1.0) + t / 2.0 - t * pct / 200.0) as i64
+        }
+    }
+}
+
+/// Rejection-inversion Zipf sampler (Hörmann and Derflinger) over 1..=n.
+struct Zipf {
+    n: u64,
+    exp: f64,
+    h_x1: f64,
+    h_n: f64,
+    s: f64,
+}
+
+fn helper1(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.ln_1p() / x
+    } else {
+        1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x))
+    }
+}
+
+fn helper2(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.exp_m1() / x
+    } else {
+        1.0 + x * 0.5 * (1.0 + x / 3.0 * (1.0 + 0.25 * x))
+    }
+}
+
+impl Zipf {
+    fn new(n: u64, exp: f64) -> Zipf {
+        let mut z = Zipf {
+            n,
+            exp,
+            h_x1: 0.0,
+            h_n: 0.0,
+            s: 0.0,
+        };
+        z.h_x1 = z.h_integral(1.5) - 1.0;
+        z.h_n = z.h_integral(n as f64 + 0.5);
+        z.s = 2.0 - z.h_integral_inverse(z.h_integral(2.5) - z.h(2.0));
+        z
+    }
+    fn h(&self, x: f64) -> f64 {
+        (-self.exp * x.ln()).exp()
+    }
+    fn h_integral(&self, x: f64) -> f64 {
+        let lx = x.ln();
+        helper2((1.0 - self.exp) * lx) * lx
+    }
+    fn h_integral_inverse(&self, x: f64) -> f64 {
+        let t = (x * (1.0 - self.exp)).max(-1.0);
+        (helper1(t) * x).exp()
+    }
+    fn sample(&self, r: &mut SbRand) -> u64 {
+        loop {
+            let u = self.h_n + r.unit() * (self.h_x1 - self.h_n);
+            let x = self.h_integral_inverse(u);
+            let k = ((x + 0.5) as u64).clamp(1, self.n);
+            if k as f64 - x <= self.s || u >= self.h_integral(k as f64 + 0.5) - self.h(k as f64) {
+                return k;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn histogram(kind: RandType, n: i64, draws: usize) -> Vec<usize> {
+        let mut r = SbRand::new(kind, 7);
+        let mut h = vec![0usize; n as usize];
+        for _ in 0..draws {
+            let v = r.default(1, n);
+            assert!((1..=n).contains(&v), "{kind:?} gave {v}");
+            h[(v - 1) as usize] += 1;
+        }
+        h
+    }
+
+    #[test]
+    fn every_type_stays_in_range() {
+        for kind in [
+            RandType::Uniform,
+            RandType::Special {
+                iter: 12,
+                pct: 1.0,
+                res: 75.0,
+            },
+            RandType::Gaussian { iter: 12 },
+            RandType::Pareto { h: 0.2 },
+            RandType::Zipfian { exp: 0.8 },
+        ] {
+            histogram(kind, 1000, 20_000);
+        }
+    }
+
+    #[test]
+    fn special_puts_most_draws_in_the_middle_percent() {
+        let h = histogram(
+            RandType::Special {
+                iter: 12,
+                pct: 1.0,
+                res: 75.0,
+            },
+            10_000,
+            100_000,
+        );
+        let middle: usize = h[4_950..5_050].iter().sum();
+        // 75% land in the 1% window, plus the bell's small share of it.
+        assert!((74_000..80_000).contains(&middle), "{middle}");
+    }
+
+    #[test]
+    fn pareto_and_zipfian_favour_the_low_end() {
+        let p = histogram(RandType::Pareto { h: 0.2 }, 1000, 50_000);
+        // h = 0.2: 80% of draws in the first 20% of the range.
+        let low: usize = p[..200].iter().sum();
+        assert!((38_000..42_000).contains(&low), "{low}");
+        let z = histogram(RandType::Zipfian { exp: 0.8 }, 1000, 50_000);
+        assert!(
+            z[0] > z[1] && z[1] > z[9] && z[9] > z[500],
+            "{:?}",
+            &z[..10]
+        );
+    }
+}
