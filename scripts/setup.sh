@@ -3,7 +3,8 @@
 #   scripts/setup.sh          build dependencies (libclang for RocksDB's bindings)
 #   scripts/setup.sh --servers  also the database servers fathom starts (MariaDB with MyRocks, PostgreSQL)
 #   scripts/setup.sh --peers    also the peer tools used for side-by-side runs (db_bench, sysbench)
-#   scripts/setup.sh --test     also what the tests use: the servers, and chromium to render the HTML report
+#   scripts/setup.sh --test     also what the tests use: the servers, sysbench (run on fathom's tables),
+#                               and chromium to render the HTML report
 set -euo pipefail
 
 packages=(libclang-dev clang pkg-config build-essential libwiredtiger-dev)
@@ -12,7 +13,7 @@ for arg in "$@"; do
   case "$arg" in
     --servers) packages+=("${servers[@]}") ;;
     --peers) packages+=(rocksdb-tools sysbench) ;;
-    --test) packages+=("${servers[@]}" chromium) ;;
+    --test) packages+=("${servers[@]}" sysbench chromium) ;;
     *) echo "setup.sh: unknown option $arg (expected --servers, --peers or --test)" >&2; exit 2 ;;
   esac
 done

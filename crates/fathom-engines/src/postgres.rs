@@ -87,6 +87,33 @@ fn version() -> anyhow::Result<String> {
         .ok_or_else(|| anyhow::anyhow!("unexpected `postgres --version`: {text}"))
 }
 
+/// Fails unless the `postgres` user can reach `dir`: every directory above it must let it pass.
+fn reachable(dir: &Path, (uid, gid): (u32, u32)) -> anyhow::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = std::fs::canonicalize(dir)?;
+    for a in dir.ancestors().skip(1) {
+        let m = std::fs::metadata(a)?;
+        let mode = m.mode();
+        let pass = if m.uid() == uid {
+            mode & 0o100 != 0
+        } else if m.gid() == gid {
+            mode & 0o010 != 0
+        } else {
+            mode & 0o001 != 0
+        };
+        if !pass {
+            anyhow::bail!(
+                "PostgreSQL runs as the `{USER}` user, which cannot enter {} (mode {:o}) above the data \
+                 directory {}; put the results or --data-dir elsewhere (e.g. under /tmp or /var/tmp)",
+                a.display(),
+                mode & 0o7777,
+                dir.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 fn setup_lines(options: &str) -> anyhow::Result<Vec<String>> {
     let mut lines = Vec::new();
     for line in options.lines().map(str::trim).filter(|l| !l.is_empty()) {
@@ -150,6 +177,7 @@ impl Postgres {
         let cache = settings::get_size(SETTINGS, &config.settings, "cache_size")?;
         let bin = bin_dir()?;
         let ids = server::user_ids(USER)?;
+        reachable(&config.data_dir, ids)?;
         let data = config.data_dir.join("pgdata");
         std::fs::create_dir_all(&data)?;
         server::chown(&config.data_dir, ids.0, ids.1)?;

@@ -73,3 +73,45 @@ pub fn step<'a>(run: &'a Value, name: &str) -> &'a Value {
 pub fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
+
+/// A scratch directory the `postgres` user can reach (the target directory may sit under a
+/// private home), on the real disk.
+pub fn server_scratch() -> tempfile::TempDir {
+    tempfile::tempdir_in("/var/tmp").expect("scratch dir in /var/tmp")
+}
+
+/// Live (not zombie) processes whose command line mentions `needle`: servers fathom started
+/// for a results directory carry its path in their arguments.
+pub fn processes_mentioning(needle: &str) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z');
+        if cmd.contains(needle) && !zombie && pid != std::process::id() {
+            found.push((pid, cmd));
+        }
+    }
+    found
+}
+
+/// Waits up to `secs` for `cond`.
+pub fn wait_for(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while std::time::Instant::now() < end {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    false
+}

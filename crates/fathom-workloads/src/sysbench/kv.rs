@@ -328,3 +328,95 @@ impl Client for KvLoad<'_> {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::events::{Shape, Test};
+    use super::super::rand::{RandType, SbRand};
+    use super::*;
+    use fathom_core::family::Engine;
+    use fathom_core::kv::SessionOptions;
+    use std::collections::BTreeSet;
+
+    /// Every (k, id) of the rows, and every (k, id) of the index on k.
+    fn rows_and_index(s: &mut dyn KvSession) -> (BTreeSet<(i64, i64)>, BTreeSet<(i64, i64)>) {
+        let (mut rows, mut index) = (BTreeSet::new(), BTreeSet::new());
+        let mut key = Key::default();
+        let start = key.start(index_id(1, 0)).as_slice().to_vec();
+        s.scan(&start, Direction::Forward, usize::MAX, &mut |k, v| {
+            if !k.starts_with(&index_id(1, 0).to_be_bytes()) {
+                return false;
+            }
+            rows.insert((parse(v).unwrap().0, key_int(k, 4).unwrap()));
+            true
+        })
+        .unwrap();
+        let start = key.start(index_id(1, 1)).as_slice().to_vec();
+        s.scan(&start, Direction::Forward, usize::MAX, &mut |k, _| {
+            if !k.starts_with(&index_id(1, 1).to_be_bytes()) {
+                return false;
+            }
+            index.insert((key_int(k, 4).unwrap(), key_int(k, 12).unwrap()));
+            true
+        })
+        .unwrap();
+        (rows, index)
+    }
+
+    #[test]
+    fn writes_keep_the_index_on_k_consistent_with_the_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let entry = fathom_engines::find("sqlite").unwrap();
+        let config = fathom_engines::EngineConfig {
+            data_dir: dir.path().to_path_buf(),
+            ..Default::default()
+        };
+        let Engine::Kv(engine) = fathom_engines::open(entry, &config).unwrap() else {
+            panic!("sqlite is a kv engine");
+        };
+        let rows = Rows {
+            rand: SbRand::new(RandType::Uniform, 1),
+            table_size: 500,
+            c: String::new(),
+            pad: String::new(),
+        };
+        let session = || engine.session(SessionOptions::default()).unwrap();
+        let mut load = KvLoad::new(session(), vec![1], rows, 64, true);
+        while load.next().unwrap().is_some() {}
+        let (r, i) = rows_and_index(session().as_mut());
+        assert_eq!((r.len(), i.len()), (500, 500));
+        assert_eq!(r, i);
+        let shape = Shape {
+            tables: 1,
+            table_size: 500,
+            range_size: 10,
+            point_selects: 2,
+            simple_ranges: 1,
+            sum_ranges: 1,
+            order_ranges: 1,
+            distinct_ranges: 1,
+            range_selects: true,
+            index_updates: 2,
+            non_index_updates: 1,
+            delete_inserts: 2,
+            random_points: 3,
+            skip_trx: false,
+        };
+        let events = Events::new(
+            Test::ReadWrite,
+            shape,
+            SbRand::new(RandType::Uniform, 2),
+            0,
+            1,
+        );
+        let mut client = KvEvents::new(session(), events);
+        for _ in 0..400 {
+            assert!(client.next().unwrap().unwrap().bytes > 0);
+        }
+        let (r, i) = rows_and_index(session().as_mut());
+        assert_eq!(r.len(), 500, "delete+insert keeps every id");
+        assert_eq!(r, i, "every row has its index entry and no entry is stale");
+        let before: BTreeSet<i64> = (1..=500).collect();
+        assert_eq!(r.iter().map(|(_, id)| *id).collect::<BTreeSet<_>>(), before);
+    }
+}

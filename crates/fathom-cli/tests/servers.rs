@@ -1,0 +1,245 @@
+//! End to end on real servers from Debian's packages (scripts/setup.sh --test installs them):
+//! the sysbench workload on InnoDB, MyRocks, PostgreSQL, SQLite through SQL and a kv engine
+//! through the row/index mapping; seed 003's tables from one command; the server split of CPU
+//! and memory; a server killed mid-step and Ctrl-C; `fathom serve` with the real sysbench
+//! reading fathom's tables. After each, no server is left running.
+
+mod common;
+use common::*;
+use std::process::{Command, Stdio};
+
+const TESTS: &str = "oltp_point_select,select_random_points,oltp_read_only,oltp_update_index,\
+                     oltp_update_non_index,oltp_write_only,oltp_read_write";
+
+fn no_server_left(dir: &std::path::Path) {
+    let left = processes_mentioning(dir.to_str().unwrap());
+    assert!(left.is_empty(), "still running: {left:?}");
+}
+
+#[test]
+fn every_sysbench_test_on_every_family() {
+    let dir = server_scratch();
+    let args = format!(
+        "--engine innodb,myrocks,postgres,sqlite-sql,lmdb --workload sysbench --clients 2 \
+         --duration 1s --param table_size=2000 --param tests={TESTS} --param rand_type=uniform"
+    );
+    ok(&run(&args, dir.path()));
+    no_server_left(dir.path());
+    let report = report_json(dir.path());
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 5);
+    for r in runs {
+        let engine = r["engine"].as_str().unwrap();
+        let server = ["innodb", "myrocks", "postgres"].contains(&engine);
+        for test in TESTS.split(',') {
+            let s = step(r, test);
+            assert!(f(&s["ops"]) > 0.0, "{engine} {test}: no events");
+            assert!(s["query_mix"].is_object(), "{engine} {test}: query mix");
+            if server {
+                // The server's CPU and fathom's, each measured on its own processes.
+                let p = &s["per_op"];
+                assert!(
+                    f(&p["cpu_us_engine"]) > 0.0,
+                    "{engine} {test}: server CPU {p}"
+                );
+                assert!(
+                    f(&p["cpu_us_harness"]) > 0.0,
+                    "{engine} {test}: fathom CPU {p}"
+                );
+                assert!(f(&s["rss_gb"]) > 0.0, "{engine} {test}: server RSS");
+            }
+        }
+        let prepare = step(r, "prepare");
+        assert_eq!(
+            prepare["by_op"]["create_index"]["ops"], 1,
+            "{engine}: one table, one index"
+        );
+    }
+    let log = report_as(dir.path(), "sysbench");
+    assert!(log.contains("thds: 2 tps:") && log.contains("qps:") && log.contains("(r/w/o:"));
+    assert!(log.contains("SQL statistics:") && log.contains("ignored errors:"));
+}
+
+#[test]
+fn one_command_gives_seed_003s_tables() {
+    let dir = server_scratch();
+    ok(&run(
+        "--engine innodb,sqlite-sql --workload sysbench --clients 1,2 --duration 1s \
+         --param tables=2 --param table_size=2000",
+        dir.path(),
+    ));
+    let text = report_as(dir.path(), "text");
+    for title in [
+        "oltp_point_select: queries per second",
+        "oltp_point_select: disk reads per second (iostat r/s)",
+        "oltp_point_select: disk reads per query",
+    ] {
+        assert!(text.contains(title), "{title} missing:\n{text}");
+    }
+    // Client counts are columns, setups rows, as in the seed.
+    let qps = text
+        .split("oltp_point_select: queries per second")
+        .nth(1)
+        .unwrap();
+    let mut lines = qps.lines().skip(1);
+    assert!(lines
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .eq(["1", "2", "clients"]));
+    assert!(lines.next().unwrap().trim_end().ends_with("innodb"));
+    no_server_left(dir.path());
+}
+
+/// Runs fathom in the background until its second step has started.
+fn start_long_run(engine: &str, dir: &std::path::Path) -> std::process::Child {
+    let child = Command::new(env!("CARGO_BIN_EXE_fathom"))
+        .args([
+            "run",
+            "--engine",
+            engine,
+            "--workload",
+            "sysbench",
+            "--clients",
+            "2",
+        ])
+        .args([
+            "--duration",
+            "60s",
+            "--param",
+            "table_size=2000",
+            "--results",
+        ])
+        .arg(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = wait_for(60, || {
+        glob_intervals(dir).is_some_and(|p| std::fs::metadata(p).is_ok_and(|m| m.len() > 0))
+    });
+    assert!(started, "the timed step never started");
+    child
+}
+
+fn glob_intervals(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    let run = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .find(|e| e.path().join("run.json").exists())?;
+    Some(
+        run.path()
+            .join("steps")
+            .join("02-oltp_point_select.intervals.jsonl"),
+    )
+}
+
+#[test]
+fn a_server_killed_mid_step_is_a_clear_error_and_the_first_step_stays_readable() {
+    let dir = server_scratch();
+    let child = start_long_run("innodb", dir.path());
+    let servers = processes_mentioning(dir.path().to_str().unwrap());
+    let (pid, _) = servers
+        .iter()
+        .find(|(_, c)| c.contains("mariadbd"))
+        .expect("mariadbd runs");
+    unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
+    let out = child.wait_with_output().unwrap();
+    let stderr = err(&out);
+    assert!(
+        stderr.contains("mariadbd (innodb)") && stderr.contains("exited"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("last lines of"), "{stderr}");
+    let report = report_json(dir.path());
+    let r = &report["runs"][0];
+    assert_eq!(r["status"], "failed");
+    assert!(f(&step(r, "prepare")["ops"]) > 0.0);
+    no_server_left(dir.path());
+}
+
+#[test]
+fn ctrl_c_finishes_the_step_and_stops_the_server() {
+    let dir = server_scratch();
+    let child = start_long_run("postgres", dir.path());
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let stderr = err(&out);
+    assert!(
+        stderr.contains("every step that finished is saved"),
+        "{stderr}"
+    );
+    let report = report_json(dir.path());
+    let r = &report["runs"][0];
+    assert_eq!(r["status"], "interrupted");
+    let s = step(r, "oltp_point_select");
+    assert!(s["interrupted"].as_bool().unwrap() && f(&s["ops"]) > 0.0);
+    no_server_left(dir.path());
+}
+
+#[test]
+fn fathom_serve_shares_its_server_and_tables_with_the_real_sysbench() {
+    let dir = server_scratch();
+    let data = dir.path().join("server");
+    let url_file = dir.path().join("url");
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_fathom"))
+        .args(["serve", "--engine", "innodb", "--data-dir"])
+        .arg(&data)
+        .arg("--url-file")
+        .arg(&url_file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_for(120, || url_file.exists()),
+        "fathom serve never became ready"
+    );
+    let text = std::fs::read_to_string(&url_file).unwrap();
+    let (url, pid) = text.split_once('\n').unwrap();
+    let results = dir.path().join("results");
+    let args = format!(
+        "--engine innodb --set url={url} --set pid={} --workload sysbench --clients 2 \
+         --duration 1s --param tables=2 --param table_size=3000",
+        pid.trim()
+    );
+    ok(&run(&args, &results));
+    let report = report_json(&results);
+    let s = step(&report["runs"][0], "oltp_point_select");
+    assert!(
+        f(&s["per_op"]["cpu_us_engine"]) > 0.0,
+        "the given pid is measured"
+    );
+    // The real sysbench runs its own test on the tables fathom prepared.
+    let socket = url.split("socket=").nth(1).unwrap();
+    let sb = Command::new("sysbench")
+        .args([
+            "oltp_point_select",
+            "--db-driver=mysql",
+            "--mysql-user=root",
+            "--mysql-db=sbtest",
+        ])
+        .arg(format!("--mysql-socket={socket}"))
+        .args([
+            "--tables=2",
+            "--table-size=3000",
+            "--time=1",
+            "--threads=2",
+            "run",
+        ])
+        .output()
+        .expect("sysbench (scripts/setup.sh --test installs it)");
+    let sb_out = String::from_utf8_lossy(&sb.stdout);
+    assert!(
+        sb.status.success(),
+        "{sb_out}{}",
+        String::from_utf8_lossy(&sb.stderr)
+    );
+    assert!(
+        sb_out.contains("queries:") && !sb_out.contains("queries:                             0 ")
+    );
+    unsafe { libc::kill(serve.id() as i32, libc::SIGINT) };
+    assert!(serve.wait().unwrap().success());
+    no_server_left(dir.path());
+}
