@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Side by side, in one sitting: fathom's sysbench workload and the real sysbench 1.0.20
+# (Debian's package) on one server started by `fathom serve` and one set of tables prepared
+# once by fathom. At each client count the two tools alternate REPEATS times; each figure is
+# the median of its repeats.
+#   bench/compare-sysbench.sh                          # innodb, 1,2,4,8 clients, 15 s, oltp_point_select
+#   bench/compare-sysbench.sh myrocks 1,2,4,8 20 oltp_read_only
+#   TABLES=4 TABLE_SIZE=100000 REPEATS=3 bench/compare-sysbench.sh postgres
+# Prints per client count: queries per second of each tool, fathom/sysbench, and each client's
+# CPU µs per query (fathom: its whole process, sampler and progress included; sysbench: the
+# user + system time of the sysbench process).
+set -euo pipefail
+engine=${1:-innodb}
+clients=${2:-1,2,4,8}
+secs=${3:-15}
+test=${4:-oltp_point_select}
+TABLES=${TABLES:-4}
+TABLE_SIZE=${TABLE_SIZE:-100000}
+REPEATS=${REPEATS:-3}
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/scripts/setup.sh" --servers --peers
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
+cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p fathom-cli
+fathom=$CARGO_TARGET_DIR/release/fathom
+work=$(mktemp -d /tmp/fathom-vs-sysbench.XXXXXX)
+echo "compare-sysbench: $engine, $test, $TABLES x $TABLE_SIZE rows, ${secs}s x $REPEATS repeats; files in $work" >&2
+
+"$fathom" serve --engine "$engine" --set cache_size=1g --data-dir "$work/data" \
+  --url-file "$work/url" >"$work/serve.log" 2>&1 &
+serve=$!
+trap 'kill -INT $serve 2>/dev/null; wait $serve 2>/dev/null || true' EXIT
+for _ in $(seq 600); do
+  [[ -s $work/url ]] && break
+  kill -0 $serve 2>/dev/null || { cat "$work/serve.log" >&2; exit 1; }
+  sleep 0.2
+done
+url=$(sed -n 1p "$work/url")
+pid=$(sed -n 2p "$work/url")
+
+case $engine in
+  innodb | myrocks)
+    driver=(--db-driver=mysql "--mysql-socket=${url#*socket=}" --mysql-user=root --mysql-db=sbtest)
+    ;;
+  postgres)
+    driver=(--db-driver=pgsql "--pgsql-host=$(sed -E 's/.*host=([^ ]+).*/\1/' <<<"$url")"
+      --pgsql-user=postgres --pgsql-db=sbtest)
+    ;;
+  *) echo "compare-sysbench: ENGINE is innodb, myrocks or postgres" >&2; exit 2 ;;
+esac
+
+common=(--workload sysbench --set "url=$url" --set "pid=$pid" --param "tables=$TABLES"
+  --param "table_size=$TABLE_SIZE" --param "tests=$test" --no-calibrate)
+"$fathom" run --engine "$engine" "${common[@]}" --duration 1s --clients 1 \
+  --results "$work/prepare" >/dev/null 2>"$work/prepare.log"
+
+# A column of the test's row in fathom's CSV report.
+column() {
+  awk -F, -v step="$test" -v col="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == col) c = i }
+    NR > 1 && $1 == step { print $c }' "$1"
+}
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# Queries per event, as sysbench counts them (reads + writes + BEGIN/COMMIT).
+case $test in
+  oltp_read_only) qpe=16 ;; oltp_read_write) qpe=20 ;; oltp_write_only) qpe=6 ;; *) qpe=1 ;;
+esac
+
+printf '%8s %12s %12s %8s %12s %14s\n' clients fathom_qps sysbench_qps ratio fathom_us/q sysbench_us/q
+for c in ${clients//,/ }; do
+  : >"$work/f.qps" && : >"$work/f.us" && : >"$work/s.qps" && : >"$work/s.us"
+  for rep in $(seq "$REPEATS"); do
+    f="$work/fathom-c$c-r$rep"
+    "$fathom" run --engine "$engine" "${common[@]}" --param prepare=off --duration "${secs}s" \
+      --clients "$c" --results "$f" --format csv >"$f.csv" 2>"$f.log"
+    awk -v o="$(column "$f.csv" ops/s)" -v q=$qpe 'BEGIN { print o * q }' >>"$work/f.qps"
+    awk -v u="$(column "$f.csv" fathom/o)" -v q=$qpe 'BEGIN { print u / q }' >>"$work/f.us"
+    s="$work/sysbench-c$c-r$rep"
+    { TIMEFORMAT='%U %S'; time sysbench "$test" "${driver[@]}" --tables="$TABLES" \
+        --table-size="$TABLE_SIZE" --threads="$c" --time="$secs" run >"$s.log"; } 2>"$s.cpu"
+    awk '/queries:/ { gsub(/[()]/, "", $3); print $3 }' "$s.log" >>"$work/s.qps"
+    read -r user sys <"$s.cpu"
+    awk -v u="$user" -v s="$sys" -v n="$(awk '/queries:/ { print $2 }' "$s.log")" \
+      'BEGIN { print (u + s) * 1e6 / n }' >>"$work/s.us"
+  done
+  fq=$(median <"$work/f.qps") sq=$(median <"$work/s.qps")
+  fu=$(median <"$work/f.us") su=$(median <"$work/s.us")
+  awk -v c="$c" -v fq="$fq" -v sq="$sq" -v fu="$fu" -v su="$su" \
+    'BEGIN { printf "%8d %12.0f %12.0f %8.3f %12.2f %14.2f\n", c, fq, sq, fq / sq, fu, su }'
+done
