@@ -213,10 +213,16 @@ pub fn run_one(place: &Place, plan: &Plan, clients: usize) -> anyhow::Result<Pat
         run_dir.path.display()
     );
     let result = run_steps(place, plan, workload.as_ref(), &engine, &sampler, &run_dir)
-        // A server that died explains the failure better than the statement that saw it.
-        .map_err(|e| match target.check() {
-            Err(dead) => e.context(format!("{dead:#}")),
-            Ok(()) => e,
+        // A server that died explains the failure better than the statement that saw it; a
+        // killed server's client may see the reset a moment before its exit can be collected.
+        .map_err(|e| {
+            for _ in 0..20 {
+                if let Err(dead) = target.check() {
+                    return e.context(format!("{dead:#}"));
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            e
         });
     manifest.finished_at = Some(now_utc());
     (manifest.status, manifest.error) = match &result {

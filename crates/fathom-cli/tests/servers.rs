@@ -49,11 +49,15 @@ fn every_sysbench_test_on_every_family() {
                 assert!(f(&s["rss_gb"]) > 0.0, "{engine} {test}: server RSS");
             }
         }
-        let prepare = step(r, "prepare");
-        assert_eq!(
-            prepare["by_op"]["create_index"]["ops"], 1,
-            "{engine}: one table, one index"
-        );
+        // sql engines create the index on k after loading, as sysbench; kv engines write it
+        // with the rows.
+        if engine != "lmdb" {
+            let prepare = step(r, "prepare");
+            assert_eq!(
+                prepare["by_op"]["create_index"]["ops"], 1,
+                "{engine}: one index"
+            );
+        }
     }
     let log = report_as(dir.path(), "sysbench");
     assert!(log.contains("thds: 2 tps:") && log.contains("qps:") && log.contains("(r/w/o:"));

@@ -119,13 +119,16 @@ struct Clock {
     stop: AtomicBool,
 }
 
-fn client_thread(
+/// Runs one client until the step ends, then hands the client back: it is dropped only after
+/// the step's last sample, so a server's backend serving it (and the CPU it used) is still
+/// there when the step's figures are read.
+fn client_thread<'c>(
     thread: usize,
-    mut client: Box<dyn Client + '_>,
+    mut client: Box<dyn Client + 'c>,
     plan: &StepPlan,
     clock: &Clock,
     tx: mpsc::Sender<Msg>,
-) {
+) -> Box<dyn Client + 'c> {
     let mut rec = Recorder::new(plan.op_kinds.len());
     let mut arrivals = plan.open_loop.map(|o| {
         // Wake-up lateness counts as latency in open loop: ask the kernel for 1 µs timer slack
@@ -202,6 +205,7 @@ fn client_thread(
             let _ = tx.send(Msg::Failed { thread, error });
         }
     }
+    client
 }
 
 fn background_thread(
@@ -270,14 +274,18 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         iv.samples.insert(1, run.sampler.sample());
         clock.epoch.store(1, Ordering::Relaxed);
     }
+    let mut finished_clients = Vec::new();
     let bg_result = std::thread::scope(|s| -> anyhow::Result<Option<Recorder>> {
         let (tx, rx) = mpsc::channel();
+        let mut handles = Vec::new();
         for (t, client) in clients.into_iter().enumerate() {
             let tx = tx.clone();
             let clock = &clock;
-            std::thread::Builder::new()
-                .name(format!("client-{t}"))
-                .spawn_scoped(s, move || client_thread(t, client, plan, clock, tx))?;
+            handles.push(
+                std::thread::Builder::new()
+                    .name(format!("client-{t}"))
+                    .spawn_scoped(s, move || client_thread(t, client, plan, clock, tx))?,
+            );
         }
         drop(tx);
         let bg = match (background, plan.background_bytes_per_sec) {
@@ -357,6 +365,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
             ),
             None => None,
         };
+        finished_clients.extend(handles.into_iter().filter_map(|h| h.join().ok()));
         Ok(bg_rec)
     });
     if let Some(e) = failure {
@@ -372,6 +381,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     }
     let ops_end = last_end;
     let end_of_ops = run.sampler.sample();
+    drop(finished_clients);
     iv.emit(Some(&end_of_ops), on_interval)?;
 
     let maint_start = Instant::now();

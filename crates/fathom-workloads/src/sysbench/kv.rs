@@ -338,8 +338,11 @@ mod tests {
     use fathom_core::kv::SessionOptions;
     use std::collections::BTreeSet;
 
+    /// (k, id) pairs.
+    type Pairs = BTreeSet<(i64, i64)>;
+
     /// Every (k, id) of the rows, and every (k, id) of the index on k.
-    fn rows_and_index(s: &mut dyn KvSession) -> (BTreeSet<(i64, i64)>, BTreeSet<(i64, i64)>) {
+    fn rows_and_index(s: &mut dyn KvSession) -> (Pairs, Pairs) {
         let (mut rows, mut index) = (BTreeSet::new(), BTreeSet::new());
         let mut key = Key::default();
         let start = key.start(index_id(1, 0)).as_slice().to_vec();
