@@ -218,7 +218,14 @@ pub fn run_one(place: &Place, plan: &Plan, clients: usize) -> anyhow::Result<Pat
         .map_err(|e| {
             for _ in 0..20 {
                 if let Err(dead) = target.check() {
-                    return e.context(format!("{dead:#}"));
+                    let oom = match limit.as_ref().and_then(|l| l.oom_kills()) {
+                        Some(n) if n > 0 => format!(
+                            "\nthe memory limit's cgroup recorded {n} out-of-memory kill{}: the server needs more than --memory-limit (or smaller caches)",
+                            if n == 1 { "" } else { "s" }
+                        ),
+                        _ => String::new(),
+                    };
+                    return e.context(format!("{dead:#}{oom}"));
                 }
                 std::thread::sleep(Duration::from_millis(50));
             }

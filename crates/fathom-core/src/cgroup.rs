@@ -139,6 +139,19 @@ impl MemoryLimit {
         )
     }
 
+    /// Processes the kernel's out-of-memory killer killed in the group, where it says.
+    pub fn oom_kills(&self) -> Option<u64> {
+        let file = match self.version {
+            Version::V1 => "memory.oom_control",
+            Version::V2 => "memory.events",
+        };
+        std::fs::read_to_string(self.dir.join(file))
+            .ok()?
+            .lines()
+            .find_map(|l| l.strip_prefix("oom_kill "))
+            .and_then(|v| v.trim().parse().ok())
+    }
+
     /// Peak memory charged to the group, bytes (page cache included).
     pub fn peak_bytes(&self) -> Option<u64> {
         let file = match self.version {
