@@ -160,8 +160,7 @@ pub struct MariaDb {
     flavor: Flavor,
     url: String,
     opts: mysql::Opts,
-    server: Option<Server>,
-    socket_dir: Option<PathBuf>,
+    managed: server::Managed,
     pids: Vec<u32>,
     data_dirs: Vec<PathBuf>,
     version: String,
@@ -239,8 +238,7 @@ impl MariaDb {
             ),
             opts: base.db_name(Some(DATABASE)).into(),
             pids: vec![server.pid()],
-            server: Some(server),
-            socket_dir: Some(sock_dir),
+            managed: server::Managed::new(server, sock_dir),
             data_dirs: vec![config.data_dir.clone()],
             version,
             admin: Mutex::new(admin),
@@ -269,8 +267,7 @@ impl MariaDb {
                 .db_name(Some(db))
                 .stmt_cache_size(STMT_CACHE)
                 .into(),
-            server: None,
-            socket_dir: None,
+            managed: server::Managed::default(),
             pids,
             data_dirs: datadir
                 .map(PathBuf::from)
@@ -301,18 +298,22 @@ impl MariaDb {
             .map(|l| l.split('=').next().unwrap_or("").trim().replace('-', "_"))
             .collect();
         names.extend(from_setup.iter().map(String::as_str));
-        let list = names
-            .iter()
-            .map(|n| format!("'{n}'"))
-            .collect::<Vec<_>>()
-            .join(",");
-        admin
-            .query::<(String, String), _>(format!(
-                "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({list})"
-            ))
-            .map(|rows| rows.into_iter().collect())
-            .unwrap_or_default()
+        show(&mut admin, "VARIABLES", &names).into_iter().collect()
     }
+}
+
+/// `SHOW GLOBAL STATUS` or `VARIABLES` for the given names (empty when the server says no).
+fn show(admin: &mut mysql::Conn, what: &str, names: &[&str]) -> Vec<(String, String)> {
+    let list = names
+        .iter()
+        .map(|n| format!("'{n}'"))
+        .collect::<Vec<_>>()
+        .join(",");
+    admin
+        .query(format!(
+            "SHOW GLOBAL {what} WHERE Variable_name IN ({list})"
+        ))
+        .unwrap_or_default()
 }
 
 fn parse_pid(pid: &str) -> anyhow::Result<Vec<u32>> {
@@ -346,17 +347,6 @@ fn check_storage(admin: &mut mysql::Conn, flavor: Flavor) -> anyhow::Result<()> 
                 ""
             }
         ),
-    }
-}
-
-impl Drop for MariaDb {
-    fn drop(&mut self) {
-        if let Some(s) = self.server.take() {
-            s.stop(Duration::from_secs(120));
-        }
-        if let Some(d) = &self.socket_dir {
-            let _ = std::fs::remove_dir_all(d);
-        }
     }
 }
 
@@ -396,27 +386,13 @@ impl Target for MariaDb {
     }
     fn counters(&self) -> Counters {
         let mut admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
-        let list = STATUS
-            .iter()
-            .map(|n| format!("'{n}'"))
-            .collect::<Vec<_>>()
-            .join(",");
-        admin
-            .query::<(String, String), _>(format!(
-                "SHOW GLOBAL STATUS WHERE Variable_name IN ({list})"
-            ))
-            .map(|rows| {
-                rows.into_iter()
-                    .filter_map(|(k, v)| Some((k.to_ascii_lowercase(), v.parse().ok()?)))
-                    .collect()
-            })
-            .unwrap_or_default()
+        show(&mut admin, "STATUS", STATUS)
+            .into_iter()
+            .filter_map(|(k, v)| Some((k.to_ascii_lowercase(), v.parse().ok()?)))
+            .collect()
     }
     fn check(&self) -> anyhow::Result<()> {
-        match &self.server {
-            Some(s) => s.check_alive(),
-            None => Ok(()),
-        }
+        self.managed.check()
     }
     fn effective_options(&self) -> BTreeMap<String, String> {
         self.effective.clone()

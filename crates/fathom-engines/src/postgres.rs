@@ -163,8 +163,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
 pub struct Postgres {
     config: postgres::Config,
     url: String,
-    server: Option<Server>,
-    socket_dir: Option<PathBuf>,
+    managed: server::Managed,
     pids: Vec<u32>,
     data_dirs: Vec<PathBuf>,
     version: String,
@@ -236,8 +235,7 @@ impl Postgres {
                 sock_dir.display()
             ),
             pids: vec![server.pid()],
-            server: Some(server),
-            socket_dir: Some(sock_dir),
+            managed: server::Managed::new(server, sock_dir),
             data_dirs: vec![config.data_dir.clone()],
             version,
             admin: Mutex::new(admin),
@@ -266,8 +264,7 @@ impl Postgres {
         Ok(Postgres {
             config: cfg,
             url: url.to_string(),
-            server: None,
-            socket_dir: None,
+            managed: server::Managed::default(),
             pids,
             data_dirs: datadir.filter(|d| d.exists()).into_iter().collect(),
             version,
@@ -311,17 +308,6 @@ fn admin_version(admin: &mut Client) -> String {
         .unwrap_or_default()
 }
 
-impl Drop for Postgres {
-    fn drop(&mut self) {
-        if let Some(s) = self.server.take() {
-            s.stop(Duration::from_secs(120));
-        }
-        if let Some(d) = &self.socket_dir {
-            let _ = std::fs::remove_dir_all(d);
-        }
-    }
-}
-
 impl Target for Postgres {
     fn name(&self) -> &str {
         "postgres"
@@ -362,10 +348,7 @@ impl Target for Postgres {
         }
     }
     fn check(&self) -> anyhow::Result<()> {
-        match &self.server {
-            Some(s) => s.check_alive(),
-            None => Ok(()),
-        }
+        self.managed.check()
     }
     fn effective_options(&self) -> BTreeMap<String, String> {
         self.effective.clone()

@@ -74,6 +74,18 @@ impl Params {
             .map_err(|e| anyhow::anyhow!("parameter `{name}`: {e}"))
     }
 
+    /// The `seed` parameter: as given, or for 0 one from the clock (the caller records it).
+    pub fn seed(&self, specs: &[ParamSpec]) -> anyhow::Result<u64> {
+        let seed = self.u64(specs, "seed")?;
+        Ok(if seed == 0 {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_secs())
+        } else {
+            seed
+        })
+    }
+
     pub fn duration(&self, specs: &[ParamSpec], name: &str) -> anyhow::Result<Duration> {
         units::parse_duration(self.raw(specs, name))
             .map_err(|e| anyhow::anyhow!("parameter `{name}`: {e}"))
@@ -86,6 +98,12 @@ impl Params {
             .map(|s| (s.name.to_string(), self.raw(specs, s.name).to_string()))
             .collect()
     }
+}
+
+/// A seed for one client thread of one step, derived from the run's seed.
+pub fn thread_seed(seed: u64, step: usize, thread: usize) -> u64 {
+    seed.wrapping_mul(1_000_003)
+        .wrapping_add((step * 1000 + thread) as u64)
 }
 
 #[cfg(test)]

@@ -265,6 +265,39 @@ impl Server {
     }
 }
 
+/// The server an engine started, with its socket directory — or nothing, when the engine was
+/// pointed at a running server. Dropping it stops the server and removes the directory.
+#[derive(Default)]
+pub struct Managed {
+    server: Option<Server>,
+    socket_dir: Option<PathBuf>,
+}
+
+impl Managed {
+    pub fn new(server: Server, socket_dir: PathBuf) -> Managed {
+        Managed {
+            server: Some(server),
+            socket_dir: Some(socket_dir),
+        }
+    }
+
+    /// Fails, with the tail of its log, when the server fathom started has exited.
+    pub fn check(&self) -> anyhow::Result<()> {
+        self.server.as_ref().map_or(Ok(()), Server::check_alive)
+    }
+}
+
+impl Drop for Managed {
+    fn drop(&mut self) {
+        if let Some(s) = self.server.take() {
+            s.stop(Duration::from_secs(120));
+        }
+        if let Some(d) = &self.socket_dir {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         self.stop(Duration::from_secs(60));

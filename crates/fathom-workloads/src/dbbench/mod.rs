@@ -100,12 +100,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     let warmup = params.duration(PARAMS, "warmup")?;
     let write_rate = params.size(PARAMS, "write_rate")? as f64;
     let fraction = params.f64(PARAMS, "overwrite_fraction")?;
-    let mut seed = p("seed")?;
-    if seed == 0 {
-        seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_secs());
-    }
+    let seed = params.seed(PARAMS)?;
     let wanted: Vec<String> = match params.raw(PARAMS, "steps") {
         "all" => STEP_NAMES.iter().map(|s| s.to_string()).collect(),
         list => list.split(',').map(|s| s.trim().to_string()).collect(),
@@ -220,9 +215,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
 
 impl DbBench {
     fn thread_seed(&self, step: usize, thread: usize) -> u64 {
-        self.seed
-            .wrapping_mul(1_000_003)
-            .wrapping_add((step * 1000 + thread) as u64)
+        crate::params::thread_seed(self.seed, step, thread)
     }
 
     fn client_for<'e>(

@@ -153,12 +153,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     let batch = params.u64(PARAMS, "batch")?.max(1) as i64;
     let duration = params.duration(PARAMS, "duration")?;
     let warmup = params.duration(PARAMS, "warmup")?;
-    let mut seed = params.u64(PARAMS, "seed")?;
-    if seed == 0 {
-        seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_secs());
-    }
+    let seed = params.seed(PARAMS)?;
     let mut resolved = params.resolved(PARAMS);
     resolved.insert("seed".into(), seed.to_string());
     let mut s = Sysbench {
@@ -203,11 +198,10 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
 
 impl Sysbench {
     fn rand_for(&self, step: usize, thread: usize) -> SbRand {
-        let seed = self
-            .seed
-            .wrapping_mul(1_000_003)
-            .wrapping_add((step * 1000 + thread) as u64);
-        SbRand::new(self.rand, seed)
+        SbRand::new(
+            self.rand,
+            crate::params::thread_seed(self.seed, step, thread),
+        )
     }
 }
 
