@@ -117,21 +117,12 @@ fn open_myrocks(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
 
 /// The setup's my.cnf lines, checked: `name=value` or a bare flag.
 fn setup_lines(options: &str) -> anyhow::Result<Vec<String>> {
-    let mut lines = Vec::new();
-    for line in options.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        let name = line.split('=').next().unwrap_or("").trim();
-        if name.is_empty()
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        {
-            anyhow::bail!(
-                "MariaDB setup line `{line}`: expected a my.cnf line such as innodb_buffer_pool_size=1G"
-            );
-        }
-        lines.push(line.to_string());
-    }
-    Ok(lines)
+    server::config_lines(
+        options,
+        '-',
+        false,
+        "a my.cnf line such as innodb_buffer_pool_size=1G",
+    )
 }
 
 /// fathom's my.cnf for a managed server.

@@ -115,22 +115,12 @@ fn reachable(dir: &Path, (uid, gid): (u32, u32)) -> anyhow::Result<()> {
 }
 
 fn setup_lines(options: &str) -> anyhow::Result<Vec<String>> {
-    let mut lines = Vec::new();
-    for line in options.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        let name = line.split('=').next().unwrap_or("").trim();
-        if !line.contains('=')
-            || name.is_empty()
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
-        {
-            anyhow::bail!(
-                "PostgreSQL setup line `{line}`: expected a postgresql.conf line such as shared_buffers = 1GB"
-            );
-        }
-        lines.push(line.to_string());
-    }
-    Ok(lines)
+    server::config_lines(
+        options,
+        '.',
+        true,
+        "a postgresql.conf line such as shared_buffers = 1GB",
+    )
 }
 
 fn conf(socket_dir: &Path, cache: u64, setup: &[String]) -> String {

@@ -72,6 +72,30 @@ pub fn user_ids(name: &str) -> anyhow::Result<(u32, u32)> {
     Ok(unsafe { ((*pw).pw_uid, (*pw).pw_gid) })
 }
 
+/// A server setup's config lines, one per line (blank ones skipped), each checked to begin with
+/// a variable name (letters, digits, `_` and `extra`), with `=` and a value when `need_value`;
+/// `example` is what a line should look like.
+pub fn config_lines(
+    options: &str,
+    extra: char,
+    need_value: bool,
+    example: &str,
+) -> anyhow::Result<Vec<String>> {
+    let mut lines = Vec::new();
+    for line in options.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let name = line.split('=').next().unwrap_or("").trim();
+        let named = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == extra);
+        if !named || (need_value && !line.contains('=')) {
+            anyhow::bail!("setup line `{line}`: expected {example}");
+        }
+        lines.push(line.to_string());
+    }
+    Ok(lines)
+}
+
 /// The last `lines` lines of a log file, indented, for error messages; lines saying ERROR or
 /// FATAL further up (a tool's help text may follow the error) come first.
 pub fn log_tail(path: &Path, lines: usize) -> String {
