@@ -72,7 +72,8 @@ impl StepProgress {
                     bar.set_message(live);
                 }
             }
-            None if r.t_end - self.last_line.get() >= PLAIN_EVERY_SECS => {
+            // The same sliver would print "0 ops/s" just before the step's own line.
+            None if r.ops > 0 && r.t_end - self.last_line.get() >= PLAIN_EVERY_SECS => {
                 self.last_line.set(r.t_end);
                 eprintln!(
                     "  [{}/{}] {:<22} {:>6.0}s {live}",
