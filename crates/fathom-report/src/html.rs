@@ -58,6 +58,10 @@ fn sweep_charts(all: &[Series], steps: &[String]) -> String {
     clients.dedup();
     let mut out = String::new();
     for step in steps {
+        let queries = all
+            .iter()
+            .flat_map(|s| s.step(step))
+            .any(|s| s.query_mix.is_some());
         let lines: Vec<Line> = setups
             .iter()
             .map(|name| {
@@ -67,7 +71,10 @@ fn sweep_charts(all: &[Series], steps: &[String]) -> String {
                     .filter_map(|s| {
                         let reps = s.step(step);
                         (!reps.is_empty() && reps[0].ops > 0).then(|| {
-                            let v: Vec<f64> = reps.iter().map(|r| r.ops_per_sec).collect();
+                            let v: Vec<f64> = reps
+                                .iter()
+                                .map(|r| r.ops_per_sec * steps::queries_per_op(r))
+                                .collect();
                             (s.clients as f64, median(&v))
                         })
                     })
@@ -84,14 +91,18 @@ fn sweep_charts(all: &[Series], steps: &[String]) -> String {
             })
             .filter(|l| !l.points.is_empty())
             .collect();
+        // Setups an order of magnitude apart (embedded engines beside servers) get a log axis.
+        let ys = || lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
+        let (lo, hi) = (ys().fold(f64::MAX, f64::min), ys().fold(0.0, f64::max));
+        let log_y = lo > 0.0 && hi / lo > 20.0;
         if !lines.is_empty() {
             out += &figure(
                 LineChart {
                     title: format!("{step}: throughput by clients"),
                     x_label: "clients".into(),
-                    y_label: "ops/s".into(),
+                    y_label: if queries { "queries/s" } else { "ops/s" }.into(),
                     lines,
-                    log_y: false,
+                    log_y,
                     x_names: clients.iter().map(|c| c.to_string()).collect(),
                 }
                 .svg(),

@@ -240,7 +240,11 @@ pub fn text(runs: &[LoadedRun], markdown: bool) -> String {
             if m.setup.options.is_empty() {
                 String::new()
             } else {
-                format!("\n#   options: {}", m.setup.options)
+                // Options files (my.cnf lines) keep their lines, each under the header.
+                format!(
+                    "\n#   options: {}",
+                    m.setup.options.trim().replace('\n', "\n#            ")
+                )
             },
         );
     }

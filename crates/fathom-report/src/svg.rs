@@ -172,18 +172,24 @@ fn frame(out: &mut String, title: &str, y_label: &str, x_label: &str, y: &Scale)
 }
 
 fn legend(out: &mut String, names: &[&str]) {
+    // Many setups shrink the legend to fit one line under the chart rather than run off it.
+    let advance = |n: &&str| 22.0 + 6.0 * n.chars().count() as f64;
+    let total: f64 = names.iter().map(advance).sum();
+    let scale = ((W - LEFT - 8.0) / total).min(1.0);
     let mut x = LEFT;
     let y = H - 14.0;
     for (i, n) in names.iter().enumerate() {
         let c = COLORS[i % COLORS.len()];
         let _ = write!(
             out,
-            r#"<rect x="{x}" y="{ry}" width="10" height="10" fill="{c}"/><text x="{tx}" y="{y}" font-size="10">{n}</text>"#,
-            ry = y - 9.0,
-            tx = x + 13.0,
-            n = escape(n),
+            r#"<rect x="{x:.1}" y="{ry}" width="{box_:.1}" height="{box_:.1}" fill="{c}"/><text x="{tx:.1}" y="{y}" font-size="{fs:.1}">{name}</text>"#,
+            ry = y - 9.0 * scale,
+            box_ = 10.0 * scale,
+            tx = x + 13.0 * scale,
+            fs = 10.0 * scale,
+            name = escape(n),
         );
-        x += 22.0 + 6.0 * n.chars().count() as f64;
+        x += advance(n) * scale;
     }
 }
 
