@@ -177,8 +177,8 @@ impl MariaDb {
     fn start(config: &EngineConfig, flavor: Flavor, setup: &[String]) -> anyhow::Result<MariaDb> {
         let cache = settings::get_size(SETTINGS, &config.settings, "cache_size")?;
         let data = config.data_dir.join("mysql");
-        let sock_dir = server::socket_dir(None)?;
-        let socket = sock_dir.join("mysqld.sock");
+        let sock_dir = server::SocketDir::create(None)?;
+        let socket = sock_dir.path().join("mysqld.sock");
         let cnf_path = config.data_dir.join("my.cnf");
         std::fs::write(&cnf_path, my_cnf(flavor, &data, &socket, cache, setup))
             .with_context(|| format!("writing {}", cnf_path.display()))?;

@@ -171,7 +171,7 @@ impl Postgres {
         std::fs::create_dir_all(&data)?;
         server::chown(&config.data_dir, ids.0, ids.1)?;
         server::chown(&data, ids.0, ids.1)?;
-        let sock_dir = server::socket_dir(Some(ids))?;
+        let sock_dir = server::SocketDir::create(Some(ids))?;
         let log = config.data_dir.join("initdb.log");
         std::fs::File::create(&log)?;
         server::chown(&log, ids.0, ids.1)?;
@@ -191,7 +191,7 @@ impl Postgres {
         let conf_path = data.join("postgresql.conf");
         let mut text = std::fs::read_to_string(&conf_path)
             .with_context(|| format!("reading {}", conf_path.display()))?;
-        text.push_str(&conf(&sock_dir, cache, setup));
+        text.push_str(&conf(sock_dir.path(), cache, setup));
         std::fs::write(&conf_path, text)?;
         let server = Server::start(
             "postgres",
@@ -206,7 +206,7 @@ impl Postgres {
             },
         )?;
         let mut base = postgres::Config::new();
-        base.host_path(&sock_dir).port(PORT).user(USER);
+        base.host_path(sock_dir.path()).port(PORT).user(USER);
         let mut admin = None;
         server.wait_ready(Duration::from_secs(120), || {
             admin = Some(base.clone().dbname("postgres").connect(NoTls)?);
@@ -222,7 +222,7 @@ impl Postgres {
             config: cfg,
             url: format!(
                 "host={} port={PORT} user={USER} dbname={DATABASE}",
-                sock_dir.display()
+                sock_dir.path().display()
             ),
             pids: vec![server.pid()],
             managed: server::Managed::new(server, sock_dir),

@@ -38,20 +38,35 @@ pub struct Server {
     stop_signal: i32,
 }
 
-/// A short directory for a unix socket (paths over 107 bytes do not fit a socket address);
-/// removed by the caller when the server stops.
-pub fn socket_dir(owner: Option<(u32, u32)>) -> anyhow::Result<PathBuf> {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "fathom-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    if let Some((uid, gid)) = owner {
-        chown(&dir, uid, gid)?;
+/// A short directory for a unix socket (paths over 107 bytes do not fit a socket address),
+/// removed when dropped — also when the server never got to start.
+pub struct SocketDir(PathBuf);
+
+impl SocketDir {
+    pub fn create(owner: Option<(u32, u32)>) -> anyhow::Result<SocketDir> {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "fathom-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let made = SocketDir(dir);
+        if let Some((uid, gid)) = owner {
+            chown(&made.0, uid, gid)?;
+        }
+        Ok(made)
     }
-    Ok(dir)
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for SocketDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 pub fn chown(path: &Path, uid: u32, gid: u32) -> anyhow::Result<()> {
@@ -294,11 +309,11 @@ impl Server {
 #[derive(Default)]
 pub struct Managed {
     server: Option<Server>,
-    socket_dir: Option<PathBuf>,
+    socket_dir: Option<SocketDir>,
 }
 
 impl Managed {
-    pub fn new(server: Server, socket_dir: PathBuf) -> Managed {
+    pub fn new(server: Server, socket_dir: SocketDir) -> Managed {
         Managed {
             server: Some(server),
             socket_dir: Some(socket_dir),
@@ -313,12 +328,11 @@ impl Managed {
 
 impl Drop for Managed {
     fn drop(&mut self) {
+        // The server stops before its socket directory goes.
         if let Some(s) = self.server.take() {
             s.stop(Duration::from_secs(120));
         }
-        if let Some(d) = &self.socket_dir {
-            let _ = std::fs::remove_dir_all(d);
-        }
+        self.socket_dir.take();
     }
 }
 
