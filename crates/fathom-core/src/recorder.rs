@@ -113,6 +113,9 @@ impl Recorder {
 /// Latency percentiles in microseconds, as the reports print them.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
+    /// The fastest operation (sysbench's `min`).
+    #[serde(default)]
+    pub min: f64,
     pub p50: f64,
     pub p75: f64,
     /// sysbench's default percentile.
@@ -133,6 +136,7 @@ impl Latency {
         }
         let us = |ns: u64| ns as f64 / 1000.0;
         Latency {
+            min: us(h.min()),
             p50: us(h.value_at_quantile(0.50)),
             p75: us(h.value_at_quantile(0.75)),
             p95: us(h.value_at_quantile(0.95)),

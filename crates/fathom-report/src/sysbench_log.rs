@@ -76,9 +76,10 @@ pub fn render(runs: &[LoadedRun]) -> anyhow::Result<String> {
             let l = &s.latency_us;
             let _ = write!(
                 out,
-                "General statistics:\n    total time:                          {:.4}s\n    total number of events:              {}\n\nLatency (ms):\n         min:                                  -\n         avg:                             {:8.2}\n         max:                             {:8.2}\n         95th percentile:                 {:8.2}\n         sum:                             {:8.2}\n\n",
+                "General statistics:\n    total time:                          {:.4}s\n    total number of events:              {}\n\nLatency (ms):\n         min:                             {:8.2}\n         avg:                             {:8.2}\n         max:                             {:8.2}\n         95th percentile:                 {:8.2}\n         sum:                             {:8.2}\n\n",
                 s.seconds,
                 s.ops,
+                l.min / 1000.0,
                 l.mean / 1000.0,
                 l.max / 1000.0,
                 l.p95 / 1000.0,
