@@ -73,6 +73,13 @@ impl Recorder {
         k.bytes += bytes;
     }
 
+    /// Records one finished operation as a client reports it, retries included.
+    #[inline]
+    pub fn record_done(&mut self, op: &crate::driver::Done, latency: Duration) {
+        self.record(op.kind, latency, op.bytes);
+        self.kinds[op.kind].retries += u64::from(op.retries);
+    }
+
     /// Returns what was recorded so far and starts over, keeping the allocation.
     pub fn take(&mut self) -> Recorder {
         let snapshot = self.clone();

@@ -250,7 +250,7 @@ impl MariaDb {
         check_storage(&mut admin, flavor)?;
         let version: String = admin.query_first("SELECT VERSION()")?.unwrap_or_default();
         let datadir: Option<String> = admin.query_first("SELECT @@datadir")?;
-        let pids = parse_pid(pid)?;
+        let pids = server::parse_pid(pid)?;
         Ok(MariaDb {
             flavor,
             url: url.to_string(),
@@ -305,19 +305,6 @@ fn show(admin: &mut mysql::Conn, what: &str, names: &[&str]) -> Vec<(String, Str
             "SHOW GLOBAL {what} WHERE Variable_name IN ({list})"
         ))
         .unwrap_or_default()
-}
-
-fn parse_pid(pid: &str) -> anyhow::Result<Vec<u32>> {
-    if pid.is_empty() {
-        return Ok(Vec::new());
-    }
-    let p: u32 = pid
-        .parse()
-        .map_err(|_| anyhow::anyhow!("setting `pid`: `{pid}` is not a process id"))?;
-    if !Path::new(&format!("/proc/{p}")).exists() {
-        anyhow::bail!("setting `pid`: there is no process {p}");
-    }
-    Ok(vec![p])
 }
 
 /// Fails unless the server can create tables with the flavor's storage engine.

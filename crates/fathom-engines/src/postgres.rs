@@ -245,12 +245,7 @@ impl Postgres {
             .ok()
             .map(|r| PathBuf::from(r.get::<_, String>(0)));
         let version = admin_version(&mut admin);
-        let pids = match pid {
-            "" => Vec::new(),
-            p => vec![p
-                .parse()
-                .map_err(|_| anyhow::anyhow!("setting `pid`: `{p}` is not a process id"))?],
-        };
+        let pids = server::parse_pid(pid)?;
         Ok(Postgres {
             config: cfg,
             url: url.to_string(),
@@ -391,6 +386,35 @@ fn error(e: postgres::Error) -> anyhow::Error {
     SqlError { retryable, message }.into()
 }
 
+/// A parameter at the width its statement declared, without a box per parameter.
+#[derive(Debug)]
+enum PgParam<'a> {
+    I16(i16),
+    I32(i32),
+    I64(i64),
+    Text(&'a str),
+}
+
+impl ToSql for PgParam<'_> {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        // Each variant checks the statement's type itself.
+        match self {
+            PgParam::I16(v) => v.to_sql_checked(ty, out),
+            PgParam::I32(v) => v.to_sql_checked(ty, out),
+            PgParam::I64(v) => v.to_sql_checked(ty, out),
+            PgParam::Text(v) => v.to_sql_checked(ty, out),
+        }
+    }
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+    postgres::types::to_sql_checked!();
+}
+
 /// Any column's raw size, for the bytes a query returned.
 struct RawLen(u64);
 
@@ -424,19 +448,17 @@ impl SqlConn for PgConn {
     fn run(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Outcome> {
         let s = &self.stmts[stmt.0];
         // PostgreSQL types every parameter; integers go as the width the statement expects.
-        let owned: Vec<Box<dyn ToSql + Sync + '_>> = params
+        let owned: Vec<PgParam> = params
             .iter()
             .zip(s.params())
-            .map(|(v, ty)| -> Box<dyn ToSql + Sync> {
-                match (v, ty) {
-                    (Value::Int(i), &Type::INT4) => Box::new(*i as i32),
-                    (Value::Int(i), &Type::INT2) => Box::new(*i as i16),
-                    (Value::Int(i), _) => Box::new(*i),
-                    (Value::Text(t), _) => Box::new(*t),
-                }
+            .map(|(v, ty)| match (v, ty) {
+                (Value::Int(i), &Type::INT4) => PgParam::I32(*i as i32),
+                (Value::Int(i), &Type::INT2) => PgParam::I16(*i as i16),
+                (Value::Int(i), _) => PgParam::I64(*i),
+                (Value::Text(t), _) => PgParam::Text(t),
             })
             .collect();
-        let refs: Vec<&(dyn ToSql + Sync)> = owned.iter().map(|b| b.as_ref()).collect();
+        let refs: Vec<&(dyn ToSql + Sync)> = owned.iter().map(|p| p as _).collect();
         if s.columns().is_empty() {
             let affected = self.client.execute(s, &refs).map_err(error)?;
             return Ok(Outcome {

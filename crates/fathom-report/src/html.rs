@@ -58,10 +58,7 @@ fn sweep_charts(all: &[Series], steps: &[String]) -> String {
     clients.dedup();
     let mut out = String::new();
     for step in steps {
-        let queries = all
-            .iter()
-            .flat_map(|s| s.step(step))
-            .any(|s| s.query_mix.is_some());
+        let queries = steps::counts_queries(all, step);
         let lines: Vec<Line> = setups
             .iter()
             .map(|name| {

@@ -2,7 +2,7 @@
 //! step and setup with the seeds' column names and a `setup` column last; the concurrency
 //! sweep; the per-interval time series; and the notes that say how to read them.
 
-use crate::group::{median_step, series, step_order};
+use crate::group::{median_step, series, step_order, Series};
 use crate::table::{num, opt, Table};
 use fathom_core::result::StepSummary;
 use fathom_core::store::LoadedRun;
@@ -75,6 +75,13 @@ pub fn queries_per_op(s: &StepSummary) -> f64 {
         .max(f64::MIN_POSITIVE)
 }
 
+/// True when a step's operations are transactions of counted queries (sysbench's events).
+pub fn counts_queries(all: &[Series], step: &str) -> bool {
+    all.iter()
+        .flat_map(|s| s.step(step))
+        .any(|s| s.query_mix.is_some())
+}
+
 /// A figure of a step summary.
 type Figure = fn(&StepSummary) -> Option<f64>;
 
@@ -112,10 +119,7 @@ pub fn sweep(runs: &[LoadedRun]) -> Vec<SweepTable> {
             let reps = s.step(&step);
             (!reps.is_empty() && reps[0].ops > 0).then(|| median_step(&reps))
         };
-        let queries = all
-            .iter()
-            .flat_map(|s| s.step(&step))
-            .any(|s| s.query_mix.is_some());
+        let queries = counts_queries(&all, &step);
         let unit = if queries { "query" } else { "op" };
         let figures: [(String, Figure, usize); 3] = [
             (

@@ -35,7 +35,7 @@ pub fn harness_cost(
     while prev - start < budget && max_ops.is_none_or(|m| n < m) {
         let Some(op) = client.next()? else { break };
         let end = Instant::now();
-        rec.record(op.kind, end - prev, op.bytes);
+        rec.record_done(&op, end - prev);
         prev = end;
         n += 1;
     }

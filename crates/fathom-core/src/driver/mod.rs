@@ -182,8 +182,7 @@ fn client_thread<'c>(
             done += 1;
             if start >= clock.warm_end {
                 measured_from.get_or_insert(start);
-                rec.record(op.kind, end - start, op.bytes);
-                rec.kinds[op.kind].retries += u64::from(op.retries);
+                rec.record_done(&op, end - start);
             }
             prev = end;
         }
@@ -219,7 +218,7 @@ fn background_thread(
     while !stop.load(Ordering::Relaxed) && !interrupt::requested() {
         let start = Instant::now();
         let Some(op) = client.next()? else { break };
-        rec.record(op.kind, start.elapsed(), op.bytes);
+        rec.record_done(&op, start.elapsed());
         // Sleep in short slices so the writer notices the end of the step promptly.
         let due = rate.charge(op.bytes);
         while Instant::now() < due && !stop.load(Ordering::Relaxed) {

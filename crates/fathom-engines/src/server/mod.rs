@@ -74,6 +74,20 @@ pub fn chown(path: &Path, uid: u32, gid: u32) -> anyhow::Result<()> {
         .with_context(|| format!("chown {} to {uid}:{gid}", path.display()))
 }
 
+/// The `pid` setting of a server fathom is pointed at: none, or a live process.
+pub fn parse_pid(pid: &str) -> anyhow::Result<Vec<u32>> {
+    if pid.is_empty() {
+        return Ok(Vec::new());
+    }
+    let p: u32 = pid
+        .parse()
+        .map_err(|_| anyhow::anyhow!("setting `pid`: `{pid}` is not a process id"))?;
+    if !Path::new(&format!("/proc/{p}")).exists() {
+        anyhow::bail!("setting `pid`: there is no process {p}");
+    }
+    Ok(vec![p])
+}
+
 /// The uid and gid of a system user (`postgres`).
 pub fn user_ids(name: &str) -> anyhow::Result<(u32, u32)> {
     let c = CString::new(name)?;

@@ -33,7 +33,7 @@ pub const TESTS: &[(&str, Test)] = &[
 ];
 
 /// The options that shape events (sysbench's defaults in `oltp_common.lua`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Shape {
     pub tables: u32,
     pub table_size: i64,
@@ -97,6 +97,16 @@ pub enum Query {
     },
 }
 
+impl Query {
+    /// True for the statements that change rows.
+    pub fn is_write(&self) -> bool {
+        matches!(
+            self,
+            Query::IndexUpdate { .. } | Query::NonIndexUpdate { .. } | Query::DeleteInsert { .. }
+        )
+    }
+}
+
 /// One event, reused from one to the next.
 #[derive(Clone, Debug, Default)]
 pub struct Event {
@@ -154,6 +164,10 @@ pub struct Events {
 }
 
 impl Events {
+    pub fn test(&self) -> Test {
+        self.test
+    }
+
     pub fn new(test: Test, shape: Shape, rand: SbRand, thread: usize, threads: usize) -> Events {
         // Lua's floating-point division, then truncation to uint32 by the FFI call.
         let rlen = shape.table_size as f64 / threads.max(1) as f64;
@@ -191,7 +205,7 @@ impl Events {
 
     /// The next event.
     pub fn next_event(&mut self) -> &Event {
-        let s = self.shape.clone();
+        let s = self.shape;
         self.event.queries.clear();
         self.event.points.clear();
         self.event.trx = !s.skip_trx && (self.test.reads() || self.test.writes());

@@ -189,42 +189,44 @@ impl Runner<'_> {
     }
 
     /// The event's writes: one transaction for the event, or one per write without BEGIN.
+    /// Returns how many transactions were retried.
     fn writes(&mut self, ev: &Event) -> anyhow::Result<u32> {
-        let writes: Vec<&Query> = ev
-            .queries
-            .iter()
-            .filter(|q| {
-                matches!(
-                    q,
-                    Query::IndexUpdate { .. }
-                        | Query::NonIndexUpdate { .. }
-                        | Query::DeleteInsert { .. }
-                )
-            })
-            .collect();
-        let groups: Vec<&[&Query]> = if ev.trx {
-            vec![&writes[..]]
-        } else {
-            writes.chunks(1).collect()
-        };
         let mut retries = 0;
-        for group in groups.into_iter().filter(|g| !g.is_empty()) {
-            loop {
-                let (key, key2, value) = (&mut self.key, &mut self.key2, &mut self.value);
-                let result = self.session.transaction(&mut |t| {
-                    for q in group {
-                        Self::write(t, q, ev, key, key2, value)?;
-                    }
-                    Ok(TxnEnd::Commit)
-                });
-                match result {
-                    Ok(_) => break,
-                    Err(_) if retries < MAX_RETRIES => retries += 1,
-                    Err(e) => return Err(e),
-                }
+        let writes = || ev.queries.iter().filter(|q| q.is_write());
+        if ev.trx {
+            self.transact(ev, writes, &mut retries)?;
+        } else {
+            for q in writes() {
+                self.transact(ev, || std::iter::once(q), &mut retries)?;
             }
         }
         Ok(retries)
+    }
+
+    /// Applies `group`'s writes in one transaction, running it again after a conflict.
+    fn transact<'q, I: Iterator<Item = &'q Query>>(
+        &mut self,
+        ev: &Event,
+        group: impl Fn() -> I,
+        retries: &mut u32,
+    ) -> anyhow::Result<()> {
+        if group().next().is_none() {
+            return Ok(());
+        }
+        loop {
+            let (key, key2, value) = (&mut self.key, &mut self.key2, &mut self.value);
+            let result = self.session.transaction(&mut |t| {
+                for q in group() {
+                    Self::write(t, q, ev, key, key2, value)?;
+                }
+                Ok(TxnEnd::Commit)
+            });
+            match result {
+                Ok(_) => return Ok(()),
+                Err(_) if *retries < MAX_RETRIES => *retries += 1,
+                Err(e) => return Err(e),
+            }
+        }
     }
 }
 

@@ -247,7 +247,7 @@ impl Workload for Sysbench {
                 })
             }
             Work::Test(test) => {
-                let events = Events::new(test, self.shape.clone(), rand, thread, threads);
+                let events = Events::new(test, self.shape, rand, thread, threads);
                 Ok(match engine {
                     Db::Sql(e) => Box::new(sql::SqlEvents::new(
                         e,

@@ -2,7 +2,7 @@
 //! and connection) and transactions; a deadlock or serialization failure rolls the event back
 //! and runs a new one, as sysbench's ignored errors do.
 
-use super::events::{Events, Query, RangeKind, Rows};
+use super::events::{Events, Query, RangeKind, Rows, Test};
 use fathom_core::driver::{Client, Done};
 use fathom_core::sql::{retryable, Dialect, SqlConn, SqlEngine, Stmt, Value};
 
@@ -73,12 +73,14 @@ impl<'e> SqlEvents<'e> {
         let tables = (1..=tables)
             .map(|t| prepare_table(conn.as_mut(), t))
             .collect::<anyhow::Result<Vec<_>>>()?;
-        let marks = vec!["?"; random_points as usize].join(", ");
-        let points = conn
-            .prepare(&format!(
+        let points = if events.test() == Test::RandomPoints {
+            let marks = vec!["?"; random_points as usize].join(", ");
+            Some(conn.prepare(&format!(
                 "SELECT id, k, c, pad FROM sbtest1 WHERE k IN ({marks})"
-            ))
-            .ok();
+            ))?)
+        } else {
+            None
+        };
         Ok(SqlEvents {
             conn,
             tables,
