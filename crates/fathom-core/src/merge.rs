@@ -121,16 +121,17 @@ fn merge_step(
     };
     let mut by_op = BTreeMap::new();
     for (kind, h) in &kinds {
-        let (n, bytes) = parts
+        let (n, bytes, rows) = parts
             .iter()
             .filter_map(|s| s.by_op.get(*kind))
-            .fold((0, 0), |(n, b), o| (n + o.ops, b + o.bytes));
+            .fold((0, 0, 0), |(n, b, r), o| (n + o.ops, b + o.bytes, r + o.rows));
         by_op.insert(
             kind.to_string(),
             OpSummary {
                 ops: n,
                 bytes,
                 latency_us: Latency::of(h),
+                rows,
             },
         );
     }
@@ -144,6 +145,9 @@ fn merge_step(
             m.bytes += b.bytes;
             m.bytes_per_sec += b.bytes_per_sec;
             m.target_bytes_per_sec += b.target_bytes_per_sec;
+            m.rows += b.rows;
+            m.rows_per_sec += b.rows_per_sec;
+            m.target_rows_per_sec += b.target_rows_per_sec;
             Some(m)
         })
         .map(|mut b| {
@@ -188,6 +192,8 @@ fn merge_step(
             .unwrap_or_default(),
         query_mix: first.query_mix,
         retries_per_sec: parts.iter().map(|s| s.retries_per_sec).sum(),
+        rows: parts.iter().map(|s| s.rows).sum(),
+        rows_per_sec: parts.iter().map(|s| s.rows_per_sec).sum(),
     };
     // Interval k of every host is the k-th interval start in the logs.
     let starts: Vec<&Histogram<u64>> = by_start.values().collect();

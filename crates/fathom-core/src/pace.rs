@@ -5,19 +5,19 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::time::{Duration, Instant};
 
-/// Lets through `bytes_per_sec` on average: after each operation, the next may start once the
+/// Lets through `units_per_sec` on average: after each operation, the next may start once the
 /// bytes sent so far are due.
-pub struct ByteRate {
+pub struct UnitRate {
     start: Instant,
-    bytes_per_sec: f64,
+    units_per_sec: f64,
     sent: u64,
 }
 
-impl ByteRate {
-    pub fn new(bytes_per_sec: f64) -> Self {
-        ByteRate {
+impl UnitRate {
+    pub fn new(units_per_sec: f64) -> Self {
+        UnitRate {
             start: Instant::now(),
-            bytes_per_sec: bytes_per_sec.max(1.0),
+            units_per_sec: units_per_sec.max(1.0),
             sent: 0,
         }
     }
@@ -25,7 +25,7 @@ impl ByteRate {
     /// Accounts for `bytes` just written; returns when the next operation may start.
     pub fn charge(&mut self, bytes: u64) -> Instant {
         self.sent += bytes;
-        self.start + Duration::from_secs_f64(self.sent as f64 / self.bytes_per_sec)
+        self.start + Duration::from_secs_f64(self.sent as f64 / self.units_per_sec)
     }
 }
 
@@ -82,7 +82,7 @@ mod tests {
 
     #[test]
     fn byte_rate_spaces_by_bytes() {
-        let mut r = ByteRate::new(1000.0);
+        let mut r = UnitRate::new(1000.0);
         let t0 = r.start;
         assert_eq!(r.charge(500) - t0, Duration::from_millis(500));
         assert_eq!(r.charge(500) - t0, Duration::from_secs(1));

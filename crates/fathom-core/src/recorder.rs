@@ -27,6 +27,8 @@ pub struct KindRecord {
     pub bytes: u64,
     /// Times operations were retried after a deadlock or conflict (sysbench's ignored errors).
     pub retries: u64,
+    /// Rows the operations inserted (the insert benchmark's per-insert figures divide by them).
+    pub rows: u64,
 }
 
 impl KindRecord {
@@ -36,6 +38,7 @@ impl KindRecord {
             ops: 0,
             bytes: 0,
             retries: 0,
+            rows: 0,
         }
     }
 
@@ -47,6 +50,7 @@ impl KindRecord {
         self.ops += other.ops;
         self.bytes += other.bytes;
         self.retries += other.retries;
+        self.rows += other.rows;
     }
 }
 
@@ -78,6 +82,7 @@ impl Recorder {
     pub fn record_done(&mut self, op: &crate::driver::Done, latency: Duration) {
         self.record(op.kind, latency, op.bytes);
         self.kinds[op.kind].retries += u64::from(op.retries);
+        self.kinds[op.kind].rows += op.rows;
     }
 
     /// Returns what was recorded so far and starts over, keeping the allocation.
@@ -88,6 +93,7 @@ impl Recorder {
             k.ops = 0;
             k.bytes = 0;
             k.retries = 0;
+            k.rows = 0;
         }
         snapshot
     }

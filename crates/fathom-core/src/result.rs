@@ -81,10 +81,14 @@ pub struct OpSummary {
     pub ops: u64,
     pub bytes: u64,
     pub latency_us: Latency,
+    /// Rows the operations inserted.
+    #[serde(default)]
+    pub rows: u64,
 }
 
-/// The rate-limited background writer of a `*whilewriting` step, reported apart and excluded
-/// from the step's figures, as db_bench does.
+/// The rate-limited background writer of a `*whilewriting` step (or the insert benchmark's
+/// inserter and deleter during its query steps), reported apart and excluded from the step's
+/// figures, as db_bench does. Its target is in bytes or in rows per second, the other 0.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Background {
     pub ops: u64,
@@ -92,6 +96,12 @@ pub struct Background {
     pub bytes_per_sec: f64,
     pub target_bytes_per_sec: f64,
     pub latency_us: Latency,
+    #[serde(default)]
+    pub rows: u64,
+    #[serde(default)]
+    pub rows_per_sec: f64,
+    #[serde(default)]
+    pub target_rows_per_sec: f64,
 }
 
 /// Statements per operation by sysbench's classes: a statement returning rows is a read, one
@@ -154,6 +164,12 @@ pub struct StepSummary {
     /// ignored errors), per second.
     #[serde(default)]
     pub retries_per_sec: f64,
+    /// Rows inserted (a batch insert is one operation of many rows) and their rate: the
+    /// insert benchmark's `ips`.
+    #[serde(default)]
+    pub rows: u64,
+    #[serde(default)]
+    pub rows_per_sec: f64,
 }
 
 /// One interval of a step (the reports' time series).

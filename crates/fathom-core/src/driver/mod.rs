@@ -13,7 +13,7 @@ pub use calibrate::{harness_cost, thread_cpu_time};
 use intervals::Intervals;
 
 use crate::interrupt;
-use crate::pace::{sleep_until, Arrivals, ByteRate, Spacing};
+use crate::pace::{sleep_until, Arrivals, Spacing, UnitRate};
 use crate::recorder::{KindRecord, Latency, Recorder};
 use crate::result::{Background, IntervalRecord, OpSummary, QueryMix, StepSummary};
 use crate::sample::Sampler;
@@ -24,13 +24,40 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime};
 
-/// What one operation was: its kind (an index into the step's kinds), the bytes it moved, and
-/// how many times it was retried after a deadlock or conflict before it succeeded.
+/// What one operation was: its kind (an index into the step's kinds), the bytes it moved, how
+/// many times it was retried after a deadlock or conflict before it succeeded, and how many
+/// rows it inserted (a batch insert is one operation of many rows).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Done {
     pub kind: usize,
     pub bytes: u64,
     pub retries: u32,
+    pub rows: u64,
+}
+
+/// The rate a background writer is held to.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Pace {
+    /// Bytes written per second (db_bench's `--benchmark_write_rate_limit`).
+    BytesPerSec(f64),
+    /// Rows inserted per second (the insert benchmark's `--inserts_per_second`).
+    RowsPerSec(f64),
+}
+
+impl Pace {
+    fn per_sec(self) -> f64 {
+        match self {
+            Pace::BytesPerSec(r) | Pace::RowsPerSec(r) => r,
+        }
+    }
+
+    /// What an operation counts against the budget.
+    fn units(self, op: &Done) -> u64 {
+        match self {
+            Pace::BytesPerSec(_) => op.bytes,
+            Pace::RowsPerSec(_) => op.rows,
+        }
+    }
 }
 
 /// One client thread's source of work: generates and performs one operation per call.
@@ -61,8 +88,8 @@ pub struct StepPlan {
     pub warmup: Duration,
     /// Names of the operation kinds, indexed by `Done::kind`.
     pub op_kinds: Vec<String>,
-    /// Bytes per second for a background writer (its client comes from the workload).
-    pub background_bytes_per_sec: Option<f64>,
+    /// The pace of a background writer (its client comes from the workload).
+    pub background: Option<Pace>,
     pub open_loop: Option<OpenLoop>,
     /// Maintenance after the operations, charged to the step.
     pub after: Vec<Maintenance>,
@@ -210,17 +237,17 @@ fn client_thread<'c>(
 fn background_thread(
     mut client: Box<dyn Client + '_>,
     kinds: usize,
-    bytes_per_sec: f64,
+    pace: Pace,
     stop: &AtomicBool,
 ) -> anyhow::Result<Recorder> {
     let mut rec = Recorder::new(kinds);
-    let mut rate = ByteRate::new(bytes_per_sec);
+    let mut rate = UnitRate::new(pace.per_sec());
     while !stop.load(Ordering::Relaxed) && !interrupt::requested() {
         let start = Instant::now();
         let Some(op) = client.next()? else { break };
         rec.record_done(&op, start.elapsed());
         // Sleep in short slices so the writer notices the end of the step promptly.
-        let due = rate.charge(op.bytes);
+        let due = rate.charge(pace.units(&op));
         while Instant::now() < due && !stop.load(Ordering::Relaxed) {
             sleep_until(due.min(Instant::now() + Duration::from_millis(50)));
         }
@@ -287,7 +314,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
             );
         }
         drop(tx);
-        let bg = match (background, plan.background_bytes_per_sec) {
+        let bg = match (background, plan.background) {
             (Some(client), Some(rate)) => {
                 let kinds = plan.op_kinds.len();
                 let stop = &bg_stop;
@@ -449,12 +476,22 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         host: figures.host,
         background: bg_rec.map(|r| {
             let k = r.combined();
+            let target = |f: fn(Pace) -> Option<f64>| plan.background.and_then(f).unwrap_or(0.0);
             Background {
                 ops: k.ops,
                 bytes: k.bytes,
                 bytes_per_sec: secs(k.bytes as f64),
-                target_bytes_per_sec: plan.background_bytes_per_sec.unwrap_or(0.0),
+                target_bytes_per_sec: target(|p| match p {
+                    Pace::BytesPerSec(r) => Some(r),
+                    Pace::RowsPerSec(_) => None,
+                }),
                 latency_us: Latency::of(&k.latency),
+                rows: k.rows,
+                rows_per_sec: secs(k.rows as f64),
+                target_rows_per_sec: target(|p| match p {
+                    Pace::RowsPerSec(r) => Some(r),
+                    Pace::BytesPerSec(_) => None,
+                }),
             }
         }),
         maintenance_seconds,
@@ -465,6 +502,8 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         started_at,
         query_mix: plan.queries,
         retries_per_sec: secs(all.retries as f64),
+        rows: all.rows,
+        rows_per_sec: secs(all.rows as f64),
     })
 }
 
@@ -473,5 +512,6 @@ fn op_summary(k: &KindRecord) -> OpSummary {
         ops: k.ops,
         bytes: k.bytes,
         latency_us: Latency::of(&k.latency),
+        rows: k.rows,
     }
 }

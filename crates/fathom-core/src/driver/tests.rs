@@ -47,7 +47,7 @@ fn run(open_loop: Option<OpenLoop>, ops: u64) -> StepSummary {
         ops_per_client: Some(ops),
         warmup: Duration::ZERO,
         op_kinds: vec!["op".into()],
-        background_bytes_per_sec: None,
+        background: None,
         open_loop,
         ..Default::default()
     };

@@ -87,7 +87,7 @@ impl Client for DbBenchClient<'_> {
         Ok(Some(Done {
             kind: self.kind,
             bytes,
-            retries: 0,
+            ..Done::default()
         }))
     }
 }

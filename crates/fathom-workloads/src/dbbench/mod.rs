@@ -9,7 +9,7 @@ use crate::params::{ParamSpec, Params};
 use crate::{kv_only, Workload, WorkloadEntry};
 use clients::{Action, DbBenchClient, Keys};
 use data::{KeyFormat, ValueSource};
-use fathom_core::driver::{Client, StepPlan};
+use fathom_core::driver::{Client, Pace, StepPlan};
 use fathom_core::family::Db;
 use fathom_core::kv::{Direction, KvEngine, SessionOptions};
 use fathom_core::target::Maintenance;
@@ -135,7 +135,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         ops_per_client: None,
         warmup,
         op_kinds: kinds.iter().map(|k| k.to_string()).collect(),
-        background_bytes_per_sec: None,
+        background: None,
         ..Default::default()
     };
     // Steps run in the order given, as db_bench runs `--benchmarks=a,b,c`.
@@ -191,7 +191,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
                     _ => ("seek", Work::Seek(Direction::Forward)),
                 };
                 let plan = StepPlan {
-                    background_bytes_per_sec: Some(write_rate),
+                    background: Some(Pace::BytesPerSec(write_rate)),
                     ..timed(name, clients, &[kind, "put"])
                 };
                 (plan, work, false)
@@ -280,7 +280,7 @@ impl Workload for DbBench {
         step: usize,
     ) -> anyhow::Result<Option<Box<dyn Client + 'e>>> {
         let engine = kv_only(engine, "dbbench")?;
-        if self.plans[step].background_bytes_per_sec.is_none() {
+        if self.plans[step].background.is_none() {
             return Ok(None);
         }
         let keys = Keys::random(self.num_keys, self.thread_seed(step, 999));
@@ -317,7 +317,7 @@ mod tests {
             "overwritesome: num_keys / clients / 10"
         );
         assert_eq!(s[5].clients, 0);
-        assert_eq!(s[6].background_bytes_per_sec, Some(2.0 * 1048576.0));
+        assert_eq!(s[6].background, Some(Pace::BytesPerSec(2.0 * 1048576.0)));
         assert_eq!(s[9].after, vec![Maintenance::WaitForCompaction]);
     }
 

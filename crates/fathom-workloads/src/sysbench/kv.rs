@@ -239,6 +239,7 @@ impl Client for KvEvents<'_> {
             kind: 0,
             bytes,
             retries,
+            rows: 0,
         }))
     }
 }
@@ -327,6 +328,7 @@ impl Client for KvLoad<'_> {
             kind: 0,
             bytes: bytes as u64,
             retries: 0,
+            rows: n as u64,
         }))
     }
 }

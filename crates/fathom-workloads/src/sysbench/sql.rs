@@ -164,6 +164,7 @@ impl Client for SqlEvents<'_> {
                         kind: 0,
                         bytes,
                         retries,
+                        rows: 0,
                     }))
                 }
                 Err(e) if retryable(&e) && retries < MAX_RETRIES => {
@@ -276,6 +277,7 @@ impl Client for SqlLoad<'_> {
             kind: 0,
             bytes: (n * (4 + 4 + 120 + 60)) as u64,
             retries: 0,
+            rows: n as u64,
         }))
     }
 }
