@@ -45,6 +45,33 @@ impl Dialect {
         }
     }
 
+    /// A 64-bit integer primary key column that numbers itself (the insert benchmark's
+    /// `transactionid`); SQLite's `INTEGER` primary key is its 64-bit rowid.
+    pub fn big_auto_increment_key(self) -> &'static str {
+        match self {
+            Dialect::MariaDb => "BIGINT NOT NULL AUTO_INCREMENT",
+            Dialect::Postgres => "BIGSERIAL",
+            Dialect::Sqlite => "INTEGER NOT NULL",
+        }
+    }
+
+    /// The column type of a date and time to the second.
+    pub fn datetime_type(self) -> &'static str {
+        match self {
+            Dialect::Postgres => "TIMESTAMP",
+            _ => "DATETIME",
+        }
+    }
+
+    /// A placeholder for a `YYYY-MM-DD HH:MM:SS` text parameter going into a datetime column
+    /// (PostgreSQL types parameters, so the text is cast there).
+    pub fn datetime_param(self) -> &'static str {
+        match self {
+            Dialect::Postgres => "?::text::timestamp",
+            _ => "?",
+        }
+    }
+
     /// What follows `CREATE TABLE (...)`: the storage engine for MariaDB.
     pub fn table_suffix(self, storage_engine: Option<&str>) -> String {
         match (self, storage_engine) {
@@ -105,6 +132,9 @@ pub trait SqlConn: Send {
     fn prepare(&mut self, sql: &str) -> anyhow::Result<Stmt>;
     /// Runs a prepared statement, reading every row it returns.
     fn run(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Outcome>;
+    /// Runs a prepared statement and returns its first row's first column as an integer
+    /// (`SELECT max(id) ...`); `None` when there is no row or the value is NULL.
+    fn scalar(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Option<i64>>;
 }
 
 /// An open SQL database (a server fathom started, one it was pointed at, or an embedded one).

@@ -9,13 +9,13 @@ use crate::settings::{self, SettingSpec};
 use crate::{EngineConfig, EngineEntry, Opener};
 use anyhow::Context;
 use fathom_core::sql::{Dialect, Outcome, SqlConn, SqlEngine, SqlError, Stmt, Value};
-use fathom_core::target::{Counters, Target};
+use fathom_core::target::{Counters, Maintenance, Target};
 use mysql::prelude::Queryable;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const MARIADBD: &str = "/usr/sbin/mariadbd";
 const INSTALL_DB: &str = "/usr/bin/mariadb-install-db";
@@ -375,6 +375,51 @@ impl Target for MariaDb {
     fn effective_options(&self) -> BTreeMap<String, String> {
         self.effective.clone()
     }
+    /// InnoDB: write every dirty page out (as the insert benchmark's cleanup does, by setting
+    /// `innodb_max_dirty_pages_pct` to 0 until none are left). MyRocks: flush the memtable;
+    /// waiting for compaction also compacts L0.
+    fn maintain(&self, action: Maintenance) -> anyhow::Result<()> {
+        let mut admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
+        match (self.flavor.storage, action) {
+            ("ROCKSDB", Maintenance::Flush) => {
+                admin.query_drop("SET GLOBAL rocksdb_force_flush_memtable_now = 1")?
+            }
+            ("ROCKSDB", Maintenance::WaitForCompaction) => {
+                admin.query_drop("SET GLOBAL rocksdb_force_flush_memtable_and_lzero_now = 1")?
+            }
+            (_, Maintenance::Flush) => flush_dirty_pages(&mut admin)?,
+            (_, Maintenance::WaitForCompaction) => {}
+        }
+        Ok(())
+    }
+}
+
+/// Longest wait for InnoDB's dirty pages to be written.
+const FLUSH_WAIT: Duration = Duration::from_secs(900);
+
+fn flush_dirty_pages(admin: &mut mysql::Conn) -> anyhow::Result<()> {
+    let pct: Option<String> = admin.query_first("SELECT @@GLOBAL.innodb_max_dirty_pages_pct")?;
+    let pct = pct.unwrap_or_else(|| "90".into());
+    admin.query_drop("SET GLOBAL innodb_max_dirty_pages_pct = 0")?;
+    let started = Instant::now();
+    let result = loop {
+        let dirty = show(admin, "STATUS", &["Innodb_buffer_pool_pages_dirty"])
+            .first()
+            .and_then(|(_, v)| v.parse::<u64>().ok())
+            .unwrap_or(0);
+        if dirty == 0 {
+            break Ok(());
+        }
+        if started.elapsed() > FLUSH_WAIT {
+            break Err(anyhow::anyhow!(
+                "InnoDB still had {dirty} dirty pages after {}s of flushing",
+                FLUSH_WAIT.as_secs()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    admin.query_drop(format!("SET GLOBAL innodb_max_dirty_pages_pct = {pct}"))?;
+    result
 }
 
 impl SqlEngine for MariaDb {
@@ -435,13 +480,7 @@ impl SqlConn for MariaConn {
     }
 
     fn run(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Outcome> {
-        let values: Vec<mysql::Value> = params
-            .iter()
-            .map(|v| match v {
-                Value::Int(i) => mysql::Value::Int(*i),
-                Value::Text(s) => mysql::Value::Bytes(s.as_bytes().to_vec()),
-            })
-            .collect();
+        let values: Vec<mysql::Value> = params.iter().map(value).collect();
         let stmt = &self.stmts[stmt.0];
         let params = mysql::Params::Positional(values);
         if stmt.num_columns() == 0 {
@@ -465,6 +504,22 @@ impl SqlConn for MariaConn {
             }
         }
         Ok(out)
+    }
+
+    fn scalar(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Option<i64>> {
+        let values: Vec<mysql::Value> = params.iter().map(value).collect();
+        let row: Option<mysql::Row> = self
+            .conn
+            .exec_first(&self.stmts[stmt.0], mysql::Params::Positional(values))
+            .map_err(error)?;
+        Ok(row.and_then(|r| r.get_opt::<Option<i64>, _>(0)?.ok().flatten()))
+    }
+}
+
+fn value(v: &Value<'_>) -> mysql::Value {
+    match v {
+        Value::Int(i) => mysql::Value::Int(*i),
+        Value::Text(s) => mysql::Value::Bytes(s.as_bytes().to_vec()),
     }
 }
 

@@ -137,4 +137,12 @@ impl fathom_core::sql::SqlConn for NullConn {
         std::hint::black_box(params);
         Ok(fathom_core::sql::Outcome::default())
     }
+    fn scalar(
+        &mut self,
+        _stmt: fathom_core::sql::Stmt,
+        params: &[fathom_core::sql::Value<'_>],
+    ) -> anyhow::Result<Option<i64>> {
+        std::hint::black_box(params);
+        Ok(None)
+    }
 }

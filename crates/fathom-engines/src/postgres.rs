@@ -8,7 +8,7 @@ use crate::settings::{self, SettingSpec};
 use crate::{EngineConfig, EngineEntry, Opener};
 use anyhow::Context;
 use fathom_core::sql::{Dialect, Outcome, SqlConn, SqlEngine, SqlError, Stmt, Value};
-use fathom_core::target::{Counters, Target};
+use fathom_core::target::{Counters, Maintenance, Target};
 use postgres::types::{FromSql, ToSql, Type};
 use postgres::{Client, NoTls};
 use std::collections::BTreeMap;
@@ -338,6 +338,14 @@ impl Target for Postgres {
     fn effective_options(&self) -> BTreeMap<String, String> {
         self.effective.clone()
     }
+    /// A flush is a CHECKPOINT; vacuuming is per table, the workload's.
+    fn maintain(&self, action: Maintenance) -> anyhow::Result<()> {
+        if action == Maintenance::Flush {
+            let mut admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
+            admin.batch_execute("CHECKPOINT")?;
+        }
+        Ok(())
+    }
 }
 
 impl SqlEngine for Postgres {
@@ -447,17 +455,7 @@ impl SqlConn for PgConn {
 
     fn run(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Outcome> {
         let s = &self.stmts[stmt.0];
-        // PostgreSQL types every parameter; integers go as the width the statement expects.
-        let owned: Vec<PgParam> = params
-            .iter()
-            .zip(s.params())
-            .map(|(v, ty)| match (v, ty) {
-                (Value::Int(i), &Type::INT4) => PgParam::I32(*i as i32),
-                (Value::Int(i), &Type::INT2) => PgParam::I16(*i as i16),
-                (Value::Int(i), _) => PgParam::I64(*i),
-                (Value::Text(t), _) => PgParam::Text(t),
-            })
-            .collect();
+        let owned = pg_params(s, params);
         let refs: Vec<&(dyn ToSql + Sync)> = owned.iter().map(|p| p as _).collect();
         if s.columns().is_empty() {
             let affected = self.client.execute(s, &refs).map_err(error)?;
@@ -478,6 +476,34 @@ impl SqlConn for PgConn {
         }
         Ok(out)
     }
+
+    fn scalar(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Option<i64>> {
+        let s = &self.stmts[stmt.0];
+        let owned = pg_params(s, params);
+        let refs: Vec<&(dyn ToSql + Sync)> = owned.iter().map(|p| p as _).collect();
+        let Some(row) = self.client.query_opt(s, &refs).map_err(error)? else {
+            return Ok(None);
+        };
+        Ok(match s.columns().first().map(|c| c.type_()) {
+            Some(&Type::INT4) => row.get::<_, Option<i32>>(0).map(i64::from),
+            Some(&Type::INT2) => row.get::<_, Option<i16>>(0).map(i64::from),
+            _ => row.get::<_, Option<i64>>(0),
+        })
+    }
+}
+
+/// PostgreSQL types every parameter; integers go as the width the statement expects.
+fn pg_params<'a>(s: &postgres::Statement, params: &[Value<'a>]) -> Vec<PgParam<'a>> {
+    params
+        .iter()
+        .zip(s.params())
+        .map(|(v, ty)| match (v, ty) {
+            (Value::Int(i), &Type::INT4) => PgParam::I32(*i as i32),
+            (Value::Int(i), &Type::INT2) => PgParam::I16(*i as i16),
+            (Value::Int(i), _) => PgParam::I64(*i),
+            (Value::Text(t), _) => PgParam::Text(t),
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use crate::sqlite::{connect, pragmas, SETTINGS};
 use crate::{EngineConfig, EngineEntry, Opener};
 use fathom_core::sql::{Dialect, Outcome, SqlConn, SqlEngine, SqlError, Stmt, Value};
-use fathom_core::target::{Counters, Target};
+use fathom_core::target::{Counters, Maintenance, Target};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ToSql};
 use std::path::PathBuf;
@@ -63,6 +63,14 @@ impl Target for SqliteSql {
             .query_row("PRAGMA page_count", [], |r| r.get::<_, i64>(0))
             .map(|n| Counters::from([("page_count".to_string(), n as f64)]))
             .unwrap_or_default()
+    }
+    /// A flush checkpoints the write-ahead log into the database file.
+    fn maintain(&self, action: Maintenance) -> anyhow::Result<()> {
+        if action == Maintenance::Flush {
+            let admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
+            admin.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        }
+        Ok(())
     }
 }
 
@@ -150,5 +158,18 @@ impl SqlConn for SqliteConn {
             }
         }
         Ok(out)
+    }
+
+    fn scalar(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Option<i64>> {
+        let mut st = self
+            .conn
+            .prepare_cached(&self.sqls[stmt.0])
+            .map_err(error)?;
+        let params = rusqlite::params_from_iter(params.iter().map(|v| Param(*v)));
+        let mut rows = st.query(params).map_err(error)?;
+        Ok(match rows.next().map_err(error)? {
+            Some(row) => row.get::<_, Option<i64>>(0).map_err(error)?,
+            None => None,
+        })
     }
 }

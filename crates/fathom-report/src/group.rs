@@ -149,6 +149,17 @@ pub fn median_step(steps: &[&StepSummary]) -> StepSummary {
     m.host.idle_pct = median_of(steps, |s| s.host.idle_pct);
     m.host.rps = median_opt(steps, |s| s.host.rps);
     m.host.wps = median_opt(steps, |s| s.host.wps);
+    m.host.rmbps = median_opt(steps, |s| s.host.rmbps);
+    m.host.wmbps = median_opt(steps, |s| s.host.wmbps);
+    m.host.us_pct = median_of(steps, |s| s.host.us_pct);
+    m.host.sy_pct = median_of(steps, |s| s.host.sy_pct);
+    m.host.cs_per_sec = median_of(steps, |s| s.host.cs_per_sec);
+    m.rows = median_of(steps, |s| s.rows as f64) as u64;
+    m.rows_per_sec = median_of(steps, |s| s.rows_per_sec);
+    m.window_seconds = median_of(steps, |s| s.window_seconds);
+    if let Some(b) = m.background.as_mut() {
+        b.rows_per_sec = median_of(steps, |s| s.background.as_ref().map_or(0.0, |b| b.rows_per_sec));
+    }
     m.retries_per_sec = median_of(steps, |s| s.retries_per_sec);
     m.host.steal_pct = median_of(steps, |s| s.host.steal_pct);
     m.harness_ns_per_op = median_opt(steps, |s| s.harness_ns_per_op);

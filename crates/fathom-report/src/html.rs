@@ -311,6 +311,14 @@ pub fn page(runs: &[LoadedRun], opts: &ReportOptions) -> String {
             sweep_charts(&all, &steps)
         );
     }
+    let per_insert = crate::inserts::tables(runs);
+    if !per_insert.is_empty() {
+        body += "<h2>What each insert and query cost</h2>\n";
+        for t in &per_insert {
+            let _ = writeln!(body, "<h3>{}</h3>", escape(&t.title));
+            body += &html_table(&t.table);
+        }
+    }
     body += &relative(runs, opts);
     let _ = write!(
         body,

@@ -5,6 +5,7 @@ pub mod compare;
 pub mod dbbench_tsv;
 pub mod group;
 pub mod html;
+pub mod inserts;
 pub mod json;
 pub mod steps;
 pub mod svg;

@@ -85,7 +85,8 @@ pub fn counts_queries(all: &[Series], step: &str) -> bool {
 /// A figure of a step summary.
 type Figure = fn(&StepSummary) -> Option<f64>;
 
-/// One table of a concurrency sweep.
+/// One titled table of the report beside the step table (a sweep's figure, a step's costs).
+#[derive(Clone)]
 pub struct SweepTable {
     pub title: String,
     pub table: Table,
@@ -256,7 +257,8 @@ pub fn text(runs: &[LoadedRun], markdown: bool) -> String {
         out += "\n";
     }
     out += &render(table(runs));
-    for t in sweep(runs) {
+    let per_insert = crate::inserts::tables(runs);
+    for t in sweep(runs).into_iter().chain(per_insert.iter().cloned()) {
         out += &format!("\n{} (median over repeats):\n", t.title);
         if markdown {
             out += "\n";
@@ -264,6 +266,9 @@ pub fn text(runs: &[LoadedRun], markdown: bool) -> String {
         out += &render(t.table);
     }
     out += &notes(runs);
+    if !per_insert.is_empty() {
+        out += crate::inserts::NOTE;
+    }
     out
 }
 
@@ -343,7 +348,12 @@ fn notes(runs: &[LoadedRun]) -> String {
         let mut limited = Vec::new();
         for step in s.step_names() {
             let m = median_step(&s.step(step));
-            if let Some(b) = &m.background {
+            if let Some(b) = m.background.as_ref().filter(|b| b.target_rows_per_sec > 0.0) {
+                lines.push(format!(
+                    "{}: background inserter and deleter {:.0} rows/s (target {:.0}), {} statements, excluded from the row",
+                    m.step, b.rows_per_sec, b.target_rows_per_sec, b.ops
+                ));
+            } else if let Some(b) = &m.background {
                 lines.push(format!(
                     "{}: background writer {:.2} MB/s (target {:.2}), {} puts, excluded from the row",
                     m.step,

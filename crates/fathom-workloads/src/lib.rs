@@ -3,6 +3,7 @@
 //! `WORKLOADS` is the registry the CLI reads.
 
 pub mod dbbench;
+pub mod ibench;
 pub mod params;
 pub mod rows;
 pub mod sysbench;
@@ -56,7 +57,7 @@ pub fn kv_only<'e>(db: Db<'e>, workload: &str) -> anyhow::Result<&'e dyn KvEngin
     }
 }
 
-pub static WORKLOADS: &[WorkloadEntry] = &[dbbench::ENTRY, sysbench::ENTRY];
+pub static WORKLOADS: &[WorkloadEntry] = &[dbbench::ENTRY, sysbench::ENTRY, ibench::ENTRY];
 
 /// Looks a workload up by name.
 pub fn find(name: &str) -> anyhow::Result<&'static WorkloadEntry> {

@@ -86,6 +86,15 @@ impl Params {
         })
     }
 
+    /// A switch: on/off, true/false, 1/0, yes/no.
+    pub fn on_off(&self, specs: &[ParamSpec], name: &str) -> anyhow::Result<bool> {
+        match self.raw(specs, name) {
+            "on" | "true" | "1" | "yes" => Ok(true),
+            "off" | "false" | "0" | "no" => Ok(false),
+            other => anyhow::bail!("parameter `{name}`: expected on or off, got `{other}`"),
+        }
+    }
+
     pub fn duration(&self, specs: &[ParamSpec], name: &str) -> anyhow::Result<Duration> {
         units::parse_duration(self.raw(specs, name))
             .map_err(|e| anyhow::anyhow!("parameter `{name}`: {e}"))

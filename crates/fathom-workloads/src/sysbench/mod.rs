@@ -76,11 +76,7 @@ pub struct Sysbench {
 }
 
 fn on_off(params: &Params, name: &str) -> anyhow::Result<bool> {
-    match params.raw(PARAMS, name) {
-        "on" | "true" | "1" | "yes" => Ok(true),
-        "off" | "false" | "0" | "no" => Ok(false),
-        other => anyhow::bail!("parameter `{name}`: expected on or off, got `{other}`"),
-    }
+    params.on_off(PARAMS, name)
 }
 
 fn rand_type(params: &Params) -> anyhow::Result<RandType> {

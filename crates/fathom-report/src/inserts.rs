@@ -1,0 +1,205 @@
+//! What each insert (and each query beside rate-limited inserts) cost, in seed 001's layout:
+//! iostat and vmstat rates and those rates divided by the insert or query rate, a table per
+//! step with a row per setup. Steps between them (index creation, cleanup) get their time and
+//! rates, so their cost shows too.
+
+use crate::group::{median_step, series, step_order};
+use crate::steps::SweepTable;
+use crate::table::{num, Table};
+use fathom_core::result::StepSummary;
+use fathom_core::store::LoadedRun;
+
+/// How a step's figures are normalised.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Every operation inserts or deletes rows: per inserted row.
+    Inserts,
+    /// Queries while a background writer inserts rows: per query.
+    Queries,
+    /// Anything else in a run that has one of the above (l.x, cleanup): time and rates.
+    Other,
+}
+
+fn kind(s: &StepSummary) -> Kind {
+    let writes_only = s.by_op.keys().all(|k| k == "insert" || k == "delete");
+    if s.background.as_ref().is_some_and(|b| b.rows > 0) {
+        Kind::Queries
+    } else if s.rows > 0 && writes_only {
+        Kind::Inserts
+    } else {
+        Kind::Other
+    }
+}
+
+const INSERT_COLUMNS: &[&str] = &[
+    "r/s", "rmb/s", "wmb/s", "r/i", "rkb/i", "wkb/i", "us+sy", "cs/i", "(us+sy)/i", "ips", "secs",
+    "db.gb", "rss", "setup",
+];
+const QUERY_COLUMNS: &[&str] = &[
+    "r/s", "rmb/s", "wmb/s", "r/q", "rkb/q", "wkb/q", "us+sy", "cs/q", "(us+sy)/q", "qps", "q.p50",
+    "q.p99", "q.max", "ips", "db.gb", "rss", "setup",
+];
+const OTHER_COLUMNS: &[&str] = &[
+    "secs", "r/s", "rmb/s", "wmb/s", "us+sy", "cs/s", "db.gb", "rss", "setup",
+];
+
+fn fixed(x: Option<f64>, decimals: usize) -> String {
+    x.map_or_else(|| "-".into(), |v| format!("{v:.decimals$}"))
+}
+
+/// The row of one step of one setup.
+fn row(s: &StepSummary, k: Kind, setup: &str) -> Vec<String> {
+    let h = &s.host;
+    let us_sy = h.us_pct + h.sy_pct;
+    // Per unit: the step's rates over the insert (or query) rate, as the seed divides them.
+    let rate = match k {
+        Kind::Inserts => s.rows_per_sec,
+        _ => s.ops_per_sec,
+    };
+    let per = |x: Option<f64>| x.filter(|_| rate > 0.0).map(|v| v / rate);
+    let rates = [
+        fixed(h.rps, 1),
+        fixed(h.rmbps, 1),
+        fixed(h.wmbps, 1),
+    ];
+    let per_unit = [
+        fixed(per(h.rps), 6),
+        fixed(per(h.rmbps.map(|m| m * 1024.0)), 3),
+        fixed(per(h.wmbps.map(|m| m * 1024.0)), 3),
+        format!("{us_sy:.1}"),
+        fixed(per(Some(h.cs_per_sec)), 1),
+        fixed(per(Some(us_sy)), 6),
+    ];
+    let size = [
+        format!("{}/{}", num(s.db_gb.allocated), num(s.db_gb.apparent)),
+        format!("{}G", num(s.rss_gb)),
+        setup.to_string(),
+    ];
+    let mut out: Vec<String> = Vec::new();
+    match k {
+        Kind::Inserts => {
+            out.extend(rates);
+            out.extend(per_unit);
+            out.push(format!("{:.0}", s.rows_per_sec));
+            out.push(format!("{:.1}", s.window_seconds));
+        }
+        Kind::Queries => {
+            let bg = s.background.as_ref().map_or(0.0, |b| b.rows_per_sec);
+            let l = &s.latency_us;
+            out.extend(rates);
+            out.extend(per_unit);
+            out.push(format!("{:.0}", s.ops_per_sec));
+            out.extend([num(l.p50), num(l.p99), num(l.max)]);
+            out.push(format!("{bg:.0}"));
+        }
+        Kind::Other => {
+            out.push(format!("{:.1}", s.window_seconds));
+            out.extend(rates);
+            out.push(format!("{us_sy:.1}"));
+            out.push(format!("{:.0}", h.cs_per_sec));
+        }
+    }
+    out.extend(size);
+    out
+}
+
+/// The tables, one per step, when some step inserts rows; empty otherwise.
+pub fn tables(runs: &[LoadedRun]) -> Vec<SweepTable> {
+    let all = series(runs);
+    let steps = step_order(runs);
+    let summaries = |step: &str| -> Vec<(String, StepSummary)> {
+        all.iter()
+            .filter_map(|s| {
+                let reps = s.step(step);
+                (!reps.is_empty()).then(|| (s.label(&all), median_step(&reps)))
+            })
+            .collect()
+    };
+    let has_inserts = steps
+        .iter()
+        .any(|st| summaries(st).iter().any(|(_, s)| kind(s) != Kind::Other));
+    if !has_inserts {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for step in &steps {
+        let rows = summaries(step);
+        let Some(k) = rows.iter().map(|(_, s)| kind(s)).min_by_key(|k| *k as u8) else {
+            continue;
+        };
+        let (columns, what) = match k {
+            Kind::Inserts => (INSERT_COLUMNS, "per insert"),
+            Kind::Queries => (QUERY_COLUMNS, "per query, beside the background inserts"),
+            Kind::Other => (OTHER_COLUMNS, "time and rates"),
+        };
+        let mut t = Table::new(columns);
+        for (label, s) in &rows {
+            t.push(row(s, k, label));
+        }
+        out.push(SweepTable {
+            title: format!("{step}: {what}"),
+            table: t,
+        });
+    }
+    out
+}
+
+/// How to read the tables.
+pub const NOTE: &str = "\
+per insert / per query (seed 001's columns): r/s, rmb/s, wmb/s: iostat reads/s and MB/s read and written;\n\
+r/i, rkb/i, wkb/i: those divided by the insert rate (per query: /q); us+sy: vmstat CPU percent; cs/i:\n\
+context switches per insert; (us+sy)/i: us+sy divided by the insert rate; ips: rows inserted per second\n\
+(for query steps, by the background inserter); secs: the step's length; q.*: query latency in µs.\n";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fathom_core::result::{Background, HostRates, OpSummary};
+
+    fn summary() -> StepSummary {
+        StepSummary {
+            rows: 25_000,
+            rows_per_sec: 24923.0,
+            ops_per_sec: 498.0,
+            window_seconds: 1.0,
+            host: HostRates {
+                rps: Some(77.8),
+                rmbps: Some(0.9),
+                wmbps: Some(176.6),
+                us_pct: 20.0,
+                sy_pct: 2.3,
+                cs_per_sec: 174_461.0,
+                ..HostRates::default()
+            },
+            by_op: [("insert".to_string(), OpSummary::default())].into(),
+            ..StepSummary::default()
+        }
+    }
+
+    #[test]
+    fn per_insert_figures_divide_the_rates_by_ips_as_the_seed() {
+        // rocksdb.def in seed 001: r/s 77.8, wmb/s 176.6, ips 24923 → r/i 0.003122, wkb/i 7.256.
+        let r = row(&summary(), Kind::Inserts, "rocksdb.def");
+        let col = |name: &str| r[INSERT_COLUMNS.iter().position(|c| *c == name).unwrap()].clone();
+        assert_eq!(col("r/i"), "0.003122");
+        assert_eq!(col("wkb/i"), "7.256");
+        assert_eq!(col("us+sy"), "22.3");
+        assert_eq!(col("cs/i"), "7.0");
+        assert_eq!(col("(us+sy)/i"), "0.000895");
+        assert_eq!(col("ips"), "24923");
+    }
+
+    #[test]
+    fn steps_are_told_apart() {
+        let mut s = summary();
+        assert_eq!(kind(&s), Kind::Inserts);
+        s.background = Some(Background {
+            rows: 100,
+            ..Background::default()
+        });
+        assert_eq!(kind(&s), Kind::Queries);
+        let mut s = summary();
+        s.by_op.insert("create_index".into(), OpSummary::default());
+        assert_eq!(kind(&s), Kind::Other);
+    }
+}

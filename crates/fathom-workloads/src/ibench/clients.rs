@@ -1,0 +1,298 @@
+//! The insert benchmark's clients, written once against `Store` (what each family does to a
+//! table): the inserter with its matching deleter, the index builder of `l.x`, the query
+//! client, and the cleanup that brings the engine to a steady state.
+
+use super::gen::{Batch, RowGen, Shape, Table};
+use fathom_core::driver::{Client, Done};
+use fathom_core::sql::retryable;
+use fathom_core::target::Maintenance;
+use rand::Rng;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Operation kinds of every step, indexed by `Done::kind`.
+pub const KINDS: &[&str] = &[
+    "insert",
+    "delete",
+    "create_index",
+    "market",
+    "register",
+    "pdc",
+    "point",
+    "analyze",
+    "flush",
+    "compact",
+    "settle",
+];
+const INSERT: usize = 0;
+const DELETE: usize = 1;
+const CREATE_INDEX: usize = 2;
+/// The range queries' kinds follow the index order: market, register, pdc.
+const RANGE: usize = 3;
+const POINT: usize = 6;
+const ANALYZE: usize = 7;
+const FLUSH: usize = 8;
+const COMPACT: usize = 9;
+const SETTLE: usize = 10;
+
+/// Deletes between re-reads of the smallest id (iibench's `resync_get_min`).
+const RESYNC_EVERY: u64 = 1000;
+/// Point queries between re-reads of the largest id.
+const MAX_EVERY: u64 = 100;
+/// A statement retried this many times in a row after deadlocks is the step's error.
+const MAX_RETRIES: u32 = 1000;
+
+/// What the insert benchmark does to a table, once per engine family.
+pub trait Store: Send {
+    /// Drops and creates table `t` with its primary key only.
+    fn create_table(&mut self, t: u32) -> anyhow::Result<()>;
+    /// Inserts `batch` into `t`, ids assigned in order after the table's largest.
+    fn insert(&mut self, t: &Table, batch: &Batch) -> anyhow::Result<()>;
+    /// Deletes up to `n` rows of `t` with the smallest ids at or after `from`; returns how
+    /// many it deleted.
+    fn delete(&mut self, t: u32, from: i64, n: usize) -> anyhow::Result<u64>;
+    /// The table's smallest and largest id (`None` when it is empty).
+    fn min_id(&mut self, t: u32) -> anyhow::Result<Option<i64>>;
+    fn max_id(&mut self, t: u32) -> anyhow::Result<Option<i64>>;
+    /// How secondary indexes are created: the positions each statement creates (InnoDB adds
+    /// all three in one ALTER; MyRocks, PostgreSQL and the kv mapping one at a time).
+    fn index_groups(&self, count: usize) -> Vec<Vec<usize>>;
+    /// Creates the secondary indexes at `positions` on `t`.
+    fn create_indexes(&mut self, t: u32, positions: &[usize]) -> anyhow::Result<()>;
+    /// The range query on index `index` from `from`; returns the bytes fetched.
+    fn range_query(&mut self, t: u32, index: usize, from: i64) -> anyhow::Result<u64>;
+    /// The point query on `ids`; returns the bytes fetched.
+    fn point_query(&mut self, t: u32, ids: &[i64]) -> anyhow::Result<u64>;
+    /// Refreshes the optimizer's statistics of `t` (ANALYZE TABLE, VACUUM ANALYZE).
+    fn analyze(&mut self, t: u32) -> anyhow::Result<()>;
+    /// An engine-wide maintenance action.
+    fn maintain(&mut self, action: Maintenance) -> anyhow::Result<()>;
+}
+
+/// Runs `f`, again after a deadlock or lock wait timeout; returns its value and the retries.
+fn retrying<T>(mut f: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<(T, u32)> {
+    let mut retries = 0;
+    loop {
+        match f() {
+            Ok(v) => return Ok((v, retries)),
+            Err(e) if retryable(&e) && retries < MAX_RETRIES => retries += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn ids_of<'t>(store: &mut dyn Store, t: &'t Table) -> anyhow::Result<&'t super::gen::Ids> {
+    t.ids(|| Ok((store.min_id(t.n)?, store.max_id(t.n)?)))
+}
+
+/// Inserts batches into its tables in turn and, with deletes on, follows each with a delete
+/// of as many of the oldest rows, so the tables stay the same size ("the table is a queue").
+/// A load step's client stops after its rows; the query steps' background writer runs on.
+pub struct Writer<'e> {
+    pub store: Box<dyn Store + 'e>,
+    pub tables: Vec<Arc<Table>>,
+    pub gen: RowGen,
+    pub batch_rows: usize,
+    /// Rows left to insert; `None` for no limit.
+    pub rows_left: Option<u64>,
+    pub deletes: bool,
+    /// Creates the tables before the first insert (`l.i0`).
+    pub create: bool,
+    pub batch: Batch,
+    pub next_table: usize,
+    /// The table whose delete is due next.
+    pub pending_delete: Option<(usize, usize)>,
+    pub deleted_batches: u64,
+}
+
+impl<'e> Writer<'e> {
+    pub fn new(store: Box<dyn Store + 'e>, tables: Vec<Arc<Table>>, gen: RowGen) -> Self {
+        Writer {
+            store,
+            tables,
+            gen,
+            batch_rows: 1,
+            rows_left: None,
+            deletes: false,
+            create: false,
+            batch: Batch::default(),
+            next_table: 0,
+            pending_delete: None,
+            deleted_batches: 0,
+        }
+    }
+
+    fn delete(&mut self, at: usize, n: usize) -> anyhow::Result<Done> {
+        let table = Arc::clone(&self.tables[at]);
+        let ids = ids_of(self.store.as_mut(), &table)?;
+        self.deleted_batches += 1;
+        if self.deleted_batches % RESYNC_EVERY == 0 {
+            if let Some(min) = self.store.min_id(table.n)? {
+                ids.frontier.fetch_max(min, Ordering::Relaxed);
+            }
+        }
+        let from = ids.claim_delete(n);
+        let store = &mut self.store;
+        let (_, retries) = retrying(|| store.delete(table.n, from, n))?;
+        Ok(Done {
+            kind: DELETE,
+            retries,
+            ..Done::default()
+        })
+    }
+}
+
+impl Client for Writer<'_> {
+    fn next(&mut self) -> anyhow::Result<Option<Done>> {
+        if let Some((at, n)) = self.pending_delete.take() {
+            return self.delete(at, n).map(Some);
+        }
+        if self.create {
+            for t in &self.tables {
+                self.store.create_table(t.n)?;
+            }
+            self.create = false;
+        }
+        let n = match self.rows_left {
+            Some(0) => return Ok(None),
+            Some(left) => left.min(self.batch_rows as u64) as usize,
+            None => self.batch_rows,
+        };
+        let at = self.next_table;
+        self.next_table = (at + 1) % self.tables.len();
+        let table = Arc::clone(&self.tables[at]);
+        ids_of(self.store.as_mut(), &table)?;
+        self.gen.fill(&mut self.batch, n);
+        let (store, batch) = (&mut self.store, &self.batch);
+        let (_, retries) = retrying(|| store.insert(&table, batch))?;
+        if let Some(left) = self.rows_left.as_mut() {
+            *left -= n as u64;
+        }
+        if self.deletes {
+            self.pending_delete = Some((at, n));
+        }
+        Ok(Some(Done {
+            kind: INSERT,
+            bytes: self.batch.bytes(),
+            retries,
+            rows: n as u64,
+        }))
+    }
+}
+
+/// `l.x`: inserts a few rows, then creates the secondary indexes, each statement an operation.
+pub struct Indexer<'e> {
+    pub writer: Writer<'e>,
+    /// Index groups left to create, with the table.
+    pub groups: Vec<(u32, Vec<usize>)>,
+}
+
+impl Client for Indexer<'_> {
+    fn next(&mut self) -> anyhow::Result<Option<Done>> {
+        if let Some(done) = self.writer.next()? {
+            return Ok(Some(done));
+        }
+        if self.groups.is_empty() {
+            return Ok(None);
+        }
+        let (t, positions) = self.groups.remove(0);
+        self.writer.store.create_indexes(t, &positions)?;
+        Ok(Some(Done {
+            kind: CREATE_INDEX,
+            ..Done::default()
+        }))
+    }
+}
+
+/// A query step's client: range queries on a secondary index picked at random each time, or
+/// point queries on ids between the delete frontier and the largest id.
+pub struct Querier<'e> {
+    pub store: Box<dyn Store + 'e>,
+    pub table: Arc<Table>,
+    pub shape: Arc<Shape>,
+    pub gen: RowGen,
+    pub point: bool,
+    pub queries: u64,
+    pub max_id: i64,
+    pub ids: Vec<i64>,
+}
+
+impl Client for Querier<'_> {
+    fn next(&mut self) -> anyhow::Result<Option<Done>> {
+        let t = self.table.n;
+        let (kind, bytes) = if self.point {
+            if self.queries % MAX_EVERY == 0 {
+                self.max_id = self.store.max_id(t)?.unwrap_or(0);
+            }
+            let min = ids_of(self.store.as_mut(), &self.table)?
+                .frontier
+                .load(Ordering::Relaxed);
+            let hi = self.max_id.max(min + 1);
+            let rng = self.gen.rng();
+            self.ids.clear();
+            self.ids
+                .extend((0..self.shape.rows_per_query).map(|_| rng.gen_range(min..hi)));
+            (POINT, self.store.point_query(t, &self.ids)?)
+        } else {
+            let index = self.gen.rng().gen_range(0..self.shape.indexes.len());
+            let domain = self.shape.domain(self.shape.indexes[index].cols[0]);
+            let from = self.gen.rng().gen_range(0..domain);
+            (RANGE + index, self.store.range_query(t, index, from)?)
+        };
+        self.queries += 1;
+        Ok(Some(Done {
+            kind,
+            bytes,
+            ..Done::default()
+        }))
+    }
+}
+
+/// One action of the cleanup step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tidy {
+    Analyze(u32),
+    Engine(Maintenance),
+    Settle(Duration),
+}
+
+/// The cleanup between the load and query steps: statistics per table, the engine's flush
+/// and compaction, then a wait for it to settle; each action is an operation.
+pub struct Cleanup<'e> {
+    pub store: Box<dyn Store + 'e>,
+    pub actions: Vec<Tidy>,
+}
+
+impl Client for Cleanup<'_> {
+    fn next(&mut self) -> anyhow::Result<Option<Done>> {
+        if self.actions.is_empty() {
+            return Ok(None);
+        }
+        let kind = match self.actions.remove(0) {
+            Tidy::Analyze(t) => {
+                self.store.analyze(t)?;
+                ANALYZE
+            }
+            Tidy::Engine(m) => {
+                self.store.maintain(m)?;
+                match m {
+                    Maintenance::Flush => FLUSH,
+                    Maintenance::WaitForCompaction => COMPACT,
+                }
+            }
+            Tidy::Settle(d) => {
+                // In slices, so Ctrl-C ends the wait promptly.
+                let end = std::time::Instant::now() + d;
+                while std::time::Instant::now() < end && !fathom_core::interrupt::requested() {
+                    std::thread::sleep(Duration::from_millis(100).min(d));
+                }
+                SETTLE
+            }
+        };
+        Ok(Some(Done {
+            kind,
+            ..Done::default()
+        }))
+    }
+}

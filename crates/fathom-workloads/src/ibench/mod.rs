@@ -1,0 +1,422 @@
+//! The insert benchmark (specs/workloads.md §2): `l.i0` loads tables with their primary key
+//! only, `l.x` creates the three secondary indexes, `l.i1` and `l.i2` insert with matching
+//! deletes so the tables stay the same size, `cleanup` brings the engine to a steady state, and
+//! the `qr<N>`/`qp<N>` steps run range or point queries flat out while a background inserter
+//! and deleter write N rows/s per client. Natively on sql engines, through the row/index
+//! mapping on kv engines.
+
+mod clients;
+pub mod gen;
+mod kv;
+mod sql;
+
+use crate::params::{ParamSpec, Params};
+use crate::{Workload, WorkloadEntry};
+use clients::{Cleanup, Indexer, Querier, Store, Tidy, Writer, KINDS};
+use fathom_core::driver::{Client, Pace, StepPlan};
+use fathom_core::family::Db;
+use fathom_core::target::Maintenance;
+use gen::{RowGen, Shape, Table, CLASSIC, CURRENT};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec { name: "steps", default: "l.i0,l.x,l.i1,l.i2,cleanup,qr100,qp100,qr500,qp500,qr1000,qp1000", help: "steps in order: l.i0, l.x, l.i1, l.i2, cleanup, qr<N> (range queries) and qp<N> (point queries) with N inserts/s per client in the background" },
+    ParamSpec { name: "rows", default: "1000000", help: "rows l.i0 loads, over all clients (ra.sh's nr1)" },
+    ParamSpec { name: "write_rows", default: "500000", help: "rows l.i1 (4/5) and l.i2 (1/5) insert and delete, over all clients (nr2)" },
+    ParamSpec { name: "lx_rows", default: "100", help: "rows l.x inserts before it creates the indexes, over all clients" },
+    ParamSpec { name: "query_secs", default: "60s", help: "length of each query step (querysecs)" },
+    ParamSpec { name: "settle", default: "auto", help: "wait at the end of cleanup; auto: 60 s + 1 s per million l.i0 rows, at most 1200 s, as iibench" },
+    ParamSpec { name: "secondary_indexes", default: "3", help: "secondary indexes, 0-3 (--num_secondary_indexes)" },
+    ParamSpec { name: "index_style", default: "current", help: "current (iibench since 2023-12) or classic (v0/v1, iibench-mongodb) index columns" },
+    ParamSpec { name: "commit_i0", default: "100", help: "rows per INSERT in l.i0" },
+    ParamSpec { name: "commit_i1", default: "50", help: "rows per INSERT (and DELETE) in l.i1" },
+    ParamSpec { name: "commit_i2", default: "5", help: "rows per INSERT (and DELETE) in l.i2" },
+    ParamSpec { name: "commit_q", default: "50", help: "rows per background INSERT in the query steps (at most the rate)" },
+    ParamSpec { name: "deletes", default: "on", help: "delete as many rows as l.i1, l.i2 and the query steps insert (--delete_per_insert)" },
+    ParamSpec { name: "shared_table", default: "off", help: "all clients use table pi1 instead of one table each (only1t)" },
+    ParamSpec { name: "rows_per_query", default: "10", help: "LIMIT of a range query, ids of a point query" },
+    ParamSpec { name: "data_length_min", default: "10", help: "shortest data column" },
+    ParamSpec { name: "data_length_max", default: "20", help: "longest data column" },
+    ParamSpec { name: "data_random_pct", default: "50", help: "percent of 3/4 of data that is random (the rest is 'a')" },
+    ParamSpec { name: "cashregisters", default: "1000", help: "cashregisterid is uniform below this" },
+    ParamSpec { name: "products", default: "10000", help: "productid is uniform below this" },
+    ParamSpec { name: "customers", default: "100000", help: "customerid is uniform below this" },
+    ParamSpec { name: "max_price", default: "500", help: "price is uniform below this" },
+    ParamSpec { name: "seed", default: "0", help: "random seed; 0 picks one from the clock (recorded)" },
+];
+
+pub const ENTRY: WorkloadEntry = WorkloadEntry {
+    name: "ibench",
+    about: "the insert benchmark: load, create indexes, insert+delete, cleanup, then range and point queries beside rate-limited inserts",
+    params: PARAMS,
+    build,
+    families: &["kv", "sql"],
+};
+
+/// What a step does.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Work {
+    Load {
+        rows: u64,
+        batch: usize,
+        deletes: bool,
+        create: bool,
+    },
+    Index {
+        rows: u64,
+    },
+    Cleanup {
+        settle: Duration,
+    },
+    Query {
+        point: bool,
+        batch: usize,
+    },
+}
+
+pub struct Ibench {
+    shape: Arc<Shape>,
+    pool: Arc<Vec<u8>>,
+    seed: u64,
+    shared: bool,
+    deletes: bool,
+    tables: u32,
+    plans: Vec<StepPlan>,
+    work: Vec<Work>,
+    resolved: BTreeMap<String, String>,
+    /// The tables of the step whose clients are being built (fresh ids per step).
+    current: Mutex<Option<(usize, Arc<Vec<Arc<Table>>>)>>,
+}
+
+fn positive(params: &Params, name: &str) -> anyhow::Result<u64> {
+    let v = params.u64(PARAMS, name)?;
+    if v == 0 {
+        anyhow::bail!("parameter `{name}`: must be at least 1");
+    }
+    Ok(v)
+}
+
+fn shape(params: &Params) -> anyhow::Result<Shape> {
+    let int = |name| positive(params, name).map(|v| v as i64);
+    let count = params.u64(PARAMS, "secondary_indexes")?;
+    if count > 3 {
+        anyhow::bail!("parameter `secondary_indexes`: expected 0 to 3, got {count}");
+    }
+    let style = match params.raw(PARAMS, "index_style") {
+        "current" => CURRENT,
+        "classic" => CLASSIC,
+        other => {
+            anyhow::bail!("parameter `index_style`: expected current or classic, got `{other}`")
+        }
+    };
+    let data_min = params.u64(PARAMS, "data_length_min")? as usize;
+    let data_max = params.u64(PARAMS, "data_length_max")? as usize;
+    if data_min > data_max || data_max > 4000 {
+        anyhow::bail!(
+            "parameters `data_length_min` and `data_length_max`: expected min <= max <= 4000, got {data_min} and {data_max}"
+        );
+    }
+    let pct = params.u64(PARAMS, "data_random_pct")?;
+    if pct > 100 {
+        anyhow::bail!("parameter `data_random_pct`: expected 0 to 100, got {pct}");
+    }
+    Ok(Shape {
+        cashregisters: int("cashregisters")?,
+        products: int("products")?,
+        customers: int("customers")?,
+        max_price: int("max_price")?,
+        data_min,
+        data_max,
+        data_random_pct: pct as u32,
+        indexes: style[..count as usize].to_vec(),
+        rows_per_query: positive(params, "rows_per_query")? as usize,
+    })
+}
+
+fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
+    params.check("ibench", PARAMS)?;
+    let dop = clients.max(1) as u64;
+    let shape = shape(params)?;
+    let rows = positive(params, "rows")?;
+    let write_rows = params.u64(PARAMS, "write_rows")?;
+    let deletes = params.on_off(PARAMS, "deletes")?;
+    let shared = params.on_off(PARAMS, "shared_table")?;
+    let query_secs = params.duration(PARAMS, "query_secs")?;
+    let settle = match params.raw(PARAMS, "settle") {
+        "auto" => Duration::from_secs((60 + rows / 1_000_000).min(1200)),
+        _ => params.duration(PARAMS, "settle")?,
+    };
+    let commit = |name| positive(params, name).map(|v| v as usize);
+    let per_client = |total: u64| total.div_ceil(dop);
+    let seed = params.seed(PARAMS)?;
+    let mut resolved = params.resolved(PARAMS);
+    resolved.insert("seed".into(), seed.to_string());
+    let mut w = Ibench {
+        pool: gen::random_pool(seed, 1 << 20),
+        shape: Arc::new(shape),
+        seed,
+        shared,
+        deletes,
+        tables: if shared { 1 } else { dop as u32 },
+        plans: Vec::new(),
+        work: Vec::new(),
+        resolved,
+        current: Mutex::new(None),
+    };
+    for name in params.raw(PARAMS, "steps").split(',').map(str::trim) {
+        let load = |rows, batch, deletes| Work::Load {
+            rows: per_client(rows),
+            batch,
+            deletes,
+            create: name == "l.i0",
+        };
+        let (work, plan) = match name {
+            "" => continue,
+            "l.i0" => (
+                load(rows, commit("commit_i0")?, false),
+                StepPlan::default(),
+            ),
+            "l.x" => (
+                Work::Index {
+                    rows: per_client(params.u64(PARAMS, "lx_rows")?),
+                },
+                StepPlan::default(),
+            ),
+            "l.i1" => (
+                load((write_rows * 4).div_ceil(5), commit("commit_i1")?, deletes),
+                StepPlan::default(),
+            ),
+            "l.i2" => (
+                load(write_rows / 5, commit("commit_i2")?, deletes),
+                StepPlan::default(),
+            ),
+            "cleanup" => (
+                Work::Cleanup { settle },
+                StepPlan {
+                    clients: 1,
+                    ..StepPlan::default()
+                },
+            ),
+            q if q.starts_with("qr") || q.starts_with("qp") => {
+                let rate: u64 = q[2..].parse().ok().filter(|r| *r > 0).ok_or_else(|| {
+                    anyhow::anyhow!("parameter `steps`: `{q}` needs a rate, as qr100 or qp500")
+                })?;
+                let point = q.starts_with("qp");
+                if !point && w.shape.indexes.is_empty() {
+                    anyhow::bail!(
+                        "parameter `steps`: `{q}` runs range queries on the secondary indexes; secondary_indexes is 0"
+                    );
+                }
+                (
+                    Work::Query {
+                        point,
+                        batch: commit("commit_q")?.min(rate as usize),
+                    },
+                    StepPlan {
+                        duration: Some(query_secs),
+                        background: Some(Pace::RowsPerSec((rate * dop) as f64)),
+                        ..StepPlan::default()
+                    },
+                )
+            }
+            other => anyhow::bail!(
+                "parameter `steps`: unknown step `{other}`; steps are l.i0, l.x, l.i1, l.i2, cleanup, qr<N>, qp<N>"
+            ),
+        };
+        w.plans.push(StepPlan {
+            name: name.to_string(),
+            clients: if plan.clients == 0 {
+                dop as usize
+            } else {
+                plan.clients
+            },
+            op_kinds: KINDS.iter().map(|k| k.to_string()).collect(),
+            ..plan
+        });
+        w.work.push(work);
+    }
+    if w.plans.is_empty() {
+        anyhow::bail!("parameter `steps`: no steps given");
+    }
+    Ok(Box::new(w))
+}
+
+impl Ibench {
+    /// The step's tables: made anew when its first client is built, so each step reads the
+    /// ids from the database, and shared by its other clients and its background writer.
+    fn tables(&self, step: usize, thread: usize) -> Arc<Vec<Arc<Table>>> {
+        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        match &*current {
+            Some((s, t)) if *s == step && thread != 0 => Arc::clone(t),
+            _ => {
+                let t: Arc<Vec<Arc<Table>>> =
+                    Arc::new((1..=self.tables).map(|n| Arc::new(Table::new(n))).collect());
+                *current = Some((step, Arc::clone(&t)));
+                t
+            }
+        }
+    }
+
+    /// The tables client `thread` writes or queries.
+    fn mine(&self, all: &[Arc<Table>], thread: usize) -> Vec<Arc<Table>> {
+        let t = if self.shared { 0 } else { thread % all.len() };
+        vec![Arc::clone(&all[t])]
+    }
+
+    fn store<'e>(&self, db: Db<'e>) -> anyhow::Result<Box<dyn Store + 'e>> {
+        Ok(match db {
+            Db::Sql(e) => Box::new(sql::SqlStore::new(e, Arc::clone(&self.shape))?),
+            Db::Kv(e) => Box::new(kv::KvStore::new(e, Arc::clone(&self.shape))?),
+        })
+    }
+
+    fn gen(&self, step: usize, thread: usize) -> RowGen {
+        RowGen::new(
+            Arc::clone(&self.shape),
+            Arc::clone(&self.pool),
+            crate::params::thread_seed(self.seed, step, thread),
+        )
+    }
+}
+
+impl Workload for Ibench {
+    fn steps(&self) -> &[StepPlan] {
+        &self.plans
+    }
+
+    fn client<'e>(
+        &self,
+        engine: Db<'e>,
+        step: usize,
+        thread: usize,
+    ) -> anyhow::Result<Box<dyn Client + 'e>> {
+        let all = self.tables(step, thread);
+        let mine = self.mine(&all, thread);
+        let store = self.store(engine)?;
+        let gen = self.gen(step, thread);
+        Ok(match self.work[step] {
+            Work::Load {
+                rows,
+                batch,
+                deletes,
+                create,
+            } => Box::new(Writer {
+                batch_rows: batch,
+                rows_left: Some(rows),
+                deletes,
+                // With one shared table, the first client creates it.
+                create: create && (!self.shared || thread == 0),
+                ..Writer::new(store, mine, gen)
+            }),
+            Work::Index { rows } => {
+                // One shared table: the first client inserts and indexes, the others rest.
+                let active = !self.shared || thread == 0;
+                let groups = if active {
+                    let t = mine[0].n;
+                    store
+                        .index_groups(self.shape.indexes.len())
+                        .into_iter()
+                        .map(|g| (t, g))
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                let rows = if !active {
+                    0
+                } else if self.shared {
+                    rows * self.plans[step].clients as u64
+                } else {
+                    rows
+                };
+                Box::new(Indexer {
+                    writer: Writer {
+                        batch_rows: rows.max(1) as usize,
+                        rows_left: Some(rows),
+                        ..Writer::new(store, mine, gen)
+                    },
+                    groups,
+                })
+            }
+            Work::Cleanup { settle } => {
+                let mut actions: Vec<Tidy> = all.iter().map(|t| Tidy::Analyze(t.n)).collect();
+                actions.push(Tidy::Engine(Maintenance::Flush));
+                actions.push(Tidy::Engine(Maintenance::WaitForCompaction));
+                actions.push(Tidy::Settle(settle));
+                Box::new(Cleanup { store, actions })
+            }
+            Work::Query { point, .. } => Box::new(Querier {
+                store,
+                table: Arc::clone(&mine[0]),
+                shape: Arc::clone(&self.shape),
+                gen,
+                point,
+                queries: 0,
+                max_id: 0,
+                ids: Vec::new(),
+            }),
+        })
+    }
+
+    fn background<'e>(
+        &self,
+        engine: Db<'e>,
+        step: usize,
+    ) -> anyhow::Result<Option<Box<dyn Client + 'e>>> {
+        let Work::Query { batch, .. } = self.work[step] else {
+            return Ok(None);
+        };
+        let all = self.tables(step, usize::MAX);
+        Ok(Some(Box::new(Writer {
+            batch_rows: batch,
+            deletes: self.deletes,
+            ..Writer::new(
+                self.store(engine)?,
+                all.to_vec(),
+                self.gen(step, self.plans[step].clients + 1),
+            )
+        })))
+    }
+
+    fn params(&self) -> BTreeMap<String, String> {
+        self.resolved.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn build_with(pairs: &[&str], clients: usize) -> anyhow::Result<Box<dyn Workload>> {
+        let p = Params::parse(&pairs.iter().map(|s| s.to_string()).collect::<Vec<_>>())?;
+        build(&p, clients)
+    }
+
+    #[test]
+    fn the_step_sequence_of_ra_sh() {
+        let w = build_with(&["rows=1000", "write_rows=500", "query_secs=5s"], 2).unwrap();
+        let names: Vec<_> = w.steps().iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["l.i0", "l.x", "l.i1", "l.i2", "cleanup", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000"]
+        );
+        let s = w.steps();
+        assert_eq!(s[0].clients, 2);
+        assert_eq!(s[4].clients, 1, "cleanup is one client");
+        assert_eq!(s[9].background, Some(Pace::RowsPerSec(2000.0)), "1000/s per client");
+        assert_eq!(s[9].duration, Some(Duration::from_secs(5)));
+        assert_eq!(s[0].duration, None, "load steps end on their rows");
+    }
+
+    #[test]
+    fn bad_parameters_say_what_is_expected() {
+        let e = |p: &[&str]| build_with(p, 1).err().unwrap().to_string();
+        assert!(e(&["steps=l.i0,qz100"]).contains("unknown step `qz100`"));
+        assert!(e(&["steps=qr"]).contains("needs a rate"));
+        assert!(e(&["secondary_indexes=4"]).contains("expected 0 to 3"));
+        assert!(e(&["index_style=new"]).contains("current or classic"));
+        assert!(e(&["secondary_indexes=0", "steps=qr100"]).contains("secondary_indexes is 0"));
+        assert!(e(&["data_length_min=30"]).contains("min <= max"));
+    }
+}

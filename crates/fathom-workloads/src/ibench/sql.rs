@@ -1,0 +1,243 @@
+//! The insert benchmark on the sql family, with iibench's schema and statements: multi-row
+//! INSERTs into an AUTO_INCREMENT (BIGSERIAL, rowid) key, deletes from the old end, and the
+//! covering range queries (with FORCE INDEX on MariaDB) and IN-list point queries.
+
+use super::clients::Store;
+use super::gen::{Batch, Shape, Table};
+use fathom_core::sql::{Dialect, SqlConn, SqlEngine, Stmt, Value};
+use fathom_core::target::Maintenance;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// One table's prepared statements, made at first use (the table must exist by then).
+#[derive(Default)]
+struct Stmts {
+    /// Multi-row INSERT by its row count.
+    insert: HashMap<usize, Stmt>,
+    /// DELETE by its row count.
+    delete: HashMap<usize, Stmt>,
+    min: Option<Stmt>,
+    max: Option<Stmt>,
+    range: HashMap<usize, Stmt>,
+    point: Option<Stmt>,
+}
+
+pub struct SqlStore<'e> {
+    engine: &'e dyn SqlEngine,
+    conn: Box<dyn SqlConn + 'e>,
+    dialect: Dialect,
+    shape: Arc<Shape>,
+    stmts: HashMap<u32, Stmts>,
+}
+
+impl<'e> SqlStore<'e> {
+    pub fn new(engine: &'e dyn SqlEngine, shape: Arc<Shape>) -> anyhow::Result<Self> {
+        Ok(SqlStore {
+            engine,
+            conn: engine.connect()?,
+            dialect: engine.dialect(),
+            shape,
+            stmts: HashMap::new(),
+        })
+    }
+
+    fn stmt(
+        &mut self,
+        t: u32,
+        pick: impl FnOnce(&mut Stmts) -> &mut Option<Stmt>,
+        sql: impl FnOnce() -> String,
+    ) -> anyhow::Result<Stmt> {
+        let slot = pick(self.stmts.entry(t).or_default());
+        if let Some(s) = slot {
+            return Ok(*s);
+        }
+        let s = self.conn.prepare(&sql())?;
+        *slot = Some(s);
+        Ok(s)
+    }
+
+    fn keyed(
+        &mut self,
+        t: u32,
+        pick: impl FnOnce(&mut Stmts) -> &mut HashMap<usize, Stmt>,
+        key: usize,
+        sql: impl FnOnce() -> String,
+    ) -> anyhow::Result<Stmt> {
+        let map = pick(self.stmts.entry(t).or_default());
+        if let Some(s) = map.get(&key) {
+            return Ok(*s);
+        }
+        let s = self.conn.prepare(&sql())?;
+        map.insert(key, s);
+        Ok(s)
+    }
+
+    fn index_name(t: u32, name: &str) -> String {
+        format!("pi{t}_{name}")
+    }
+
+    fn index_cols(&self, i: usize) -> String {
+        let cols: Vec<&str> = self.shape.indexes[i]
+            .cols
+            .iter()
+            .map(|c| c.name())
+            .collect();
+        cols.join(", ")
+    }
+}
+
+/// The table's DDL in `dialect`.
+pub fn create_table(dialect: Dialect, storage: Option<&str>, t: u32) -> Vec<String> {
+    let mut ddl = vec![
+        format!("DROP TABLE IF EXISTS pi{t}"),
+        format!(
+            "CREATE TABLE pi{t} (\n  transactionid {},\n  dateandtime {},\n  \
+             cashregisterid INT NOT NULL,\n  customerid INT NOT NULL,\n  \
+             productid INT NOT NULL,\n  price INT NOT NULL,\n  data VARCHAR(4000),\n  \
+             PRIMARY KEY (transactionid)\n){}",
+            dialect.big_auto_increment_key(),
+            dialect.datetime_type(),
+            dialect.table_suffix(storage)
+        ),
+    ];
+    if dialect == Dialect::Postgres {
+        ddl.push(format!("ALTER SEQUENCE pi{t}_transactionid_seq CACHE 1000"));
+    }
+    ddl
+}
+
+impl Store for SqlStore<'_> {
+    fn create_table(&mut self, t: u32) -> anyhow::Result<()> {
+        self.stmts.remove(&t);
+        for ddl in create_table(self.dialect, self.engine.storage_engine(), t) {
+            self.conn.exec(&ddl)?;
+        }
+        Ok(())
+    }
+
+    fn insert(&mut self, t: &Table, batch: &Batch) -> anyhow::Result<()> {
+        let n = batch.len();
+        let dialect = self.dialect;
+        let stmt = self.keyed(t.n, |s| &mut s.insert, n, || {
+            let row = format!("({}, ?, ?, ?, ?, ?)", dialect.datetime_param());
+            format!(
+                "INSERT INTO pi{} (dateandtime, cashregisterid, customerid, productid, price, data) VALUES {}",
+                t.n,
+                vec![row; n].join(", ")
+            )
+        })?;
+        // One allocation per batch of rows: small beside the statement.
+        let mut params = Vec::with_capacity(n * 6);
+        for (r, data) in batch.rows.iter().zip(&batch.data) {
+            params.extend([
+                Value::Text(&batch.datetime_text),
+                Value::Int(r.cashregisterid),
+                Value::Int(r.customerid),
+                Value::Int(r.productid),
+                Value::Int(r.price),
+                Value::Text(data),
+            ]);
+        }
+        self.conn.run(stmt, &params).map(|_| ())
+    }
+
+    fn delete(&mut self, t: u32, from: i64, n: usize) -> anyhow::Result<u64> {
+        let dialect = self.dialect;
+        let stmt = self.keyed(t, |s| &mut s.delete, n, || match dialect {
+            Dialect::MariaDb => format!(
+                "DELETE FROM pi{t} WHERE transactionid >= ? ORDER BY transactionid ASC LIMIT {n}"
+            ),
+            _ => format!(
+                "DELETE FROM pi{t} WHERE transactionid IN (SELECT transactionid FROM pi{t} \
+                 WHERE transactionid >= ? ORDER BY transactionid LIMIT {n})"
+            ),
+        })?;
+        Ok(self.conn.run(stmt, &[Value::Int(from)])?.affected)
+    }
+
+    fn min_id(&mut self, t: u32) -> anyhow::Result<Option<i64>> {
+        let stmt = self.stmt(t, |s| &mut s.min, || {
+            format!("SELECT min(transactionid) FROM pi{t}")
+        })?;
+        self.conn.scalar(stmt, &[])
+    }
+
+    fn max_id(&mut self, t: u32) -> anyhow::Result<Option<i64>> {
+        let stmt = self.stmt(t, |s| &mut s.max, || {
+            format!("SELECT max(transactionid) FROM pi{t}")
+        })?;
+        self.conn.scalar(stmt, &[])
+    }
+
+    fn index_groups(&self, count: usize) -> Vec<Vec<usize>> {
+        if self.dialect == Dialect::MariaDb && self.engine.storage_engine() != Some("ROCKSDB") {
+            vec![(0..count).collect()]
+        } else {
+            (0..count).map(|i| vec![i]).collect()
+        }
+    }
+
+    fn create_indexes(&mut self, t: u32, positions: &[usize]) -> anyhow::Result<()> {
+        let name = |i: usize| Self::index_name(t, self.shape.indexes[i].name);
+        let sql = if self.dialect == Dialect::MariaDb {
+            let adds: Vec<String> = positions
+                .iter()
+                .map(|&i| format!("ADD INDEX {} ({})", name(i), self.index_cols(i)))
+                .collect();
+            vec![format!("ALTER TABLE pi{t} {}", adds.join(", "))]
+        } else {
+            positions
+                .iter()
+                .map(|&i| format!("CREATE INDEX {} ON pi{t} ({})", name(i), self.index_cols(i)))
+                .collect()
+        };
+        for s in sql {
+            self.conn.exec(&s)?;
+        }
+        // Plans prepared before the indexes existed are prepared again.
+        self.stmts.remove(&t);
+        Ok(())
+    }
+
+    fn range_query(&mut self, t: u32, index: usize, from: i64) -> anyhow::Result<u64> {
+        let ix = self.shape.indexes[index];
+        let cols = self.index_cols(index);
+        let force = match self.dialect {
+            Dialect::MariaDb => format!(" FORCE INDEX ({})", Self::index_name(t, ix.name)),
+            _ => String::new(),
+        };
+        let op = if ix.strict() { ">" } else { ">=" };
+        let limit = self.shape.rows_per_query;
+        let stmt = self.keyed(t, |s| &mut s.range, index, || {
+            format!(
+                "SELECT {cols} FROM pi{t}{force} WHERE {} {op} ? ORDER BY {cols} LIMIT {limit}",
+                ix.cols[0].name()
+            )
+        })?;
+        Ok(self.conn.run(stmt, &[Value::Int(from)])?.bytes)
+    }
+
+    fn point_query(&mut self, t: u32, ids: &[i64]) -> anyhow::Result<u64> {
+        let n = ids.len();
+        let stmt = self.stmt(t, |s| &mut s.point, || {
+            format!(
+                "SELECT transactionid, productid, data FROM pi{t} WHERE transactionid IN ({})",
+                vec!["?"; n].join(", ")
+            )
+        })?;
+        let params: Vec<Value<'_>> = ids.iter().map(|&i| Value::Int(i)).collect();
+        Ok(self.conn.run(stmt, &params)?.bytes)
+    }
+
+    fn analyze(&mut self, t: u32) -> anyhow::Result<()> {
+        self.conn.exec(&match self.dialect {
+            Dialect::MariaDb => format!("ANALYZE TABLE pi{t}"),
+            Dialect::Postgres => format!("VACUUM (ANALYZE) pi{t}"),
+            Dialect::Sqlite => format!("ANALYZE pi{t}"),
+        })
+    }
+
+    fn maintain(&mut self, action: Maintenance) -> anyhow::Result<()> {
+        self.engine.maintain(action)
+    }
+}
