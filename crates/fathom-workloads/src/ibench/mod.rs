@@ -385,38 +385,4 @@ impl Workload for Ibench {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn build_with(pairs: &[&str], clients: usize) -> anyhow::Result<Box<dyn Workload>> {
-        let p = Params::parse(&pairs.iter().map(|s| s.to_string()).collect::<Vec<_>>())?;
-        build(&p, clients)
-    }
-
-    #[test]
-    fn the_step_sequence_of_ra_sh() {
-        let w = build_with(&["rows=1000", "write_rows=500", "query_secs=5s"], 2).unwrap();
-        let names: Vec<_> = w.steps().iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(
-            names,
-            ["l.i0", "l.x", "l.i1", "l.i2", "cleanup", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000"]
-        );
-        let s = w.steps();
-        assert_eq!(s[0].clients, 2);
-        assert_eq!(s[4].clients, 1, "cleanup is one client");
-        assert_eq!(s[9].background, Some(Pace::RowsPerSec(2000.0)), "1000/s per client");
-        assert_eq!(s[9].duration, Some(Duration::from_secs(5)));
-        assert_eq!(s[0].duration, None, "load steps end on their rows");
-    }
-
-    #[test]
-    fn bad_parameters_say_what_is_expected() {
-        let e = |p: &[&str]| build_with(p, 1).err().unwrap().to_string();
-        assert!(e(&["steps=l.i0,qz100"]).contains("unknown step `qz100`"));
-        assert!(e(&["steps=qr"]).contains("needs a rate"));
-        assert!(e(&["secondary_indexes=4"]).contains("expected 0 to 3"));
-        assert!(e(&["index_style=new"]).contains("current or classic"));
-        assert!(e(&["secondary_indexes=0", "steps=qr100"]).contains("secondary_indexes is 0"));
-        assert!(e(&["data_length_min=30"]).contains("min <= max"));
-    }
-}
+mod tests;

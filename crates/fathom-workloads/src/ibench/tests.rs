@@ -1,0 +1,206 @@
+//! The insert benchmark's steps and parameters, and its runs on real engines of both
+//! families: the tables stay the same size, deletes take the oldest rows, and on kv engines
+//! every row has exactly its index entries.
+
+use super::*;
+
+fn build_with(pairs: &[&str], clients: usize) -> anyhow::Result<Box<dyn Workload>> {
+    let p = Params::parse(&pairs.iter().map(|s| s.to_string()).collect::<Vec<_>>())?;
+    build(&p, clients)
+}
+
+#[test]
+fn the_step_sequence_of_ra_sh() {
+    let w = build_with(&["rows=1000", "write_rows=500", "query_secs=5s"], 2).unwrap();
+    let names: Vec<_> = w.steps().iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["l.i0", "l.x", "l.i1", "l.i2", "cleanup", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000"]
+    );
+    let s = w.steps();
+    assert_eq!(s[0].clients, 2);
+    assert_eq!(s[4].clients, 1, "cleanup is one client");
+    assert_eq!(s[9].background, Some(Pace::RowsPerSec(2000.0)), "1000/s per client");
+    assert_eq!(s[9].duration, Some(Duration::from_secs(5)));
+    assert_eq!(s[0].duration, None, "load steps end on their rows");
+}
+
+#[test]
+fn bad_parameters_say_what_is_expected() {
+    let e = |p: &[&str]| build_with(p, 1).err().unwrap().to_string();
+    assert!(e(&["steps=l.i0,qz100"]).contains("unknown step `qz100`"));
+    assert!(e(&["steps=qr"]).contains("needs a rate"));
+    assert!(e(&["secondary_indexes=4"]).contains("expected 0 to 3"));
+    assert!(e(&["index_style=new"]).contains("current or classic"));
+    assert!(e(&["secondary_indexes=0", "steps=qr100"]).contains("secondary_indexes is 0"));
+    assert!(e(&["data_length_min=30"]).contains("min <= max"));
+}
+
+/// Runs the steps the way the driver would, without its clock: every client (and the
+/// background writer, one operation before each round) until the clients are done, or for
+/// `query_rounds` rounds in a step with a background writer. Returns per step the kinds done.
+fn drive(w: &dyn Workload, db: Db<'_>, query_rounds: usize) -> Vec<Vec<usize>> {
+    let mut kinds_per_step = Vec::new();
+    for (i, plan) in w.steps().iter().enumerate() {
+        let mut clients: Vec<_> = (0..plan.clients)
+            .map(|t| w.client(db, i, t).unwrap())
+            .collect();
+        let mut background = w.background(db, i).unwrap();
+        let mut live = vec![true; clients.len()];
+        let mut kinds = vec![0; KINDS.len()];
+        let mut rounds = 0;
+        while live.iter().any(|l| *l) {
+            if let Some(bg) = background.as_mut() {
+                if rounds == query_rounds {
+                    break;
+                }
+                bg.next().unwrap();
+            }
+            rounds += 1;
+            for (c, l) in clients.iter_mut().zip(live.iter_mut()) {
+                if !*l {
+                    continue;
+                }
+                match c.next().unwrap() {
+                    Some(d) => kinds[d.kind] += 1,
+                    None => *l = false,
+                }
+            }
+        }
+        kinds_per_step.push(kinds);
+    }
+    kinds_per_step
+}
+
+const SMALL: &[&str] = &[
+    "rows=3000",
+    "write_rows=1000",
+    "lx_rows=100",
+    "settle=0s",
+    "steps=l.i0,l.x,l.i1,l.i2,cleanup,qr1000,qp1000",
+    "seed=7",
+];
+
+fn kind(name: &str) -> usize {
+    KINDS.iter().position(|k| *k == name).unwrap()
+}
+
+fn open(name: &str, dir: &std::path::Path) -> fathom_core::family::Engine {
+    let entry = fathom_engines::find(name).unwrap();
+    let config = fathom_engines::EngineConfig {
+        data_dir: dir.to_path_buf(),
+        ..Default::default()
+    };
+    fathom_engines::open(entry, &config).unwrap()
+}
+
+#[test]
+fn on_sqlite_sql_the_tables_stay_the_same_size_and_lose_their_oldest_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open("sqlite-sql", dir.path());
+    let fathom_core::family::Engine::Sql(sql) = &engine else {
+        panic!("sqlite-sql is a sql engine")
+    };
+    let w = build_with(SMALL, 2).unwrap();
+    let done = drive(w.as_ref(), engine.db(), 200);
+    // l.i1: 800 rows in batches of 50 per table pair → 16 inserts and 16 deletes over 2 clients.
+    assert_eq!((done[2][kind("insert")], done[2][kind("delete")]), (16, 16));
+    // l.x: one CREATE INDEX per index on each of the 2 tables.
+    assert_eq!(done[1][kind("create_index")], 6);
+    assert!(done[5][kind("market")] + done[5][kind("register")] + done[5][kind("pdc")] > 0);
+    assert_eq!(done[6][kind("point")], 400);
+    let mut conn = sql.connect().unwrap();
+    for t in [1, 2] {
+        let mut one = |q: &str| {
+            let s = conn.prepare(&q.replace("{t}", &t.to_string())).unwrap();
+            conn.scalar(s, &[]).unwrap().unwrap()
+        };
+        // 1500 loaded + 50 by l.x per table; every later insert had its delete, but the
+        // background writer may stop between an insert and its delete.
+        let count = one("SELECT count(*) FROM pi{t}");
+        assert!((1550..=1550 + 50).contains(&count), "pi{t}: {count} rows");
+        // l.i1 and l.i2 deleted 500 of each table's oldest rows, the query steps more.
+        assert!(one("SELECT min(transactionid) FROM pi{t}") > 500);
+        let indexes = one("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'pi{t}'");
+        assert_eq!(indexes, 3);
+    }
+}
+
+/// Every row of table `t` as (id, [index keys it should have]), and every index entry.
+fn rows_and_index_entries(
+    s: &mut dyn fathom_core::kv::KvSession,
+    shape: &Shape,
+    t: u32,
+) -> (std::collections::BTreeSet<Vec<u8>>, std::collections::BTreeSet<Vec<u8>>, usize) {
+    use crate::rows::{decode_row, index_id, key_int, Col as V, Key};
+    use fathom_core::kv::Direction;
+    type Keys = std::collections::BTreeSet<Vec<u8>>;
+    let (mut expected, mut found, mut rows) = (Keys::new(), Keys::new(), 0);
+    let expected_ref = &mut expected;
+    let start = Key::default().start(index_id(t, 0)).as_slice().to_vec();
+    s.scan(&start, Direction::Forward, usize::MAX, &mut |k, v| {
+        if !k.starts_with(&index_id(t, 0).to_be_bytes()) {
+            return false;
+        }
+        rows += 1;
+        let id = key_int(k, 4).unwrap();
+        let cols = decode_row(v, &[true, true, true, true, true, false]).unwrap();
+        let int = |i: usize| match cols[i] {
+            V::Int(x) => x,
+            V::Bytes(_) => panic!("column {i} is an integer"),
+        };
+        let row = gen::Row {
+            cashregisterid: int(1),
+            customerid: int(2),
+            productid: int(3),
+            price: int(4),
+        };
+        for (i, ix) in shape.indexes.iter().enumerate() {
+            let mut key = Key::default();
+            key.start(index_id(t, i as u32 + 1));
+            for &c in ix.cols {
+                key.int(row.col(c, int(0)));
+            }
+            expected_ref.insert(key.int(id).as_slice().to_vec());
+        }
+        true
+    })
+    .unwrap();
+    for i in 1..=shape.indexes.len() as u32 {
+        let start = Key::default().start(index_id(t, i)).as_slice().to_vec();
+        s.scan(&start, Direction::Forward, usize::MAX, &mut |k, _| {
+            if !k.starts_with(&index_id(t, i).to_be_bytes()) {
+                return false;
+            }
+            found.insert(k.to_vec());
+            true
+        })
+        .unwrap();
+    }
+    (expected, found, rows)
+}
+
+#[test]
+fn on_kv_engines_every_row_has_exactly_its_index_entries() {
+    for name in ["rocksdb", "wiredtiger"] {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = open(name, dir.path());
+        let fathom_core::family::Engine::Kv(kv) = &engine else {
+            panic!("{name} is a kv engine")
+        };
+        let mut pairs = SMALL.to_vec();
+        pairs.push("index_style=classic");
+        let w = build_with(&pairs, 2).unwrap();
+        let done = drive(w.as_ref(), engine.db(), 200);
+        assert_eq!(done[1][kind("create_index")], 6, "{name}: one pass per index");
+        let p = Params::parse(&pairs.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
+        let shape = shape(&p).unwrap();
+        let mut s = kv.session(Default::default()).unwrap();
+        for t in [1, 2] {
+            let (expected, found, rows) = rows_and_index_entries(s.as_mut(), &shape, t);
+            assert!((1550..=1600).contains(&rows), "{name} pi{t}: {rows} rows");
+            assert_eq!(expected.len(), rows * 3);
+            assert_eq!(found, expected, "{name} pi{t}: index entries match the rows");
+        }
+    }
+}
