@@ -247,3 +247,60 @@ fn fathom_serve_shares_its_server_and_tables_with_the_real_sysbench() {
     assert!(serve.wait().unwrap().success());
     no_server_left(dir.path());
 }
+
+/// The insert benchmark's whole sequence on every family, and seed 001's tables from it.
+#[test]
+fn the_insert_benchmark_on_every_family() {
+    let dir = server_scratch();
+    ok(&run(
+        "--engine innodb,myrocks,postgres,sqlite-sql,rocksdb --workload ibench --clients 2 \
+         --param rows=4000 --param write_rows=2000 --param settle=0s --param query_secs=1s \
+         --param steps=l.i0,l.x,l.i1,l.i2,cleanup,qr200,qp200",
+        dir.path(),
+    ));
+    no_server_left(dir.path());
+    let report = report_json(dir.path());
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 5);
+    for r in runs {
+        let engine = r["engine"].as_str().unwrap();
+        // l.i0: 2000 rows per client in batches of 100.
+        let load = step(r, "l.i0");
+        assert_eq!(load["rows"], 4000, "{engine}: rows loaded");
+        assert_eq!(load["by_op"]["insert"]["ops"], 40, "{engine}: 100 rows per insert");
+        // l.i1: 800 rows per client in batches of 50, each insert followed by its delete.
+        let i1 = step(r, "l.i1");
+        assert_eq!(i1["rows"], 1600, "{engine}");
+        assert_eq!(i1["by_op"]["delete"]["ops"], i1["by_op"]["insert"]["ops"]);
+        // InnoDB adds the three indexes in one ALTER per table, the others one at a time.
+        let indexes = step(r, "l.x")["by_op"]["create_index"]["ops"].clone();
+        let expected = if engine == "innodb" { 2 } else { 6 };
+        assert_eq!(indexes, expected, "{engine}: index statements");
+        let cleanup = step(r, "cleanup");
+        for action in ["analyze", "flush", "compact", "settle"] {
+            assert!(
+                cleanup["by_op"][action]["ops"].as_u64() >= Some(1),
+                "{engine}: cleanup {action}"
+            );
+        }
+        for q in ["qr200", "qp200"] {
+            let s = step(r, q);
+            assert!(f(&s["ops"]) > 0.0, "{engine} {q}: no queries");
+            let bg = &s["background"];
+            assert_eq!(f(&bg["target_rows_per_sec"]), 400.0, "{engine} {q}");
+            assert!(bg["rows"].as_u64() > Some(0), "{engine} {q}: background inserts");
+        }
+    }
+    let text = report_as(dir.path(), "text");
+    for title in [
+        "l.i1: per insert",
+        "l.x: time and rates",
+        "cleanup: time and rates",
+        "qp200: per query, beside the background inserts",
+    ] {
+        assert!(text.contains(title), "no `{title}` table in\n{text}");
+    }
+    for column in ["r/i", "rkb/i", "wkb/i", "cs/i", "(us+sy)/i", "ips", "q.p99"] {
+        assert!(text.contains(column), "no {column} column");
+    }
+}

@@ -33,6 +33,13 @@ pub fn read_json<T: DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
 }
 
 /// A file-name-safe form of a label.
+/// A step's file in a run directory: `steps/NN-<step>.<ext>`. Built whole, not with
+/// `with_extension`, which would cut a step name with a dot in it (`l.i0`).
+fn step_file(run: &Path, index: usize, step: &str, ext: &str) -> PathBuf {
+    run.join(STEPS)
+        .join(format!("{index:02}-{}.{ext}", slug(step)))
+}
+
 pub fn slug(s: &str) -> String {
     s.chars()
         .map(|c| {
@@ -76,25 +83,16 @@ impl RunDir {
         write_json_atomic(&self.path.join(MANIFEST), manifest)
     }
 
-    fn step_base(&self, index: usize, step: &str) -> PathBuf {
-        self.path
-            .join(STEPS)
-            .join(format!("{index:02}-{}", slug(step)))
-    }
-
     pub fn step_files(&self, index: usize, step: &str) -> StepFiles {
-        let base = self.step_base(index, step);
         StepFiles {
-            intervals: base.with_extension("intervals.jsonl"),
-            histograms: base.with_extension("hlog"),
+            intervals: step_file(&self.path, index, step, "intervals.jsonl"),
+            histograms: step_file(&self.path, index, step, "hlog"),
         }
     }
 
     pub fn write_summary(&self, summary: &StepSummary) -> anyhow::Result<()> {
         write_json_atomic(
-            &self
-                .step_base(summary.index, &summary.step)
-                .with_extension("json"),
+            &step_file(&self.path, summary.index, &summary.step, "json"),
             summary,
         )
     }
@@ -131,18 +129,12 @@ impl LoadedRun {
 
     /// The HdrHistogram interval log of one step.
     pub fn histogram_log(&self, step: &StepSummary) -> PathBuf {
-        self.path
-            .join(STEPS)
-            .join(format!("{:02}-{}.hlog", step.index, slug(&step.step)))
+        step_file(&self.path, step.index, &step.step, "hlog")
     }
 
     /// The interval records of one step.
     pub fn intervals(&self, step: &StepSummary) -> anyhow::Result<Vec<IntervalRecord>> {
-        let path = self.path.join(STEPS).join(format!(
-            "{:02}-{}.intervals.jsonl",
-            step.index,
-            slug(&step.step)
-        ));
+        let path = step_file(&self.path, step.index, &step.step, "intervals.jsonl");
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("reading {}", path.display()))?;
         text.lines()
