@@ -267,7 +267,10 @@ fn the_insert_benchmark_on_every_family() {
         // l.i0: 2000 rows per client in batches of 100.
         let load = step(r, "l.i0");
         assert_eq!(load["rows"], 4000, "{engine}: rows loaded");
-        assert_eq!(load["by_op"]["insert"]["ops"], 40, "{engine}: 100 rows per insert");
+        assert_eq!(
+            load["by_op"]["insert"]["ops"], 40,
+            "{engine}: 100 rows per insert"
+        );
         // l.i1: 800 rows per client in batches of 50, each insert followed by its delete.
         let i1 = step(r, "l.i1");
         assert_eq!(i1["rows"], 1600, "{engine}");
@@ -288,7 +291,10 @@ fn the_insert_benchmark_on_every_family() {
             assert!(f(&s["ops"]) > 0.0, "{engine} {q}: no queries");
             let bg = &s["background"];
             assert_eq!(f(&bg["target_rows_per_sec"]), 400.0, "{engine} {q}");
-            assert!(bg["rows"].as_u64() > Some(0), "{engine} {q}: background inserts");
+            assert!(
+                bg["rows"].as_u64() > Some(0),
+                "{engine} {q}: background inserts"
+            );
         }
     }
     let text = report_as(dir.path(), "text");

@@ -124,7 +124,9 @@ fn merge_step(
         let (n, bytes, rows) = parts
             .iter()
             .filter_map(|s| s.by_op.get(*kind))
-            .fold((0, 0, 0), |(n, b, r), o| (n + o.ops, b + o.bytes, r + o.rows));
+            .fold((0, 0, 0), |(n, b, r), o| {
+                (n + o.ops, b + o.bytes, r + o.rows)
+            });
         by_op.insert(
             kind.to_string(),
             OpSummary {

@@ -158,7 +158,9 @@ pub fn median_step(steps: &[&StepSummary]) -> StepSummary {
     m.rows_per_sec = median_of(steps, |s| s.rows_per_sec);
     m.window_seconds = median_of(steps, |s| s.window_seconds);
     if let Some(b) = m.background.as_mut() {
-        b.rows_per_sec = median_of(steps, |s| s.background.as_ref().map_or(0.0, |b| b.rows_per_sec));
+        b.rows_per_sec = median_of(steps, |s| {
+            s.background.as_ref().map_or(0.0, |b| b.rows_per_sec)
+        });
     }
     m.retries_per_sec = median_of(steps, |s| s.retries_per_sec);
     m.host.steal_pct = median_of(steps, |s| s.host.steal_pct);

@@ -32,12 +32,39 @@ fn kind(s: &StepSummary) -> Kind {
 }
 
 const INSERT_COLUMNS: &[&str] = &[
-    "r/s", "rmb/s", "wmb/s", "r/i", "rkb/i", "wkb/i", "us+sy", "cs/i", "(us+sy)/i", "ips", "secs",
-    "db.gb", "rss", "setup",
+    "r/s",
+    "rmb/s",
+    "wmb/s",
+    "r/i",
+    "rkb/i",
+    "wkb/i",
+    "us+sy",
+    "cs/i",
+    "(us+sy)/i",
+    "ips",
+    "secs",
+    "db.gb",
+    "rss",
+    "setup",
 ];
 const QUERY_COLUMNS: &[&str] = &[
-    "r/s", "rmb/s", "wmb/s", "r/q", "rkb/q", "wkb/q", "us+sy", "cs/q", "(us+sy)/q", "qps", "q.p50",
-    "q.p99", "q.max", "ips", "db.gb", "rss", "setup",
+    "r/s",
+    "rmb/s",
+    "wmb/s",
+    "r/q",
+    "rkb/q",
+    "wkb/q",
+    "us+sy",
+    "cs/q",
+    "(us+sy)/q",
+    "qps",
+    "q.p50",
+    "q.p99",
+    "q.max",
+    "ips",
+    "db.gb",
+    "rss",
+    "setup",
 ];
 const OTHER_COLUMNS: &[&str] = &[
     "secs", "r/s", "rmb/s", "wmb/s", "us+sy", "cs/s", "db.gb", "rss", "setup",
@@ -57,11 +84,7 @@ fn row(s: &StepSummary, k: Kind, setup: &str) -> Vec<String> {
         _ => s.ops_per_sec,
     };
     let per = |x: Option<f64>| x.filter(|_| rate > 0.0).map(|v| v / rate);
-    let rates = [
-        fixed(h.rps, 1),
-        fixed(h.rmbps, 1),
-        fixed(h.wmbps, 1),
-    ];
+    let rates = [fixed(h.rps, 1), fixed(h.rmbps, 1), fixed(h.wmbps, 1)];
     let per_unit = [
         fixed(per(h.rps), 6),
         fixed(per(h.rmbps.map(|m| m * 1024.0)), 3),

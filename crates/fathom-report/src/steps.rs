@@ -289,9 +289,13 @@ pub const IDLE_WARN_PCT: f64 = 5.0;
 /// Steal time (percent) above which the report warns the same.
 pub const STEAL_WARN_PCT: f64 = 10.0;
 
+/// Fewer operations than this in a step say nothing about the client as a bottleneck.
+const FEW_OPS: u64 = 100;
+
 /// Why the client may have limited a step's throughput, if it may have.
 pub fn bottleneck(s: &StepSummary) -> Option<String> {
-    if s.ops == 0 || s.window_seconds <= 0.0 {
+    // A step of a few long operations (index creation, cleanup) is not the client's to limit.
+    if s.ops < FEW_OPS || s.window_seconds <= 0.0 {
         return None;
     }
     let mut why = Vec::new();
@@ -348,7 +352,11 @@ fn notes(runs: &[LoadedRun]) -> String {
         let mut limited = Vec::new();
         for step in s.step_names() {
             let m = median_step(&s.step(step));
-            if let Some(b) = m.background.as_ref().filter(|b| b.target_rows_per_sec > 0.0) {
+            if let Some(b) = m
+                .background
+                .as_ref()
+                .filter(|b| b.target_rows_per_sec > 0.0)
+            {
                 lines.push(format!(
                     "{}: background inserter and deleter {:.0} rows/s (target {:.0}), {} statements, excluded from the row",
                     m.step, b.rows_per_sec, b.target_rows_per_sec, b.ops

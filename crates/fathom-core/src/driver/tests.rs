@@ -32,6 +32,7 @@ impl Client for StallOnce {
             kind: 0,
             bytes: 1,
             retries: 0,
+            rows: 3,
         }))
     }
 }
@@ -90,6 +91,57 @@ fn open_loop_latency_counts_from_the_intended_start() {
     assert!(open.latency_us.max >= 200_000.0);
     // Closed loop: only the stalled operation itself is slow.
     let closed = run(None, 1000);
+    assert_eq!(closed.rows, 3000, "each operation inserted 3 rows");
     assert!(closed.latency_us.p99 < 1_000.0, "{:?}", closed.latency_us);
     assert!(closed.latency_us.max >= 200_000.0);
+}
+
+/// Inserts 10 rows per operation, as fast as it is let.
+struct TenRows;
+
+impl Client for TenRows {
+    fn next(&mut self) -> anyhow::Result<Option<Done>> {
+        Ok(Some(Done {
+            rows: 10,
+            ..Done::default()
+        }))
+    }
+}
+
+#[test]
+fn a_background_writer_paced_in_rows_keeps_under_its_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = NoEngine(dir.path().to_path_buf());
+    let sampler = Sampler::new(target.data_dirs(), target.pids());
+    let plan = StepPlan {
+        name: "queries".into(),
+        clients: 1,
+        duration: Some(Duration::from_secs(1)),
+        op_kinds: vec!["op".into()],
+        background: Some(Pace::RowsPerSec(200.0)),
+        ..Default::default()
+    };
+    let mut seen = |_: &IntervalRecord| {};
+    let s = run_step(StepRun {
+        plan: &plan,
+        index: 1,
+        clients: vec![Box::new(StallOnce { done: 0 })],
+        background: Some(Box::new(TenRows)),
+        target: &target,
+        sampler: &sampler,
+        interval: Duration::from_millis(200),
+        files: StepFiles {
+            intervals: dir.path().join("i.jsonl"),
+            histograms: dir.path().join("h.hlog"),
+        },
+        on_interval: &mut seen,
+    })
+    .unwrap();
+    let bg = s.background.unwrap();
+    // 200 rows/s at 10 rows an operation: one every 50 ms, about 21 in the second (a little
+    // more as the step winds down).
+    assert!(bg.rows <= 240 && bg.rows >= 20, "{} rows", bg.rows);
+    assert_eq!(bg.rows, bg.ops * 10);
+    assert_eq!(bg.target_rows_per_sec, 200.0);
+    assert_eq!(bg.target_bytes_per_sec, 0.0);
 }

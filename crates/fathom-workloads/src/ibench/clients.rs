@@ -97,8 +97,6 @@ pub struct Writer<'e> {
     /// Rows left to insert; `None` for no limit.
     pub rows_left: Option<u64>,
     pub deletes: bool,
-    /// Creates the tables before the first insert (`l.i0`).
-    pub create: bool,
     pub batch: Batch,
     pub next_table: usize,
     /// The table whose delete is due next.
@@ -115,7 +113,6 @@ impl<'e> Writer<'e> {
             batch_rows: 1,
             rows_left: None,
             deletes: false,
-            create: false,
             batch: Batch::default(),
             next_table: 0,
             pending_delete: None,
@@ -127,7 +124,7 @@ impl<'e> Writer<'e> {
         let table = Arc::clone(&self.tables[at]);
         let ids = ids_of(self.store.as_mut(), &table)?;
         self.deleted_batches += 1;
-        if self.deleted_batches % RESYNC_EVERY == 0 {
+        if self.deleted_batches.is_multiple_of(RESYNC_EVERY) {
             if let Some(min) = self.store.min_id(table.n)? {
                 ids.frontier.fetch_max(min, Ordering::Relaxed);
             }
@@ -147,12 +144,6 @@ impl Client for Writer<'_> {
     fn next(&mut self) -> anyhow::Result<Option<Done>> {
         if let Some((at, n)) = self.pending_delete.take() {
             return self.delete(at, n).map(Some);
-        }
-        if self.create {
-            for t in &self.tables {
-                self.store.create_table(t.n)?;
-            }
-            self.create = false;
         }
         let n = match self.rows_left {
             Some(0) => return Ok(None),
@@ -222,7 +213,7 @@ impl Client for Querier<'_> {
     fn next(&mut self) -> anyhow::Result<Option<Done>> {
         let t = self.table.n;
         let (kind, bytes) = if self.point {
-            if self.queries % MAX_EVERY == 0 {
+            if self.queries.is_multiple_of(MAX_EVERY) {
                 self.max_id = self.store.max_id(t)?.unwrap_or(0);
             }
             let min = ids_of(self.store.as_mut(), &self.table)?

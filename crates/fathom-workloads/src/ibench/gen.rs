@@ -140,6 +140,10 @@ impl Batch {
         self.rows.len()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
     /// Bytes of the values written, for MB/s.
     pub fn bytes(&self) -> u64 {
         (self.rows.len() * (8 + 8 + 4 * 4) + self.data.iter().map(String::len).sum::<usize>())

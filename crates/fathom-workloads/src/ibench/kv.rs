@@ -48,7 +48,10 @@ impl<'e> KvStore<'e> {
             return Ok(n);
         }
         let mut v = Vec::new();
-        let key = Key::default().start(index_id(t, CATALOG)).as_slice().to_vec();
+        let key = Key::default()
+            .start(index_id(t, CATALOG))
+            .as_slice()
+            .to_vec();
         let n = if self.session.read(&key, &mut v)? {
             v.first().copied().unwrap_or(0) as usize
         } else {
@@ -69,7 +72,11 @@ impl<'e> KvStore<'e> {
 
     /// The rows of `t` with ids from `from`, up to `limit`: (id, row, dateandtime, bytes).
     fn rows_from(&mut self, t: u32, from: i64, limit: usize) -> anyhow::Result<Vec<Stored>> {
-        let start = Key::default().start(index_id(t, 0)).int(from).as_slice().to_vec();
+        let start = Key::default()
+            .start(index_id(t, 0))
+            .int(from)
+            .as_slice()
+            .to_vec();
         let prefix = index_id(t, 0).to_be_bytes();
         let mut out = Vec::new();
         let mut bad = None;
@@ -159,15 +166,22 @@ impl Store for KvStore<'_> {
 
     fn insert(&mut self, t: &Table, batch: &Batch) -> anyhow::Result<()> {
         let n = batch.len();
-        let ids = t.known().expect("the writer reads the ids before inserting");
+        let ids = t
+            .known()
+            .expect("the writer reads the ids before inserting");
         let first = ids.next.fetch_add(n as i64, Ordering::Relaxed);
         let indexes = self.indexes(t.n)?;
         self.keys.clear();
         self.values.clear();
         for (i, (row, data)) in batch.rows.iter().zip(&batch.data).enumerate() {
             let id = first + i as i64;
-            self.keys
-                .push(Key::default().start(index_id(t.n, 0)).int(id).as_slice().to_vec());
+            self.keys.push(
+                Key::default()
+                    .start(index_id(t.n, 0))
+                    .int(id)
+                    .as_slice()
+                    .to_vec(),
+            );
             let mut value = Vec::with_capacity(48 + data.len());
             encode_row(
                 &[
@@ -236,7 +250,10 @@ impl Store for KvStore<'_> {
                 self.write(0)?;
             }
             let built = ix + 1;
-            let catalog = Key::default().start(index_id(t, CATALOG)).as_slice().to_vec();
+            let catalog = Key::default()
+                .start(index_id(t, CATALOG))
+                .as_slice()
+                .to_vec();
             self.session.put(&catalog, &[built as u8])?;
             self.indexes.insert(t, built);
         }

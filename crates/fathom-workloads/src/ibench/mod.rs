@@ -76,6 +76,9 @@ enum Work {
     },
 }
 
+/// A step's tables, shared by its clients and background writer.
+type Tables = Arc<Vec<Arc<Table>>>;
+
 pub struct Ibench {
     shape: Arc<Shape>,
     pool: Arc<Vec<u8>>,
@@ -87,7 +90,7 @@ pub struct Ibench {
     work: Vec<Work>,
     resolved: BTreeMap<String, String>,
     /// The tables of the step whose clients are being built (fresh ids per step).
-    current: Mutex<Option<(usize, Arc<Vec<Arc<Table>>>)>>,
+    current: Mutex<Option<(usize, Tables)>>,
 }
 
 fn positive(params: &Params, name: &str) -> anyhow::Result<u64> {
@@ -246,12 +249,12 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
 impl Ibench {
     /// The step's tables: made anew when its first client is built, so each step reads the
     /// ids from the database, and shared by its other clients and its background writer.
-    fn tables(&self, step: usize, thread: usize) -> Arc<Vec<Arc<Table>>> {
+    fn tables(&self, step: usize, thread: usize) -> Tables {
         let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
         match &*current {
             Some((s, t)) if *s == step && thread != 0 => Arc::clone(t),
             _ => {
-                let t: Arc<Vec<Arc<Table>>> =
+                let t: Tables =
                     Arc::new((1..=self.tables).map(|n| Arc::new(Table::new(n))).collect());
                 *current = Some((step, Arc::clone(&t)));
                 t
@@ -302,14 +305,22 @@ impl Workload for Ibench {
                 batch,
                 deletes,
                 create,
-            } => Box::new(Writer {
-                batch_rows: batch,
-                rows_left: Some(rows),
-                deletes,
-                // With one shared table, the first client creates it.
-                create: create && (!self.shared || thread == 0),
-                ..Writer::new(store, mine, gen)
-            }),
+            } => {
+                // Tables are created before the step starts, so no client inserts into a
+                // table not there yet; one shared table is the first client's to create.
+                let mut store = store;
+                if create && (!self.shared || thread == 0) {
+                    for t in &mine {
+                        store.create_table(t.n)?;
+                    }
+                }
+                Box::new(Writer {
+                    batch_rows: batch,
+                    rows_left: Some(rows),
+                    deletes,
+                    ..Writer::new(store, mine, gen)
+                })
+            }
             Work::Index { rows } => {
                 // One shared table: the first client inserts and indexes, the others rest.
                 let active = !self.shared || thread == 0;

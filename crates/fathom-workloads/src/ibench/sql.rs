@@ -143,29 +143,38 @@ impl Store for SqlStore<'_> {
 
     fn delete(&mut self, t: u32, from: i64, n: usize) -> anyhow::Result<u64> {
         let dialect = self.dialect;
-        let stmt = self.keyed(t, |s| &mut s.delete, n, || match dialect {
-            Dialect::MariaDb => format!(
+        let stmt = self.keyed(
+            t,
+            |s| &mut s.delete,
+            n,
+            || match dialect {
+                Dialect::MariaDb => format!(
                 "DELETE FROM pi{t} WHERE transactionid >= ? ORDER BY transactionid ASC LIMIT {n}"
             ),
-            _ => format!(
-                "DELETE FROM pi{t} WHERE transactionid IN (SELECT transactionid FROM pi{t} \
+                _ => format!(
+                    "DELETE FROM pi{t} WHERE transactionid IN (SELECT transactionid FROM pi{t} \
                  WHERE transactionid >= ? ORDER BY transactionid LIMIT {n})"
-            ),
-        })?;
+                ),
+            },
+        )?;
         Ok(self.conn.run(stmt, &[Value::Int(from)])?.affected)
     }
 
     fn min_id(&mut self, t: u32) -> anyhow::Result<Option<i64>> {
-        let stmt = self.stmt(t, |s| &mut s.min, || {
-            format!("SELECT min(transactionid) FROM pi{t}")
-        })?;
+        let stmt = self.stmt(
+            t,
+            |s| &mut s.min,
+            || format!("SELECT min(transactionid) FROM pi{t}"),
+        )?;
         self.conn.scalar(stmt, &[])
     }
 
     fn max_id(&mut self, t: u32) -> anyhow::Result<Option<i64>> {
-        let stmt = self.stmt(t, |s| &mut s.max, || {
-            format!("SELECT max(transactionid) FROM pi{t}")
-        })?;
+        let stmt = self.stmt(
+            t,
+            |s| &mut s.max,
+            || format!("SELECT max(transactionid) FROM pi{t}"),
+        )?;
         self.conn.scalar(stmt, &[])
     }
 
@@ -208,23 +217,32 @@ impl Store for SqlStore<'_> {
         };
         let op = if ix.strict() { ">" } else { ">=" };
         let limit = self.shape.rows_per_query;
-        let stmt = self.keyed(t, |s| &mut s.range, index, || {
-            format!(
-                "SELECT {cols} FROM pi{t}{force} WHERE {} {op} ? ORDER BY {cols} LIMIT {limit}",
-                ix.cols[0].name()
-            )
-        })?;
+        let stmt = self.keyed(
+            t,
+            |s| &mut s.range,
+            index,
+            || {
+                format!(
+                    "SELECT {cols} FROM pi{t}{force} WHERE {} {op} ? ORDER BY {cols} LIMIT {limit}",
+                    ix.cols[0].name()
+                )
+            },
+        )?;
         Ok(self.conn.run(stmt, &[Value::Int(from)])?.bytes)
     }
 
     fn point_query(&mut self, t: u32, ids: &[i64]) -> anyhow::Result<u64> {
         let n = ids.len();
-        let stmt = self.stmt(t, |s| &mut s.point, || {
-            format!(
-                "SELECT transactionid, productid, data FROM pi{t} WHERE transactionid IN ({})",
-                vec!["?"; n].join(", ")
-            )
-        })?;
+        let stmt = self.stmt(
+            t,
+            |s| &mut s.point,
+            || {
+                format!(
+                    "SELECT transactionid, productid, data FROM pi{t} WHERE transactionid IN ({})",
+                    vec!["?"; n].join(", ")
+                )
+            },
+        )?;
         let params: Vec<Value<'_>> = ids.iter().map(|&i| Value::Int(i)).collect();
         Ok(self.conn.run(stmt, &params)?.bytes)
     }

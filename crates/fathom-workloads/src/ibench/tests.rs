@@ -15,12 +15,19 @@ fn the_step_sequence_of_ra_sh() {
     let names: Vec<_> = w.steps().iter().map(|s| s.name.as_str()).collect();
     assert_eq!(
         names,
-        ["l.i0", "l.x", "l.i1", "l.i2", "cleanup", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000"]
+        [
+            "l.i0", "l.x", "l.i1", "l.i2", "cleanup", "qr100", "qp100", "qr500", "qp500", "qr1000",
+            "qp1000"
+        ]
     );
     let s = w.steps();
     assert_eq!(s[0].clients, 2);
     assert_eq!(s[4].clients, 1, "cleanup is one client");
-    assert_eq!(s[9].background, Some(Pace::RowsPerSec(2000.0)), "1000/s per client");
+    assert_eq!(
+        s[9].background,
+        Some(Pace::RowsPerSec(2000.0)),
+        "1000/s per client"
+    );
     assert_eq!(s[9].duration, Some(Duration::from_secs(5)));
     assert_eq!(s[0].duration, None, "load steps end on their rows");
 }
@@ -121,7 +128,8 @@ fn on_sqlite_sql_the_tables_stay_the_same_size_and_lose_their_oldest_rows() {
         assert!((1550..=1550 + 50).contains(&count), "pi{t}: {count} rows");
         // l.i1 and l.i2 deleted 500 of each table's oldest rows, the query steps more.
         assert!(one("SELECT min(transactionid) FROM pi{t}") > 500);
-        let indexes = one("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'pi{t}'");
+        let indexes =
+            one("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'pi{t}'");
         assert_eq!(indexes, 3);
     }
 }
@@ -131,7 +139,11 @@ fn rows_and_index_entries(
     s: &mut dyn fathom_core::kv::KvSession,
     shape: &Shape,
     t: u32,
-) -> (std::collections::BTreeSet<Vec<u8>>, std::collections::BTreeSet<Vec<u8>>, usize) {
+) -> (
+    std::collections::BTreeSet<Vec<u8>>,
+    std::collections::BTreeSet<Vec<u8>>,
+    usize,
+) {
     use crate::rows::{decode_row, index_id, key_int, Col as V, Key};
     use fathom_core::kv::Direction;
     type Keys = std::collections::BTreeSet<Vec<u8>>;
@@ -192,7 +204,11 @@ fn on_kv_engines_every_row_has_exactly_its_index_entries() {
         pairs.push("index_style=classic");
         let w = build_with(&pairs, 2).unwrap();
         let done = drive(w.as_ref(), engine.db(), 200);
-        assert_eq!(done[1][kind("create_index")], 6, "{name}: one pass per index");
+        assert_eq!(
+            done[1][kind("create_index")],
+            6,
+            "{name}: one pass per index"
+        );
         let p = Params::parse(&pairs.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
         let shape = shape(&p).unwrap();
         let mut s = kv.session(Default::default()).unwrap();
@@ -200,7 +216,31 @@ fn on_kv_engines_every_row_has_exactly_its_index_entries() {
             let (expected, found, rows) = rows_and_index_entries(s.as_mut(), &shape, t);
             assert!((1550..=1600).contains(&rows), "{name} pi{t}: {rows} rows");
             assert_eq!(expected.len(), rows * 3);
-            assert_eq!(found, expected, "{name} pi{t}: index entries match the rows");
+            assert_eq!(
+                found, expected,
+                "{name} pi{t}: index entries match the rows"
+            );
         }
     }
+}
+
+#[test]
+fn one_shared_table_holds_every_clients_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open("lmdb", dir.path());
+    let fathom_core::family::Engine::Kv(kv) = &engine else {
+        panic!("lmdb is a kv engine")
+    };
+    let mut pairs = SMALL.to_vec();
+    pairs.push("shared_table=on");
+    let w = build_with(&pairs, 2).unwrap();
+    let done = drive(w.as_ref(), engine.db(), 100);
+    assert_eq!(done[1][kind("create_index")], 3, "one table to index");
+    let p = Params::parse(&pairs.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
+    let mut s = kv.session(Default::default()).unwrap();
+    let (expected, found, rows) = rows_and_index_entries(s.as_mut(), &shape(&p).unwrap(), 1);
+    assert!((3100..=3150).contains(&rows), "{rows} rows");
+    assert_eq!(found, expected);
+    let (_, _, none) = rows_and_index_entries(s.as_mut(), &shape(&p).unwrap(), 2);
+    assert_eq!(none, 0, "no second table");
 }
