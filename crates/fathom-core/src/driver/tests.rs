@@ -38,9 +38,6 @@ impl Client for StallOnce {
 }
 
 fn run(open_loop: Option<OpenLoop>, ops: u64) -> StepSummary {
-    let dir = tempfile::tempdir().unwrap();
-    let target = NoEngine(dir.path().to_path_buf());
-    let sampler = Sampler::new(target.data_dirs(), target.pids());
     let plan = StepPlan {
         name: "stall".into(),
         clients: 1,
@@ -52,12 +49,20 @@ fn run(open_loop: Option<OpenLoop>, ops: u64) -> StepSummary {
         open_loop,
         ..Default::default()
     };
+    run_plan(&plan, None)
+}
+
+/// Runs `plan` with one stalling client and `background`, on no engine.
+fn run_plan(plan: &StepPlan, background: Option<Box<dyn Client>>) -> StepSummary {
+    let dir = tempfile::tempdir().unwrap();
+    let target = NoEngine(dir.path().to_path_buf());
+    let sampler = Sampler::new(target.data_dirs(), target.pids());
     let mut seen = |_: &IntervalRecord| {};
     run_step(StepRun {
-        plan: &plan,
+        plan,
         index: 1,
         clients: vec![Box::new(StallOnce { done: 0 })],
-        background: None,
+        background,
         target: &target,
         sampler: &sampler,
         interval: Duration::from_millis(200),
@@ -110,9 +115,6 @@ impl Client for TenRows {
 
 #[test]
 fn a_background_writer_paced_in_rows_keeps_under_its_rate() {
-    let dir = tempfile::tempdir().unwrap();
-    let target = NoEngine(dir.path().to_path_buf());
-    let sampler = Sampler::new(target.data_dirs(), target.pids());
     let plan = StepPlan {
         name: "queries".into(),
         clients: 1,
@@ -121,22 +123,7 @@ fn a_background_writer_paced_in_rows_keeps_under_its_rate() {
         background: Some(Pace::RowsPerSec(200.0)),
         ..Default::default()
     };
-    let mut seen = |_: &IntervalRecord| {};
-    let s = run_step(StepRun {
-        plan: &plan,
-        index: 1,
-        clients: vec![Box::new(StallOnce { done: 0 })],
-        background: Some(Box::new(TenRows)),
-        target: &target,
-        sampler: &sampler,
-        interval: Duration::from_millis(200),
-        files: StepFiles {
-            intervals: dir.path().join("i.jsonl"),
-            histograms: dir.path().join("h.hlog"),
-        },
-        on_interval: &mut seen,
-    })
-    .unwrap();
+    let s = run_plan(&plan, Some(Box::new(TenRows)));
     let bg = s.background.unwrap();
     // 200 rows/s at 10 rows an operation: one every 50 ms, about 21 in the second (a little
     // more as the step winds down).
