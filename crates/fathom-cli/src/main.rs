@@ -95,12 +95,15 @@ fn main() {
     }
 }
 
-/// Every run at or below `dir`.
+/// Every run at or below `dir`, in the order they started: an experiment's setups then come
+/// in its file's order, as the seeds list them, not in their directories' alphabetical order.
 pub fn load_runs(dir: &std::path::Path) -> anyhow::Result<Vec<fathom_core::store::LoadedRun>> {
-    fathom_core::store::find_runs(dir)?
+    let mut runs = fathom_core::store::find_runs(dir)?
         .iter()
         .map(|p| fathom_core::store::LoadedRun::load(p))
-        .collect()
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    runs.sort_by(|a, b| a.manifest.started_at.cmp(&b.manifest.started_at));
+    Ok(runs)
 }
 
 fn report(
