@@ -192,26 +192,45 @@ fn rows_and_index_entries(
     (expected, found, rows)
 }
 
+/// Runs the small sequence with `extra` on kv engine `name`: the database (and its directory,
+/// kept while it is open), the kinds done per step and the rows' shape.
+fn on_kv(
+    name: &str,
+    extra: &str,
+    rounds: usize,
+) -> (
+    tempfile::TempDir,
+    fathom_core::family::Engine,
+    Vec<Vec<usize>>,
+    Shape,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(name, dir.path());
+    let mut pairs = SMALL.to_vec();
+    pairs.push(extra);
+    let w = build_with(&pairs, 2).unwrap();
+    let done = drive(w.as_ref(), engine.db(), rounds);
+    let p = Params::parse(&pairs.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
+    (dir, engine, done, shape(&p).unwrap())
+}
+
+fn session(engine: &fathom_core::family::Engine) -> Box<dyn fathom_core::kv::KvSession + '_> {
+    let fathom_core::family::Engine::Kv(kv) = engine else {
+        panic!("a kv engine")
+    };
+    kv.session(Default::default()).unwrap()
+}
+
 #[test]
 fn on_kv_engines_every_row_has_exactly_its_index_entries() {
     for name in ["rocksdb", "wiredtiger"] {
-        let dir = tempfile::tempdir().unwrap();
-        let engine = open(name, dir.path());
-        let fathom_core::family::Engine::Kv(kv) = &engine else {
-            panic!("{name} is a kv engine")
-        };
-        let mut pairs = SMALL.to_vec();
-        pairs.push("index_style=classic");
-        let w = build_with(&pairs, 2).unwrap();
-        let done = drive(w.as_ref(), engine.db(), 200);
+        let (_dir, engine, done, shape) = on_kv(name, "index_style=classic", 200);
         assert_eq!(
             done[1][kind("create_index")],
             6,
             "{name}: one pass per index"
         );
-        let p = Params::parse(&pairs.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
-        let shape = shape(&p).unwrap();
-        let mut s = kv.session(Default::default()).unwrap();
+        let mut s = session(&engine);
         for t in [1, 2] {
             let (expected, found, rows) = rows_and_index_entries(s.as_mut(), &shape, t);
             assert!((1550..=1600).contains(&rows), "{name} pi{t}: {rows} rows");
@@ -226,21 +245,12 @@ fn on_kv_engines_every_row_has_exactly_its_index_entries() {
 
 #[test]
 fn one_shared_table_holds_every_clients_rows() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = open("lmdb", dir.path());
-    let fathom_core::family::Engine::Kv(kv) = &engine else {
-        panic!("lmdb is a kv engine")
-    };
-    let mut pairs = SMALL.to_vec();
-    pairs.push("shared_table=on");
-    let w = build_with(&pairs, 2).unwrap();
-    let done = drive(w.as_ref(), engine.db(), 100);
+    let (_dir, engine, done, shape) = on_kv("lmdb", "shared_table=on", 100);
     assert_eq!(done[1][kind("create_index")], 3, "one table to index");
-    let p = Params::parse(&pairs.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
-    let mut s = kv.session(Default::default()).unwrap();
-    let (expected, found, rows) = rows_and_index_entries(s.as_mut(), &shape(&p).unwrap(), 1);
+    let mut s = session(&engine);
+    let (expected, found, rows) = rows_and_index_entries(s.as_mut(), &shape, 1);
     assert!((3100..=3150).contains(&rows), "{rows} rows");
     assert_eq!(found, expected);
-    let (_, _, none) = rows_and_index_entries(s.as_mut(), &shape(&p).unwrap(), 2);
+    let (_, _, none) = rows_and_index_entries(s.as_mut(), &shape, 2);
     assert_eq!(none, 0, "no second table");
 }
