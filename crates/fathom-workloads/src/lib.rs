@@ -4,6 +4,7 @@
 
 pub mod dbbench;
 pub mod ibench;
+pub mod linkbench;
 pub mod params;
 pub mod rows;
 pub mod sysbench;
