@@ -86,6 +86,8 @@ impl Dialect {
 pub enum Value<'a> {
     Int(i64),
     Text(&'a str),
+    /// Binary data (BLOB, VARBINARY, BYTEA columns).
+    Bytes(&'a [u8]),
 }
 
 /// What running a statement did.

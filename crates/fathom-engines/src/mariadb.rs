@@ -520,6 +520,7 @@ fn value(v: &Value<'_>) -> mysql::Value {
     match v {
         Value::Int(i) => mysql::Value::Int(*i),
         Value::Text(s) => mysql::Value::Bytes(s.as_bytes().to_vec()),
+        Value::Bytes(b) => mysql::Value::Bytes(b.to_vec()),
     }
 }
 

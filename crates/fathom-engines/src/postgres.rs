@@ -401,6 +401,7 @@ enum PgParam<'a> {
     I32(i32),
     I64(i64),
     Text(&'a str),
+    Bytes(&'a [u8]),
 }
 
 impl ToSql for PgParam<'_> {
@@ -415,6 +416,7 @@ impl ToSql for PgParam<'_> {
             PgParam::I32(v) => v.to_sql_checked(ty, out),
             PgParam::I64(v) => v.to_sql_checked(ty, out),
             PgParam::Text(v) => v.to_sql_checked(ty, out),
+            PgParam::Bytes(v) => v.to_sql_checked(ty, out),
         }
     }
     fn accepts(_: &Type) -> bool {
@@ -481,7 +483,9 @@ impl SqlConn for PgConn {
         let s = &self.stmts[stmt.0];
         let owned = pg_params(s, params);
         let refs: Vec<&(dyn ToSql + Sync)> = owned.iter().map(|p| p as _).collect();
-        let Some(row) = self.client.query_opt(s, &refs).map_err(error)? else {
+        // The first row of however many (a multi-row INSERT … RETURNING gives several).
+        let rows = self.client.query(s, &refs).map_err(error)?;
+        let Some(row) = rows.first() else {
             return Ok(None);
         };
         Ok(match s.columns().first().map(|c| c.type_()) {
@@ -502,6 +506,7 @@ fn pg_params<'a>(s: &postgres::Statement, params: &[Value<'a>]) -> Vec<PgParam<'
             (Value::Int(i), &Type::INT2) => PgParam::I16(*i as i16),
             (Value::Int(i), _) => PgParam::I64(*i),
             (Value::Text(t), _) => PgParam::Text(t),
+            (Value::Bytes(b), _) => PgParam::Bytes(b),
         })
         .collect()
 }

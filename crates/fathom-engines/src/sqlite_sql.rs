@@ -103,6 +103,7 @@ impl ToSql for Param<'_> {
         Ok(ToSqlOutput::Borrowed(match self.0 {
             Value::Int(i) => ValueRef::Integer(i),
             Value::Text(t) => ValueRef::Text(t.as_bytes()),
+            Value::Bytes(b) => ValueRef::Blob(b),
         }))
     }
 }

@@ -459,7 +459,9 @@ impl KvSession for Session {
         &mut self,
         body: &mut dyn FnMut(&mut dyn KvTxn) -> anyhow::Result<TxnEnd>,
     ) -> anyhow::Result<TxnEnd> {
-        self.begin(c"")?;
+        // Snapshot isolation: WiredTiger detects write-write conflicts only there (a session's
+        // default, read-committed, lets two transactions update one key and lose an update).
+        self.begin(c"isolation=snapshot")?;
         let outcome = body(&mut WtTxn { session: self });
         // SAFETY: the session is live and in a transaction.
         let rc = unsafe {

@@ -8,6 +8,8 @@ pub mod linkbench;
 pub mod params;
 pub mod rows;
 pub mod sysbench;
+#[cfg(test)]
+mod testing;
 
 use fathom_core::driver::{Client, StepPlan};
 use fathom_core::family::Db;
@@ -58,7 +60,12 @@ pub fn kv_only<'e>(db: Db<'e>, workload: &str) -> anyhow::Result<&'e dyn KvEngin
     }
 }
 
-pub static WORKLOADS: &[WorkloadEntry] = &[dbbench::ENTRY, sysbench::ENTRY, ibench::ENTRY];
+pub static WORKLOADS: &[WorkloadEntry] = &[
+    dbbench::ENTRY,
+    sysbench::ENTRY,
+    ibench::ENTRY,
+    linkbench::ENTRY,
+];
 
 /// Looks a workload up by name.
 pub fn find(name: &str) -> anyhow::Result<&'static WorkloadEntry> {

@@ -3,6 +3,11 @@
 //! every row has exactly its index entries.
 
 use super::*;
+use crate::testing::drive;
+
+fn open(name: &str, dir: &std::path::Path) -> fathom_core::family::Engine {
+    crate::testing::open(name, dir, &[])
+}
 
 fn build_with(pairs: &[&str], clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     let p = Params::parse(&pairs.iter().map(|s| s.to_string()).collect::<Vec<_>>())?;
@@ -43,42 +48,6 @@ fn bad_parameters_say_what_is_expected() {
     assert!(e(&["data_length_min=30"]).contains("min <= max"));
 }
 
-/// Runs the steps the way the driver would, without its clock: every client (and the
-/// background writer, one operation before each round) until the clients are done, or for
-/// `query_rounds` rounds in a step with a background writer. Returns per step the kinds done.
-fn drive(w: &dyn Workload, db: Db<'_>, query_rounds: usize) -> Vec<Vec<usize>> {
-    let mut kinds_per_step = Vec::new();
-    for (i, plan) in w.steps().iter().enumerate() {
-        let mut clients: Vec<_> = (0..plan.clients)
-            .map(|t| w.client(db, i, t).unwrap())
-            .collect();
-        let mut background = w.background(db, i).unwrap();
-        let mut live = vec![true; clients.len()];
-        let mut kinds = vec![0; KINDS.len()];
-        let mut rounds = 0;
-        while live.iter().any(|l| *l) {
-            if let Some(bg) = background.as_mut() {
-                if rounds == query_rounds {
-                    break;
-                }
-                bg.next().unwrap();
-            }
-            rounds += 1;
-            for (c, l) in clients.iter_mut().zip(live.iter_mut()) {
-                if !*l {
-                    continue;
-                }
-                match c.next().unwrap() {
-                    Some(d) => kinds[d.kind] += 1,
-                    None => *l = false,
-                }
-            }
-        }
-        kinds_per_step.push(kinds);
-    }
-    kinds_per_step
-}
-
 const SMALL: &[&str] = &[
     "rows=3000",
     "write_rows=1000",
@@ -90,15 +59,6 @@ const SMALL: &[&str] = &[
 
 fn kind(name: &str) -> usize {
     KINDS.iter().position(|k| *k == name).unwrap()
-}
-
-fn open(name: &str, dir: &std::path::Path) -> fathom_core::family::Engine {
-    let entry = fathom_engines::find(name).unwrap();
-    let config = fathom_engines::EngineConfig {
-        data_dir: dir.to_path_buf(),
-        ..Default::default()
-    };
-    fathom_engines::open(entry, &config).unwrap()
 }
 
 #[test]

@@ -1,0 +1,92 @@
+//! LinkBench's data model (specs/workloads.md §1.1) and what a store must do with it, once per
+//! engine family: the MySQL store's semantics (`LinkStoreMysql`) are the reference, so a count
+//! row always equals the number of visible links of its (id1, link type).
+
+/// The first link type; types are `LINK_TYPE .. LINK_TYPE + link_type_count`.
+pub const LINK_TYPE: i64 = 123_456_789;
+pub const NODE_TYPE: i64 = 2048;
+pub const VISIBLE: i64 = 1;
+pub const HIDDEN: i64 = 0;
+/// Links a list query returns at most (`DEFAULT_LIMIT`).
+pub const RANGE_LIMIT: i64 = 10_000;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Link {
+    pub id1: i64,
+    pub link_type: i64,
+    pub id2: i64,
+    pub visibility: i64,
+    pub data: Vec<u8>,
+    /// Milliseconds.
+    pub time: i64,
+    pub version: i64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Node {
+    pub id: i64,
+    pub node_type: i64,
+    pub version: i64,
+    /// Seconds.
+    pub time: i64,
+    pub data: Vec<u8>,
+}
+
+/// A count row as the loader writes it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Count {
+    pub id1: i64,
+    pub link_type: i64,
+    pub count: i64,
+    pub time: i64,
+    pub version: i64,
+}
+
+/// What a store does, once per engine family. Writes that change a count run in one
+/// transaction with it; a deadlock or conflict is the caller's to retry.
+pub trait Store: Send {
+    /// Empties the node table and restarts its ids at `start` (the node loader's reset).
+    fn reset_nodes(&mut self, start: i64) -> anyhow::Result<()>;
+    /// Inserts nodes in one statement; returns their ids (none when the engine gives none back,
+    /// as the null engine does).
+    fn add_nodes(&mut self, nodes: &[Node]) -> anyhow::Result<Vec<i64>>;
+    /// Inserts loaded links in one statement (existing ones become visible).
+    fn add_links_bulk(&mut self, links: &[Link]) -> anyhow::Result<()>;
+    /// Writes loaded count rows in one statement.
+    fn add_counts_bulk(&mut self, counts: &[Count]) -> anyhow::Result<()>;
+    /// `addLink`: inserts or revives the link and keeps its count; returns whether it existed.
+    fn add_link(&mut self, link: &Link) -> anyhow::Result<bool>;
+    /// `deleteLink` (hide): returns whether a visible link was hidden.
+    fn delete_link(&mut self, id1: i64, link_type: i64, id2: i64) -> anyhow::Result<bool>;
+    /// `updateLink` (the corrected UPDATE_LINK): changes an existing link's data, time,
+    /// version and visibility, keeping the count; returns whether it existed.
+    fn update_link(&mut self, link: &Link) -> anyhow::Result<bool>;
+    fn count_links(&mut self, id1: i64, link_type: i64) -> anyhow::Result<i64>;
+    /// Links of `id1` and type with these id2s, hidden ones too; returns how many were found.
+    fn multiget_links(&mut self, id1: i64, link_type: i64, id2s: &[i64]) -> anyhow::Result<u64>;
+    /// Visible links newest first with `time <= max_time`, skipping `offset`, at most
+    /// `limit`; returns how many and the oldest one's (time, id2).
+    fn get_link_list(
+        &mut self,
+        id1: i64,
+        link_type: i64,
+        max_time: i64,
+        offset: i64,
+        limit: i64,
+    ) -> anyhow::Result<(i64, Option<i64>)>;
+    /// Adds a node; returns its new id.
+    fn add_node(&mut self, node: &Node) -> anyhow::Result<Option<i64>>;
+    /// Returns whether the node existed with this type.
+    fn update_node(&mut self, node: &Node) -> anyhow::Result<bool>;
+    fn delete_node(&mut self, node_type: i64, id: i64) -> anyhow::Result<bool>;
+    /// Returns the node's payload length when it exists with this type.
+    fn get_node(&mut self, node_type: i64, id: i64) -> anyhow::Result<Option<usize>>;
+    /// The consistency check: (id1, type) pairs whose count row differs from their visible
+    /// links (a missing row counts as 0), and the pairs checked.
+    fn check_counts(&mut self) -> anyhow::Result<(u64, u64)>;
+    /// Whether an operation that failed with `e` may be run again (a deadlock, a lock wait
+    /// timeout, a transaction conflict).
+    fn retryable(&self, e: &anyhow::Error) -> bool {
+        fathom_core::sql::retryable(e)
+    }
+}

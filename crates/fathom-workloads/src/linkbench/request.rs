@@ -1,0 +1,395 @@
+//! LinkBench's request phase (specs/workloads.md §1.5–1.7): the operation mix, the access
+//! distributions (Zipf ranks through the shufflers, blended correlated/uncorrelated), the id2
+//! chooser, the GET_LINKS_LIST history cache, and the original's quirks unless a fix asks
+//! otherwise.
+
+use super::degree::{per_type, Degrees};
+use super::dist::{geometric, log_normal, uniform, Zipf};
+use super::jrand::JavaRandom;
+use super::load::{now_ms, LINK_DATA_MAX, NODE_DATA_MAX};
+use super::model::{Link, Node, Store, LINK_TYPE, NODE_TYPE, RANGE_LIMIT, VISIBLE};
+use super::motif::Motif;
+use super::shuffle::{Kind, Shuffler};
+use fathom_core::driver::{Client, Done};
+use std::sync::Arc;
+
+/// Operation kinds in LinkBench's report order.
+pub const KINDS: &[&str] = &[
+    "ADD_NODE",
+    "UPDATE_NODE",
+    "DELETE_NODE",
+    "GET_NODE",
+    "ADD_LINK",
+    "DELETE_LINK",
+    "UPDATE_LINK",
+    "COUNT_LINK",
+    "MULTIGET_LINK",
+    "GET_LINKS_LIST",
+];
+
+/// The operations in the order the mix is walked (`LinkBenchRequest`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    AddLink,
+    DeleteLink,
+    UpdateLink,
+    CountLink,
+    MultigetLink,
+    GetLinksList,
+    AddNode,
+    UpdateNode,
+    DeleteNode,
+    GetNode,
+}
+
+pub const MIX_ORDER: [Op; 10] = [
+    Op::AddLink,
+    Op::DeleteLink,
+    Op::UpdateLink,
+    Op::CountLink,
+    Op::MultigetLink,
+    Op::GetLinksList,
+    Op::AddNode,
+    Op::UpdateNode,
+    Op::DeleteNode,
+    Op::GetNode,
+];
+
+impl Op {
+    fn kind(self) -> usize {
+        let name = match self {
+            Op::AddNode => "ADD_NODE",
+            Op::UpdateNode => "UPDATE_NODE",
+            Op::DeleteNode => "DELETE_NODE",
+            Op::GetNode => "GET_NODE",
+            Op::AddLink => "ADD_LINK",
+            Op::DeleteLink => "DELETE_LINK",
+            Op::UpdateLink => "UPDATE_LINK",
+            Op::CountLink => "COUNT_LINK",
+            Op::MultigetLink => "MULTIGET_LINK",
+            Op::GetLinksList => "GET_LINKS_LIST",
+        };
+        KINDS
+            .iter()
+            .position(|k| *k == name)
+            .expect("every op has a kind")
+    }
+}
+
+/// A rank distribution and the shuffler that turns ranks into ids.
+pub struct Access {
+    pub dist: AccessDist,
+    pub shuffler: Arc<Shuffler>,
+}
+
+pub enum AccessDist {
+    Zipf(Zipf),
+    Uniform,
+}
+
+impl Access {
+    fn id(&self, rng: &mut JavaRandom, start: i64, end: i64) -> i64 {
+        let rank = match &self.dist {
+            AccessDist::Zipf(z) => z.draw(rng),
+            AccessDist::Uniform => uniform(rng, start, end),
+        };
+        start + self.shuffler.permute(rank - start)
+    }
+}
+
+/// Uncorrelated with probability `blend`, else correlated with out-degree.
+pub struct Blend {
+    pub blend: f64,
+    pub uncorrelated: Access,
+    pub correlated: Access,
+}
+
+impl Blend {
+    fn id(&self, rng: &mut JavaRandom, start: i64, end: i64) -> i64 {
+        if rng.next_double() < self.blend {
+            self.uncorrelated.id(rng, start, end)
+        } else {
+            self.correlated.id(rng, start, end)
+        }
+    }
+}
+
+/// Everything the requesters share.
+pub struct Shape {
+    pub start: i64,
+    pub end: i64,
+    pub types: i64,
+    pub degrees: Arc<Degrees>,
+    pub fixed_split: bool,
+    /// UPDATE_LINK calls updateLink instead of addLink.
+    pub fixed_update: bool,
+    /// Cumulative percentages in `MIX_ORDER`.
+    pub cumulative: [f64; 10],
+    pub history_pct: f64,
+    pub link_reads: Blend,
+    pub link_writes: Blend,
+    pub node_reads: Access,
+    pub node_updates: Access,
+    pub node_deletes: Access,
+    pub link_datasize: f64,
+    pub node_datasize: f64,
+    pub multiget_prob: f64,
+    pub motif_bytes: usize,
+}
+
+impl Shape {
+    pub fn shuffler(kind: Kind, n: i64) -> Arc<Shuffler> {
+        Arc::new(Shuffler::new(kind, n))
+    }
+}
+
+/// Per-thread list queries that returned a full page, for the history queries.
+const HISTORY_CAPACITY: usize = 2048;
+
+/// One requester.
+pub struct Requester<'e> {
+    pub store: Box<dyn Store + 'e>,
+    pub shape: Arc<Shape>,
+    pub rng: JavaRandom,
+    pub link_add: Motif,
+    pub link_up: Motif,
+    pub node_add: Motif,
+    pub node_up: Motif,
+    /// (id1, type, oldest time) of full pages.
+    pub history: Vec<(i64, i64, i64)>,
+}
+
+impl<'e> Requester<'e> {
+    pub fn new(store: Box<dyn Store + 'e>, shape: Arc<Shape>, seed: i64) -> Self {
+        let m = shape.motif_bytes;
+        Requester {
+            store,
+            shape,
+            rng: JavaRandom::new(seed),
+            link_add: Motif::link(m),
+            link_up: Motif::link(m),
+            node_add: Motif::node(m),
+            node_up: Motif::node(m),
+            history: Vec::new(),
+        }
+    }
+
+    fn pick(&mut self) -> Op {
+        let r = self.rng.next_double() * 100.0;
+        MIX_ORDER
+            .iter()
+            .zip(self.shape.cumulative)
+            .find(|(_, c)| r <= *c)
+            .map_or(Op::GetNode, |(op, _)| *op)
+    }
+
+    fn link_type(&mut self) -> i64 {
+        LINK_TYPE + i64::from(self.rng.next_int_bound(self.shape.types as i32))
+    }
+
+    /// `ID2Chooser`: an id2 that exists with about probability `p_exist`.
+    fn id2(&mut self, id1: i64, link_type: i64, p_exist: f64) -> i64 {
+        id1 + i64::from(
+            self.rng
+                .next_int_bound(self.id2_range(id1, link_type, p_exist) as i32),
+        )
+    }
+
+    fn id2_range(&self, id1: i64, link_type: i64, p_exist: f64) -> i64 {
+        let s = &self.shape;
+        let n = per_type(
+            s.degrees.total(id1),
+            link_type - LINK_TYPE,
+            s.types,
+            s.fixed_split,
+        );
+        ((n as f64 / p_exist).ceil() as i64).clamp(1, i32::MAX as i64)
+    }
+
+    fn new_link(&mut self, id1: i64, link_type: i64, p_exist: f64, update: bool) -> Link {
+        let id2 = self.id2(id1, link_type, p_exist);
+        let len = log_normal(
+            &mut self.rng,
+            self.shape.link_datasize,
+            1.0,
+            0,
+            LINK_DATA_MAX,
+        );
+        let mut data = Vec::new();
+        let motif = if update {
+            &mut self.link_up
+        } else {
+            &mut self.link_add
+        };
+        motif.fill(&mut self.rng, len as usize, &mut data);
+        Link {
+            id1,
+            link_type,
+            id2,
+            visibility: VISIBLE,
+            data,
+            time: now_ms(),
+            version: 0,
+        }
+    }
+
+    fn node(&mut self, version: i64, update: bool) -> Node {
+        let len = log_normal(
+            &mut self.rng,
+            self.shape.node_datasize,
+            1.0,
+            0,
+            NODE_DATA_MAX,
+        );
+        let mut data = Vec::new();
+        let motif = if update {
+            &mut self.node_up
+        } else {
+            &mut self.node_add
+        };
+        motif.fill(&mut self.rng, len as usize, &mut data);
+        Node {
+            id: 0,
+            node_type: NODE_TYPE,
+            version,
+            time: now_ms() / 1000,
+            data,
+        }
+    }
+
+    fn link_list(&mut self) -> anyhow::Result<u64> {
+        let history = self.rng.next_double() * 100.0 < self.shape.history_pct;
+        if history && !self.history.is_empty() {
+            let at = self.rng.next_int_bound(self.history.len() as i32) as usize;
+            let (id1, t, last) = self.history[at];
+            let (found, oldest) = self.store.get_link_list(id1, t, last, 1, RANGE_LIMIT)?;
+            match oldest {
+                Some(time) if found == RANGE_LIMIT => self.history[at] = (id1, t, time),
+                _ => {
+                    self.history.swap_remove(at);
+                }
+            }
+            return Ok(found as u64);
+        }
+        let (s, e) = (self.shape.start, self.shape.end);
+        let id1 = self.shape.link_reads.id(&mut self.rng, s, e);
+        let t = self.link_type();
+        let (found, oldest) = self.store.get_link_list(id1, t, i64::MAX, 0, RANGE_LIMIT)?;
+        if let Some(time) = oldest.filter(|_| found >= RANGE_LIMIT) {
+            if !self.history.iter().any(|h| h.0 == id1 && h.1 == t) {
+                if self.history.len() < HISTORY_CAPACITY {
+                    self.history.push((id1, t, time));
+                } else {
+                    let at = self.rng.next_int_bound(HISTORY_CAPACITY as i32) as usize;
+                    self.history[at] = (id1, t, time);
+                }
+            }
+        }
+        Ok(found as u64)
+    }
+
+    fn multiget(&mut self) -> anyhow::Result<u64> {
+        let (s, e) = (self.shape.start, self.shape.end);
+        let id1 = self.shape.link_reads.id(&mut self.rng, s, e);
+        let t = self.link_type();
+        let k = geometric(&mut self.rng, 1, 128, self.shape.multiget_prob);
+        let range = self.id2_range(id1, t, 0.5);
+        let ids: Vec<i64> = if range <= k {
+            (id1..id1 + k).collect()
+        } else {
+            let mut ids = Vec::with_capacity(k as usize);
+            for _ in 0..k {
+                let mut id2 = self.id2(id1, t, 0.5);
+                for _ in 0..100 {
+                    if !ids.contains(&id2) {
+                        break;
+                    }
+                    id2 = self.id2(id1, t, 0.5);
+                }
+                ids.push(id2);
+            }
+            ids
+        };
+        self.store.multiget_links(id1, t, &ids)
+    }
+
+    /// Performs one operation; returns it and the rows or bytes it touched.
+    fn one(&mut self, op: Op) -> anyhow::Result<u64> {
+        let (s, e) = (self.shape.start, self.shape.end);
+        Ok(match op {
+            Op::AddLink | Op::UpdateLink => {
+                let id1 = self.shape.link_writes.id(&mut self.rng, s, e);
+                let t = self.link_type();
+                let update = op == Op::UpdateLink;
+                let link = self.new_link(id1, t, if update { 0.9 } else { 0.05 }, update);
+                if update && self.shape.fixed_update {
+                    self.store.update_link(&link)?;
+                } else {
+                    self.store.add_link(&link)?;
+                }
+                link.data.len() as u64
+            }
+            Op::DeleteLink => {
+                let id1 = self.shape.link_writes.id(&mut self.rng, s, e);
+                let t = self.link_type();
+                let id2 = self.id2(id1, t, 0.9);
+                u64::from(self.store.delete_link(id1, t, id2)?)
+            }
+            Op::CountLink => {
+                let id1 = self.shape.link_reads.id(&mut self.rng, s, e);
+                let t = self.link_type();
+                self.store.count_links(id1, t)? as u64
+            }
+            Op::MultigetLink => self.multiget()?,
+            Op::GetLinksList => self.link_list()?,
+            Op::AddNode => {
+                let node = self.node(1, false);
+                self.store.add_node(&node)?;
+                node.data.len() as u64
+            }
+            Op::UpdateNode => {
+                let id = self.shape.node_updates.id(&mut self.rng, s, e);
+                let node = Node {
+                    id,
+                    ..self.node(2, true)
+                };
+                self.store.update_node(&node)?;
+                node.data.len() as u64
+            }
+            Op::DeleteNode => {
+                let id = self.shape.node_deletes.id(&mut self.rng, s, e);
+                u64::from(self.store.delete_node(NODE_TYPE, id)?)
+            }
+            Op::GetNode => {
+                let id = self.shape.node_reads.id(&mut self.rng, s, e);
+                self.store.get_node(NODE_TYPE, id)?.unwrap_or(0) as u64
+            }
+        })
+    }
+}
+
+/// Operations retried in a row after deadlocks or conflicts before the error is the step's.
+const MAX_RETRIES: u32 = 1000;
+
+impl Client for Requester<'_> {
+    fn next(&mut self) -> anyhow::Result<Option<Done>> {
+        let op = self.pick();
+        // A retried operation is generated again from the generator's state, as LinkStoreMysql
+        // retries its statements: the same operation kind.
+        let mut retries = 0;
+        loop {
+            match self.one(op) {
+                Ok(bytes) => {
+                    return Ok(Some(Done {
+                        kind: op.kind(),
+                        bytes,
+                        retries,
+                        rows: u64::from(op == Op::AddLink || op == Op::AddNode),
+                    }))
+                }
+                Err(e) if self.store.retryable(&e) && retries < MAX_RETRIES => retries += 1,
+                Err(e) => return Err(e.context(KINDS[op.kind()])),
+            }
+        }
+    }
+}

@@ -1,0 +1,520 @@
+//! LinkBench on the sql family: the original's MySQL schema (`create_innodb.sql`: linktable
+//! keyed (link_type, id1, id2) with the covering `id1_type` index, counttable, nodetable) and
+//! `LinkStoreMysql`'s statements — on MariaDB verbatim (`INSERT … ON DUPLICATE KEY UPDATE` read
+//! by its affected rows), on PostgreSQL and SQLite with `ON CONFLICT` and a locking read where
+//! MySQL's affected-rows trick has no equal. Payloads are binary columns (the original's are
+//! latin1 text, which takes any byte).
+
+use super::model::{Count, Link, Node, Store, HIDDEN, VISIBLE};
+use fathom_core::sql::{Dialect, SqlConn, SqlEngine, Stmt, Value};
+use std::collections::HashMap;
+
+/// The tables, dropped and created.
+pub fn schema(dialect: Dialect, storage: Option<&str>) -> Vec<String> {
+    let suffix = dialect.table_suffix(storage);
+    let (small, blob, text) = match dialect {
+        Dialect::MariaDb => ("TINYINT", "VARBINARY(255)", "MEDIUMBLOB"),
+        Dialect::Postgres => ("SMALLINT", "BYTEA", "BYTEA"),
+        Dialect::Sqlite => ("INTEGER", "BLOB", "BLOB"),
+    };
+    // MySQL keeps the covering index inside the table definition; the others create it apart.
+    let index_cols = "id1, link_type, visibility, time, id2, version, data";
+    let inline_index = match dialect {
+        Dialect::MariaDb => format!(",\n  KEY id1_type ({index_cols})"),
+        _ => String::new(),
+    };
+    let mut ddl = vec![
+        "DROP TABLE IF EXISTS linktable".to_string(),
+        "DROP TABLE IF EXISTS counttable".to_string(),
+        "DROP TABLE IF EXISTS nodetable".to_string(),
+        format!(
+            "CREATE TABLE linktable (\n  id1 BIGINT NOT NULL DEFAULT 0,\n  id2 BIGINT NOT NULL DEFAULT 0,\n  \
+             link_type BIGINT NOT NULL DEFAULT 0,\n  visibility {small} NOT NULL DEFAULT 0,\n  \
+             data {blob} NOT NULL DEFAULT '',\n  time BIGINT NOT NULL DEFAULT 0,\n  \
+             version INT NOT NULL DEFAULT 0,\n  PRIMARY KEY (link_type, id1, id2){inline_index}\n){suffix}"
+        ),
+        format!(
+            "CREATE TABLE counttable (\n  id BIGINT NOT NULL DEFAULT 0,\n  link_type BIGINT NOT NULL DEFAULT 0,\n  \
+             count INT NOT NULL DEFAULT 0,\n  time BIGINT NOT NULL DEFAULT 0,\n  \
+             version BIGINT NOT NULL DEFAULT 0,\n  PRIMARY KEY (id, link_type)\n){suffix}"
+        ),
+        format!(
+            "CREATE TABLE nodetable (\n  id {},\n  type INT NOT NULL,\n  version BIGINT NOT NULL,\n  \
+             time INT NOT NULL,\n  data {text} NOT NULL,\n  PRIMARY KEY (id)\n){suffix}",
+            dialect.big_auto_increment_key()
+        ),
+    ];
+    if dialect != Dialect::MariaDb {
+        ddl.push(format!("CREATE INDEX id1_type ON linktable ({index_cols})"));
+    }
+    ddl
+}
+
+const LINK_COLS: &str = "id1, id2, link_type, visibility, data, time, version";
+
+/// Statements by name, prepared at first use; variable-length ones also by their count.
+#[derive(Default)]
+struct Prepared {
+    by_key: HashMap<(&'static str, usize), Stmt>,
+}
+
+pub struct SqlStore<'e> {
+    conn: Box<dyn SqlConn + 'e>,
+    dialect: Dialect,
+    prepared: Prepared,
+}
+
+impl<'e> SqlStore<'e> {
+    pub fn new(engine: &'e dyn SqlEngine) -> anyhow::Result<Self> {
+        Ok(SqlStore {
+            conn: engine.connect()?,
+            dialect: engine.dialect(),
+            prepared: Prepared::default(),
+        })
+    }
+
+    fn stmt(
+        &mut self,
+        name: &'static str,
+        n: usize,
+        sql: impl FnOnce(Dialect) -> String,
+    ) -> anyhow::Result<Stmt> {
+        if let Some(s) = self.prepared.by_key.get(&(name, n)) {
+            return Ok(*s);
+        }
+        let s = self.conn.prepare(&sql(self.dialect))?;
+        self.prepared.by_key.insert((name, n), s);
+        Ok(s)
+    }
+
+    fn run(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<u64> {
+        Ok(self.conn.run(stmt, params)?.affected)
+    }
+
+    /// Runs `body` between BEGIN and COMMIT, rolling back when it fails.
+    fn transaction<T>(
+        &mut self,
+        body: impl FnOnce(&mut Self) -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
+        self.conn.exec("BEGIN")?;
+        match body(self) {
+            Ok(v) => {
+                self.conn.exec("COMMIT")?;
+                Ok(v)
+            }
+            Err(e) => {
+                let _ = self.conn.exec("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    /// The link's visibility, locking the row where the dialect can.
+    fn visibility(&mut self, id1: i64, link_type: i64, id2: i64) -> anyhow::Result<Option<i64>> {
+        let stmt = self.stmt("visibility", 0, |d| {
+            let lock = if d == Dialect::Sqlite {
+                ""
+            } else {
+                " FOR UPDATE"
+            };
+            format!(
+                "SELECT visibility FROM linktable WHERE id1 = ? AND id2 = ? AND link_type = ?{lock}"
+            )
+        })?;
+        self.conn.scalar(
+            stmt,
+            &[Value::Int(id1), Value::Int(id2), Value::Int(link_type)],
+        )
+    }
+
+    /// The count row of (id1, type) moves by `delta` (+1 or -1, never below 0), made if missing.
+    fn bump_count(
+        &mut self,
+        id1: i64,
+        link_type: i64,
+        delta: i64,
+        now_ms: i64,
+    ) -> anyhow::Result<()> {
+        let name = if delta > 0 { "count_up" } else { "count_down" };
+        let stmt = self.stmt(name, 0, |d| {
+            let first = if delta > 0 { 1 } else { 0 };
+            let (new, down) = match d {
+                Dialect::MariaDb => ("count + 1", "IF(count = 0, 0, count - 1)"),
+                _ => (
+                    "counttable.count + 1",
+                    "CASE WHEN counttable.count = 0 THEN 0 ELSE counttable.count - 1 END",
+                ),
+            };
+            let set = if delta > 0 { new } else { down };
+            match d {
+                Dialect::MariaDb => format!(
+                    "INSERT INTO counttable (id, link_type, count, time, version) VALUES (?, ?, {first}, ?, 0) \
+                     ON DUPLICATE KEY UPDATE count = {set}, version = version + 1, time = VALUES(time)"
+                ),
+                _ => format!(
+                    "INSERT INTO counttable (id, link_type, count, time, version) VALUES (?, ?, {first}, ?, 0) \
+                     ON CONFLICT (id, link_type) DO UPDATE SET count = {set}, \
+                     version = counttable.version + 1, time = excluded.time"
+                ),
+            }
+        })?;
+        self.run(
+            stmt,
+            &[Value::Int(id1), Value::Int(link_type), Value::Int(now_ms)],
+        )?;
+        Ok(())
+    }
+
+    fn set_link(&mut self, link: &Link) -> anyhow::Result<()> {
+        let stmt = self.stmt("update_link", 0, |_| {
+            "UPDATE linktable SET visibility = ?, data = ?, time = ?, version = ? \
+             WHERE id1 = ? AND id2 = ? AND link_type = ?"
+                .to_string()
+        })?;
+        self.run(
+            stmt,
+            &[
+                Value::Int(link.visibility),
+                Value::Bytes(&link.data),
+                Value::Int(link.time),
+                Value::Int(link.version),
+                Value::Int(link.id1),
+                Value::Int(link.id2),
+                Value::Int(link.link_type),
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn insert_link(&mut self, link: &Link) -> anyhow::Result<u64> {
+        let stmt = self.stmt("insert_link", 0, |d| {
+            let upsert = match d {
+                Dialect::MariaDb => " ON DUPLICATE KEY UPDATE visibility = VALUES(visibility)",
+                _ => "",
+            };
+            format!("INSERT INTO linktable ({LINK_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?){upsert}")
+        })?;
+        self.run(stmt, &link_params(link))
+    }
+}
+
+fn link_params(l: &Link) -> [Value<'_>; 7] {
+    [
+        Value::Int(l.id1),
+        Value::Int(l.id2),
+        Value::Int(l.link_type),
+        Value::Int(l.visibility),
+        Value::Bytes(&l.data),
+        Value::Int(l.time),
+        Value::Int(l.version),
+    ]
+}
+
+fn rows(n: usize, cols: usize) -> String {
+    let one = format!("({})", vec!["?"; cols].join(", "));
+    vec![one; n].join(", ")
+}
+
+impl Store for SqlStore<'_> {
+    fn reset_nodes(&mut self, start: i64) -> anyhow::Result<()> {
+        let sql: Vec<String> = match self.dialect {
+            Dialect::MariaDb => vec![
+                "TRUNCATE TABLE nodetable".into(),
+                format!("ALTER TABLE nodetable AUTO_INCREMENT = {start}"),
+            ],
+            Dialect::Postgres => vec![
+                "TRUNCATE nodetable".into(),
+                format!("ALTER SEQUENCE nodetable_id_seq RESTART WITH {start}"),
+            ],
+            Dialect::Sqlite if start == 1 => vec!["DELETE FROM nodetable".into()],
+            Dialect::Sqlite => {
+                anyhow::bail!("sqlite-sql numbers nodes from 1; startid1 is {start}")
+            }
+        };
+        for s in sql {
+            self.conn.exec(&s)?;
+        }
+        Ok(())
+    }
+
+    fn add_nodes(&mut self, nodes: &[Node]) -> anyhow::Result<Vec<i64>> {
+        let n = nodes.len();
+        let stmt = self.stmt("add_nodes", n, |_| {
+            format!(
+                "INSERT INTO nodetable (type, version, time, data) VALUES {} RETURNING id",
+                rows(n, 4)
+            )
+        })?;
+        let mut params = Vec::with_capacity(n * 4);
+        for node in nodes {
+            params.extend([
+                Value::Int(node.node_type),
+                Value::Int(node.version),
+                Value::Int(node.time),
+                Value::Bytes(&node.data),
+            ]);
+        }
+        // The ids of one multi-row INSERT are consecutive; the first is returned first. None
+        // come back from the null engine, where the harness measures its own cost.
+        let first = self.conn.scalar(stmt, &params)?;
+        Ok(first.map_or_else(Vec::new, |f| (0..n as i64).map(|i| f + i).collect()))
+    }
+
+    fn add_links_bulk(&mut self, links: &[Link]) -> anyhow::Result<()> {
+        let n = links.len();
+        let stmt = self.stmt("add_links_bulk", n, |d| {
+            let upsert = match d {
+                Dialect::MariaDb => "ON DUPLICATE KEY UPDATE visibility = VALUES(visibility)",
+                _ => "ON CONFLICT (link_type, id1, id2) DO UPDATE SET visibility = excluded.visibility",
+            };
+            format!("INSERT INTO linktable ({LINK_COLS}) VALUES {} {upsert}", rows(n, 7))
+        })?;
+        let params: Vec<Value<'_>> = links.iter().flat_map(link_params).collect();
+        self.run(stmt, &params)?;
+        Ok(())
+    }
+
+    fn add_counts_bulk(&mut self, counts: &[Count]) -> anyhow::Result<()> {
+        let n = counts.len();
+        let stmt = self.stmt("add_counts_bulk", n, |d| match d {
+            Dialect::MariaDb => format!(
+                "REPLACE INTO counttable (id, link_type, count, time, version) VALUES {}",
+                rows(n, 5)
+            ),
+            _ => format!(
+                "INSERT INTO counttable (id, link_type, count, time, version) VALUES {} \
+                 ON CONFLICT (id, link_type) DO UPDATE SET count = excluded.count, \
+                 time = excluded.time, version = excluded.version",
+                rows(n, 5)
+            ),
+        })?;
+        let params: Vec<Value<'_>> = counts
+            .iter()
+            .flat_map(|c| {
+                [
+                    Value::Int(c.id1),
+                    Value::Int(c.link_type),
+                    Value::Int(c.count),
+                    Value::Int(c.time),
+                    Value::Int(c.version),
+                ]
+            })
+            .collect();
+        self.run(stmt, &params)?;
+        Ok(())
+    }
+
+    fn add_link(&mut self, link: &Link) -> anyhow::Result<bool> {
+        self.transaction(|s| {
+            if s.dialect == Dialect::MariaDb {
+                // LinkStoreMysql: 1 = inserted, 2 = existed hidden and became visible, 0 = existed
+                // visible already.
+                let affected = s.insert_link(link)?;
+                if affected != 0 && link.visibility == VISIBLE {
+                    s.bump_count(link.id1, link.link_type, 1, link.time)?;
+                }
+                if affected != 1 {
+                    s.set_link(link)?;
+                }
+                return Ok(affected != 1);
+            }
+            match s.visibility(link.id1, link.link_type, link.id2)? {
+                None => {
+                    s.insert_link(link)?;
+                    if link.visibility == VISIBLE {
+                        s.bump_count(link.id1, link.link_type, 1, link.time)?;
+                    }
+                    Ok(false)
+                }
+                Some(v) => {
+                    if v != VISIBLE && link.visibility == VISIBLE {
+                        s.bump_count(link.id1, link.link_type, 1, link.time)?;
+                    }
+                    s.set_link(link)?;
+                    Ok(true)
+                }
+            }
+        })
+    }
+
+    fn delete_link(&mut self, id1: i64, link_type: i64, id2: i64) -> anyhow::Result<bool> {
+        let now = super::now_ms();
+        self.transaction(|s| {
+            if s.visibility(id1, link_type, id2)? != Some(VISIBLE) {
+                return Ok(false);
+            }
+            let stmt = s.stmt("hide_link", 0, |_| {
+                "UPDATE linktable SET visibility = ? WHERE id1 = ? AND id2 = ? AND link_type = ?"
+                    .to_string()
+            })?;
+            s.run(
+                stmt,
+                &[
+                    Value::Int(HIDDEN),
+                    Value::Int(id1),
+                    Value::Int(id2),
+                    Value::Int(link_type),
+                ],
+            )?;
+            s.bump_count(id1, link_type, -1, now)?;
+            Ok(true)
+        })
+    }
+
+    fn update_link(&mut self, link: &Link) -> anyhow::Result<bool> {
+        self.transaction(|s| {
+            let Some(v) = s.visibility(link.id1, link.link_type, link.id2)? else {
+                return Ok(false);
+            };
+            s.set_link(link)?;
+            if v != link.visibility {
+                let delta = if link.visibility == VISIBLE { 1 } else { -1 };
+                s.bump_count(link.id1, link.link_type, delta, link.time)?;
+            }
+            Ok(true)
+        })
+    }
+
+    fn count_links(&mut self, id1: i64, link_type: i64) -> anyhow::Result<i64> {
+        let stmt = self.stmt("count_links", 0, |_| {
+            "SELECT count FROM counttable WHERE id = ? AND link_type = ?".to_string()
+        })?;
+        Ok(self
+            .conn
+            .scalar(stmt, &[Value::Int(id1), Value::Int(link_type)])?
+            .unwrap_or(0))
+    }
+
+    fn multiget_links(&mut self, id1: i64, link_type: i64, id2s: &[i64]) -> anyhow::Result<u64> {
+        let n = id2s.len();
+        let stmt = self.stmt("multiget", n, |_| {
+            format!(
+                "SELECT {LINK_COLS} FROM linktable WHERE id1 = ? AND link_type = ? AND id2 IN ({})",
+                vec!["?"; n].join(", ")
+            )
+        })?;
+        let mut params = vec![Value::Int(id1), Value::Int(link_type)];
+        params.extend(id2s.iter().map(|&i| Value::Int(i)));
+        Ok(self.conn.run(stmt, &params)?.rows)
+    }
+
+    fn get_link_list(
+        &mut self,
+        id1: i64,
+        link_type: i64,
+        max_time: i64,
+        offset: i64,
+        limit: i64,
+    ) -> anyhow::Result<(i64, Option<i64>)> {
+        let list = |what: &str, d: Dialect| {
+            let force = if d == Dialect::MariaDb {
+                " FORCE INDEX (id1_type)"
+            } else {
+                ""
+            };
+            let page = if d == Dialect::MariaDb {
+                "LIMIT ?, ?"
+            } else {
+                "LIMIT ? OFFSET ?"
+            };
+            format!(
+                "SELECT {what} FROM linktable{force} WHERE id1 = ? AND link_type = ? AND time >= ? \
+                 AND time <= ? AND visibility = ? ORDER BY time DESC {page}"
+            )
+        };
+        let stmt = self.stmt("link_list", 0, |d| list(LINK_COLS, d))?;
+        let (a, b) = if self.dialect == Dialect::MariaDb {
+            (offset, limit)
+        } else {
+            (limit, offset)
+        };
+        let params = [
+            Value::Int(id1),
+            Value::Int(link_type),
+            Value::Int(0),
+            Value::Int(max_time),
+            Value::Int(VISIBLE),
+            Value::Int(a),
+            Value::Int(b),
+        ];
+        let found = self.conn.run(stmt, &params)?.rows as i64;
+        if found < limit {
+            return Ok((found, None));
+        }
+        // A full page: the history cache keeps its oldest link's time.
+        let last = self.stmt("link_list_last", 0, |d| list("time", d))?;
+        let (a, b) = if self.dialect == Dialect::MariaDb {
+            (offset + limit - 1, 1)
+        } else {
+            (1, offset + limit - 1)
+        };
+        let params = [
+            Value::Int(id1),
+            Value::Int(link_type),
+            Value::Int(0),
+            Value::Int(max_time),
+            Value::Int(VISIBLE),
+            Value::Int(a),
+            Value::Int(b),
+        ];
+        Ok((found, self.conn.scalar(last, &params)?))
+    }
+
+    fn add_node(&mut self, node: &Node) -> anyhow::Result<Option<i64>> {
+        Ok(self.add_nodes(std::slice::from_ref(node))?.first().copied())
+    }
+
+    fn update_node(&mut self, node: &Node) -> anyhow::Result<bool> {
+        let stmt = self.stmt("update_node", 0, |_| {
+            "UPDATE nodetable SET version = ?, time = ?, data = ? WHERE id = ? AND type = ?"
+                .to_string()
+        })?;
+        let n = self.run(
+            stmt,
+            &[
+                Value::Int(node.version),
+                Value::Int(node.time),
+                Value::Bytes(&node.data),
+                Value::Int(node.id),
+                Value::Int(node.node_type),
+            ],
+        )?;
+        Ok(n == 1)
+    }
+
+    fn delete_node(&mut self, node_type: i64, id: i64) -> anyhow::Result<bool> {
+        let stmt = self.stmt("delete_node", 0, |_| {
+            "DELETE FROM nodetable WHERE id = ? AND type = ?".to_string()
+        })?;
+        Ok(self.run(stmt, &[Value::Int(id), Value::Int(node_type)])? == 1)
+    }
+
+    fn get_node(&mut self, node_type: i64, id: i64) -> anyhow::Result<Option<usize>> {
+        let stmt = self.stmt("get_node", 0, |_| {
+            "SELECT id, type, version, time, data FROM nodetable WHERE id = ? AND type = ?"
+                .to_string()
+        })?;
+        let out = self
+            .conn
+            .run(stmt, &[Value::Int(id), Value::Int(node_type)])?;
+        Ok((out.rows > 0).then_some(out.bytes as usize))
+    }
+
+    fn check_counts(&mut self) -> anyhow::Result<(u64, u64)> {
+        let mut one = |sql: &str| -> anyhow::Result<u64> {
+            let s = self.conn.prepare(sql)?;
+            Ok(self.conn.scalar(s, &[])?.unwrap_or(0) as u64)
+        };
+        let wrong = one(
+            "SELECT count(*) FROM counttable c WHERE c.count <> (SELECT count(*) FROM linktable l \
+             WHERE l.id1 = c.id AND l.link_type = c.link_type AND l.visibility = 1)",
+        )?;
+        let uncounted = one(
+            "SELECT count(*) FROM (SELECT id1, link_type FROM linktable WHERE visibility = 1 \
+             GROUP BY id1, link_type) v WHERE NOT EXISTS (SELECT 1 FROM counttable c \
+             WHERE c.id = v.id1 AND c.link_type = v.link_type)",
+        )?;
+        let rows = one("SELECT count(*) FROM counttable")?;
+        Ok((wrong + uncounted, rows + uncounted))
+    }
+}

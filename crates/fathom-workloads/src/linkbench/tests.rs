@@ -1,0 +1,115 @@
+//! LinkBench on real engines of both families: the load writes the documented graph, the
+//! request mix runs every operation, and the consistency check passes — and fails when a
+//! count row is made wrong.
+
+use super::*;
+use crate::testing::{drive, open};
+use fathom_core::family::Engine;
+
+fn build_with(pairs: &[&str], clients: usize) -> anyhow::Result<Box<dyn Workload>> {
+    let p = Params::parse(&pairs.iter().map(|s| s.to_string()).collect::<Vec<_>>())?;
+    build(&p, clients)
+}
+
+const SMALL: &[&str] = &["maxid1=3001", "requests=1500", "seed=11"];
+
+fn kind(name: &str) -> usize {
+    request::KINDS.iter().position(|k| *k == name).unwrap()
+}
+
+/// Links the loader writes for ids [1, 3001): the out-degree split across 2 types as the
+/// original splits it.
+fn expected_links() -> i64 {
+    let d = degree::Degrees::new(1, 3001).unwrap();
+    (1..3001)
+        .map(|id| {
+            let t = d.total(id);
+            degree::per_type(t, 0, 2, false) + degree::per_type(t, 1, 2, false)
+        })
+        .sum()
+}
+
+fn run_on(engine: &Engine) -> Vec<Vec<usize>> {
+    let w = build_with(SMALL, 2).unwrap();
+    let done = drive(w.as_ref(), engine.db(), 0);
+    // load, request, check.
+    assert_eq!(done.len(), 3);
+    let load = &done[0];
+    assert_eq!(load[0], 3, "3000 nodes in batches of 1024");
+    let request = &done[1];
+    assert_eq!(
+        request.iter().sum::<usize>(),
+        3000,
+        "1500 requests per client"
+    );
+    for op in [
+        "GET_LINKS_LIST",
+        "GET_NODE",
+        "ADD_LINK",
+        "UPDATE_LINK",
+        "UPDATE_NODE",
+    ] {
+        assert!(request[kind(op)] > 0, "no {op}");
+    }
+    // GET_LINKS_LIST is about half the mix.
+    let lists = request[kind("GET_LINKS_LIST")] as f64 / 3000.0;
+    assert!((0.45..0.57).contains(&lists), "{lists}");
+    assert_eq!(done[2], vec![1], "the check ran and passed");
+    done
+}
+
+#[test]
+fn on_sqlite_sql_the_graph_loads_the_mix_runs_and_counts_stay_right() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open("sqlite-sql", dir.path(), &[]);
+    run_on(&engine);
+    let Engine::Sql(sql) = &engine else {
+        panic!("sqlite-sql is a sql engine")
+    };
+    let mut conn = sql.connect().unwrap();
+    let mut one = |q: &str| {
+        let s = conn.prepare(q).unwrap();
+        conn.scalar(s, &[]).unwrap().unwrap()
+    };
+    // The load's links, plus what ADD_LINK and UPDATE_LINK inserted.
+    let links = one("SELECT count(*) FROM linktable");
+    assert!(links >= expected_links(), "{links} < {}", expected_links());
+    assert!(
+        one("SELECT count(*) FROM linktable WHERE visibility = 0") > 0,
+        "DELETE_LINK hides"
+    );
+    // A wrong count row fails the check.
+    let mut bad = sql.connect().unwrap();
+    bad.exec(
+        "UPDATE counttable SET count = count + 1 WHERE rowid = (SELECT min(rowid) FROM counttable)",
+    )
+    .unwrap();
+    let w = build_with(&["maxid1=3001", "steps=check"], 1).unwrap();
+    let mut check = w.client(engine.db(), 0, 0).unwrap();
+    let e = check.next().unwrap_err().to_string();
+    assert!(e.contains("consistency check failed: 1 of"), "{e}");
+}
+
+#[test]
+fn on_kv_engines_counts_stay_right_through_transactions() {
+    for (name, settings) in [
+        ("rocksdb", &[("transactions", "optimistic")][..]),
+        ("wiredtiger", &[][..]),
+        ("lmdb", &[][..]),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = open(name, dir.path(), settings);
+        let done = run_on(&engine);
+        assert!(done[0][1] > 0, "{name}: link batches");
+    }
+}
+
+#[test]
+fn bad_parameters_say_what_is_expected() {
+    let e = |p: &[&str]| build_with(p, 1).err().unwrap().to_string();
+    assert!(e(&["fix=everything"]).contains("fixes are update_link"));
+    assert!(e(&["getnode=50"]).contains("sum to"));
+    assert!(e(&["maxid1=1"]).contains("startid1 < maxid1"));
+    assert!(e(&["read_shape=0"]).contains("read_shape"));
+    assert!(e(&["steps=load,nap"]).contains("unknown step `nap`"));
+}
