@@ -129,6 +129,9 @@ pub struct Latency {
     /// The fastest operation (sysbench's `min`).
     #[serde(default)]
     pub min: f64,
+    /// LinkBench prints it.
+    #[serde(default)]
+    pub p25: f64,
     pub p50: f64,
     pub p75: f64,
     /// sysbench's default percentile.
@@ -150,6 +153,7 @@ impl Latency {
         let us = |ns: u64| ns as f64 / 1000.0;
         Latency {
             min: us(h.min()),
+            p25: us(h.value_at_quantile(0.25)),
             p50: us(h.value_at_quantile(0.50)),
             p75: us(h.value_at_quantile(0.75)),
             p95: us(h.value_at_quantile(0.95)),

@@ -130,6 +130,7 @@ pub fn median_step(steps: &[&StepSummary]) -> StepSummary {
     let lat = |f: fn(&Latency) -> f64| median_of(steps, |s| f(&s.latency_us));
     m.latency_us = Latency {
         min: lat(|l| l.min),
+        p25: lat(|l| l.p25),
         p50: lat(|l| l.p50),
         p75: lat(|l| l.p75),
         p95: lat(|l| l.p95),

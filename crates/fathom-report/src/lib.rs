@@ -7,6 +7,7 @@ pub mod group;
 pub mod html;
 pub mod inserts;
 pub mod json;
+pub mod linkbench;
 pub mod steps;
 pub mod svg;
 pub mod sysbench_log;
@@ -27,6 +28,8 @@ pub enum Format {
     Html,
     /// sysbench's interval lines and statistics blocks.
     Sysbench,
+    /// LinkBench's load line, per-operation latency lines and completion lines.
+    LinkBench,
 }
 
 /// What a report includes besides the step table.
@@ -61,9 +64,10 @@ impl std::str::FromStr for Format {
             "dbbench" | "tsv" => Format::DbBench,
             "html" => Format::Html,
             "sysbench" => Format::Sysbench,
+            "linkbench" => Format::LinkBench,
             other => {
                 return Err(format!(
-                "unknown format `{other}`; formats: text, md, csv, json, dbbench, sysbench, html"
+                "unknown format `{other}`; formats: text, md, csv, json, dbbench, sysbench, linkbench, html"
             ))
             }
         })
@@ -88,5 +92,6 @@ pub fn render(runs: &[LoadedRun], format: Format, opts: &ReportOptions) -> anyho
         Format::DbBench => dbbench_tsv::render(runs),
         Format::Html => html::page(runs, opts),
         Format::Sysbench => sysbench_log::render(runs)?,
+        Format::LinkBench => linkbench::render(runs),
     })
 }

@@ -121,8 +121,16 @@ pub fn sweep(runs: &[LoadedRun]) -> Vec<SweepTable> {
             (!reps.is_empty() && reps[0].ops > 0).then(|| median_step(&reps))
         };
         let queries = counts_queries(&all, &step);
+        let rows = all.iter().flat_map(|s| s.step(&step)).any(|s| s.rows > 0);
         let unit = if queries { "query" } else { "op" };
-        let figures: [(String, Figure, usize); 3] = [
+        // A step that inserts rows in batches is read by its rows (seed 002's IPS).
+        let rate: (String, Figure, usize) = if rows {
+            (
+                "rows inserted per second".to_string(),
+                |s| Some(s.rows_per_sec),
+                0,
+            )
+        } else {
             (
                 if queries {
                     "queries per second"
@@ -132,7 +140,10 @@ pub fn sweep(runs: &[LoadedRun]) -> Vec<SweepTable> {
                 .to_string(),
                 |s| Some(s.ops_per_sec * queries_per_op(s)),
                 0,
-            ),
+            )
+        };
+        let figures: [(String, Figure, usize); 3] = [
+            rate,
             (
                 "disk reads per second (iostat r/s)".to_string(),
                 |s| s.host.rps,
@@ -258,7 +269,21 @@ pub fn text(runs: &[LoadedRun], markdown: bool) -> String {
     }
     out += &render(table(runs));
     let per_insert = crate::inserts::tables(runs);
-    for t in sweep(runs).into_iter().chain(per_insert.iter().cloned()) {
+    let linkbench = [
+        crate::linkbench::load_table(runs).map(|table| SweepTable {
+            title: "LinkBench load, per node inserted".into(),
+            table,
+        }),
+        crate::linkbench::exact_table(runs).map(|table| SweepTable {
+            title: "LinkBench requests, latency per operation in µs".into(),
+            table,
+        }),
+    ];
+    for t in sweep(runs)
+        .into_iter()
+        .chain(per_insert.iter().cloned())
+        .chain(linkbench.into_iter().flatten())
+    {
         out += &format!("\n{} (median over repeats):\n", t.title);
         if markdown {
             out += "\n";

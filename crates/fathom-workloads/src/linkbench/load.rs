@@ -230,10 +230,10 @@ impl<'e> LinkLoader<'e> {
         self.store.add_counts_bulk(&self.counts)?;
         let rows = self.counts.len() as u64;
         self.counts.clear();
+        // Count rows are not inserts of the graph: only nodes and links count as rows.
         Ok(Done {
             kind: COUNTS_BULK,
             bytes: rows * 40,
-            rows,
             ..Done::default()
         })
     }

@@ -1,0 +1,267 @@
+//! LinkBench's own report (specs/workloads.md §1.4.3, §1.7.5) from fathom's results: the load
+//! line and seed 000's per-node costs, each request step's per-operation latency lines in
+//! LinkBench's bucket format and as exact percentiles, the REQUEST PHASE COMPLETED line, and
+//! the consistency check's outcome.
+
+use crate::group::{median_step, series};
+use crate::table::{num, opt, Table};
+use fathom_core::recorder::Latency;
+use fathom_core::result::StepSummary;
+use fathom_core::store::LoadedRun;
+
+/// Request operations in LinkBench's enum order.
+const OPS: &[&str] = &[
+    "ADD_NODE",
+    "UPDATE_NODE",
+    "DELETE_NODE",
+    "GET_NODE",
+    "ADD_LINK",
+    "DELETE_LINK",
+    "UPDATE_LINK",
+    "COUNT_LINK",
+    "MULTIGET_LINK",
+    "GET_LINKS_LIST",
+];
+
+/// Java's `#.##`/`#.###`: at most `decimals`, no trailing zeros.
+fn java_decimal(x: f64, decimals: usize) -> String {
+    let s = format!("{x:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// The LinkBench histogram bucket holding a latency of `us` microseconds, in ms.
+pub fn bucket(us: f64) -> (f64, f64) {
+    let ms = (us / 1000.0).floor();
+    if ms < 1.0 {
+        let k = (us / 100.0).floor();
+        (k / 10.0, (k + 1.0) / 10.0)
+    } else if ms < 100.0 {
+        (ms, ms + 1.0)
+    } else if ms < 1000.0 {
+        let b = (ms / 100.0).floor() * 100.0;
+        (b, b + 100.0)
+    } else if ms < 10_000.0 {
+        let b = (ms / 1000.0).floor() * 1000.0;
+        (b, b + 1000.0)
+    } else {
+        (10_000.0, 100_000.0)
+    }
+}
+
+fn bucket_text(us: f64) -> String {
+    let (a, b) = bucket(us);
+    format!("[{},{}]", java_decimal(a, 2), java_decimal(b, 2))
+}
+
+/// One operation's line as LinkBench prints it at the end of a request phase.
+pub fn latency_line(op: &str, count: u64, l: &Latency) -> String {
+    format!(
+        "{op} count = {count}  p25 = {}ms  p50 = {}ms  p75 = {}ms  p95 = {}ms  p99 = {}ms  max = {}ms  mean = {}ms",
+        bucket_text(l.p25),
+        bucket_text(l.p50),
+        bucket_text(l.p75),
+        bucket_text(l.p95),
+        bucket_text(l.p99),
+        java_decimal(l.max / 1000.0, 3),
+        java_decimal(l.mean / 1000.0, 3),
+    )
+}
+
+fn is_load(s: &StepSummary) -> bool {
+    s.by_op.contains_key("LOAD_LINKS_BULK") || s.by_op.contains_key("LOAD_NODE_BULK")
+}
+
+fn is_request(s: &StepSummary) -> bool {
+    OPS.iter().any(|op| s.by_op.contains_key(*op))
+}
+
+/// The load of every setup: nodes, links, links per node, seconds, links/s, and per node
+/// inserted: disk reads, KB written, context switches and CPU µs (seed 000's load table).
+pub fn load_table(runs: &[LoadedRun]) -> Option<Table> {
+    let all = series(runs);
+    let mut t = Table::new(&[
+        "nodes",
+        "links",
+        "links/node",
+        "secs",
+        "links/s",
+        "nodes/s",
+        "r/node",
+        "wKB/node",
+        "cs/node",
+        "cpu/node",
+        "db.gb",
+        "rss",
+        "setup",
+    ]);
+    for s in &all {
+        let reps: Vec<&StepSummary> = s
+            .runs
+            .iter()
+            .flat_map(|r| &r.steps)
+            .filter(|x| is_load(x))
+            .collect();
+        if reps.is_empty() {
+            continue;
+        }
+        let m = median_step(&reps);
+        let rows_of = |kind: &str| m.by_op.get(kind).map_or(0, |o| o.rows);
+        let (nodes, links) = (rows_of("LOAD_NODE_BULK"), rows_of("LOAD_LINKS_BULK"));
+        let secs = m.seconds.max(f64::MIN_POSITIVE);
+        // Per-op figures are per bulk batch; per node is that times batches over nodes.
+        let per_node = |x: Option<f64>| {
+            x.filter(|_| nodes > 0)
+                .map(|v| v * m.ops as f64 / nodes as f64)
+        };
+        t.push(vec![
+            nodes.to_string(),
+            links.to_string(),
+            if nodes > 0 {
+                format!("{:.2}", links as f64 / nodes as f64)
+            } else {
+                "-".into()
+            },
+            format!("{:.1}", m.seconds),
+            format!("{:.0}", links as f64 / secs),
+            format!("{:.0}", nodes as f64 / secs),
+            opt(per_node(m.per_op.reads)),
+            opt(per_node(m.per_op.write_kb)),
+            opt(per_node(m.per_op.cs)),
+            opt(per_node(m.per_op.cpu_us)),
+            format!("{}/{}", num(m.db_gb.allocated), num(m.db_gb.apparent)),
+            format!("{}G", num(m.rss_gb)),
+            s.label(&all),
+        ]);
+    }
+    (!t.rows.is_empty()).then_some(t)
+}
+
+/// LinkBench's own output for every run: the load line, then per request step the latency
+/// lines and the completion line, then the check.
+pub fn render(runs: &[LoadedRun]) -> String {
+    let all = series(runs);
+    let mut out = String::new();
+    for s in &all {
+        for (n, run) in s.runs.iter().enumerate() {
+            let label = if s.runs.len() > 1 {
+                format!("{}.r{}", s.label(&all), n + 1)
+            } else {
+                s.label(&all)
+            };
+            out += &format!("# {label}\n");
+            for step in &run.steps {
+                if is_load(step) {
+                    let rows_of = |k: &str| step.by_op.get(k).map_or(0, |o| o.rows);
+                    let (nodes, links) = (rows_of("LOAD_NODE_BULK"), rows_of("LOAD_LINKS_BULK"));
+                    let expected = run
+                        .manifest
+                        .params
+                        .get("maxid1")
+                        .zip(run.manifest.params.get("startid1"))
+                        .and_then(|(a, b)| Some(a.parse::<i64>().ok()? - b.parse::<i64>().ok()?))
+                        .unwrap_or(0);
+                    out += &format!(
+                        "LOAD PHASE COMPLETED.  Loaded {nodes} nodes (Expected {expected}). Loaded {links} links ({:.2} links per node).  Took {:.1} seconds.  Links/second = {:.0}\n",
+                        links as f64 / nodes.max(1) as f64,
+                        step.seconds,
+                        links as f64 / step.seconds.max(f64::MIN_POSITIVE)
+                    );
+                } else if is_request(step) {
+                    out += &format!("[{}]\n", step.step);
+                    for op in OPS {
+                        if let Some(o) = step.by_op.get(*op) {
+                            out += &latency_line(op, o.ops, &o.latency_us);
+                            out += "\n";
+                        }
+                    }
+                    let ms = (step.seconds * 1000.0) as u64;
+                    out += &format!(
+                        "REQUEST PHASE COMPLETED. {} requests done in {} seconds. Requests/second = {}\n",
+                        step.ops,
+                        ms / 1000,
+                        (1000 * step.ops).checked_div(ms).unwrap_or(0)
+                    );
+                } else if step.by_op.contains_key("CHECK") {
+                    out += &format!(
+                        "CONSISTENCY CHECK PASSED. Every count row equals its visible links ({:.1} seconds).\n",
+                        step.seconds.max(step.window_seconds)
+                    );
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Exact per-operation latency of each request step, µs: a row per operation and setup.
+pub fn exact_table(runs: &[LoadedRun]) -> Option<Table> {
+    let all = series(runs);
+    let mut t = Table::new(&[
+        "step", "op", "count", "p50", "p99", "p99.9", "max", "mean", "setup",
+    ]);
+    for s in &all {
+        for name in s.step_names() {
+            let reps = s.step(name);
+            if !reps.iter().any(|r| is_request(r)) {
+                continue;
+            }
+            let m = median_step(&reps);
+            for op in OPS {
+                if let Some(o) = m.by_op.get(*op) {
+                    let l = &o.latency_us;
+                    t.push(vec![
+                        name.to_string(),
+                        op.to_string(),
+                        o.ops.to_string(),
+                        num(l.p50),
+                        num(l.p99),
+                        num(l.p99_9),
+                        num(l.max),
+                        num(l.mean),
+                        s.label(&all),
+                    ]);
+                }
+            }
+        }
+    }
+    (!t.rows.is_empty()).then_some(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_linkbenchs() {
+        assert_eq!(bucket_text(850.0), "[0.8,0.9]");
+        assert_eq!(bucket_text(1_500.0), "[1,2]");
+        assert_eq!(bucket_text(150_000.0), "[100,200]");
+        assert_eq!(bucket_text(2_500_000.0), "[2000,3000]");
+        assert_eq!(bucket_text(26_278_336.0), "[10000,100000]");
+    }
+
+    #[test]
+    fn a_latency_line_reads_as_linkbench_prints_it() {
+        // From seed 002: ADD_NODE count = 893692 p50 = [0.2,0.3]ms p99 = [3,4]ms
+        // max = 262.96ms mean = 0.37ms.
+        let l = Latency {
+            p25: 150.0,
+            p50: 250.0,
+            p75: 400.0,
+            p95: 2_100.0,
+            p99: 3_500.0,
+            max: 262_960.0,
+            mean: 370.0,
+            ..Latency::default()
+        };
+        assert_eq!(
+            latency_line("ADD_NODE", 893692, &l),
+            "ADD_NODE count = 893692  p25 = [0.1,0.2]ms  p50 = [0.2,0.3]ms  p75 = [0.4,0.5]ms  \
+             p95 = [2,3]ms  p99 = [3,4]ms  max = 262.96ms  mean = 0.37ms"
+        );
+    }
+}
