@@ -270,7 +270,9 @@ fn run_steps(
             break;
         }
         let mut step = step.clone();
-        if step.clients > 0 {
+        // The rate holds for timed steps (a request phase), not for steps that run a fixed
+        // amount of work to its end (a load), as LinkbenchX rates its requests only.
+        if step.clients > 0 && step.duration.is_some() {
             step.open_loop = plan.open_loop;
         }
         let harness_ns = if !place.calibrate || step.clients == 0 {
@@ -308,21 +310,29 @@ fn run_steps(
     Ok(())
 }
 
-/// Open-loop arrivals from a rate and a spacing name; `what` names the two keys in errors.
+/// Open-loop arrivals from a rate, a spacing name and a queue name; `what` names the three
+/// keys in errors.
 pub fn open_loop(
     rate: Option<f64>,
     arrivals: Option<&str>,
-    what: (&str, &str),
+    queue: Option<&str>,
+    what: (&str, &str, &str),
 ) -> anyhow::Result<Option<OpenLoop>> {
     let spacing = match arrivals.unwrap_or("poisson") {
         "uniform" => Spacing::Uniform,
         "poisson" => Spacing::Poisson,
         other => anyhow::bail!("{}: expected uniform or poisson, got `{other}`", what.1),
     };
+    let shared = match queue.unwrap_or("per-client") {
+        "per-client" => false,
+        "shared" => true,
+        other => anyhow::bail!("{}: expected per-client or shared, got `{other}`", what.2),
+    };
     match rate {
         Some(r) if r > 0.0 => Ok(Some(OpenLoop {
             ops_per_sec: r,
             spacing,
+            shared,
         })),
         Some(r) => anyhow::bail!(
             "{}: expected a positive number of operations per second, got {r}",

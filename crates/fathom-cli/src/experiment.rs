@@ -38,6 +38,7 @@ struct ExperimentFile {
     memory_limit: Option<String>,
     rate: Option<f64>,
     arrivals: Option<String>,
+    queue: Option<String>,
 }
 
 fn default_clients() -> Vec<usize> {
@@ -166,8 +167,12 @@ impl Experiment {
             .as_deref()
             .map(|m| parse_size(m).map_err(|e| anyhow::anyhow!("memory_limit: {e}")))
             .transpose()?;
-        let open_loop =
-            execute::open_loop(spec.rate, spec.arrivals.as_deref(), ("rate", "arrivals"))?;
+        let open_loop = execute::open_loop(
+            spec.rate,
+            spec.arrivals.as_deref(),
+            spec.queue.as_deref(),
+            ("rate", "arrivals", "queue"),
+        )?;
         let mut names = Vec::new();
         for (i, s) in spec.setups.iter().enumerate() {
             if s.name.trim().is_empty() || names.contains(&s.name) {
@@ -257,8 +262,17 @@ impl Experiment {
     /// A digest of everything that defines a cell's run, repeat aside.
     pub fn fingerprint(&self, cell: &Cell) -> String {
         let p = self.plan(cell);
+        // A shared queue is added only when set, so per-client cells keep their digests.
+        let open_loop = p
+            .open_loop
+            .map(|o| (o.ops_per_sec, o.spacing == Spacing::Poisson));
+        let shared = if p.open_loop.is_some_and(|o| o.shared) {
+            "shared"
+        } else {
+            ""
+        };
         let text = format!(
-            "{}\u{1}{}\u{1}{:?}\u{1}{:?}\u{1}{}\u{1}{:?}\u{1}{}\u{1}{:?}\u{1}{:?}",
+            "{}\u{1}{}\u{1}{:?}\u{1}{:?}\u{1}{}\u{1}{:?}\u{1}{}\u{1}{:?}{shared}\u{1}{:?}",
             p.engine.name,
             p.options,
             p.settings,
@@ -266,8 +280,7 @@ impl Experiment {
             p.workload.name,
             p.params,
             cell.clients,
-            p.open_loop
-                .map(|o| (o.ops_per_sec, o.spacing == Spacing::Poisson)),
+            open_loop,
             p.interval,
         );
         // FNV-1a, 64 bits: stable across builds, unlike std's hasher.

@@ -44,13 +44,19 @@ pub struct RunArgs {
     /// Limit the engine's memory, page cache included (e.g. 256m), with a cgroup child group.
     #[arg(long)]
     pub memory_limit: Option<String>,
-    /// Open loop: total intended operations per second for every step with clients; latency
-    /// then counts from each operation's intended start.
+    /// Open loop: total intended operations per second for every timed step (loads and other
+    /// fixed-work steps stay closed loop); latency then counts from each operation's intended
+    /// start.
     #[arg(long)]
     pub rate: Option<f64>,
     /// Spacing of open-loop arrivals: uniform or poisson [default: poisson].
     #[arg(long)]
     pub arrivals: Option<String>,
+    /// Open-loop queueing: per-client (each client its own arrivals) or shared (one stream
+    /// at the total rate, each idle client taking the next arrival, as LinkbenchX's
+    /// requesters) [default: per-client].
+    #[arg(long)]
+    pub queue: Option<String>,
     /// Seconds between interval records [default: 1s].
     #[arg(long)]
     pub interval: Option<String>,
@@ -98,7 +104,8 @@ fn resolve(args: &RunArgs, engine_name: &str, workload: &str) -> anyhow::Result<
     let open_loop = execute::open_loop(
         args.rate,
         args.arrivals.as_deref(),
-        ("--rate", "--arrivals"),
+        args.queue.as_deref(),
+        ("--rate", "--arrivals", "--queue"),
     )?;
     let interval = fathom_core::units::parse_duration(args.interval.as_deref().unwrap_or("1s"))
         .map_err(|e| anyhow::anyhow!("--interval: {e}"))?;

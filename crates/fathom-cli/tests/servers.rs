@@ -310,3 +310,35 @@ fn the_insert_benchmark_on_every_family() {
         assert!(text.contains(column), "no {column} column");
     }
 }
+
+/// LinkBench on every family: load, requests, the consistency check, and LinkBench's output.
+#[test]
+fn linkbench_on_every_family_keeps_its_counts() {
+    let dir = server_scratch();
+    ok(&run(
+        "--engine innodb,myrocks,postgres,sqlite-sql,wiredtiger --workload linkbench \
+         --clients 2 --param maxid1=5001 --param duration=2s",
+        dir.path(),
+    ));
+    no_server_left(dir.path());
+    let report = report_json(dir.path());
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 5);
+    for r in runs {
+        let engine = r["engine"].as_str().unwrap();
+        let load = step(r, "load");
+        assert_eq!(
+            load["by_op"]["LOAD_NODE_BULK"]["rows"], 5000,
+            "{engine}: nodes"
+        );
+        assert!(f(&step(r, "request")["ops"]) > 0.0, "{engine}: requests");
+        // The check step ran (a wrong count fails the run).
+        assert_eq!(step(r, "check")["by_op"]["CHECK"]["ops"], 1, "{engine}");
+    }
+    let lb = report_as(dir.path(), "linkbench");
+    assert!(lb.contains("LOAD PHASE COMPLETED.  Loaded 5000 nodes (Expected 5000)."));
+    assert!(lb.contains("GET_LINKS_LIST count = ") && lb.contains("p99 = ["));
+    assert!(lb.contains("REQUEST PHASE COMPLETED.") && lb.contains("CONSISTENCY CHECK PASSED"));
+    let text = report_as(dir.path(), "text");
+    assert!(text.contains("LinkBench load, per node inserted"));
+}

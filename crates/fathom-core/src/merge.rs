@@ -196,6 +196,9 @@ fn merge_step(
         retries_per_sec: parts.iter().map(|s| s.retries_per_sec).sum(),
         rows: parts.iter().map(|s| s.rows).sum(),
         rows_per_sec: parts.iter().map(|s| s.rows_per_sec).sum(),
+        // Each host's queue is its own; the merged step keeps the first's.
+        queue_us: first.queue_us.clone(),
+        shared_queue: first.shared_queue,
     };
     // Interval k of every host is the k-th interval start in the logs.
     let starts: Vec<&Histogram<u64>> = by_start.values().collect();

@@ -54,17 +54,27 @@ impl KindRecord {
     }
 }
 
-/// One record per operation kind, indexed by the kind's position in the step's kind list.
+/// One record per operation kind, indexed by the kind's position in the step's kind list,
+/// and, in open loop, how long operations waited past their intended start.
 #[derive(Clone, Debug)]
 pub struct Recorder {
     pub kinds: Vec<KindRecord>,
+    /// Open loop: the wait from each operation's intended start to when a client began it, ns.
+    pub queue: Histogram<u64>,
 }
 
 impl Recorder {
     pub fn new(kinds: usize) -> Self {
         Recorder {
             kinds: (0..kinds).map(|_| KindRecord::new()).collect(),
+            queue: new_histogram(),
         }
+    }
+
+    /// Records how long an open-loop operation waited to begin.
+    #[inline]
+    pub fn record_queue(&mut self, wait: Duration) {
+        self.queue.saturating_record(wait.as_nanos().max(1) as u64);
     }
 
     /// Records one finished operation.
@@ -95,6 +105,7 @@ impl Recorder {
             k.retries = 0;
             k.rows = 0;
         }
+        self.queue.reset();
         snapshot
     }
 
@@ -103,6 +114,9 @@ impl Recorder {
         for (a, b) in self.kinds.iter_mut().zip(&other.kinds) {
             a.merge(b);
         }
+        self.queue
+            .add(&other.queue)
+            .expect("histograms share bounds");
     }
 
     pub fn ops(&self) -> u64 {

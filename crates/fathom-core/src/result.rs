@@ -170,6 +170,13 @@ pub struct StepSummary {
     pub rows: u64,
     #[serde(default)]
     pub rows_per_sec: f64,
+    /// Open loop: how long operations waited past their intended start before a client
+    /// took them (LinkbenchX's time in queue); their latency counts from the intended start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_us: Option<Latency>,
+    /// Open loop with one queue for all clients (an idle client takes the next arrival).
+    #[serde(default)]
+    pub shared_queue: bool,
 }
 
 /// One interval of a step (the reports' time series).

@@ -395,6 +395,16 @@ fn notes(runs: &[LoadedRun]) -> String {
                     b.ops
                 ));
             }
+            if let (Some(q), Some(rate)) = (&m.queue_us, m.arrival_rate) {
+                lines.push(format!(
+                    "{}: open loop at {rate:.0} ops/s ({}); waits to begin: p50 {} µs, p99 {} µs, max {} µs; latency counts from the intended start",
+                    m.step,
+                    if m.shared_queue { "one queue for all clients" } else { "a queue per client" },
+                    num(q.p50),
+                    num(q.p99),
+                    num(q.max),
+                ));
+            }
             if m.maintenance_seconds > 0.05 {
                 lines.push(format!(
                     "{}: {:.1}s of flush/compaction wait after the operations, charged to its per-op figures",

@@ -21,7 +21,7 @@ use crate::target::{Maintenance, Target};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 /// What one operation was: its kind (an index into the step's kinds), the bytes it moved, how
@@ -72,6 +72,9 @@ pub struct OpenLoop {
     /// Total intended operations per second, shared evenly among the clients.
     pub ops_per_sec: f64,
     pub spacing: Spacing,
+    /// One arrival stream and queue for all clients, each idle client taking the next
+    /// arrival (LinkbenchX's requesters); otherwise each client has its own stream.
+    pub shared: bool,
 }
 
 /// How a step runs, independent of what its operations are.
@@ -154,10 +157,11 @@ fn client_thread<'c>(
     mut client: Box<dyn Client + 'c>,
     plan: &StepPlan,
     clock: &Clock,
+    shared: Option<&Mutex<Arrivals>>,
     tx: mpsc::Sender<Msg>,
 ) -> Box<dyn Client + 'c> {
     let mut rec = Recorder::new(plan.op_kinds.len());
-    let mut arrivals = plan.open_loop.map(|o| {
+    let mut arrivals = plan.open_loop.filter(|o| !o.shared).map(|o| {
         // Wake-up lateness counts as latency in open loop: ask the kernel for 1 µs timer slack
         // instead of the default 50 µs.
         // SAFETY: PR_SET_TIMERSLACK takes an integer and affects only the calling thread.
@@ -191,11 +195,18 @@ fn client_thread<'c>(
             // Closed loop: an operation starts when the previous one ended (one clock read per
             // operation, as db_bench measures). Open loop: at its intended start, so time spent
             // queued behind a slow operation counts as latency.
-            let start = match arrivals.as_mut() {
-                Some(a) => {
-                    let intended = a.next_start();
-                    sleep_until(intended);
-                    intended
+            let intended = match (arrivals.as_mut(), shared) {
+                (Some(a), _) => Some(a.next_start()),
+                (None, Some(s)) => Some(s.lock().unwrap_or_else(|p| p.into_inner()).next_start()),
+                (None, None) => None,
+            };
+            let start = match intended {
+                Some(at) => {
+                    sleep_until(at);
+                    if at >= clock.warm_end {
+                        rec.record_queue(Instant::now().saturating_duration_since(at));
+                    }
+                    at
                 }
                 None => prev,
             };
@@ -271,6 +282,11 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         stop: AtomicBool::new(false),
     };
     let bg_stop = AtomicBool::new(false);
+    // With one queue, the whole step's arrivals come from one stream at the total rate.
+    let shared_arrivals = plan
+        .open_loop
+        .filter(|o| o.shared)
+        .map(|o| Mutex::new(Arrivals::new(o.ops_per_sec, o.spacing, Instant::now(), 1)));
     let out = std::io::BufWriter::new(std::fs::File::create(&run.files.intervals)?);
     let mut iv = Intervals {
         threads,
@@ -307,10 +323,11 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         for (t, client) in clients.into_iter().enumerate() {
             let tx = tx.clone();
             let clock = &clock;
+            let shared = shared_arrivals.as_ref();
             handles.push(
                 std::thread::Builder::new()
                     .name(format!("client-{t}"))
-                    .spawn_scoped(s, move || client_thread(t, client, plan, clock, tx))?,
+                    .spawn_scoped(s, move || client_thread(t, client, plan, clock, shared, tx))?,
             );
         }
         drop(tx);
@@ -504,6 +521,11 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         retries_per_sec: secs(all.retries as f64),
         rows: all.rows,
         rows_per_sec: secs(all.rows as f64),
+        queue_us: plan
+            .open_loop
+            .filter(|_| !total.queue.is_empty())
+            .map(|_| Latency::of(&total.queue)),
+        shared_queue: plan.open_loop.is_some_and(|o| o.shared),
     })
 }
 

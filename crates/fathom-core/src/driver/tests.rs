@@ -82,6 +82,7 @@ fn open_loop_latency_counts_from_the_intended_start() {
         Some(OpenLoop {
             ops_per_sec: 1000.0,
             spacing: Spacing::Uniform,
+            shared: false,
         }),
         1000,
     );
@@ -131,4 +132,52 @@ fn a_background_writer_paced_in_rows_keeps_under_its_rate() {
     assert_eq!(bg.rows, bg.ops * 10);
     assert_eq!(bg.target_rows_per_sec, 200.0);
     assert_eq!(bg.target_bytes_per_sec, 0.0);
+}
+
+#[test]
+fn with_one_queue_an_idle_client_takes_what_a_stalled_one_cannot() {
+    // 2 clients, 1000 ops/s, one client stalls 200 ms once. A queue per client: about 100 of
+    // the stalled client's operations wait behind it. One queue: the other client takes them.
+    let run_two = |shared: bool| {
+        let plan = StepPlan {
+            name: "queue".into(),
+            clients: 2,
+            ops_per_client: Some(500),
+            op_kinds: vec!["op".into()],
+            open_loop: Some(OpenLoop {
+                ops_per_sec: 1000.0,
+                spacing: Spacing::Uniform,
+                shared,
+            }),
+            ..Default::default()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let target = NoEngine(dir.path().to_path_buf());
+        let sampler = Sampler::new(target.data_dirs(), target.pids());
+        let mut seen = |_: &IntervalRecord| {};
+        run_step(StepRun {
+            plan: &plan,
+            index: 1,
+            clients: vec![Box::new(StallOnce { done: 0 }), Box::new(TenRows)],
+            background: None,
+            target: &target,
+            sampler: &sampler,
+            interval: Duration::from_millis(200),
+            files: StepFiles {
+                intervals: dir.path().join("i.jsonl"),
+                histograms: dir.path().join("h.hlog"),
+            },
+            on_interval: &mut seen,
+        })
+        .unwrap()
+    };
+    let per_client = run_two(false);
+    let shared = run_two(true);
+    assert!(shared.shared_queue && !per_client.shared_queue);
+    let (q1, q2) = (per_client.queue_us.unwrap(), shared.queue_us.unwrap());
+    assert!(q1.p99 > 50_000.0, "per client: {q1:?}");
+    assert!(
+        q2.p99 < q1.p99 / 2.0,
+        "shared {q2:?} against per client {q1:?}"
+    );
 }
