@@ -4,9 +4,31 @@
 use super::StepPlan;
 use crate::recorder::Recorder;
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
-use hdrhistogram::serialization::V2DeflateSerializer;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
+
+/// One interval's non-empty histograms, V2-deflate serialized (a few KB each instead of the
+/// few hundred KB a histogram of this range takes in memory).
+pub(super) struct Compressed {
+    interval: usize,
+    kinds: Vec<(usize, Vec<u8>)>,
+}
+
+impl Compressed {
+    pub(super) fn of(interval: usize, rec: &Recorder) -> anyhow::Result<Compressed> {
+        let mut serializer = V2DeflateSerializer::new();
+        let mut kinds = Vec::new();
+        for (i, k) in rec.kinds.iter().enumerate().filter(|(_, k)| k.ops > 0) {
+            let mut bytes = Vec::new();
+            serializer
+                .serialize(&k.latency, &mut bytes)
+                .map_err(|e| anyhow::anyhow!("compressing a histogram: {e:?}"))?;
+            kinds.push((i, bytes));
+        }
+        Ok(Compressed { interval, kinds })
+    }
+}
 
 /// Writes the step's HdrHistogram interval log: one histogram per kind per interval, tagged
 /// with the kind's name, plus the background writer's whole-step histograms (`bg.<kind>`).
@@ -15,7 +37,7 @@ pub(super) fn write(
     origin: SystemTime,
     interval: Duration,
     plan: &StepPlan,
-    intervals: &[(usize, Recorder)],
+    intervals: &[Compressed],
     background: Option<&Recorder>,
 ) -> anyhow::Result<()> {
     let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
@@ -36,12 +58,14 @@ pub(super) fn write(
             log.write_histogram(h, start, len, Tag::new(tag))
                 .map_err(|e| anyhow::anyhow!("writing histogram log: {e:?}"))
         };
-    for (k, rec) in intervals {
-        let start = plan.warmup + interval * (*k as u32 - 1);
-        for (name, kind) in plan.op_kinds.iter().zip(&rec.kinds) {
-            if kind.ops > 0 {
-                write(&mut log, &kind.latency, start, interval, name)?;
-            }
+    let mut deserializer = Deserializer::new();
+    for c in intervals {
+        let start = plan.warmup + interval * (c.interval as u32 - 1);
+        for (i, bytes) in &c.kinds {
+            let h: hdrhistogram::Histogram<u64> = deserializer
+                .deserialize(&mut bytes.as_slice())
+                .map_err(|e| anyhow::anyhow!("reading back a histogram: {e:?}"))?;
+            write(&mut log, &h, start, interval, &plan.op_kinds[*i])?;
         }
     }
     if let Some(bg) = background {

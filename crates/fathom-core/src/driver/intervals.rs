@@ -23,7 +23,9 @@ pub(super) struct Intervals<'a> {
     pub(super) step: &'a str,
     pub(super) sampler: &'a Sampler,
     pub(super) origin: Instant,
-    pub(super) histograms: Vec<(usize, Recorder)>,
+    /// Each emitted interval's histograms, compressed until the step's log is written: kept
+    /// whole, a step of ten operation kinds held hundreds of MB over its intervals.
+    pub(super) histograms: Vec<super::hlog::Compressed>,
 }
 
 impl Intervals<'_> {
@@ -92,7 +94,8 @@ impl Intervals<'_> {
             self.out.flush()?;
             on_interval(&record);
             self.step_total.merge(&rec);
-            self.histograms.push((k, rec));
+            self.histograms
+                .push(super::hlog::Compressed::of(k, &rec)?);
             self.next_to_emit += 1;
             if last.is_some() && !self.samples.contains_key(&(k + 1)) {
                 return Ok(());
