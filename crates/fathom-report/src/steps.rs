@@ -121,7 +121,11 @@ pub fn sweep(runs: &[LoadedRun]) -> Vec<SweepTable> {
             (!reps.is_empty() && reps[0].ops > 0).then(|| median_step(&reps))
         };
         let queries = counts_queries(&all, &step);
-        let rows = all.iter().flat_map(|s| s.step(&step)).any(|s| s.rows > 0);
+        // Operations that insert rows in batches (at least a row each): a load.
+        let rows = all
+            .iter()
+            .flat_map(|s| s.step(&step))
+            .any(|s| s.rows > 0 && s.rows >= s.ops);
         let unit = if queries { "query" } else { "op" };
         // A step that inserts rows in batches is read by its rows (seed 002's IPS).
         let rate: (String, Figure, usize) = if rows {

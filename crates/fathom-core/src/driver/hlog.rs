@@ -62,9 +62,10 @@ pub(super) fn write(
     for c in intervals {
         let start = plan.warmup + interval * (c.interval as u32 - 1);
         for (i, bytes) in &c.kinds {
-            let h: hdrhistogram::Histogram<u64> = deserializer
-                .deserialize(&mut bytes.as_slice())
-                .map_err(|e| anyhow::anyhow!("reading back a histogram: {e:?}"))?;
+            let h: hdrhistogram::Histogram<u64> =
+                deserializer
+                    .deserialize(&mut bytes.as_slice())
+                    .map_err(|e| anyhow::anyhow!("reading back a histogram: {e:?}"))?;
             write(&mut log, &h, start, interval, &plan.op_kinds[*i])?;
         }
     }

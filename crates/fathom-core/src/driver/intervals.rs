@@ -94,8 +94,7 @@ impl Intervals<'_> {
             self.out.flush()?;
             on_interval(&record);
             self.step_total.merge(&rec);
-            self.histograms
-                .push(super::hlog::Compressed::of(k, &rec)?);
+            self.histograms.push(super::hlog::Compressed::of(k, &rec)?);
             self.next_to_emit += 1;
             if last.is_some() && !self.samples.contains_key(&(k + 1)) {
                 return Ok(());
