@@ -54,6 +54,15 @@ fn run(open_loop: Option<OpenLoop>, ops: u64) -> StepSummary {
 
 /// Runs `plan` with one stalling client and `background`, on no engine.
 fn run_plan(plan: &StepPlan, background: Option<Box<dyn Client>>) -> StepSummary {
+    run_clients(plan, vec![Box::new(StallOnce { done: 0 })], background)
+}
+
+/// Runs `plan` with `clients` and `background`, on no engine.
+fn run_clients(
+    plan: &StepPlan,
+    clients: Vec<Box<dyn Client>>,
+    background: Option<Box<dyn Client>>,
+) -> StepSummary {
     let dir = tempfile::tempdir().unwrap();
     let target = NoEngine(dir.path().to_path_buf());
     let sampler = Sampler::new(target.data_dirs(), target.pids());
@@ -61,7 +70,7 @@ fn run_plan(plan: &StepPlan, background: Option<Box<dyn Client>>) -> StepSummary
     run_step(StepRun {
         plan,
         index: 1,
-        clients: vec![Box::new(StallOnce { done: 0 })],
+        clients,
         background,
         target: &target,
         sampler: &sampler,
@@ -151,25 +160,11 @@ fn with_one_queue_an_idle_client_takes_what_a_stalled_one_cannot() {
             }),
             ..Default::default()
         };
-        let dir = tempfile::tempdir().unwrap();
-        let target = NoEngine(dir.path().to_path_buf());
-        let sampler = Sampler::new(target.data_dirs(), target.pids());
-        let mut seen = |_: &IntervalRecord| {};
-        run_step(StepRun {
-            plan: &plan,
-            index: 1,
-            clients: vec![Box::new(StallOnce { done: 0 }), Box::new(TenRows)],
-            background: None,
-            target: &target,
-            sampler: &sampler,
-            interval: Duration::from_millis(200),
-            files: StepFiles {
-                intervals: dir.path().join("i.jsonl"),
-                histograms: dir.path().join("h.hlog"),
-            },
-            on_interval: &mut seen,
-        })
-        .unwrap()
+        run_clients(
+            &plan,
+            vec![Box::new(StallOnce { done: 0 }), Box::new(TenRows)],
+            None,
+        )
     };
     let per_client = run_two(false);
     let shared = run_two(true);

@@ -422,42 +422,35 @@ impl Store for SqlStore<'_> {
                  AND time <= ? AND visibility = ? ORDER BY time DESC {page}"
             )
         };
-        let stmt = self.stmt("link_list", 0, |d| list(LINK_COLS, d))?;
-        let (a, b) = if self.dialect == Dialect::MariaDb {
-            (offset, limit)
-        } else {
-            (limit, offset)
+        // MariaDB's LIMIT takes the offset first, the others' LIMIT … OFFSET last.
+        let mariadb = self.dialect == Dialect::MariaDb;
+        let params = |offset: i64, limit: i64| {
+            let (a, b) = if mariadb {
+                (offset, limit)
+            } else {
+                (limit, offset)
+            };
+            [
+                Value::Int(id1),
+                Value::Int(link_type),
+                Value::Int(0),
+                Value::Int(max_time),
+                Value::Int(VISIBLE),
+                Value::Int(a),
+                Value::Int(b),
+            ]
         };
-        let params = [
-            Value::Int(id1),
-            Value::Int(link_type),
-            Value::Int(0),
-            Value::Int(max_time),
-            Value::Int(VISIBLE),
-            Value::Int(a),
-            Value::Int(b),
-        ];
-        let found = self.conn.run(stmt, &params)?.rows as i64;
+        let stmt = self.stmt("link_list", 0, |d| list(LINK_COLS, d))?;
+        let found = self.conn.run(stmt, &params(offset, limit))?.rows as i64;
         if found < limit {
             return Ok((found, None));
         }
         // A full page: the history cache keeps its oldest link's time.
         let last = self.stmt("link_list_last", 0, |d| list("time", d))?;
-        let (a, b) = if self.dialect == Dialect::MariaDb {
-            (offset + limit - 1, 1)
-        } else {
-            (1, offset + limit - 1)
-        };
-        let params = [
-            Value::Int(id1),
-            Value::Int(link_type),
-            Value::Int(0),
-            Value::Int(max_time),
-            Value::Int(VISIBLE),
-            Value::Int(a),
-            Value::Int(b),
-        ];
-        Ok((found, self.conn.scalar(last, &params)?))
+        Ok((
+            found,
+            self.conn.scalar(last, &params(offset + limit - 1, 1))?,
+        ))
     }
 
     fn add_node(&mut self, node: &Node) -> anyhow::Result<Option<i64>> {
