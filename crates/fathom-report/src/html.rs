@@ -319,6 +319,20 @@ pub fn page(runs: &[LoadedRun], opts: &ReportOptions) -> String {
             body += &html_table(&t.table);
         }
     }
+    let load = crate::linkbench::load_table(runs);
+    let latency = crate::linkbench::exact_table(runs);
+    if load.is_some() || latency.is_some() {
+        body += "<h2>LinkBench</h2>\n";
+        for (title, t) in [
+            ("Load, per node inserted", load),
+            ("Requests, latency per operation in µs", latency),
+        ] {
+            if let Some(t) = t {
+                let _ = writeln!(body, "<h3>{title}</h3>");
+                body += &html_table(&t);
+            }
+        }
+    }
     body += &relative(runs, opts);
     let _ = write!(
         body,
