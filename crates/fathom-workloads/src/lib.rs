@@ -7,6 +7,7 @@ pub mod ibench;
 pub mod linkbench;
 pub mod params;
 pub mod rows;
+pub mod shared;
 pub mod sysbench;
 #[cfg(test)]
 mod testing;
@@ -28,12 +29,15 @@ pub trait Workload: Send + Sync {
         step: usize,
         thread: usize,
     ) -> anyhow::Result<Box<dyn Client + 'e>>;
-    /// The background writer of step `step`, if it has one.
+    /// The background writer of step `step`, if it has one (none by default).
     fn background<'e>(
         &self,
         engine: Db<'e>,
         step: usize,
-    ) -> anyhow::Result<Option<Box<dyn Client + 'e>>>;
+    ) -> anyhow::Result<Option<Box<dyn Client + 'e>>> {
+        let _ = (engine, step);
+        Ok(None)
+    }
     /// Every parameter with the value in force, for the run's record.
     fn params(&self) -> BTreeMap<String, String>;
 }

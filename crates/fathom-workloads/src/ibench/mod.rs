@@ -11,6 +11,7 @@ mod kv;
 mod sql;
 
 use crate::params::{ParamSpec, Params};
+use crate::shared::PerStep;
 use crate::{Workload, WorkloadEntry};
 use clients::{Cleanup, Indexer, Querier, Store, Tidy, Writer, KINDS};
 use fathom_core::driver::{Client, Pace, StepPlan};
@@ -18,7 +19,7 @@ use fathom_core::family::Db;
 use fathom_core::target::Maintenance;
 use gen::{RowGen, Shape, Table, CLASSIC, CURRENT};
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 const PARAMS: &[ParamSpec] = &[
@@ -90,7 +91,7 @@ pub struct Ibench {
     work: Vec<Work>,
     resolved: BTreeMap<String, String>,
     /// The tables of the step whose clients are being built (fresh ids per step).
-    current: Mutex<Option<(usize, Tables)>>,
+    current: PerStep<Vec<Arc<Table>>>,
 }
 
 fn positive(params: &Params, name: &str) -> anyhow::Result<u64> {
@@ -166,7 +167,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         plans: Vec::new(),
         work: Vec::new(),
         resolved,
-        current: Mutex::new(None),
+        current: PerStep::default(),
     };
     for name in params.raw(PARAMS, "steps").split(',').map(str::trim) {
         let load = |rows, batch, deletes| Work::Load {
@@ -250,16 +251,9 @@ impl Ibench {
     /// The step's tables: made anew when its first client is built, so each step reads the
     /// ids from the database, and shared by its other clients and its background writer.
     fn tables(&self, step: usize, thread: usize) -> Tables {
-        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
-        match &*current {
-            Some((s, t)) if *s == step && thread != 0 => Arc::clone(t),
-            _ => {
-                let t: Tables =
-                    Arc::new((1..=self.tables).map(|n| Arc::new(Table::new(n))).collect());
-                *current = Some((step, Arc::clone(&t)));
-                t
-            }
-        }
+        self.current.get(step, thread, || {
+            (1..=self.tables).map(|n| Arc::new(Table::new(n))).collect()
+        })
     }
 
     /// The tables client `thread` writes or queries.

@@ -17,6 +17,7 @@ mod sql;
 mod tests;
 
 use crate::params::{ParamSpec, Params};
+use crate::shared::PerStep;
 use crate::{Workload, WorkloadEntry};
 use fathom_core::driver::{Client, Done, StepPlan};
 use fathom_core::family::Db;
@@ -27,7 +28,7 @@ use model::Store;
 use request::{Access, AccessDist, Blend, Requester, MIX_ORDER};
 use shuffle::Kind;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec { name: "steps", default: "load,request,check", help: "steps in order: load, request, check" },
@@ -100,7 +101,7 @@ pub struct LinkBench {
     plans: Vec<StepPlan>,
     work: Vec<Work>,
     resolved: BTreeMap<String, String>,
-    current: Mutex<Option<(usize, Arc<StepState>)>>,
+    current: PerStep<StepState>,
 }
 
 fn zipf(params: &Params, start: i64, end: i64, shape: &str) -> anyhow::Result<AccessDist> {
@@ -233,7 +234,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         plans: Vec::new(),
         work: Vec::new(),
         resolved,
-        current: Mutex::new(None),
+        current: PerStep::default(),
     };
     let requests = params.u64(PARAMS, "requests")?;
     let request_steps = params.u64(PARAMS, "request_steps")?.max(1);
@@ -292,18 +293,10 @@ impl LinkBench {
     /// The step's shared state: made anew by its first client, so the harness's calibration
     /// on the null engine does not take the real step's work.
     fn state(&self, step: usize, thread: usize) -> Arc<StepState> {
-        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
-        match &*current {
-            Some((s, st)) if *s == step && thread != 0 => Arc::clone(st),
-            _ => {
-                let st = Arc::new(StepState {
-                    chunks: load::chunks(self.graph.start, self.graph.end, self.chunk_size),
-                    node_ids: Arc::default(),
-                });
-                *current = Some((step, Arc::clone(&st)));
-                st
-            }
-        }
+        self.current.get(step, thread, || StepState {
+            chunks: load::chunks(self.graph.start, self.graph.end, self.chunk_size),
+            node_ids: Arc::default(),
+        })
     }
 
     fn store<'e>(&self, db: Db<'e>, state: &StepState) -> anyhow::Result<Box<dyn Store + 'e>> {
@@ -395,14 +388,6 @@ impl Workload for LinkBench {
             )),
             Work::Check => Box::new(Check { store, done: false }),
         })
-    }
-
-    fn background<'e>(
-        &self,
-        _engine: Db<'e>,
-        _step: usize,
-    ) -> anyhow::Result<Option<Box<dyn Client + 'e>>> {
-        Ok(None)
     }
 
     fn params(&self) -> BTreeMap<String, String> {

@@ -260,14 +260,6 @@ impl Workload for Sysbench {
         }
     }
 
-    fn background<'e>(
-        &self,
-        _engine: Db<'e>,
-        _step: usize,
-    ) -> anyhow::Result<Option<Box<dyn Client + 'e>>> {
-        Ok(None)
-    }
-
     fn params(&self) -> BTreeMap<String, String> {
         self.resolved.clone()
     }
