@@ -35,6 +35,11 @@ pub fn workloads() -> String {
     let mut out = String::new();
     for w in fathom_workloads::WORKLOADS {
         let _ = writeln!(out, "{}: {}", w.name, w.about);
+        let _ = writeln!(
+            out,
+            "  --duration sets `{}`: the length of every timed step",
+            w.duration_param
+        );
         let width = w
             .params
             .iter()

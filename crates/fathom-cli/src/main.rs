@@ -1,9 +1,8 @@
 //! The `fathom` command: parses the command line and hands each subcommand to its module.
 
 mod compare;
-mod execute;
-mod experiment;
 mod info;
+mod interrupt;
 mod merge;
 mod progress;
 mod run;

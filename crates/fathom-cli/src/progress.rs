@@ -3,10 +3,12 @@
 //! finished step either way.
 
 use fathom_core::driver::StepPlan;
-use fathom_core::result::{IntervalRecord, StepSummary};
+use fathom_core::result::{IntervalRecord, RunManifest, StepSummary};
+use fathom_run::RunSpec;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::cell::Cell;
 use std::io::IsTerminal;
+use std::path::Path;
 
 /// Seconds between plain progress lines when stderr is not a terminal.
 const PLAIN_EVERY_SECS: f64 = 10.0;
@@ -98,5 +100,44 @@ impl StepProgress {
             s.seconds + s.maintenance_seconds,
             if s.interrupted { "  (interrupted)" } else { "" }
         );
+    }
+}
+
+/// The command's observer of runs: a header line per run, then each step's progress.
+#[derive(Default)]
+pub struct Progress {
+    step: Option<StepProgress>,
+}
+
+impl fathom_run::Observer for Progress {
+    fn run_started(&mut self, m: &RunManifest, spec: &RunSpec, dir: &Path) {
+        eprintln!(
+            "fathom: {} {} / {} with {} client{} -> {}",
+            m.setup.engine,
+            m.setup.engine_version,
+            m.workload,
+            m.clients,
+            if m.clients == 1 { "" } else { "s" },
+            dir.display()
+        );
+        for implied in &spec.implied {
+            eprintln!("fathom: set {implied}");
+        }
+    }
+
+    fn step_started(&mut self, index: usize, total: usize, plan: &StepPlan) {
+        self.step = Some(StepProgress::start(index, total, plan));
+    }
+
+    fn interval(&mut self, record: &IntervalRecord) {
+        if let Some(p) = &self.step {
+            p.interval(record);
+        }
+    }
+
+    fn step_finished(&mut self, summary: &StepSummary) {
+        if let Some(p) = self.step.take() {
+            p.finish(summary);
+        }
     }
 }

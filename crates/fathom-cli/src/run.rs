@@ -1,14 +1,14 @@
 //! `fathom run`: either one engine (or a list) with a workload given on the command line, one
 //! run per client count, or an experiment file's whole matrix; then the report of what ran.
 
-use crate::execute::{self, Place, Plan};
-use crate::experiment::Experiment;
+use crate::progress::Progress;
 use clap::Args;
 use fathom_core::interrupt;
 use fathom_core::store::LoadedRun;
-use fathom_workloads::params::Params;
-use std::path::PathBuf;
-use std::time::Duration;
+use fathom_core::units::parse_key_values;
+use fathom_run::experiment::Experiment;
+use fathom_run::{resolve, DriveInput, Keys, Place, RunSpec, SetupInput, WorkloadInput};
+use std::path::{Path, PathBuf};
 
 #[derive(Args, Clone)]
 pub struct RunArgs {
@@ -78,51 +78,92 @@ pub struct RunArgs {
     pub format: fathom_report::Format,
 }
 
-fn resolve(args: &RunArgs, engine_name: &str, workload: &str) -> anyhow::Result<Plan> {
-    let engine = fathom_engines::find(engine_name)?;
-    let workload = fathom_workloads::find(workload)?;
-    let setup = args.setup.clone().unwrap_or_default();
-    let options = match setup.strip_prefix('@') {
-        Some(file) => execute::read_options_file(file.as_ref(), engine)
-            .map_err(|e| anyhow::anyhow!("--setup: {e:#}"))?,
-        None => setup,
-    };
-    let settings = fathom_core::units::parse_key_values(&args.settings, "--set")
-        .map_err(anyhow::Error::msg)?;
-    let mut params = Params::parse(&args.params)?;
-    if let Some(d) = &args.duration {
-        fathom_core::units::parse_duration(d).map_err(|e| anyhow::anyhow!("--duration: {e}"))?;
-        params.set("duration", d.clone());
+impl RunArgs {
+    /// The flags every run shares, as the resolver takes them.
+    fn drive(&self) -> DriveInput {
+        DriveInput {
+            duration: self.duration.clone(),
+            interval: self.interval.clone(),
+            memory_limit: self.memory_limit.clone(),
+            rate: self.rate,
+            arrivals: self.arrivals.clone(),
+            queue: self.queue.clone(),
+        }
     }
-    let memory_limit = args
-        .memory_limit
-        .as_deref()
-        .map(|m| {
-            fathom_core::units::parse_size(m).map_err(|e| anyhow::anyhow!("--memory-limit: {e}"))
-        })
-        .transpose()?;
-    let open_loop = execute::open_loop(
-        args.rate,
-        args.arrivals.as_deref(),
-        args.queue.as_deref(),
-        ("--rate", "--arrivals", "--queue"),
-    )?;
-    let interval = fathom_core::units::parse_duration(args.interval.as_deref().unwrap_or("1s"))
-        .map_err(|e| anyhow::anyhow!("--interval: {e}"))?;
-    if interval < Duration::from_millis(100) {
-        anyhow::bail!("--interval: at least 100ms");
+
+    /// Every (engine, client count) the flags ask for, resolved and checked before anything
+    /// runs.
+    fn specs(&self, workload: &str) -> anyhow::Result<Vec<RunSpec>> {
+        if self.engine.is_empty() {
+            anyhow::bail!("--engine: name at least one engine (see `fathom engines`)");
+        }
+        if self.engine.len() > 1 && (self.name.is_some() || self.setup.is_some()) {
+            anyhow::bail!(
+                "--name and --setup describe one engine; with several engines ({}) run them one at a time",
+                self.engine.join(",")
+            );
+        }
+        let clients = if self.clients.is_empty() {
+            vec![2]
+        } else {
+            self.clients.clone()
+        };
+        if clients.contains(&0) {
+            anyhow::bail!("--clients: every count must be at least 1 (got {clients:?})");
+        }
+        let settings = parse_key_values(&self.settings, "--set").map_err(anyhow::Error::msg)?;
+        let params = parse_key_values(&self.params, "--param").map_err(anyhow::Error::msg)?;
+        let workload = WorkloadInput {
+            name: workload.to_string(),
+            params,
+        };
+        let drive = self.drive();
+        let mut specs = Vec::new();
+        for engine in &self.engine {
+            let setup = SetupInput {
+                name: self.name.clone().unwrap_or_default(),
+                engine: engine.clone(),
+                options: self.setup.clone().unwrap_or_default(),
+                settings: settings.clone(),
+                ..SetupInput::default()
+            };
+            for &c in &clients {
+                specs.push(resolve(
+                    &setup,
+                    &workload,
+                    &drive,
+                    c,
+                    &Keys::Flags,
+                    Path::new("."),
+                )?);
+            }
+        }
+        Ok(specs)
     }
-    Ok(Plan {
-        engine,
-        workload,
-        options,
-        settings,
-        params,
-        name: args.name.clone().unwrap_or_else(|| engine_name.to_string()),
-        memory_limit,
-        open_loop,
-        interval,
-    })
+
+    /// The flags an experiment file sets itself; given with one, they are an error.
+    fn set_by_experiment(&self) -> Vec<&'static str> {
+        [
+            ("--engine", !self.engine.is_empty()),
+            ("--workload", self.workload.is_some()),
+            ("--setup", self.setup.is_some()),
+            ("--name", self.name.is_some()),
+            ("--set", !self.settings.is_empty()),
+            ("--param", !self.params.is_empty()),
+            ("--clients", !self.clients.is_empty()),
+            ("--memory-limit", self.memory_limit.is_some()),
+            ("--rate", self.rate.is_some()),
+            ("--arrivals", self.arrivals.is_some()),
+            ("--queue", self.queue.is_some()),
+            ("--interval", self.interval.is_some()),
+            ("--data-dir", self.data_dir.is_some()),
+            ("--keep-data", self.keep_data),
+        ]
+        .iter()
+        .filter(|(_, on)| *on)
+        .map(|(flag, _)| *flag)
+        .collect()
+    }
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
@@ -132,48 +173,23 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let Some(workload) = args.workload.as_deref() else {
         anyhow::bail!("fathom run needs an experiment file, or --engine and --workload");
     };
-    if args.engine.is_empty() {
-        anyhow::bail!("--engine: name at least one engine (see `fathom engines`)");
-    }
-    if args.engine.len() > 1 && (args.name.is_some() || args.setup.is_some()) {
-        anyhow::bail!("--name and --setup describe one engine; with several engines ({}) run them one at a time", args.engine.join(","));
-    }
-    let clients = if args.clients.is_empty() {
-        vec![2]
-    } else {
-        args.clients.clone()
-    };
-    if clients.contains(&0) {
-        anyhow::bail!("--clients: every count must be at least 1 (got {clients:?})");
-    }
-    // Everything is checked, for every engine and client count, before anything runs.
-    let plans = args
-        .engine
-        .iter()
-        .map(|e| {
-            let plan = resolve(&args, e, workload)?;
-            plan.check(&clients)?;
-            Ok(plan)
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let specs = args.specs(workload)?;
     let place = Place {
         results: args.results.clone().unwrap_or_else(|| "results".into()),
-        dir_name: None,
         data_dir: args.data_dir.clone(),
         keep_data: args.keep_data,
         calibrate: !args.no_calibrate,
-        cell: None,
+        ..Place::default()
     };
-    execute::install_interrupt_handler();
+    crate::interrupt::install_handler();
     let mut finished = Vec::new();
-    'runs: for plan in &plans {
-        for &c in &clients {
-            if interrupt::requested() {
-                break 'runs;
-            }
-            let dir = execute::run_one(&place, plan, c)?;
-            finished.push(LoadedRun::load(&dir)?);
+    let mut progress = Progress::default();
+    for spec in &specs {
+        if interrupt::requested() {
+            break;
         }
+        let dir = fathom_run::run(spec, &place, &mut progress)?;
+        finished.push(LoadedRun::load(&dir)?);
     }
     print!(
         "{}",
@@ -188,26 +204,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn run_experiment(args: &RunArgs, file: &std::path::Path) -> anyhow::Result<()> {
-    let given: Vec<&str> = [
-        ("--engine", !args.engine.is_empty()),
-        ("--workload", args.workload.is_some()),
-        ("--setup", args.setup.is_some()),
-        ("--name", args.name.is_some()),
-        ("--set", !args.settings.is_empty()),
-        ("--param", !args.params.is_empty()),
-        ("--clients", !args.clients.is_empty()),
-        ("--memory-limit", args.memory_limit.is_some()),
-        ("--rate", args.rate.is_some()),
-        ("--arrivals", args.arrivals.is_some()),
-        ("--interval", args.interval.is_some()),
-        ("--data-dir", args.data_dir.is_some()),
-        ("--keep-data", args.keep_data),
-    ]
-    .iter()
-    .filter(|(_, on)| *on)
-    .map(|(flag, _)| *flag)
-    .collect();
+fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
+    let given = args.set_by_experiment();
     if !given.is_empty() {
         anyhow::bail!(
             "{} with an experiment file: set {} in {} instead",
@@ -221,8 +219,8 @@ fn run_experiment(args: &RunArgs, file: &std::path::Path) -> anyhow::Result<()> 
         .results
         .clone()
         .unwrap_or_else(|| PathBuf::from("results").join(&exp.name));
-    execute::install_interrupt_handler();
-    crate::experiment::run(&exp, &results, !args.no_calibrate)?;
+    crate::interrupt::install_handler();
+    fathom_run::experiment::run(&exp, &results, !args.no_calibrate, &mut Progress::default())?;
     let runs = crate::load_runs(&results)?;
     print!(
         "{}",

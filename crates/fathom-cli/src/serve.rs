@@ -3,13 +3,13 @@
 //! sysbench) and fathom runs pointed at it with `--set url=... --set pid=...` measure the same
 //! server and the same tables.
 
-use crate::execute::{install_interrupt_handler, read_options_file};
 use anyhow::Context;
 use clap::Args;
 use fathom_core::cgroup::MemoryLimit;
 use fathom_core::family::Engine;
-use fathom_core::{interrupt, units};
+use fathom_core::interrupt;
 use fathom_engines::EngineConfig;
+use fathom_run::{DriveInput, Keys, SetupInput};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -36,40 +36,45 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
-    let entry = fathom_engines::find(&args.engine)?;
+    let settings = fathom_core::units::parse_key_values(&args.settings, "--set")
+        .map_err(anyhow::Error::msg)?;
+    let setup = fathom_run::resolve_setup(
+        &SetupInput {
+            engine: args.engine.clone(),
+            options: args.setup.clone().unwrap_or_default(),
+            settings,
+            ..SetupInput::default()
+        },
+        &DriveInput {
+            memory_limit: args.memory_limit.clone(),
+            ..DriveInput::default()
+        },
+        &Keys::Flags,
+        std::path::Path::new("."),
+    )?;
+    let entry = setup.engine;
     if !entry.server {
         anyhow::bail!(
             "engine `{}` is not a server; `fathom serve` starts innodb, myrocks or postgres",
             entry.name
         );
     }
-    let options = match args.setup.as_deref().map(|s| (s, s.strip_prefix('@'))) {
-        Some((_, Some(file))) => read_options_file(file.as_ref(), entry)?,
-        Some((s, None)) => s.to_string(),
-        None => String::new(),
-    };
-    let settings =
-        units::parse_key_values(&args.settings, "setting").map_err(anyhow::Error::msg)?;
     if args.data_dir.exists() && std::fs::read_dir(&args.data_dir)?.next().is_some() {
         anyhow::bail!("--data-dir {} is not empty", args.data_dir.display());
     }
     std::fs::create_dir_all(&args.data_dir)
         .with_context(|| format!("creating {}", args.data_dir.display()))?;
-    let limit = args
+    let limit = setup
         .memory_limit
-        .as_deref()
-        .map(|l| -> anyhow::Result<MemoryLimit> {
-            let bytes = units::parse_size(l).map_err(|e| anyhow::anyhow!("--memory-limit: {e}"))?;
-            Ok(MemoryLimit::create(bytes, &[])?)
-        })
+        .map(|bytes| MemoryLimit::create(bytes, &[]))
         .transpose()?;
-    install_interrupt_handler();
+    crate::interrupt::install_handler();
     let engine = fathom_engines::open(
         entry,
         &EngineConfig {
             data_dir: args.data_dir.clone(),
-            options,
-            settings,
+            options: setup.options,
+            settings: setup.settings,
             memory_group: limit.as_ref().map(|l| l.procs_file()),
         },
     )?;

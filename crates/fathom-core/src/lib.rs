@@ -1,15 +1,18 @@
 //! fathom-core: what every engine, workload and report shares — the kv interface, the step
 //! driver and its per-thread recorders, the host samplers, and the result model on disk.
 
+pub mod capability;
 pub mod cgroup;
 pub mod driver;
 pub mod family;
 pub mod interrupt;
+pub mod kind;
 pub mod kv;
 pub mod merge;
 pub mod pace;
 pub mod recorder;
 pub mod result;
+pub mod retry;
 pub mod sample;
 pub mod sql;
 pub mod store;

@@ -4,7 +4,9 @@
 //! the total operations; database size and RSS are the largest any host saw.
 
 use crate::recorder::{new_histogram, Latency};
-use crate::result::{Background, IntervalRecord, OpSummary, PerOp, RunManifest, StepSummary};
+use crate::result::{
+    Background, IntervalRecord, OpSummary, PerOp, RunManifest, RunStatus, StepSummary,
+};
 use crate::store::{LoadedRun, RunDir};
 use anyhow::Context;
 use base64::Engine as _;
@@ -130,6 +132,9 @@ fn merge_step(
         by_op.insert(
             kind.to_string(),
             OpSummary {
+                role: parts
+                    .iter()
+                    .find_map(|s| s.by_op.get(*kind).and_then(|o| o.role)),
                 ops: n,
                 bytes,
                 latency_us: Latency::of(h),
@@ -263,10 +268,13 @@ pub fn merge(runs: &[LoadedRun], out: &Path) -> anyhow::Result<std::path::PathBu
         .collect();
     let mut manifest: RunManifest = first.manifest.clone();
     manifest.clients = runs.iter().map(|r| r.manifest.clients).sum();
-    manifest.status = if runs.iter().all(|r| r.manifest.status == "finished") {
-        "finished".into()
+    manifest.status = if runs
+        .iter()
+        .all(|r| r.manifest.status == RunStatus::Finished)
+    {
+        RunStatus::Finished
     } else {
-        "partial".into()
+        RunStatus::Partial
     };
     manifest.experiment = None;
     manifest.host.note = Some(format!(

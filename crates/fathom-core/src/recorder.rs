@@ -89,7 +89,7 @@ impl Recorder {
 
     /// Records one finished operation as a client reports it, retries included.
     #[inline]
-    pub fn record_done(&mut self, op: &crate::driver::Done, latency: Duration) {
+    pub fn record_done(&mut self, op: &crate::kind::Done, latency: Duration) {
         self.record(op.kind, latency, op.bytes);
         self.kinds[op.kind].retries += u64::from(op.retries);
         self.kinds[op.kind].rows += op.rows;

@@ -2,6 +2,7 @@
 //! contract (design.md, "The command line and the report schema"): add fields, never rename
 //! or drop one.
 
+use crate::kind::Role;
 use crate::recorder::Latency;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -75,9 +76,73 @@ pub struct HostRates {
     pub engine_system_secs: f64,
 }
 
+/// An engine's own statistics over one step. The named figures mean the same on every engine
+/// that has them (`None` on one that does not); `other` holds the engine's own, by name. On
+/// disk they are one JSON object, the named figures beside the others.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct EngineStats {
+    /// GiB the user wrote (RocksDB's ingest: the WAL's payload).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ingest_gb: Option<f64>,
+    /// GiB written by flushes (memtable or dirty cache to files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush_gb: Option<f64>,
+    /// GiB written and read by compaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compact_write_gb: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compact_read_gb: Option<f64>,
+    /// GiB written by flush and compaction together (benchmark.sh's c_wgb).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub c_wgb: Option<f64>,
+    /// Write amplification: flush and compaction bytes per byte ingested.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub w_amp: Option<f64>,
+    /// GiB written to the write-ahead log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wal_gb: Option<f64>,
+    /// Seconds flush and compaction ran (c_wsecs) and compaction's CPU seconds (c_csecs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub c_wsecs: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub c_csecs: Option<f64>,
+    /// Percent of the step's time writes were stalled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_pct: Option<f64>,
+    /// Percent of block cache lookups that hit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_cache_hit_pct: Option<f64>,
+    /// Size of the LSM tree's files and the compaction debt at the step's end, GiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lsm_gb: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_compaction_gb: Option<f64>,
+    /// Engine-specific figures, by name.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, f64>,
+}
+
+impl EngineStats {
+    /// Statistics with only engine-specific figures.
+    pub fn other(other: BTreeMap<String, f64>) -> EngineStats {
+        EngineStats {
+            other,
+            ..EngineStats::default()
+        }
+    }
+
+    /// True when the engine reported no figure at all.
+    pub fn is_empty(&self) -> bool {
+        self == &EngineStats::default()
+    }
+}
+
 /// Count and latency of one kind of operation.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct OpSummary {
+    /// What the kind's operations do (absent in results written before kinds had roles).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<Role>,
     pub ops: u64,
     pub bytes: u64,
     pub latency_us: Latency,
@@ -140,7 +205,7 @@ pub struct StepSummary {
     pub per_op: PerOp,
     pub db_gb: DbGb,
     pub rss_gb: f64,
-    pub engine_stats: BTreeMap<String, f64>,
+    pub engine_stats: EngineStats,
     pub by_op: BTreeMap<String, OpSummary>,
     pub host: HostRates,
     pub background: Option<Background>,
@@ -240,12 +305,44 @@ pub struct RunManifest {
     pub host: HostFacts,
     pub started_at: String,
     pub finished_at: Option<String>,
-    /// `running`, `finished`, `interrupted` or `failed`.
-    pub status: String,
+    pub status: RunStatus,
     pub error: Option<String>,
     /// The experiment cell this run is, when an experiment file ran it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub experiment: Option<ExperimentCell>,
+}
+
+/// How a run stands or ended.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// Started and not ended (or the harness was killed).
+    #[default]
+    Running,
+    Finished,
+    /// Ctrl-C ended it; the finished steps are saved.
+    Interrupted,
+    Failed,
+    /// Merged from runs of several hosts of which some did not finish.
+    Partial,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Finished => "finished",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Failed => "failed",
+            RunStatus::Partial => "partial",
+        }
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Where a run sits in an experiment's matrix.

@@ -3,7 +3,6 @@
 //! places MariaDB, PostgreSQL and SQLite differ.
 
 use crate::target::Target;
-use std::fmt;
 
 /// Which SQL the database speaks where they differ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,26 +100,9 @@ pub struct Outcome {
     pub bytes: u64,
 }
 
-/// A statement's failure, marked retryable when the server reports a deadlock, a lock wait
-/// timeout or a serialization failure (sysbench's `--mysql-ignore-errors` default).
-#[derive(Debug)]
-pub struct SqlError {
-    pub retryable: bool,
-    pub message: String,
-}
-
-impl fmt::Display for SqlError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for SqlError {}
-
-/// True when `e` is a retryable statement failure.
-pub fn retryable(e: &anyhow::Error) -> bool {
-    e.downcast_ref::<SqlError>().is_some_and(|s| s.retryable)
-}
+/// A statement's failure, classified (a deadlock, lock wait timeout or serialization failure
+/// is retryable): the engine error every family uses.
+pub use crate::retry::{retryable, EngineError as SqlError};
 
 /// A prepared statement's handle on its connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

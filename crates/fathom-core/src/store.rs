@@ -195,7 +195,7 @@ mod tests {
         let run = RunDir::create(root.path(), "rocksdb dbbench").unwrap();
         let manifest = RunManifest {
             workload: "dbbench".into(),
-            status: "finished".into(),
+            status: crate::result::RunStatus::Finished,
             ..Default::default()
         };
         run.write_manifest(&manifest).unwrap();

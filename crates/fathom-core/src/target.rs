@@ -1,6 +1,7 @@
 //! What the driver measures, whatever the family: an engine's identity, the processes and
 //! directories whose cost is sampled, its own statistics, and its maintenance actions.
 
+use crate::result::EngineStats;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -41,17 +42,14 @@ pub trait Target: Send + Sync {
     }
     /// Statistics of one step from counters read before and after it (`seconds` long). The
     /// default reports the deltas; engines add derived figures such as write amplification.
-    fn step_stats(
-        &self,
-        before: &Counters,
-        after: &Counters,
-        seconds: f64,
-    ) -> BTreeMap<String, f64> {
+    fn step_stats(&self, before: &Counters, after: &Counters, seconds: f64) -> EngineStats {
         let _ = seconds;
-        after
-            .keys()
-            .map(|k| (k.clone(), delta(before, after, k)))
-            .collect()
+        EngineStats::other(
+            after
+                .keys()
+                .map(|k| (k.clone(), delta(before, after, k)))
+                .collect(),
+        )
     }
     /// Performs a maintenance action; engines without the concept do nothing.
     fn maintain(&self, action: Maintenance) -> anyhow::Result<()> {

@@ -17,6 +17,7 @@ pub mod sqlite_sql;
 #[cfg(feature = "wiredtiger")]
 pub mod wiredtiger;
 
+use fathom_core::capability::{Need, Offer};
 use fathom_core::family::Engine;
 use fathom_core::kv::KvEngine;
 use fathom_core::sql::SqlEngine;
@@ -59,6 +60,16 @@ pub struct EngineEntry {
     /// True for a server fathom starts (or is pointed at): the memory limit then applies to
     /// the server's processes, and fathom's own CPU is measured apart.
     pub server: bool,
+    /// How the engine, with the settings given, meets what a workload needs.
+    pub offers: fn(Need, &Settings) -> Offer,
+}
+
+impl std::fmt::Debug for EngineEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EngineEntry")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
 }
 
 impl EngineEntry {

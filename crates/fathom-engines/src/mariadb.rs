@@ -59,6 +59,7 @@ pub const INNODB: EngineEntry = EngineEntry {
     version,
     open: Opener::Sql(open_innodb),
     server: true,
+    offers: fathom_core::capability::offers_everything,
 };
 
 pub const MYROCKS: EngineEntry = EngineEntry {
@@ -70,6 +71,7 @@ pub const MYROCKS: EngineEntry = EngineEntry {
     version,
     open: Opener::Sql(open_myrocks),
     server: true,
+    offers: fathom_core::capability::offers_everything,
 };
 
 fn version() -> anyhow::Result<String> {
@@ -125,6 +127,11 @@ fn setup_lines(options: &str) -> anyhow::Result<Vec<String>> {
     )
 }
 
+/// The server's temporary directory, beside its data directory.
+fn tmp_dir(data: &Path) -> PathBuf {
+    data.with_file_name("tmp")
+}
+
 /// fathom's my.cnf for a managed server.
 fn my_cnf(flavor: Flavor, data: &Path, socket: &Path, cache: u64, setup: &[String]) -> String {
     let mut cnf = vec![
@@ -133,6 +140,9 @@ fn my_cnf(flavor: Flavor, data: &Path, socket: &Path, cache: u64, setup: &[Strin
         format!("socket={}", socket.display()),
         format!("pid-file={}", data.join("mariadbd.pid").display()),
         format!("log-error={}", data.join("error.log").display()),
+        // Temporary tables of its own: two servers installing at once in one /tmp clashed
+        // ("Could not remove temporary table '/tmp/#sql-temptable-...'").
+        format!("tmpdir={}", tmp_dir(data).display()),
         "user=root".into(),
         "skip-networking".into(),
         "max_connections=1000".into(),
@@ -180,6 +190,8 @@ impl MariaDb {
         let sock_dir = server::SocketDir::create(None)?;
         let socket = sock_dir.path().join("mysqld.sock");
         let cnf_path = config.data_dir.join("my.cnf");
+        std::fs::create_dir_all(tmp_dir(&data))
+            .with_context(|| format!("creating {}", tmp_dir(&data).display()))?;
         std::fs::write(&cnf_path, my_cnf(flavor, &data, &socket, cache, setup))
             .with_context(|| format!("writing {}", cnf_path.display()))?;
         let defaults = format!("--defaults-file={}", cnf_path.display());

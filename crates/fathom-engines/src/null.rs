@@ -15,6 +15,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     version,
     open: crate::Opener::Kv(open),
     server: false,
+    offers: fathom_core::capability::offers_everything,
 };
 
 fn version() -> anyhow::Result<String> {

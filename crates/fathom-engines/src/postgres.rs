@@ -53,6 +53,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     version,
     open: Opener::Sql(open),
     server: true,
+    offers: fathom_core::capability::offers_everything,
 };
 
 /// The newest installed server's bin directory (`/usr/lib/postgresql/15/bin`).

@@ -6,7 +6,10 @@
 
 use crate::settings::{self, SettingSpec};
 use crate::{EngineConfig, EngineEntry};
+use fathom_core::capability::{Need, Offer};
 use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, KvTxn, SessionOptions, TxnEnd};
+use fathom_core::result::EngineStats;
+use fathom_core::retry::EngineError;
 use fathom_core::target::{delta, Counters, Maintenance, Target};
 use rocksdb::statistics::{Histogram, Ticker};
 use rocksdb::{
@@ -57,6 +60,17 @@ const SETTINGS: &[SettingSpec] = &[
     },
 ];
 
+/// A plain RocksDB has no transactions; `transactions=optimistic` gives them.
+fn offers(need: Need, given: &settings::Settings) -> Offer {
+    match (need, given.get("transactions").map(String::as_str)) {
+        (Need::Transactions, None) => Offer::With("transactions", "optimistic"),
+        (Need::Transactions, Some("none")) => {
+            Offer::No("has none with --set transactions=none; use transactions=optimistic".into())
+        }
+        (Need::Transactions, Some(_)) => Offer::Yes,
+    }
+}
+
 pub const ENTRY: EngineEntry = EngineEntry {
     name: "rocksdb",
     about: "embedded RocksDB, the rocksdb crate's bundled build",
@@ -67,6 +81,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     version,
     open: crate::Opener::Kv(open),
     server: false,
+    offers,
 };
 
 /// RocksDB's version, from the OPTIONS file a throwaway database writes (the C API has no
@@ -284,51 +299,33 @@ impl Target for RocksDb {
     /// Per-step compaction figures, as db_bench's report.tsv names them, but with write
     /// amplification counted once: `w_amp = (flush + compaction bytes written) / ingest`.
     /// (benchmark.sh adds flush bytes to a compaction total that already holds them.)
-    fn step_stats(
-        &self,
-        before: &Counters,
-        after: &Counters,
-        seconds: f64,
-    ) -> BTreeMap<String, f64> {
+    fn step_stats(&self, before: &Counters, after: &Counters, seconds: f64) -> EngineStats {
         let d = |k: &str| delta(before, after, k);
-        let mut s = BTreeMap::new();
+        let gauge = |k: &str| after.get(k).copied().unwrap_or(0.0) / GB;
         let flush = d("flush_write_bytes");
         let compact = d("compact_write_bytes");
         let ingest = d("ingest_bytes");
-        s.insert("ingest_gb".into(), ingest / GB);
-        s.insert("flush_gb".into(), flush / GB);
-        s.insert("compact_write_gb".into(), compact / GB);
-        s.insert("compact_read_gb".into(), d("compact_read_bytes") / GB);
-        // c_wgb as benchmark.sh reads it from RocksDB's compaction stats: flush included.
-        s.insert("c_wgb".into(), (flush + compact) / GB);
-        if ingest > 0.0 {
-            s.insert("w_amp".into(), (flush + compact) / ingest);
-        }
-        s.insert("wal_gb".into(), d("wal_bytes") / GB);
-        s.insert(
-            "c_wsecs".into(),
-            (d("compaction_micros") + d("flush_micros")) / 1e6,
-        );
-        s.insert("c_csecs".into(), d("compaction_cpu_micros") / 1e6);
-        if seconds > 0.0 {
-            s.insert(
-                "stall_pct".into(),
-                100.0 * d("stall_micros") / 1e6 / seconds,
-            );
-        }
         let (hit, miss) = (d("block_cache_hit"), d("block_cache_miss"));
-        if hit + miss > 0.0 {
-            s.insert("block_cache_hit_pct".into(), 100.0 * hit / (hit + miss));
+        EngineStats {
+            ingest_gb: Some(ingest / GB),
+            flush_gb: Some(flush / GB),
+            compact_write_gb: Some(compact / GB),
+            compact_read_gb: Some(d("compact_read_bytes") / GB),
+            // c_wgb as benchmark.sh reads it from RocksDB's compaction stats: flush included.
+            c_wgb: Some((flush + compact) / GB),
+            w_amp: (ingest > 0.0).then(|| (flush + compact) / ingest),
+            wal_gb: Some(d("wal_bytes") / GB),
+            c_wsecs: Some((d("compaction_micros") + d("flush_micros")) / 1e6),
+            c_csecs: Some(d("compaction_cpu_micros") / 1e6),
+            stall_pct: (seconds > 0.0).then(|| 100.0 * d("stall_micros") / 1e6 / seconds),
+            block_cache_hit_pct: (hit + miss > 0.0).then(|| 100.0 * hit / (hit + miss)),
+            lsm_gb: Some(gauge("lsm_bytes")),
+            pending_compaction_gb: Some(gauge("pending_compaction_bytes")),
+            other: BTreeMap::from([(
+                "block_cache_usage_gb".to_string(),
+                gauge("block_cache_usage_bytes"),
+            )]),
         }
-        for gauge in [
-            "lsm_bytes",
-            "pending_compaction_bytes",
-            "block_cache_usage_bytes",
-        ] {
-            let v = after.get(gauge).copied().unwrap_or(0.0) / GB;
-            s.insert(gauge.replace("_bytes", "_gb"), v);
-        }
-        s
     }
 
     fn maintain(&self, action: Maintenance) -> anyhow::Result<()> {
@@ -390,7 +387,16 @@ impl KvSession for Session {
         let mut t = Txn { txn: &txn };
         match body(&mut t) {
             Ok(TxnEnd::Commit) => {
-                txn.commit()?;
+                txn.commit().map_err(|e| {
+                    let retryable = matches!(
+                        e.kind(),
+                        rocksdb::ErrorKind::Busy | rocksdb::ErrorKind::TryAgain
+                    );
+                    EngineError {
+                        retryable,
+                        message: format!("RocksDB commit: {e}"),
+                    }
+                })?;
                 Ok(TxnEnd::Commit)
             }
             Ok(TxnEnd::Rollback) => {

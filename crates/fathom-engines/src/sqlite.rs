@@ -5,6 +5,7 @@
 use crate::settings::{self, SettingSpec};
 use crate::{EngineConfig, EngineEntry};
 use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, KvTxn, SessionOptions, TxnEnd};
+use fathom_core::result::EngineStats;
 use fathom_core::target::{delta, Counters, Maintenance, Target};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::collections::BTreeMap;
@@ -43,6 +44,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     version,
     open: crate::Opener::Kv(open),
     server: false,
+    offers: fathom_core::capability::offers_everything,
 };
 
 fn version() -> anyhow::Result<String> {
@@ -168,15 +170,10 @@ impl Target for Sqlite {
             .collect()
     }
 
-    fn step_stats(
-        &self,
-        before: &Counters,
-        after: &Counters,
-        _seconds: f64,
-    ) -> BTreeMap<String, f64> {
+    fn step_stats(&self, before: &Counters, after: &Counters, _seconds: f64) -> EngineStats {
         let mut s = after.clone();
         s.insert("pages_grown".into(), delta(before, after, "page_count"));
-        s
+        EngineStats::other(s)
     }
 
     fn maintain(&self, action: Maintenance) -> anyhow::Result<()> {

@@ -20,6 +20,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     version,
     open: Opener::Sql(open),
     server: false,
+    offers: fathom_core::capability::offers_everything,
 };
 
 const FILE: &str = "fathom-sql.sqlite";

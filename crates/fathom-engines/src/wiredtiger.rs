@@ -6,6 +6,8 @@
 use crate::settings::{self, SettingSpec};
 use crate::{EngineConfig, EngineEntry};
 use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, KvTxn, SessionOptions, TxnEnd};
+use fathom_core::result::EngineStats;
+use fathom_core::retry::EngineError;
 use fathom_core::target::{delta, Counters, Maintenance, Target};
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
@@ -68,6 +70,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     version,
     open: crate::Opener::Kv(open),
     server: false,
+    offers: fathom_core::capability::offers_everything,
 };
 
 fn version() -> anyhow::Result<String> {
@@ -86,7 +89,14 @@ fn check(code: c_int, what: &str) -> anyhow::Result<()> {
     }
     // SAFETY: wiredtiger_strerror returns a static, NUL-terminated string for any code.
     let msg = unsafe { CStr::from_ptr(ffi::wiredtiger_strerror(code)) }.to_string_lossy();
-    anyhow::bail!("WiredTiger {what}: {msg} ({code})")
+    // WT_ROLLBACK (a write conflict, or cache pressure) and WT_PREPARE_CONFLICT ask the caller
+    // to run the transaction again.
+    let retryable = code == ffi::WT_ROLLBACK || code == ffi::WT_PREPARE_CONFLICT;
+    Err(EngineError {
+        retryable,
+        message: format!("WiredTiger {what}: {msg} ({code})"),
+    }
+    .into())
 }
 
 pub struct WiredTiger {
@@ -259,12 +269,7 @@ impl Target for WiredTiger {
             .collect()
     }
 
-    fn step_stats(
-        &self,
-        before: &Counters,
-        after: &Counters,
-        _seconds: f64,
-    ) -> BTreeMap<String, f64> {
+    fn step_stats(&self, before: &Counters, after: &Counters, _seconds: f64) -> EngineStats {
         let d = |k: &str| delta(before, after, k);
         let mut s = BTreeMap::new();
         for (k, scale) in [
@@ -286,7 +291,7 @@ impl Target for WiredTiger {
             "cache_gb".into(),
             after.get("cache_bytes").copied().unwrap_or(0.0) / GB,
         );
-        s
+        EngineStats::other(s)
     }
 
     fn maintain(&self, action: Maintenance) -> anyhow::Result<()> {

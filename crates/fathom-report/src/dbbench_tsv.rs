@@ -28,24 +28,24 @@ pub fn render(runs: &[LoadedRun]) -> String {
         let m = &r.manifest;
         let value_size = m.params.get("value_size").map_or("400", String::as_str);
         for s in r.steps.iter().filter(|s| s.ops > 0) {
-            let e = |k: &str| s.engine_stats.get(k).copied();
+            let e = &s.engine_stats;
             let f1 = |x: Option<f64>| x.map_or("NA".to_string(), |v| format!("{v:.1}"));
             let l = &s.latency_us;
             let row = [
                 format!("{:.0}", s.ops_per_sec),
                 format!("{:.1}", s.mb_per_sec),
-                e("lsm_gb").map_or("NA".into(), |g| format!("{g:.1}GB")),
-                f1(e("c_wgb")),
-                f1(e("w_amp")),
-                e("c_wsecs").map_or("NA".into(), |v| format!("{v:.0}")),
-                e("c_csecs").map_or("NA".into(), |v| format!("{v:.0}")),
+                e.lsm_gb.map_or("NA".into(), |g| format!("{g:.1}GB")),
+                f1(e.c_wgb),
+                f1(e.w_amp),
+                e.c_wsecs.map_or("NA".into(), |v| format!("{v:.0}")),
+                e.c_csecs.map_or("NA".into(), |v| format!("{v:.0}")),
                 format!("{:.1}", s.usec_op),
                 format!("{:.1}", l.p50),
                 format!("{:.0}", l.p99),
                 format!("{:.0}", l.p99_9),
                 format!("{:.0}", l.p99_99),
                 format!("{:.0}", l.max),
-                f1(e("stall_pct")),
+                f1(e.stall_pct),
                 format!("{:.1}", s.host.engine_user_secs / 1000.0),
                 format!("{:.1}", s.host.engine_system_secs / 1000.0),
                 format!("{:.1}", s.rss_gb),

@@ -2,9 +2,9 @@
 //! client count, holding its repeats; a step of a series is summarised by the median of each
 //! figure over the repeats.
 
-use fathom_core::recorder::Latency;
-use fathom_core::result::{PerOp, StepSummary};
+use fathom_core::result::StepSummary;
 use fathom_core::store::LoadedRun;
+use serde_json::Value;
 
 /// One setup × workload × client count, with its repeats in run order.
 pub struct Series<'a> {
@@ -106,74 +106,63 @@ pub fn median(xs: &[f64]) -> f64 {
     }
 }
 
-fn median_of(steps: &[&StepSummary], f: impl Fn(&StepSummary) -> f64) -> f64 {
-    median(&steps.iter().map(|s| f(s)).collect::<Vec<_>>())
-}
-
-fn median_opt(steps: &[&StepSummary], f: impl Fn(&StepSummary) -> Option<f64>) -> Option<f64> {
-    let v: Vec<f64> = steps.iter().filter_map(|s| f(s)).collect();
-    (!v.is_empty()).then(|| median(&v))
-}
-
-/// One summary standing for a step's repeats: each figure is the median over them. With one
-/// repeat it is that repeat's summary unchanged.
+/// One summary standing for a step's repeats: every figure is the median over the repeats that
+/// have it, found by walking the summaries' JSON form, so a figure added to `StepSummary` (or
+/// to a per-operation summary, a background writer, an engine's statistics) is covered
+/// without being listed here. Whole numbers stay whole (rounded), flags are set when any
+/// repeat set them, and text is the first repeat's. With one repeat it is that repeat's
+/// summary unchanged.
 pub fn median_step(steps: &[&StepSummary]) -> StepSummary {
-    let mut m = steps[0].clone();
     if steps.len() == 1 {
-        return m;
+        return steps[0].clone();
     }
-    m.ops = median_of(steps, |s| s.ops as f64) as u64;
-    m.seconds = median_of(steps, |s| s.seconds);
-    m.ops_per_sec = median_of(steps, |s| s.ops_per_sec);
-    m.mb_per_sec = median_of(steps, |s| s.mb_per_sec);
-    m.usec_op = median_of(steps, |s| s.usec_op);
-    let lat = |f: fn(&Latency) -> f64| median_of(steps, |s| f(&s.latency_us));
-    m.latency_us = Latency {
-        min: lat(|l| l.min),
-        p25: lat(|l| l.p25),
-        p50: lat(|l| l.p50),
-        p75: lat(|l| l.p75),
-        p95: lat(|l| l.p95),
-        p99: lat(|l| l.p99),
-        p99_9: lat(|l| l.p99_9),
-        p99_99: lat(|l| l.p99_99),
-        max: lat(|l| l.max),
-        mean: lat(|l| l.mean),
+    let trees: Vec<Value> = steps
+        .iter()
+        .map(|s| serde_json::to_value(s).expect("a step summary is plain data"))
+        .collect();
+    serde_json::from_value(median_tree(&trees.iter().collect::<Vec<_>>()))
+        .expect("the median of summaries has a summary's shape")
+}
+
+/// The median of JSON trees of one shape (see `median_step`).
+fn median_tree(values: &[&Value]) -> Value {
+    let present: Vec<&Value> = values.iter().copied().filter(|v| !v.is_null()).collect();
+    let Some(first) = present.first() else {
+        return Value::Null;
     };
-    m.per_op = PerOp::from_fields(|f| median_opt(steps, |s| f(&s.per_op)));
-    m.db_gb.allocated = median_of(steps, |s| s.db_gb.allocated);
-    m.db_gb.apparent = median_of(steps, |s| s.db_gb.apparent);
-    m.rss_gb = median_of(steps, |s| s.rss_gb);
-    for (k, v) in m.engine_stats.iter_mut() {
-        *v = median_opt(steps, |s| s.engine_stats.get(k).copied()).unwrap_or(*v);
+    match first {
+        Value::Object(_) => {
+            let mut out = serde_json::Map::new();
+            for v in &present {
+                for key in v.as_object().into_iter().flat_map(|o| o.keys()) {
+                    if !out.contains_key(key) {
+                        let at: Vec<&Value> = present.iter().filter_map(|v| v.get(key)).collect();
+                        out.insert(key.clone(), median_tree(&at));
+                    }
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Number(_) => {
+            let xs: Vec<f64> = present.iter().filter_map(|v| v.as_f64()).collect();
+            let m = median(&xs);
+            if present.iter().all(|v| v.is_u64()) {
+                Value::from(m.round() as u64)
+            } else if present.iter().all(|v| v.is_i64()) {
+                Value::from(m.round() as i64)
+            } else {
+                serde_json::Number::from_f64(m).map_or(Value::Null, Value::Number)
+            }
+        }
+        Value::Bool(_) => Value::Bool(present.iter().any(|v| v.as_bool() == Some(true))),
+        _ => (*first).clone(),
     }
-    m.host.idle_pct = median_of(steps, |s| s.host.idle_pct);
-    m.host.rps = median_opt(steps, |s| s.host.rps);
-    m.host.wps = median_opt(steps, |s| s.host.wps);
-    m.host.rmbps = median_opt(steps, |s| s.host.rmbps);
-    m.host.wmbps = median_opt(steps, |s| s.host.wmbps);
-    m.host.us_pct = median_of(steps, |s| s.host.us_pct);
-    m.host.sy_pct = median_of(steps, |s| s.host.sy_pct);
-    m.host.cs_per_sec = median_of(steps, |s| s.host.cs_per_sec);
-    m.rows = median_of(steps, |s| s.rows as f64) as u64;
-    m.rows_per_sec = median_of(steps, |s| s.rows_per_sec);
-    m.window_seconds = median_of(steps, |s| s.window_seconds);
-    if let Some(b) = m.background.as_mut() {
-        b.rows_per_sec = median_of(steps, |s| {
-            s.background.as_ref().map_or(0.0, |b| b.rows_per_sec)
-        });
-    }
-    m.retries_per_sec = median_of(steps, |s| s.retries_per_sec);
-    m.host.steal_pct = median_of(steps, |s| s.host.steal_pct);
-    m.harness_ns_per_op = median_opt(steps, |s| s.harness_ns_per_op);
-    m.maintenance_seconds = median_of(steps, |s| s.maintenance_seconds);
-    m.interrupted = steps.iter().any(|s| s.interrupted);
-    m
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fathom_core::result::{OpSummary, PerOp};
 
     #[test]
     fn medians() {
@@ -204,5 +193,39 @@ mod tests {
         assert_eq!(m.ops_per_sec, 20.0);
         assert_eq!(m.per_op.reads, Some(2.0));
         assert_eq!(m.per_op.cpu_us, None);
+    }
+
+    /// Every figure is a median, per-operation latency and counts included (the LinkBench
+    /// latency table once showed the first repeat's).
+    #[test]
+    fn per_operation_figures_are_medians_too() {
+        let step = |p99: f64, ops: u64, w_amp: Option<f64>| {
+            let mut s = StepSummary {
+                ops,
+                interrupted: ops == 30,
+                ..Default::default()
+            };
+            let mut get = OpSummary {
+                ops,
+                ..Default::default()
+            };
+            get.latency_us.p99 = p99;
+            s.by_op.insert("GET_NODE".into(), get);
+            s.engine_stats.w_amp = w_amp;
+            s
+        };
+        let (a, b, c) = (
+            step(900.0, 10, Some(4.0)),
+            step(100.0, 30, None),
+            step(500.0, 20, Some(2.0)),
+        );
+        let m = median_step(&[&a, &b, &c]);
+        assert_eq!(m.by_op["GET_NODE"].latency_us.p99, 500.0);
+        assert_eq!(m.by_op["GET_NODE"].ops, 20);
+        assert_eq!(m.ops, 20);
+        assert_eq!(m.engine_stats.w_amp, Some(3.0), "the repeats that have it");
+        assert!(m.interrupted, "any repeat interrupted");
+        let m = median_step(&[&a, &c]);
+        assert_eq!(m.ops, 15, "whole numbers stay whole");
     }
 }

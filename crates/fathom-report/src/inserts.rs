@@ -6,6 +6,7 @@
 use crate::group::{median_step, series, step_order};
 use crate::steps::SweepTable;
 use crate::table::{num, Table};
+use fathom_core::kind::Role;
 use fathom_core::result::StepSummary;
 use fathom_core::store::LoadedRun;
 
@@ -21,7 +22,11 @@ enum Kind {
 }
 
 fn kind(s: &StepSummary) -> Kind {
-    let writes_only = s.by_op.keys().all(|k| k == "insert" || k == "delete");
+    // Results written before kinds had roles count as inserts when they insert rows.
+    let writes_only = s
+        .by_op
+        .values()
+        .all(|o| o.role.is_none_or(Role::inserts_or_deletes));
     if s.background.as_ref().is_some_and(|b| b.rows > 0) {
         Kind::Queries
     } else if s.rows > 0 && writes_only {
@@ -194,7 +199,14 @@ mod tests {
                 cs_per_sec: 174_461.0,
                 ..HostRates::default()
             },
-            by_op: [("insert".to_string(), OpSummary::default())].into(),
+            by_op: [(
+                "insert".to_string(),
+                OpSummary {
+                    role: Some(Role::Insert),
+                    ..OpSummary::default()
+                },
+            )]
+            .into(),
             ..StepSummary::default()
         }
     }
@@ -222,7 +234,13 @@ mod tests {
         });
         assert_eq!(kind(&s), Kind::Queries);
         let mut s = summary();
-        s.by_op.insert("create_index".into(), OpSummary::default());
+        s.by_op.insert(
+            "create_index".into(),
+            OpSummary {
+                role: Some(Role::Maintenance),
+                ..OpSummary::default()
+            },
+        );
         assert_eq!(kind(&s), Kind::Other);
     }
 }

@@ -52,7 +52,7 @@ pub fn report(runs: &[LoadedRun], with_intervals: bool) -> anyhow::Result<Report
                     engine_version: &m.setup.engine_version,
                     workload: &m.workload,
                     clients: m.clients,
-                    status: &m.status,
+                    status: m.status.as_str(),
                     path: r.path.display().to_string(),
                     options: &m.setup.options,
                     settings: &m.setup.settings,

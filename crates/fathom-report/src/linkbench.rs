@@ -264,4 +264,47 @@ mod tests {
              p95 = [2,3]ms  p99 = [3,4]ms  max = 262.96ms  mean = 0.37ms"
         );
     }
+
+    /// The table says "median over repeats": with three repeats whose GET_NODE latency
+    /// differs, it shows the middle one, not the first repeat's.
+    #[test]
+    fn the_latency_table_over_repeats_shows_medians() {
+        use fathom_core::result::{OpSummary, RunManifest, SetupRecord};
+        let repeat = |p99: f64, ops: u64| {
+            let mut step = StepSummary {
+                step: "request".into(),
+                index: 1,
+                ops,
+                ..StepSummary::default()
+            };
+            let mut op = OpSummary {
+                ops,
+                ..OpSummary::default()
+            };
+            op.latency_us.p99 = p99;
+            step.by_op.insert("GET_NODE".into(), op);
+            LoadedRun {
+                path: "r".into(),
+                manifest: RunManifest {
+                    setup: SetupRecord {
+                        name: "rx".into(),
+                        ..SetupRecord::default()
+                    },
+                    workload: "linkbench".into(),
+                    clients: 2,
+                    ..RunManifest::default()
+                },
+                steps: vec![step],
+            }
+        };
+        let runs = [repeat(900.0, 10), repeat(100.0, 30), repeat(500.0, 20)];
+        let t = exact_table(&runs).expect("a request step");
+        assert_eq!(t.rows.len(), 1);
+        let col = |name: &str| {
+            let i = t.header.iter().position(|h| h == name).unwrap();
+            t.rows[0][i].clone()
+        };
+        assert_eq!(col("p99"), num(500.0));
+        assert_eq!(col("count"), "20");
+    }
 }

@@ -47,7 +47,7 @@ fn row(label: String, s: &StepSummary) -> Vec<String> {
         opt(harness_us(s).filter(|_| has_ops)),
         format!("{}/{}", num(s.db_gb.allocated), num(s.db_gb.apparent)),
         format!("{}G", num(s.rss_gb)),
-        opt(s.engine_stats.get("w_amp").copied()),
+        opt(s.engine_stats.w_amp),
         label,
     ]
 }

@@ -12,6 +12,7 @@ pub mod sysbench;
 #[cfg(test)]
 mod testing;
 
+use fathom_core::capability::Need;
 use fathom_core::driver::{Client, StepPlan};
 use fathom_core::family::Db;
 use fathom_core::kv::KvEngine;
@@ -22,7 +23,16 @@ use std::collections::BTreeMap;
 pub trait Workload: Send + Sync {
     /// The steps to run, in order.
     fn steps(&self) -> &[StepPlan];
-    /// The client of thread `thread` for step `step` (an index into `steps`).
+    /// Makes step `step` ready on `engine` before its clients are built: the tables it writes
+    /// (DDL) and the state its clients share (a work queue, id counters), fresh for the step.
+    /// The runner calls it on the null engine before measuring the harness's cost, and again
+    /// on the engine before the step.
+    fn prepare_step(&self, engine: Db<'_>, step: usize) -> anyhow::Result<()> {
+        let _ = (engine, step);
+        Ok(())
+    }
+    /// The client of thread `thread` for step `step` (an index into `steps`), once the step
+    /// is prepared.
     fn client<'e>(
         &self,
         engine: Db<'e>,
@@ -40,6 +50,11 @@ pub trait Workload: Send + Sync {
     }
     /// Every parameter with the value in force, for the run's record.
     fn params(&self) -> BTreeMap<String, String>;
+    /// What the workload, as built, needs of the engine beyond its family (checked, and met
+    /// where one setting does it, before anything runs).
+    fn needs(&self) -> Vec<Need> {
+        Vec::new()
+    }
 }
 
 /// One workload fathom can run.
@@ -51,6 +66,16 @@ pub struct WorkloadEntry {
     pub build: fn(&Params, usize) -> anyhow::Result<Box<dyn Workload>>,
     /// The engine families it runs on (`kv`, `sql`).
     pub families: &'static [&'static str],
+    /// The parameter `--duration` sets: the length of every timed step.
+    pub duration_param: &'static str,
+}
+
+impl std::fmt::Debug for WorkloadEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkloadEntry")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The kv engine of a workload that runs on kv engines only.

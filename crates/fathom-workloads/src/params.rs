@@ -29,6 +29,11 @@ impl Params {
         Ok(Params { values })
     }
 
+    /// The parameters as given (defaults not filled in).
+    pub fn given(&self) -> &BTreeMap<String, String> {
+        &self.values
+    }
+
     pub fn set(&mut self, key: &str, value: impl Into<String>) {
         self.values.insert(key.to_string(), value.into());
     }

@@ -1,10 +1,11 @@
-//! State a step's clients share (a work queue, id counters), made anew when the step's first
-//! client is built: each step starts from the database, and the harness's calibration on the
-//! null engine (which builds one client first) never takes the real step's state.
+//! State a step's clients share (a work queue, id counters), made by the workload's
+//! `prepare_step` before the step's clients are built, so each step starts from the database
+//! and the harness's calibration on the null engine (prepared first) never takes the real
+//! step's state.
 
 use std::sync::{Arc, Mutex};
 
-/// The current step's shared value.
+/// The prepared step's shared value.
 pub struct PerStep<T> {
     current: Mutex<Option<(usize, Arc<T>)>>,
 }
@@ -18,17 +19,16 @@ impl<T> Default for PerStep<T> {
 }
 
 impl<T> PerStep<T> {
-    /// The value for client `thread` of `step`: `make` builds a fresh one for thread 0 (or a
-    /// step not seen yet); the step's other clients and its background writer share it.
-    pub fn get(&self, step: usize, thread: usize, make: impl FnOnce() -> T) -> Arc<T> {
-        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
-        match &*current {
-            Some((s, v)) if *s == step && thread != 0 => Arc::clone(v),
-            _ => {
-                let v = Arc::new(make());
-                *current = Some((step, Arc::clone(&v)));
-                v
-            }
+    /// Makes `value` the state of `step`, replacing what an earlier preparation made.
+    pub fn set(&self, step: usize, value: T) {
+        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some((step, Arc::new(value)));
+    }
+
+    /// The state of `step`, which must have been prepared.
+    pub fn get(&self, step: usize) -> anyhow::Result<Arc<T>> {
+        match &*self.current.lock().unwrap_or_else(|p| p.into_inner()) {
+            Some((s, v)) if *s == step => Ok(Arc::clone(v)),
+            _ => anyhow::bail!("step {step}'s clients were built before the step was prepared"),
         }
     }
 }
@@ -38,17 +38,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_first_client_makes_it_and_the_others_share_it() {
+    fn clients_share_what_the_preparation_made() {
         let p = PerStep::default();
-        let a = p.get(0, 0, || 1);
-        assert!(Arc::ptr_eq(&a, &p.get(0, 1, || 2)));
-        // A calibration client 0 then the real client 0: the real one is fresh.
-        let b = p.get(0, 0, || 3);
-        assert_eq!(*b, 3);
-        assert_eq!(
-            *p.get(1, 5, || 4),
-            4,
-            "a new step is made whatever the thread"
-        );
+        assert!(p.get(0).is_err(), "nothing before the step is prepared");
+        p.set(0, 1);
+        assert!(Arc::ptr_eq(&p.get(0).unwrap(), &p.get(0).unwrap()));
+        // Calibration prepares on the null engine, then the real step prepares afresh.
+        p.set(0, 3);
+        assert_eq!(*p.get(0).unwrap(), 3);
+        assert!(p.get(1).is_err());
     }
 }

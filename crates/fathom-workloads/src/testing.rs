@@ -25,6 +25,7 @@ pub fn open(name: &str, dir: &std::path::Path, settings: &[(&str, &str)]) -> Eng
 pub fn drive(w: &dyn Workload, db: Db<'_>, rounds: usize) -> Vec<Vec<usize>> {
     let mut kinds_per_step = Vec::new();
     for (i, plan) in w.steps().iter().enumerate() {
+        w.prepare_step(db, i).unwrap();
         let mut clients: Vec<_> = (0..plan.clients)
             .map(|t| w.client(db, i, t).unwrap())
             .collect();

@@ -66,11 +66,11 @@ pub(super) fn write(
                 deserializer
                     .deserialize(&mut bytes.as_slice())
                     .map_err(|e| anyhow::anyhow!("reading back a histogram: {e:?}"))?;
-            write(&mut log, &h, start, interval, &plan.op_kinds[*i])?;
+            write(&mut log, &h, start, interval, plan.op_kinds[*i].name)?;
         }
     }
     if let Some(bg) = background {
-        for (name, kind) in plan.op_kinds.iter().zip(&bg.kinds) {
+        for (op, kind) in plan.op_kinds.iter().zip(&bg.kinds) {
             if kind.ops > 0 {
                 let len = plan.warmup + interval * intervals.len() as u32;
                 write(
@@ -78,7 +78,7 @@ pub(super) fn write(
                     &kind.latency,
                     Duration::ZERO,
                     len,
-                    &format!("bg.{name}"),
+                    &format!("bg.{}", op.name),
                 )?;
             }
         }

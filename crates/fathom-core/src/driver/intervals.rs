@@ -18,7 +18,7 @@ pub(super) struct Intervals<'a> {
     pub(super) samples: BTreeMap<usize, Sample>,
     pub(super) next_to_emit: usize,
     pub(super) step_total: Recorder,
-    pub(super) kinds: &'a [String],
+    pub(super) kinds: &'a [crate::kind::OpKind],
     pub(super) out: std::io::BufWriter<std::fs::File>,
     pub(super) step: &'a str,
     pub(super) sampler: &'a Sampler,

@@ -44,7 +44,7 @@ fn run(open_loop: Option<OpenLoop>, ops: u64) -> StepSummary {
         duration: None,
         ops_per_client: Some(ops),
         warmup: Duration::ZERO,
-        op_kinds: vec!["op".into()],
+        op_kinds: vec![crate::kind::OpKind::new("op", crate::kind::Role::Read)],
         background: None,
         open_loop,
         ..Default::default()
@@ -129,7 +129,7 @@ fn a_background_writer_paced_in_rows_keeps_under_its_rate() {
         name: "queries".into(),
         clients: 1,
         duration: Some(Duration::from_secs(1)),
-        op_kinds: vec!["op".into()],
+        op_kinds: vec![crate::kind::OpKind::new("op", crate::kind::Role::Read)],
         background: Some(Pace::RowsPerSec(200.0)),
         ..Default::default()
     };
@@ -152,7 +152,7 @@ fn with_one_queue_an_idle_client_takes_what_a_stalled_one_cannot() {
             name: "queue".into(),
             clients: 2,
             ops_per_client: Some(500),
-            op_kinds: vec!["op".into()],
+            op_kinds: vec![crate::kind::OpKind::new("op", crate::kind::Role::Read)],
             open_loop: Some(OpenLoop {
                 ops_per_sec: 1000.0,
                 spacing: Spacing::Uniform,

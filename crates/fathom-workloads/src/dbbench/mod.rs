@@ -11,6 +11,7 @@ use clients::{Action, DbBenchClient, Keys};
 use data::{KeyFormat, ValueSource};
 use fathom_core::driver::{Client, Pace, StepPlan};
 use fathom_core::family::Db;
+use fathom_core::kind::{OpKind, Role};
 use fathom_core::kv::{Direction, KvEngine, SessionOptions};
 use fathom_core::target::Maintenance;
 use std::collections::BTreeMap;
@@ -41,7 +42,16 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     params: PARAMS,
     build,
     families: &["kv"],
+    duration_param: "duration",
 };
+
+/// fillseq's puts load the database in key order.
+const FILL: OpKind = OpKind::new("put", Role::Load);
+const PUT: OpKind = OpKind::new("put", Role::Write);
+const GET: OpKind = OpKind::new("get", Role::Read);
+const SEEK: OpKind = OpKind::new("seek", Role::Scan);
+/// The rate-limited writer of the *whilewriting steps, kind 1 of its step.
+const BACKGROUND_PUT: OpKind = OpKind::new("put", Role::Background);
 
 /// What a step's clients do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,13 +138,13 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         wal_off: Vec::new(),
         resolved,
     };
-    let timed = |name: &str, clients: usize, kinds: &[&str]| StepPlan {
+    let timed = |name: &str, clients: usize, kinds: &[OpKind]| StepPlan {
         name: name.to_string(),
         clients,
         duration: Some(duration),
         ops_per_client: None,
         warmup,
-        op_kinds: kinds.iter().map(|k| k.to_string()).collect(),
+        op_kinds: kinds.to_vec(),
         background: None,
         ..Default::default()
     };
@@ -146,19 +156,19 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
                     duration: None,
                     ops_per_client: Some(num_keys),
                     warmup: Duration::ZERO,
-                    ..timed(name, 1, &["put"])
+                    ..timed(name, 1, &[FILL])
                 },
                 Work::FillSeq,
                 true,
             ),
             "revrange" => (
-                timed(name, 1, &["seek"]),
+                timed(name, 1, &[SEEK]),
                 Work::Seek(Direction::Reverse),
                 false,
             ),
-            "readrandom" => (timed(name, clients, &["get"]), Work::Read, false),
+            "readrandom" => (timed(name, clients, &[GET]), Work::Read, false),
             "fwdrange" => (
-                timed(name, clients, &["seek"]),
+                timed(name, clients, &[SEEK]),
                 Work::Seek(Direction::Forward),
                 false,
             ),
@@ -170,7 +180,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
                     duration: None,
                     ops_per_client: Some(per_client),
                     warmup: Duration::ZERO,
-                    ..timed(name, clients, &["put"])
+                    ..timed(name, clients, &[PUT])
                 };
                 (plan, Work::Overwrite, false)
             }
@@ -186,20 +196,20 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
             ),
             "revrangewhilewriting" | "fwdrangewhilewriting" | "readwhilewriting" => {
                 let (kind, work) = match name.as_str() {
-                    "readwhilewriting" => ("get", Work::Read),
-                    "revrangewhilewriting" => ("seek", Work::Seek(Direction::Reverse)),
-                    _ => ("seek", Work::Seek(Direction::Forward)),
+                    "readwhilewriting" => (GET, Work::Read),
+                    "revrangewhilewriting" => (SEEK, Work::Seek(Direction::Reverse)),
+                    _ => (SEEK, Work::Seek(Direction::Forward)),
                 };
                 let plan = StepPlan {
                     background: Some(Pace::BytesPerSec(write_rate)),
-                    ..timed(name, clients, &[kind, "put"])
+                    ..timed(name, clients, &[kind, BACKGROUND_PUT])
                 };
                 (plan, work, false)
             }
             "overwriteandwait" => (
                 StepPlan {
                     after: vec![Maintenance::WaitForCompaction],
-                    ..timed(name, clients, &["put"])
+                    ..timed(name, clients, &[PUT])
                 },
                 Work::Overwrite,
                 false,

@@ -4,7 +4,8 @@
 
 use super::gen::{Batch, RowGen, Shape, Table};
 use fathom_core::driver::{Client, Done};
-use fathom_core::sql::retryable;
+use fathom_core::kind::{OpKind, Role};
+use fathom_core::retry::retrying;
 use fathom_core::target::Maintenance;
 use rand::Rng;
 use std::sync::atomic::Ordering;
@@ -12,18 +13,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Operation kinds of every step, indexed by `Done::kind`.
-pub const KINDS: &[&str] = &[
-    "insert",
-    "delete",
-    "create_index",
-    "market",
-    "register",
-    "pdc",
-    "point",
-    "analyze",
-    "flush",
-    "compact",
-    "settle",
+pub const KINDS: &[OpKind] = &[
+    OpKind::new("insert", Role::Insert),
+    OpKind::new("delete", Role::Delete),
+    OpKind::new("create_index", Role::Maintenance),
+    OpKind::new("market", Role::Scan),
+    OpKind::new("register", Role::Scan),
+    OpKind::new("pdc", Role::Scan),
+    OpKind::new("point", Role::Read),
+    OpKind::new("analyze", Role::Maintenance),
+    OpKind::new("flush", Role::Maintenance),
+    OpKind::new("compact", Role::Maintenance),
+    OpKind::new("settle", Role::Maintenance),
 ];
 const INSERT: usize = 0;
 const DELETE: usize = 1;
@@ -40,8 +41,6 @@ const SETTLE: usize = 10;
 const RESYNC_EVERY: u64 = 1000;
 /// Point queries between re-reads of the largest id.
 const MAX_EVERY: u64 = 100;
-/// A statement retried this many times in a row after deadlocks is the step's error.
-const MAX_RETRIES: u32 = 1000;
 
 /// What the insert benchmark does to a table, once per engine family.
 pub trait Store: Send {
@@ -68,18 +67,6 @@ pub trait Store: Send {
     fn analyze(&mut self, t: u32) -> anyhow::Result<()>;
     /// An engine-wide maintenance action.
     fn maintain(&mut self, action: Maintenance) -> anyhow::Result<()>;
-}
-
-/// Runs `f`, again after a deadlock or lock wait timeout; returns its value and the retries.
-fn retrying<T>(mut f: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<(T, u32)> {
-    let mut retries = 0;
-    loop {
-        match f() {
-            Ok(v) => return Ok((v, retries)),
-            Err(e) if retryable(&e) && retries < MAX_RETRIES => retries += 1,
-            Err(e) => return Err(e),
-        }
-    }
 }
 
 fn ids_of<'t>(store: &mut dyn Store, t: &'t Table) -> anyhow::Result<&'t super::gen::Ids> {
@@ -131,7 +118,7 @@ impl<'e> Writer<'e> {
         }
         let from = ids.claim_delete(n);
         let store = &mut self.store;
-        let (_, retries) = retrying(|| store.delete(table.n, from, n))?;
+        let (_, retries) = retrying(|| store.delete(table.n, from, n), || {})?;
         Ok(Done {
             kind: DELETE,
             retries,
@@ -156,7 +143,7 @@ impl Client for Writer<'_> {
         ids_of(self.store.as_mut(), &table)?;
         self.gen.fill(&mut self.batch, n);
         let (store, batch) = (&mut self.store, &self.batch);
-        let (_, retries) = retrying(|| store.insert(&table, batch))?;
+        let (_, retries) = retrying(|| store.insert(&table, batch), || {})?;
         if let Some(left) = self.rows_left.as_mut() {
             *left -= n as u64;
         }

@@ -54,6 +54,7 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     params: PARAMS,
     build,
     families: &["kv", "sql"],
+    duration_param: "query_secs",
 };
 
 /// What a step does.
@@ -76,9 +77,6 @@ enum Work {
         batch: usize,
     },
 }
-
-/// A step's tables, shared by its clients and background writer.
-type Tables = Arc<Vec<Arc<Table>>>;
 
 pub struct Ibench {
     shape: Arc<Shape>,
@@ -236,7 +234,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
             } else {
                 plan.clients
             },
-            op_kinds: KINDS.iter().map(|k| k.to_string()).collect(),
+            op_kinds: KINDS.to_vec(),
             ..plan
         });
         w.work.push(work);
@@ -248,14 +246,6 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
 }
 
 impl Ibench {
-    /// The step's tables: made anew when its first client is built, so each step reads the
-    /// ids from the database, and shared by its other clients and its background writer.
-    fn tables(&self, step: usize, thread: usize) -> Tables {
-        self.current.get(step, thread, || {
-            (1..=self.tables).map(|n| Arc::new(Table::new(n))).collect()
-        })
-    }
-
     /// The tables client `thread` writes or queries.
     fn mine(&self, all: &[Arc<Table>], thread: usize) -> Vec<Arc<Table>> {
         let t = if self.shared { 0 } else { thread % all.len() };
@@ -283,13 +273,27 @@ impl Workload for Ibench {
         &self.plans
     }
 
+    /// Fresh tables for each step (so it reads the ids from the database), shared by its
+    /// clients and background writer; `l.i0` creates them first.
+    fn prepare_step(&self, engine: Db<'_>, step: usize) -> anyhow::Result<()> {
+        let tables: Vec<Arc<Table>> = (1..=self.tables).map(|n| Arc::new(Table::new(n))).collect();
+        if let Work::Load { create: true, .. } = self.work[step] {
+            let mut store = self.store(engine)?;
+            for t in &tables {
+                store.create_table(t.n)?;
+            }
+        }
+        self.current.set(step, tables);
+        Ok(())
+    }
+
     fn client<'e>(
         &self,
         engine: Db<'e>,
         step: usize,
         thread: usize,
     ) -> anyhow::Result<Box<dyn Client + 'e>> {
-        let all = self.tables(step, thread);
+        let all = self.current.get(step)?;
         let mine = self.mine(&all, thread);
         let store = self.store(engine)?;
         let gen = self.gen(step, thread);
@@ -298,23 +302,13 @@ impl Workload for Ibench {
                 rows,
                 batch,
                 deletes,
-                create,
-            } => {
-                // Tables are created before the step starts, so no client inserts into a
-                // table not there yet; one shared table is the first client's to create.
-                let mut store = store;
-                if create && (!self.shared || thread == 0) {
-                    for t in &mine {
-                        store.create_table(t.n)?;
-                    }
-                }
-                Box::new(Writer {
-                    batch_rows: batch,
-                    rows_left: Some(rows),
-                    deletes,
-                    ..Writer::new(store, mine, gen)
-                })
-            }
+                ..
+            } => Box::new(Writer {
+                batch_rows: batch,
+                rows_left: Some(rows),
+                deletes,
+                ..Writer::new(store, mine, gen)
+            }),
             Work::Index { rows } => {
                 // One shared table: the first client inserts and indexes, the others rest.
                 let active = !self.shared || thread == 0;
@@ -372,7 +366,7 @@ impl Workload for Ibench {
         let Work::Query { batch, .. } = self.work[step] else {
             return Ok(None);
         };
-        let all = self.tables(step, usize::MAX);
+        let all = self.current.get(step)?;
         Ok(Some(Box::new(Writer {
             batch_rows: batch,
             deletes: self.deletes,

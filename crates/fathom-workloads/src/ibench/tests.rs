@@ -58,7 +58,7 @@ const SMALL: &[&str] = &[
 ];
 
 fn kind(name: &str) -> usize {
-    KINDS.iter().position(|k| *k == name).unwrap()
+    KINDS.iter().position(|k| k.name == name).unwrap()
 }
 
 #[test]

@@ -410,11 +410,6 @@ impl Store for KvStore<'_> {
         Ok((ints(&v, NODE_ROW)?[0] == node_type).then_some(v.len()))
     }
 
-    /// A kv transaction's failure is taken as a conflict with another one.
-    fn retryable(&self, _e: &anyhow::Error) -> bool {
-        true
-    }
-
     fn check_counts(&mut self) -> anyhow::Result<(u64, u64)> {
         // Visible links per (id1, type) from the id1_type index, against the count rows.
         let mut visible: HashMap<(i64, i64), i64> = HashMap::new();

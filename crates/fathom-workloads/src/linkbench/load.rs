@@ -8,10 +8,16 @@ use super::jrand::JavaRandom;
 use super::model::{Count, Link, Node, Store, LINK_TYPE, NODE_TYPE, VISIBLE};
 use super::motif::Motif;
 use fathom_core::driver::{Client, Done};
+use fathom_core::kind::{OpKind, Role};
+use fathom_core::retry::retrying;
 use std::sync::{Arc, Mutex};
 
 /// Operation kinds of the load step, as LinkBench names them.
-pub const KINDS: &[&str] = &["LOAD_NODE_BULK", "LOAD_LINKS_BULK", "LOAD_COUNTS_BULK"];
+pub const KINDS: &[OpKind] = &[
+    OpKind::new("LOAD_NODE_BULK", Role::Load),
+    OpKind::new("LOAD_LINKS_BULK", Role::Load),
+    OpKind::new("LOAD_COUNTS_BULK", Role::Load),
+];
 const NODE_BULK: usize = 0;
 const LINKS_BULK: usize = 1;
 const COUNTS_BULK: usize = 2;
@@ -91,6 +97,7 @@ impl Client for NodeLoader<'_> {
                 data: self.buf.clone(),
             });
         }
+        // Not retried: a retry would number the nodes again from a later id.
         let ids = self.store.add_nodes(&nodes)?;
         if ids.first() != Some(&from) {
             anyhow::bail!(
@@ -214,7 +221,8 @@ impl<'e> LinkLoader<'e> {
     }
 
     fn flush_links(&mut self) -> anyhow::Result<Done> {
-        self.store.add_links_bulk(&self.links)?;
+        let (store, links) = (&mut self.store, &self.links);
+        let ((), retries) = retrying(|| store.add_links_bulk(links), || {})?;
         let bytes = self.links.iter().map(|l| 40 + l.data.len() as u64).sum();
         let rows = self.links.len() as u64;
         self.links.clear();
@@ -222,18 +230,20 @@ impl<'e> LinkLoader<'e> {
             kind: LINKS_BULK,
             bytes,
             rows,
-            ..Done::default()
+            retries,
         })
     }
 
     fn flush_counts(&mut self) -> anyhow::Result<Done> {
-        self.store.add_counts_bulk(&self.counts)?;
+        let (store, counts) = (&mut self.store, &self.counts);
+        let ((), retries) = retrying(|| store.add_counts_bulk(counts), || {})?;
         let rows = self.counts.len() as u64;
         self.counts.clear();
         // Count rows are not inserts of the graph: only nodes and links count as rows.
         Ok(Done {
             kind: COUNTS_BULK,
             bytes: rows * 40,
+            retries,
             ..Done::default()
         })
     }

@@ -19,8 +19,10 @@ mod tests;
 use crate::params::{ParamSpec, Params};
 use crate::shared::PerStep;
 use crate::{Workload, WorkloadEntry};
+use fathom_core::capability::Need;
 use fathom_core::driver::{Client, Done, StepPlan};
 use fathom_core::family::Db;
+use fathom_core::kind::{OpKind, Role};
 use fathom_core::kv::SessionOptions;
 pub use load::now_ms;
 use load::{Chunks, Graph, LinkLoader, NodeLoader};
@@ -75,6 +77,7 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     params: PARAMS,
     build,
     families: &["kv", "sql"],
+    duration_param: "duration",
 };
 
 const FIXES: &[&str] = &["update_link", "write_blend", "type_split", "motif_length"];
@@ -238,7 +241,6 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     };
     let requests = params.u64(PARAMS, "requests")?;
     let request_steps = params.u64(PARAMS, "request_steps")?.max(1);
-    let kinds = |k: &[&str]| k.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     for step in params.raw(PARAMS, "steps").split(',').map(str::trim) {
         match step {
             "" => {}
@@ -246,7 +248,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
                 w.plans.push(StepPlan {
                     name: "load".into(),
                     clients: loaders + 1,
-                    op_kinds: kinds(load::KINDS),
+                    op_kinds: load::KINDS.to_vec(),
                     ..StepPlan::default()
                 });
                 w.work.push(Work::Load);
@@ -263,7 +265,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
                         duration: Some(params.duration(PARAMS, "duration")?),
                         warmup: params.duration(PARAMS, "warmup")?,
                         ops_per_client: (requests > 0).then_some(requests),
-                        op_kinds: kinds(request::KINDS),
+                        op_kinds: request::KINDS.to_vec(),
                         ..StepPlan::default()
                     });
                     w.work.push(Work::Request);
@@ -273,7 +275,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
                 w.plans.push(StepPlan {
                     name: "check".into(),
                     clients: 1,
-                    op_kinds: kinds(&["CHECK"]),
+                    op_kinds: vec![OpKind::new("CHECK", Role::Check)],
                     ..StepPlan::default()
                 });
                 w.work.push(Work::Check);
@@ -290,15 +292,6 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
 }
 
 impl LinkBench {
-    /// The step's shared state: made anew by its first client, so the harness's calibration
-    /// on the null engine does not take the real step's work.
-    fn state(&self, step: usize, thread: usize) -> Arc<StepState> {
-        self.current.get(step, thread, || StepState {
-            chunks: load::chunks(self.graph.start, self.graph.end, self.chunk_size),
-            node_ids: Arc::default(),
-        })
-    }
-
     fn store<'e>(&self, db: Db<'e>, state: &StepState) -> anyhow::Result<Box<dyn Store + 'e>> {
         Ok(match db {
             Db::Sql(e) => Box::new(sql::SqlStore::new(e)?),
@@ -342,25 +335,36 @@ impl Workload for LinkBench {
         &self.plans
     }
 
+    /// The load creates LinkStoreMysql's tables on a sql engine; every step gets a fresh work
+    /// queue and node numbering.
+    fn prepare_step(&self, engine: Db<'_>, step: usize) -> anyhow::Result<()> {
+        if let (Work::Load, Db::Sql(e)) = (self.work[step], engine) {
+            let mut conn = e.connect()?;
+            for ddl in sql::schema(e.dialect(), e.storage_engine()) {
+                conn.exec(&ddl)?;
+            }
+        }
+        self.current.set(
+            step,
+            StepState {
+                chunks: load::chunks(self.graph.start, self.graph.end, self.chunk_size),
+                node_ids: Arc::default(),
+            },
+        );
+        Ok(())
+    }
+
     fn client<'e>(
         &self,
         engine: Db<'e>,
         step: usize,
         thread: usize,
     ) -> anyhow::Result<Box<dyn Client + 'e>> {
-        let state = self.state(step, thread);
+        let state = self.current.get(step)?;
         let store = self.store(engine, &state)?;
         let rng = self.rng(step, thread);
         Ok(match self.work[step] {
             Work::Load => {
-                if thread == 0 {
-                    if let Db::Sql(e) = engine {
-                        let mut conn = e.connect()?;
-                        for ddl in sql::schema(e.dialect(), e.storage_engine()) {
-                            conn.exec(&ddl)?;
-                        }
-                    }
-                }
                 let m = self.graph.motif_bytes;
                 if thread == self.loaders {
                     Box::new(NodeLoader {
@@ -392,5 +396,15 @@ impl Workload for LinkBench {
 
     fn params(&self) -> BTreeMap<String, String> {
         self.resolved.clone()
+    }
+
+    /// A link write and its count change are one transaction (a plain read-modify-write
+    /// could lose a count update, which the check would find).
+    fn needs(&self) -> Vec<Need> {
+        if self.work.contains(&Work::Request) {
+            vec![Need::Transactions]
+        } else {
+            Vec::new()
+        }
     }
 }

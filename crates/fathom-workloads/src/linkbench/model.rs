@@ -84,9 +84,4 @@ pub trait Store: Send {
     /// The consistency check: (id1, type) pairs whose count row differs from their visible
     /// links (a missing row counts as 0), and the pairs checked.
     fn check_counts(&mut self) -> anyhow::Result<(u64, u64)>;
-    /// Whether an operation that failed with `e` may be run again (a deadlock, a lock wait
-    /// timeout, a transaction conflict).
-    fn retryable(&self, e: &anyhow::Error) -> bool {
-        fathom_core::sql::retryable(e)
-    }
 }

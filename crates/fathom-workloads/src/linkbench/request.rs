@@ -11,20 +11,21 @@ use super::model::{Link, Node, Store, LINK_TYPE, NODE_TYPE, RANGE_LIMIT, VISIBLE
 use super::motif::Motif;
 use super::shuffle::{Kind, Shuffler};
 use fathom_core::driver::{Client, Done};
+use fathom_core::kind::{OpKind, Role};
 use std::sync::Arc;
 
 /// Operation kinds in LinkBench's report order.
-pub const KINDS: &[&str] = &[
-    "ADD_NODE",
-    "UPDATE_NODE",
-    "DELETE_NODE",
-    "GET_NODE",
-    "ADD_LINK",
-    "DELETE_LINK",
-    "UPDATE_LINK",
-    "COUNT_LINK",
-    "MULTIGET_LINK",
-    "GET_LINKS_LIST",
+pub const KINDS: &[OpKind] = &[
+    OpKind::new("ADD_NODE", Role::Insert),
+    OpKind::new("UPDATE_NODE", Role::Write),
+    OpKind::new("DELETE_NODE", Role::Delete),
+    OpKind::new("GET_NODE", Role::Read),
+    OpKind::new("ADD_LINK", Role::Insert),
+    OpKind::new("DELETE_LINK", Role::Delete),
+    OpKind::new("UPDATE_LINK", Role::Write),
+    OpKind::new("COUNT_LINK", Role::Read),
+    OpKind::new("MULTIGET_LINK", Role::Read),
+    OpKind::new("GET_LINKS_LIST", Role::Scan),
 ];
 
 /// The operations in the order the mix is walked (`LinkBenchRequest`).
@@ -365,29 +366,19 @@ impl<'e> Requester<'e> {
     }
 }
 
-/// Operations retried in a row after deadlocks or conflicts before the error is the step's.
-const MAX_RETRIES: u32 = 1000;
-
 impl Client for Requester<'_> {
     fn next(&mut self) -> anyhow::Result<Option<Done>> {
         let op = self.pick();
         // A retried operation is generated again from the generator's state, as LinkStoreMysql
         // retries its statements: the same operation kind.
-        let mut retries = 0;
-        loop {
-            match self.one(op) {
-                Ok(bytes) => {
-                    return Ok(Some(Done {
-                        kind: op.kind(),
-                        bytes,
-                        retries,
-                        rows: u64::from(op == Op::AddLink || op == Op::AddNode),
-                    }))
-                }
-                Err(e) if self.store.retryable(&e) && retries < MAX_RETRIES => retries += 1,
-                Err(e) => return Err(e.context(KINDS[op.kind()])),
-            }
-        }
+        let (bytes, retries) = fathom_core::retry::retrying(|| self.one(op), || {})
+            .map_err(|e| e.context(KINDS[op.kind()].name))?;
+        Ok(Some(Done {
+            kind: op.kind(),
+            bytes,
+            retries,
+            rows: u64::from(op == Op::AddLink || op == Op::AddNode),
+        }))
     }
 }
 
@@ -410,7 +401,7 @@ mod tests {
             (Op::GetLinksList, "GET_LINKS_LIST"),
         ];
         for (op, name) in names {
-            assert_eq!(KINDS[op.kind()], name);
+            assert_eq!(KINDS[op.kind()].name, name);
         }
     }
 }

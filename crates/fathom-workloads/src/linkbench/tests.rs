@@ -14,7 +14,7 @@ fn build_with(pairs: &[&str], clients: usize) -> anyhow::Result<Box<dyn Workload
 const SMALL: &[&str] = &["maxid1=3001", "requests=1500", "seed=11"];
 
 fn kind(name: &str) -> usize {
-    request::KINDS.iter().position(|k| *k == name).unwrap()
+    request::KINDS.iter().position(|k| k.name == name).unwrap()
 }
 
 /// Links the loader writes for ids [1, 3001): the out-degree split across 2 types as the
@@ -85,6 +85,7 @@ fn on_sqlite_sql_the_graph_loads_the_mix_runs_and_counts_stay_right() {
     )
     .unwrap();
     let w = build_with(&["maxid1=3001", "steps=check"], 1).unwrap();
+    w.prepare_step(engine.db(), 0).unwrap();
     let mut check = w.client(engine.db(), 0, 0).unwrap();
     let e = check.next().unwrap_err().to_string();
     assert!(e.contains("consistency check failed: 1 of"), "{e}");

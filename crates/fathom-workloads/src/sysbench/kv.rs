@@ -7,9 +7,9 @@ use super::events::{Event, Events, Query, RangeKind, Rows};
 use crate::rows::{decode_row, encode_row, index_id, key_int, Col, Key};
 use fathom_core::driver::{Client, Done};
 use fathom_core::kv::{BatchOp, Direction, KvSession, KvTxn, TxnEnd};
+use fathom_core::retry::retrying;
 
 const ROW: &[bool] = &[true, false, false];
-const MAX_RETRIES: u32 = 1000;
 
 fn primary(key: &mut Key, table: u32, id: i64) -> &[u8] {
     key.start(index_id(table, 0)).int(id).as_slice()
@@ -213,20 +213,21 @@ impl Runner<'_> {
         if group().next().is_none() {
             return Ok(());
         }
-        loop {
-            let (key, key2, value) = (&mut self.key, &mut self.key2, &mut self.value);
-            let result = self.session.transaction(&mut |t| {
-                for q in group() {
-                    Self::write(t, q, ev, key, key2, value)?;
-                }
-                Ok(TxnEnd::Commit)
-            });
-            match result {
-                Ok(_) => return Ok(()),
-                Err(_) if *retries < MAX_RETRIES => *retries += 1,
-                Err(e) => return Err(e),
-            }
-        }
+        let (key, key2, value) = (&mut self.key, &mut self.key2, &mut self.value);
+        let session = &mut self.session;
+        let (_, n) = retrying(
+            || {
+                session.transaction(&mut |t| {
+                    for q in group() {
+                        Self::write(t, q, ev, key, key2, value)?;
+                    }
+                    Ok(TxnEnd::Commit)
+                })
+            },
+            || {},
+        )?;
+        *retries += n;
+        Ok(())
     }
 }
 

@@ -13,8 +13,10 @@ mod sql;
 use crate::params::{ParamSpec, Params};
 use crate::{Workload, WorkloadEntry};
 use events::{Events, Rows, Shape, Test, TESTS};
+use fathom_core::capability::Need;
 use fathom_core::driver::{Client, StepPlan};
 use fathom_core::family::Db;
+use fathom_core::kind::{OpKind, Role};
 use fathom_core::kv::SessionOptions;
 use rand::{RandType, SbRand};
 use std::collections::BTreeMap;
@@ -55,6 +57,7 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     params: PARAMS,
     build,
     families: &["kv", "sql"],
+    duration_param: "duration",
 };
 
 /// What a step does.
@@ -167,7 +170,10 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
             name: "prepare".into(),
             // sysbench prepares tables in parallel, one thread per table at most.
             clients: clients.min(s.shape.tables as usize),
-            op_kinds: vec!["insert".into(), "create_index".into()],
+            op_kinds: vec![
+                OpKind::new("insert", Role::Load),
+                OpKind::new("create_index", Role::Maintenance),
+            ],
             ..Default::default()
         });
         s.work.push(Work::Prepare);
@@ -178,13 +184,20 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
             .find(|(_, t)| *t == test)
             .map(|(n, _)| *n)
             .unwrap_or("");
+        // An event is a transaction: a write when any of its statements writes.
+        let mix = test.mix(&s.shape);
+        let role = if mix.write > 0.0 {
+            Role::Write
+        } else {
+            Role::Read
+        };
         s.plans.push(StepPlan {
             name: name.to_string(),
             clients,
             duration: Some(duration),
             warmup,
-            op_kinds: vec!["event".into()],
-            queries: Some(test.mix(&s.shape)),
+            op_kinds: vec![OpKind::new("event", role)],
+            queries: Some(mix),
             ..Default::default()
         });
         s.work.push(Work::Test(test));
@@ -262,6 +275,16 @@ impl Workload for Sysbench {
 
     fn params(&self) -> BTreeMap<String, String> {
         self.resolved.clone()
+    }
+
+    /// A write event's statements are one transaction on a kv engine too.
+    fn needs(&self) -> Vec<Need> {
+        let writes = |p: &StepPlan| p.queries.is_some_and(|q| q.write > 0.0);
+        if self.plans.iter().any(writes) {
+            vec![Need::Transactions]
+        } else {
+            Vec::new()
+        }
     }
 }
 

@@ -4,10 +4,8 @@
 
 use super::events::{Events, Query, RangeKind, Rows, Test};
 use fathom_core::driver::{Client, Done};
-use fathom_core::sql::{retryable, Dialect, SqlConn, SqlEngine, Stmt, Value};
-
-/// Events retried in a row before the error is the step's.
-const MAX_RETRIES: u32 = 1000;
+use fathom_core::retry::{retryable, retrying};
+use fathom_core::sql::{Dialect, SqlConn, SqlEngine, Stmt, Value};
 
 pub fn table_ddl(dialect: Dialect, storage: Option<&str>, table: u32) -> Vec<String> {
     vec![
@@ -156,24 +154,23 @@ impl<'e> SqlEvents<'e> {
 
 impl Client for SqlEvents<'_> {
     fn next(&mut self) -> anyhow::Result<Option<Done>> {
-        let mut retries = 0;
-        loop {
-            match self.event() {
-                Ok(bytes) => {
-                    return Ok(Some(Done {
-                        kind: 0,
-                        bytes,
-                        retries,
-                        rows: 0,
-                    }))
-                }
-                Err(e) if retryable(&e) && retries < MAX_RETRIES => {
-                    let _ = self.conn.exec("ROLLBACK");
-                    retries += 1;
-                }
-                Err(e) => return Err(e),
-            }
-        }
+        // A failed event's transaction is rolled back before it runs again.
+        let (bytes, retries) = retrying(
+            || {
+                self.event().inspect_err(|e| {
+                    if retryable(e) {
+                        let _ = self.conn.exec("ROLLBACK");
+                    }
+                })
+            },
+            || {},
+        )?;
+        Ok(Some(Done {
+            kind: 0,
+            bytes,
+            retries,
+            rows: 0,
+        }))
     }
 }
 

@@ -1,0 +1,124 @@
+//! A step's summary from what was measured: the operations' totals and latency, the host's
+//! figures between the first sample and the last, the engine's statistics, the background
+//! writer, per operation kind.
+
+use super::{Pace, StepPlan};
+use crate::kind::Role;
+use crate::recorder::{KindRecord, Latency, Recorder};
+use crate::result::{Background, OpSummary, StepSummary};
+use crate::sample::{Sample, Sampler};
+use crate::target::{Counters, Target};
+use std::time::{Duration, Instant};
+
+/// What a step measured, once its threads ended and its maintenance ran.
+pub(super) struct Measured<'a> {
+    pub(super) plan: &'a StepPlan,
+    pub(super) index: usize,
+    pub(super) threads: usize,
+    pub(super) total: &'a Recorder,
+    /// The host at the start of the measured part and at the end (maintenance included).
+    pub(super) first: &'a Sample,
+    pub(super) end: &'a Sample,
+    /// When the last client ended.
+    pub(super) ops_end: Instant,
+    /// Summed time the clients spent in measured operations.
+    pub(super) busy: Duration,
+    pub(super) background: Option<&'a Recorder>,
+    pub(super) maintenance_seconds: f64,
+    pub(super) started_at: String,
+}
+
+impl Measured<'_> {
+    pub(super) fn summary(
+        &self,
+        sampler: &Sampler,
+        target: &dyn Target,
+        counters_before: &Counters,
+        counters_after: &Counters,
+    ) -> StepSummary {
+        let plan = self.plan;
+        let all = self.total.combined();
+        let measured = if self.threads == 0 {
+            0.0
+        } else {
+            self.ops_end.duration_since(self.first.at).as_secs_f64()
+        };
+        let figures = sampler.figures(self.first, self.end, all.ops);
+        let per_sec = |x: f64| if measured > 0.0 { x / measured } else { 0.0 };
+        StepSummary {
+            step: plan.name.clone(),
+            index: self.index,
+            clients: self.threads,
+            ops: all.ops,
+            seconds: measured,
+            ops_per_sec: per_sec(all.ops as f64),
+            mb_per_sec: per_sec(all.bytes as f64 / (1u64 << 20) as f64),
+            usec_op: if all.ops > 0 {
+                self.busy.as_secs_f64() * 1e6 / all.ops as f64
+            } else {
+                0.0
+            },
+            latency_us: Latency::of(&all.latency),
+            per_op: figures.per_op,
+            db_gb: figures.db_gb,
+            rss_gb: figures.rss_gb,
+            engine_stats: target.step_stats(counters_before, counters_after, figures.seconds),
+            by_op: plan
+                .op_kinds
+                .iter()
+                .zip(&self.total.kinds)
+                .filter(|(_, k)| k.ops > 0)
+                .map(|(kind, k)| (kind.name.to_string(), op_summary(kind.role, k)))
+                .collect(),
+            host: figures.host,
+            background: self.background.map(|r| background(plan, r, per_sec)),
+            maintenance_seconds: self.maintenance_seconds,
+            window_seconds: figures.seconds,
+            arrival_rate: plan.open_loop.map(|o| o.ops_per_sec),
+            harness_ns_per_op: None,
+            interrupted: crate::interrupt::requested(),
+            started_at: self.started_at.clone(),
+            query_mix: plan.queries,
+            retries_per_sec: per_sec(all.retries as f64),
+            rows: all.rows,
+            rows_per_sec: per_sec(all.rows as f64),
+            queue_us: plan
+                .open_loop
+                .filter(|_| !self.total.queue.is_empty())
+                .map(|_| Latency::of(&self.total.queue)),
+            shared_queue: plan.open_loop.is_some_and(|o| o.shared),
+        }
+    }
+}
+
+fn op_summary(role: Role, k: &KindRecord) -> OpSummary {
+    OpSummary {
+        role: Some(role),
+        ops: k.ops,
+        bytes: k.bytes,
+        latency_us: Latency::of(&k.latency),
+        rows: k.rows,
+    }
+}
+
+/// The background writer's figures, reported apart from the step's.
+fn background(plan: &StepPlan, r: &Recorder, per_sec: impl Fn(f64) -> f64) -> Background {
+    let k = r.combined();
+    let target = |f: fn(Pace) -> Option<f64>| plan.background.and_then(f).unwrap_or(0.0);
+    Background {
+        ops: k.ops,
+        bytes: k.bytes,
+        bytes_per_sec: per_sec(k.bytes as f64),
+        target_bytes_per_sec: target(|p| match p {
+            Pace::BytesPerSec(r) => Some(r),
+            Pace::RowsPerSec(_) => None,
+        }),
+        latency_us: Latency::of(&k.latency),
+        rows: k.rows,
+        rows_per_sec: per_sec(k.rows as f64),
+        target_rows_per_sec: target(|p| match p {
+            Pace::RowsPerSec(r) => Some(r),
+            Pace::BytesPerSec(_) => None,
+        }),
+    }
+}

@@ -1,0 +1,376 @@
+//! A step's threads: the client threads (closed loop, or open loop from their own arrivals or
+//! one shared queue), the rate-limited background writer, and the collector on the calling
+//! thread, which moves the interval boundaries, samples the host at each and gathers every
+//! thread's recorder snapshot into the step's intervals.
+
+use super::intervals::Intervals;
+use super::{Client, Pace, StepPlan};
+use crate::interrupt;
+use crate::pace::{sleep_until, Arrivals, UnitRate};
+use crate::recorder::Recorder;
+use crate::result::IntervalRecord;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The shared clock of a step's threads.
+pub(super) struct Clock<'p> {
+    pub(super) plan: &'p StepPlan,
+    pub(super) warm_end: Instant,
+    deadline: Option<Instant>,
+    /// The current interval: 0 during warmup, then 1, 2, ...
+    epoch: AtomicUsize,
+    stop: AtomicBool,
+    /// With one queue, the whole step's arrivals come from one stream at the total rate.
+    shared: Option<Mutex<Arrivals>>,
+}
+
+impl<'p> Clock<'p> {
+    pub(super) fn new(plan: &'p StepPlan, now: Instant) -> Clock<'p> {
+        let warm_end = now + plan.warmup;
+        Clock {
+            plan,
+            warm_end,
+            deadline: plan.duration.map(|d| warm_end + d),
+            epoch: AtomicUsize::new(0),
+            stop: AtomicBool::new(false),
+            shared: plan
+                .open_loop
+                .filter(|o| o.shared)
+                .map(|o| Mutex::new(Arrivals::new(o.ops_per_sec, o.spacing, now, 1))),
+        }
+    }
+
+    /// Measurement begins now (no warmup): interval 1 starts.
+    pub(super) fn start_measuring(&self) {
+        self.epoch.store(1, Ordering::Relaxed);
+    }
+}
+
+enum Msg {
+    Snapshot {
+        thread: usize,
+        epoch: usize,
+        rec: Recorder,
+    },
+    Final {
+        thread: usize,
+        epoch: usize,
+        rec: Recorder,
+        busy: Duration,
+        ended: Instant,
+    },
+    Failed {
+        thread: usize,
+        error: anyhow::Error,
+    },
+}
+
+/// When each operation of one client is meant to start.
+enum Starts<'c> {
+    /// Closed loop: when the previous one ended.
+    Closed,
+    /// Open loop, this client's own arrivals.
+    Own(Arrivals),
+    /// Open loop, the next arrival of the step's one queue.
+    Shared(&'c Mutex<Arrivals>),
+}
+
+impl<'c> Starts<'c> {
+    fn of(clock: &'c Clock<'_>, thread: usize) -> Starts<'c> {
+        match (clock.plan.open_loop, &clock.shared) {
+            (Some(_), Some(queue)) => Starts::Shared(queue),
+            (Some(o), None) => {
+                // Wake-up lateness counts as latency in open loop: ask the kernel for 1 µs
+                // timer slack instead of the default 50 µs.
+                // SAFETY: PR_SET_TIMERSLACK takes an integer and affects only the calling thread.
+                unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong) };
+                let per_client = o.ops_per_sec / clock.plan.clients.max(1) as f64;
+                Starts::Own(Arrivals::new(
+                    per_client,
+                    o.spacing,
+                    Instant::now(),
+                    thread as u64 + 1,
+                ))
+            }
+            (None, _) => Starts::Closed,
+        }
+    }
+
+    fn next(&mut self) -> Option<Instant> {
+        match self {
+            Starts::Closed => None,
+            Starts::Own(a) => Some(a.next_start()),
+            Starts::Shared(q) => Some(q.lock().unwrap_or_else(|p| p.into_inner()).next_start()),
+        }
+    }
+}
+
+/// One client's loop: an operation at a time until the step ends, its recorder handed to the
+/// collector at each interval boundary.
+struct ClientLoop<'c> {
+    thread: usize,
+    clock: &'c Clock<'c>,
+    tx: mpsc::Sender<Msg>,
+    rec: Recorder,
+    epoch: usize,
+    measured_from: Option<Instant>,
+}
+
+impl ClientLoop<'_> {
+    fn run(&mut self, client: &mut dyn Client) -> anyhow::Result<()> {
+        let clock = self.clock;
+        let mut starts = Starts::of(clock, self.thread);
+        let mut done = 0u64;
+        let mut prev = Instant::now();
+        loop {
+            if clock.stop.load(Ordering::Relaxed) || interrupt::requested() {
+                return Ok(());
+            }
+            let epoch = clock.epoch.load(Ordering::Relaxed);
+            if epoch != self.epoch {
+                let rec = self.rec.take();
+                let _ = self.tx.send(Msg::Snapshot {
+                    thread: self.thread,
+                    epoch: self.epoch,
+                    rec,
+                });
+                self.epoch = epoch;
+                prev = Instant::now();
+            }
+            if clock.plan.ops_per_client.is_some_and(|n| done >= n) {
+                return Ok(());
+            }
+            // Closed loop: an operation starts when the previous one ended (one clock read per
+            // operation, as db_bench measures). Open loop: at its intended start, so time spent
+            // queued behind a slow operation counts as latency.
+            let start = match starts.next() {
+                Some(at) => {
+                    sleep_until(at);
+                    if at >= clock.warm_end {
+                        self.rec
+                            .record_queue(Instant::now().saturating_duration_since(at));
+                    }
+                    at
+                }
+                None => prev,
+            };
+            if clock.deadline.is_some_and(|d| start >= d) {
+                return Ok(());
+            }
+            let Some(op) = client.next()? else {
+                return Ok(());
+            };
+            let end = Instant::now();
+            done += 1;
+            if start >= clock.warm_end {
+                self.measured_from.get_or_insert(start);
+                self.rec.record_done(&op, end - start);
+            }
+            prev = end;
+        }
+    }
+}
+
+/// Runs one client until the step ends, then hands the client back: it is dropped only after
+/// the step's last sample, so a server's backend serving it (and the CPU it used) is still
+/// there when the step's figures are read.
+fn client_thread<'c>(
+    thread: usize,
+    mut client: Box<dyn Client + 'c>,
+    clock: &Clock<'_>,
+    tx: mpsc::Sender<Msg>,
+) -> Box<dyn Client + 'c> {
+    let mut lp = ClientLoop {
+        thread,
+        clock,
+        tx,
+        rec: Recorder::new(clock.plan.op_kinds.len()),
+        epoch: 0,
+        measured_from: None,
+    };
+    match lp.run(client.as_mut()) {
+        Ok(()) => {
+            let ended = Instant::now();
+            let busy = lp.measured_from.map_or(Duration::ZERO, |from| ended - from);
+            let _ = lp.tx.send(Msg::Final {
+                thread,
+                epoch: lp.epoch,
+                rec: lp.rec.take(),
+                busy,
+                ended,
+            });
+        }
+        Err(error) => {
+            clock.stop.store(true, Ordering::Relaxed);
+            let _ = lp.tx.send(Msg::Failed { thread, error });
+        }
+    }
+    client
+}
+
+fn background_thread(
+    mut client: Box<dyn Client + '_>,
+    kinds: usize,
+    pace: Pace,
+    stop: &AtomicBool,
+) -> anyhow::Result<Recorder> {
+    let mut rec = Recorder::new(kinds);
+    let mut rate = UnitRate::new(pace.per_sec());
+    while !stop.load(Ordering::Relaxed) && !interrupt::requested() {
+        let start = Instant::now();
+        let Some(op) = client.next()? else { break };
+        rec.record_done(&op, start.elapsed());
+        // Sleep in short slices so the writer notices the end of the step promptly.
+        let due = rate.charge(pace.units(&op));
+        while Instant::now() < due && !stop.load(Ordering::Relaxed) {
+            sleep_until(due.min(Instant::now() + Duration::from_millis(50)));
+        }
+    }
+    Ok(rec)
+}
+
+/// What the step's threads left once they all ended.
+pub(super) struct Collected<'c> {
+    /// The background writer's recorder, if it ran.
+    pub(super) background: Option<Recorder>,
+    /// Summed time the clients spent in measured operations.
+    pub(super) busy: Duration,
+    /// When the last client ended.
+    pub(super) ops_end: Instant,
+    /// The clients, to be dropped after the step's last sample.
+    pub(super) clients: Vec<Box<dyn Client + 'c>>,
+    /// The first client error, which fails the step.
+    pub(super) failure: Option<anyhow::Error>,
+}
+
+/// Runs the clients and the background writer on their own threads while this thread
+/// collects: `measure_from_here` is called when the measured part begins (after warmup).
+pub(super) fn run<'c>(
+    clock: &Clock<'_>,
+    clients: Vec<Box<dyn Client + 'c>>,
+    background: Option<Box<dyn Client + 'c>>,
+    iv: &mut Intervals<'_>,
+    interval: Duration,
+    measure_from_here: &mut dyn FnMut(),
+    on_interval: &mut dyn FnMut(&IntervalRecord),
+) -> anyhow::Result<Collected<'c>> {
+    let plan = clock.plan;
+    let bg_stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let (tx, rx) = mpsc::channel();
+        let mut handles = Vec::new();
+        for (t, client) in clients.into_iter().enumerate() {
+            let tx = tx.clone();
+            handles.push(
+                std::thread::Builder::new()
+                    .name(format!("client-{t}"))
+                    .spawn_scoped(s, move || client_thread(t, client, clock, tx))?,
+            );
+        }
+        drop(tx);
+        let bg = match (background, plan.background) {
+            (Some(client), Some(pace)) => {
+                let kinds = plan.op_kinds.len();
+                let stop = &bg_stop;
+                Some(
+                    std::thread::Builder::new()
+                        .name("background-writer".into())
+                        .spawn_scoped(s, move || background_thread(client, kinds, pace, stop))?,
+                )
+            }
+            _ => None,
+        };
+        let mut collected = collect(
+            clock,
+            &rx,
+            handles.len(),
+            iv,
+            interval,
+            measure_from_here,
+            on_interval,
+        )?;
+        bg_stop.store(true, Ordering::Relaxed);
+        collected.background = match bg {
+            Some(h) => Some(
+                h.join()
+                    .map_err(|_| anyhow::anyhow!("background writer panicked"))??,
+            ),
+            None => None,
+        };
+        collected
+            .clients
+            .extend(handles.into_iter().filter_map(|h| h.join().ok()));
+        Ok(collected)
+    })
+}
+
+/// The collector: moves the interval boundaries (sampling the host at each), gathers the
+/// clients' snapshots and final records, until every client has ended.
+fn collect<'c>(
+    clock: &Clock<'_>,
+    rx: &mpsc::Receiver<Msg>,
+    threads: usize,
+    iv: &mut Intervals<'_>,
+    interval: Duration,
+    measure_from_here: &mut dyn FnMut(),
+    on_interval: &mut dyn FnMut(&IntervalRecord),
+) -> anyhow::Result<Collected<'c>> {
+    let mut out = Collected {
+        background: None,
+        busy: Duration::ZERO,
+        ops_end: clock.warm_end,
+        clients: Vec::new(),
+        failure: None,
+    };
+    let mut running = threads;
+    let mut epoch = clock.epoch.load(Ordering::Relaxed);
+    // Warmup discards what arrives until the measured part begins.
+    let mut next_boundary = if epoch == 1 {
+        clock.warm_end + interval
+    } else {
+        clock.warm_end
+    };
+    while running > 0 {
+        let now = Instant::now();
+        if now >= next_boundary {
+            epoch += 1;
+            if epoch == 1 {
+                measure_from_here();
+            }
+            iv.samples.insert(epoch, iv.sampler.sample());
+            clock.epoch.store(epoch, Ordering::Relaxed);
+            next_boundary = if epoch == 1 {
+                clock.warm_end + interval
+            } else {
+                next_boundary + interval
+            };
+            iv.emit(None, on_interval)?;
+            continue;
+        }
+        match rx.recv_timeout(next_boundary - now) {
+            Ok(Msg::Snapshot { thread, epoch, rec }) => iv.add(thread, epoch, rec),
+            Ok(Msg::Final {
+                thread,
+                epoch: e,
+                rec,
+                busy,
+                ended,
+            }) => {
+                iv.add(thread, e, rec);
+                iv.finished[thread] = Some(e);
+                out.busy += busy;
+                out.ops_end = out.ops_end.max(ended);
+                running -= 1;
+            }
+            Ok(Msg::Failed { thread, error }) => {
+                iv.finished[thread] = Some(epoch);
+                out.failure.get_or_insert(error);
+                running -= 1;
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,60 @@
+//! Operation kinds: a workload declares each kind a step records once, with its name (the
+//! original tool's, where it has one: `GET_LINKS_LIST`, `readrandom`'s `get`) and its role, so
+//! the recorder, summaries and reports can treat kinds by what they do, not by their names.
+
+use serde::{Deserialize, Serialize};
+
+/// What an operation does, as reports group operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Reads one row or key (or a few by key).
+    Read,
+    /// Changes existing rows or keys (an update, an overwrite, a transaction that writes).
+    Write,
+    /// Adds new rows (a batch insert is one operation of many rows).
+    Insert,
+    /// Removes rows.
+    Delete,
+    /// Reads a range in key or index order.
+    Scan,
+    /// Bulk-loads a table before the measured work.
+    Load,
+    /// Verifies the data (LinkBench's count check).
+    Check,
+    /// An engine or schema action: index creation, ANALYZE, flush, compaction, a settle wait.
+    Maintenance,
+    /// A rate-limited writer beside the measured operations, reported apart.
+    Background,
+}
+
+impl Role {
+    /// True for operations that add or remove rows (the insert benchmark's per-insert steps).
+    pub fn inserts_or_deletes(self) -> bool {
+        matches!(self, Role::Insert | Role::Delete)
+    }
+}
+
+/// One kind of operation a step records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpKind {
+    pub name: &'static str,
+    pub role: Role,
+}
+
+impl OpKind {
+    pub const fn new(name: &'static str, role: Role) -> OpKind {
+        OpKind { name, role }
+    }
+}
+
+/// What one operation was: its kind (an index into the step's kinds), the bytes it moved, how
+/// many times it was retried after a deadlock or conflict before it succeeded, and how many
+/// rows it inserted (a batch insert is one operation of many rows).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Done {
+    pub kind: usize,
+    pub bytes: u64,
+    pub retries: u32,
+    pub rows: u64,
+}

@@ -1,0 +1,266 @@
+//! An experiment file read and resolved: its tables are the same inputs the command line
+//! gives, so every cell's spec comes from the one resolver; errors name the file's keys.
+
+use super::{Cell, Experiment};
+use crate::input::{DriveInput, SetupInput, WorkloadInput};
+use crate::resolve::{resolve, Keys};
+use anyhow::Context;
+use fathom_core::store::slug;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The loops of the matrix, outermost first, when the file does not say.
+pub const DEFAULT_ORDER: [&str; 4] = ["repeat", "workload", "clients", "setup"];
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct ExperimentFile {
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(rename = "setup")]
+    setups: Vec<SetupInput>,
+    #[serde(rename = "workload")]
+    workloads: Vec<WorkloadInput>,
+    #[serde(default = "default_clients")]
+    clients: Vec<usize>,
+    #[serde(default = "default_repeats")]
+    repeats: usize,
+    order: Option<Vec<String>>,
+    duration: Option<String>,
+    interval: Option<String>,
+    memory_limit: Option<String>,
+    rate: Option<f64>,
+    arrivals: Option<String>,
+    queue: Option<String>,
+}
+
+fn default_clients() -> Vec<usize> {
+    vec![2]
+}
+
+fn default_repeats() -> usize {
+    1
+}
+
+impl Experiment {
+    /// Reads and checks `file`; `duration` overrides every workload's step length.
+    pub fn load(file: &Path, duration: Option<&str>) -> anyhow::Result<Experiment> {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read experiment file {}", file.display()))?;
+        let spec: ExperimentFile =
+            toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+        Self::resolve(file, spec, duration)
+            .map_err(|e| anyhow::anyhow!("{}: {e:#}", file.display()))
+    }
+
+    fn resolve(
+        file: &Path,
+        spec: ExperimentFile,
+        duration: Option<&str>,
+    ) -> anyhow::Result<Experiment> {
+        check_shape(&spec)?;
+        let order = order(spec.order.clone())?;
+        let drive = DriveInput {
+            duration: duration.map(str::to_string).or(spec.duration.clone()),
+            interval: spec.interval.clone(),
+            memory_limit: spec.memory_limit.clone(),
+            rate: spec.rate,
+            arrivals: spec.arrivals.clone(),
+            queue: spec.queue.clone(),
+        };
+        let base = file.parent().unwrap_or(Path::new("."));
+        let mut specs = Vec::new();
+        for (w, ws) in spec.workloads.iter().enumerate() {
+            for (i, s) in spec.setups.iter().enumerate() {
+                let keys = Keys::File {
+                    setup: format!("setup[{i}] ({})", s.name),
+                    workload: format!("workload[{w}] ({})", ws.name),
+                };
+                for &c in &spec.clients {
+                    specs.push(resolve(s, ws, &drive, c, &keys, base)?);
+                }
+            }
+        }
+        let cells = matrix(
+            &order,
+            spec.repeats,
+            spec.workloads.len(),
+            &spec.clients,
+            spec.setups.len(),
+        );
+        Ok(Experiment {
+            file: file.to_path_buf(),
+            name: spec.name,
+            description: spec.description,
+            specs,
+            setups: spec.setups.len(),
+            client_counts: spec.clients,
+            cells,
+        })
+    }
+}
+
+/// The file's own keys: a name, tables, counts.
+fn check_shape(spec: &ExperimentFile) -> anyhow::Result<()> {
+    if spec.name.trim().is_empty() || slug(&spec.name) != spec.name {
+        anyhow::bail!(
+            "name: `{}` should be a non-empty name of letters, digits, `.` and `-`",
+            spec.name
+        );
+    }
+    if spec.setups.is_empty() {
+        anyhow::bail!("expected at least one [[setup]] table");
+    }
+    if spec.workloads.is_empty() {
+        anyhow::bail!("expected at least one [[workload]] table");
+    }
+    if spec.clients.is_empty() || spec.clients.contains(&0) {
+        anyhow::bail!(
+            "clients: expected a list of counts of at least 1, got {:?}",
+            spec.clients
+        );
+    }
+    if spec.repeats == 0 {
+        anyhow::bail!("repeats: expected at least 1");
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for (i, s) in spec.setups.iter().enumerate() {
+        if s.name.trim().is_empty() || names.contains(&s.name.as_str()) {
+            anyhow::bail!(
+                "setup[{i}].name: expected a name no other setup has, got `{}`",
+                s.name
+            );
+        }
+        names.push(&s.name);
+    }
+    Ok(())
+}
+
+/// The loops of the matrix, outermost first.
+fn order(given: Option<Vec<String>>) -> anyhow::Result<Vec<String>> {
+    let order = given.unwrap_or_else(|| DEFAULT_ORDER.iter().map(|s| s.to_string()).collect());
+    let mut sorted = order.clone();
+    sorted.sort();
+    let mut expected = DEFAULT_ORDER.to_vec();
+    expected.sort();
+    if sorted != expected {
+        anyhow::bail!(
+            "order: expected the four loops {DEFAULT_ORDER:?} in some order, outermost first; got {order:?}"
+        );
+    }
+    Ok(order)
+}
+
+/// The cells in the order the loops nest, outermost first.
+fn matrix(
+    order: &[String],
+    repeats: usize,
+    workloads: usize,
+    clients: &[usize],
+    setups: usize,
+) -> Vec<Cell> {
+    let len = |dim: &str| match dim {
+        "repeat" => repeats,
+        "workload" => workloads,
+        "clients" => clients.len(),
+        _ => setups,
+    };
+    let total: usize = order.iter().map(|d| len(d)).product();
+    (0..total)
+        .map(|mut n| {
+            let mut at = BTreeMap::new();
+            for dim in order.iter().rev() {
+                at.insert(dim.as_str(), n % len(dim));
+                n /= len(dim);
+            }
+            Cell {
+                repeat: at["repeat"] + 1,
+                workload: at["workload"],
+                clients: clients[at["clients"]],
+                setup: at["setup"],
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> anyhow::Result<Experiment> {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("e.toml");
+        std::fs::write(&file, text).unwrap();
+        Experiment::load(&file, None)
+    }
+
+    const GOOD: &str = r#"
+name = "t"
+clients = [1, 2]
+repeats = 2
+[[setup]]
+name = "a"
+engine = "null"
+[[setup]]
+name = "b"
+engine = "null"
+[[workload]]
+name = "dbbench"
+params = { num_keys = 1000, steps = "fillseq" }
+"#;
+
+    #[test]
+    fn matrix_in_stated_order() {
+        let e = load(GOOD).unwrap();
+        let names: Vec<String> = e.cells.iter().map(|c| e.cell_name(c)).collect();
+        assert_eq!(
+            names[..4],
+            [
+                "a.dbbench.c1.r1",
+                "b.dbbench.c1.r1",
+                "a.dbbench.c2.r1",
+                "b.dbbench.c2.r1"
+            ]
+        );
+        assert_eq!(names.len(), 8);
+        let e = load(&GOOD.replace(
+            "repeats = 2",
+            "repeats = 2\norder = [\"setup\", \"clients\", \"workload\", \"repeat\"]",
+        ))
+        .unwrap();
+        let names: Vec<String> = e.cells.iter().map(|c| e.cell_name(c)).collect();
+        assert_eq!(names[..2], ["a.dbbench.c1.r1", "a.dbbench.c1.r2"]);
+        assert_ne!(e.fingerprint(&e.cells[0]), e.fingerprint(&e.cells[2]));
+        assert_eq!(e.fingerprint(&e.cells[0]), e.fingerprint(&e.cells[1]));
+    }
+
+    #[test]
+    fn errors_name_file_key_and_expectation() {
+        let err = |t: &str| format!("{:#}", load(t).err().expect("should fail"));
+        let e = err(&GOOD.replace("clients = [1, 2]", "clients = \"many\""));
+        assert!(
+            e.contains("e.toml") && e.contains("clients") && e.contains("expected"),
+            "{e}"
+        );
+        let e = err(&GOOD.replace("repeats = 2", "repeats = 2\nclientz = 3"));
+        assert!(e.contains("unknown field `clientz`"), "{e}");
+        let e = err(&GOOD.replace(
+            "engine = \"null\"\n[[setup]]",
+            "engine = \"nosuch\"\n[[setup]]",
+        ));
+        assert!(
+            e.contains("setup[0] (a).engine") && e.contains("unknown engine"),
+            "{e}"
+        );
+        let e = err(&GOOD.replace("num_keys = 1000", "num_kees = 1000"));
+        assert!(e.contains("no parameter `num_kees`"), "{e}");
+        let e = err(&GOOD.replace("name = \"b\"", "name = \"a\""));
+        assert!(e.contains("setup[1].name"), "{e}");
+        let e = err(&GOOD.replace("repeats = 2", "order = [\"setup\"]"));
+        assert!(e.contains("order: expected"), "{e}");
+        let e = err(&GOOD.replace("repeats = 2", "repeats = 2\ninterval = \"10ms\""));
+        assert!(e.contains("interval: at least 100ms"), "{e}");
+    }
+}

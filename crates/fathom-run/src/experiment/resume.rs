@@ -1,0 +1,120 @@
+//! Running an experiment's cells into its results directory, resuming: a cell that finished
+//! with the same definition is skipped, one that did not finish is set aside (in
+//! `RESULTS/.incomplete/`, where reports do not look) and run again.
+
+use super::Experiment;
+use crate::runner::{Observer, Place};
+use anyhow::Context;
+use fathom_core::interrupt;
+use fathom_core::result::{ExperimentCell, RunManifest, RunStatus};
+use fathom_core::store::{read_json, MANIFEST};
+use std::path::{Path, PathBuf};
+
+/// Where a cell stands in the results directory.
+enum CellState {
+    New,
+    Finished,
+    /// A run that did not finish (how it ended): set aside and run again.
+    Unfinished(String),
+}
+
+fn cell_state(dir: &Path, fingerprints: &[String]) -> anyhow::Result<CellState> {
+    let manifest_path = dir.join(MANIFEST);
+    if !dir.exists() {
+        return Ok(CellState::New);
+    }
+    if !manifest_path.exists() {
+        return Ok(CellState::Unfinished("without run.json".into()));
+    }
+    let m: RunManifest = read_json(&manifest_path)?;
+    let same = m
+        .experiment
+        .as_ref()
+        .is_some_and(|c| fingerprints.contains(&c.fingerprint));
+    match (m.status, same) {
+        (RunStatus::Finished, true) => Ok(CellState::Finished),
+        (RunStatus::Finished, false) => anyhow::bail!(
+            "{} holds a finished run of a different definition of this cell (the experiment file changed); \
+             move it away or run into another --results directory",
+            dir.display()
+        ),
+        _ => Ok(CellState::Unfinished(format!("`{}`", m.status))),
+    }
+}
+
+/// Moves an unfinished run into `RESULTS/.incomplete/`.
+fn set_aside(results: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
+    let aside = results.join(".incomplete");
+    std::fs::create_dir_all(&aside)?;
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    let mut n = 1;
+    let mut to = aside.join(format!("{name}.{n}"));
+    while to.exists() {
+        n += 1;
+        to = aside.join(format!("{name}.{n}"));
+    }
+    std::fs::rename(dir, &to)
+        .with_context(|| format!("moving {} to {}", dir.display(), to.display()))?;
+    Ok(to)
+}
+
+/// Runs every cell not yet finished into `results`, saying what it does on stderr.
+pub fn run(
+    exp: &Experiment,
+    results: &Path,
+    calibrate: bool,
+    observer: &mut dyn Observer,
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(results)
+        .with_context(|| format!("creating results directory {}", results.display()))?;
+    std::fs::copy(&exp.file, results.join("experiment.toml"))
+        .with_context(|| format!("copying {} into {}", exp.file.display(), results.display()))?;
+    let total = exp.cells.len();
+    eprintln!(
+        "fathom: experiment {} ({total} runs) -> {}",
+        exp.name,
+        results.display()
+    );
+    if !exp.description.is_empty() {
+        eprintln!("fathom: {}", exp.description.trim());
+    }
+    for (n, cell) in exp.cells.iter().enumerate() {
+        if interrupt::requested() {
+            break;
+        }
+        let name = exp.cell_name(cell);
+        let fingerprint = exp.fingerprint(cell);
+        let dir = results.join(&name);
+        let at = format!("[{}/{total}] {name}", n + 1);
+        match cell_state(&dir, &[fingerprint.clone(), exp.legacy_fingerprint(cell)])? {
+            CellState::Finished => {
+                eprintln!("fathom: {at}: finished before, skipped");
+                continue;
+            }
+            CellState::Unfinished(how) => {
+                let to = set_aside(results, &dir)?;
+                eprintln!(
+                    "fathom: {at}: an earlier attempt ended {how}; set aside in {}",
+                    to.display()
+                );
+            }
+            CellState::New => {}
+        }
+        eprintln!("fathom: {at}");
+        let place = Place {
+            results: results.to_path_buf(),
+            dir_name: Some(name.clone()),
+            calibrate,
+            cell: Some(ExperimentCell {
+                name: exp.name.clone(),
+                cell: name.clone(),
+                repeat: cell.repeat,
+                fingerprint,
+            }),
+            ..Place::default()
+        };
+        crate::runner::run(exp.spec(cell), &place, observer)
+            .with_context(|| format!("experiment {}, run {name}", exp.name))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,76 @@
+//! What a user writes, before it is checked: the same structures whether they come from
+//! command flags (`--engine`, `--setup`, `--set`, `--param`, `--duration`, ...) or from an
+//! experiment file's tables, so both go through one resolver.
+
+use serde::{Deserialize, Deserializer};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// A setup: an engine with its options and settings (`--engine ... --setup ... --set ...`, or
+/// an experiment file's `[[setup]]` table).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetupInput {
+    /// The setup's label in reports; empty for the engine's name.
+    #[serde(default)]
+    pub name: String,
+    pub engine: String,
+    /// The engine's own options string; `@FILE` reads it from a file, one item per line.
+    #[serde(default)]
+    pub options: String,
+    /// A file holding the options string (an experiment file's alternative to `@FILE`).
+    pub options_file: Option<PathBuf>,
+    /// fathom's typed engine settings.
+    #[serde(default, deserialize_with = "scalars")]
+    pub settings: BTreeMap<String, String>,
+    /// This setup's memory limit, over the one every run has.
+    pub memory_limit: Option<String>,
+}
+
+/// A workload and its parameters (`--workload ... --param ...`, or a `[[workload]]` table).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadInput {
+    pub name: String,
+    #[serde(default, deserialize_with = "scalars")]
+    pub params: BTreeMap<String, String>,
+}
+
+/// How every run of one invocation is driven: `--duration`, `--interval`, `--memory-limit`,
+/// `--rate`, `--arrivals`, `--queue`, or the same keys at an experiment file's top level.
+#[derive(Clone, Debug, Default)]
+pub struct DriveInput {
+    /// The length of every timed step (the workload's duration parameter).
+    pub duration: Option<String>,
+    pub interval: Option<String>,
+    pub memory_limit: Option<String>,
+    pub rate: Option<f64>,
+    pub arrivals: Option<String>,
+    pub queue: Option<String>,
+}
+
+/// A table of scalars (strings, numbers, booleans) read as the strings `--set`/`--param` would
+/// have given.
+fn scalars<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Scalar {
+        Bool(bool),
+        Int(i64),
+        Float(f64),
+        Text(String),
+    }
+    let map = BTreeMap::<String, Scalar>::deserialize(d)?;
+    Ok(map
+        .into_iter()
+        .map(|(k, v)| {
+            let text = match v {
+                Scalar::Bool(b) => b.to_string(),
+                Scalar::Int(i) => i.to_string(),
+                Scalar::Float(f) => f.to_string(),
+                Scalar::Text(s) => s,
+            };
+            (k, text)
+        })
+        .collect())
+}

@@ -1,0 +1,364 @@
+//! The one resolver: what a user wrote (flags or an experiment file's tables, see `input`)
+//! becomes a checked `RunSpec`. Units, the options file, open-loop arrivals, the interval's
+//! lower bound, `--duration` and what the workload needs of the engine are all decided here,
+//! once, so the command line and experiment files cannot drift apart. Errors name the flag
+//! or the file's key and what was expected.
+
+use crate::input::{DriveInput, SetupInput, WorkloadInput};
+use anyhow::Context;
+use fathom_core::capability::{Need, Offer};
+use fathom_core::driver::OpenLoop;
+use fathom_core::pace::Spacing;
+use fathom_core::units::{parse_duration, parse_size};
+use fathom_engines::settings::Settings;
+use fathom_engines::EngineEntry;
+use fathom_workloads::params::Params;
+use fathom_workloads::WorkloadEntry;
+use std::path::Path;
+use std::time::Duration;
+
+/// The shortest interval between records: shorter ones measure the samplers more than the
+/// engine.
+pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
+
+/// A setup, resolved: an engine with its options string and settings.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    /// The setup's label in reports.
+    pub name: String,
+    pub engine: &'static EngineEntry,
+    /// The engine's own options string.
+    pub options: String,
+    pub settings: Settings,
+    pub memory_limit: Option<u64>,
+}
+
+/// One run, resolved and checked: a setup, a workload with its parameters, the client count
+/// and how the steps are driven.
+#[derive(Clone, Debug)]
+pub struct RunSpec {
+    pub setup: Setup,
+    pub workload: &'static WorkloadEntry,
+    pub params: Params,
+    pub clients: usize,
+    pub interval: Duration,
+    pub open_loop: Option<OpenLoop>,
+    /// Settings fathom set because the workload needs them (`transactions=optimistic: ...`),
+    /// printed in the run's header.
+    pub implied: Vec<String>,
+}
+
+/// How errors name what the user wrote: flags, or keys of an experiment file.
+#[derive(Clone, Debug)]
+pub enum Keys {
+    Flags,
+    File {
+        /// `setup[0] (rocksdb.def)`
+        setup: String,
+        /// `workload[1] (ibench)`
+        workload: String,
+    },
+}
+
+impl Keys {
+    fn flag(key: &str) -> String {
+        match key {
+            "options" => "--setup".into(),
+            "settings" => "--set".into(),
+            "params" => "--param".into(),
+            k => format!("--{}", k.replace('_', "-")),
+        }
+    }
+
+    /// A key of the setup (`engine`, `options`, `settings`, `memory_limit`).
+    pub fn setup(&self, key: &str) -> String {
+        match self {
+            Keys::Flags => Self::flag(key),
+            Keys::File { setup, .. } => format!("{setup}.{key}"),
+        }
+    }
+
+    /// A key of the workload (`name`, `params`).
+    pub fn workload(&self, key: &str) -> String {
+        match self {
+            Keys::Flags if key == "name" => "--workload".into(),
+            Keys::Flags => Self::flag(key),
+            Keys::File { workload, .. } => format!("{workload}.{key}"),
+        }
+    }
+
+    /// A key every run shares (`duration`, `interval`, `rate`, ...).
+    pub fn drive(&self, key: &str) -> String {
+        match self {
+            Keys::Flags => Self::flag(key),
+            Keys::File { .. } => key.to_string(),
+        }
+    }
+}
+
+/// Resolves one setup and workload for `clients` client threads. `base` is the directory
+/// relative options files are read from.
+pub fn resolve(
+    setup: &SetupInput,
+    workload: &WorkloadInput,
+    drive: &DriveInput,
+    clients: usize,
+    keys: &Keys,
+    base: &Path,
+) -> anyhow::Result<RunSpec> {
+    let setup = resolve_setup(setup, drive, keys, base)?;
+    let entry = fathom_workloads::find(&workload.name)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", keys.workload("name")))?;
+    let mut params = Params::new(workload.params.clone());
+    if let Some(d) = &drive.duration {
+        parse_duration(d).map_err(|e| anyhow::anyhow!("{}: {e}", keys.drive("duration")))?;
+        params.set(entry.duration_param, d.clone());
+    }
+    let interval = drive.interval.as_deref().unwrap_or("1s");
+    let interval =
+        parse_duration(interval).map_err(|e| anyhow::anyhow!("{}: {e}", keys.drive("interval")))?;
+    if interval < MIN_INTERVAL {
+        anyhow::bail!("{}: at least 100ms", keys.drive("interval"));
+    }
+    if clients == 0 {
+        anyhow::bail!("{}: every count must be at least 1", keys.drive("clients"));
+    }
+    let mut spec = RunSpec {
+        setup,
+        workload: entry,
+        params,
+        clients,
+        interval,
+        open_loop: open_loop(drive, keys)?,
+        implied: Vec::new(),
+    };
+    spec.check().map_err(|e| match keys {
+        Keys::Flags => e,
+        Keys::File { setup, workload } => e.context(format!("{setup} with {workload}")),
+    })?;
+    Ok(spec)
+}
+
+/// Resolves a setup: the engine, its options string (read from a file where asked), its
+/// settings checked against the engine's list, and its memory limit (the setup's own, else
+/// the one every run has).
+pub fn resolve_setup(
+    setup: &SetupInput,
+    drive: &DriveInput,
+    keys: &Keys,
+    base: &Path,
+) -> anyhow::Result<Setup> {
+    let engine = fathom_engines::find(&setup.engine)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", keys.setup("engine")))?;
+    let size = |v: &Option<String>, key: String| {
+        v.as_deref()
+            .map(|m| parse_size(m).map_err(|e| anyhow::anyhow!("{key}: {e}")))
+            .transpose()
+    };
+    let memory_limit = match size(&setup.memory_limit, keys.setup("memory_limit"))? {
+        Some(m) => Some(m),
+        None => size(&drive.memory_limit, keys.drive("memory_limit"))?,
+    };
+    fathom_engines::settings::validate(engine.name, engine.settings, &setup.settings)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", keys.setup("settings")))?;
+    Ok(Setup {
+        name: if setup.name.is_empty() {
+            setup.engine.clone()
+        } else {
+            setup.name.clone()
+        },
+        engine,
+        options: options(setup, engine, keys, base)?,
+        settings: setup.settings.clone(),
+        memory_limit,
+    })
+}
+
+impl RunSpec {
+    /// Checks the settings, parameters and family, and meets what the workload needs of the
+    /// engine (setting what one setting makes work), before any database is touched.
+    fn check(&mut self) -> anyhow::Result<()> {
+        let engine = self.setup.engine;
+        let w = self.workload;
+        self.params.check(w.name, w.params)?;
+        let family = engine.family();
+        if !w.families.contains(&family) {
+            anyhow::bail!(
+                "workload `{}` runs on {} engines; `{}` is a {family} engine",
+                w.name,
+                w.families.join(" and "),
+                engine.name
+            );
+        }
+        let built = (w.build)(&self.params, self.clients)?;
+        for need in built.needs() {
+            self.meet(need)?;
+        }
+        Ok(())
+    }
+
+    fn meet(&mut self, need: Need) -> anyhow::Result<()> {
+        let engine = self.setup.engine;
+        match (engine.offers)(need, &self.setup.settings) {
+            Offer::Yes => Ok(()),
+            Offer::With(key, value) => {
+                self.setup.settings.insert(key.into(), value.into());
+                self.implied.push(format!(
+                    "{key}={value} (workload `{}` needs {})",
+                    self.workload.name,
+                    need.describe()
+                ));
+                Ok(())
+            }
+            Offer::No(why) => anyhow::bail!(
+                "workload `{}` needs {} and `{}` {why}",
+                self.workload.name,
+                need.describe(),
+                engine.name
+            ),
+        }
+    }
+
+    /// The workload built for this spec's clients.
+    pub fn build(&self) -> anyhow::Result<Box<dyn fathom_workloads::Workload>> {
+        (self.workload.build)(&self.params, self.clients)
+    }
+}
+
+/// The engine's options string: as given, or read from `@FILE` or `options_file`.
+fn options(
+    setup: &SetupInput,
+    engine: &EngineEntry,
+    keys: &Keys,
+    base: &Path,
+) -> anyhow::Result<String> {
+    match (&setup.options_file, setup.options.strip_prefix('@')) {
+        (Some(_), _) if !setup.options.is_empty() => anyhow::bail!(
+            "{}: expected `options` or `options_file`, not both",
+            keys.setup("options")
+        ),
+        (Some(file), _) => read_options_file(&base.join(file), engine)
+            .map_err(|e| anyhow::anyhow!("{}: {e:#}", keys.setup("options_file"))),
+        (None, Some(file)) => read_options_file(&base.join(file), engine)
+            .map_err(|e| anyhow::anyhow!("{}: {e:#}", keys.setup("options"))),
+        (None, None) => Ok(setup.options.clone()),
+    }
+}
+
+/// An options file: one item per line (blank lines and `#` comments skipped), joined with the
+/// engine's separator.
+pub fn read_options_file(path: &Path, engine: &EngineEntry) -> anyhow::Result<String> {
+    Ok(std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read options file `{}`", path.display()))?
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join(engine.separator))
+}
+
+/// Open-loop arrivals from a rate, a spacing name and a queue name.
+fn open_loop(drive: &DriveInput, keys: &Keys) -> anyhow::Result<Option<OpenLoop>> {
+    let spacing = match drive.arrivals.as_deref().unwrap_or("poisson") {
+        "uniform" => Spacing::Uniform,
+        "poisson" => Spacing::Poisson,
+        other => anyhow::bail!(
+            "{}: expected uniform or poisson, got `{other}`",
+            keys.drive("arrivals")
+        ),
+    };
+    let shared = match drive.queue.as_deref().unwrap_or("per-client") {
+        "per-client" => false,
+        "shared" => true,
+        other => anyhow::bail!(
+            "{}: expected per-client or shared, got `{other}`",
+            keys.drive("queue")
+        ),
+    };
+    let given = drive.arrivals.is_some() || drive.queue.is_some();
+    match drive.rate {
+        Some(r) if r > 0.0 && r.is_finite() => Ok(Some(OpenLoop {
+            ops_per_sec: r,
+            spacing,
+            shared,
+        })),
+        Some(r) => anyhow::bail!(
+            "{}: expected a positive number of operations per second, got {r}",
+            keys.drive("rate")
+        ),
+        None if given => anyhow::bail!(
+            "{} and {} shape open-loop arrivals: give {} too",
+            keys.drive("arrivals"),
+            keys.drive("queue"),
+            keys.drive("rate")
+        ),
+        None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup(engine: &str) -> SetupInput {
+        SetupInput {
+            engine: engine.into(),
+            ..Default::default()
+        }
+    }
+
+    fn workload(name: &str, params: &[(&str, &str)]) -> WorkloadInput {
+        WorkloadInput {
+            name: name.into(),
+            params: params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
+    fn flags(s: &SetupInput, w: &WorkloadInput, d: &DriveInput) -> anyhow::Result<RunSpec> {
+        resolve(s, w, d, 2, &Keys::Flags, Path::new("."))
+    }
+
+    #[test]
+    fn duration_sets_each_workloads_own_parameter() {
+        let d = DriveInput {
+            duration: Some("3s".into()),
+            ..Default::default()
+        };
+        let spec = flags(&setup("null"), &workload("ibench", &[]), &d).unwrap();
+        assert_eq!(spec.build().unwrap().params()["query_secs"], "3s");
+        let spec = flags(&setup("null"), &workload("dbbench", &[]), &d).unwrap();
+        assert_eq!(spec.build().unwrap().params()["duration"], "3s");
+    }
+
+    #[test]
+    fn errors_name_the_flag_or_the_key() {
+        let d = DriveInput {
+            interval: Some("10ms".into()),
+            ..Default::default()
+        };
+        let w = workload("dbbench", &[]);
+        let e = flags(&setup("null"), &w, &d).unwrap_err().to_string();
+        assert!(e.contains("--interval: at least 100ms"), "{e}");
+        let keys = Keys::File {
+            setup: "setup[0] (a)".into(),
+            workload: "workload[0] (dbbench)".into(),
+        };
+        let e = resolve(&setup("null"), &w, &d, 2, &keys, Path::new("."))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("interval: at least 100ms"), "{e}");
+        let d = DriveInput {
+            queue: Some("shared".into()),
+            ..Default::default()
+        };
+        let e = flags(&setup("null"), &w, &d).unwrap_err().to_string();
+        assert!(e.contains("give --rate too"), "{e}");
+        let mut s = setup("null");
+        s.options = "@/nonexistent/file".into();
+        let e = format!("{:#}", flags(&s, &w, &DriveInput::default()).unwrap_err());
+        assert!(e.contains("--setup: cannot read options file"), "{e}");
+    }
+}

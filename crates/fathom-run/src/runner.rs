@@ -1,0 +1,234 @@
+//! Runs one `RunSpec` into a run directory: a fresh data directory, the memory limit in place
+//! before the engine opens, `run.json` written as the run starts and again as it ends, and the
+//! steps in order, each saved as it finishes (see `steps`). What a user sees on the way comes
+//! through an `Observer`.
+
+use crate::resolve::RunSpec;
+use anyhow::Context;
+use fathom_core::cgroup::MemoryLimit;
+use fathom_core::driver::StepPlan;
+use fathom_core::family::Engine;
+use fathom_core::interrupt;
+use fathom_core::result::{
+    now_utc, ExperimentCell, HostFacts, IntervalRecord, RunManifest, RunStatus, SetupRecord,
+    StepSummary, FORMAT_VERSION,
+};
+use fathom_core::sample::Sampler;
+use fathom_core::store::RunDir;
+use fathom_engines::EngineConfig;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Where and how a run is written.
+#[derive(Clone, Debug, Default)]
+pub struct Place {
+    /// The results directory the run directory goes in.
+    pub results: PathBuf,
+    /// The run directory's name; `None` for a timestamped one.
+    pub dir_name: Option<String>,
+    /// Where the database lives; `None` for RESULTS/.data/RUN, removed afterwards.
+    pub data_dir: Option<PathBuf>,
+    pub keep_data: bool,
+    /// Measure the harness's own cost per operation on the null engine before each step.
+    pub calibrate: bool,
+    /// The experiment cell this run is, if any.
+    pub cell: Option<ExperimentCell>,
+}
+
+/// What a run tells whoever watches it (the command's progress display).
+pub trait Observer {
+    /// The run's header, once the engine is open and the run directory exists.
+    fn run_started(&mut self, manifest: &RunManifest, spec: &RunSpec, dir: &std::path::Path) {
+        let _ = (manifest, spec, dir);
+    }
+    fn step_started(&mut self, index: usize, total: usize, plan: &StepPlan) {
+        let _ = (index, total, plan);
+    }
+    fn interval(&mut self, record: &IntervalRecord) {
+        let _ = record;
+    }
+    fn step_finished(&mut self, summary: &StepSummary) {
+        let _ = summary;
+    }
+}
+
+/// An observer that shows nothing.
+pub struct Quiet;
+impl Observer for Quiet {}
+
+/// Removes the data directory when dropped, unless asked to keep it.
+struct DataDir {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl DataDir {
+    /// A fresh, empty data directory for the run labelled `label`.
+    fn fresh(place: &Place, label: &str) -> anyhow::Result<DataDir> {
+        let data = DataDir {
+            path: place.data_dir.clone().unwrap_or_else(|| {
+                place
+                    .results
+                    .join(".data")
+                    .join(format!("{label}.{}", std::process::id()))
+            }),
+            keep: place.keep_data || place.data_dir.is_some(),
+        };
+        if data.path.exists() && std::fs::read_dir(&data.path)?.next().is_some() {
+            anyhow::bail!(
+                "--data-dir {} is not empty; fathom starts every run on a fresh database",
+                data.path.display()
+            );
+        }
+        std::fs::create_dir_all(&data.path)
+            .with_context(|| format!("creating {}", data.path.display()))?;
+        Ok(data)
+    }
+}
+
+impl Drop for DataDir {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// Runs `spec`; returns the run directory.
+pub fn run(spec: &RunSpec, place: &Place, observer: &mut dyn Observer) -> anyhow::Result<PathBuf> {
+    let workload = spec.build()?;
+    let label = place.dir_name.clone().unwrap_or_else(|| {
+        format!(
+            "{}-{}-c{}",
+            spec.setup.name, spec.workload.name, spec.clients
+        )
+    });
+    let data = DataDir::fresh(place, &label)?;
+    // The limit is in place before the database opens, so its pages are charged to the group:
+    // fathom's own process for an embedded engine, the server's processes for a server (which
+    // joins the group as it starts).
+    let own = [std::process::id()];
+    let server = spec.setup.engine.server;
+    let limit = spec
+        .setup
+        .memory_limit
+        .map(|bytes| MemoryLimit::create(bytes, if server { &[] } else { &own }))
+        .transpose()
+        .context("--memory-limit")?;
+    let engine = fathom_engines::open(
+        spec.setup.engine,
+        &EngineConfig {
+            data_dir: data.path.clone(),
+            options: spec.setup.options.clone(),
+            settings: spec.setup.settings.clone(),
+            memory_group: limit.as_ref().map(|l| l.procs_file()),
+        },
+    )?;
+    let target = engine.target();
+    // The run directory exists only once the engine has accepted its setup.
+    let run_dir = match &place.dir_name {
+        Some(name) => RunDir::create_named(&place.results, name)?,
+        None => RunDir::create(&place.results, &label)?,
+    };
+    let sampler = Sampler::new(target.data_dirs(), target.pids());
+    let mut manifest = manifest(
+        spec,
+        workload.params(),
+        &engine,
+        &sampler,
+        &data.path,
+        place,
+    );
+    manifest.host.memory_limit = limit.as_ref().map(|l| l.describe());
+    run_dir.write_manifest(&manifest)?;
+    observer.run_started(&manifest, spec, &run_dir.path);
+    let steps = crate::steps::Steps {
+        spec,
+        calibrate: place.calibrate,
+        workload: workload.as_ref(),
+        engine: &engine,
+        sampler: &sampler,
+        run_dir: &run_dir,
+    };
+    let result = steps
+        .run(observer)
+        .map_err(|e| explain_failure(e, &engine, limit.as_ref()));
+    finish(&mut manifest, &result, limit.as_ref());
+    run_dir.write_manifest(&manifest)?;
+    drop(engine);
+    drop(limit);
+    result?;
+    Ok(run_dir.path.clone())
+}
+
+/// `run.json` as the run starts.
+fn manifest(
+    spec: &RunSpec,
+    params: std::collections::BTreeMap<String, String>,
+    engine: &Engine,
+    sampler: &Sampler,
+    data_dir: &std::path::Path,
+    place: &Place,
+) -> RunManifest {
+    let target = engine.target();
+    let device = sampler.device().map(|d| d.name.as_str());
+    RunManifest {
+        format_version: FORMAT_VERSION,
+        setup: SetupRecord {
+            name: spec.setup.name.clone(),
+            engine: spec.setup.engine.name.to_string(),
+            engine_version: target.version(),
+            options: spec.setup.options.clone(),
+            settings: spec.setup.settings.clone(),
+            memory_limit_bytes: spec.setup.memory_limit,
+            effective: target.effective_options(),
+        },
+        workload: spec.workload.name.to_string(),
+        params,
+        clients: spec.clients,
+        host: HostFacts::read(data_dir, device, None),
+        started_at: now_utc(),
+        finished_at: None,
+        status: RunStatus::Running,
+        error: None,
+        experiment: place.cell.clone(),
+    }
+}
+
+/// How the run ended, into its manifest.
+fn finish(manifest: &mut RunManifest, result: &anyhow::Result<()>, limit: Option<&MemoryLimit>) {
+    manifest.finished_at = Some(now_utc());
+    (manifest.status, manifest.error) = match result {
+        Ok(()) if interrupt::requested() => (RunStatus::Interrupted, None),
+        Ok(()) => (RunStatus::Finished, None),
+        Err(e) => (RunStatus::Failed, Some(format!("{e:#}"))),
+    };
+    if let Some(l) = limit {
+        if let Some(peak) = l.peak_bytes() {
+            manifest.host.memory_limit = Some(format!("{} (peak {peak} bytes)", l.describe()));
+        }
+    }
+}
+
+/// A server that died explains a failure better than the statement that saw it; a killed
+/// server's client may see the reset a moment before its exit can be collected.
+fn explain_failure(
+    e: anyhow::Error,
+    engine: &Engine,
+    limit: Option<&MemoryLimit>,
+) -> anyhow::Error {
+    for _ in 0..20 {
+        if let Err(dead) = engine.target().check() {
+            let oom = match limit.and_then(|l| l.oom_kills()) {
+                Some(n) if n > 0 => format!(
+                    "\nthe memory limit's cgroup recorded {n} out-of-memory kill{}: the server needs more than --memory-limit (or smaller caches)",
+                    if n == 1 { "" } else { "s" }
+                ),
+                _ => String::new(),
+            };
+            return e.context(format!("{dead:#}{oom}"));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    e
+}

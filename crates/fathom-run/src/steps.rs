@@ -1,0 +1,102 @@
+//! A run's steps in order: for each, the harness's own cost measured on the null engine (in
+//! the engine's family, so the same client code runs), the step prepared (its tables and
+//! shared state) and driven on the engine, and its summary written before the next starts.
+
+use crate::resolve::RunSpec;
+use crate::runner::Observer;
+use fathom_core::driver::{self, StepPlan, StepRun};
+use fathom_core::family::{Db, Engine};
+use fathom_core::interrupt;
+use fathom_core::result::IntervalRecord;
+use fathom_core::sample::Sampler;
+use fathom_core::store::RunDir;
+use fathom_workloads::Workload;
+use std::time::Duration;
+
+/// How long the harness's cost is measured before each step.
+const CALIBRATION: Duration = Duration::from_millis(200);
+
+pub struct Steps<'a> {
+    pub spec: &'a RunSpec,
+    pub calibrate: bool,
+    pub workload: &'a dyn Workload,
+    pub engine: &'a Engine,
+    pub sampler: &'a Sampler,
+    pub run_dir: &'a RunDir,
+}
+
+impl Steps<'_> {
+    pub fn run(&self, observer: &mut dyn Observer) -> anyhow::Result<()> {
+        let null = fathom_engines::null::Null::new(self.run_dir.path.join(".null"));
+        let null_db = match self.engine {
+            Engine::Kv(_) => Db::Kv(&null),
+            Engine::Sql(_) => Db::Sql(&null),
+        };
+        let total = self.workload.steps().len();
+        for (i, plan) in self.workload.steps().iter().enumerate() {
+            if interrupt::requested() {
+                break;
+            }
+            let plan = self.driven(plan);
+            let harness_ns = self.harness_cost(null_db, i, &plan)?;
+            observer.step_started(i + 1, total, &plan);
+            let mut summary = self.step(i, &plan, observer)?;
+            summary.harness_ns_per_op = harness_ns;
+            self.run_dir.write_summary(&summary)?;
+            observer.step_finished(&summary);
+        }
+        Ok(())
+    }
+
+    /// The step as the spec drives it. The rate holds for timed steps (a request phase), not
+    /// for steps that run a fixed amount of work to its end (a load), as LinkbenchX rates its
+    /// requests only.
+    fn driven(&self, plan: &StepPlan) -> StepPlan {
+        let mut plan = plan.clone();
+        if plan.clients > 0 && plan.duration.is_some() {
+            plan.open_loop = self.spec.open_loop;
+        }
+        plan
+    }
+
+    /// The harness's CPU per operation of step `i`, measured on the null engine.
+    fn harness_cost(&self, null: Db<'_>, i: usize, plan: &StepPlan) -> anyhow::Result<Option<f64>> {
+        if !self.calibrate || plan.clients == 0 {
+            return Ok(None);
+        }
+        self.workload.prepare_step(null, i)?;
+        let client = self.workload.client(null, i, 0)?;
+        driver::harness_cost(
+            client,
+            plan.op_kinds.len(),
+            CALIBRATION,
+            plan.ops_per_client,
+        )
+    }
+
+    fn step(
+        &self,
+        i: usize,
+        plan: &StepPlan,
+        observer: &mut dyn Observer,
+    ) -> anyhow::Result<fathom_core::result::StepSummary> {
+        let db = self.engine.db();
+        self.workload.prepare_step(db, i)?;
+        let clients = (0..plan.clients)
+            .map(|t| self.workload.client(db, i, t))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let background = self.workload.background(db, i)?;
+        let mut on_interval = |r: &IntervalRecord| observer.interval(r);
+        driver::run_step(StepRun {
+            plan,
+            index: i + 1,
+            clients,
+            background,
+            target: self.engine.target(),
+            sampler: self.sampler,
+            interval: self.spec.interval,
+            files: self.run_dir.step_files(i + 1, &plan.name),
+            on_interval: &mut on_interval,
+        })
+    }
+}

@@ -1,0 +1,117 @@
+//! The run library end to end, without the command: specs resolved from inputs, run on real
+//! engines into results directories that reports read back.
+
+use fathom_core::result::RunStatus;
+use fathom_core::store::LoadedRun;
+use fathom_run::{resolve, DriveInput, Keys, Place, Quiet, SetupInput, WorkloadInput};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn input(engine: &str, workload: &str, params: &[(&str, &str)]) -> (SetupInput, WorkloadInput) {
+    let params: BTreeMap<String, String> = params
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    (
+        SetupInput {
+            engine: engine.into(),
+            ..SetupInput::default()
+        },
+        WorkloadInput {
+            name: workload.into(),
+            params,
+        },
+    )
+}
+
+/// A scratch directory on the real disk (not a tmpfs), so device counters move.
+fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+#[test]
+fn a_spec_runs_into_a_directory_reports_read() {
+    let (setup, workload) = input(
+        "rocksdb",
+        "dbbench",
+        &[("num_keys", "20000"), ("steps", "fillseq,readrandom")],
+    );
+    let drive = DriveInput {
+        duration: Some("1s".into()),
+        ..DriveInput::default()
+    };
+    let spec = resolve(&setup, &workload, &drive, 2, &Keys::Flags, Path::new(".")).unwrap();
+    let results = scratch();
+    let place = Place {
+        results: results.path().to_path_buf(),
+        ..Place::default()
+    };
+    let dir = fathom_run::run(&spec, &place, &mut Quiet).unwrap();
+    let run = LoadedRun::load(&dir).unwrap();
+    assert_eq!(run.manifest.status, RunStatus::Finished);
+    let steps: Vec<&str> = run.steps.iter().map(|s| s.step.as_str()).collect();
+    assert_eq!(steps, ["fillseq", "readrandom"]);
+    assert_eq!(run.steps[0].ops, 20000);
+    assert!(
+        run.steps[1].seconds >= 0.9,
+        "--duration is readrandom's length"
+    );
+    assert!(
+        !results
+            .path()
+            .join(".data")
+            .read_dir()
+            .unwrap()
+            .any(|_| true),
+        "the data directory is removed after the run"
+    );
+}
+
+#[test]
+fn what_a_workload_needs_is_met_or_refused_before_anything_runs() {
+    let (mut setup, workload) = input(
+        "rocksdb",
+        "linkbench",
+        &[("maxid1", "2001"), ("requests", "200")],
+    );
+    let spec = resolve(
+        &setup,
+        &workload,
+        &DriveInput::default(),
+        2,
+        &Keys::Flags,
+        Path::new("."),
+    )
+    .unwrap();
+    assert_eq!(spec.setup.settings["transactions"], "optimistic");
+    assert_eq!(spec.implied.len(), 1, "{:?}", spec.implied);
+    let results = scratch();
+    let place = Place {
+        results: results.path().to_path_buf(),
+        ..Place::default()
+    };
+    let run = LoadedRun::load(&fathom_run::run(&spec, &place, &mut Quiet).unwrap()).unwrap();
+    assert_eq!(run.manifest.setup.settings["transactions"], "optimistic");
+    assert_eq!(
+        run.manifest.status,
+        RunStatus::Finished,
+        "{:?}",
+        run.manifest.error
+    );
+
+    setup.settings.insert("transactions".into(), "none".into());
+    let e = resolve(
+        &setup,
+        &workload,
+        &DriveInput::default(),
+        2,
+        &Keys::Flags,
+        Path::new("."),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("needs transactions") && e.contains("transactions=none"),
+        "{e}"
+    );
+}
