@@ -28,7 +28,31 @@ pub(super) struct Intervals<'a> {
     pub(super) histograms: Vec<super::hlog::Compressed>,
 }
 
-impl Intervals<'_> {
+impl<'a> Intervals<'a> {
+    /// Intervals of a step of `threads` clients, measured from `origin`, written to `path`.
+    pub(super) fn new(
+        plan: &'a super::StepPlan,
+        threads: usize,
+        sampler: &'a Sampler,
+        origin: Instant,
+        path: &std::path::Path,
+    ) -> std::io::Result<Intervals<'a>> {
+        Ok(Intervals {
+            threads,
+            pending: BTreeMap::new(),
+            finished: vec![None; threads],
+            samples: BTreeMap::new(),
+            next_to_emit: 1,
+            step_total: Recorder::new(plan.op_kinds.len()),
+            kinds: &plan.op_kinds,
+            out: std::io::BufWriter::new(std::fs::File::create(path)?),
+            step: &plan.name,
+            sampler,
+            origin,
+            histograms: Vec::new(),
+        })
+    }
+
     /// Adds a thread's snapshot. Epoch 0 is the warmup: whatever it holds was recorded after
     /// the warmup ended (before the thread saw epoch 1), so it joins interval 1 without counting
     /// as that thread's contribution to it.

@@ -17,11 +17,9 @@ use intervals::Intervals;
 use crate::interrupt;
 use crate::kind::OpKind;
 use crate::pace::Spacing;
-use crate::recorder::Recorder;
 use crate::result::{IntervalRecord, QueryMix, StepSummary};
 use crate::sample::Sampler;
 use crate::target::{Maintenance, Target};
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 use threads::{Clock, Collected};
@@ -123,20 +121,13 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     let origin_wall = SystemTime::now();
     let clock = Clock::new(plan, Instant::now());
     let threads = run.clients.len();
-    let mut iv = Intervals {
+    let mut iv = Intervals::new(
+        plan,
         threads,
-        pending: BTreeMap::new(),
-        finished: vec![None; threads],
-        samples: BTreeMap::new(),
-        next_to_emit: 1,
-        step_total: Recorder::new(plan.op_kinds.len()),
-        kinds: &plan.op_kinds,
-        out: std::io::BufWriter::new(std::fs::File::create(&run.files.intervals)?),
-        step: &plan.name,
-        sampler: run.sampler,
-        origin: clock.warm_end,
-        histograms: Vec::new(),
-    };
+        run.sampler,
+        clock.warm_end,
+        &run.files.intervals,
+    )?;
     let mut counters_before = None;
     // Without warmup, measurement starts before the first operation.
     if plan.warmup.is_zero() {

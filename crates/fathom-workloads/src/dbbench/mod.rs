@@ -106,10 +106,6 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     if !(0.0..=1.0).contains(&compression_ratio) {
         anyhow::bail!("parameter `compression_ratio`: {compression_ratio} is not between 0 and 1");
     }
-    let duration = params.duration(PARAMS, "duration")?;
-    let warmup = params.duration(PARAMS, "warmup")?;
-    let write_rate = params.size(PARAMS, "write_rate")? as f64;
-    let fraction = params.f64(PARAMS, "overwrite_fraction")?;
     let seed = params.seed(PARAMS)?;
     let wanted: Vec<String> = match params.raw(PARAMS, "steps") {
         "all" => STEP_NAMES.iter().map(|s| s.to_string()).collect(),
@@ -138,89 +134,120 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         wal_off: Vec::new(),
         resolved,
     };
-    let timed = |name: &str, clients: usize, kinds: &[OpKind]| StepPlan {
-        name: name.to_string(),
-        clients,
-        duration: Some(duration),
-        ops_per_client: None,
-        warmup,
-        op_kinds: kinds.to_vec(),
-        background: None,
-        ..Default::default()
+    let timing = Timing {
+        num_keys,
+        duration: params.duration(PARAMS, "duration")?,
+        warmup: params.duration(PARAMS, "warmup")?,
+        write_rate: params.size(PARAMS, "write_rate")? as f64,
+        overwrites: num_keys as f64 * params.f64(PARAMS, "overwrite_fraction")?,
     };
     // Steps run in the order given, as db_bench runs `--benchmarks=a,b,c`.
     for name in &wanted {
-        let (plan, work, wal_off) = match name.as_str() {
+        let (plan, work, wal_off) = timing.step(name, clients);
+        d.plans.push(plan);
+        d.work.push(work);
+        d.wal_off.push(wal_off);
+    }
+    Ok(Box::new(d))
+}
+
+/// How the sequence's steps are timed and sized.
+struct Timing {
+    /// Keys fillseq loads.
+    num_keys: u64,
+    duration: Duration,
+    warmup: Duration,
+    /// The background writer's bytes per second.
+    write_rate: f64,
+    /// Keys overwritesome writes, over all clients.
+    overwrites: f64,
+}
+
+impl Timing {
+    /// A step of `duration` (after `warmup`) with `kinds` of operations.
+    fn timed(&self, name: &str, clients: usize, kinds: &[OpKind]) -> StepPlan {
+        StepPlan {
+            name: name.to_string(),
+            clients,
+            duration: Some(self.duration),
+            ops_per_client: None,
+            warmup: self.warmup,
+            op_kinds: kinds.to_vec(),
+            background: None,
+            ..Default::default()
+        }
+    }
+
+    /// A step that runs `ops` operations per client to the end.
+    fn counted(&self, name: &str, clients: usize, ops: u64, kinds: &[OpKind]) -> StepPlan {
+        StepPlan {
+            duration: None,
+            ops_per_client: Some(ops),
+            warmup: Duration::ZERO,
+            ..self.timed(name, clients, kinds)
+        }
+    }
+
+    /// Step `name`'s plan, what its clients do, and whether it runs without the WAL.
+    fn step(&self, name: &str, clients: usize) -> (StepPlan, Work, bool) {
+        match name {
             "fillseq" => (
-                StepPlan {
-                    duration: None,
-                    ops_per_client: Some(num_keys),
-                    warmup: Duration::ZERO,
-                    ..timed(name, 1, &[FILL])
-                },
+                self.counted(name, 1, self.num_keys, &[FILL]),
                 Work::FillSeq,
                 true,
             ),
             "revrange" => (
-                timed(name, 1, &[SEEK]),
+                self.timed(name, 1, &[SEEK]),
                 Work::Seek(Direction::Reverse),
                 false,
             ),
-            "readrandom" => (timed(name, clients, &[GET]), Work::Read, false),
+            "readrandom" => (self.timed(name, clients, &[GET]), Work::Read, false),
             "fwdrange" => (
-                timed(name, clients, &[SEEK]),
+                self.timed(name, clients, &[SEEK]),
                 Work::Seek(Direction::Forward),
                 false,
             ),
             "overwritesome" => {
-                let per_client = ((num_keys as f64 * fraction) / clients as f64)
-                    .round()
-                    .max(1.0) as u64;
-                let plan = StepPlan {
-                    duration: None,
-                    ops_per_client: Some(per_client),
-                    warmup: Duration::ZERO,
-                    ..timed(name, clients, &[PUT])
-                };
-                (plan, Work::Overwrite, false)
+                let per_client = (self.overwrites / clients as f64).round().max(1.0) as u64;
+                (
+                    self.counted(name, clients, per_client, &[PUT]),
+                    Work::Overwrite,
+                    false,
+                )
             }
             "flush" => (
                 StepPlan {
                     duration: None,
                     after: vec![Maintenance::Flush, Maintenance::WaitForCompaction],
                     warmup: Duration::ZERO,
-                    ..timed(name, 0, &[])
+                    ..self.timed(name, 0, &[])
                 },
                 Work::None,
                 false,
             ),
             "revrangewhilewriting" | "fwdrangewhilewriting" | "readwhilewriting" => {
-                let (kind, work) = match name.as_str() {
+                let (kind, work) = match name {
                     "readwhilewriting" => (GET, Work::Read),
                     "revrangewhilewriting" => (SEEK, Work::Seek(Direction::Reverse)),
                     _ => (SEEK, Work::Seek(Direction::Forward)),
                 };
                 let plan = StepPlan {
-                    background: Some(Pace::BytesPerSec(write_rate)),
-                    ..timed(name, clients, &[kind, BACKGROUND_PUT])
+                    background: Some(Pace::BytesPerSec(self.write_rate)),
+                    ..self.timed(name, clients, &[kind, BACKGROUND_PUT])
                 };
                 (plan, work, false)
             }
             "overwriteandwait" => (
                 StepPlan {
                     after: vec![Maintenance::WaitForCompaction],
-                    ..timed(name, clients, &[PUT])
+                    ..self.timed(name, clients, &[PUT])
                 },
                 Work::Overwrite,
                 false,
             ),
-            _ => unreachable!("every step name is matched"),
-        };
-        d.plans.push(plan);
-        d.work.push(work);
-        d.wal_off.push(wal_off);
+            _ => unreachable!("every step name is checked before"),
+        }
     }
-    Ok(Box::new(d))
 }
 
 impl DbBench {

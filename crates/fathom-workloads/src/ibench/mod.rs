@@ -150,8 +150,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         "auto" => Duration::from_secs((60 + rows / 1_000_000).min(1200)),
         _ => params.duration(PARAMS, "settle")?,
     };
-    let commit = |name| positive(params, name).map(|v| v as usize);
-    let per_client = |total: u64| total.div_ceil(dop);
+    let commit = |name: &str| positive(params, name).map(|v| v as usize);
     let seed = params.seed(PARAMS)?;
     let mut resolved = params.resolved(PARAMS);
     resolved.insert("seed".into(), seed.to_string());
@@ -167,66 +166,22 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         resolved,
         current: PerStep::default(),
     };
+    let sizes = Sizes {
+        per_client: |total: u64| total.div_ceil(dop),
+        rows,
+        write_rows,
+        lx_rows: params.u64(PARAMS, "lx_rows")?,
+        deletes,
+        settle,
+        query_secs,
+        dop,
+        ranges: !w.shape.indexes.is_empty(),
+    };
     for name in params.raw(PARAMS, "steps").split(',').map(str::trim) {
-        let load = |rows, batch, deletes| Work::Load {
-            rows: per_client(rows),
-            batch,
-            deletes,
-            create: name == "l.i0",
-        };
-        let (work, plan) = match name {
-            "" => continue,
-            "l.i0" => (
-                load(rows, commit("commit_i0")?, false),
-                StepPlan::default(),
-            ),
-            "l.x" => (
-                Work::Index {
-                    rows: per_client(params.u64(PARAMS, "lx_rows")?),
-                },
-                StepPlan::default(),
-            ),
-            "l.i1" => (
-                load((write_rows * 4).div_ceil(5), commit("commit_i1")?, deletes),
-                StepPlan::default(),
-            ),
-            "l.i2" => (
-                load(write_rows / 5, commit("commit_i2")?, deletes),
-                StepPlan::default(),
-            ),
-            "cleanup" => (
-                Work::Cleanup { settle },
-                StepPlan {
-                    clients: 1,
-                    ..StepPlan::default()
-                },
-            ),
-            q if q.starts_with("qr") || q.starts_with("qp") => {
-                let rate: u64 = q[2..].parse().ok().filter(|r| *r > 0).ok_or_else(|| {
-                    anyhow::anyhow!("parameter `steps`: `{q}` needs a rate, as qr100 or qp500")
-                })?;
-                let point = q.starts_with("qp");
-                if !point && w.shape.indexes.is_empty() {
-                    anyhow::bail!(
-                        "parameter `steps`: `{q}` runs range queries on the secondary indexes; secondary_indexes is 0"
-                    );
-                }
-                (
-                    Work::Query {
-                        point,
-                        batch: commit("commit_q")?.min(rate as usize),
-                    },
-                    StepPlan {
-                        duration: Some(query_secs),
-                        background: Some(Pace::RowsPerSec((rate * dop) as f64)),
-                        ..StepPlan::default()
-                    },
-                )
-            }
-            other => anyhow::bail!(
-                "parameter `steps`: unknown step `{other}`; steps are l.i0, l.x, l.i1, l.i2, cleanup, qr<N>, qp<N>"
-            ),
-        };
+        if name.is_empty() {
+            continue;
+        }
+        let (work, plan) = sizes.step(name, &commit)?;
         w.plans.push(StepPlan {
             name: name.to_string(),
             clients: if plan.clients == 0 {
@@ -243,6 +198,88 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         anyhow::bail!("parameter `steps`: no steps given");
     }
     Ok(Box::new(w))
+}
+
+/// How much each step does.
+struct Sizes<F> {
+    /// A total over all clients, per client.
+    per_client: F,
+    rows: u64,
+    write_rows: u64,
+    lx_rows: u64,
+    deletes: bool,
+    settle: Duration,
+    query_secs: Duration,
+    dop: u64,
+    /// Whether there are secondary indexes for range queries.
+    ranges: bool,
+}
+
+impl<F: Fn(u64) -> u64> Sizes<F> {
+    /// What step `name` does and how it runs; `commit` reads a rows-per-statement parameter.
+    fn step(
+        &self,
+        name: &str,
+        commit: &dyn Fn(&str) -> anyhow::Result<usize>,
+    ) -> anyhow::Result<(Work, StepPlan)> {
+        let load = |rows, batch, deletes| Work::Load {
+            rows: (self.per_client)(rows),
+            batch,
+            deletes,
+            create: name == "l.i0",
+        };
+        Ok(match name {
+            "l.i0" => (load(self.rows, commit("commit_i0")?, false), StepPlan::default()),
+            "l.x" => (
+                Work::Index {
+                    rows: (self.per_client)(self.lx_rows),
+                },
+                StepPlan::default(),
+            ),
+            "l.i1" => (
+                load((self.write_rows * 4).div_ceil(5), commit("commit_i1")?, self.deletes),
+                StepPlan::default(),
+            ),
+            "l.i2" => (
+                load(self.write_rows / 5, commit("commit_i2")?, self.deletes),
+                StepPlan::default(),
+            ),
+            "cleanup" => (
+                Work::Cleanup {
+                    settle: self.settle,
+                },
+                StepPlan {
+                    clients: 1,
+                    ..StepPlan::default()
+                },
+            ),
+            q if q.starts_with("qr") || q.starts_with("qp") => {
+                let rate: u64 = q[2..].parse().ok().filter(|r| *r > 0).ok_or_else(|| {
+                    anyhow::anyhow!("parameter `steps`: `{q}` needs a rate, as qr100 or qp500")
+                })?;
+                let point = q.starts_with("qp");
+                if !point && !self.ranges {
+                    anyhow::bail!(
+                        "parameter `steps`: `{q}` runs range queries on the secondary indexes; secondary_indexes is 0"
+                    );
+                }
+                (
+                    Work::Query {
+                        point,
+                        batch: commit("commit_q")?.min(rate as usize),
+                    },
+                    StepPlan {
+                        duration: Some(self.query_secs),
+                        background: Some(Pace::RowsPerSec((rate * self.dop) as f64)),
+                        ..StepPlan::default()
+                    },
+                )
+            }
+            other => anyhow::bail!(
+                "parameter `steps`: unknown step `{other}`; steps are l.i0, l.x, l.i1, l.i2, cleanup, qr<N>, qp<N>"
+            ),
+        })
+    }
 }
 
 impl Ibench {

@@ -114,17 +114,8 @@ fn zipf(params: &Params, start: i64, end: i64, shape: &str) -> anyhow::Result<Ac
         .map_err(|e| anyhow::anyhow!("parameter `{shape}`: {e}"))
 }
 
-fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
-    params.check("linkbench", PARAMS)?;
-    let start = params.u64(PARAMS, "startid1")? as i64;
-    let end = params.u64(PARAMS, "maxid1")? as i64;
-    if start < 1 || end <= start + 1 {
-        anyhow::bail!("parameters `startid1` and `maxid1`: expected 1 <= startid1 < maxid1 - 1, got {start} and {end}");
-    }
-    let types = params.u64(PARAMS, "link_type_count")? as i64;
-    if types < 1 {
-        anyhow::bail!("parameter `link_type_count`: must be at least 1");
-    }
+/// The original quirks `fix` corrects.
+fn fixes(params: &Params) -> anyhow::Result<Vec<&str>> {
     let fixes: Vec<&str> = params
         .raw(PARAMS, "fix")
         .split(',')
@@ -137,9 +128,11 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
             FIXES.join(", ")
         );
     }
-    let fixed = |f: &str| fixes.contains(&f);
-    let mut cumulative = [0.0; 10];
-    let mut sum = 0.0;
+    Ok(fixes)
+}
+
+/// The request mix's cumulative percentages, in `MIX_ORDER`.
+fn mix(params: &Params) -> anyhow::Result<[f64; 10]> {
     let names = [
         "addlink",
         "deletelink",
@@ -153,6 +146,8 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         "getnode",
     ];
     debug_assert_eq!(names.len(), MIX_ORDER.len());
+    let mut cumulative = [0.0; 10];
+    let mut sum = 0.0;
     for (i, name) in names.iter().enumerate() {
         sum += params.f64(PARAMS, name)?;
         cumulative[i] = sum;
@@ -162,13 +157,18 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
             "parameters addlink..getnode: the operation percentages sum to {sum}, not 100"
         );
     }
+    Ok(cumulative)
+}
+
+/// The request phase's shape: the mix, the access distributions through their shufflers,
+/// payload sizes.
+fn request_shape(
+    params: &Params,
+    graph: &Graph,
+    fixed: &dyn Fn(&str) -> bool,
+) -> anyhow::Result<request::Shape> {
+    let (start, end) = (graph.start, graph.end);
     let n = end - start;
-    let motif_bytes = if fixed("motif_length") {
-        params.u64(PARAMS, "motif_length")?.max(1) as usize
-    } else {
-        motif::ORIGINAL_MOTIF_BYTES
-    };
-    let degrees = Arc::new(degree::Degrees::new(start, end)?);
     let links = request::Shape::shuffler(Kind::Links, n);
     let uncorr = request::Shape::shuffler(Kind::Uncorrelated, n);
     let nodes = request::Shape::shuffler(Kind::Nodes, n);
@@ -183,14 +183,14 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         dist,
         shuffler: Arc::clone(shuffler),
     };
-    let shape = request::Shape {
+    Ok(request::Shape {
         start,
         end,
-        types,
-        degrees: Arc::clone(&degrees),
+        types: graph.types,
+        degrees: Arc::new(degree::Degrees::new(start, end)?),
         fixed_split: fixed("type_split"),
         fixed_update: fixed("update_link"),
-        cumulative,
+        cumulative: mix(params)?,
         history_pct: params.f64(PARAMS, "getlinklist_history")?,
         link_reads: Blend {
             blend: pct("read_uncorr_blend")?,
@@ -205,57 +205,67 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         node_reads: access(zipf(params, start, end, "node_read_shape")?, &nodes),
         node_updates: access(zipf(params, start, end, "node_update_shape")?, &nodes),
         node_deletes: access(AccessDist::Uniform, &nodes),
-        link_datasize: params.f64(PARAMS, "link_datasize")?,
-        node_datasize: params.f64(PARAMS, "node_datasize")?,
+        link_datasize: graph.link_datasize,
+        node_datasize: graph.node_datasize,
         multiget_prob: params.f64(PARAMS, "link_multiget_prob")?,
-        motif_bytes,
-    };
-    let graph = Graph {
+        motif_bytes: graph.motif_bytes,
+    })
+}
+
+/// The graph the load writes.
+fn graph(params: &Params, fixed: &dyn Fn(&str) -> bool) -> anyhow::Result<Graph> {
+    let start = params.u64(PARAMS, "startid1")? as i64;
+    let end = params.u64(PARAMS, "maxid1")? as i64;
+    if start < 1 || end <= start + 1 {
+        anyhow::bail!("parameters `startid1` and `maxid1`: expected 1 <= startid1 < maxid1 - 1, got {start} and {end}");
+    }
+    let types = params.u64(PARAMS, "link_type_count")? as i64;
+    if types < 1 {
+        anyhow::bail!("parameter `link_type_count`: must be at least 1");
+    }
+    Ok(Graph {
         start,
         end,
         types,
         degrees: degree::Degrees::new(start, end)?,
         fixed_split: fixed("type_split"),
-        link_datasize: shape.link_datasize,
-        node_datasize: shape.node_datasize,
+        link_datasize: params.f64(PARAMS, "link_datasize")?,
+        node_datasize: params.f64(PARAMS, "node_datasize")?,
         bulk: params.u64(PARAMS, "bulk_batch")?.max(1) as usize,
-        motif_bytes,
-    };
-    let loaders = match params.u64(PARAMS, "loaders")? as usize {
-        0 => clients.max(1),
-        l => l,
-    };
-    let seed = params.seed(PARAMS)?;
-    let mut resolved = params.resolved(PARAMS);
-    resolved.insert("seed".into(), seed.to_string());
-    let mut w = LinkBench {
-        graph: Arc::new(graph),
-        shape: Arc::new(shape),
-        loaders,
-        chunk_size: params.u64(PARAMS, "loader_chunk_size")?.max(1) as i64,
-        seed,
-        plans: Vec::new(),
-        work: Vec::new(),
-        resolved,
-        current: PerStep::default(),
-    };
+        motif_bytes: if fixed("motif_length") {
+            params.u64(PARAMS, "motif_length")?.max(1) as usize
+        } else {
+            motif::ORIGINAL_MOTIF_BYTES
+        },
+    })
+}
+
+/// The steps `steps` names: the load (its loaders and the node loader), the request parts,
+/// the check.
+fn plans(
+    params: &Params,
+    loaders: usize,
+    clients: usize,
+) -> anyhow::Result<(Vec<StepPlan>, Vec<Work>)> {
     let requests = params.u64(PARAMS, "requests")?;
     let request_steps = params.u64(PARAMS, "request_steps")?.max(1);
+    let mut plans = Vec::new();
+    let mut work = Vec::new();
     for step in params.raw(PARAMS, "steps").split(',').map(str::trim) {
         match step {
             "" => {}
             "load" => {
-                w.plans.push(StepPlan {
+                plans.push(StepPlan {
                     name: "load".into(),
                     clients: loaders + 1,
                     op_kinds: load::KINDS.to_vec(),
                     ..StepPlan::default()
                 });
-                w.work.push(Work::Load);
+                work.push(Work::Load);
             }
             "request" => {
                 for i in 1..=request_steps {
-                    w.plans.push(StepPlan {
+                    plans.push(StepPlan {
                         name: if request_steps == 1 {
                             "request".into()
                         } else {
@@ -268,27 +278,54 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
                         op_kinds: request::KINDS.to_vec(),
                         ..StepPlan::default()
                     });
-                    w.work.push(Work::Request);
+                    work.push(Work::Request);
                 }
             }
             "check" => {
-                w.plans.push(StepPlan {
+                plans.push(StepPlan {
                     name: "check".into(),
                     clients: 1,
                     op_kinds: vec![OpKind::new("CHECK", Role::Check)],
                     ..StepPlan::default()
                 });
-                w.work.push(Work::Check);
+                work.push(Work::Check);
             }
             other => anyhow::bail!(
                 "parameter `steps`: unknown step `{other}`; steps are load, request, check"
             ),
         }
     }
-    if w.plans.is_empty() {
+    if plans.is_empty() {
         anyhow::bail!("parameter `steps`: no steps given");
     }
-    Ok(Box::new(w))
+    Ok((plans, work))
+}
+
+fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
+    params.check("linkbench", PARAMS)?;
+    let fixes = fixes(params)?;
+    let fixed = |f: &str| fixes.contains(&f);
+    let graph = graph(params, &fixed)?;
+    let shape = request_shape(params, &graph, &fixed)?;
+    let loaders = match params.u64(PARAMS, "loaders")? as usize {
+        0 => clients.max(1),
+        l => l,
+    };
+    let seed = params.seed(PARAMS)?;
+    let mut resolved = params.resolved(PARAMS);
+    resolved.insert("seed".into(), seed.to_string());
+    let (plans, work) = plans(params, loaders, clients)?;
+    Ok(Box::new(LinkBench {
+        graph: Arc::new(graph),
+        shape: Arc::new(shape),
+        loaders,
+        chunk_size: params.u64(PARAMS, "loader_chunk_size")?.max(1) as i64,
+        seed,
+        plans,
+        work,
+        resolved,
+        current: PerStep::default(),
+    }))
 }
 
 impl LinkBench {

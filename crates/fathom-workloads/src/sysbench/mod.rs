@@ -106,8 +106,8 @@ fn rand_type(params: &Params) -> anyhow::Result<RandType> {
     })
 }
 
-fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
-    params.check("sysbench", PARAMS)?;
+/// The tables and the statements of an event.
+fn shape(params: &Params) -> anyhow::Result<Shape> {
     let n = |name| -> anyhow::Result<u32> {
         let v = params.u64(PARAMS, name)?;
         u32::try_from(v).map_err(|_| anyhow::anyhow!("parameter `{name}`: {v} is too large"))
@@ -131,6 +131,11 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     if shape.tables == 0 || shape.table_size == 0 {
         anyhow::bail!("parameters `tables` and `table_size` must be at least 1");
     }
+    Ok(shape)
+}
+
+/// The tests `tests` names, in order.
+fn tests(params: &Params, shape: &Shape) -> anyhow::Result<Vec<Test>> {
     let tests: Vec<Test> = params
         .raw(PARAMS, "tests")
         .split(',')
@@ -149,6 +154,13 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     if tests.contains(&Test::RandomPoints) && shape.tables != 1 {
         anyhow::bail!("parameter `tests`: select_random_points needs tables=1 (as sysbench)");
     }
+    Ok(tests)
+}
+
+fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
+    params.check("sysbench", PARAMS)?;
+    let shape = shape(params)?;
+    let tests = tests(params, &shape)?;
     let batch = params.u64(PARAMS, "batch")?.max(1) as i64;
     let duration = params.duration(PARAMS, "duration")?;
     let warmup = params.duration(PARAMS, "warmup")?;
