@@ -5,23 +5,17 @@
 
 use crate::group::{median_step, series};
 use crate::table::{num, opt, Table};
+use fathom_core::kind::OpKind;
 use fathom_core::recorder::Latency;
 use fathom_core::result::StepSummary;
 use fathom_core::store::LoadedRun;
+use fathom_workloads::linkbench::{CHECK, LOAD_KINDS, REQUEST_KINDS};
 
-/// Request operations in LinkBench's enum order.
-const OPS: &[&str] = &[
-    "ADD_NODE",
-    "UPDATE_NODE",
-    "DELETE_NODE",
-    "GET_NODE",
-    "ADD_LINK",
-    "DELETE_LINK",
-    "UPDATE_LINK",
-    "COUNT_LINK",
-    "MULTIGET_LINK",
-    "GET_LINKS_LIST",
-];
+/// Request operations in LinkBench's enum order, the load's bulk kinds and the check, as the
+/// workload declares them.
+const OPS: &[OpKind] = REQUEST_KINDS;
+const NODES: &str = LOAD_KINDS[0].name;
+const LINKS: &str = LOAD_KINDS[1].name;
 
 /// Java's `#.##`/`#.###`: at most `decimals`, no trailing zeros.
 fn java_decimal(x: f64, decimals: usize) -> String {
@@ -72,11 +66,11 @@ pub fn latency_line(op: &str, count: u64, l: &Latency) -> String {
 }
 
 fn is_load(s: &StepSummary) -> bool {
-    s.by_op.contains_key("LOAD_LINKS_BULK") || s.by_op.contains_key("LOAD_NODE_BULK")
+    s.by_op.contains_key(LINKS) || s.by_op.contains_key(NODES)
 }
 
 fn is_request(s: &StepSummary) -> bool {
-    OPS.iter().any(|op| s.by_op.contains_key(*op))
+    OPS.iter().any(|op| s.by_op.contains_key(op.name))
 }
 
 /// The load of every setup: nodes, links, links per node, seconds, links/s, and per node
@@ -110,7 +104,7 @@ pub fn load_table(runs: &[LoadedRun]) -> Option<Table> {
         }
         let m = median_step(&reps);
         let rows_of = |kind: &str| m.by_op.get(kind).map_or(0, |o| o.rows);
-        let (nodes, links) = (rows_of("LOAD_NODE_BULK"), rows_of("LOAD_LINKS_BULK"));
+        let (nodes, links) = (rows_of(NODES), rows_of(LINKS));
         let secs = m.seconds.max(f64::MIN_POSITIVE);
         // Per-op figures are per bulk batch; per node is that times batches over nodes.
         let per_node = |x: Option<f64>| {
@@ -156,7 +150,7 @@ pub fn render(runs: &[LoadedRun]) -> String {
             for step in &run.steps {
                 if is_load(step) {
                     let rows_of = |k: &str| step.by_op.get(k).map_or(0, |o| o.rows);
-                    let (nodes, links) = (rows_of("LOAD_NODE_BULK"), rows_of("LOAD_LINKS_BULK"));
+                    let (nodes, links) = (rows_of(NODES), rows_of(LINKS));
                     let expected = run
                         .manifest
                         .params
@@ -173,8 +167,8 @@ pub fn render(runs: &[LoadedRun]) -> String {
                 } else if is_request(step) {
                     out += &format!("[{}]\n", step.step);
                     for op in OPS {
-                        if let Some(o) = step.by_op.get(*op) {
-                            out += &latency_line(op, o.ops, &o.latency_us);
+                        if let Some(o) = step.by_op.get(op.name) {
+                            out += &latency_line(op.name, o.ops, &o.latency_us);
                             out += "\n";
                         }
                     }
@@ -185,7 +179,7 @@ pub fn render(runs: &[LoadedRun]) -> String {
                         ms / 1000,
                         (1000 * step.ops).checked_div(ms).unwrap_or(0)
                     );
-                } else if step.by_op.contains_key("CHECK") {
+                } else if step.by_op.contains_key(CHECK.name) {
                     out += &format!(
                         "CONSISTENCY CHECK PASSED. Every count row equals its visible links ({:.1} seconds).\n",
                         step.seconds.max(step.window_seconds)
@@ -211,11 +205,11 @@ pub fn exact_table(runs: &[LoadedRun]) -> Option<Table> {
             }
             let m = median_step(&reps);
             for op in OPS {
-                if let Some(o) = m.by_op.get(*op) {
+                if let Some(o) = m.by_op.get(op.name) {
                     let l = &o.latency_us;
                     t.push(vec![
                         name.to_string(),
-                        op.to_string(),
+                        op.name.to_string(),
                         o.ops.to_string(),
                         num(l.p50),
                         num(l.p99),

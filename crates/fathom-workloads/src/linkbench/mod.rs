@@ -24,7 +24,10 @@ use fathom_core::driver::{Client, Done, StepPlan};
 use fathom_core::family::Db;
 use fathom_core::kind::{OpKind, Role};
 use fathom_core::kv::SessionOptions;
-pub use load::now_ms;
+pub use load::{now_ms, KINDS as LOAD_KINDS};
+pub use request::KINDS as REQUEST_KINDS;
+/// The consistency check's one operation.
+pub const CHECK: OpKind = OpKind::new("CHECK", Role::Check);
 use load::{Chunks, Graph, LinkLoader, NodeLoader};
 use model::Store;
 use request::{Access, AccessDist, Blend, Requester, MIX_ORDER};
@@ -285,7 +288,7 @@ fn plans(
                 plans.push(StepPlan {
                     name: "check".into(),
                     clients: 1,
-                    op_kinds: vec![OpKind::new("CHECK", Role::Check)],
+                    op_kinds: vec![CHECK],
                     ..StepPlan::default()
                 });
                 work.push(Work::Check);
