@@ -106,70 +106,79 @@ impl<'c> Starts<'c> {
     }
 }
 
-/// One client's loop: an operation at a time until the step ends, its recorder handed to the
-/// collector at each interval boundary.
-struct ClientLoop<'c> {
-    thread: usize,
-    clock: &'c Clock<'c>,
-    tx: mpsc::Sender<Msg>,
+/// Where a client's loop stood when it ended.
+struct Ended {
     rec: Recorder,
     epoch: usize,
+    /// When its first measured operation started.
     measured_from: Option<Instant>,
 }
 
-impl ClientLoop<'_> {
-    fn run(&mut self, client: &mut dyn Client) -> anyhow::Result<()> {
-        let clock = self.clock;
-        let mut starts = Starts::of(clock, self.thread);
-        let mut done = 0u64;
-        let mut prev = Instant::now();
-        loop {
-            if clock.stop.load(Ordering::Relaxed) || interrupt::requested() {
-                return Ok(());
-            }
-            let epoch = clock.epoch.load(Ordering::Relaxed);
-            if epoch != self.epoch {
-                let rec = self.rec.take();
-                let _ = self.tx.send(Msg::Snapshot {
-                    thread: self.thread,
-                    epoch: self.epoch,
-                    rec,
-                });
-                self.epoch = epoch;
-                prev = Instant::now();
-            }
-            if clock.plan.ops_per_client.is_some_and(|n| done >= n) {
-                return Ok(());
-            }
-            // Closed loop: an operation starts when the previous one ended (one clock read per
-            // operation, as db_bench measures). Open loop: at its intended start, so time spent
-            // queued behind a slow operation counts as latency.
-            let start = match starts.next() {
-                Some(at) => {
-                    sleep_until(at);
-                    if at >= clock.warm_end {
-                        self.rec
-                            .record_queue(Instant::now().saturating_duration_since(at));
-                    }
-                    at
-                }
-                None => prev,
-            };
-            if clock.deadline.is_some_and(|d| start >= d) {
-                return Ok(());
-            }
-            let Some(op) = client.next()? else {
-                return Ok(());
-            };
-            let end = Instant::now();
-            done += 1;
-            if start >= clock.warm_end {
-                self.measured_from.get_or_insert(start);
-                self.rec.record_done(&op, end - start);
-            }
-            prev = end;
+/// One client's loop: an operation at a time until the step ends, its recorder handed to the
+/// collector at each interval boundary. Everything the loop touches per operation is a local.
+fn client_loop(
+    thread: usize,
+    client: &mut dyn Client,
+    clock: &Clock<'_>,
+    tx: &mpsc::Sender<Msg>,
+    ended: &mut Ended,
+) -> anyhow::Result<()> {
+    let mut starts = Starts::of(clock, thread);
+    let (max_ops, deadline, warm_end) = (clock.plan.ops_per_client, clock.deadline, clock.warm_end);
+    let rec = &mut ended.rec;
+    let mut my_epoch = 0usize;
+    let mut measured_from = None;
+    let mut done = 0u64;
+    let mut prev = Instant::now();
+    let result = loop {
+        if clock.stop.load(Ordering::Relaxed) || interrupt::requested() {
+            break Ok(());
         }
-    }
+        let epoch = clock.epoch.load(Ordering::Relaxed);
+        if epoch != my_epoch {
+            let _ = tx.send(Msg::Snapshot {
+                thread,
+                epoch: my_epoch,
+                rec: rec.take(),
+            });
+            my_epoch = epoch;
+            prev = Instant::now();
+        }
+        if max_ops.is_some_and(|n| done >= n) {
+            break Ok(());
+        }
+        // Closed loop: an operation starts when the previous one ended (one clock read per
+        // operation, as db_bench measures). Open loop: at its intended start, so time spent
+        // queued behind a slow operation counts as latency.
+        let start = match starts.next() {
+            Some(at) => {
+                sleep_until(at);
+                if at >= warm_end {
+                    rec.record_queue(Instant::now().saturating_duration_since(at));
+                }
+                at
+            }
+            None => prev,
+        };
+        if deadline.is_some_and(|d| start >= d) {
+            break Ok(());
+        }
+        let op = match client.next() {
+            Ok(Some(op)) => op,
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(e),
+        };
+        let end = Instant::now();
+        done += 1;
+        if start >= warm_end {
+            measured_from.get_or_insert(start);
+            rec.record_done(&op, end - start);
+        }
+        prev = end;
+    };
+    ended.epoch = my_epoch;
+    ended.measured_from = measured_from;
+    result
 }
 
 /// Runs one client until the step ends, then hands the client back: it is dropped only after
@@ -181,29 +190,28 @@ fn client_thread<'c>(
     clock: &Clock<'_>,
     tx: mpsc::Sender<Msg>,
 ) -> Box<dyn Client + 'c> {
-    let mut lp = ClientLoop {
-        thread,
-        clock,
-        tx,
+    let mut ended = Ended {
         rec: Recorder::new(clock.plan.op_kinds.len()),
         epoch: 0,
         measured_from: None,
     };
-    match lp.run(client.as_mut()) {
+    match client_loop(thread, client.as_mut(), clock, &tx, &mut ended) {
         Ok(()) => {
-            let ended = Instant::now();
-            let busy = lp.measured_from.map_or(Duration::ZERO, |from| ended - from);
-            let _ = lp.tx.send(Msg::Final {
+            let end = Instant::now();
+            let busy = ended
+                .measured_from
+                .map_or(Duration::ZERO, |from| end - from);
+            let _ = tx.send(Msg::Final {
                 thread,
-                epoch: lp.epoch,
-                rec: lp.rec.take(),
+                epoch: ended.epoch,
+                rec: ended.rec.take(),
                 busy,
-                ended,
+                ended: end,
             });
         }
         Err(error) => {
             clock.stop.store(true, Ordering::Relaxed);
-            let _ = lp.tx.send(Msg::Failed { thread, error });
+            let _ = tx.send(Msg::Failed { thread, error });
         }
     }
     client
