@@ -15,20 +15,23 @@ pub mod table;
 
 use fathom_core::store::LoadedRun;
 
-/// Output formats of `fathom report`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Output formats of `fathom report` (names and aliases as the command line takes them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     Text,
+    #[value(name = "md", alias = "markdown")]
     Markdown,
     Csv,
     Json,
     /// db_bench's `report.tsv` columns.
+    #[value(name = "dbbench", alias = "tsv")]
     DbBench,
     /// One self-contained page with SVG charts.
     Html,
     /// sysbench's interval lines and statistics blocks.
     Sysbench,
     /// LinkBench's load line, per-operation latency lines and completion lines.
+    #[value(name = "linkbench")]
     LinkBench,
 }
 
@@ -50,27 +53,6 @@ impl Default for ReportOptions {
             base: None,
             threshold: 0.03,
         }
-    }
-}
-
-impl std::str::FromStr for Format {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Ok(match s {
-            "text" => Format::Text,
-            "md" | "markdown" => Format::Markdown,
-            "csv" => Format::Csv,
-            "json" => Format::Json,
-            "dbbench" | "tsv" => Format::DbBench,
-            "html" => Format::Html,
-            "sysbench" => Format::Sysbench,
-            "linkbench" => Format::LinkBench,
-            other => {
-                return Err(format!(
-                "unknown format `{other}`; formats: text, md, csv, json, dbbench, sysbench, linkbench, html"
-            ))
-            }
-        })
     }
 }
 

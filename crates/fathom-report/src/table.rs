@@ -69,19 +69,13 @@ impl Table {
     }
 
     pub fn csv(&self) -> String {
-        let quote = |c: &String| {
-            if c.contains([',', '"', '\n']) {
-                format!("\"{}\"", c.replace('"', "\"\""))
-            } else {
-                c.clone()
-            }
-        };
-        let row = |cells: &[String]| cells.iter().map(quote).collect::<Vec<_>>().join(",") + "\n";
-        let mut out = row(&self.header);
-        for r in &self.rows {
-            out += &row(r);
+        let mut w = csv::Writer::from_writer(Vec::new());
+        for record in std::iter::once(&self.header).chain(&self.rows) {
+            w.write_record(record)
+                .expect("writing CSV to memory cannot fail");
         }
-        out
+        let bytes = w.into_inner().expect("flushing CSV to memory cannot fail");
+        String::from_utf8(bytes).expect("the cells are UTF-8")
     }
 }
 
