@@ -24,14 +24,43 @@ pub enum Maintenance {
     WaitForCompaction,
 }
 
+/// Who an opened engine is and where its data lives: what every engine answers the same way.
+#[derive(Clone, Debug, Default)]
+pub struct Identity {
+    /// The engine's name (`rocksdb`).
+    pub name: String,
+    /// The engine's exact version (`11.8.1`).
+    pub version: String,
+    /// Directories holding the database, for size and device sampling.
+    pub data_dirs: Vec<PathBuf>,
+}
+
+impl Identity {
+    pub fn new(name: &str, version: String, data_dirs: Vec<PathBuf>) -> Identity {
+        Identity {
+            name: name.to_string(),
+            version,
+            data_dirs,
+        }
+    }
+}
+
 /// An engine or server under test, as the driver and samplers see it.
 pub trait Target: Send + Sync {
+    /// The engine's identity, kept since it opened.
+    fn identity(&self) -> &Identity;
     /// The engine's name (`rocksdb`).
-    fn name(&self) -> &str;
+    fn name(&self) -> &str {
+        &self.identity().name
+    }
     /// The engine's exact version (`11.8.1`).
-    fn version(&self) -> String;
+    fn version(&self) -> String {
+        self.identity().version.clone()
+    }
     /// Directories holding the database, for size and device sampling.
-    fn data_dirs(&self) -> Vec<PathBuf>;
+    fn data_dirs(&self) -> Vec<PathBuf> {
+        self.identity().data_dirs.clone()
+    }
     /// Processes whose CPU and memory are the engine's: the harness itself when embedded.
     fn pids(&self) -> Vec<u32> {
         vec![std::process::id()]

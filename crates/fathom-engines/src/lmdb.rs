@@ -6,12 +6,11 @@ use crate::settings::{self, SettingSpec};
 use crate::{EngineConfig, EngineEntry};
 use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, KvTxn, SessionOptions, TxnEnd};
 use fathom_core::result::EngineStats;
-use fathom_core::target::{delta, Counters, Maintenance, Target};
+use fathom_core::target::{delta, Counters, Identity, Maintenance, Target};
 use heed::types::Bytes;
 use heed::{Database, Env, EnvFlags, EnvOpenOptions, RwTxn};
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::path::PathBuf;
 
 const SETTINGS: &[SettingSpec] = &[
     SettingSpec {
@@ -59,7 +58,7 @@ fn version() -> anyhow::Result<String> {
 pub struct Lmdb {
     env: Env,
     db: Database<Bytes, Bytes>,
-    dir: PathBuf,
+    id: Identity,
     flags: String,
 }
 
@@ -106,22 +105,18 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     Ok(Box::new(Lmdb {
         env,
         db,
-        dir: config.data_dir.clone(),
+        id: Identity::new(
+            "lmdb",
+            version().unwrap_or_default(),
+            vec![config.data_dir.clone()],
+        ),
         flags: names.join(","),
     }))
 }
 
 impl Target for Lmdb {
-    fn name(&self) -> &str {
-        "lmdb"
-    }
-
-    fn version(&self) -> String {
-        version().unwrap_or_default()
-    }
-
-    fn data_dirs(&self) -> Vec<PathBuf> {
-        vec![self.dir.clone()]
+    fn identity(&self) -> &Identity {
+        &self.id
     }
 
     fn counters(&self) -> Counters {

@@ -9,7 +9,7 @@ use crate::settings::{self, SettingSpec};
 use crate::{EngineConfig, EngineEntry, Opener};
 use anyhow::Context;
 use fathom_core::sql::{Dialect, Outcome, SqlConn, SqlEngine, SqlError, Stmt, Value};
-use fathom_core::target::{Counters, Maintenance, Target};
+use fathom_core::target::{Counters, Identity, Maintenance, Target};
 use mysql::prelude::Queryable;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -163,8 +163,7 @@ pub struct MariaDb {
     opts: mysql::Opts,
     managed: server::Managed,
     pids: Vec<u32>,
-    data_dirs: Vec<PathBuf>,
-    version: String,
+    id: Identity,
     admin: Mutex<mysql::Conn>,
     effective: BTreeMap<String, String>,
 }
@@ -242,8 +241,7 @@ impl MariaDb {
             opts: base.db_name(Some(DATABASE)).into(),
             pids: vec![server.pid()],
             managed: server::Managed::new(server, sock_dir),
-            data_dirs: vec![config.data_dir.clone()],
-            version,
+            id: Identity::new(flavor.name, version, vec![config.data_dir.clone()]),
             admin: Mutex::new(admin),
             effective: BTreeMap::new(),
         })
@@ -272,12 +270,15 @@ impl MariaDb {
                 .into(),
             managed: server::Managed::default(),
             pids,
-            data_dirs: datadir
-                .map(PathBuf::from)
-                .filter(|d| d.exists())
-                .into_iter()
-                .collect(),
-            version,
+            id: Identity::new(
+                flavor.name,
+                version,
+                datadir
+                    .map(PathBuf::from)
+                    .filter(|d| d.exists())
+                    .into_iter()
+                    .collect(),
+            ),
             admin: Mutex::new(admin),
             effective: BTreeMap::new(),
         })
@@ -362,15 +363,10 @@ const STATUS: &[&str] = &[
 ];
 
 impl Target for MariaDb {
-    fn name(&self) -> &str {
-        self.flavor.name
+    fn identity(&self) -> &Identity {
+        &self.id
     }
-    fn version(&self) -> String {
-        self.version.clone()
-    }
-    fn data_dirs(&self) -> Vec<PathBuf> {
-        self.data_dirs.clone()
-    }
+
     fn pids(&self) -> Vec<u32> {
         self.pids.clone()
     }

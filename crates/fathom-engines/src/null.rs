@@ -3,7 +3,7 @@
 
 use crate::{EngineConfig, EngineEntry};
 use fathom_core::kv::{Direction, KvEngine, KvSession, KvTxn, SessionOptions, TxnEnd};
-use fathom_core::target::Target;
+use fathom_core::target::{Identity, Target};
 use std::path::PathBuf;
 
 pub const ENTRY: EngineEntry = EngineEntry {
@@ -29,31 +29,25 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
             config.options
         );
     }
-    Ok(Box::new(Null {
-        dir: config.data_dir.clone(),
-    }))
+    Ok(Box::new(Null::new(config.data_dir.clone())))
 }
 
 pub struct Null {
-    dir: PathBuf,
+    id: Identity,
 }
 
 impl Null {
     /// A null engine for calibration, outside the registry's validation.
     pub fn new(dir: PathBuf) -> Null {
-        Null { dir }
+        Null {
+            id: Identity::new("null", version().unwrap_or_default(), vec![dir]),
+        }
     }
 }
 
 impl Target for Null {
-    fn name(&self) -> &str {
-        "null"
-    }
-    fn version(&self) -> String {
-        version().unwrap_or_default()
-    }
-    fn data_dirs(&self) -> Vec<PathBuf> {
-        vec![self.dir.clone()]
+    fn identity(&self) -> &Identity {
+        &self.id
     }
 }
 

@@ -8,7 +8,7 @@ use crate::settings::{self, SettingSpec};
 use crate::{EngineConfig, EngineEntry, Opener};
 use anyhow::Context;
 use fathom_core::sql::{Dialect, Outcome, SqlConn, SqlEngine, SqlError, Stmt, Value};
-use fathom_core::target::{Counters, Maintenance, Target};
+use fathom_core::target::{Counters, Identity, Maintenance, Target};
 use postgres::types::{FromSql, ToSql, Type};
 use postgres::{Client, NoTls};
 use std::collections::BTreeMap;
@@ -156,8 +156,7 @@ pub struct Postgres {
     url: String,
     managed: server::Managed,
     pids: Vec<u32>,
-    data_dirs: Vec<PathBuf>,
-    version: String,
+    id: Identity,
     admin: Mutex<Client>,
     effective: BTreeMap<String, String>,
 }
@@ -227,8 +226,7 @@ impl Postgres {
             ),
             pids: vec![server.pid()],
             managed: server::Managed::new(server, sock_dir),
-            data_dirs: vec![config.data_dir.clone()],
-            version,
+            id: Identity::new("postgres", version, vec![config.data_dir.clone()]),
             admin: Mutex::new(admin),
             effective: BTreeMap::new(),
         })
@@ -252,8 +250,11 @@ impl Postgres {
             url: url.to_string(),
             managed: server::Managed::default(),
             pids,
-            data_dirs: datadir.filter(|d| d.exists()).into_iter().collect(),
-            version,
+            id: Identity::new(
+                "postgres",
+                version,
+                datadir.filter(|d| d.exists()).into_iter().collect(),
+            ),
             admin: Mutex::new(admin),
             effective: BTreeMap::new(),
         })
@@ -295,15 +296,10 @@ fn admin_version(admin: &mut Client) -> String {
 }
 
 impl Target for Postgres {
-    fn name(&self) -> &str {
-        "postgres"
+    fn identity(&self) -> &Identity {
+        &self.id
     }
-    fn version(&self) -> String {
-        self.version.clone()
-    }
-    fn data_dirs(&self) -> Vec<PathBuf> {
-        self.data_dirs.clone()
-    }
+
     fn pids(&self) -> Vec<u32> {
         self.pids.clone()
     }

@@ -10,7 +10,7 @@ use fathom_core::capability::{Need, Offer};
 use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, KvTxn, SessionOptions, TxnEnd};
 use fathom_core::result::EngineStats;
 use fathom_core::retry::EngineError;
-use fathom_core::target::{delta, Counters, Maintenance, Target};
+use fathom_core::target::{delta, Counters, Identity, Maintenance, Target};
 use rocksdb::statistics::{Histogram, Ticker};
 use rocksdb::{
     BlockBasedOptions, Cache, DBAccess, DBCompactionStyle, DBRawIteratorWithThreadMode,
@@ -18,7 +18,7 @@ use rocksdb::{
     WaitForCompactOptions, WriteBatchWithTransaction, WriteOptions, DB,
 };
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 const SETTINGS: &[SettingSpec] = &[
@@ -120,10 +120,9 @@ macro_rules! on_db {
 pub struct RocksDb {
     db: Arc<Handle>,
     options: Options,
-    dir: PathBuf,
+    id: Identity,
     wal: bool,
     sync: bool,
-    version: String,
     effective: BTreeMap<String, String>,
 }
 
@@ -185,10 +184,9 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     Ok(Box::new(RocksDb {
         db: Arc::new(db),
         options: opts,
-        dir: config.data_dir.clone(),
+        id: Identity::new("rocksdb", version, vec![config.data_dir.clone()]),
         wal,
         sync,
-        version,
         effective,
     }))
 }
@@ -255,16 +253,8 @@ const HISTOGRAM_SUMS: &[(&str, Histogram)] = &[
 use fathom_core::units::GIB as GB;
 
 impl Target for RocksDb {
-    fn name(&self) -> &str {
-        "rocksdb"
-    }
-
-    fn version(&self) -> String {
-        self.version.clone()
-    }
-
-    fn data_dirs(&self) -> Vec<PathBuf> {
-        vec![self.dir.clone()]
+    fn identity(&self) -> &Identity {
+        &self.id
     }
 
     fn counters(&self) -> Counters {

@@ -6,7 +6,7 @@ use crate::settings::{self, SettingSpec};
 use crate::{EngineConfig, EngineEntry};
 use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, KvTxn, SessionOptions, TxnEnd};
 use fathom_core::result::EngineStats;
-use fathom_core::target::{delta, Counters, Maintenance, Target};
+use fathom_core::target::{delta, Counters, Identity, Maintenance, Target};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -55,6 +55,7 @@ const FILE: &str = "fathom.sqlite";
 
 pub struct Sqlite {
     dir: PathBuf,
+    id: Identity,
     pragmas: Vec<String>,
     /// A connection of the engine's own, for statistics and checkpoints.
     admin: Mutex<Connection>,
@@ -135,6 +136,11 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     )?;
     Ok(Box::new(Sqlite {
         dir: config.data_dir.clone(),
+        id: Identity::new(
+            "sqlite",
+            version().unwrap_or_default(),
+            vec![config.data_dir.clone()],
+        ),
         pragmas,
         admin: Mutex::new(admin),
     }))
@@ -151,16 +157,8 @@ impl Sqlite {
 }
 
 impl Target for Sqlite {
-    fn name(&self) -> &str {
-        "sqlite"
-    }
-
-    fn version(&self) -> String {
-        version().unwrap_or_default()
-    }
-
-    fn data_dirs(&self) -> Vec<PathBuf> {
-        vec![self.dir.clone()]
+    fn identity(&self) -> &Identity {
+        &self.id
     }
 
     fn counters(&self) -> Counters {

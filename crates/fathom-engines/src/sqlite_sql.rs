@@ -5,7 +5,7 @@
 use crate::sqlite::{connect, pragmas, SETTINGS};
 use crate::{EngineConfig, EngineEntry, Opener};
 use fathom_core::sql::{Dialect, Outcome, SqlConn, SqlEngine, SqlError, Stmt, Value};
-use fathom_core::target::{Counters, Maintenance, Target};
+use fathom_core::target::{Counters, Identity, Maintenance, Target};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ToSql};
 use std::path::PathBuf;
@@ -34,7 +34,11 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
     let path = config.data_dir.join(FILE);
     let admin = connect(&path, &pragmas)?;
     Ok(Box::new(SqliteSql {
-        dir: config.data_dir.clone(),
+        id: Identity::new(
+            "sqlite-sql",
+            version().unwrap_or_default(),
+            vec![config.data_dir.clone()],
+        ),
         path,
         pragmas,
         admin: Mutex::new(admin),
@@ -42,22 +46,17 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
 }
 
 pub struct SqliteSql {
-    dir: PathBuf,
+    id: Identity,
     path: PathBuf,
     pragmas: Vec<String>,
     admin: Mutex<Connection>,
 }
 
 impl Target for SqliteSql {
-    fn name(&self) -> &str {
-        "sqlite-sql"
+    fn identity(&self) -> &Identity {
+        &self.id
     }
-    fn version(&self) -> String {
-        version().unwrap_or_default()
-    }
-    fn data_dirs(&self) -> Vec<PathBuf> {
-        vec![self.dir.clone()]
-    }
+
     fn counters(&self) -> Counters {
         let admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
         admin

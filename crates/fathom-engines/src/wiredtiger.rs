@@ -8,10 +8,9 @@ use crate::{EngineConfig, EngineEntry};
 use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, KvTxn, SessionOptions, TxnEnd};
 use fathom_core::result::EngineStats;
 use fathom_core::retry::EngineError;
-use fathom_core::target::{delta, Counters, Maintenance, Target};
+use fathom_core::target::{delta, Counters, Identity, Maintenance, Target};
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
-use std::path::PathBuf;
 use std::ptr;
 
 #[allow(
@@ -101,9 +100,8 @@ fn check(code: c_int, what: &str) -> anyhow::Result<()> {
 
 pub struct WiredTiger {
     conn: *mut ffi::WT_CONNECTION,
-    dir: PathBuf,
+    id: Identity,
     uri: CString,
-    version: String,
     config: String,
     /// A session of the engine's own, for checkpoints and statistics.
     admin: std::sync::Mutex<SessionHandle>,
@@ -148,9 +146,8 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     );
     let mut engine = WiredTiger {
         conn,
-        dir: config.data_dir.clone(),
+        id: Identity::new("wiredtiger", version()?, vec![config.data_dir.clone()]),
         uri,
-        version: version()?,
         config: format!("{conn_config} | table: {table}"),
         admin: std::sync::Mutex::new(SessionHandle(ptr::null_mut())),
     };
@@ -249,16 +246,8 @@ const STATS: &[(&str, &str)] = &[
 use fathom_core::units::GIB as GB;
 
 impl Target for WiredTiger {
-    fn name(&self) -> &str {
-        "wiredtiger"
-    }
-
-    fn version(&self) -> String {
-        self.version.clone()
-    }
-
-    fn data_dirs(&self) -> Vec<PathBuf> {
-        vec![self.dir.clone()]
+    fn identity(&self) -> &Identity {
+        &self.id
     }
 
     fn counters(&self) -> Counters {

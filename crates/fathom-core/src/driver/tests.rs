@@ -3,17 +3,11 @@
 use super::*;
 use crate::result::IntervalRecord;
 
-struct NoEngine(PathBuf);
+struct NoEngine(crate::target::Identity);
 
 impl Target for NoEngine {
-    fn name(&self) -> &str {
-        "none"
-    }
-    fn version(&self) -> String {
-        "0".into()
-    }
-    fn data_dirs(&self) -> Vec<PathBuf> {
-        vec![self.0.clone()]
+    fn identity(&self) -> &crate::target::Identity {
+        &self.0
     }
 }
 
@@ -64,7 +58,11 @@ fn run_clients(
     background: Option<Box<dyn Client>>,
 ) -> StepSummary {
     let dir = tempfile::tempdir().unwrap();
-    let target = NoEngine(dir.path().to_path_buf());
+    let target = NoEngine(crate::target::Identity::new(
+        "none",
+        "0".into(),
+        vec![dir.path().to_path_buf()],
+    ));
     let sampler = Sampler::new(target.data_dirs(), target.pids());
     let mut seen = |_: &IntervalRecord| {};
     run_step(StepRun {
