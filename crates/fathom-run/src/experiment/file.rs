@@ -263,4 +263,19 @@ params = { num_keys = 1000, steps = "fillseq" }
         let e = err(&GOOD.replace("repeats = 2", "repeats = 2\ninterval = \"10ms\""));
         assert!(e.contains("interval: at least 100ms"), "{e}");
     }
+
+    /// Every experiment the repository ships resolves (engines, settings, parameters, needs).
+    #[test]
+    fn the_repositorys_experiments_resolve() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+        let mut n = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                Experiment::load(&path, None).unwrap_or_else(|e| panic!("{e:#}"));
+                n += 1;
+            }
+        }
+        assert!(n >= 9, "found {n} experiment files in {}", dir.display());
+    }
 }
