@@ -3,6 +3,7 @@
 
 pub mod capability;
 pub mod cgroup;
+pub mod combine;
 pub mod driver;
 pub mod family;
 pub mod interrupt;

@@ -3,10 +3,9 @@
 //! Operations and throughput add up; the client hosts' per-operation costs are their sum over
 //! the total operations; database size and RSS are the largest any host saw.
 
+use crate::combine::{combine, Rule};
 use crate::recorder::{new_histogram, Latency};
-use crate::result::{
-    Background, IntervalRecord, OpSummary, PerOp, RunManifest, RunStatus, StepSummary,
-};
+use crate::result::{IntervalRecord, RunManifest, RunStatus, StepSummary};
 use crate::store::{LoadedRun, RunDir};
 use anyhow::Context;
 use base64::Engine as _;
@@ -72,21 +71,27 @@ fn write_log(path: &Path, step: &str, logged: &Logged) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Σ(x × ops) / Σ ops over the parts, `None` if any part lacks the figure.
-fn weighted(parts: &[(u64, Option<f64>)]) -> Option<f64> {
-    let total: u64 = parts.iter().map(|p| p.0).sum();
-    if total == 0 {
-        return None;
+/// How hosts' figures combine: operations and rates add up, database size, RSS and times are
+/// the largest any host saw, idle CPU the least, per-operation costs are weighted by each
+/// host's operations, and the rest (host rates, engine statistics, the query mix) is the
+/// first host's. Latency is not combined: it comes from the merged histograms.
+fn merge_rule(path: &str) -> Rule {
+    let leaf = path.rsplit('.').next().unwrap_or(path);
+    match path {
+        "clients" | "ops" | "ops_per_sec" | "mb_per_sec" | "retries_per_sec" | "retries"
+        | "rows" | "rows_per_sec" | "arrival_rate" => Rule::Sum,
+        p if p.starts_with("background.") => Rule::Sum,
+        p if p.starts_with("by_op.") && matches!(leaf, "ops" | "bytes" | "rows") => Rule::Sum,
+        "seconds" | "rss_gb" | "maintenance_seconds" | "window_seconds" | "host.steal_pct" => {
+            Rule::Max
+        }
+        p if p.starts_with("db_gb.") => Rule::Max,
+        "host.idle_pct" | "started_at" => Rule::Min,
+        "usec_op" | "harness_ns_per_op" => Rule::ByOps,
+        p if p.starts_with("per_op.") => Rule::ByOps,
+        "interrupted" => Rule::Median,
+        _ => Rule::First,
     }
-    let mut sum = 0.0;
-    for (ops, v) in parts {
-        sum += (*v)? * *ops as f64;
-    }
-    Some(sum / total as f64)
-}
-
-fn merged_per_op(parts: &[(u64, &PerOp)]) -> PerOp {
-    PerOp::from_fields(|g| weighted(&parts.iter().map(|(n, p)| (*n, g(p))).collect::<Vec<_>>()))
 }
 
 fn merge_step(
@@ -118,118 +123,31 @@ fn merge_step(
             all.len()
         );
     }
-    let w = |g: fn(&StepSummary) -> Option<f64>| {
-        weighted(&parts.iter().map(|s| (s.ops, g(s))).collect::<Vec<_>>())
-    };
-    let mut by_op = BTreeMap::new();
-    for (kind, h) in &kinds {
-        let (n, bytes, rows) = parts
-            .iter()
-            .filter_map(|s| s.by_op.get(*kind))
-            .fold((0, 0, 0), |(n, b, r), o| {
-                (n + o.ops, b + o.bytes, r + o.rows)
-            });
-        by_op.insert(
-            kind.to_string(),
-            OpSummary {
-                role: parts
-                    .iter()
-                    .find_map(|s| s.by_op.get(*kind).and_then(|o| o.role)),
-                ops: n,
-                bytes,
-                latency_us: Latency::of(h),
-                rows,
-            },
-        );
+    let weights: Vec<u64> = parts.iter().map(|s| s.ops).collect();
+    let mut summary: StepSummary = combine(parts, &weights, &merge_rule);
+    summary.latency_us = Latency::of(&all);
+    for (kind, o) in summary.by_op.iter_mut() {
+        if let Some(h) = kinds.get(kind.as_str()) {
+            o.latency_us = Latency::of(h);
+        }
     }
-    let max = |g: fn(&StepSummary) -> f64| parts.iter().map(|s| g(s)).fold(0.0, f64::max);
-    let background = parts
-        .iter()
-        .filter_map(|s| s.background.as_ref())
-        .fold(None::<Background>, |acc, b| {
-            let mut m = acc.unwrap_or_default();
-            m.ops += b.ops;
-            m.bytes += b.bytes;
-            m.bytes_per_sec += b.bytes_per_sec;
-            m.target_bytes_per_sec += b.target_bytes_per_sec;
-            m.rows += b.rows;
-            m.rows_per_sec += b.rows_per_sec;
-            m.target_rows_per_sec += b.target_rows_per_sec;
-            Some(m)
-        })
-        .map(|mut b| {
-            b.latency_us = Latency::of(&bg);
-            b
-        });
-    let mut host = first.host.clone();
-    host.idle_pct = parts
-        .iter()
-        .map(|s| s.host.idle_pct)
-        .fold(f64::MAX, f64::min);
-    host.steal_pct = max(|s| s.host.steal_pct);
-    let summary = StepSummary {
-        step: first.step.clone(),
-        index: first.index,
-        clients: parts.iter().map(|s| s.clients).sum(),
-        ops,
-        seconds: max(|s| s.seconds),
-        ops_per_sec: parts.iter().map(|s| s.ops_per_sec).sum(),
-        mb_per_sec: parts.iter().map(|s| s.mb_per_sec).sum(),
-        usec_op: w(|s| Some(s.usec_op)).unwrap_or(0.0),
-        latency_us: Latency::of(&all),
-        per_op: merged_per_op(&parts.iter().map(|s| (s.ops, &s.per_op)).collect::<Vec<_>>()),
-        db_gb: crate::result::DbGb {
-            allocated: max(|s| s.db_gb.allocated),
-            apparent: max(|s| s.db_gb.apparent),
-        },
-        rss_gb: max(|s| s.rss_gb),
-        engine_stats: first.engine_stats.clone(),
-        by_op,
-        host,
-        background,
-        maintenance_seconds: max(|s| s.maintenance_seconds),
-        window_seconds: max(|s| s.window_seconds),
-        arrival_rate: parts.iter().map(|s| s.arrival_rate).sum::<Option<f64>>(),
-        harness_ns_per_op: w(|s| s.harness_ns_per_op),
-        interrupted: parts.iter().any(|s| s.interrupted),
-        started_at: parts
-            .iter()
-            .map(|s| s.started_at.clone())
-            .min()
-            .unwrap_or_default(),
-        query_mix: first.query_mix,
-        retries_per_sec: parts.iter().map(|s| s.retries_per_sec).sum(),
-        rows: parts.iter().map(|s| s.rows).sum(),
-        rows_per_sec: parts.iter().map(|s| s.rows_per_sec).sum(),
-        // Each host's queue is its own; the merged step keeps the first's.
-        queue_us: first.queue_us.clone(),
-        shared_queue: first.shared_queue,
-    };
+    if let Some(b) = summary.background.as_mut() {
+        b.latency_us = Latency::of(&bg);
+    }
+    // Each host's queue is its own; the merged step keeps the first's.
+    summary.queue_us = parts[0].queue_us.clone();
     // Interval k of every host is the k-th interval start in the logs.
     let starts: Vec<&Histogram<u64>> = by_start.values().collect();
     let n = intervals.iter().map(Vec::len).max().unwrap_or(0);
     let mut merged = Vec::new();
     for k in 0..n {
         let at: Vec<&IntervalRecord> = intervals.iter().filter_map(|v| v.get(k)).collect();
-        let f = at[0];
-        merged.push(IntervalRecord {
-            step: f.step.clone(),
-            interval: f.interval,
-            t_start: f.t_start,
-            t_end: f.t_end,
-            ops: at.iter().map(|i| i.ops).sum(),
-            ops_per_sec: at.iter().map(|i| i.ops_per_sec).sum(),
-            latency_us: starts
-                .get(k)
-                .map_or_else(Latency::default, |h| Latency::of(h)),
-            per_op: merged_per_op(&at.iter().map(|i| (i.ops, &i.per_op)).collect::<Vec<_>>()),
-            db_gb: crate::result::DbGb {
-                allocated: at.iter().map(|i| i.db_gb.allocated).fold(0.0, f64::max),
-                apparent: at.iter().map(|i| i.db_gb.apparent).fold(0.0, f64::max),
-            },
-            rss_gb: at.iter().map(|i| i.rss_gb).fold(0.0, f64::max),
-            retries: at.iter().map(|i| i.retries).sum(),
-        });
+        let weights: Vec<u64> = at.iter().map(|i| i.ops).collect();
+        let mut record: IntervalRecord = combine(&at, &weights, &merge_rule);
+        record.latency_us = starts
+            .get(k)
+            .map_or_else(Latency::default, |h| Latency::of(h));
+        merged.push(record);
     }
     Ok((summary, merged))
 }

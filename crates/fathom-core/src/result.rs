@@ -29,22 +29,6 @@ pub struct PerOp {
     pub cpu_us_harness: Option<f64>,
 }
 
-impl PerOp {
-    /// A `PerOp` whose every figure is `f` of that figure's getter: how medians and merges
-    /// combine several summaries' figures without listing the fields twice.
-    pub fn from_fields(f: impl Fn(fn(&PerOp) -> Option<f64>) -> Option<f64>) -> PerOp {
-        PerOp {
-            reads: f(|p| p.reads),
-            read_kb: f(|p| p.read_kb),
-            write_kb: f(|p| p.write_kb),
-            cs: f(|p| p.cs),
-            cpu_us: f(|p| p.cpu_us),
-            cpu_us_engine: f(|p| p.cpu_us_engine),
-            cpu_us_harness: f(|p| p.cpu_us_harness),
-        }
-    }
-}
-
 /// Database size in GiB, as `du` reports it and with `--apparent-size`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DbGb {

@@ -4,7 +4,6 @@
 
 use fathom_core::result::StepSummary;
 use fathom_core::store::LoadedRun;
-use serde_json::Value;
 
 /// One setup × workload × client count, with its repeats in run order.
 pub struct Series<'a> {
@@ -93,70 +92,16 @@ pub fn step_order_of(runs: &[&LoadedRun]) -> Vec<String> {
 
 /// The median (the mean of the middle two for an even count); NaN for none.
 pub fn median(xs: &[f64]) -> f64 {
-    let mut v: Vec<f64> = xs.iter().copied().filter(|x| !x.is_nan()).collect();
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    fathom_core::combine::median_of(xs)
 }
 
 /// One summary standing for a step's repeats: every figure is the median over the repeats that
-/// have it, found by walking the summaries' JSON form, so a figure added to `StepSummary` (or
-/// to a per-operation summary, a background writer, an engine's statistics) is covered
-/// without being listed here. Whole numbers stay whole (rounded), flags are set when any
-/// repeat set them, and text is the first repeat's. With one repeat it is that repeat's
-/// summary unchanged.
+/// have it (`fathom_core::combine`), so a figure added to `StepSummary` (or to a per-operation
+/// summary, a background writer, an engine's statistics) is covered without being listed
+/// here. Whole numbers stay whole (rounded), flags are set when any repeat set them, and text
+/// is the first repeat's. With one repeat it is that repeat's summary unchanged.
 pub fn median_step(steps: &[&StepSummary]) -> StepSummary {
-    if steps.len() == 1 {
-        return steps[0].clone();
-    }
-    let trees: Vec<Value> = steps
-        .iter()
-        .map(|s| serde_json::to_value(s).expect("a step summary is plain data"))
-        .collect();
-    serde_json::from_value(median_tree(&trees.iter().collect::<Vec<_>>()))
-        .expect("the median of summaries has a summary's shape")
-}
-
-/// The median of JSON trees of one shape (see `median_step`).
-fn median_tree(values: &[&Value]) -> Value {
-    let present: Vec<&Value> = values.iter().copied().filter(|v| !v.is_null()).collect();
-    let Some(first) = present.first() else {
-        return Value::Null;
-    };
-    match first {
-        Value::Object(_) => {
-            let mut out = serde_json::Map::new();
-            for v in &present {
-                for key in v.as_object().into_iter().flat_map(|o| o.keys()) {
-                    if !out.contains_key(key) {
-                        let at: Vec<&Value> = present.iter().filter_map(|v| v.get(key)).collect();
-                        out.insert(key.clone(), median_tree(&at));
-                    }
-                }
-            }
-            Value::Object(out)
-        }
-        Value::Number(_) => {
-            let xs: Vec<f64> = present.iter().filter_map(|v| v.as_f64()).collect();
-            let m = median(&xs);
-            if present.iter().all(|v| v.is_u64()) {
-                Value::from(m.round() as u64)
-            } else if present.iter().all(|v| v.is_i64()) {
-                Value::from(m.round() as i64)
-            } else {
-                serde_json::Number::from_f64(m).map_or(Value::Null, Value::Number)
-            }
-        }
-        Value::Bool(_) => Value::Bool(present.iter().any(|v| v.as_bool() == Some(true))),
-        _ => (*first).clone(),
-    }
+    fathom_core::combine::median(steps)
 }
 
 #[cfg(test)]
