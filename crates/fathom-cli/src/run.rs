@@ -108,9 +108,6 @@ impl RunArgs {
         } else {
             self.clients.clone()
         };
-        if clients.contains(&0) {
-            anyhow::bail!("--clients: every count must be at least 1 (got {clients:?})");
-        }
         let settings = parse_key_values(&self.settings, "--set").map_err(anyhow::Error::msg)?;
         let params = parse_key_values(&self.params, "--param").map_err(anyhow::Error::msg)?;
         let workload = WorkloadInput {

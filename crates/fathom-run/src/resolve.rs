@@ -121,7 +121,10 @@ pub fn resolve(
         anyhow::bail!("{}: at least 100ms", keys.drive("interval"));
     }
     if clients == 0 {
-        anyhow::bail!("{}: every count must be at least 1", keys.drive("clients"));
+        anyhow::bail!(
+            "{}: every count must be at least 1, got 0",
+            keys.drive("clients")
+        );
     }
     let mut spec = RunSpec {
         setup,

@@ -131,15 +131,12 @@ pub fn run(spec: &RunSpec, place: &Place, observer: &mut dyn Observer) -> anyhow
         None => RunDir::create(&place.results, &label)?,
     };
     let sampler = Sampler::new(target.data_dirs(), target.pids());
-    let mut manifest = manifest(
-        spec,
-        workload.params(),
-        &engine,
-        &sampler,
+    let host = HostFacts::read(
         &data.path,
-        place,
+        sampler.device().map(|d| d.name.as_str()),
+        limit.as_ref().map(MemoryLimit::describe),
     );
-    manifest.host.memory_limit = limit.as_ref().map(|l| l.describe());
+    let mut manifest = manifest(spec, workload.params(), target, host, place);
     run_dir.write_manifest(&manifest)?;
     observer.run_started(&manifest, spec, &run_dir.path);
     let steps = crate::steps::Steps {
@@ -165,13 +162,10 @@ pub fn run(spec: &RunSpec, place: &Place, observer: &mut dyn Observer) -> anyhow
 fn manifest(
     spec: &RunSpec,
     params: std::collections::BTreeMap<String, String>,
-    engine: &Engine,
-    sampler: &Sampler,
-    data_dir: &std::path::Path,
+    target: &dyn fathom_core::target::Target,
+    host: HostFacts,
     place: &Place,
 ) -> RunManifest {
-    let target = engine.target();
-    let device = sampler.device().map(|d| d.name.as_str());
     RunManifest {
         format_version: FORMAT_VERSION,
         setup: SetupRecord {
@@ -186,7 +180,7 @@ fn manifest(
         workload: spec.workload.name.to_string(),
         params,
         clients: spec.clients,
-        host: HostFacts::read(data_dir, device, None),
+        host,
         started_at: now_utc(),
         finished_at: None,
         status: RunStatus::Running,

@@ -140,13 +140,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     let on_interval = &mut *run.on_interval;
     let target = run.target;
     let mut measure_from_here = || counters_before = Some(target.counters());
-    let Collected {
-        background: bg_rec,
-        busy,
-        ops_end,
-        clients,
-        failure,
-    } = threads::run(
+    let ran: Collected = threads::run(
         &clock,
         clients,
         background,
@@ -155,7 +149,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         &mut measure_from_here,
         on_interval,
     )?;
-    if let Some(e) = failure {
+    if let Some(e) = ran.failure {
         return Err(e.context(format!("step {} failed", plan.name)));
     }
     // A step with no clients (maintenance only), or one that ended during warmup, still
@@ -167,14 +161,9 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     let end_of_ops = run.sampler.sample();
     // Clients are dropped after the step's last sample, so a server backend serving one (and
     // the CPU it used) is still counted.
-    drop(clients);
+    drop(ran.clients);
     iv.emit(Some(&end_of_ops), on_interval)?;
-    let maintenance_seconds = maintain(target, &plan.after)?;
-    let end = if plan.after.is_empty() {
-        end_of_ops
-    } else {
-        run.sampler.sample()
-    };
+    let (maintenance_seconds, end) = maintain(target, run.sampler, &plan.after, end_of_ops)?;
     let counters_after = target.counters();
     hlog::write(
         &run.files.histograms,
@@ -182,7 +171,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         run.interval,
         plan,
         &iv.histograms,
-        bg_rec.as_ref(),
+        ran.background.as_ref(),
     )?;
     let measured = summary::Measured {
         plan,
@@ -191,9 +180,9 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         total: &iv.step_total,
         first: iv.samples.values().next().expect("a first sample exists"),
         end: &end,
-        ops_end,
-        busy,
-        background: bg_rec.as_ref(),
+        ops_end: ran.ops_end,
+        busy: ran.busy,
+        background: ran.background.as_ref(),
         maintenance_seconds,
         started_at,
     };
@@ -205,8 +194,17 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     ))
 }
 
-/// Runs the step's maintenance actions after its operations; returns the seconds they took.
-fn maintain(target: &dyn Target, actions: &[Maintenance]) -> anyhow::Result<f64> {
+/// Runs the step's maintenance actions after its operations; returns the seconds they took
+/// and the host's sample at the step's end (`end_of_ops` when there were none).
+fn maintain(
+    target: &dyn Target,
+    sampler: &Sampler,
+    actions: &[Maintenance],
+    end_of_ops: crate::sample::Sample,
+) -> anyhow::Result<(f64, crate::sample::Sample)> {
+    if actions.is_empty() {
+        return Ok((0.0, end_of_ops));
+    }
     let start = Instant::now();
     for action in actions {
         if interrupt::requested() {
@@ -214,5 +212,5 @@ fn maintain(target: &dyn Target, actions: &[Maintenance]) -> anyhow::Result<f64>
         }
         target.maintain(*action)?;
     }
-    Ok(start.elapsed().as_secs_f64())
+    Ok((start.elapsed().as_secs_f64(), sampler.sample()))
 }

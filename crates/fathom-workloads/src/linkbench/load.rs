@@ -32,7 +32,7 @@ pub struct Graph {
     pub start: i64,
     pub end: i64,
     pub types: i64,
-    pub degrees: Degrees,
+    pub degrees: Arc<Degrees>,
     /// The corrected per-type split instead of the original's.
     pub fixed_split: bool,
     pub link_datasize: f64,
