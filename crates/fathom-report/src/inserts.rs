@@ -3,12 +3,11 @@
 //! step with a row per setup. Steps between them (index creation, cleanup) get their time and
 //! rates, so their cost shows too.
 
-use crate::group::{median_step, series, step_order};
-use crate::steps::SweepTable;
+use crate::group::median_step;
+use crate::model::{Input, Section, Titled};
 use crate::table::{num, Table};
 use fathom_core::kind::Role;
 use fathom_core::result::StepSummary;
-use fathom_core::store::LoadedRun;
 
 /// How a step's figures are normalised.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,26 +130,26 @@ fn row(s: &StepSummary, k: Kind, setup: &str) -> Vec<String> {
     out
 }
 
-/// The tables, one per step, when some step inserts rows; empty otherwise.
-pub fn tables(runs: &[LoadedRun]) -> Vec<SweepTable> {
-    let all = series(runs);
-    let steps = step_order(runs);
+/// A table per step when some step inserts rows; nothing otherwise.
+pub fn section(input: &Input) -> anyhow::Result<Option<Section>> {
+    let all = &input.series;
     let summaries = |step: &str| -> Vec<(String, StepSummary)> {
         all.iter()
             .filter_map(|s| {
                 let reps = s.step(step);
-                (!reps.is_empty()).then(|| (s.label(&all), median_step(&reps)))
+                (!reps.is_empty()).then(|| (s.label(all), median_step(&reps)))
             })
             .collect()
     };
-    let has_inserts = steps
+    let has_inserts = input
+        .steps
         .iter()
         .any(|st| summaries(st).iter().any(|(_, s)| kind(s) != Kind::Other));
     if !has_inserts {
-        return Vec::new();
+        return Ok(None);
     }
-    let mut out = Vec::new();
-    for step in &steps {
+    let mut section = Section::new("What each insert and query cost");
+    for step in &input.steps {
         let rows = summaries(step);
         let Some(k) = rows.iter().map(|(_, s)| kind(s)).min_by_key(|k| *k as u8) else {
             continue;
@@ -164,16 +163,17 @@ pub fn tables(runs: &[LoadedRun]) -> Vec<SweepTable> {
         for (label, s) in &rows {
             t.push(row(s, k, label));
         }
-        out.push(SweepTable {
+        section.tables.push(Titled {
             title: format!("{step}: {what}"),
             table: t,
         });
     }
-    out
+    section.legend = Some(LEGEND);
+    Ok(section.if_any())
 }
 
 /// How to read the tables.
-pub const NOTE: &str = "\
+const LEGEND: &str = "\
 per insert / per query (seed 001's columns): r/s, rmb/s, wmb/s: iostat reads/s and MB/s read and written;\n\
 r/i, rkb/i, wkb/i: those divided by the insert rate (per query: /q); us+sy: vmstat CPU percent; cs/i:\n\
 context switches per insert; (us+sy)/i: us+sy divided by the insert rate; ips: rows inserted per second\n\

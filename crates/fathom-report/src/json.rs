@@ -1,6 +1,9 @@
 //! `fathom report --format json`: the schema of design.md, one object with every run and its
-//! step summaries. Field names are fixed once released.
+//! step summaries, and the report model's tables (medians over repeats) as the text report
+//! shows them. Field names are fixed once released.
 
+use crate::model::{Model, Titled};
+use crate::ReportOptions;
 use fathom_core::result::{HostFacts, IntervalRecord, StepSummary};
 use fathom_core::store::LoadedRun;
 use serde::Serialize;
@@ -9,6 +12,8 @@ use std::collections::BTreeMap;
 #[derive(Serialize)]
 pub struct Report<'a> {
     pub runs: Vec<RunReport<'a>>,
+    /// The step table and every section's tables, titled as the text report titles them.
+    pub tables: Vec<Titled>,
 }
 
 #[derive(Serialize)]
@@ -32,8 +37,19 @@ pub struct RunReport<'a> {
     pub intervals: Option<BTreeMap<String, Vec<IntervalRecord>>>,
 }
 
-pub fn report(runs: &[LoadedRun], with_intervals: bool) -> anyhow::Result<Report<'_>> {
+/// The report as pretty JSON.
+pub fn render(runs: &[LoadedRun], model: &Model, opts: &ReportOptions) -> anyhow::Result<String> {
+    let r = report(runs, opts.intervals, model.tables())?;
+    Ok(serde_json::to_string_pretty(&r)? + "\n")
+}
+
+pub fn report(
+    runs: &[LoadedRun],
+    with_intervals: bool,
+    tables: Vec<Titled>,
+) -> anyhow::Result<Report<'_>> {
     Ok(Report {
+        tables,
         runs: runs
             .iter()
             .map(|r| {

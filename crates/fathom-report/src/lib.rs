@@ -1,6 +1,7 @@
 //! fathom-report: turns results directories into the tables the seeds print. Reports read
 //! only results on disk; they never run anything.
 
+pub mod charts;
 pub mod compare;
 pub mod dbbench_tsv;
 pub mod group;
@@ -8,12 +9,18 @@ pub mod html;
 pub mod inserts;
 pub mod json;
 pub mod linkbench;
+pub mod model;
+pub mod notes;
+pub mod relative;
 pub mod steps;
 pub mod svg;
+pub mod sweep;
 pub mod sysbench_log;
 pub mod table;
+pub mod text;
 
 use fathom_core::store::LoadedRun;
+use model::Model;
 
 /// Output formats of `fathom report` (names and aliases as the command line takes them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -56,23 +63,17 @@ impl Default for ReportOptions {
     }
 }
 
-/// Renders runs in a format.
+/// Renders runs in a format: the model's formats render one `Model`; the originals' formats
+/// (db_bench, sysbench, LinkBench) print the runs as those tools printed theirs.
 pub fn render(runs: &[LoadedRun], format: Format, opts: &ReportOptions) -> anyhow::Result<String> {
-    let series = || steps::intervals(runs);
+    let model = || Model::build(runs, opts, format == Format::Html);
     Ok(match format {
-        Format::Text if opts.intervals => {
-            steps::text(runs, false) + "\nintervals:\n" + &series()?.text()
-        }
-        Format::Text => steps::text(runs, false),
-        Format::Markdown if opts.intervals => {
-            steps::text(runs, true) + "\nintervals:\n\n" + &series()?.markdown()
-        }
-        Format::Markdown => steps::text(runs, true),
-        Format::Csv if opts.intervals => series()?.csv(),
-        Format::Csv => steps::table(runs).csv(),
-        Format::Json => serde_json::to_string_pretty(&json::report(runs, opts.intervals)?)? + "\n",
+        Format::Text => text::render(&model()?, false),
+        Format::Markdown => text::render(&model()?, true),
+        Format::Csv => text::csv(&model()?),
+        Format::Json => json::render(runs, &model()?, opts)?,
+        Format::Html => html::render(&model()?),
         Format::DbBench => dbbench_tsv::render(runs),
-        Format::Html => html::page(runs, opts),
         Format::Sysbench => sysbench_log::render(runs)?,
         Format::LinkBench => linkbench::render(runs),
     })

@@ -3,7 +3,8 @@
 //! LinkBench's bucket format and as exact percentiles, the REQUEST PHASE COMPLETED line, and
 //! the consistency check's outcome.
 
-use crate::group::{median_step, series};
+use crate::group::{median_step, series, Series};
+use crate::model::{Input, Section, Titled};
 use crate::table::{num, opt, Table};
 use fathom_core::kind::OpKind;
 use fathom_core::recorder::Latency;
@@ -73,10 +74,32 @@ fn is_request(s: &StepSummary) -> bool {
     OPS.iter().any(|op| s.by_op.contains_key(op.name))
 }
 
+/// The load's per-node costs and the requests' exact latencies, when the runs have them.
+pub fn section(input: &Input) -> anyhow::Result<Option<Section>> {
+    let mut section = Section::new("LinkBench");
+    for (title, table) in [
+        (
+            "LinkBench load, per node inserted",
+            load_table(&input.series),
+        ),
+        (
+            "LinkBench requests, latency per operation in µs",
+            exact_table(&input.series),
+        ),
+    ] {
+        if let Some(table) = table {
+            section.tables.push(Titled {
+                title: title.into(),
+                table,
+            });
+        }
+    }
+    Ok(section.if_any())
+}
+
 /// The load of every setup: nodes, links, links per node, seconds, links/s, and per node
 /// inserted: disk reads, KB written, context switches and CPU µs (seed 000's load table).
-pub fn load_table(runs: &[LoadedRun]) -> Option<Table> {
-    let all = series(runs);
+fn load_table(all: &[Series]) -> Option<Table> {
     let mut t = Table::new(&[
         "nodes",
         "links",
@@ -92,7 +115,7 @@ pub fn load_table(runs: &[LoadedRun]) -> Option<Table> {
         "rss",
         "setup",
     ]);
-    for s in &all {
+    for s in all {
         let reps: Vec<&StepSummary> = s
             .runs
             .iter()
@@ -128,7 +151,7 @@ pub fn load_table(runs: &[LoadedRun]) -> Option<Table> {
             opt(per_node(m.per_op.cpu_us)),
             format!("{}/{}", num(m.db_gb.allocated), num(m.db_gb.apparent)),
             format!("{}G", num(m.rss_gb)),
-            s.label(&all),
+            s.label(all),
         ]);
     }
     (!t.rows.is_empty()).then_some(t)
@@ -192,12 +215,11 @@ pub fn render(runs: &[LoadedRun]) -> String {
 }
 
 /// Exact per-operation latency of each request step, µs: a row per operation and setup.
-pub fn exact_table(runs: &[LoadedRun]) -> Option<Table> {
-    let all = series(runs);
+fn exact_table(all: &[Series]) -> Option<Table> {
     let mut t = Table::new(&[
         "step", "op", "count", "p50", "p99", "p99.9", "max", "mean", "setup",
     ]);
-    for s in &all {
+    for s in all {
         for name in s.step_names() {
             let reps = s.step(name);
             if !reps.iter().any(|r| is_request(r)) {
@@ -216,7 +238,7 @@ pub fn exact_table(runs: &[LoadedRun]) -> Option<Table> {
                         num(l.p99_9),
                         num(l.max),
                         num(l.mean),
-                        s.label(&all),
+                        s.label(all),
                     ]);
                 }
             }
@@ -292,7 +314,7 @@ mod tests {
             }
         };
         let runs = [repeat(900.0, 10), repeat(100.0, 30), repeat(500.0, 20)];
-        let t = exact_table(&runs).expect("a request step");
+        let t = exact_table(&series(&runs)).expect("a request step");
         assert_eq!(t.rows.len(), 1);
         let col = |name: &str| {
             let i = t.header.iter().position(|h| h == name).unwrap();

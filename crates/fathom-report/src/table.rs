@@ -1,7 +1,7 @@
 //! A table of strings rendered as aligned text, Markdown or CSV, so every report is built once
 //! and printed in every format.
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct Table {
     pub header: Vec<String>,
     pub rows: Vec<Vec<String>>,

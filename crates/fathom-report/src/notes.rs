@@ -1,0 +1,203 @@
+//! The words around a report's tables: a line per series saying what ran, how to read the
+//! columns, and what each series says about itself (background writers, open loops,
+//! maintenance waits, interruptions, a client that may have been the bottleneck).
+
+use crate::group::{median_step, Series};
+use crate::model::Input;
+use crate::steps::harness_us;
+use crate::table::num;
+use fathom_core::result::StepSummary;
+
+/// A line per series: setup, engine and version, status, workload, clients, repeats, cores,
+/// device, memory limit and the options it ran with.
+pub fn headers(input: &Input) -> Vec<String> {
+    let all = &input.series;
+    all.iter()
+        .map(|s| {
+            let m = &s.runs[0].manifest;
+            let mut statuses: Vec<&str> =
+                s.runs.iter().map(|r| r.manifest.status.as_str()).collect();
+            statuses.dedup();
+            let repeats = if s.runs.len() > 1 {
+                format!("median of {} repeats, ", s.runs.len())
+            } else {
+                String::new()
+            };
+            let limit = m
+                .setup
+                .memory_limit_bytes
+                .map_or(String::new(), |b| format!(", memory limit {}", human_bytes(b)));
+            // Options files (my.cnf lines) keep their lines, each under the header.
+            let options = if m.setup.options.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "\n#   options: {}",
+                    m.setup.options.trim().replace('\n', "\n#            ")
+                )
+            };
+            format!(
+                "# {}: {} {} ({}), workload {}, {} client{}, {repeats}{} cores, device {}{limit}{options}",
+                s.label(all),
+                m.setup.engine,
+                m.setup.engine_version,
+                statuses.join("/"),
+                m.workload,
+                m.clients,
+                if m.clients == 1 { "" } else { "s" },
+                m.host.cores,
+                m.host.device.as_deref().unwrap_or("none"),
+            )
+        })
+        .collect()
+}
+
+fn human_bytes(b: u64) -> String {
+    let g = b as f64 / fathom_core::units::GIB;
+    if g >= 1.0 {
+        format!("{}G", num(g))
+    } else {
+        format!("{}M", num(b as f64 / (1u64 << 20) as f64))
+    }
+}
+
+/// How to read the step table's columns.
+const LEGEND: &str = "\
+latency in µs; r/o, rKB/o, wKB/o: device reads, KB read, KB written per op; cs/o: context switches per op;\n\
+cpu/o: host us+sy µs per op; eng/o: the engine's processes (the server; fathom's whole process when the\n\
+engine is embedded); fathom/o: the harness's own µs per op (measured on its process beside a server,\n\
+calibrated on the null engine when embedded); rss: the engine's resident memory (a server's processes'\n\
+proportional sizes); db.gb: GiB allocated/apparent; w-amp: (flush + compaction writes) / ingest.\n\
+sysbench steps: an op is an event (a transaction of several queries except oltp_point_select and\n\
+select_random_points).\n";
+
+/// The legend, the hosts' notes, then each series' notes.
+pub fn text(input: &Input) -> String {
+    let mut out = String::from(LEGEND);
+    let mut host_notes: Vec<&str> = Vec::new();
+    for r in input.runs {
+        if let Some(n) = &r.manifest.host.note {
+            if !host_notes.contains(&n.as_str()) {
+                host_notes.push(n);
+            }
+        }
+    }
+    for n in host_notes {
+        out += &format!("{n}\n");
+    }
+    for s in &input.series {
+        let lines = series_notes(s);
+        if !lines.is_empty() {
+            out += &format!("{}:\n", s.label(&input.series));
+            for l in lines {
+                out += &format!("  {l}\n");
+            }
+        }
+    }
+    out
+}
+
+/// What one series' steps say about themselves.
+fn series_notes(s: &Series) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut limited = Vec::new();
+    for step in s.step_names() {
+        let m = median_step(&s.step(step));
+        lines.extend(step_notes(&m));
+        if let Some(why) = bottleneck(&m) {
+            limited.push(format!("{} ({why})", m.step));
+        }
+    }
+    if !limited.is_empty() {
+        lines.push(format!(
+            "the client may have been the bottleneck in {}",
+            limited.join(", ")
+        ));
+    }
+    lines
+}
+
+fn step_notes(m: &StepSummary) -> Vec<String> {
+    let mut lines = Vec::new();
+    match &m.background {
+        Some(b) if b.target_rows_per_sec > 0.0 => lines.push(format!(
+            "{}: background inserter and deleter {:.0} rows/s (target {:.0}), {} statements, excluded from the row",
+            m.step, b.rows_per_sec, b.target_rows_per_sec, b.ops
+        )),
+        Some(b) => lines.push(format!(
+            "{}: background writer {:.2} MB/s (target {:.2}), {} puts, excluded from the row",
+            m.step,
+            b.bytes_per_sec / 1048576.0,
+            b.target_bytes_per_sec / 1048576.0,
+            b.ops
+        )),
+        None => {}
+    }
+    if let (Some(q), Some(rate)) = (&m.queue_us, m.arrival_rate) {
+        lines.push(format!(
+            "{}: open loop at {rate:.0} ops/s ({}); waits to begin: p50 {} µs, p99 {} µs, max {} µs; latency counts from the intended start",
+            m.step,
+            if m.shared_queue { "one queue for all clients" } else { "a queue per client" },
+            num(q.p50),
+            num(q.p99),
+            num(q.max),
+        ));
+    }
+    if m.maintenance_seconds > 0.05 {
+        lines.push(format!(
+            "{}: {:.1}s of flush/compaction wait after the operations, charged to its per-op figures",
+            m.step, m.maintenance_seconds
+        ));
+    }
+    if m.interrupted {
+        lines.push(format!(
+            "{}*: interrupted (Ctrl-C); figures cover the part that ran",
+            m.step
+        ));
+    }
+    lines
+}
+
+/// Share of the engine's CPU per operation that was fathom's own, above which the report
+/// warns that the client may have been the bottleneck.
+pub const HARNESS_SHARE_WARN: f64 = 0.25;
+/// Host idle CPU (percent) below which the report warns the same.
+pub const IDLE_WARN_PCT: f64 = 5.0;
+/// Steal time (percent) above which the report warns the same.
+pub const STEAL_WARN_PCT: f64 = 10.0;
+
+/// Fewer operations than this in a step say nothing about the client as a bottleneck.
+const FEW_OPS: u64 = 100;
+
+/// Why the client may have limited a step's throughput, if it may have.
+pub fn bottleneck(s: &StepSummary) -> Option<String> {
+    // A step of a few long operations (index creation, cleanup) is not the client's to limit.
+    if s.ops < FEW_OPS || s.window_seconds <= 0.0 {
+        return None;
+    }
+    let mut why = Vec::new();
+    if let (Some(h), Some(e)) = (harness_us(s), s.per_op.cpu_us_engine.or(s.per_op.cpu_us)) {
+        // Embedded: the engine's figure is the whole process, harness included; a server's
+        // excludes fathom, so compare against the sum.
+        let whole = if s.per_op.cpu_us_harness.is_some() {
+            e + h
+        } else {
+            e
+        };
+        if whole > 0.0 && h / whole > HARNESS_SHARE_WARN {
+            why.push(format!(
+                "fathom used {:.0}% of the CPU per op",
+                100.0 * h / whole
+            ));
+        }
+    }
+    // A window shorter than a second holds too few CPU ticks to say anything.
+    let sampled = s.window_seconds >= 1.0 && s.host.idle_pct + s.host.us_pct + s.host.sy_pct > 0.0;
+    if sampled && s.host.idle_pct < IDLE_WARN_PCT {
+        why.push(format!("host idle {:.1}%", s.host.idle_pct));
+    }
+    if sampled && s.host.steal_pct > STEAL_WARN_PCT {
+        why.push(format!("steal {:.1}%", s.host.steal_pct));
+    }
+    (!why.is_empty()).then(|| why.join(", "))
+}
