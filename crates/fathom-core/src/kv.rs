@@ -15,6 +15,30 @@ pub enum Direction {
     Reverse,
 }
 
+/// Where a scan starts, which way it goes and how many entries it visits at most.
+#[derive(Clone, Copy, Debug)]
+pub struct Seek<'a> {
+    pub start: &'a [u8],
+    pub direction: Direction,
+    pub limit: usize,
+}
+
+impl<'a> Seek<'a> {
+    pub fn new(start: &'a [u8], direction: Direction, limit: usize) -> Seek<'a> {
+        Seek {
+            start,
+            direction,
+            limit,
+        }
+    }
+}
+
+/// What a scan calls with each entry's key and value; it returns false to stop.
+pub type Visit<'a> = dyn FnMut(&[u8], &[u8]) -> bool + 'a;
+
+/// A transaction's body: its reads and writes through the transaction, then how it ends.
+pub type TxnBody<'a> = dyn FnMut(&mut dyn KvTxn) -> anyhow::Result<TxnEnd> + 'a;
+
 /// One write of an atomic batch.
 #[derive(Clone, Copy, Debug)]
 pub enum BatchOp<'a> {
@@ -43,7 +67,7 @@ pub trait KvSession: Send {
     /// Reads a key's value into `out`; returns false when the key is absent.
     fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
         let mut found = false;
-        self.scan(key, Direction::Forward, 1, &mut |k, v| {
+        self.scan(Seek::new(key, Direction::Forward, 1), &mut |k, v| {
             if k == key {
                 out.clear();
                 out.extend_from_slice(v);
@@ -72,20 +96,11 @@ pub trait KvSession: Send {
     /// Runs `body` in a transaction: its writes are applied together when it returns
     /// `Commit`, and none of them when it returns `Rollback` or fails. A conflict with a
     /// concurrent transaction is an error (the caller may retry). Returns how it ended.
-    fn transaction(
-        &mut self,
-        body: &mut dyn FnMut(&mut dyn KvTxn) -> anyhow::Result<TxnEnd>,
-    ) -> anyhow::Result<TxnEnd>;
+    fn transaction(&mut self, body: &mut TxnBody) -> anyhow::Result<TxnEnd>;
     /// Positions at the first key >= `start` (forward) or the last key <= `start` (reverse)
     /// and visits up to `limit` entries in that direction; `visit` returns false to stop.
     /// Returns the number of entries visited.
-    fn scan(
-        &mut self,
-        start: &[u8],
-        direction: Direction,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> anyhow::Result<usize>;
+    fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize>;
 }
 
 /// An open kv database.

@@ -33,6 +33,9 @@ pub struct Identity {
     pub version: String,
     /// Directories holding the database, for size and device sampling.
     pub data_dirs: Vec<PathBuf>,
+    /// Processes whose CPU and memory are the engine's: fathom's own when embedded, the
+    /// server's when it runs apart.
+    pub pids: Vec<u32>,
 }
 
 impl Identity {
@@ -41,7 +44,13 @@ impl Identity {
             name: name.to_string(),
             version,
             data_dirs,
+            pids: vec![std::process::id()],
         }
+    }
+
+    /// The identity of an engine whose work is done by these processes (a server's).
+    pub fn running_as(self, pids: Vec<u32>) -> Identity {
+        Identity { pids, ..self }
     }
 }
 
@@ -63,7 +72,7 @@ pub trait Target: Send + Sync {
     }
     /// Processes whose CPU and memory are the engine's: the harness itself when embedded.
     fn pids(&self) -> Vec<u32> {
-        vec![std::process::id()]
+        self.identity().pids.clone()
     }
     /// The engine's cumulative statistics.
     fn counters(&self) -> Counters {

@@ -4,7 +4,9 @@
 
 use crate::settings::{self, SettingSpec};
 use crate::{EngineConfig, EngineEntry};
-use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, KvTxn, SessionOptions, TxnEnd};
+use fathom_core::kv::{
+    BatchOp, Direction, KvEngine, KvSession, KvTxn, Seek, SessionOptions, TxnBody, TxnEnd, Visit,
+};
 use fathom_core::result::EngineStats;
 use fathom_core::target::{delta, Counters, Identity, Maintenance, Target};
 use heed::types::Bytes;
@@ -184,10 +186,7 @@ impl KvSession for Session<'_> {
     }
 
     /// A write transaction: LMDB runs one at a time, so transactions never conflict.
-    fn transaction(
-        &mut self,
-        body: &mut dyn FnMut(&mut dyn KvTxn) -> anyhow::Result<TxnEnd>,
-    ) -> anyhow::Result<TxnEnd> {
+    fn transaction(&mut self, body: &mut TxnBody) -> anyhow::Result<TxnEnd> {
         let mut txn = self.engine.env.write_txn()?;
         // On an error the transaction is dropped, which aborts it.
         let end = body(&mut LmdbTxn {
@@ -201,13 +200,12 @@ impl KvSession for Session<'_> {
         Ok(end)
     }
 
-    fn scan(
-        &mut self,
-        start: &[u8],
-        direction: Direction,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> anyhow::Result<usize> {
+    fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
+        let Seek {
+            start,
+            direction,
+            limit,
+        } = seek;
         let txn = self.engine.env.read_txn()?;
         let mut n = 0;
         let mut each = |item: heed::Result<(&[u8], &[u8])>| -> anyhow::Result<bool> {

@@ -162,7 +162,6 @@ pub struct MariaDb {
     url: String,
     opts: mysql::Opts,
     managed: server::Managed,
-    pids: Vec<u32>,
     id: Identity,
     admin: Mutex<mysql::Conn>,
     effective: BTreeMap<String, String>,
@@ -239,9 +238,9 @@ impl MariaDb {
                 socket.display()
             ),
             opts: base.db_name(Some(DATABASE)).into(),
-            pids: vec![server.pid()],
+            id: Identity::new(flavor.name, version, vec![config.data_dir.clone()])
+                .running_as(vec![server.pid()]),
             managed: server::Managed::new(server, sock_dir),
-            id: Identity::new(flavor.name, version, vec![config.data_dir.clone()]),
             admin: Mutex::new(admin),
             effective: BTreeMap::new(),
         })
@@ -269,7 +268,6 @@ impl MariaDb {
                 .stmt_cache_size(STMT_CACHE)
                 .into(),
             managed: server::Managed::default(),
-            pids,
             id: Identity::new(
                 flavor.name,
                 version,
@@ -278,7 +276,8 @@ impl MariaDb {
                     .filter(|d| d.exists())
                     .into_iter()
                     .collect(),
-            ),
+            )
+            .running_as(pids),
             admin: Mutex::new(admin),
             effective: BTreeMap::new(),
         })
@@ -367,9 +366,6 @@ impl Target for MariaDb {
         &self.id
     }
 
-    fn pids(&self) -> Vec<u32> {
-        self.pids.clone()
-    }
     fn counters(&self) -> Counters {
         let mut admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
         show(&mut admin, "STATUS", STATUS)

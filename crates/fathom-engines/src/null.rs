@@ -2,7 +2,7 @@
 //! on it measures what the harness itself costs per operation.
 
 use crate::{EngineConfig, EngineEntry};
-use fathom_core::kv::{Direction, KvEngine, KvSession, KvTxn, SessionOptions, TxnEnd};
+use fathom_core::kv::{KvEngine, KvSession, KvTxn, Seek, SessionOptions, TxnBody, TxnEnd, Visit};
 use fathom_core::target::{Identity, Target};
 use std::path::PathBuf;
 
@@ -69,10 +69,7 @@ impl KvTxn for NullSession {
 }
 
 impl KvSession for NullSession {
-    fn transaction(
-        &mut self,
-        body: &mut dyn FnMut(&mut dyn KvTxn) -> anyhow::Result<TxnEnd>,
-    ) -> anyhow::Result<TxnEnd> {
+    fn transaction(&mut self, body: &mut TxnBody) -> anyhow::Result<TxnEnd> {
         body(&mut NullSession)
     }
     fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
@@ -85,14 +82,8 @@ impl KvSession for NullSession {
     fn delete(&mut self, key: &[u8]) -> anyhow::Result<()> {
         KvTxn::delete(self, key)
     }
-    fn scan(
-        &mut self,
-        start: &[u8],
-        _direction: Direction,
-        _limit: usize,
-        _visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> anyhow::Result<usize> {
-        std::hint::black_box(start);
+    fn scan(&mut self, seek: Seek, _visit: &mut Visit) -> anyhow::Result<usize> {
+        std::hint::black_box(seek);
         Ok(0)
     }
 }

@@ -155,7 +155,6 @@ pub struct Postgres {
     config: postgres::Config,
     url: String,
     managed: server::Managed,
-    pids: Vec<u32>,
     id: Identity,
     admin: Mutex<Client>,
     effective: BTreeMap<String, String>,
@@ -224,9 +223,9 @@ impl Postgres {
                 "host={} port={PORT} user={USER} dbname={DATABASE}",
                 sock_dir.path().display()
             ),
-            pids: vec![server.pid()],
+            id: Identity::new("postgres", version, vec![config.data_dir.clone()])
+                .running_as(vec![server.pid()]),
             managed: server::Managed::new(server, sock_dir),
-            id: Identity::new("postgres", version, vec![config.data_dir.clone()]),
             admin: Mutex::new(admin),
             effective: BTreeMap::new(),
         })
@@ -249,12 +248,12 @@ impl Postgres {
             config: cfg,
             url: url.to_string(),
             managed: server::Managed::default(),
-            pids,
             id: Identity::new(
                 "postgres",
                 version,
                 datadir.filter(|d| d.exists()).into_iter().collect(),
-            ),
+            )
+            .running_as(pids),
             admin: Mutex::new(admin),
             effective: BTreeMap::new(),
         })
@@ -300,9 +299,6 @@ impl Target for Postgres {
         &self.id
     }
 
-    fn pids(&self) -> Vec<u32> {
-        self.pids.clone()
-    }
     fn counters(&self) -> Counters {
         let mut admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
         let row = admin.query_opt(

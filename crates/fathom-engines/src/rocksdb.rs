@@ -7,7 +7,9 @@
 use crate::settings::{self, SettingSpec};
 use crate::{EngineConfig, EngineEntry};
 use fathom_core::capability::{Need, Offer};
-use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, KvTxn, SessionOptions, TxnEnd};
+use fathom_core::kv::{
+    BatchOp, Direction, KvEngine, KvSession, KvTxn, Seek, SessionOptions, TxnBody, TxnEnd, Visit,
+};
 use fathom_core::result::EngineStats;
 use fathom_core::retry::EngineError;
 use fathom_core::target::{delta, Counters, Identity, Maintenance, Target};
@@ -363,10 +365,7 @@ impl KvSession for Session {
         Ok(())
     }
 
-    fn transaction(
-        &mut self,
-        body: &mut dyn FnMut(&mut dyn KvTxn) -> anyhow::Result<TxnEnd>,
-    ) -> anyhow::Result<TxnEnd> {
+    fn transaction(&mut self, body: &mut TxnBody) -> anyhow::Result<TxnEnd> {
         let Handle::Optimistic(db) = &*self.db else {
             anyhow::bail!(
                 "RocksDB transactions need --set transactions=optimistic (an OptimisticTransactionDB \
@@ -400,13 +399,12 @@ impl KvSession for Session {
         }
     }
 
-    fn scan(
-        &mut self,
-        start: &[u8],
-        direction: Direction,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> anyhow::Result<usize> {
+    fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
+        let Seek {
+            start,
+            direction,
+            limit,
+        } = seek;
         // A new iterator per scan, as db_bench's seekrandom does, so each sees current data.
         on_db!(self.db, d => walk(d.raw_iterator(), start, direction, limit, visit))
     }

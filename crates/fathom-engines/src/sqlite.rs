@@ -4,7 +4,9 @@
 
 use crate::settings::{self, SettingSpec};
 use crate::{EngineConfig, EngineEntry};
-use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, KvTxn, SessionOptions, TxnEnd};
+use fathom_core::kv::{
+    BatchOp, Direction, KvEngine, KvSession, KvTxn, Seek, SessionOptions, TxnBody, TxnEnd, Visit,
+};
 use fathom_core::result::EngineStats;
 use fathom_core::target::{delta, Counters, Identity, Maintenance, Target};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
@@ -278,10 +280,7 @@ impl KvSession for Session {
 
     /// `BEGIN IMMEDIATE`: the write lock is taken at the start, so transactions wait for each
     /// other (busy_timeout) instead of failing at commit.
-    fn transaction(
-        &mut self,
-        body: &mut dyn FnMut(&mut dyn KvTxn) -> anyhow::Result<TxnEnd>,
-    ) -> anyhow::Result<TxnEnd> {
+    fn transaction(&mut self, body: &mut TxnBody) -> anyhow::Result<TxnEnd> {
         let txn = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -294,13 +293,12 @@ impl KvSession for Session {
         Ok(end)
     }
 
-    fn scan(
-        &mut self,
-        start: &[u8],
-        direction: Direction,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> anyhow::Result<usize> {
+    fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
+        let Seek {
+            start,
+            direction,
+            limit,
+        } = seek;
         let sql = match direction {
             Direction::Forward => FORWARD,
             Direction::Reverse => REVERSE,

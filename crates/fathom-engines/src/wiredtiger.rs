@@ -5,7 +5,9 @@
 
 use crate::settings::{self, SettingSpec};
 use crate::{EngineConfig, EngineEntry};
-use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, KvTxn, SessionOptions, TxnEnd};
+use fathom_core::kv::{
+    BatchOp, Direction, KvEngine, KvSession, KvTxn, Seek, SessionOptions, TxnBody, TxnEnd, Visit,
+};
 use fathom_core::result::EngineStats;
 use fathom_core::retry::EngineError;
 use fathom_core::target::{delta, Counters, Identity, Maintenance, Target};
@@ -449,10 +451,7 @@ impl KvSession for Session {
         self.write(&BatchOp::Delete(key))
     }
 
-    fn transaction(
-        &mut self,
-        body: &mut dyn FnMut(&mut dyn KvTxn) -> anyhow::Result<TxnEnd>,
-    ) -> anyhow::Result<TxnEnd> {
+    fn transaction(&mut self, body: &mut TxnBody) -> anyhow::Result<TxnEnd> {
         // Snapshot isolation: WiredTiger detects write-write conflicts only there (a session's
         // default, read-committed, lets two transactions update one key and lose an update).
         self.begin(c"isolation=snapshot")?;
@@ -471,13 +470,12 @@ impl KvSession for Session {
         Ok(end)
     }
 
-    fn scan(
-        &mut self,
-        start: &[u8],
-        direction: Direction,
-        limit: usize,
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> anyhow::Result<usize> {
+    fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
+        let Seek {
+            start,
+            direction,
+            limit,
+        } = seek;
         // WiredTiger has no empty key: from "" a forward scan starts at the first key, and a
         // reverse one finds nothing.
         if start.is_empty() {

@@ -3,7 +3,7 @@
 //! fails until it does).
 
 use fathom_core::family::Engine;
-use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, SessionOptions, TxnEnd};
+use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, Seek, SessionOptions, TxnEnd};
 use fathom_core::target::Maintenance;
 use fathom_engines::{EngineConfig, ENGINES};
 use std::path::Path;
@@ -35,7 +35,7 @@ fn value(i: u32, round: u32) -> Vec<u8> {
 
 fn scan_keys(s: &mut dyn KvSession, start: &[u8], d: Direction, limit: usize) -> Vec<Vec<u8>> {
     let mut keys = Vec::new();
-    s.scan(start, d, limit, &mut |k, _| {
+    s.scan(Seek::new(start, d, limit), &mut |k, _| {
         keys.push(k.to_vec());
         true
     })
@@ -123,7 +123,7 @@ fn check_engine(name: &str, settings: &[(&str, &str)]) {
     );
     let mut seen = 0;
     let n = s
-        .scan(&key(0), Direction::Forward, 50, &mut |_, _| {
+        .scan(Seek::new(&key(0), Direction::Forward, 50), &mut |_, _| {
             seen += 1;
             seen < 4
         })
@@ -134,7 +134,7 @@ fn check_engine(name: &str, settings: &[(&str, &str)]) {
         "{name}: visit returning false stops the scan"
     );
     let mut pairs = Vec::new();
-    s.scan(&key(20), Direction::Forward, 1, &mut |k, v| {
+    s.scan(Seek::new(&key(20), Direction::Forward, 1), &mut |k, v| {
         pairs.push((k.to_vec(), v.to_vec()));
         true
     })

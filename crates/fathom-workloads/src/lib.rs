@@ -19,6 +19,11 @@ use fathom_core::kv::KvEngine;
 use params::{ParamSpec, Params};
 use std::collections::BTreeMap;
 
+/// A client a workload builds for one thread of one step.
+pub type NewClient<'e> = anyhow::Result<Box<dyn Client + 'e>>;
+/// A step's background writer, if it has one.
+pub type NewBackground<'e> = anyhow::Result<Option<Box<dyn Client + 'e>>>;
+
 /// A workload with its parameters resolved.
 pub trait Workload: Send + Sync {
     /// The steps to run, in order.
@@ -33,18 +38,9 @@ pub trait Workload: Send + Sync {
     }
     /// The client of thread `thread` for step `step` (an index into `steps`), once the step
     /// is prepared.
-    fn client<'e>(
-        &self,
-        engine: Db<'e>,
-        step: usize,
-        thread: usize,
-    ) -> anyhow::Result<Box<dyn Client + 'e>>;
+    fn client<'e>(&self, engine: Db<'e>, step: usize, thread: usize) -> NewClient<'e>;
     /// The background writer of step `step`, if it has one (none by default).
-    fn background<'e>(
-        &self,
-        engine: Db<'e>,
-        step: usize,
-    ) -> anyhow::Result<Option<Box<dyn Client + 'e>>> {
+    fn background<'e>(&self, engine: Db<'e>, step: usize) -> NewBackground<'e> {
         let _ = (engine, step);
         Ok(None)
     }

@@ -4,7 +4,7 @@
 
 use super::data::{KeyFormat, ValueSource};
 use fathom_core::driver::{Client, Done};
-use fathom_core::kv::{Direction, KvSession};
+use fathom_core::kv::{Direction, KvSession, Seek};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -77,7 +77,7 @@ impl Client for DbBenchClient<'_> {
                 let mut bytes = 0u64;
                 // One seek plus `nexts` steps, as db_bench counts them.
                 self.session
-                    .scan(key, *direction, *nexts + 1, &mut |k, v| {
+                    .scan(Seek::new(key, *direction, *nexts + 1), &mut |k, v| {
                         bytes += (k.len() + v.len()) as u64;
                         true
                     })?;

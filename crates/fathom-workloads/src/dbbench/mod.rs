@@ -6,7 +6,7 @@ mod clients;
 pub mod data;
 
 use crate::params::{ParamSpec, Params};
-use crate::{kv_only, Workload, WorkloadEntry};
+use crate::{kv_only, NewBackground, NewClient, Workload, WorkloadEntry};
 use clients::{Action, DbBenchClient, Keys};
 use data::{KeyFormat, ValueSource};
 use fathom_core::driver::{Client, Pace, StepPlan};
@@ -293,12 +293,7 @@ impl Workload for DbBench {
         &self.plans
     }
 
-    fn client<'e>(
-        &self,
-        engine: Db<'e>,
-        step: usize,
-        thread: usize,
-    ) -> anyhow::Result<Box<dyn Client + 'e>> {
+    fn client<'e>(&self, engine: Db<'e>, step: usize, thread: usize) -> NewClient<'e> {
         let engine = kv_only(engine, "dbbench")?;
         let work = self.work[step];
         let keys = match work {
@@ -311,11 +306,7 @@ impl Workload for DbBench {
         self.client_for(engine, step, work, keys, 0)
     }
 
-    fn background<'e>(
-        &self,
-        engine: Db<'e>,
-        step: usize,
-    ) -> anyhow::Result<Option<Box<dyn Client + 'e>>> {
+    fn background<'e>(&self, engine: Db<'e>, step: usize) -> NewBackground<'e> {
         let engine = kv_only(engine, "dbbench")?;
         if self.plans[step].background.is_none() {
             return Ok(None);

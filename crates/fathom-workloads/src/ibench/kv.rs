@@ -6,7 +6,7 @@
 use super::clients::Store;
 use super::gen::{Batch, Row, Shape, Table};
 use crate::rows::{decode_row, encode_row, index_id, key_int, Col as V, Key};
-use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, SessionOptions};
+use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, Seek, SessionOptions};
 use fathom_core::target::Maintenance;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -81,7 +81,7 @@ impl<'e> KvStore<'e> {
         let mut out = Vec::new();
         let mut bad = None;
         self.session
-            .scan(&start, Direction::Forward, limit, &mut |k, v| {
+            .scan(Seek::new(&start, Direction::Forward, limit), &mut |k, v| {
                 if !k.starts_with(&prefix) {
                     return false;
                 }
@@ -139,12 +139,13 @@ impl<'e> KvStore<'e> {
         };
         let prefix = index_id(t, 0).to_be_bytes();
         let mut id = None;
-        self.session.scan(&start, direction, 1, &mut |k, _| {
-            if k.starts_with(&prefix) {
-                id = key_int(k, 4);
-            }
-            false
-        })?;
+        self.session
+            .scan(Seek::new(&start, direction, 1), &mut |k, _| {
+                if k.starts_with(&prefix) {
+                    id = key_int(k, 4);
+                }
+                false
+            })?;
         Ok(id)
     }
 }
@@ -272,9 +273,7 @@ impl Store for KvStore<'_> {
         let prefix = id.to_be_bytes();
         let mut bytes = 0u64;
         self.session.scan(
-            &start,
-            Direction::Forward,
-            self.shape.rows_per_query,
+            Seek::new(&start, Direction::Forward, self.shape.rows_per_query),
             &mut |k, _| {
                 if !k.starts_with(&prefix) {
                     return false;

@@ -12,9 +12,9 @@ mod sql;
 
 use crate::params::{ParamSpec, Params};
 use crate::shared::PerStep;
-use crate::{Workload, WorkloadEntry};
+use crate::{NewBackground, NewClient, Workload, WorkloadEntry};
 use clients::{Cleanup, Indexer, Querier, Store, Tidy, Writer, KINDS};
-use fathom_core::driver::{Client, Pace, StepPlan};
+use fathom_core::driver::{Pace, StepPlan};
 use fathom_core::family::Db;
 use fathom_core::target::Maintenance;
 use gen::{RowGen, Shape, Table, CLASSIC, CURRENT};
@@ -324,12 +324,7 @@ impl Workload for Ibench {
         Ok(())
     }
 
-    fn client<'e>(
-        &self,
-        engine: Db<'e>,
-        step: usize,
-        thread: usize,
-    ) -> anyhow::Result<Box<dyn Client + 'e>> {
+    fn client<'e>(&self, engine: Db<'e>, step: usize, thread: usize) -> NewClient<'e> {
         let all = self.current.get(step)?;
         let mine = self.mine(&all, thread);
         let store = self.store(engine)?;
@@ -395,11 +390,7 @@ impl Workload for Ibench {
         })
     }
 
-    fn background<'e>(
-        &self,
-        engine: Db<'e>,
-        step: usize,
-    ) -> anyhow::Result<Option<Box<dyn Client + 'e>>> {
+    fn background<'e>(&self, engine: Db<'e>, step: usize) -> NewBackground<'e> {
         let Work::Query { batch, .. } = self.work[step] else {
             return Ok(None);
         };

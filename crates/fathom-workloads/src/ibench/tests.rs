@@ -105,48 +105,54 @@ fn rows_and_index_entries(
     usize,
 ) {
     use crate::rows::{decode_row, index_id, key_int, Col as V, Key};
-    use fathom_core::kv::Direction;
+    use fathom_core::kv::{Direction, Seek};
     type Keys = std::collections::BTreeSet<Vec<u8>>;
     let (mut expected, mut found, mut rows) = (Keys::new(), Keys::new(), 0);
     let expected_ref = &mut expected;
     let start = Key::default().start(index_id(t, 0)).as_slice().to_vec();
-    s.scan(&start, Direction::Forward, usize::MAX, &mut |k, v| {
-        if !k.starts_with(&index_id(t, 0).to_be_bytes()) {
-            return false;
-        }
-        rows += 1;
-        let id = key_int(k, 4).unwrap();
-        let cols = decode_row(v, &[true, true, true, true, true, false]).unwrap();
-        let int = |i: usize| match cols[i] {
-            V::Int(x) => x,
-            V::Bytes(_) => panic!("column {i} is an integer"),
-        };
-        let row = gen::Row {
-            cashregisterid: int(1),
-            customerid: int(2),
-            productid: int(3),
-            price: int(4),
-        };
-        for (i, ix) in shape.indexes.iter().enumerate() {
-            let mut key = Key::default();
-            key.start(index_id(t, i as u32 + 1));
-            for &c in ix.cols {
-                key.int(row.col(c, int(0)));
+    s.scan(
+        Seek::new(&start, Direction::Forward, usize::MAX),
+        &mut |k, v| {
+            if !k.starts_with(&index_id(t, 0).to_be_bytes()) {
+                return false;
             }
-            expected_ref.insert(key.int(id).as_slice().to_vec());
-        }
-        true
-    })
+            rows += 1;
+            let id = key_int(k, 4).unwrap();
+            let cols = decode_row(v, &[true, true, true, true, true, false]).unwrap();
+            let int = |i: usize| match cols[i] {
+                V::Int(x) => x,
+                V::Bytes(_) => panic!("column {i} is an integer"),
+            };
+            let row = gen::Row {
+                cashregisterid: int(1),
+                customerid: int(2),
+                productid: int(3),
+                price: int(4),
+            };
+            for (i, ix) in shape.indexes.iter().enumerate() {
+                let mut key = Key::default();
+                key.start(index_id(t, i as u32 + 1));
+                for &c in ix.cols {
+                    key.int(row.col(c, int(0)));
+                }
+                expected_ref.insert(key.int(id).as_slice().to_vec());
+            }
+            true
+        },
+    )
     .unwrap();
     for i in 1..=shape.indexes.len() as u32 {
         let start = Key::default().start(index_id(t, i)).as_slice().to_vec();
-        s.scan(&start, Direction::Forward, usize::MAX, &mut |k, _| {
-            if !k.starts_with(&index_id(t, i).to_be_bytes()) {
-                return false;
-            }
-            found.insert(k.to_vec());
-            true
-        })
+        s.scan(
+            Seek::new(&start, Direction::Forward, usize::MAX),
+            &mut |k, _| {
+                if !k.starts_with(&index_id(t, i).to_be_bytes()) {
+                    return false;
+                }
+                found.insert(k.to_vec());
+                true
+            },
+        )
         .unwrap();
     }
     (expected, found, rows)

@@ -3,9 +3,9 @@
 //! (as MyRocks stores it), counttable under (id1, link_type), nodetable under id. A link write
 //! and its count change are one engine transaction; loads are atomic batches of blind puts.
 
-use super::model::{Count, Link, Node, Store, VISIBLE};
+use super::model::{Count, Link, ListPage, Node, Store, VISIBLE};
 use crate::rows::{decode_row, encode_row, index_id, key_int, Col, Key};
-use fathom_core::kv::{BatchOp, Direction, KvSession, KvTxn, TxnEnd};
+use fathom_core::kv::{BatchOp, Direction, KvSession, KvTxn, Seek, TxnEnd};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -187,7 +187,7 @@ impl<'e> KvStore<'e> {
             let prefix = index_id(NODES, 0).to_be_bytes();
             let mut max = 0;
             self.session
-                .scan(&start, Direction::Reverse, 1, &mut |k, _| {
+                .scan(Seek::new(&start, Direction::Reverse, 1), &mut |k, _| {
                     if k.starts_with(&prefix) {
                         max = key_int(k, 4).unwrap_or(0);
                     }
@@ -328,14 +328,14 @@ impl Store for KvStore<'_> {
         Ok(found)
     }
 
-    fn get_link_list(
-        &mut self,
-        id1: i64,
-        link_type: i64,
-        max_time: i64,
-        offset: i64,
-        limit: i64,
-    ) -> anyhow::Result<(i64, Option<i64>)> {
+    fn get_link_list(&mut self, page: &ListPage) -> anyhow::Result<(i64, Option<i64>)> {
+        let ListPage {
+            id1,
+            link_type,
+            max_time,
+            offset,
+            limit,
+        } = *page;
         let mut prefix = Key::default();
         prefix
             .start(index_id(LINKS, 1))
@@ -354,9 +354,7 @@ impl Store for KvStore<'_> {
             .int(i64::MAX);
         let (mut seen, mut found, mut last) = (0i64, 0i64, None);
         self.session.scan(
-            start.as_slice(),
-            Direction::Reverse,
-            usize::MAX,
+            Seek::new(start.as_slice(), Direction::Reverse, usize::MAX),
             &mut |k, _| {
                 if !k.starts_with(&prefix) {
                     return false;
@@ -415,8 +413,9 @@ impl Store for KvStore<'_> {
         let mut visible: HashMap<(i64, i64), i64> = HashMap::new();
         let start = Key::default().start(index_id(LINKS, 1)).as_slice().to_vec();
         let prefix = index_id(LINKS, 1).to_be_bytes();
-        self.session
-            .scan(&start, Direction::Forward, usize::MAX, &mut |k, _| {
+        self.session.scan(
+            Seek::new(&start, Direction::Forward, usize::MAX),
+            &mut |k, _| {
                 if !k.starts_with(&prefix) {
                     return false;
                 }
@@ -426,7 +425,8 @@ impl Store for KvStore<'_> {
                     *visible.entry((id1, t)).or_insert(0) += 1;
                 }
                 true
-            })?;
+            },
+        )?;
         let mut counts: HashMap<(i64, i64), i64> = HashMap::new();
         let start = Key::default()
             .start(index_id(COUNTS, 0))
@@ -434,8 +434,9 @@ impl Store for KvStore<'_> {
             .to_vec();
         let prefix = index_id(COUNTS, 0).to_be_bytes();
         let mut bad = None;
-        self.session
-            .scan(&start, Direction::Forward, usize::MAX, &mut |k, v| {
+        self.session.scan(
+            Seek::new(&start, Direction::Forward, usize::MAX),
+            &mut |k, v| {
                 if !k.starts_with(&prefix) {
                     return false;
                 }
@@ -447,7 +448,8 @@ impl Store for KvStore<'_> {
                     Err(e) => bad = Some(e),
                 }
                 true
-            })?;
+            },
+        )?;
         if let Some(e) = bad {
             return Err(e);
         }

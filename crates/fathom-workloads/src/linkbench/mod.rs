@@ -18,7 +18,7 @@ mod tests;
 
 use crate::params::{ParamSpec, Params};
 use crate::shared::PerStep;
-use crate::{Workload, WorkloadEntry};
+use crate::{NewClient, Workload, WorkloadEntry};
 use fathom_core::capability::Need;
 use fathom_core::driver::{Client, Done, StepPlan};
 use fathom_core::family::Db;
@@ -394,12 +394,7 @@ impl Workload for LinkBench {
         Ok(())
     }
 
-    fn client<'e>(
-        &self,
-        engine: Db<'e>,
-        step: usize,
-        thread: usize,
-    ) -> anyhow::Result<Box<dyn Client + 'e>> {
+    fn client<'e>(&self, engine: Db<'e>, step: usize, thread: usize) -> NewClient<'e> {
         let state = self.current.get(step)?;
         let store = self.store(engine, &state)?;
         let rng = self.rng(step, thread);

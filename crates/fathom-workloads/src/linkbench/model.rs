@@ -42,6 +42,17 @@ pub struct Count {
     pub version: i64,
 }
 
+/// One page of `getLinkList`: the visible links of `id1` and `link_type` with
+/// `time <= max_time`, newest first, skipping `offset`, at most `limit`.
+#[derive(Clone, Copy, Debug)]
+pub struct ListPage {
+    pub id1: i64,
+    pub link_type: i64,
+    pub max_time: i64,
+    pub offset: i64,
+    pub limit: i64,
+}
+
 /// What a store does, once per engine family. Writes that change a count run in one
 /// transaction with it; a deadlock or conflict is the caller's to retry.
 pub trait Store: Send {
@@ -64,16 +75,8 @@ pub trait Store: Send {
     fn count_links(&mut self, id1: i64, link_type: i64) -> anyhow::Result<i64>;
     /// Links of `id1` and type with these id2s, hidden ones too; returns how many were found.
     fn multiget_links(&mut self, id1: i64, link_type: i64, id2s: &[i64]) -> anyhow::Result<u64>;
-    /// Visible links newest first with `time <= max_time`, skipping `offset`, at most
-    /// `limit`; returns how many and the oldest one's (time, id2).
-    fn get_link_list(
-        &mut self,
-        id1: i64,
-        link_type: i64,
-        max_time: i64,
-        offset: i64,
-        limit: i64,
-    ) -> anyhow::Result<(i64, Option<i64>)>;
+    /// A page of visible links; returns how many and the oldest one's (time, id2).
+    fn get_link_list(&mut self, page: &ListPage) -> anyhow::Result<(i64, Option<i64>)>;
     /// Adds a node; returns its new id.
     fn add_node(&mut self, node: &Node) -> anyhow::Result<Option<i64>>;
     /// Returns whether the node existed with this type.

@@ -7,7 +7,7 @@ use super::degree::{per_type, Degrees};
 use super::dist::{geometric, log_normal, uniform, Zipf};
 use super::jrand::JavaRandom;
 use super::load::{now_ms, LINK_DATA_MAX, NODE_DATA_MAX};
-use super::model::{Link, Node, Store, LINK_TYPE, NODE_TYPE, RANGE_LIMIT, VISIBLE};
+use super::model::{Link, ListPage, Node, Store, LINK_TYPE, NODE_TYPE, RANGE_LIMIT, VISIBLE};
 use super::motif::Motif;
 use super::shuffle::{Kind, Shuffler};
 use fathom_core::driver::{Client, Done};
@@ -260,7 +260,13 @@ impl<'e> Requester<'e> {
         if history && !self.history.is_empty() {
             let at = self.rng.next_int_bound(self.history.len() as i32) as usize;
             let (id1, t, last) = self.history[at];
-            let (found, oldest) = self.store.get_link_list(id1, t, last, 1, RANGE_LIMIT)?;
+            let (found, oldest) = self.store.get_link_list(&ListPage {
+                id1,
+                link_type: t,
+                max_time: last,
+                offset: 1,
+                limit: RANGE_LIMIT,
+            })?;
             match oldest {
                 Some(time) if found == RANGE_LIMIT => self.history[at] = (id1, t, time),
                 _ => {
@@ -272,7 +278,13 @@ impl<'e> Requester<'e> {
         let (s, e) = (self.shape.start, self.shape.end);
         let id1 = self.shape.link_reads.id(&mut self.rng, s, e);
         let t = self.link_type();
-        let (found, oldest) = self.store.get_link_list(id1, t, i64::MAX, 0, RANGE_LIMIT)?;
+        let (found, oldest) = self.store.get_link_list(&ListPage {
+            id1,
+            link_type: t,
+            max_time: i64::MAX,
+            offset: 0,
+            limit: RANGE_LIMIT,
+        })?;
         if let Some(time) = oldest.filter(|_| found >= RANGE_LIMIT) {
             if !self.history.iter().any(|h| h.0 == id1 && h.1 == t) {
                 if self.history.len() < HISTORY_CAPACITY {

@@ -5,7 +5,7 @@
 //! MySQL's affected-rows trick has no equal. Payloads are binary columns (the original's are
 //! latin1 text, which takes any byte).
 
-use super::model::{Count, Link, Node, Store, HIDDEN, VISIBLE};
+use super::model::{Count, Link, ListPage, Node, Store, HIDDEN, VISIBLE};
 use fathom_core::sql::{Dialect, SqlConn, SqlEngine, Stmt, Value};
 use std::collections::HashMap;
 
@@ -398,14 +398,14 @@ impl Store for SqlStore<'_> {
         Ok(self.conn.run(stmt, &params)?.rows)
     }
 
-    fn get_link_list(
-        &mut self,
-        id1: i64,
-        link_type: i64,
-        max_time: i64,
-        offset: i64,
-        limit: i64,
-    ) -> anyhow::Result<(i64, Option<i64>)> {
+    fn get_link_list(&mut self, page: &ListPage) -> anyhow::Result<(i64, Option<i64>)> {
+        let ListPage {
+            id1,
+            link_type,
+            max_time,
+            offset,
+            limit,
+        } = *page;
         let list = |what: &str, d: Dialect| {
             let force = if d == Dialect::MariaDb {
                 " FORCE INDEX (id1_type)"

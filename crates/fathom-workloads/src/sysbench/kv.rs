@@ -6,7 +6,7 @@
 use super::events::{Event, Events, Query, RangeKind, Rows};
 use crate::rows::{decode_row, encode_row, index_id, key_int, Col, Key};
 use fathom_core::driver::{Client, Done};
-use fathom_core::kv::{BatchOp, Direction, KvSession, KvTxn, TxnEnd};
+use fathom_core::kv::{BatchOp, Direction, KvSession, KvTxn, Seek, TxnEnd};
 use fathom_core::retry::retrying;
 
 const ROW: &[bool] = &[true, false, false];
@@ -77,8 +77,9 @@ impl Runner<'_> {
                     let limit = (end - start + 1).max(0) as usize;
                     let cs = &mut self.cs;
                     let from = primary(&mut self.key, table, start);
-                    self.session
-                        .scan(from, Direction::Forward, limit, &mut |k, v| {
+                    self.session.scan(
+                        Seek::new(from, Direction::Forward, limit),
+                        &mut |k, v| {
                             if key_int(k, 4).is_none_or(|id| id > end) {
                                 return false;
                             }
@@ -90,7 +91,8 @@ impl Runner<'_> {
                                 }
                             }
                             true
-                        })?;
+                        },
+                    )?;
                     // ORDER BY c and DISTINCT are the client's work here, as the server's there.
                     match kind {
                         RangeKind::Order => cs.sort_unstable(),
@@ -107,9 +109,7 @@ impl Runner<'_> {
                         let mut ids = Vec::new();
                         let prefix = self.key.start(index_id(table, 1)).int(kv).as_slice();
                         self.session.scan(
-                            prefix,
-                            Direction::Forward,
-                            usize::MAX,
+                            Seek::new(prefix, Direction::Forward, usize::MAX),
                             &mut |k, _| {
                                 if !k.starts_with(prefix) {
                                     return false;
@@ -351,22 +351,28 @@ mod tests {
         let (mut rows, mut index) = (BTreeSet::new(), BTreeSet::new());
         let mut key = Key::default();
         let start = key.start(index_id(1, 0)).as_slice().to_vec();
-        s.scan(&start, Direction::Forward, usize::MAX, &mut |k, v| {
-            if !k.starts_with(&index_id(1, 0).to_be_bytes()) {
-                return false;
-            }
-            rows.insert((parse(v).unwrap().0, key_int(k, 4).unwrap()));
-            true
-        })
+        s.scan(
+            Seek::new(&start, Direction::Forward, usize::MAX),
+            &mut |k, v| {
+                if !k.starts_with(&index_id(1, 0).to_be_bytes()) {
+                    return false;
+                }
+                rows.insert((parse(v).unwrap().0, key_int(k, 4).unwrap()));
+                true
+            },
+        )
         .unwrap();
         let start = key.start(index_id(1, 1)).as_slice().to_vec();
-        s.scan(&start, Direction::Forward, usize::MAX, &mut |k, _| {
-            if !k.starts_with(&index_id(1, 1).to_be_bytes()) {
-                return false;
-            }
-            index.insert((key_int(k, 4).unwrap(), key_int(k, 12).unwrap()));
-            true
-        })
+        s.scan(
+            Seek::new(&start, Direction::Forward, usize::MAX),
+            &mut |k, _| {
+                if !k.starts_with(&index_id(1, 1).to_be_bytes()) {
+                    return false;
+                }
+                index.insert((key_int(k, 4).unwrap(), key_int(k, 12).unwrap()));
+                true
+            },
+        )
         .unwrap();
         (rows, index)
     }

@@ -11,10 +11,10 @@ pub mod rand;
 mod sql;
 
 use crate::params::{ParamSpec, Params};
-use crate::{Workload, WorkloadEntry};
+use crate::{NewClient, Workload, WorkloadEntry};
 use events::{Events, Rows, Shape, Test, TESTS};
 use fathom_core::capability::Need;
-use fathom_core::driver::{Client, StepPlan};
+use fathom_core::driver::StepPlan;
 use fathom_core::family::Db;
 use fathom_core::kind::{OpKind, Role};
 use fathom_core::kv::SessionOptions;
@@ -231,12 +231,7 @@ impl Workload for Sysbench {
         &self.plans
     }
 
-    fn client<'e>(
-        &self,
-        engine: Db<'e>,
-        step: usize,
-        thread: usize,
-    ) -> anyhow::Result<Box<dyn Client + 'e>> {
+    fn client<'e>(&self, engine: Db<'e>, step: usize, thread: usize) -> NewClient<'e> {
         let rand = self.rand_for(step, thread);
         let threads = self.plans[step].clients;
         match self.work[step] {
