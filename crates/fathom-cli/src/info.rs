@@ -40,14 +40,14 @@ pub fn workloads() -> String {
             "  --duration sets `{}`: the length of every timed step",
             w.duration_param
         );
-        let width = w
-            .params
+        let params = (w.params)();
+        let width = params
             .iter()
             .map(|p| p.name.len() + p.default.len())
             .max()
             .unwrap_or(0)
             + 1;
-        for p in w.params {
+        for p in &params {
             let pair = format!("{}={}", p.name, p.default);
             let _ = writeln!(out, "  --param {pair:<width$}  {}", p.help);
         }

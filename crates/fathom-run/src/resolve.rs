@@ -183,7 +183,7 @@ impl RunSpec {
     fn check(&mut self) -> anyhow::Result<()> {
         let engine = self.setup.engine;
         let w = self.workload;
-        self.params.check(w.name, w.params)?;
+        self.params.check(w.name, &(w.params)())?;
         let family = engine.family();
         if !w.families.contains(&family) {
             anyhow::bail!(

@@ -57,7 +57,8 @@ pub trait Workload: Send + Sync {
 pub struct WorkloadEntry {
     pub name: &'static str,
     pub about: &'static str,
-    pub params: &'static [ParamSpec],
+    /// Its parameters with their defaults and help (`params::specs` of its parameter struct).
+    pub params: fn() -> Vec<ParamSpec>,
     /// Builds the workload for `clients` client threads.
     pub build: fn(&Params, usize) -> anyhow::Result<Box<dyn Workload>>,
     /// The engine families it runs on (`kv`, `sql`).

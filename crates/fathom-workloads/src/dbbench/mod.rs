@@ -5,7 +5,7 @@
 mod clients;
 pub mod data;
 
-use crate::params::{ParamSpec, Params};
+use crate::params::{record, seed_or_clock, specs, Params, Size, Span};
 use crate::{kv_only, NewBackground, NewClient, Workload, WorkloadEntry};
 use clients::{Action, DbBenchClient, Keys};
 use data::{KeyFormat, ValueSource};
@@ -14,32 +14,63 @@ use fathom_core::family::Db;
 use fathom_core::kind::{OpKind, Role};
 use fathom_core::kv::{Direction, KvEngine, SessionOptions};
 use fathom_core::target::Maintenance;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-const PARAMS: &[ParamSpec] = &[
-    ParamSpec { name: "num_keys", default: "1000000", help: "keys loaded by fillseq and drawn from by random steps" },
-    ParamSpec { name: "key_size", default: "20", help: "key bytes (8-byte integer + '0' padding)" },
-    ParamSpec { name: "value_size", default: "400", help: "value bytes" },
-    ParamSpec { name: "compression_ratio", default: "0.5", help: "how far values compress, as db_bench's --compression_ratio" },
-    ParamSpec { name: "duration", default: "20s", help: "length of each timed step" },
-    ParamSpec { name: "warmup", default: "0s", help: "unrecorded time at the start of each timed step" },
-    ParamSpec { name: "write_rate", default: "2m", help: "bytes/s of the background writer in *whilewriting steps" },
-    ParamSpec { name: "seek_nexts", default: "10", help: "entries read after each seek in range steps" },
-    ParamSpec { name: "overwrite_fraction", default: "0.1", help: "share of num_keys that overwritesome writes" },
-    ParamSpec { name: "seed", default: "0", help: "random seed; 0 picks one from the clock (recorded)" },
-    ParamSpec {
-        name: "steps",
-        default: "all",
-        help: "steps to run, in this order (default: the whole sequence): fillseq, revrange, readrandom, fwdrange, overwritesome, flush, \
-               revrangewhilewriting, fwdrangewhilewriting, readwhilewriting, overwriteandwait",
-    },
-];
+/// db_bench's flags, as `--param` takes them.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct DbBenchParams {
+    /// keys loaded by fillseq and drawn from by random steps
+    num_keys: u64,
+    /// key bytes (8-byte integer + '0' padding)
+    key_size: u64,
+    /// value bytes
+    value_size: u64,
+    /// how far values compress, as db_bench's --compression_ratio
+    compression_ratio: f64,
+    /// length of each timed step
+    duration: Span,
+    /// unrecorded time at the start of each timed step
+    warmup: Span,
+    /// bytes/s of the background writer in *whilewriting steps
+    write_rate: Size,
+    /// entries read after each seek in range steps
+    seek_nexts: u64,
+    /// share of num_keys that overwritesome writes
+    overwrite_fraction: f64,
+    /// random seed; 0 picks one from the clock (recorded)
+    seed: u64,
+    /// steps to run, in this order (default: the whole sequence): fillseq, revrange,
+    /// readrandom, fwdrange, overwritesome, flush, revrangewhilewriting,
+    /// fwdrangewhilewriting, readwhilewriting, overwriteandwait
+    steps: String,
+}
+
+impl Default for DbBenchParams {
+    fn default() -> Self {
+        DbBenchParams {
+            num_keys: 1_000_000,
+            key_size: 20,
+            value_size: 400,
+            compression_ratio: 0.5,
+            duration: Span::new("20s"),
+            warmup: Span::new("0s"),
+            write_rate: Size::new("2m"),
+            seek_nexts: 10,
+            overwrite_fraction: 0.1,
+            seed: 0,
+            steps: "all".into(),
+        }
+    }
+}
 
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
     name: "dbbench",
     about: "RocksDB's db_bench sequence from benchmark_compare.sh, on any kv engine",
-    params: PARAMS,
+    params: specs::<DbBenchParams>,
     build,
     families: &["kv"],
     duration_param: "duration",
@@ -90,24 +121,22 @@ pub struct DbBench {
 }
 
 fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
-    params.check("dbbench", PARAMS)?;
-    let p = |n| params.u64(PARAMS, n);
-    let num_keys = p("num_keys")?;
-    if num_keys == 0 {
+    let mut p: DbBenchParams = params.read("dbbench")?;
+    if p.num_keys == 0 {
         anyhow::bail!("parameter `num_keys`: must be at least 1");
     }
     if clients == 0 {
         anyhow::bail!("dbbench needs at least one client");
     }
-    let key_size = p("key_size")? as usize;
-    KeyFormat::new(key_size)?;
-    let value_size = p("value_size")? as usize;
-    let compression_ratio = params.f64(PARAMS, "compression_ratio")?;
-    if !(0.0..=1.0).contains(&compression_ratio) {
-        anyhow::bail!("parameter `compression_ratio`: {compression_ratio} is not between 0 and 1");
+    KeyFormat::new(p.key_size as usize)?;
+    if !(0.0..=1.0).contains(&p.compression_ratio) {
+        anyhow::bail!(
+            "parameter `compression_ratio`: {} is not between 0 and 1",
+            p.compression_ratio
+        );
     }
-    let seed = params.seed(PARAMS)?;
-    let wanted: Vec<String> = match params.raw(PARAMS, "steps") {
+    p.seed = seed_or_clock(p.seed);
+    let wanted: Vec<String> = match p.steps.as_str() {
         "all" => STEP_NAMES.iter().map(|s| s.to_string()).collect(),
         list => list.split(',').map(|s| s.trim().to_string()).collect(),
     };
@@ -119,27 +148,24 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
             );
         }
     }
-    let mut resolved = params.resolved(PARAMS);
-    resolved.insert("seed".into(), seed.to_string());
-
     let mut d = DbBench {
-        num_keys,
-        key_size,
-        value_size,
-        compression_ratio,
-        seek_nexts: p("seek_nexts")? as usize,
-        seed,
+        num_keys: p.num_keys,
+        key_size: p.key_size as usize,
+        value_size: p.value_size as usize,
+        compression_ratio: p.compression_ratio,
+        seek_nexts: p.seek_nexts as usize,
+        seed: p.seed,
         plans: Vec::new(),
         work: Vec::new(),
         wal_off: Vec::new(),
-        resolved,
+        resolved: record(&p),
     };
     let timing = Timing {
-        num_keys,
-        duration: params.duration(PARAMS, "duration")?,
-        warmup: params.duration(PARAMS, "warmup")?,
-        write_rate: params.size(PARAMS, "write_rate")? as f64,
-        overwrites: num_keys as f64 * params.f64(PARAMS, "overwrite_fraction")?,
+        num_keys: p.num_keys,
+        duration: p.duration.value,
+        warmup: p.warmup.value,
+        write_rate: p.write_rate.bytes as f64,
+        overwrites: p.num_keys as f64 * p.overwrite_fraction,
     };
     // Steps run in the order given, as db_bench runs `--benchmarks=a,b,c`.
     for name in &wanted {

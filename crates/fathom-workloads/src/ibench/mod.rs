@@ -10,7 +10,7 @@ pub mod gen;
 mod kv;
 mod sql;
 
-use crate::params::{ParamSpec, Params};
+use crate::params::{record, seed_or_clock, specs, Params, Span, Switch};
 use crate::shared::PerStep;
 use crate::{NewBackground, NewClient, Workload, WorkloadEntry};
 use clients::{Cleanup, Indexer, Querier, Store, Tidy, Writer, KINDS};
@@ -18,40 +18,100 @@ use fathom_core::driver::{Pace, StepPlan};
 use fathom_core::family::Db;
 use fathom_core::target::Maintenance;
 use gen::{RowGen, Shape, Table, CLASSIC, CURRENT};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-const PARAMS: &[ParamSpec] = &[
-    ParamSpec { name: "steps", default: "l.i0,l.x,l.i1,l.i2,cleanup,qr100,qp100,qr500,qp500,qr1000,qp1000", help: "steps in order: l.i0, l.x, l.i1, l.i2, cleanup, qr<N> (range queries) and qp<N> (point queries) with N inserts/s per client in the background" },
-    ParamSpec { name: "rows", default: "1000000", help: "rows l.i0 loads, over all clients (ra.sh's nr1)" },
-    ParamSpec { name: "write_rows", default: "500000", help: "rows l.i1 (4/5) and l.i2 (1/5) insert and delete, over all clients (nr2)" },
-    ParamSpec { name: "lx_rows", default: "100", help: "rows l.x inserts before it creates the indexes, over all clients" },
-    ParamSpec { name: "query_secs", default: "60s", help: "length of each query step (querysecs)" },
-    ParamSpec { name: "settle", default: "auto", help: "wait at the end of cleanup; auto: 60 s + 1 s per million l.i0 rows, at most 1200 s, as iibench" },
-    ParamSpec { name: "secondary_indexes", default: "3", help: "secondary indexes, 0-3 (--num_secondary_indexes)" },
-    ParamSpec { name: "index_style", default: "current", help: "current (iibench since 2023-12) or classic (v0/v1, iibench-mongodb) index columns" },
-    ParamSpec { name: "commit_i0", default: "100", help: "rows per INSERT in l.i0" },
-    ParamSpec { name: "commit_i1", default: "50", help: "rows per INSERT (and DELETE) in l.i1" },
-    ParamSpec { name: "commit_i2", default: "5", help: "rows per INSERT (and DELETE) in l.i2" },
-    ParamSpec { name: "commit_q", default: "50", help: "rows per background INSERT in the query steps (at most the rate)" },
-    ParamSpec { name: "deletes", default: "on", help: "delete as many rows as l.i1, l.i2 and the query steps insert (--delete_per_insert)" },
-    ParamSpec { name: "shared_table", default: "off", help: "all clients use table pi1 instead of one table each (only1t)" },
-    ParamSpec { name: "rows_per_query", default: "10", help: "LIMIT of a range query, ids of a point query" },
-    ParamSpec { name: "data_length_min", default: "10", help: "shortest data column" },
-    ParamSpec { name: "data_length_max", default: "20", help: "longest data column" },
-    ParamSpec { name: "data_random_pct", default: "50", help: "percent of 3/4 of data that is random (the rest is 'a')" },
-    ParamSpec { name: "cashregisters", default: "1000", help: "cashregisterid is uniform below this" },
-    ParamSpec { name: "products", default: "10000", help: "productid is uniform below this" },
-    ParamSpec { name: "customers", default: "100000", help: "customerid is uniform below this" },
-    ParamSpec { name: "max_price", default: "500", help: "price is uniform below this" },
-    ParamSpec { name: "seed", default: "0", help: "random seed; 0 picks one from the clock (recorded)" },
-];
+/// The insert benchmark's options, as `--param` takes them.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct IbenchParams {
+    /// steps in order: l.i0, l.x, l.i1, l.i2, cleanup, qr<N> (range queries) and qp<N> (point
+    /// queries) with N inserts/s per client in the background
+    steps: String,
+    /// rows l.i0 loads, over all clients (ra.sh's nr1)
+    rows: u64,
+    /// rows l.i1 (4/5) and l.i2 (1/5) insert and delete, over all clients (nr2)
+    write_rows: u64,
+    /// rows l.x inserts before it creates the indexes, over all clients
+    lx_rows: u64,
+    /// length of each query step (querysecs)
+    query_secs: Span,
+    /// wait at the end of cleanup; auto: 60 s + 1 s per million l.i0 rows, at most 1200 s, as
+    /// iibench
+    settle: String,
+    /// secondary indexes, 0-3 (--num_secondary_indexes)
+    secondary_indexes: u64,
+    /// current (iibench since 2023-12) or classic (v0/v1, iibench-mongodb) index columns
+    index_style: String,
+    /// rows per INSERT in l.i0
+    commit_i0: u64,
+    /// rows per INSERT (and DELETE) in l.i1
+    commit_i1: u64,
+    /// rows per INSERT (and DELETE) in l.i2
+    commit_i2: u64,
+    /// rows per background INSERT in the query steps (at most the rate)
+    commit_q: u64,
+    /// delete as many rows as l.i1, l.i2 and the query steps insert (--delete_per_insert)
+    deletes: Switch,
+    /// all clients use table pi1 instead of one table each (only1t)
+    shared_table: Switch,
+    /// LIMIT of a range query, ids of a point query
+    rows_per_query: u64,
+    /// shortest data column
+    data_length_min: u64,
+    /// longest data column
+    data_length_max: u64,
+    /// percent of 3/4 of data that is random (the rest is 'a')
+    data_random_pct: u64,
+    /// cashregisterid is uniform below this
+    cashregisters: u64,
+    /// productid is uniform below this
+    products: u64,
+    /// customerid is uniform below this
+    customers: u64,
+    /// price is uniform below this
+    max_price: u64,
+    /// random seed; 0 picks one from the clock (recorded)
+    seed: u64,
+}
+
+impl Default for IbenchParams {
+    fn default() -> Self {
+        IbenchParams {
+            steps: "l.i0,l.x,l.i1,l.i2,cleanup,qr100,qp100,qr500,qp500,qr1000,qp1000".into(),
+            rows: 1_000_000,
+            write_rows: 500_000,
+            lx_rows: 100,
+            query_secs: Span::new("60s"),
+            settle: "auto".into(),
+            secondary_indexes: 3,
+            index_style: "current".into(),
+            commit_i0: 100,
+            commit_i1: 50,
+            commit_i2: 5,
+            commit_q: 50,
+            deletes: Switch(true),
+            shared_table: Switch(false),
+            rows_per_query: 10,
+            data_length_min: 10,
+            data_length_max: 20,
+            data_random_pct: 50,
+            cashregisters: 1000,
+            products: 10_000,
+            customers: 100_000,
+            max_price: 500,
+            seed: 0,
+        }
+    }
+}
 
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
     name: "ibench",
     about: "the insert benchmark: load, create indexes, insert+delete, cleanup, then range and point queries beside rate-limited inserts",
-    params: PARAMS,
+    params: specs::<IbenchParams>,
     build,
     families: &["kv", "sql"],
     duration_param: "query_secs",
@@ -92,92 +152,96 @@ pub struct Ibench {
     current: PerStep<Vec<Arc<Table>>>,
 }
 
-fn positive(params: &Params, name: &str) -> anyhow::Result<u64> {
-    let v = params.u64(PARAMS, name)?;
+fn positive(name: &str, v: u64) -> anyhow::Result<u64> {
     if v == 0 {
         anyhow::bail!("parameter `{name}`: must be at least 1");
     }
     Ok(v)
 }
 
-fn shape(params: &Params) -> anyhow::Result<Shape> {
-    let int = |name| positive(params, name).map(|v| v as i64);
-    let count = params.u64(PARAMS, "secondary_indexes")?;
+fn shape(p: &IbenchParams) -> anyhow::Result<Shape> {
+    let count = p.secondary_indexes;
     if count > 3 {
         anyhow::bail!("parameter `secondary_indexes`: expected 0 to 3, got {count}");
     }
-    let style = match params.raw(PARAMS, "index_style") {
+    let style = match p.index_style.as_str() {
         "current" => CURRENT,
         "classic" => CLASSIC,
         other => {
             anyhow::bail!("parameter `index_style`: expected current or classic, got `{other}`")
         }
     };
-    let data_min = params.u64(PARAMS, "data_length_min")? as usize;
-    let data_max = params.u64(PARAMS, "data_length_max")? as usize;
+    let (data_min, data_max) = (p.data_length_min as usize, p.data_length_max as usize);
     if data_min > data_max || data_max > 4000 {
         anyhow::bail!(
             "parameters `data_length_min` and `data_length_max`: expected min <= max <= 4000, got {data_min} and {data_max}"
         );
     }
-    let pct = params.u64(PARAMS, "data_random_pct")?;
+    let pct = p.data_random_pct;
     if pct > 100 {
         anyhow::bail!("parameter `data_random_pct`: expected 0 to 100, got {pct}");
     }
     Ok(Shape {
-        cashregisters: int("cashregisters")?,
-        products: int("products")?,
-        customers: int("customers")?,
-        max_price: int("max_price")?,
+        cashregisters: positive("cashregisters", p.cashregisters)? as i64,
+        products: positive("products", p.products)? as i64,
+        customers: positive("customers", p.customers)? as i64,
+        max_price: positive("max_price", p.max_price)? as i64,
         data_min,
         data_max,
         data_random_pct: pct as u32,
         indexes: style[..count as usize].to_vec(),
-        rows_per_query: positive(params, "rows_per_query")? as usize,
+        rows_per_query: positive("rows_per_query", p.rows_per_query)? as usize,
     })
 }
 
 fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
-    params.check("ibench", PARAMS)?;
+    let mut p: IbenchParams = params.read("ibench")?;
+    p.seed = seed_or_clock(p.seed);
     let dop = clients.max(1) as u64;
-    let shape = shape(params)?;
-    let rows = positive(params, "rows")?;
-    let write_rows = params.u64(PARAMS, "write_rows")?;
-    let deletes = params.on_off(PARAMS, "deletes")?;
-    let shared = params.on_off(PARAMS, "shared_table")?;
-    let query_secs = params.duration(PARAMS, "query_secs")?;
-    let settle = match params.raw(PARAMS, "settle") {
+    let shape = shape(&p)?;
+    let rows = positive("rows", p.rows)?;
+    let settle = match p.settle.as_str() {
         "auto" => Duration::from_secs((60 + rows / 1_000_000).min(1200)),
-        _ => params.duration(PARAMS, "settle")?,
+        text => {
+            Span::try_from(text.to_string())
+                .map_err(|e| anyhow::anyhow!("parameter `settle`: {e}"))?
+                .value
+        }
     };
-    let commit = |name: &str| positive(params, name).map(|v| v as usize);
-    let seed = params.seed(PARAMS)?;
-    let mut resolved = params.resolved(PARAMS);
-    resolved.insert("seed".into(), seed.to_string());
+    let commit = |name: &str| {
+        let v = match name {
+            "commit_i0" => p.commit_i0,
+            "commit_i1" => p.commit_i1,
+            "commit_i2" => p.commit_i2,
+            _ => p.commit_q,
+        };
+        positive(name, v).map(|v| v as usize)
+    };
+    let shared = p.shared_table.0;
     let mut w = Ibench {
-        pool: gen::random_pool(seed, 1 << 20),
+        pool: gen::random_pool(p.seed, 1 << 20),
         shape: Arc::new(shape),
-        seed,
+        seed: p.seed,
         shared,
-        deletes,
+        deletes: p.deletes.0,
         tables: if shared { 1 } else { dop as u32 },
         plans: Vec::new(),
         work: Vec::new(),
-        resolved,
+        resolved: record(&p),
         current: PerStep::default(),
     };
     let sizes = Sizes {
         per_client: |total: u64| total.div_ceil(dop),
         rows,
-        write_rows,
-        lx_rows: params.u64(PARAMS, "lx_rows")?,
-        deletes,
+        write_rows: p.write_rows,
+        lx_rows: p.lx_rows,
+        deletes: p.deletes.0,
         settle,
-        query_secs,
+        query_secs: p.query_secs.value,
         dop,
         ranges: !w.shape.indexes.is_empty(),
     };
-    for name in params.raw(PARAMS, "steps").split(',').map(str::trim) {
+    for name in p.steps.split(',').map(str::trim) {
         if name.is_empty() {
             continue;
         }

@@ -16,7 +16,7 @@ mod sql;
 #[cfg(test)]
 mod tests;
 
-use crate::params::{ParamSpec, Params};
+use crate::params::{record, seed_or_clock, specs, Params, Span};
 use crate::shared::PerStep;
 use crate::{NewClient, Workload, WorkloadEntry};
 use fathom_core::capability::Need;
@@ -31,53 +31,140 @@ pub const CHECK: OpKind = OpKind::new("CHECK", Role::Check);
 use load::{Chunks, Graph, LinkLoader, NodeLoader};
 use model::Store;
 use request::{Access, AccessDist, Blend, Requester, MIX_ORDER};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use shuffle::Kind;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-const PARAMS: &[ParamSpec] = &[
-    ParamSpec { name: "steps", default: "load,request,check", help: "steps in order: load, request, check" },
-    ParamSpec { name: "maxid1", default: "100001", help: "ids are [startid1, maxid1) (LinkBench's default 10000001)" },
-    ParamSpec { name: "startid1", default: "1", help: "first id" },
-    ParamSpec { name: "link_type_count", default: "2", help: "link types" },
-    ParamSpec { name: "loaders", default: "0", help: "link loader threads (0: as many as clients); the node loader is one more" },
-    ParamSpec { name: "loader_chunk_size", default: "2048", help: "id1s per load work chunk" },
-    ParamSpec { name: "bulk_batch", default: "1024", help: "rows per bulk INSERT while loading" },
-    ParamSpec { name: "duration", default: "60s", help: "length of each request step (maxtime)" },
-    ParamSpec { name: "warmup", default: "0s", help: "unrecorded time at the start of each request step (warmup_time)" },
-    ParamSpec { name: "requests", default: "0", help: "requests per client per request step; 0: until the duration" },
-    ParamSpec { name: "request_steps", default: "1", help: "request steps in a row (request.1, request.2, ...), for a long request phase in parts" },
-    ParamSpec { name: "link_datasize", default: "8", help: "median link payload bytes" },
-    ParamSpec { name: "node_datasize", default: "128", help: "median node payload bytes" },
-    ParamSpec { name: "addlink", default: "8.9886601", help: "percent of requests" },
-    ParamSpec { name: "deletelink", default: "2.9907664", help: "percent of requests" },
-    ParamSpec { name: "updatelink", default: "8.0122125", help: "percent of requests" },
-    ParamSpec { name: "countlink", default: "4.8863567", help: "percent of requests" },
-    ParamSpec { name: "getlink", default: "0.5261142", help: "percent of requests (MULTIGET_LINK)" },
-    ParamSpec { name: "getlinklist", default: "50.7119145", help: "percent of requests" },
-    ParamSpec { name: "addnode", default: "2.5732789", help: "percent of requests" },
-    ParamSpec { name: "updatenode", default: "7.366437", help: "percent of requests" },
-    ParamSpec { name: "deletenode", default: "1.0115914", help: "percent of requests" },
-    ParamSpec { name: "getnode", default: "12.9326683", help: "percent of requests" },
-    ParamSpec { name: "getlinklist_history", default: "0.3", help: "percent of GET_LINKS_LIST that page back through history" },
-    ParamSpec { name: "read_shape", default: "0.8", help: "Zipf shape of correlated link reads" },
-    ParamSpec { name: "read_uncorr_blend", default: "99.5", help: "percent of link reads that are uncorrelated" },
-    ParamSpec { name: "read_uncorr_shape", default: "0.8", help: "Zipf shape of uncorrelated link reads" },
-    ParamSpec { name: "write_shape", default: "0.741", help: "Zipf shape of correlated link writes" },
-    ParamSpec { name: "write_uncorr_blend", default: "95", help: "percent of link writes that are uncorrelated (read only with fix=write_blend)" },
-    ParamSpec { name: "write_uncorr_shape", default: "0.741", help: "Zipf shape of uncorrelated link writes (read only with fix=write_blend)" },
-    ParamSpec { name: "node_read_shape", default: "0.625", help: "Zipf shape of GET_NODE" },
-    ParamSpec { name: "node_update_shape", default: "0.606", help: "Zipf shape of UPDATE_NODE" },
-    ParamSpec { name: "link_multiget_prob", default: "0.382", help: "geometric multiget size's probability" },
-    ParamSpec { name: "motif_length", default: "128", help: "motif bytes of the payload generator (used only with fix=motif_length; the original always uses 512)" },
-    ParamSpec { name: "fix", default: "", help: "original quirks to correct, comma-separated: update_link (UPDATE_LINK calls updateLink, not the addLink upsert), write_blend (write_uncorr_* are read), type_split (links split evenly across types), motif_length (the configured motif length)" },
-    ParamSpec { name: "seed", default: "0", help: "random seed; 0 picks one from the clock (recorded)" },
-];
+/// LinkBench's configuration, as `--param` takes it.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct LinkBenchParams {
+    /// steps in order: load, request, check
+    steps: String,
+    /// ids are [startid1, maxid1) (LinkBench's default 10000001)
+    maxid1: u64,
+    /// first id
+    startid1: u64,
+    /// link types
+    link_type_count: u64,
+    /// link loader threads (0: as many as clients); the node loader is one more
+    loaders: u64,
+    /// id1s per load work chunk
+    loader_chunk_size: u64,
+    /// rows per bulk INSERT while loading
+    bulk_batch: u64,
+    /// length of each request step (maxtime)
+    duration: Span,
+    /// unrecorded time at the start of each request step (warmup_time)
+    warmup: Span,
+    /// requests per client per request step; 0: until the duration
+    requests: u64,
+    /// request steps in a row (request.1, request.2, ...), for a long request phase in parts
+    request_steps: u64,
+    /// median link payload bytes
+    link_datasize: f64,
+    /// median node payload bytes
+    node_datasize: f64,
+    /// percent of requests
+    addlink: f64,
+    /// percent of requests
+    deletelink: f64,
+    /// percent of requests
+    updatelink: f64,
+    /// percent of requests
+    countlink: f64,
+    /// percent of requests (MULTIGET_LINK)
+    getlink: f64,
+    /// percent of requests
+    getlinklist: f64,
+    /// percent of requests
+    addnode: f64,
+    /// percent of requests
+    updatenode: f64,
+    /// percent of requests
+    deletenode: f64,
+    /// percent of requests
+    getnode: f64,
+    /// percent of GET_LINKS_LIST that page back through history
+    getlinklist_history: f64,
+    /// Zipf shape of correlated link reads
+    read_shape: f64,
+    /// percent of link reads that are uncorrelated
+    read_uncorr_blend: f64,
+    /// Zipf shape of uncorrelated link reads
+    read_uncorr_shape: f64,
+    /// Zipf shape of correlated link writes
+    write_shape: f64,
+    /// percent of link writes that are uncorrelated (read only with fix=write_blend)
+    write_uncorr_blend: f64,
+    /// Zipf shape of uncorrelated link writes (read only with fix=write_blend)
+    write_uncorr_shape: f64,
+    /// Zipf shape of GET_NODE
+    node_read_shape: f64,
+    /// Zipf shape of UPDATE_NODE
+    node_update_shape: f64,
+    /// geometric multiget size's probability
+    link_multiget_prob: f64,
+    /// motif bytes of the payload generator (used only with fix=motif_length; the original always
+    /// uses 512)
+    motif_length: u64,
+    /// original quirks to correct, comma-separated: update_link (UPDATE_LINK calls updateLink,
+    /// not the addLink upsert), write_blend (write_uncorr_* are read), type_split (links split
+    /// evenly across types), motif_length (the configured motif length)
+    fix: String,
+    /// random seed; 0 picks one from the clock (recorded)
+    seed: u64,
+}
+
+impl Default for LinkBenchParams {
+    fn default() -> Self {
+        LinkBenchParams {
+            steps: "load,request,check".into(),
+            maxid1: 100_001,
+            startid1: 1,
+            link_type_count: 2,
+            loaders: 0,
+            loader_chunk_size: 2048,
+            bulk_batch: 1024,
+            duration: Span::new("60s"),
+            warmup: Span::new("0s"),
+            requests: 0,
+            request_steps: 1,
+            link_datasize: 8.0,
+            node_datasize: 128.0,
+            addlink: 8.9886601,
+            deletelink: 2.9907664,
+            updatelink: 8.0122125,
+            countlink: 4.8863567,
+            getlink: 0.5261142,
+            getlinklist: 50.7119145,
+            addnode: 2.5732789,
+            updatenode: 7.366437,
+            deletenode: 1.0115914,
+            getnode: 12.9326683,
+            getlinklist_history: 0.3,
+            read_shape: 0.8,
+            read_uncorr_blend: 99.5,
+            read_uncorr_shape: 0.8,
+            write_shape: 0.741,
+            write_uncorr_blend: 95.0,
+            write_uncorr_shape: 0.741,
+            node_read_shape: 0.625,
+            node_update_shape: 0.606,
+            link_multiget_prob: 0.382,
+            motif_length: 128,
+            fix: String::new(),
+            seed: 0,
+        }
+    }
+}
 
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
     name: "linkbench",
     about: "LinkBench: load a social graph, run Facebook's request mix, check every count against its links",
-    params: PARAMS,
+    params: specs::<LinkBenchParams>,
     build,
     families: &["kv", "sql"],
     duration_param: "duration",
@@ -110,17 +197,16 @@ pub struct LinkBench {
     current: PerStep<StepState>,
 }
 
-fn zipf(params: &Params, start: i64, end: i64, shape: &str) -> anyhow::Result<AccessDist> {
-    let theta = params.f64(PARAMS, shape)?;
+fn zipf(start: i64, end: i64, (shape, theta): (&str, f64)) -> anyhow::Result<AccessDist> {
     dist::Zipf::new(start, end, theta)
         .map(AccessDist::Zipf)
         .map_err(|e| anyhow::anyhow!("parameter `{shape}`: {e}"))
 }
 
 /// The original quirks `fix` corrects.
-fn fixes(params: &Params) -> anyhow::Result<Vec<&str>> {
-    let fixes: Vec<&str> = params
-        .raw(PARAMS, "fix")
+fn fixes(p: &LinkBenchParams) -> anyhow::Result<Vec<&str>> {
+    let fixes: Vec<&str> = p
+        .fix
         .split(',')
         .map(str::trim)
         .filter(|f| !f.is_empty())
@@ -135,24 +221,24 @@ fn fixes(params: &Params) -> anyhow::Result<Vec<&str>> {
 }
 
 /// The request mix's cumulative percentages, in `MIX_ORDER`.
-fn mix(params: &Params) -> anyhow::Result<[f64; 10]> {
-    let names = [
-        "addlink",
-        "deletelink",
-        "updatelink",
-        "countlink",
-        "getlink",
-        "getlinklist",
-        "addnode",
-        "updatenode",
-        "deletenode",
-        "getnode",
+fn mix(p: &LinkBenchParams) -> anyhow::Result<[f64; 10]> {
+    let percents = [
+        p.addlink,
+        p.deletelink,
+        p.updatelink,
+        p.countlink,
+        p.getlink,
+        p.getlinklist,
+        p.addnode,
+        p.updatenode,
+        p.deletenode,
+        p.getnode,
     ];
-    debug_assert_eq!(names.len(), MIX_ORDER.len());
+    debug_assert_eq!(percents.len(), MIX_ORDER.len());
     let mut cumulative = [0.0; 10];
     let mut sum = 0.0;
-    for (i, name) in names.iter().enumerate() {
-        sum += params.f64(PARAMS, name)?;
+    for (i, pct) in percents.iter().enumerate() {
+        sum += pct;
         cumulative[i] = sum;
     }
     if (sum - 100.0).abs() > 1e-5 {
@@ -166,7 +252,7 @@ fn mix(params: &Params) -> anyhow::Result<[f64; 10]> {
 /// The request phase's shape: the mix, the access distributions through their shufflers,
 /// payload sizes.
 fn request_shape(
-    params: &Params,
+    p: &LinkBenchParams,
     graph: &Graph,
     fixed: &dyn Fn(&str) -> bool,
 ) -> anyhow::Result<request::Shape> {
@@ -175,12 +261,17 @@ fn request_shape(
     let links = request::Shape::shuffler(Kind::Links, n);
     let uncorr = request::Shape::shuffler(Kind::Uncorrelated, n);
     let nodes = request::Shape::shuffler(Kind::Nodes, n);
-    let pct = |name| params.f64(PARAMS, name).map(|v| v / 100.0);
     // The original reads the write blend and uncorrelated write shape from read_uncorr_*.
     let (write_blend, write_uncorr_shape) = if fixed("write_blend") {
-        ("write_uncorr_blend", "write_uncorr_shape")
+        (
+            p.write_uncorr_blend,
+            ("write_uncorr_shape", p.write_uncorr_shape),
+        )
     } else {
-        ("read_uncorr_blend", "read_uncorr_shape")
+        (
+            p.read_uncorr_blend,
+            ("read_uncorr_shape", p.read_uncorr_shape),
+        )
     };
     let access = |dist, shuffler: &Arc<shuffle::Shuffler>| Access {
         dist,
@@ -193,36 +284,44 @@ fn request_shape(
         degrees: Arc::clone(&graph.degrees),
         fixed_split: fixed("type_split"),
         fixed_update: fixed("update_link"),
-        cumulative: mix(params)?,
-        history_pct: params.f64(PARAMS, "getlinklist_history")?,
+        cumulative: mix(p)?,
+        history_pct: p.getlinklist_history,
         link_reads: Blend {
-            blend: pct("read_uncorr_blend")?,
-            uncorrelated: access(zipf(params, start, end, "read_uncorr_shape")?, &uncorr),
-            correlated: access(zipf(params, start, end, "read_shape")?, &links),
+            blend: p.read_uncorr_blend / 100.0,
+            uncorrelated: access(
+                zipf(start, end, ("read_uncorr_shape", p.read_uncorr_shape))?,
+                &uncorr,
+            ),
+            correlated: access(zipf(start, end, ("read_shape", p.read_shape))?, &links),
         },
         link_writes: Blend {
-            blend: pct(write_blend)?,
-            uncorrelated: access(zipf(params, start, end, write_uncorr_shape)?, &uncorr),
-            correlated: access(zipf(params, start, end, "write_shape")?, &links),
+            blend: write_blend / 100.0,
+            uncorrelated: access(zipf(start, end, write_uncorr_shape)?, &uncorr),
+            correlated: access(zipf(start, end, ("write_shape", p.write_shape))?, &links),
         },
-        node_reads: access(zipf(params, start, end, "node_read_shape")?, &nodes),
-        node_updates: access(zipf(params, start, end, "node_update_shape")?, &nodes),
+        node_reads: access(
+            zipf(start, end, ("node_read_shape", p.node_read_shape))?,
+            &nodes,
+        ),
+        node_updates: access(
+            zipf(start, end, ("node_update_shape", p.node_update_shape))?,
+            &nodes,
+        ),
         node_deletes: access(AccessDist::Uniform, &nodes),
         link_datasize: graph.link_datasize,
         node_datasize: graph.node_datasize,
-        multiget_prob: params.f64(PARAMS, "link_multiget_prob")?,
+        multiget_prob: p.link_multiget_prob,
         motif_bytes: graph.motif_bytes,
     })
 }
 
 /// The graph the load writes.
-fn graph(params: &Params, fixed: &dyn Fn(&str) -> bool) -> anyhow::Result<Graph> {
-    let start = params.u64(PARAMS, "startid1")? as i64;
-    let end = params.u64(PARAMS, "maxid1")? as i64;
+fn graph(p: &LinkBenchParams, fixed: &dyn Fn(&str) -> bool) -> anyhow::Result<Graph> {
+    let (start, end) = (p.startid1 as i64, p.maxid1 as i64);
     if start < 1 || end <= start + 1 {
         anyhow::bail!("parameters `startid1` and `maxid1`: expected 1 <= startid1 < maxid1 - 1, got {start} and {end}");
     }
-    let types = params.u64(PARAMS, "link_type_count")? as i64;
+    let types = p.link_type_count as i64;
     if types < 1 {
         anyhow::bail!("parameter `link_type_count`: must be at least 1");
     }
@@ -232,11 +331,11 @@ fn graph(params: &Params, fixed: &dyn Fn(&str) -> bool) -> anyhow::Result<Graph>
         types,
         degrees: Arc::new(degree::Degrees::new(start, end)?),
         fixed_split: fixed("type_split"),
-        link_datasize: params.f64(PARAMS, "link_datasize")?,
-        node_datasize: params.f64(PARAMS, "node_datasize")?,
-        bulk: params.u64(PARAMS, "bulk_batch")?.max(1) as usize,
+        link_datasize: p.link_datasize,
+        node_datasize: p.node_datasize,
+        bulk: p.bulk_batch.max(1) as usize,
         motif_bytes: if fixed("motif_length") {
-            params.u64(PARAMS, "motif_length")?.max(1) as usize
+            p.motif_length.max(1) as usize
         } else {
             motif::ORIGINAL_MOTIF_BYTES
         },
@@ -246,15 +345,15 @@ fn graph(params: &Params, fixed: &dyn Fn(&str) -> bool) -> anyhow::Result<Graph>
 /// The steps `steps` names: the load (its loaders and the node loader), the request parts,
 /// the check.
 fn plans(
-    params: &Params,
+    p: &LinkBenchParams,
     loaders: usize,
     clients: usize,
 ) -> anyhow::Result<(Vec<StepPlan>, Vec<Work>)> {
-    let requests = params.u64(PARAMS, "requests")?;
-    let request_steps = params.u64(PARAMS, "request_steps")?.max(1);
+    let requests = p.requests;
+    let request_steps = p.request_steps.max(1);
     let mut plans = Vec::new();
     let mut work = Vec::new();
-    for step in params.raw(PARAMS, "steps").split(',').map(str::trim) {
+    for step in p.steps.split(',').map(str::trim) {
         match step {
             "" => {}
             "load" => {
@@ -275,8 +374,8 @@ fn plans(
                             format!("request.{i}")
                         },
                         clients: clients.max(1),
-                        duration: Some(params.duration(PARAMS, "duration")?),
-                        warmup: params.duration(PARAMS, "warmup")?,
+                        duration: Some(p.duration.value),
+                        warmup: p.warmup.value,
                         ops_per_client: (requests > 0).then_some(requests),
                         op_kinds: request::KINDS.to_vec(),
                         ..StepPlan::default()
@@ -305,28 +404,27 @@ fn plans(
 }
 
 fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
-    params.check("linkbench", PARAMS)?;
-    let fixes = fixes(params)?;
+    let mut p: LinkBenchParams = params.read("linkbench")?;
+    p.seed = seed_or_clock(p.seed);
+    let fixes = fixes(&p)?;
     let fixed = |f: &str| fixes.contains(&f);
-    let graph = graph(params, &fixed)?;
-    let shape = request_shape(params, &graph, &fixed)?;
-    let loaders = match params.u64(PARAMS, "loaders")? as usize {
+    let graph = graph(&p, &fixed)?;
+    let shape = request_shape(&p, &graph, &fixed)?;
+    let loaders = match p.loaders as usize {
         0 => clients.max(1),
         l => l,
     };
-    let seed = params.seed(PARAMS)?;
-    let mut resolved = params.resolved(PARAMS);
-    resolved.insert("seed".into(), seed.to_string());
-    let (plans, work) = plans(params, loaders, clients)?;
+    let seed = p.seed;
+    let (plans, work) = plans(&p, loaders, clients)?;
     Ok(Box::new(LinkBench {
         graph: Arc::new(graph),
         shape: Arc::new(shape),
         loaders,
-        chunk_size: params.u64(PARAMS, "loader_chunk_size")?.max(1) as i64,
+        chunk_size: p.loader_chunk_size.max(1) as i64,
         seed,
         plans,
         work,
-        resolved,
+        resolved: record(&p),
         current: PerStep::default(),
     }))
 }

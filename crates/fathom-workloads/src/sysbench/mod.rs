@@ -10,7 +10,7 @@ mod kv;
 pub mod rand;
 mod sql;
 
-use crate::params::{ParamSpec, Params};
+use crate::params::{record, seed_or_clock, specs, Params, Span, Switch};
 use crate::{NewClient, Workload, WorkloadEntry};
 use events::{Events, Rows, Shape, Test, TESTS};
 use fathom_core::capability::Need;
@@ -19,42 +19,110 @@ use fathom_core::family::Db;
 use fathom_core::kind::{OpKind, Role};
 use fathom_core::kv::SessionOptions;
 use rand::{RandType, SbRand};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-const PARAMS: &[ParamSpec] = &[
-    ParamSpec { name: "tests", default: "oltp_point_select", help: "tests to run in order, comma-separated: oltp_point_select, select_random_points, oltp_read_only, oltp_update_index, oltp_update_non_index, oltp_write_only, oltp_read_write" },
-    ParamSpec { name: "tables", default: "1", help: "tables sbtest1..N (--tables)" },
-    ParamSpec { name: "table_size", default: "10000", help: "rows per table (--table-size)" },
-    ParamSpec { name: "rand_type", default: "special", help: "uniform, special (1.0.20's default), gaussian, pareto, zipfian (--rand-type)" },
-    ParamSpec { name: "rand_spec_iter", default: "12", help: "--rand-spec-iter (special, gaussian)" },
-    ParamSpec { name: "rand_spec_pct", default: "1", help: "--rand-spec-pct (special)" },
-    ParamSpec { name: "rand_spec_res", default: "75", help: "--rand-spec-res (special)" },
-    ParamSpec { name: "rand_pareto_h", default: "0.2", help: "--rand-pareto-h" },
-    ParamSpec { name: "rand_zipfian_exp", default: "0.8", help: "--rand-zipfian-exp" },
-    ParamSpec { name: "range_size", default: "100", help: "rows per range query" },
-    ParamSpec { name: "point_selects", default: "10", help: "point selects per read-only or read-write event" },
-    ParamSpec { name: "simple_ranges", default: "1", help: "simple range queries per event" },
-    ParamSpec { name: "sum_ranges", default: "1", help: "SUM(k) range queries per event" },
-    ParamSpec { name: "order_ranges", default: "1", help: "ORDER BY c range queries per event" },
-    ParamSpec { name: "distinct_ranges", default: "1", help: "DISTINCT c range queries per event" },
-    ParamSpec { name: "range_selects", default: "on", help: "run the range queries at all" },
-    ParamSpec { name: "index_updates", default: "1", help: "UPDATE k=k+1 per write event" },
-    ParamSpec { name: "non_index_updates", default: "1", help: "UPDATE c per write event" },
-    ParamSpec { name: "delete_inserts", default: "1", help: "DELETE+INSERT pairs per write event" },
-    ParamSpec { name: "random_points", default: "10", help: "k values per select_random_points query" },
-    ParamSpec { name: "skip_trx", default: "off", help: "no BEGIN/COMMIT around read-only and read-write events" },
-    ParamSpec { name: "prepare", default: "on", help: "create and load the tables first (off: use the tables already there)" },
-    ParamSpec { name: "create_secondary", default: "on", help: "the index on k" },
-    ParamSpec { name: "batch", default: "1000", help: "rows per INSERT while preparing" },
-    ParamSpec { name: "duration", default: "10s", help: "length of each test (--time)" },
-    ParamSpec { name: "warmup", default: "0s", help: "unrecorded time at the start of each test" },
-    ParamSpec { name: "seed", default: "0", help: "random seed; 0 picks one from the clock (recorded)" },
-];
+/// sysbench's options, as `--param` takes them.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct SysbenchParams {
+    /// tests to run in order, comma-separated: oltp_point_select, select_random_points,
+    /// oltp_read_only, oltp_update_index, oltp_update_non_index, oltp_write_only,
+    /// oltp_read_write
+    tests: String,
+    /// tables sbtest1..N (--tables)
+    tables: u32,
+    /// rows per table (--table-size)
+    table_size: u64,
+    /// uniform, special (1.0.20's default), gaussian, pareto, zipfian (--rand-type)
+    rand_type: String,
+    /// --rand-spec-iter (special, gaussian)
+    rand_spec_iter: u32,
+    /// --rand-spec-pct (special)
+    rand_spec_pct: f64,
+    /// --rand-spec-res (special)
+    rand_spec_res: f64,
+    /// --rand-pareto-h
+    rand_pareto_h: f64,
+    /// --rand-zipfian-exp
+    rand_zipfian_exp: f64,
+    /// rows per range query
+    range_size: u64,
+    /// point selects per read-only or read-write event
+    point_selects: u32,
+    /// simple range queries per event
+    simple_ranges: u32,
+    /// SUM(k) range queries per event
+    sum_ranges: u32,
+    /// ORDER BY c range queries per event
+    order_ranges: u32,
+    /// DISTINCT c range queries per event
+    distinct_ranges: u32,
+    /// run the range queries at all
+    range_selects: Switch,
+    /// UPDATE k=k+1 per write event
+    index_updates: u32,
+    /// UPDATE c per write event
+    non_index_updates: u32,
+    /// DELETE+INSERT pairs per write event
+    delete_inserts: u32,
+    /// k values per select_random_points query
+    random_points: u32,
+    /// no BEGIN/COMMIT around read-only and read-write events
+    skip_trx: Switch,
+    /// create and load the tables first (off: use the tables already there)
+    prepare: Switch,
+    /// the index on k
+    create_secondary: Switch,
+    /// rows per INSERT while preparing
+    batch: u64,
+    /// length of each test (--time)
+    duration: Span,
+    /// unrecorded time at the start of each test
+    warmup: Span,
+    /// random seed; 0 picks one from the clock (recorded)
+    seed: u64,
+}
+
+impl Default for SysbenchParams {
+    fn default() -> Self {
+        SysbenchParams {
+            tests: "oltp_point_select".into(),
+            tables: 1,
+            table_size: 10_000,
+            rand_type: "special".into(),
+            rand_spec_iter: 12,
+            rand_spec_pct: 1.0,
+            rand_spec_res: 75.0,
+            rand_pareto_h: 0.2,
+            rand_zipfian_exp: 0.8,
+            range_size: 100,
+            point_selects: 10,
+            simple_ranges: 1,
+            sum_ranges: 1,
+            order_ranges: 1,
+            distinct_ranges: 1,
+            range_selects: Switch(true),
+            index_updates: 1,
+            non_index_updates: 1,
+            delete_inserts: 1,
+            random_points: 10,
+            skip_trx: Switch(false),
+            prepare: Switch(true),
+            create_secondary: Switch(true),
+            batch: 1000,
+            duration: Span::new("10s"),
+            warmup: Span::new("0s"),
+            seed: 0,
+        }
+    }
+}
 
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
     name: "sysbench",
     about: "sysbench 1.0.20's OLTP tests: prepare, then point selects, random points, read-only, updates, write-only, read-write",
-    params: PARAMS,
+    params: specs::<SysbenchParams>,
     build,
     families: &["kv", "sql"],
     duration_param: "duration",
@@ -78,26 +146,19 @@ pub struct Sysbench {
     resolved: BTreeMap<String, String>,
 }
 
-fn on_off(params: &Params, name: &str) -> anyhow::Result<bool> {
-    params.on_off(PARAMS, name)
-}
-
-fn rand_type(params: &Params) -> anyhow::Result<RandType> {
-    let f = |n| params.f64(PARAMS, n);
-    let iter = params.u64(PARAMS, "rand_spec_iter")?.max(1) as u32;
-    Ok(match params.raw(PARAMS, "rand_type") {
+fn rand_type(p: &SysbenchParams) -> anyhow::Result<RandType> {
+    let iter = p.rand_spec_iter.max(1);
+    Ok(match p.rand_type.as_str() {
         "uniform" => RandType::Uniform,
         "special" => RandType::Special {
             iter,
-            pct: f("rand_spec_pct")?,
-            res: f("rand_spec_res")?,
+            pct: p.rand_spec_pct,
+            res: p.rand_spec_res,
         },
         "gaussian" => RandType::Gaussian { iter },
-        "pareto" => RandType::Pareto {
-            h: f("rand_pareto_h")?,
-        },
+        "pareto" => RandType::Pareto { h: p.rand_pareto_h },
         "zipfian" => RandType::Zipfian {
-            exp: f("rand_zipfian_exp")?,
+            exp: p.rand_zipfian_exp,
         },
         other => anyhow::bail!(
             "parameter `rand_type`: unknown `{other}`; expected one of {}",
@@ -107,26 +168,22 @@ fn rand_type(params: &Params) -> anyhow::Result<RandType> {
 }
 
 /// The tables and the statements of an event.
-fn shape(params: &Params) -> anyhow::Result<Shape> {
-    let n = |name| -> anyhow::Result<u32> {
-        let v = params.u64(PARAMS, name)?;
-        u32::try_from(v).map_err(|_| anyhow::anyhow!("parameter `{name}`: {v} is too large"))
-    };
+fn shape(p: &SysbenchParams) -> anyhow::Result<Shape> {
     let shape = Shape {
-        tables: n("tables")?,
-        table_size: params.u64(PARAMS, "table_size")? as i64,
-        range_size: params.u64(PARAMS, "range_size")? as i64,
-        point_selects: n("point_selects")?,
-        simple_ranges: n("simple_ranges")?,
-        sum_ranges: n("sum_ranges")?,
-        order_ranges: n("order_ranges")?,
-        distinct_ranges: n("distinct_ranges")?,
-        range_selects: on_off(params, "range_selects")?,
-        index_updates: n("index_updates")?,
-        non_index_updates: n("non_index_updates")?,
-        delete_inserts: n("delete_inserts")?,
-        random_points: n("random_points")?,
-        skip_trx: on_off(params, "skip_trx")?,
+        tables: p.tables,
+        table_size: p.table_size as i64,
+        range_size: p.range_size as i64,
+        point_selects: p.point_selects,
+        simple_ranges: p.simple_ranges,
+        sum_ranges: p.sum_ranges,
+        order_ranges: p.order_ranges,
+        distinct_ranges: p.distinct_ranges,
+        range_selects: p.range_selects.0,
+        index_updates: p.index_updates,
+        non_index_updates: p.non_index_updates,
+        delete_inserts: p.delete_inserts,
+        random_points: p.random_points,
+        skip_trx: p.skip_trx.0,
     };
     if shape.tables == 0 || shape.table_size == 0 {
         anyhow::bail!("parameters `tables` and `table_size` must be at least 1");
@@ -135,9 +192,9 @@ fn shape(params: &Params) -> anyhow::Result<Shape> {
 }
 
 /// The tests `tests` names, in order.
-fn tests(params: &Params, shape: &Shape) -> anyhow::Result<Vec<Test>> {
-    let tests: Vec<Test> = params
-        .raw(PARAMS, "tests")
+fn tests(p: &SysbenchParams, shape: &Shape) -> anyhow::Result<Vec<Test>> {
+    let tests: Vec<Test> = p
+        .tests
         .split(',')
         .map(str::trim)
         .filter(|t| !t.is_empty())
@@ -158,26 +215,22 @@ fn tests(params: &Params, shape: &Shape) -> anyhow::Result<Vec<Test>> {
 }
 
 fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
-    params.check("sysbench", PARAMS)?;
-    let shape = shape(params)?;
-    let tests = tests(params, &shape)?;
-    let batch = params.u64(PARAMS, "batch")?.max(1) as i64;
-    let duration = params.duration(PARAMS, "duration")?;
-    let warmup = params.duration(PARAMS, "warmup")?;
-    let seed = params.seed(PARAMS)?;
-    let mut resolved = params.resolved(PARAMS);
-    resolved.insert("seed".into(), seed.to_string());
+    let mut p: SysbenchParams = params.read("sysbench")?;
+    let shape = shape(&p)?;
+    let tests = tests(&p, &shape)?;
+    p.seed = seed_or_clock(p.seed);
+    let (duration, warmup) = (p.duration.value, p.warmup.value);
     let mut s = Sysbench {
-        rand: rand_type(params)?,
-        batch,
-        create_secondary: on_off(params, "create_secondary")?,
-        seed,
+        rand: rand_type(&p)?,
+        batch: p.batch.max(1) as i64,
+        create_secondary: p.create_secondary.0,
+        seed: p.seed,
         plans: Vec::new(),
         work: Vec::new(),
-        resolved,
+        resolved: record(&p),
         shape,
     };
-    if on_off(params, "prepare")? {
+    if p.prepare.0 {
         s.plans.push(StepPlan {
             name: "prepare".into(),
             // sysbench prepares tables in parallel, one thread per table at most.
