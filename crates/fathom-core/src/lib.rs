@@ -8,6 +8,7 @@ pub mod driver;
 pub mod family;
 pub mod interrupt;
 pub mod kind;
+pub mod knobs;
 pub mod kv;
 pub mod merge;
 pub mod pace;

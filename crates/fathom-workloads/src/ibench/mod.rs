@@ -93,8 +93,8 @@ impl Default for IbenchParams {
             commit_i1: 50,
             commit_i2: 5,
             commit_q: 50,
-            deletes: Switch(true),
-            shared_table: Switch(false),
+            deletes: Switch::new("on"),
+            shared_table: Switch::new("off"),
             rows_per_query: 10,
             data_length_min: 10,
             data_length_max: 20,
@@ -217,13 +217,13 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         };
         positive(name, v).map(|v| v as usize)
     };
-    let shared = p.shared_table.0;
+    let shared = p.shared_table.on;
     let mut w = Ibench {
         pool: gen::random_pool(p.seed, 1 << 20),
         shape: Arc::new(shape),
         seed: p.seed,
         shared,
-        deletes: p.deletes.0,
+        deletes: p.deletes.on,
         tables: if shared { 1 } else { dop as u32 },
         plans: Vec::new(),
         work: Vec::new(),
@@ -235,7 +235,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         rows,
         write_rows: p.write_rows,
         lx_rows: p.lx_rows,
-        deletes: p.deletes.0,
+        deletes: p.deletes.on,
         settle,
         query_secs: p.query_secs.value,
         dop,

@@ -177,7 +177,12 @@ fn on_kv(
     let w = build_with(&pairs, 2).unwrap();
     let done = drive(w.as_ref(), engine.db(), rounds);
     let p = Params::parse(&pairs.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
-    (dir, engine, done, shape(&p.read("ibench").unwrap()).unwrap())
+    (
+        dir,
+        engine,
+        done,
+        shape(&p.read("ibench").unwrap()).unwrap(),
+    )
 }
 
 fn session(engine: &fathom_core::family::Engine) -> Box<dyn fathom_core::kv::KvSession + '_> {

@@ -103,14 +103,14 @@ impl Default for SysbenchParams {
             sum_ranges: 1,
             order_ranges: 1,
             distinct_ranges: 1,
-            range_selects: Switch(true),
+            range_selects: Switch::new("on"),
             index_updates: 1,
             non_index_updates: 1,
             delete_inserts: 1,
             random_points: 10,
-            skip_trx: Switch(false),
-            prepare: Switch(true),
-            create_secondary: Switch(true),
+            skip_trx: Switch::new("off"),
+            prepare: Switch::new("on"),
+            create_secondary: Switch::new("on"),
             batch: 1000,
             duration: Span::new("10s"),
             warmup: Span::new("0s"),
@@ -178,12 +178,12 @@ fn shape(p: &SysbenchParams) -> anyhow::Result<Shape> {
         sum_ranges: p.sum_ranges,
         order_ranges: p.order_ranges,
         distinct_ranges: p.distinct_ranges,
-        range_selects: p.range_selects.0,
+        range_selects: p.range_selects.on,
         index_updates: p.index_updates,
         non_index_updates: p.non_index_updates,
         delete_inserts: p.delete_inserts,
         random_points: p.random_points,
-        skip_trx: p.skip_trx.0,
+        skip_trx: p.skip_trx.on,
     };
     if shape.tables == 0 || shape.table_size == 0 {
         anyhow::bail!("parameters `tables` and `table_size` must be at least 1");
@@ -223,14 +223,14 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     let mut s = Sysbench {
         rand: rand_type(&p)?,
         batch: p.batch.max(1) as i64,
-        create_secondary: p.create_secondary.0,
+        create_secondary: p.create_secondary.on,
         seed: p.seed,
         plans: Vec::new(),
         work: Vec::new(),
         resolved: record(&p),
         shape,
     };
-    if p.prepare.0 {
+    if p.prepare.on {
         s.plans.push(StepPlan {
             name: "prepare".into(),
             // sysbench prepares tables in parallel, one thread per table at most.

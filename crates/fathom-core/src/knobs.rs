@@ -1,0 +1,442 @@
+//! Typed knobs read from `key=value` text: workload parameters (`--param`) and engine
+//! settings (`--set`). Each workload or engine declares its knobs as one struct deriving
+//! serde's `Deserialize` (with `deny_unknown_fields`) and schemars' `JsonSchema`: a field's doc
+//! comment is its help, the struct's `Default` holds the defaults, and a malformed value is an
+//! error naming the knob and what was expected.
+
+use crate::units;
+use schemars::schema::{InstanceType, Schema, SchemaObject, SingleOrVec};
+use schemars::JsonSchema;
+use serde::de::{self, DeserializeOwned, IntoDeserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+/// What a struct of knobs is.
+pub trait Knobs: DeserializeOwned + Serialize + Default + JsonSchema {}
+impl<T: DeserializeOwned + Serialize + Default + JsonSchema> Knobs for T {}
+
+/// One knob as `fathom workloads` and `fathom engines` list it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Spec {
+    pub name: String,
+    pub default: String,
+    /// What values it takes: `size`, `bool`, `leveled|universal`, or the field's title.
+    pub values: String,
+    pub help: String,
+}
+
+/// The knobs of `T` in declared order, with their defaults, values and help.
+pub fn specs<T: Knobs>() -> Vec<Spec> {
+    let schema = schemars::schema_for!(T);
+    let defaults = record(&T::default());
+    let Some(object) = schema.schema.object.as_ref() else {
+        return Vec::new();
+    };
+    object
+        .properties
+        .iter()
+        .map(|(name, s)| {
+            let object = match s {
+                Schema::Object(o) => o.clone(),
+                Schema::Bool(_) => SchemaObject::default(),
+            };
+            let object = match &object.reference {
+                Some(r) => resolve(&schema.definitions, r).unwrap_or(object),
+                None => object,
+            };
+            let meta = object.metadata.clone().unwrap_or_default();
+            Spec {
+                name: name.clone(),
+                default: defaults.get(name).cloned().unwrap_or_default(),
+                values: values(&object),
+                help: meta.description.unwrap_or_default().replace('\n', " "),
+            }
+        })
+        .collect()
+}
+
+/// The schema a `$ref` names.
+fn resolve(defs: &schemars::Map<String, Schema>, reference: &str) -> Option<SchemaObject> {
+    match defs.get(reference.rsplit('/').next()?)? {
+        Schema::Object(o) => Some(o.clone()),
+        Schema::Bool(_) => None,
+    }
+}
+
+/// What values a knob takes, from its schema: the title a field gives, an enum's names, or
+/// its type.
+fn values(o: &SchemaObject) -> String {
+    if let Some(title) = o.metadata.as_ref().and_then(|m| m.title.clone()) {
+        return title;
+    }
+    if let Some(names) = &o.enum_values {
+        let names: Vec<String> = names
+            .iter()
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+            .collect();
+        return names.join("|");
+    }
+    match &o.instance_type {
+        Some(SingleOrVec::Single(t)) => match **t {
+            InstanceType::Integer => "integer",
+            InstanceType::Number => "number",
+            InstanceType::Boolean => "bool",
+            _ => "text",
+        },
+        _ => "text",
+    }
+    .to_string()
+}
+
+/// Every parameter of `p` with the value in force, as text, for the run's record.
+pub fn record<T: Serialize>(p: &T) -> BTreeMap<String, String> {
+    let value = serde_json::to_value(p).expect("parameters serialize");
+    let serde_json::Value::Object(map) = value else {
+        return BTreeMap::new();
+    };
+    map.into_iter()
+        .map(|(k, v)| {
+            let text = match v {
+                serde_json::Value::String(s) => s,
+                // Whole numbers read as given (`95`, not `95.0`).
+                serde_json::Value::Number(n) => match n.as_f64() {
+                    Some(x) if n.is_f64() && x.fract() == 0.0 && x.abs() < 1e15 => {
+                        format!("{}", x as i64)
+                    }
+                    _ => n.to_string(),
+                },
+                other => other.to_string(),
+            };
+            (k, text)
+        })
+        .collect()
+}
+
+/// Reads `given` into `T` over its defaults; errors name the knob as a `noun`
+/// (`parameter`, `setting`). Unknown keys are refused by the struct's `deny_unknown_fields`;
+/// callers check them first to say what is accepted.
+pub fn read<T: Knobs>(noun: &str, given: &BTreeMap<String, String>) -> anyhow::Result<T> {
+    T::deserialize(Given {
+        noun,
+        entries: given.iter(),
+        value: None,
+    })
+    .map_err(|e| anyhow::anyhow!("{}", e.0))
+}
+
+/// A length of time (`60s`, `1m`, `500ms`), kept as written for the run's record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Span {
+    text: String,
+    pub value: Duration,
+}
+
+impl Span {
+    pub fn new(text: &str) -> Span {
+        Span::try_from(text.to_string()).expect("a valid default duration")
+    }
+}
+
+impl TryFrom<String> for Span {
+    type Error = String;
+    fn try_from(text: String) -> Result<Span, String> {
+        let value = units::parse_duration(&text)?;
+        Ok(Span { text, value })
+    }
+}
+
+impl From<Span> for String {
+    fn from(s: Span) -> String {
+        s.text
+    }
+}
+
+/// A size in bytes (`2m`, `512k`, `1048576`), kept as written for the run's record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Size {
+    text: String,
+    pub bytes: u64,
+}
+
+impl Size {
+    pub fn new(text: &str) -> Size {
+        Size::try_from(text.to_string()).expect("a valid default size")
+    }
+}
+
+impl TryFrom<String> for Size {
+    type Error = String;
+    fn try_from(text: String) -> Result<Size, String> {
+        let bytes = units::parse_size(&text)?;
+        Ok(Size { text, bytes })
+    }
+}
+
+impl From<Size> for String {
+    fn from(s: Size) -> String {
+        s.text
+    }
+}
+
+/// A switch: on/off, true/false, 1/0, yes/no, kept as written for the run's record.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Switch {
+    text: String,
+    pub on: bool,
+}
+
+impl Switch {
+    pub fn new(text: &str) -> Switch {
+        Switch::try_from(text.to_string()).expect("a valid default switch")
+    }
+}
+
+impl TryFrom<String> for Switch {
+    type Error = String;
+    fn try_from(text: String) -> Result<Switch, String> {
+        let on = match text.to_ascii_lowercase().as_str() {
+            "on" | "true" | "1" | "yes" => true,
+            "off" | "false" | "0" | "no" => false,
+            _ => return Err(format!("expected on or off (or true/false), got `{text}`")),
+        };
+        Ok(Switch { text, on })
+    }
+}
+
+impl From<Switch> for String {
+    fn from(s: Switch) -> String {
+        s.text
+    }
+}
+
+/// Each type is text whose `values` says what it takes.
+macro_rules! text_schema {
+    ($($t:ty => $values:literal),*) => {$(
+        impl JsonSchema for $t {
+            fn schema_name() -> String {
+                stringify!($t).to_string()
+            }
+            fn json_schema(_: &mut schemars::gen::SchemaGenerator) -> Schema {
+                let mut o = SchemaObject {
+                    instance_type: Some(InstanceType::String.into()),
+                    ..SchemaObject::default()
+                };
+                o.metadata().title = Some($values.to_string());
+                Schema::Object(o)
+            }
+            fn is_referenceable() -> bool {
+                false
+            }
+        }
+    )*};
+}
+text_schema!(Span => "duration", Size => "size", Switch => "bool");
+
+/// The deserializer's error: the whole message, naming the parameter.
+#[derive(Debug)]
+pub struct Error(String);
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl de::Error for Error {
+    fn custom<T: fmt::Display>(msg: T) -> Self {
+        Error(msg.to_string())
+    }
+}
+
+/// The given `key=value` text as a map whose values parse to what each field asks for.
+struct Given<'a, I: Iterator<Item = (&'a String, &'a String)>> {
+    noun: &'a str,
+    entries: I,
+    value: Option<(&'a str, &'a str)>,
+}
+
+impl<'de, 'a, I: Iterator<Item = (&'a String, &'a String)>> de::Deserializer<'de> for Given<'a, I> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_map(self)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map struct enum
+        identifier ignored_any
+    }
+}
+
+impl<'de, 'a, I: Iterator<Item = (&'a String, &'a String)>> MapAccess<'de> for Given<'a, I> {
+    type Error = Error;
+
+    fn next_key_seed<K: de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Error> {
+        let Some((k, v)) = self.entries.next() else {
+            return Ok(None);
+        };
+        self.value = Some((k, v));
+        seed.deserialize(k.as_str().into_deserializer()).map(Some)
+    }
+
+    fn next_value_seed<V: de::DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
+        let (key, text) = self.value.take().expect("a key before its value");
+        seed.deserialize(Text(text))
+            .map_err(|e| Error(format!("{} `{key}`: {}", self.noun, e.0)))
+    }
+}
+
+/// One parameter's text, parsed to the type its field asks for.
+struct Text<'a>(&'a str);
+
+impl Text<'_> {
+    fn whole(&self) -> Result<u64, Error> {
+        self.0
+            .replace('_', "")
+            .parse()
+            .map_err(|_| Error(format!("`{}` is not a whole number", self.0)))
+    }
+
+    fn number(&self) -> Result<f64, Error> {
+        self.0
+            .parse()
+            .map_err(|_| Error(format!("`{}` is not a number", self.0)))
+    }
+}
+
+impl<'de> de::Deserializer<'de> for Text<'_> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_str(self.0)
+    }
+
+    fn deserialize_u64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_u64(self.whole()?)
+    }
+
+    fn deserialize_u32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_u64(self.whole()?)
+    }
+
+    fn deserialize_i64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        let n = self.whole()?;
+        visitor.visit_i64(i64::try_from(n).map_err(|_| Error(format!("{n} is too large")))?)
+    }
+
+    fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_f64(self.number()?)
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i128 u8 u16 u128 f32 char str string bytes byte_buf
+        unit unit_struct seq tuple tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A workload's parameters, for the tests.
+    #[derive(Debug, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, default)]
+    struct Demo {
+        /// keys loaded
+        num_keys: u64,
+        /// how far values compress
+        ratio: f64,
+        /// step length
+        duration: Span,
+        /// delete as much as is inserted
+        deletes: Switch,
+    }
+
+    impl Default for Demo {
+        fn default() -> Self {
+            Demo {
+                num_keys: 1000,
+                ratio: 0.5,
+                duration: Span::new("20s"),
+                deletes: Switch::new("on"),
+            }
+        }
+    }
+
+    fn read(pairs: &[&str]) -> anyhow::Result<Demo> {
+        let given = pairs
+            .iter()
+            .map(|p| {
+                let (k, v) = p.split_once('=').unwrap();
+                (k.to_string(), v.to_string())
+            })
+            .collect();
+        super::read("parameter", &given)
+    }
+
+    #[test]
+    fn malformed_values_name_the_knob() {
+        let e = read(&["num_kyes=5"]).unwrap_err().to_string();
+        assert!(e.contains("unknown field `num_kyes`"), "{e}");
+        let e = read(&["num_keys=lots"]).unwrap_err().to_string();
+        assert_eq!(e, "parameter `num_keys`: `lots` is not a whole number");
+        let e = read(&["duration=soon"]).unwrap_err().to_string();
+        assert!(e.starts_with("parameter `duration`: "), "{e}");
+        let e = read(&["deletes=maybe"]).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "parameter `deletes`: expected on or off (or true/false), got `maybe`"
+        );
+    }
+
+    #[test]
+    fn defaults_overrides_and_the_record() {
+        let d = read(&[]).unwrap();
+        assert_eq!(
+            (d.num_keys, d.duration.value),
+            (1000, Duration::from_secs(20))
+        );
+        let d = read(&["num_keys=2_000", "duration=1m", "deletes=no"]).unwrap();
+        assert_eq!(d.num_keys, 2000);
+        assert_eq!(d.duration.value, Duration::from_secs(60));
+        let r = record(&d);
+        assert_eq!(r["duration"], "1m");
+        assert_eq!(r["deletes"], "no");
+        assert!(!d.deletes.on);
+        assert_eq!(r["ratio"], "0.5");
+    }
+
+    #[test]
+    fn specs_list_fields_in_order_with_defaults_and_help() {
+        let s = specs::<Demo>();
+        let names: Vec<&str> = s.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["num_keys", "ratio", "duration", "deletes"]);
+        assert_eq!(s[2].default, "20s");
+        assert_eq!(s[0].help, "keys loaded");
+        let values: Vec<&str> = s.iter().map(|p| p.values.as_str()).collect();
+        assert_eq!(values, ["integer", "number", "duration", "bool"]);
+    }
+}
