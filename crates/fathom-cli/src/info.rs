@@ -15,10 +15,11 @@ pub fn engines() -> String {
             e.about
         );
         let _ = writeln!(out, "  --setup: {}", e.options_doc);
-        if e.settings.is_empty() {
+        let settings = (e.settings)();
+        if settings.is_empty() {
             let _ = writeln!(out, "  --set: none");
         }
-        for s in e.settings {
+        for s in &settings {
             let _ = writeln!(
                 out,
                 "  --set {}=<{}>  (default {}) {}",

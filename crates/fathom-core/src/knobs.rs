@@ -38,19 +38,26 @@ pub fn specs<T: Knobs>() -> Vec<Spec> {
         .properties
         .iter()
         .map(|(name, s)| {
-            let object = match s {
+            let outer = match s {
                 Schema::Object(o) => o.clone(),
                 Schema::Bool(_) => SchemaObject::default(),
             };
-            let object = match &object.reference {
-                Some(r) => resolve(&schema.definitions, r).unwrap_or(object),
-                None => object,
-            };
-            let meta = object.metadata.clone().unwrap_or_default();
+            // A field of an enum type refers to the enum's schema, directly or in `allOf`.
+            let reference = outer.reference.clone().or_else(|| {
+                let all = outer.subschemas.as_ref()?.all_of.as_ref()?;
+                match all.first()? {
+                    Schema::Object(o) => o.reference.clone(),
+                    Schema::Bool(_) => None,
+                }
+            });
+            let target = reference
+                .and_then(|r| resolve(&schema.definitions, &r))
+                .unwrap_or_else(|| outer.clone());
+            let meta = outer.metadata.clone().unwrap_or_default();
             Spec {
                 name: name.clone(),
                 default: defaults.get(name).cloned().unwrap_or_default(),
-                values: values(&object),
+                values: meta.title.clone().unwrap_or_else(|| values(&target)),
                 help: meta.description.unwrap_or_default().replace('\n', " "),
             }
         })
@@ -253,6 +260,16 @@ impl de::Error for Error {
     fn custom<T: fmt::Display>(msg: T) -> Self {
         Error(msg.to_string())
     }
+
+    /// `` `tiered` is not leveled or universal ``.
+    fn unknown_variant(variant: &str, expected: &'static [&'static str]) -> Self {
+        let list = match expected {
+            [] => "accepted".to_string(),
+            [one] => one.to_string(),
+            [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+        };
+        Error(format!("`{variant}` is not {list}"))
+    }
 }
 
 /// The given `key=value` text as a map whose values parse to what each field asks for.
@@ -343,6 +360,15 @@ impl<'de> de::Deserializer<'de> for Text<'_> {
         visitor.visit_some(self)
     }
 
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        visitor.visit_enum(self.0.into_deserializer())
+    }
+
     fn deserialize_newtype_struct<V: Visitor<'de>>(
         self,
         _name: &'static str,
@@ -353,7 +379,7 @@ impl<'de> de::Deserializer<'de> for Text<'_> {
 
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i128 u8 u16 u128 f32 char str string bytes byte_buf
-        unit unit_struct seq tuple tuple_struct map struct enum identifier ignored_any
+        unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
     }
 }
 
@@ -373,6 +399,15 @@ mod tests {
         duration: Span,
         /// delete as much as is inserted
         deletes: Switch,
+        /// compaction style
+        style: Style,
+    }
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "lowercase")]
+    enum Style {
+        Leveled,
+        Universal,
     }
 
     impl Default for Demo {
@@ -382,6 +417,7 @@ mod tests {
                 ratio: 0.5,
                 duration: Span::new("20s"),
                 deletes: Switch::new("on"),
+                style: Style::Leveled,
             }
         }
     }
@@ -427,16 +463,26 @@ mod tests {
         assert_eq!(r["deletes"], "no");
         assert!(!d.deletes.on);
         assert_eq!(r["ratio"], "0.5");
+        assert_eq!(read(&["style=universal"]).unwrap().style, Style::Universal);
+        let e = read(&["style=tiered"]).unwrap_err().to_string();
+        assert_eq!(e, "parameter `style`: `tiered` is not leveled or universal");
     }
 
     #[test]
     fn specs_list_fields_in_order_with_defaults_and_help() {
         let s = specs::<Demo>();
         let names: Vec<&str> = s.iter().map(|p| p.name.as_str()).collect();
-        assert_eq!(names, ["num_keys", "ratio", "duration", "deletes"]);
+        assert_eq!(names, ["num_keys", "ratio", "duration", "deletes", "style"]);
         assert_eq!(s[2].default, "20s");
         assert_eq!(s[0].help, "keys loaded");
         let values: Vec<&str> = s.iter().map(|p| p.values.as_str()).collect();
-        assert_eq!(values, ["integer", "number", "duration", "bool"]);
+        assert_eq!(
+            values,
+            ["integer", "number", "duration", "bool", "leveled|universal"]
+        );
+        assert_eq!(
+            (s[4].default.as_str(), s[4].help.as_str()),
+            ("leveled", "compaction style")
+        );
     }
 }

@@ -53,7 +53,8 @@ pub struct EngineEntry {
     /// What separates items in the options string (`;` for RocksDB, `,` for WiredTiger); a
     /// `--setup @FILE` holds one item per line, joined with it.
     pub separator: &'static str,
-    pub settings: &'static [SettingSpec],
+    /// Its settings with their defaults and help (`settings::specs` of its settings struct).
+    pub settings: fn() -> Vec<SettingSpec>,
     /// The exact version of the engine this build links.
     pub version: fn() -> anyhow::Result<String>,
     pub open: Opener,
@@ -113,7 +114,7 @@ pub fn find(name: &str) -> anyhow::Result<&'static EngineEntry> {
 
 /// Validates settings and opens the engine.
 pub fn open(entry: &EngineEntry, config: &EngineConfig) -> anyhow::Result<Engine> {
-    settings::validate(entry.name, entry.settings, &config.settings)?;
+    settings::validate(entry.name, &(entry.settings)(), &config.settings)?;
     std::fs::create_dir_all(&config.data_dir).map_err(|e| {
         anyhow::anyhow!(
             "cannot create data directory {}: {e}",

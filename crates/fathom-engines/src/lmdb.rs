@@ -2,7 +2,7 @@
 //! its own write transaction, so concurrent writers queue on LMDB's writer lock; that is a
 //! property of the engine, and the reports show it rather than hide it.
 
-use crate::settings::{self, SettingSpec};
+use crate::settings::{self, specs, Size, Switch};
 use crate::{EngineConfig, EngineEntry};
 use fathom_core::kv::{
     BatchOp, Direction, KvEngine, KvSession, KvTxn, Seek, SessionOptions, TxnBody, TxnEnd, Visit,
@@ -11,23 +11,29 @@ use fathom_core::result::EngineStats;
 use fathom_core::target::{delta, Counters, Identity, Maintenance, Target};
 use heed::types::Bytes;
 use heed::{Database, Env, EnvFlags, EnvOpenOptions, RwTxn};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
-const SETTINGS: &[SettingSpec] = &[
-    SettingSpec {
-        name: "map_size",
-        default: "64g",
-        values: "size",
-        help: "the memory map's size: the largest the database can grow",
-    },
-    SettingSpec {
-        name: "sync",
-        default: "false",
-        values: "bool",
-        help: "fsync at every commit (false sets MDB_NOSYNC)",
-    },
-];
+/// fathom's LMDB settings (`--set`).
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct LmdbSettings {
+    /// the memory map's size: the largest the database can grow
+    map_size: Size,
+    /// fsync at every commit (false sets MDB_NOSYNC)
+    sync: Switch,
+}
+
+impl Default for LmdbSettings {
+    fn default() -> Self {
+        LmdbSettings {
+            map_size: Size::new("64g"),
+            sync: Switch::new("false"),
+        }
+    }
+}
 
 /// The environment flags `--setup` may name, comma-separated, as lmdb.h spells them.
 const FLAGS: &[(&str, EnvFlags)] = &[
@@ -45,7 +51,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     options_doc: "LMDB environment flags, comma-separated as lmdb.h names them: MDB_NOSYNC, MDB_NOMETASYNC, \
                   MDB_NORDAHEAD, MDB_WRITEMAP, MDB_MAPASYNC, MDB_NOMEMINIT (LMDB docs: mdb_env_open)",
     separator: ",",
-    settings: SETTINGS,
+    settings: specs::<LmdbSettings>,
     version,
     open: crate::Opener::Kv(open),
     server: false,
@@ -80,15 +86,13 @@ fn parse_flags(text: &str) -> anyhow::Result<EnvFlags> {
 }
 
 fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
-    let s = &config.settings;
+    let s: LmdbSettings = settings::read(&config.settings)?;
     let mut flags = parse_flags(&config.options)?;
-    if !settings::get_bool(SETTINGS, s, "sync")? {
+    if !s.sync.on {
         flags |= EnvFlags::NO_SYNC;
     }
     let mut options = EnvOpenOptions::new();
-    options
-        .map_size(settings::get_size(SETTINGS, s, "map_size")? as usize)
-        .max_dbs(1);
+    options.map_size(s.map_size.bytes as usize).max_dbs(1);
     // SAFETY: the flags weaken durability only (NO_SYNC and friends), which is the user's
     // choice; the environment is opened once per process and directory.
     let env = unsafe {
@@ -201,11 +205,7 @@ impl KvSession for Session<'_> {
     }
 
     fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
-        let Seek {
-            start,
-            direction,
-            limit,
-        } = seek;
+        let (start, direction, limit) = (seek.start, seek.direction, seek.limit);
         let txn = self.engine.env.read_txn()?;
         let mut n = 0;
         let mut each = |item: heed::Result<(&[u8], &[u8])>| -> anyhow::Result<bool> {

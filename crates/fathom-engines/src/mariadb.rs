@@ -5,12 +5,14 @@
 //! crashes mariadbd 10.11). With the `url` setting fathom uses a running server instead.
 
 use crate::server::{self, Launch, Server};
-use crate::settings::{self, SettingSpec};
+use crate::settings::{self, specs, Size};
 use crate::{EngineConfig, EngineEntry, Opener};
 use anyhow::Context;
 use fathom_core::sql::{Dialect, Outcome, SqlConn, SqlEngine, SqlError, Stmt, Value};
 use fathom_core::target::{Counters, Identity, Maintenance, Target};
 use mysql::prelude::Queryable;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -25,26 +27,29 @@ const STMT_CACHE: usize = 4096;
 /// The database the workloads' tables go in (sysbench's default).
 pub const DATABASE: &str = "sbtest";
 
-const SETTINGS: &[SettingSpec] = &[
-    SettingSpec {
-        name: "cache_size",
-        default: "256m",
-        values: "size",
-        help: "innodb_buffer_pool_size (InnoDB) or rocksdb_block_cache_size (MyRocks)",
-    },
-    SettingSpec {
-        name: "url",
-        default: "",
-        values: "mysql://USER[:PASSWORD]@HOST[:PORT]/DB[?socket=PATH]",
-        help: "use this running server instead of starting one (setup lines are then not applied)",
-    },
-    SettingSpec {
-        name: "pid",
-        default: "",
-        values: "pid",
-        help: "with `url`: the server's pid, so its CPU and memory are measured",
-    },
-];
+/// fathom's MariaDB settings (`--set`), for `innodb` and `myrocks`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct MariaDbSettings {
+    /// innodb_buffer_pool_size (InnoDB) or rocksdb_block_cache_size (MyRocks)
+    cache_size: Size,
+    /// use this running server instead of starting one (setup lines are then not applied)
+    #[schemars(title = "mysql://USER[:PASSWORD]@HOST[:PORT]/DB[?socket=PATH]")]
+    url: String,
+    /// with `url`: the server's pid, so its CPU and memory are measured
+    #[schemars(title = "pid")]
+    pid: String,
+}
+
+impl Default for MariaDbSettings {
+    fn default() -> Self {
+        MariaDbSettings {
+            cache_size: Size::new("256m"),
+            url: String::new(),
+            pid: String::new(),
+        }
+    }
+}
 
 const OPTIONS_DOC: &str = "my.cnf lines for [mysqld], one per line (`--setup @FILE`), e.g. \
      `innodb_buffer_pool_size=1G`, `innodb_page_size=8k`, `rocksdb_default_cf_options=...` \
@@ -55,7 +60,7 @@ pub const INNODB: EngineEntry = EngineEntry {
     about: "MariaDB server with InnoDB (Debian's mariadb-server), started by fathom",
     options_doc: OPTIONS_DOC,
     separator: "\n",
-    settings: SETTINGS,
+    settings: specs::<MariaDbSettings>,
     version,
     open: Opener::Sql(open_innodb),
     server: true,
@@ -67,7 +72,7 @@ pub const MYROCKS: EngineEntry = EngineEntry {
     about: "MariaDB server with MyRocks (mariadb-plugin-rocksdb), started by fathom",
     options_doc: OPTIONS_DOC,
     separator: "\n",
-    settings: SETTINGS,
+    settings: specs::<MariaDbSettings>,
     version,
     open: Opener::Sql(open_myrocks),
     server: true,
@@ -169,21 +174,24 @@ pub struct MariaDb {
 
 impl MariaDb {
     fn open(config: &EngineConfig, flavor: Flavor) -> anyhow::Result<Box<dyn SqlEngine>> {
-        let s = &config.settings;
-        let url = settings::get(SETTINGS, s, "url");
+        let s: MariaDbSettings = settings::read(&config.settings)?;
         let setup = setup_lines(&config.options)?;
-        let mut engine = if url.is_empty() {
-            Self::start(config, flavor, &setup)?
+        let mut engine = if s.url.is_empty() {
+            Self::start(config, flavor, &setup, s.cache_size.bytes)?
         } else {
-            Self::attach(url, settings::get(SETTINGS, s, "pid"), flavor)?
+            Self::attach(&s.url, &s.pid, flavor)?
         };
         engine.effective = engine.variables(&setup);
         Ok(Box::new(engine))
     }
 
     /// Starts a fresh server in `config.data_dir`.
-    fn start(config: &EngineConfig, flavor: Flavor, setup: &[String]) -> anyhow::Result<MariaDb> {
-        let cache = settings::get_size(SETTINGS, &config.settings, "cache_size")?;
+    fn start(
+        config: &EngineConfig,
+        flavor: Flavor,
+        setup: &[String],
+        cache: u64,
+    ) -> anyhow::Result<MariaDb> {
         let data = config.data_dir.join("mysql");
         let sock_dir = server::SocketDir::create(None)?;
         let socket = sock_dir.path().join("mysqld.sock");

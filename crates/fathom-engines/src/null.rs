@@ -11,7 +11,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     about: "stores nothing; measures the harness's own cost per operation",
     options_doc: "takes no options",
     separator: ";",
-    settings: &[],
+    settings: Vec::new,
     version,
     open: crate::Opener::Kv(open),
     server: false,

@@ -4,13 +4,15 @@
 //! directory of its own. With the `url` setting fathom uses a running server instead.
 
 use crate::server::{self, Launch, Server};
-use crate::settings::{self, SettingSpec};
+use crate::settings::{self, specs, Size};
 use crate::{EngineConfig, EngineEntry, Opener};
 use anyhow::Context;
 use fathom_core::sql::{Dialect, Outcome, SqlConn, SqlEngine, SqlError, Stmt, Value};
 use fathom_core::target::{Counters, Identity, Maintenance, Target};
 use postgres::types::{FromSql, ToSql, Type};
 use postgres::{Client, NoTls};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,26 +23,31 @@ const USER: &str = "postgres";
 const PORT: u16 = 5432;
 const DATABASE: &str = crate::mariadb::DATABASE;
 
-const SETTINGS: &[SettingSpec] = &[
-    SettingSpec {
-        name: "cache_size",
-        default: "256m",
-        values: "size",
-        help: "shared_buffers",
-    },
-    SettingSpec {
-        name: "url",
-        default: "",
-        values: "host=SOCKET_DIR_OR_HOST port=5432 user=USER dbname=DB (libpq key=value), or postgresql://USER@HOST:PORT/DB",
-        help: "use this running server instead of starting one (setup lines are then not applied)",
-    },
-    SettingSpec {
-        name: "pid",
-        default: "",
-        values: "pid",
-        help: "with `url`: the postmaster's pid, so its and its backends' CPU and memory are measured",
-    },
-];
+/// fathom's PostgreSQL settings (`--set`).
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct PostgresSettings {
+    /// shared_buffers
+    cache_size: Size,
+    /// use this running server instead of starting one (setup lines are then not applied)
+    #[schemars(
+        title = "host=SOCKET_DIR_OR_HOST port=5432 user=USER dbname=DB (libpq key=value), or postgresql://USER@HOST:PORT/DB"
+    )]
+    url: String,
+    /// with `url`: the postmaster's pid, so its and its backends' CPU and memory are measured
+    #[schemars(title = "pid")]
+    pid: String,
+}
+
+impl Default for PostgresSettings {
+    fn default() -> Self {
+        PostgresSettings {
+            cache_size: Size::new("256m"),
+            url: String::new(),
+            pid: String::new(),
+        }
+    }
+}
 
 pub const ENTRY: EngineEntry = EngineEntry {
     name: "postgres",
@@ -49,7 +56,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
                   `max_wal_size = 4GB` (https://www.postgresql.org/docs/current/runtime-config.html); \
                   appended after fathom's, so they win",
     separator: "\n",
-    settings: SETTINGS,
+    settings: specs::<PostgresSettings>,
     version,
     open: Opener::Sql(open),
     server: true,
@@ -139,13 +146,12 @@ fn conf(socket_dir: &Path, cache: u64, setup: &[String]) -> String {
 }
 
 fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
-    let s = &config.settings;
-    let url = settings::get(SETTINGS, s, "url");
+    let s: PostgresSettings = settings::read(&config.settings)?;
     let setup = setup_lines(&config.options)?;
-    let mut pg = if url.is_empty() {
-        Postgres::start(config, &setup)?
+    let mut pg = if s.url.is_empty() {
+        Postgres::start(config, &setup, s.cache_size.bytes)?
     } else {
-        Postgres::attach(url, settings::get(SETTINGS, s, "pid"))?
+        Postgres::attach(&s.url, &s.pid)?
     };
     pg.effective = pg.settings(&setup);
     Ok(Box::new(pg))
@@ -161,8 +167,7 @@ pub struct Postgres {
 }
 
 impl Postgres {
-    fn start(config: &EngineConfig, setup: &[String]) -> anyhow::Result<Postgres> {
-        let cache = settings::get_size(SETTINGS, &config.settings, "cache_size")?;
+    fn start(config: &EngineConfig, setup: &[String], cache: u64) -> anyhow::Result<Postgres> {
         let bin = bin_dir()?;
         let ids = server::user_ids(USER)?;
         reachable(&config.data_dir, ids)?;

@@ -4,7 +4,7 @@
 //! `transactions=optimistic` the database is opened as an OptimisticTransactionDB (plain reads
 //! and writes still go straight to the base database; transactions detect conflicts at commit).
 
-use crate::settings::{self, SettingSpec};
+use crate::settings::{self, specs, Size, Switch};
 use crate::{EngineConfig, EngineEntry};
 use fathom_core::capability::{Need, Offer};
 use fathom_core::kv::{
@@ -19,48 +19,69 @@ use rocksdb::{
     OptimisticTransactionDB, OptimisticTransactionOptions, Options, ReadOptions,
     WaitForCompactOptions, WriteBatchWithTransaction, WriteOptions, DB,
 };
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-const SETTINGS: &[SettingSpec] = &[
-    SettingSpec {
-        name: "cache_size",
-        default: "256m",
-        values: "size",
-        help: "LRU block cache capacity",
-    },
-    SettingSpec {
-        name: "compaction",
-        default: "leveled",
-        values: "leveled|universal",
-        help: "compaction style",
-    },
-    SettingSpec {
-        name: "o_direct",
-        default: "none",
-        values: "none|reads|flush|all",
-        help: "O_DIRECT for user reads, for flush and compaction, or both",
-    },
-    SettingSpec {
-        name: "wal",
-        default: "true",
-        values: "bool",
-        help: "write-ahead log on writes",
-    },
-    SettingSpec {
-        name: "sync",
-        default: "false",
-        values: "bool",
-        help: "fsync the WAL on every write",
-    },
-    SettingSpec {
-        name: "transactions",
-        default: "none",
-        values: "none|optimistic",
-        help: "optimistic opens an OptimisticTransactionDB, which keeps flushed memtables in memory for conflict checks",
-    },
-];
+/// fathom's RocksDB settings (`--set`).
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct RocksDbSettings {
+    /// LRU block cache capacity
+    cache_size: Size,
+    /// compaction style
+    compaction: Compaction,
+    /// O_DIRECT for user reads, for flush and compaction, or both
+    o_direct: Direct,
+    /// write-ahead log on writes
+    wal: Switch,
+    /// fsync the WAL on every write
+    sync: Switch,
+    /// optimistic opens an OptimisticTransactionDB, which keeps flushed memtables in memory for
+    /// conflict checks
+    transactions: Transactions,
+}
+
+impl Default for RocksDbSettings {
+    fn default() -> Self {
+        RocksDbSettings {
+            cache_size: Size::new("256m"),
+            compaction: Compaction::Leveled,
+            o_direct: Direct::None,
+            wal: Switch::new("true"),
+            sync: Switch::new("false"),
+            transactions: Transactions::None,
+        }
+    }
+}
+
+/// RocksDB's compaction style.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Compaction {
+    Leveled,
+    Universal,
+}
+
+/// Where RocksDB uses O_DIRECT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Direct {
+    None,
+    Reads,
+    Flush,
+    All,
+}
+
+/// Whether RocksDB opens as an OptimisticTransactionDB.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Transactions {
+    None,
+    Optimistic,
+}
 
 /// A plain RocksDB has no transactions; `transactions=optimistic` gives them.
 fn offers(need: Need, given: &settings::Settings) -> Offer {
@@ -79,7 +100,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     options_doc: "RocksDB's options string, e.g. `write_buffer_size=64m;max_bytes_for_level_base=256m;compression=kLZ4Compression` \
                   (RocksDB wiki: Option String and Option Map); applied after fathom's settings, so it wins",
     separator: ";",
-    settings: SETTINGS,
+    settings: specs::<RocksDbSettings>,
     version,
     open: crate::Opener::Kv(open),
     server: false,
@@ -128,34 +149,31 @@ pub struct RocksDb {
     effective: BTreeMap<String, String>,
 }
 
-fn base_options(config: &EngineConfig) -> anyhow::Result<(Options, bool, bool)> {
-    let s = &config.settings;
+fn base_options(config: &EngineConfig) -> anyhow::Result<(Options, RocksDbSettings)> {
+    let s: RocksDbSettings = settings::read(&config.settings)?;
     let mut opts = Options::default();
     let mut table = BlockBasedOptions::default();
-    let cache = Cache::new_lru_cache(settings::get_size(SETTINGS, s, "cache_size")? as usize);
+    let cache = Cache::new_lru_cache(s.cache_size.bytes as usize);
     table.set_block_cache(&cache);
     opts.set_block_based_table_factory(&table);
-    match settings::get(SETTINGS, s, "compaction") {
-        "leveled" => opts.set_compaction_style(DBCompactionStyle::Level),
-        "universal" => opts.set_compaction_style(DBCompactionStyle::Universal),
-        other => anyhow::bail!("setting `compaction`: `{other}` is not leveled or universal"),
-    }
-    let (reads, flush) = match settings::get(SETTINGS, s, "o_direct") {
-        "none" => (false, false),
-        "reads" => (true, false),
-        "flush" => (false, true),
-        "all" => (true, true),
-        other => anyhow::bail!("setting `o_direct`: `{other}` is not none, reads, flush or all"),
+    opts.set_compaction_style(match s.compaction {
+        Compaction::Leveled => DBCompactionStyle::Level,
+        Compaction::Universal => DBCompactionStyle::Universal,
+    });
+    let (reads, flush) = match s.o_direct {
+        Direct::None => (false, false),
+        Direct::Reads => (true, false),
+        Direct::Flush => (false, true),
+        Direct::All => (true, true),
     };
     opts.set_use_direct_reads(reads);
     opts.set_use_direct_io_for_flush_and_compaction(flush);
-    let wal = settings::get_bool(SETTINGS, s, "wal")?;
-    let sync = settings::get_bool(SETTINGS, s, "sync")?;
-    Ok((opts, wal, sync))
+    Ok((opts, s))
 }
 
 fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
-    let (mut base, wal, sync) = base_options(config)?;
+    let (mut base, s) = base_options(config)?;
+    let (wal, sync) = (s.wal.on, s.sync.on);
     let mut opts = if config.options.trim().is_empty() {
         base
     } else {
@@ -169,12 +187,11 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     };
     opts.create_if_missing(true);
     opts.enable_statistics();
-    let opened = match settings::get(SETTINGS, &config.settings, "transactions") {
-        "none" => DB::open(&opts, &config.data_dir).map(Handle::Plain),
-        "optimistic" => {
+    let opened = match s.transactions {
+        Transactions::None => DB::open(&opts, &config.data_dir).map(Handle::Plain),
+        Transactions::Optimistic => {
             OptimisticTransactionDB::open(&opts, &config.data_dir).map(Handle::Optimistic)
         }
-        other => anyhow::bail!("setting `transactions`: `{other}` is not none or optimistic"),
     };
     let db = opened
         .map_err(|e| anyhow::anyhow!("opening RocksDB in {}: {e}", config.data_dir.display()))?;
@@ -400,11 +417,7 @@ impl KvSession for Session {
     }
 
     fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
-        let Seek {
-            start,
-            direction,
-            limit,
-        } = seek;
+        let (start, direction, limit) = (seek.start, seek.direction, seek.limit);
         // A new iterator per scan, as db_bench's seekrandom does, so each sees current data.
         on_db!(self.db, d => walk(d.raw_iterator(), start, direction, limit, visit))
     }

@@ -2,7 +2,7 @@
 //! BLOB primary key, WAL mode, a connection per client, and any PRAGMA from the setup. Writes
 //! serialize on SQLite's database lock; readers run beside them in WAL mode.
 
-use crate::settings::{self, SettingSpec};
+use crate::settings::{self, specs, Size, Switch};
 use crate::{EngineConfig, EngineEntry};
 use fathom_core::kv::{
     BatchOp, Direction, KvEngine, KvSession, KvTxn, Seek, SessionOptions, TxnBody, TxnEnd, Visit,
@@ -10,31 +10,34 @@ use fathom_core::kv::{
 use fathom_core::result::EngineStats;
 use fathom_core::target::{delta, Counters, Identity, Maintenance, Target};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
-pub(crate) const SETTINGS: &[SettingSpec] = &[
-    SettingSpec {
-        name: "cache_size",
-        default: "256m",
-        values: "size",
-        help: "page cache per connection (PRAGMA cache_size)",
-    },
-    SettingSpec {
-        name: "wal",
-        default: "true",
-        values: "bool",
-        help: "journal_mode=WAL (false: the rollback journal)",
-    },
-    SettingSpec {
-        name: "sync",
-        default: "false",
-        values: "bool",
-        help: "synchronous=FULL (false: OFF)",
-    },
-];
+/// fathom's SQLite settings (`--set`), for `sqlite` and `sqlite-sql`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct SqliteSettings {
+    /// page cache per connection (PRAGMA cache_size)
+    cache_size: Size,
+    /// journal_mode=WAL (false: the rollback journal)
+    wal: Switch,
+    /// synchronous=FULL (false: OFF)
+    sync: Switch,
+}
+
+impl Default for SqliteSettings {
+    fn default() -> Self {
+        SqliteSettings {
+            cache_size: Size::new("256m"),
+            wal: Switch::new("true"),
+            sync: Switch::new("false"),
+        }
+    }
+}
 
 pub const ENTRY: EngineEntry = EngineEntry {
     name: "sqlite",
@@ -42,7 +45,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     options_doc: "PRAGMAs, `;`-separated, e.g. `mmap_size=1073741824;page_size=8192;synchronous=NORMAL` \
                   (SQLite docs: PRAGMA statements); run on every connection after fathom's settings, so they win",
     separator: ";",
-    settings: SETTINGS,
+    settings: specs::<SqliteSettings>,
     version,
     open: crate::Opener::Kv(open),
     server: false,
@@ -65,18 +68,10 @@ pub struct Sqlite {
 
 /// The PRAGMA statements for a setup: fathom's settings first, the user's after them.
 pub(crate) fn pragmas(config: &EngineConfig) -> anyhow::Result<Vec<String>> {
-    let s = &config.settings;
-    let cache_kib = settings::get_size(SETTINGS, s, "cache_size")? / 1024;
-    let journal = if settings::get_bool(SETTINGS, s, "wal")? {
-        "WAL"
-    } else {
-        "DELETE"
-    };
-    let sync = if settings::get_bool(SETTINGS, s, "sync")? {
-        "FULL"
-    } else {
-        "OFF"
-    };
+    let s: SqliteSettings = settings::read(&config.settings)?;
+    let cache_kib = s.cache_size.bytes / 1024;
+    let journal = if s.wal.on { "WAL" } else { "DELETE" };
+    let sync = if s.sync.on { "FULL" } else { "OFF" };
     let mut list = vec![
         format!("cache_size=-{cache_kib}"),
         format!("journal_mode={journal}"),
@@ -294,11 +289,7 @@ impl KvSession for Session {
     }
 
     fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
-        let Seek {
-            start,
-            direction,
-            limit,
-        } = seek;
+        let (start, direction, limit) = (seek.start, seek.direction, seek.limit);
         let sql = match direction {
             Direction::Forward => FORWARD,
             Direction::Reverse => REVERSE,

@@ -2,7 +2,8 @@
 //! statements and secondary indexes on rusqlite's bundled build, so the embedded B-tree joins
 //! the same comparisons as the servers. Settings and PRAGMAs are those of the kv `sqlite`.
 
-use crate::sqlite::{connect, pragmas, SETTINGS};
+use crate::settings::specs;
+use crate::sqlite::{connect, pragmas, SqliteSettings};
 use crate::{EngineConfig, EngineEntry, Opener};
 use fathom_core::sql::{Dialect, Outcome, SqlConn, SqlEngine, SqlError, Stmt, Value};
 use fathom_core::target::{Counters, Identity, Maintenance, Target};
@@ -16,7 +17,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     about: "embedded SQLite through SQL: the workload's own tables and indexes (rather than the kv mapping)",
     options_doc: "PRAGMAs, `;`-separated, as for `sqlite`",
     separator: ";",
-    settings: SETTINGS,
+    settings: specs::<SqliteSettings>,
     version,
     open: Opener::Sql(open),
     server: false,

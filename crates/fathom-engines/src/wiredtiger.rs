@@ -3,7 +3,7 @@
 //! configuration is the `table` setting. Sessions and cursors are per client thread; batches
 //! are transactions; statistics come from WiredTiger's statistics cursor.
 
-use crate::settings::{self, SettingSpec};
+use crate::settings::{self, specs, Size, Switch};
 use crate::{EngineConfig, EngineEntry};
 use fathom_core::kv::{
     BatchOp, Direction, KvEngine, KvSession, KvTxn, Seek, SessionOptions, TxnBody, TxnEnd, Visit,
@@ -11,6 +11,8 @@ use fathom_core::kv::{
 use fathom_core::result::EngineStats;
 use fathom_core::retry::EngineError;
 use fathom_core::target::{delta, Counters, Identity, Maintenance, Target};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::ptr;
@@ -28,38 +30,42 @@ mod ffi {
 
 const SNAPPY: &str = "/usr/lib/x86_64-linux-gnu/libwiredtiger_snappy.so";
 
-const SETTINGS: &[SettingSpec] = &[
-    SettingSpec {
-        name: "cache_size",
-        default: "256m",
-        values: "size",
-        help: "WiredTiger cache size",
-    },
-    SettingSpec {
-        name: "table",
-        default: "block_compressor=snappy",
-        values: "WiredTiger table config",
-        help: "configuration of the table the workload uses (leaf_page_max, block_compressor, ...)",
-    },
-    SettingSpec {
-        name: "wal",
-        default: "true",
-        values: "bool",
-        help: "the log (journal): log=(enabled=...)",
-    },
-    SettingSpec {
-        name: "sync",
-        default: "false",
-        values: "bool",
-        help: "fsync the log at every commit",
-    },
-    SettingSpec {
-        name: "o_direct",
-        default: "none",
-        values: "none|all",
-        help: "direct_io=[data,log,checkpoint]",
-    },
-];
+/// fathom's WiredTiger settings (`--set`).
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct WiredTigerSettings {
+    /// WiredTiger cache size
+    cache_size: Size,
+    /// configuration of the table the workload uses (leaf_page_max, block_compressor, ...)
+    #[schemars(title = "WiredTiger table config")]
+    table: String,
+    /// the log (journal): log=(enabled=...)
+    wal: Switch,
+    /// fsync the log at every commit
+    sync: Switch,
+    /// direct_io=[data,log,checkpoint]
+    o_direct: Direct,
+}
+
+impl Default for WiredTigerSettings {
+    fn default() -> Self {
+        WiredTigerSettings {
+            cache_size: Size::new("256m"),
+            table: "block_compressor=snappy".into(),
+            wal: Switch::new("true"),
+            sync: Switch::new("false"),
+            o_direct: Direct::None,
+        }
+    }
+}
+
+/// Whether WiredTiger uses O_DIRECT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Direct {
+    None,
+    All,
+}
 
 pub const ENTRY: EngineEntry = EngineEntry {
     name: "wiredtiger",
@@ -67,7 +73,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     options_doc: "WiredTiger's connection configuration string, e.g. `cache_size=1G,checkpoint=(wait=60),eviction_target=80` \
                   (WiredTiger docs: wiredtiger_open); applied after fathom's settings, so it wins",
     separator: ",",
-    settings: SETTINGS,
+    settings: specs::<WiredTigerSettings>,
     version,
     open: crate::Opener::Kv(open),
     server: false,
@@ -118,14 +124,12 @@ struct SessionHandle(*mut ffi::WT_SESSION);
 unsafe impl Send for SessionHandle {}
 
 fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
-    let s = &config.settings;
-    let cache = settings::get_size(SETTINGS, s, "cache_size")?;
-    let wal = settings::get_bool(SETTINGS, s, "wal")?;
-    let sync = settings::get_bool(SETTINGS, s, "sync")?;
-    let direct = match settings::get(SETTINGS, s, "o_direct") {
-        "none" => "",
-        "all" => ",direct_io=[data,log,checkpoint]",
-        other => anyhow::bail!("setting `o_direct`: `{other}` is not none or all"),
+    let s: WiredTigerSettings = settings::read(&config.settings)?;
+    let cache = s.cache_size.bytes;
+    let (wal, sync) = (s.wal.on, s.sync.on);
+    let direct = match s.o_direct {
+        Direct::None => "",
+        Direct::All => ",direct_io=[data,log,checkpoint]",
     };
     let mut conn_config = format!(
         "create,cache_size={cache},statistics=(fast),extensions=[{SNAPPY}],log=(enabled={wal}),\
@@ -142,10 +146,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
         unsafe { ffi::wiredtiger_open(home.as_ptr(), ptr::null_mut(), cfg.as_ptr(), &mut conn) };
     check(rc, &format!("rejected the configuration `{conn_config}`"))?;
     let uri = CString::new("table:fathom")?;
-    let table = format!(
-        "key_format=u,value_format=u,{}",
-        settings::get(SETTINGS, s, "table")
-    );
+    let table = format!("key_format=u,value_format=u,{}", s.table);
     let mut engine = WiredTiger {
         conn,
         id: Identity::new("wiredtiger", version()?, vec![config.data_dir.clone()]),
@@ -471,11 +472,7 @@ impl KvSession for Session {
     }
 
     fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
-        let Seek {
-            start,
-            direction,
-            limit,
-        } = seek;
+        let (start, direction, limit) = (seek.start, seek.direction, seek.limit);
         // WiredTiger has no empty key: from "" a forward scan starts at the first key, and a
         // reverse one finds nothing.
         if start.is_empty() {

@@ -162,7 +162,7 @@ pub fn resolve_setup(
         Some(m) => Some(m),
         None => size(&drive.memory_limit, keys.drive("memory_limit"))?,
     };
-    fathom_engines::settings::validate(engine.name, engine.settings, &setup.settings)
+    fathom_engines::settings::validate(engine.name, &(engine.settings)(), &setup.settings)
         .map_err(|e| anyhow::anyhow!("{}: {e}", keys.setup("settings")))?;
     Ok(Setup {
         name: if setup.name.is_empty() {

@@ -329,13 +329,7 @@ impl Store for KvStore<'_> {
     }
 
     fn get_link_list(&mut self, page: &ListPage) -> anyhow::Result<(i64, Option<i64>)> {
-        let ListPage {
-            id1,
-            link_type,
-            max_time,
-            offset,
-            limit,
-        } = *page;
+        let ListPage { id1, link_type, .. } = *page;
         let mut prefix = Key::default();
         prefix
             .start(index_id(LINKS, 1))
@@ -349,7 +343,7 @@ impl Store for KvStore<'_> {
             .int(id1)
             .int(link_type)
             .int(VISIBLE)
-            .int(max_time)
+            .int(page.max_time)
             .int(i64::MAX)
             .int(i64::MAX);
         let (mut seen, mut found, mut last) = (0i64, 0i64, None);
@@ -360,15 +354,15 @@ impl Store for KvStore<'_> {
                     return false;
                 }
                 seen += 1;
-                if seen <= offset {
+                if seen <= page.offset {
                     return true;
                 }
                 found += 1;
                 last = key_int(k, prefix.len());
-                found < limit
+                found < page.limit
             },
         )?;
-        Ok((found, if found == limit { last } else { None }))
+        Ok((found, if found == page.limit { last } else { None }))
     }
 
     fn add_node(&mut self, node: &Node) -> anyhow::Result<Option<i64>> {

@@ -399,13 +399,7 @@ impl Store for SqlStore<'_> {
     }
 
     fn get_link_list(&mut self, page: &ListPage) -> anyhow::Result<(i64, Option<i64>)> {
-        let ListPage {
-            id1,
-            link_type,
-            max_time,
-            offset,
-            limit,
-        } = *page;
+        let ListPage { id1, link_type, .. } = *page;
         let list = |what: &str, d: Dialect| {
             let force = if d == Dialect::MariaDb {
                 " FORCE INDEX (id1_type)"
@@ -434,22 +428,23 @@ impl Store for SqlStore<'_> {
                 Value::Int(id1),
                 Value::Int(link_type),
                 Value::Int(0),
-                Value::Int(max_time),
+                Value::Int(page.max_time),
                 Value::Int(VISIBLE),
                 Value::Int(a),
                 Value::Int(b),
             ]
         };
         let stmt = self.stmt("link_list", 0, |d| list(LINK_COLS, d))?;
-        let found = self.conn.run(stmt, &params(offset, limit))?.rows as i64;
-        if found < limit {
+        let found = self.conn.run(stmt, &params(page.offset, page.limit))?.rows as i64;
+        if found < page.limit {
             return Ok((found, None));
         }
         // A full page: the history cache keeps its oldest link's time.
         let last = self.stmt("link_list_last", 0, |d| list("time", d))?;
         Ok((
             found,
-            self.conn.scalar(last, &params(offset + limit - 1, 1))?,
+            self.conn
+                .scalar(last, &params(page.offset + page.limit - 1, 1))?,
         ))
     }
 
