@@ -38,10 +38,15 @@ pub struct EngineConfig {
     pub memory_group: Option<PathBuf>,
 }
 
+/// Opens a kv engine.
+pub type KvOpen = fn(&EngineConfig) -> anyhow::Result<Box<dyn KvEngine>>;
+/// Opens a sql engine.
+pub type SqlOpen = fn(&EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>>;
+
 /// How an engine opens, which says its family.
 pub enum Opener {
-    Kv(fn(&EngineConfig) -> anyhow::Result<Box<dyn KvEngine>>),
-    Sql(fn(&EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>>),
+    Kv(KvOpen),
+    Sql(SqlOpen),
 }
 
 /// One engine fathom can run.
@@ -74,6 +79,41 @@ impl std::fmt::Debug for EngineEntry {
 }
 
 impl EngineEntry {
+    /// What an embedded kv engine's entry starts from: options items separated by `;`, no
+    /// settings, every need met. An entry names itself and says what differs.
+    pub const fn embedded_kv(open: KvOpen) -> EngineEntry {
+        EngineEntry::embedded(Opener::Kv(open))
+    }
+
+    /// The same for an embedded sql engine.
+    pub const fn embedded_sql(open: SqlOpen) -> EngineEntry {
+        EngineEntry::embedded(Opener::Sql(open))
+    }
+
+    const fn embedded(open: Opener) -> EngineEntry {
+        EngineEntry {
+            name: "",
+            about: "",
+            options_doc: "",
+            separator: ";",
+            settings: Vec::new,
+            version: unnamed_version,
+            open,
+            server: false,
+            offers: fathom_core::capability::offers_everything,
+        }
+    }
+
+    /// The same for a SQL server fathom starts: its setup holds config-file lines, one per
+    /// line.
+    pub const fn sql_server(open: SqlOpen) -> EngineEntry {
+        EngineEntry {
+            separator: "\n",
+            server: true,
+            ..EngineEntry::embedded_sql(open)
+        }
+    }
+
     /// `kv` or `sql`.
     pub fn family(&self) -> &'static str {
         match self.open {
@@ -81,6 +121,10 @@ impl EngineEntry {
             Opener::Sql(_) => "sql",
         }
     }
+}
+
+fn unnamed_version() -> anyhow::Result<String> {
+    anyhow::bail!("the engine's entry names no version function")
 }
 
 /// Every engine this build has.

@@ -53,9 +53,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     separator: ",",
     settings: specs::<LmdbSettings>,
     version,
-    open: crate::Opener::Kv(open),
-    server: false,
-    offers: fathom_core::capability::offers_everything,
+    ..EngineEntry::embedded_kv(open)
 };
 
 fn version() -> anyhow::Result<String> {

@@ -59,24 +59,16 @@ pub const INNODB: EngineEntry = EngineEntry {
     name: "innodb",
     about: "MariaDB server with InnoDB (Debian's mariadb-server), started by fathom",
     options_doc: OPTIONS_DOC,
-    separator: "\n",
     settings: specs::<MariaDbSettings>,
     version,
-    open: Opener::Sql(open_innodb),
-    server: true,
-    offers: fathom_core::capability::offers_everything,
+    ..EngineEntry::sql_server(open_innodb)
 };
 
 pub const MYROCKS: EngineEntry = EngineEntry {
     name: "myrocks",
     about: "MariaDB server with MyRocks (mariadb-plugin-rocksdb), started by fathom",
-    options_doc: OPTIONS_DOC,
-    separator: "\n",
-    settings: specs::<MariaDbSettings>,
-    version,
     open: Opener::Sql(open_myrocks),
-    server: true,
-    offers: fathom_core::capability::offers_everything,
+    ..INNODB
 };
 
 fn version() -> anyhow::Result<String> {

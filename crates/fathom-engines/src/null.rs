@@ -10,12 +10,8 @@ pub const ENTRY: EngineEntry = EngineEntry {
     name: "null",
     about: "stores nothing; measures the harness's own cost per operation",
     options_doc: "takes no options",
-    separator: ";",
-    settings: Vec::new,
     version,
-    open: crate::Opener::Kv(open),
-    server: false,
-    offers: fathom_core::capability::offers_everything,
+    ..EngineEntry::embedded_kv(open)
 };
 
 fn version() -> anyhow::Result<String> {

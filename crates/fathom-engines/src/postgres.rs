@@ -5,7 +5,7 @@
 
 use crate::server::{self, Launch, Server};
 use crate::settings::{self, specs, Size};
-use crate::{EngineConfig, EngineEntry, Opener};
+use crate::{EngineConfig, EngineEntry};
 use anyhow::Context;
 use fathom_core::sql::{Dialect, Outcome, SqlConn, SqlEngine, SqlError, Stmt, Value};
 use fathom_core::target::{Counters, Identity, Maintenance, Target};
@@ -55,12 +55,9 @@ pub const ENTRY: EngineEntry = EngineEntry {
     options_doc: "postgresql.conf lines, one per line (`--setup @FILE`), e.g. `shared_buffers = 1GB`, \
                   `max_wal_size = 4GB` (https://www.postgresql.org/docs/current/runtime-config.html); \
                   appended after fathom's, so they win",
-    separator: "\n",
     settings: specs::<PostgresSettings>,
     version,
-    open: Opener::Sql(open),
-    server: true,
-    offers: fathom_core::capability::offers_everything,
+    ..EngineEntry::sql_server(open)
 };
 
 /// The newest installed server's bin directory (`/usr/lib/postgresql/15/bin`).

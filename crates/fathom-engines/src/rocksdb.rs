@@ -99,12 +99,10 @@ pub const ENTRY: EngineEntry = EngineEntry {
     about: "embedded RocksDB, the rocksdb crate's bundled build",
     options_doc: "RocksDB's options string, e.g. `write_buffer_size=64m;max_bytes_for_level_base=256m;compression=kLZ4Compression` \
                   (RocksDB wiki: Option String and Option Map); applied after fathom's settings, so it wins",
-    separator: ";",
     settings: specs::<RocksDbSettings>,
     version,
-    open: crate::Opener::Kv(open),
-    server: false,
     offers,
+    ..EngineEntry::embedded_kv(open)
 };
 
 /// RocksDB's version, from the OPTIONS file a throwaway database writes (the C API has no

@@ -44,12 +44,9 @@ pub const ENTRY: EngineEntry = EngineEntry {
     about: "embedded SQLite (rusqlite's bundled build), one WITHOUT ROWID table",
     options_doc: "PRAGMAs, `;`-separated, e.g. `mmap_size=1073741824;page_size=8192;synchronous=NORMAL` \
                   (SQLite docs: PRAGMA statements); run on every connection after fathom's settings, so they win",
-    separator: ";",
     settings: specs::<SqliteSettings>,
     version,
-    open: crate::Opener::Kv(open),
-    server: false,
-    offers: fathom_core::capability::offers_everything,
+    ..EngineEntry::embedded_kv(open)
 };
 
 fn version() -> anyhow::Result<String> {

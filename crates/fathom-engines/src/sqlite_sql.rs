@@ -4,7 +4,7 @@
 
 use crate::settings::specs;
 use crate::sqlite::{connect, pragmas, SqliteSettings};
-use crate::{EngineConfig, EngineEntry, Opener};
+use crate::{EngineConfig, EngineEntry};
 use fathom_core::sql::{Dialect, Outcome, SqlConn, SqlEngine, SqlError, Stmt, Value};
 use fathom_core::target::{Counters, Identity, Maintenance, Target};
 use rusqlite::types::{ToSqlOutput, ValueRef};
@@ -16,12 +16,9 @@ pub const ENTRY: EngineEntry = EngineEntry {
     name: "sqlite-sql",
     about: "embedded SQLite through SQL: the workload's own tables and indexes (rather than the kv mapping)",
     options_doc: "PRAGMAs, `;`-separated, as for `sqlite`",
-    separator: ";",
     settings: specs::<SqliteSettings>,
     version,
-    open: Opener::Sql(open),
-    server: false,
-    offers: fathom_core::capability::offers_everything,
+    ..EngineEntry::embedded_sql(open)
 };
 
 const FILE: &str = "fathom-sql.sqlite";
