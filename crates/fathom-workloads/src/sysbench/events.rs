@@ -298,22 +298,13 @@ mod tests {
     use super::super::rand::RandType;
     use super::*;
 
+    /// sysbench's default event on 4 tables of 1000 rows.
     pub fn shape() -> Shape {
+        let defaults = super::super::shape(&super::super::SysbenchParams::default()).unwrap();
         Shape {
             tables: 4,
             table_size: 1000,
-            range_size: 100,
-            point_selects: 10,
-            simple_ranges: 1,
-            sum_ranges: 1,
-            order_ranges: 1,
-            distinct_ranges: 1,
-            range_selects: true,
-            index_updates: 1,
-            non_index_updates: 1,
-            delete_inserts: 1,
-            random_points: 10,
-            skip_trx: false,
+            ..defaults
         }
     }
 
