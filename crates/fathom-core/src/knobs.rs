@@ -133,100 +133,42 @@ pub fn read<T: Knobs>(noun: &str, given: &BTreeMap<String, String>) -> anyhow::R
     .map_err(|e| anyhow::anyhow!("{}", e.0))
 }
 
-/// A length of time (`60s`, `1m`, `500ms`), kept as written for the run's record.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct Span {
-    text: String,
-    pub value: Duration,
-}
+/// A knob whose text parses to a value: the text is kept as written, for the run's record and
+/// the defaults `fathom workloads` lists; `values` is what `specs` says it takes.
+macro_rules! written {
+    ($(#[$doc:meta])* $name:ident($t:ty), $values:literal, $parse:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(try_from = "String", into = "String")]
+        pub struct $name {
+            text: String,
+            pub value: $t,
+        }
 
-impl Span {
-    pub fn new(text: &str) -> Span {
-        Span::try_from(text.to_string()).expect("a valid default duration")
-    }
-}
+        impl $name {
+            /// A default's value; the text must parse.
+            pub fn new(text: &str) -> $name {
+                $name::try_from(text.to_string()).expect("a valid default")
+            }
+        }
 
-impl TryFrom<String> for Span {
-    type Error = String;
-    fn try_from(text: String) -> Result<Span, String> {
-        let value = units::parse_duration(&text)?;
-        Ok(Span { text, value })
-    }
-}
+        impl TryFrom<String> for $name {
+            type Error = String;
+            fn try_from(text: String) -> Result<$name, String> {
+                let value = $parse(&text)?;
+                Ok($name { text, value })
+            }
+        }
 
-impl From<Span> for String {
-    fn from(s: Span) -> String {
-        s.text
-    }
-}
+        impl From<$name> for String {
+            fn from(k: $name) -> String {
+                k.text
+            }
+        }
 
-/// A size in bytes (`2m`, `512k`, `1048576`), kept as written for the run's record.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct Size {
-    text: String,
-    pub bytes: u64,
-}
-
-impl Size {
-    pub fn new(text: &str) -> Size {
-        Size::try_from(text.to_string()).expect("a valid default size")
-    }
-}
-
-impl TryFrom<String> for Size {
-    type Error = String;
-    fn try_from(text: String) -> Result<Size, String> {
-        let bytes = units::parse_size(&text)?;
-        Ok(Size { text, bytes })
-    }
-}
-
-impl From<Size> for String {
-    fn from(s: Size) -> String {
-        s.text
-    }
-}
-
-/// A switch: on/off, true/false, 1/0, yes/no, kept as written for the run's record.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct Switch {
-    text: String,
-    pub on: bool,
-}
-
-impl Switch {
-    pub fn new(text: &str) -> Switch {
-        Switch::try_from(text.to_string()).expect("a valid default switch")
-    }
-}
-
-impl TryFrom<String> for Switch {
-    type Error = String;
-    fn try_from(text: String) -> Result<Switch, String> {
-        let on = match text.to_ascii_lowercase().as_str() {
-            "on" | "true" | "1" | "yes" => true,
-            "off" | "false" | "0" | "no" => false,
-            _ => return Err(format!("expected on or off (or true/false), got `{text}`")),
-        };
-        Ok(Switch { text, on })
-    }
-}
-
-impl From<Switch> for String {
-    fn from(s: Switch) -> String {
-        s.text
-    }
-}
-
-/// Each type is text whose `values` says what it takes.
-macro_rules! text_schema {
-    ($($t:ty => $values:literal),*) => {$(
-        impl JsonSchema for $t {
+        impl JsonSchema for $name {
             fn schema_name() -> String {
-                stringify!($t).to_string()
+                stringify!($name).to_string()
             }
             fn json_schema(_: &mut schemars::gen::SchemaGenerator) -> Schema {
                 let mut o = SchemaObject {
@@ -240,9 +182,35 @@ macro_rules! text_schema {
                 false
             }
         }
-    )*};
+    };
 }
-text_schema!(Span => "duration", Size => "size", Switch => "bool");
+
+written!(
+    /// A length of time (`60s`, `1m`, `500ms`).
+    Span(Duration),
+    "duration",
+    units::parse_duration
+);
+written!(
+    /// A size in bytes (`2m`, `512k`, `1048576`).
+    Size(u64),
+    "size",
+    units::parse_size
+);
+written!(
+    /// A switch: on/off, true/false, 1/0, yes/no.
+    Switch(bool),
+    "bool",
+    on_or_off
+);
+
+fn on_or_off(text: &str) -> Result<bool, String> {
+    match text.to_ascii_lowercase().as_str() {
+        "on" | "true" | "1" | "yes" => Ok(true),
+        "off" | "false" | "0" | "no" => Ok(false),
+        _ => Err(format!("expected on or off (or true/false), got `{text}`")),
+    }
+}
 
 /// The deserializer's error: the whole message, naming the parameter.
 #[derive(Debug)]
@@ -461,7 +429,7 @@ mod tests {
         let r = record(&d);
         assert_eq!(r["duration"], "1m");
         assert_eq!(r["deletes"], "no");
-        assert!(!d.deletes.on);
+        assert!(!d.deletes.value);
         assert_eq!(r["ratio"], "0.5");
         assert_eq!(read(&["style=universal"]).unwrap().style, Style::Universal);
         let e = read(&["style=tiered"]).unwrap_err().to_string();

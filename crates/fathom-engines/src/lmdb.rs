@@ -86,11 +86,11 @@ fn parse_flags(text: &str) -> anyhow::Result<EnvFlags> {
 fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     let s: LmdbSettings = settings::read(&config.settings)?;
     let mut flags = parse_flags(&config.options)?;
-    if !s.sync.on {
+    if !s.sync.value {
         flags |= EnvFlags::NO_SYNC;
     }
     let mut options = EnvOpenOptions::new();
-    options.map_size(s.map_size.bytes as usize).max_dbs(1);
+    options.map_size(s.map_size.value as usize).max_dbs(1);
     // SAFETY: the flags weaken durability only (NO_SYNC and friends), which is the user's
     // choice; the environment is opened once per process and directory.
     let env = unsafe {

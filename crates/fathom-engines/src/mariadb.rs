@@ -169,7 +169,7 @@ impl MariaDb {
         let s: MariaDbSettings = settings::read(&config.settings)?;
         let setup = setup_lines(&config.options)?;
         let mut engine = if s.url.is_empty() {
-            Self::start(config, flavor, &setup, s.cache_size.bytes)?
+            Self::start(config, flavor, &setup, s.cache_size.value)?
         } else {
             Self::attach(&s.url, &s.pid, flavor)?
         };

@@ -146,7 +146,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
     let s: PostgresSettings = settings::read(&config.settings)?;
     let setup = setup_lines(&config.options)?;
     let mut pg = if s.url.is_empty() {
-        Postgres::start(config, &setup, s.cache_size.bytes)?
+        Postgres::start(config, &setup, s.cache_size.value)?
     } else {
         Postgres::attach(&s.url, &s.pid)?
     };

@@ -151,7 +151,7 @@ fn base_options(config: &EngineConfig) -> anyhow::Result<(Options, RocksDbSettin
     let s: RocksDbSettings = settings::read(&config.settings)?;
     let mut opts = Options::default();
     let mut table = BlockBasedOptions::default();
-    let cache = Cache::new_lru_cache(s.cache_size.bytes as usize);
+    let cache = Cache::new_lru_cache(s.cache_size.value as usize);
     table.set_block_cache(&cache);
     opts.set_block_based_table_factory(&table);
     opts.set_compaction_style(match s.compaction {
@@ -171,7 +171,7 @@ fn base_options(config: &EngineConfig) -> anyhow::Result<(Options, RocksDbSettin
 
 fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     let (mut base, s) = base_options(config)?;
-    let (wal, sync) = (s.wal.on, s.sync.on);
+    let (wal, sync) = (s.wal.value, s.sync.value);
     let mut opts = if config.options.trim().is_empty() {
         base
     } else {

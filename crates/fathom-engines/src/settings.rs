@@ -68,7 +68,7 @@ mod tests {
 
     #[test]
     fn defaults_and_booleans() {
-        assert!(read::<Demo>(&Settings::new()).unwrap().wal.on);
+        assert!(read::<Demo>(&Settings::new()).unwrap().wal.value);
         let bad = Settings::from([("wal".to_string(), "maybe".to_string())]);
         let err = read::<Demo>(&bad).unwrap_err().to_string();
         assert!(

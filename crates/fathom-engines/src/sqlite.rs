@@ -66,9 +66,9 @@ pub struct Sqlite {
 /// The PRAGMA statements for a setup: fathom's settings first, the user's after them.
 pub(crate) fn pragmas(config: &EngineConfig) -> anyhow::Result<Vec<String>> {
     let s: SqliteSettings = settings::read(&config.settings)?;
-    let cache_kib = s.cache_size.bytes / 1024;
-    let journal = if s.wal.on { "WAL" } else { "DELETE" };
-    let sync = if s.sync.on { "FULL" } else { "OFF" };
+    let cache_kib = s.cache_size.value / 1024;
+    let journal = if s.wal.value { "WAL" } else { "DELETE" };
+    let sync = if s.sync.value { "FULL" } else { "OFF" };
     let mut list = vec![
         format!("cache_size=-{cache_kib}"),
         format!("journal_mode={journal}"),

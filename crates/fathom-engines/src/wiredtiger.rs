@@ -123,8 +123,8 @@ unsafe impl Send for SessionHandle {}
 
 fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     let s: WiredTigerSettings = settings::read(&config.settings)?;
-    let cache = s.cache_size.bytes;
-    let (wal, sync) = (s.wal.on, s.sync.on);
+    let cache = s.cache_size.value;
+    let (wal, sync) = (s.wal.value, s.sync.value);
     let direct = match s.o_direct {
         Direct::None => "",
         Direct::All => ",direct_io=[data,log,checkpoint]",

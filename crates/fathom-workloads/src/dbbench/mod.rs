@@ -164,7 +164,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         num_keys: p.num_keys,
         duration: p.duration.value,
         warmup: p.warmup.value,
-        write_rate: p.write_rate.bytes as f64,
+        write_rate: p.write_rate.value as f64,
         overwrites: p.num_keys as f64 * p.overwrite_fraction,
     };
     // Steps run in the order given, as db_bench runs `--benchmarks=a,b,c`.

@@ -217,13 +217,13 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         };
         positive(name, v).map(|v| v as usize)
     };
-    let shared = p.shared_table.on;
+    let shared = p.shared_table.value;
     let mut w = Ibench {
         pool: gen::random_pool(p.seed, 1 << 20),
         shape: Arc::new(shape),
         seed: p.seed,
         shared,
-        deletes: p.deletes.on,
+        deletes: p.deletes.value,
         tables: if shared { 1 } else { dop as u32 },
         plans: Vec::new(),
         work: Vec::new(),
@@ -235,7 +235,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         rows,
         write_rows: p.write_rows,
         lx_rows: p.lx_rows,
-        deletes: p.deletes.on,
+        deletes: p.deletes.value,
         settle,
         query_secs: p.query_secs.value,
         dop,

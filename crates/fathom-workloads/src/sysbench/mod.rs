@@ -178,12 +178,12 @@ fn shape(p: &SysbenchParams) -> anyhow::Result<Shape> {
         sum_ranges: p.sum_ranges,
         order_ranges: p.order_ranges,
         distinct_ranges: p.distinct_ranges,
-        range_selects: p.range_selects.on,
+        range_selects: p.range_selects.value,
         index_updates: p.index_updates,
         non_index_updates: p.non_index_updates,
         delete_inserts: p.delete_inserts,
         random_points: p.random_points,
-        skip_trx: p.skip_trx.on,
+        skip_trx: p.skip_trx.value,
     };
     if shape.tables == 0 || shape.table_size == 0 {
         anyhow::bail!("parameters `tables` and `table_size` must be at least 1");
@@ -223,14 +223,14 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     let mut s = Sysbench {
         rand: rand_type(&p)?,
         batch: p.batch.max(1) as i64,
-        create_secondary: p.create_secondary.on,
+        create_secondary: p.create_secondary.value,
         seed: p.seed,
         plans: Vec::new(),
         work: Vec::new(),
         resolved: record(&p),
         shape,
     };
-    if p.prepare.on {
+    if p.prepare.value {
         s.plans.push(StepPlan {
             name: "prepare".into(),
             // sysbench prepares tables in parallel, one thread per table at most.
