@@ -24,8 +24,9 @@ pub fn section(input: &Input) -> anyhow::Result<Option<Section>> {
     }
     let mut section = Section::new("By client count");
     for step in &input.steps {
+        let cells = cells(input, step);
         for figure in figures(input, step) {
-            if let Some(table) = table(input, step, &figure) {
+            if let Some(table) = table(input, &cells, &figure) {
                 section.tables.push(Titled {
                     title: format!("{step}: {}", figure.title),
                     table,
@@ -87,27 +88,39 @@ fn figures(input: &Input, step: &str) -> [Figure; 3] {
     ]
 }
 
-/// The median summary of a setup's step at a client count, when it ran operations.
-fn cell(input: &Input, setup: &str, clients: usize, step: &str) -> Option<StepSummary> {
-    let s = input
-        .series
-        .iter()
-        .find(|s| s.setup == setup && s.clients == clients)?;
-    let reps = s.step(step);
-    (!reps.is_empty() && reps[0].ops > 0).then(|| median_step(&reps))
+/// Per setup, the median summary of the step at each client count, where it ran operations;
+/// computed once per step for all its figures.
+fn cells<'a>(input: &'a Input, step: &str) -> Vec<(&'a str, Vec<Option<StepSummary>>)> {
+    let cell = |setup: &str, clients: usize| {
+        let s = input
+            .series
+            .iter()
+            .find(|s| s.setup == setup && s.clients == clients)?;
+        let reps = s.step(step);
+        (!reps.is_empty() && reps[0].ops > 0).then(|| median_step(&reps))
+    };
+    let clients = input.clients();
+    input
+        .setups()
+        .into_iter()
+        .map(|setup| (setup, clients.iter().map(|&c| cell(setup, c)).collect()))
+        .collect()
 }
 
 /// A row per setup that has the figure, a column per client count.
-fn table(input: &Input, step: &str, figure: &Figure) -> Option<Table> {
-    let clients = input.clients();
-    let mut header: Vec<String> = clients.iter().map(|c| c.to_string()).collect();
+fn table(
+    input: &Input,
+    summaries: &[(&str, Vec<Option<StepSummary>>)],
+    figure: &Figure,
+) -> Option<Table> {
+    let mut header: Vec<String> = input.clients().iter().map(|c| c.to_string()).collect();
     header.push("clients".into());
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
     let mut t = Table::new(&header);
-    for setup in input.setups() {
-        let cells: Vec<Option<f64>> = clients
+    for (setup, row) in summaries {
+        let cells: Vec<Option<f64>> = row
             .iter()
-            .map(|&c| cell(input, setup, c, step).and_then(|s| (figure.value)(&s)))
+            .map(|s| s.as_ref().and_then(|s| (figure.value)(s)))
             .collect();
         if cells.iter().all(Option::is_none) {
             continue;
