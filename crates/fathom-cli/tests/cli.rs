@@ -242,15 +242,7 @@ fn memory_limit_makes_reads_hit_the_device() {
     rocksdb("cached", "");
     rocksdb("limited", "--memory-limit 48m");
     let report = report_json(&results);
-    let by_name = |n: &str| {
-        report["runs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["setup"] == n)
-            .unwrap()
-            .clone()
-    };
+    let by_name = |n: &str| row_where(&report["runs"], "setup", n);
     let cached = by_name("cached");
     let limited = by_name("limited");
     let db = f(&step(&limited, "readrandom")["db_gb"]["allocated"]);
@@ -281,12 +273,7 @@ fn unsafe_uid() -> u32 {
 
 #[test]
 fn open_loop_and_null_engine_measure_the_harness() {
-    let dir = scratch();
-    let results = dir.path().join("results");
-    ok(&run(
-        "--engine null --workload dbbench --param steps=readrandom --param num_keys=1000 --duration 2s --rate 2000 --arrivals uniform",
-        &results,
-    ));
+    let (_dir, results, _) = run_ok("--engine null --workload dbbench --param steps=readrandom --param num_keys=1000 --duration 2s --rate 2000 --arrivals uniform");
     let report = report_json(&results);
     let rr = step(&report["runs"][0], "readrandom");
     let rate = f(&rr["ops_per_sec"]);
@@ -303,12 +290,7 @@ fn open_loop_and_null_engine_measure_the_harness() {
 /// step's total (no snapshot lost at a boundary, none counted twice).
 #[test]
 fn operations_are_conserved_across_intervals() {
-    let dir = scratch();
-    let results = dir.path().join("results");
-    ok(&run(
-        "--engine null --workload dbbench --param steps=fillseq,overwritesome,readrandom --param num_keys=3000000 --duration 1500ms --interval 200ms --clients 2",
-        &results,
-    ));
+    let (_dir, results, _) = run_ok("--engine null --workload dbbench --param steps=fillseq,overwritesome,readrandom --param num_keys=3000000 --duration 1500ms --interval 200ms --clients 2");
     let report = report_json(&results);
     let run = &report["runs"][0];
     assert_eq!(step(run, "fillseq")["ops"], 3_000_000);
@@ -353,12 +335,7 @@ fn operations_are_conserved_across_intervals() {
 /// Every engine runs the same workload from one command, and one report holds them all.
 #[test]
 fn every_engine_runs_dbbench_into_one_report() {
-    let dir = scratch();
-    let results = dir.path().join("results");
-    let text = ok(&run(
-        "--engine rocksdb,wiredtiger,lmdb,sqlite --workload dbbench --param num_keys=5000 --param steps=fillseq,readrandom,fwdrange,overwritesome --duration 500ms --no-calibrate",
-        &results,
-    ));
+    let (_dir, results, text) = run_ok("--engine rocksdb,wiredtiger,lmdb,sqlite --workload dbbench --param num_keys=5000 --param steps=fillseq,readrandom,fwdrange,overwritesome --duration 500ms --no-calibrate");
     for engine in ["rocksdb", "wiredtiger", "lmdb", "sqlite"] {
         assert!(
             text.lines()

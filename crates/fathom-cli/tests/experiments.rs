@@ -291,14 +291,7 @@ fn compare_gives_verdicts_only_with_repeats() {
         "json",
     ]));
     let rows: Value = serde_json::from_str(&out).unwrap();
-    let by = |name: &str| {
-        rows.as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["new"] == name)
-            .unwrap()
-            .clone()
-    };
+    let by = |name: &str| row_where(&rows, "new", name);
     // 95/100: every run slower than every base run, and beyond the 3% threshold.
     let s = by("v8.7");
     assert_eq!(s["verdict"], "slower");
@@ -324,12 +317,7 @@ fn compare_gives_verdicts_only_with_repeats() {
 
 #[test]
 fn merge_adds_operations_and_keeps_latency_exact() {
-    let dir = scratch();
-    let results = dir.path().join("results");
-    ok(&run(
-        "--engine null --workload dbbench --param num_keys=30000 --param steps=fillseq,readrandom --duration 1s --clients 1",
-        &results,
-    ));
+    let (dir, results, _) = run_ok("--engine null --workload dbbench --param num_keys=30000 --param steps=fillseq,readrandom --duration 1s --clients 1");
     let runs = run_dirs(&results);
     assert_eq!(runs.len(), 1);
     let one = results.join(&runs[0]);

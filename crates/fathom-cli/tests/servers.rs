@@ -16,19 +16,25 @@ fn no_server_left(dir: &std::path::Path) {
     assert!(left.is_empty(), "still running: {left:?}");
 }
 
+/// Runs `fathom run ARGS` on five engines in a scratch directory the servers can reach, which
+/// must succeed and leave no server running: the directory and the five runs of its report.
+fn run_on_five(args: &str) -> (tempfile::TempDir, Vec<Value>) {
+    let dir = server_scratch();
+    ok(&run(args, dir.path()));
+    no_server_left(dir.path());
+    let runs = report_json(dir.path())["runs"].as_array().unwrap().clone();
+    assert_eq!(runs.len(), 5);
+    (dir, runs)
+}
+
 #[test]
 fn every_sysbench_test_on_every_family() {
-    let dir = server_scratch();
     let args = format!(
         "--engine innodb,myrocks,postgres,sqlite-sql,lmdb --workload sysbench --clients 2 \
          --duration 1s --param table_size=2000 --param tests={TESTS} --param rand_type=uniform"
     );
-    ok(&run(&args, dir.path()));
-    no_server_left(dir.path());
-    let report = report_json(dir.path());
-    let runs = report["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 5);
-    for r in runs {
+    let (dir, runs) = run_on_five(&args);
+    for r in &runs {
         let engine = r["engine"].as_str().unwrap();
         let server = ["innodb", "myrocks", "postgres"].contains(&engine);
         for test in TESTS.split(',') {
@@ -251,18 +257,12 @@ fn fathom_serve_shares_its_server_and_tables_with_the_real_sysbench() {
 /// The insert benchmark's whole sequence on every family, and seed 001's tables from it.
 #[test]
 fn the_insert_benchmark_on_every_family() {
-    let dir = server_scratch();
-    ok(&run(
+    let (dir, runs) = run_on_five(
         "--engine innodb,myrocks,postgres,sqlite-sql,rocksdb --workload ibench --clients 2 \
          --param rows=4000 --param write_rows=2000 --param settle=0s --param query_secs=1s \
          --param steps=l.i0,l.x,l.i1,l.i2,cleanup,qr200,qp200",
-        dir.path(),
-    ));
-    no_server_left(dir.path());
-    let report = report_json(dir.path());
-    let runs = report["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 5);
-    for r in runs {
+    );
+    for r in &runs {
         let engine = r["engine"].as_str().unwrap();
         // l.i0: 2000 rows per client in batches of 100.
         let load = step(r, "l.i0");
@@ -314,17 +314,11 @@ fn the_insert_benchmark_on_every_family() {
 /// LinkBench on every family: load, requests, the consistency check, and LinkBench's output.
 #[test]
 fn linkbench_on_every_family_keeps_its_counts() {
-    let dir = server_scratch();
-    ok(&run(
+    let (dir, runs) = run_on_five(
         "--engine innodb,myrocks,postgres,sqlite-sql,wiredtiger --workload linkbench \
          --clients 2 --param maxid1=5001 --param duration=2s",
-        dir.path(),
-    ));
-    no_server_left(dir.path());
-    let report = report_json(dir.path());
-    let runs = report["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 5);
-    for r in runs {
+    );
+    for r in &runs {
         let engine = r["engine"].as_str().unwrap();
         let load = step(r, "load");
         assert_eq!(

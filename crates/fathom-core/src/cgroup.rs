@@ -141,12 +141,7 @@ impl MemoryLimit {
 
     /// Processes the kernel's out-of-memory killer killed in the group, where it says.
     pub fn oom_kills(&self) -> Option<u64> {
-        let file = match self.version {
-            Version::V1 => "memory.oom_control",
-            Version::V2 => "memory.events",
-        };
-        std::fs::read_to_string(self.dir.join(file))
-            .ok()?
+        self.read("memory.oom_control", "memory.events")?
             .lines()
             .find_map(|l| l.strip_prefix("oom_kill "))
             .and_then(|v| v.trim().parse().ok())
@@ -154,15 +149,19 @@ impl MemoryLimit {
 
     /// Peak memory charged to the group, bytes (page cache included).
     pub fn peak_bytes(&self) -> Option<u64> {
-        let file = match self.version {
-            Version::V1 => "memory.max_usage_in_bytes",
-            Version::V2 => "memory.peak",
-        };
-        std::fs::read_to_string(self.dir.join(file))
-            .ok()?
+        self.read("memory.max_usage_in_bytes", "memory.peak")?
             .trim()
             .parse()
             .ok()
+    }
+
+    /// The group's file of that name under this cgroup version, if readable.
+    fn read(&self, v1: &str, v2: &str) -> Option<String> {
+        let file = match self.version {
+            Version::V1 => v1,
+            Version::V2 => v2,
+        };
+        std::fs::read_to_string(self.dir.join(file)).ok()
     }
 }
 

@@ -48,6 +48,33 @@ impl OpKind {
     }
 }
 
+/// The index (a `Done::kind`) of the kind named `name` in `kinds`, for a workload's constants:
+/// a name not in the list fails the build.
+pub const fn index_of(kinds: &[OpKind], name: &str) -> usize {
+    let mut i = 0;
+    while i < kinds.len() {
+        if same_bytes(kinds[i].name.as_bytes(), name.as_bytes()) {
+            return i;
+        }
+        i += 1;
+    }
+    panic!("no operation kind of that name")
+}
+
+const fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// What one operation was: its kind (an index into the step's kinds), the bytes it moved, how
 /// many times it was retried after a deadlock or conflict before it succeeded, and how many
 /// rows it inserted (a batch insert is one operation of many rows).

@@ -18,8 +18,13 @@ pub struct EngineError {
 impl EngineError {
     /// A failure the caller may retry.
     pub fn retryable(message: impl Into<String>) -> anyhow::Error {
+        EngineError::classified(true, message)
+    }
+
+    /// A failure the engine classified as retryable or not.
+    pub fn classified(retryable: bool, message: impl Into<String>) -> anyhow::Error {
         EngineError {
-            retryable: true,
+            retryable,
             message: message.into(),
         }
         .into()

@@ -13,6 +13,14 @@ pub fn delta(before: &Counters, after: &Counters, key: &str) -> f64 {
     after.get(key).copied().unwrap_or(0.0) - before.get(key).copied().unwrap_or(0.0)
 }
 
+/// A single-file B-tree's statistics for a step: its counters at the end, and `pages_grown`,
+/// the growth of the counter that measures the file in pages (LMDB, SQLite).
+pub fn pages_grown(before: &Counters, after: &Counters, pages: &str) -> EngineStats {
+    let mut s = after.clone();
+    s.insert("pages_grown".into(), delta(before, after, pages));
+    EngineStats::other(s)
+}
+
 /// Maintenance a step can ask for after its operations (db_bench's `flush`,
 /// `waitforcompaction`), timed and charged to the step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -8,7 +8,7 @@ use fathom_core::kv::{
     BatchOp, Direction, KvEngine, KvSession, KvTxn, Seek, SessionOptions, TxnBody, TxnEnd, Visit,
 };
 use fathom_core::result::EngineStats;
-use fathom_core::target::{delta, Counters, Identity, Maintenance, Target};
+use fathom_core::target::{pages_grown, Counters, Identity, Maintenance, Target};
 use heed::types::Bytes;
 use heed::{Database, Env, EnvFlags, EnvOpenOptions, RwTxn};
 use schemars::JsonSchema;
@@ -139,9 +139,7 @@ impl Target for Lmdb {
 
     /// Tree shape at the end of the step, and the growth of the file in pages.
     fn step_stats(&self, before: &Counters, after: &Counters, _seconds: f64) -> EngineStats {
-        let mut s = after.clone();
-        s.insert("pages_grown".into(), delta(before, after, "last_page"));
-        EngineStats::other(s)
+        pages_grown(before, after, "last_page")
     }
 
     fn maintain(&self, action: Maintenance) -> anyhow::Result<()> {

@@ -462,11 +462,7 @@ struct MariaConn {
 fn error(e: mysql::Error) -> anyhow::Error {
     let retryable =
         matches!(&e, mysql::Error::MySqlError(m) if [1213, 1205, 1020].contains(&m.code));
-    SqlError {
-        retryable,
-        message: e.to_string(),
-    }
-    .into()
+    SqlError::classified(retryable, e.to_string())
 }
 
 impl SqlConn for MariaConn {

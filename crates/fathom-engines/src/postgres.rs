@@ -386,7 +386,7 @@ fn error(e: postgres::Error) -> anyhow::Error {
         Some(db) => format!("{}: {}", db.severity(), db.message()),
         None => e.to_string(),
     };
-    SqlError { retryable, message }.into()
+    SqlError::classified(retryable, message)
 }
 
 /// A parameter at the width its statement declared, without a box per parameter.

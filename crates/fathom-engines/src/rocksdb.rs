@@ -249,22 +249,35 @@ pub fn parse_options_file(text: &str) -> BTreeMap<String, String> {
     out
 }
 
-/// The tickers and histogram sums kept as cumulative counters.
-const TICKERS: &[(&str, Ticker)] = &[
-    ("ingest_bytes", Ticker::BytesWritten),
-    ("flush_write_bytes", Ticker::FlushWriteBytes),
-    ("compact_write_bytes", Ticker::CompactWriteBytes),
-    ("compact_read_bytes", Ticker::CompactReadBytes),
-    ("wal_bytes", Ticker::WalFileBytes),
-    ("stall_micros", Ticker::StallMicros),
-    ("block_cache_hit", Ticker::BlockCacheHit),
-    ("block_cache_miss", Ticker::BlockCacheMiss),
-];
+/// Where a cumulative counter comes from: a ticker, or the sum of a histogram.
+#[derive(Clone, Copy)]
+enum Source {
+    Ticker(Ticker),
+    Sum(Histogram),
+}
 
-const HISTOGRAM_SUMS: &[(&str, Histogram)] = &[
-    ("compaction_micros", Histogram::CompactionTime),
-    ("compaction_cpu_micros", Histogram::CompactionCpuTime),
-    ("flush_micros", Histogram::FlushTime),
+/// The statistics kept as cumulative counters, by the names `step_stats` reads.
+const CUMULATIVE: &[(&str, Source)] = &[
+    ("ingest_bytes", Source::Ticker(Ticker::BytesWritten)),
+    ("flush_write_bytes", Source::Ticker(Ticker::FlushWriteBytes)),
+    (
+        "compact_write_bytes",
+        Source::Ticker(Ticker::CompactWriteBytes),
+    ),
+    (
+        "compact_read_bytes",
+        Source::Ticker(Ticker::CompactReadBytes),
+    ),
+    ("wal_bytes", Source::Ticker(Ticker::WalFileBytes)),
+    ("stall_micros", Source::Ticker(Ticker::StallMicros)),
+    ("block_cache_hit", Source::Ticker(Ticker::BlockCacheHit)),
+    ("block_cache_miss", Source::Ticker(Ticker::BlockCacheMiss)),
+    ("compaction_micros", Source::Sum(Histogram::CompactionTime)),
+    (
+        "compaction_cpu_micros",
+        Source::Sum(Histogram::CompactionCpuTime),
+    ),
+    ("flush_micros", Source::Sum(Histogram::FlushTime)),
 ];
 
 use fathom_core::units::GIB as GB;
@@ -276,14 +289,12 @@ impl Target for RocksDb {
 
     fn counters(&self) -> Counters {
         let mut c = Counters::new();
-        for (name, t) in TICKERS {
-            c.insert((*name).into(), self.options.get_ticker_count(*t) as f64);
-        }
-        for (name, h) in HISTOGRAM_SUMS {
-            c.insert(
-                (*name).into(),
-                self.options.get_histogram_data(*h).sum() as f64,
-            );
+        for &(name, source) in CUMULATIVE {
+            let value = match source {
+                Source::Ticker(t) => self.options.get_ticker_count(t),
+                Source::Sum(h) => self.options.get_histogram_data(h).sum(),
+            };
+            c.insert(name.into(), value as f64);
         }
         let prop = |p: &str| {
             on_db!(self.db, d => d.property_int_value(p))
@@ -396,10 +407,7 @@ impl KvSession for Session {
                         e.kind(),
                         rocksdb::ErrorKind::Busy | rocksdb::ErrorKind::TryAgain
                     );
-                    EngineError {
-                        retryable,
-                        message: format!("RocksDB commit: {e}"),
-                    }
+                    EngineError::classified(retryable, format!("RocksDB commit: {e}"))
                 })?;
                 Ok(TxnEnd::Commit)
             }

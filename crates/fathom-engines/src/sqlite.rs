@@ -8,7 +8,7 @@ use fathom_core::kv::{
     BatchOp, Direction, KvEngine, KvSession, KvTxn, Seek, SessionOptions, TxnBody, TxnEnd, Visit,
 };
 use fathom_core::result::EngineStats;
-use fathom_core::target::{delta, Counters, Identity, Maintenance, Target};
+use fathom_core::target::{pages_grown, Counters, Identity, Maintenance, Target};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -163,9 +163,7 @@ impl Target for Sqlite {
     }
 
     fn step_stats(&self, before: &Counters, after: &Counters, _seconds: f64) -> EngineStats {
-        let mut s = after.clone();
-        s.insert("pages_grown".into(), delta(before, after, "page_count"));
-        EngineStats::other(s)
+        pages_grown(before, after, "page_count")
     }
 
     fn maintain(&self, action: Maintenance) -> anyhow::Result<()> {

@@ -112,11 +112,7 @@ fn error(e: rusqlite::Error) -> anyhow::Error {
         e.sqlite_error_code(),
         Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
     );
-    SqlError {
-        retryable,
-        message: e.to_string(),
-    }
-    .into()
+    SqlError::classified(retryable, e.to_string())
 }
 
 impl SqlConn for SqliteConn {

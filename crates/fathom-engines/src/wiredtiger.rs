@@ -97,11 +97,10 @@ fn check(code: c_int, what: &str) -> anyhow::Result<()> {
     // WT_ROLLBACK (a write conflict, or cache pressure) and WT_PREPARE_CONFLICT ask the caller
     // to run the transaction again.
     let retryable = code == ffi::WT_ROLLBACK || code == ffi::WT_PREPARE_CONFLICT;
-    Err(EngineError {
+    Err(EngineError::classified(
         retryable,
-        message: format!("WiredTiger {what}: {msg} ({code})"),
-    }
-    .into())
+        format!("WiredTiger {what}: {msg} ({code})"),
+    ))
 }
 
 pub struct WiredTiger {

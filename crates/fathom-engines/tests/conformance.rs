@@ -5,8 +5,10 @@
 use fathom_core::family::Engine;
 use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, Seek, SessionOptions, TxnEnd};
 use fathom_core::target::Maintenance;
-use fathom_engines::{EngineConfig, ENGINES};
+use fathom_engines::EngineConfig;
 use std::path::Path;
+
+mod common;
 
 fn open(name: &str, dir: &Path, settings: &[(&str, &str)]) -> Box<dyn KvEngine> {
     let entry = fathom_engines::find(name).unwrap();
@@ -88,26 +90,17 @@ fn check_engine(name: &str, settings: &[(&str, &str)]) {
     s.delete(&key(13)).unwrap(); // deleting an absent key is not an error
 
     // Ordered scans: bounds, limits, direction, early stop.
-    assert_eq!(
-        scan_keys(s.as_mut(), &key(8), Direction::Forward, 3),
-        [key(8), key(10), key(14)],
-        "{name}: forward"
-    );
-    assert_eq!(
-        scan_keys(s.as_mut(), &key(9), Direction::Forward, 2),
-        [key(10), key(14)],
-        "{name}: forward from a gap"
-    );
-    assert_eq!(
-        scan_keys(s.as_mut(), &key(14), Direction::Reverse, 3),
-        [key(14), key(10), key(8)],
-        "{name}: reverse"
-    );
-    assert_eq!(
-        scan_keys(s.as_mut(), &key(13), Direction::Reverse, 2),
-        [key(10), key(8)],
-        "{name}: reverse from a gap"
-    );
+    let (fwd, rev) = (Direction::Forward, Direction::Reverse);
+    for (start, direction, limit, want, what) in [
+        (8, fwd, 3, vec![8, 10, 14], "forward"),
+        (9, fwd, 2, vec![10, 14], "forward from a gap"),
+        (14, rev, 3, vec![14, 10, 8], "reverse"),
+        (13, rev, 2, vec![10, 8], "reverse from a gap"),
+    ] {
+        let want: Vec<Vec<u8>> = want.into_iter().map(key).collect();
+        let got = scan_keys(s.as_mut(), &key(start), direction, limit);
+        assert_eq!(got, want, "{name}: {what}");
+    }
     assert!(
         scan_keys(s.as_mut(), &key(999), Direction::Forward, 5).is_empty(),
         "{name}: past the end"
@@ -276,17 +269,7 @@ conformance!(sqlite);
 #[test]
 fn every_engine_is_covered() {
     let source = include_str!("conformance.rs");
-    for e in ENGINES
-        .iter()
-        .filter(|e| e.name != "null" && e.family() == "kv")
-    {
-        let line = format!("conformance!({}", e.name);
-        assert!(
-            source.contains(&line),
-            "engine {} has no conformance! line",
-            e.name
-        );
-    }
+    common::every_engine_has_its_line(source, "kv", "conformance", &["null"]);
 }
 
 /// Plain RocksDB (the default) is not an OptimisticTransactionDB: a transaction is refused

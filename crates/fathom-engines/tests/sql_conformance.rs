@@ -6,8 +6,10 @@
 
 use fathom_core::family::Engine;
 use fathom_core::sql::{SqlEngine, Value};
-use fathom_engines::{EngineConfig, ENGINES};
+use fathom_engines::EngineConfig;
 use std::path::Path;
+
+mod common;
 
 fn open(name: &str, dir: &Path, options: &str) -> anyhow::Result<Box<dyn SqlEngine>> {
     let entry = fathom_engines::find(name)?;
@@ -121,14 +123,7 @@ sql_conformance!(sqlite_sql);
 #[test]
 fn every_sql_engine_is_covered() {
     let source = include_str!("sql_conformance.rs");
-    for e in ENGINES.iter().filter(|e| e.family() == "sql") {
-        let line = format!("sql_conformance!({}", e.name.replace('-', "_"));
-        assert!(
-            source.contains(&line),
-            "engine {} has no sql_conformance! line",
-            e.name
-        );
-    }
+    common::every_engine_has_its_line(source, "sql", "sql_conformance", &[]);
 }
 
 /// A server that cannot start is an error with the tail of its log, and nothing is left running.

@@ -107,33 +107,26 @@ pub fn median_step(steps: &[&StepSummary]) -> StepSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fathom_core::result::{OpSummary, PerOp};
+    use fathom_core::result::PerOp;
 
     #[test]
     fn medians() {
         assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
         assert!(median(&[]).is_nan());
-        let a = StepSummary {
-            ops_per_sec: 10.0,
+        let step = |ops_per_sec: f64, reads: Option<f64>| StepSummary {
+            ops_per_sec,
             per_op: PerOp {
-                reads: Some(1.0),
+                reads,
                 ..Default::default()
             },
             ..Default::default()
         };
-        let b = StepSummary {
-            ops_per_sec: 30.0,
-            ..Default::default()
-        };
-        let c = StepSummary {
-            ops_per_sec: 20.0,
-            per_op: PerOp {
-                reads: Some(3.0),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
+        let (a, b, c) = (
+            step(10.0, Some(1.0)),
+            step(30.0, None),
+            step(20.0, Some(3.0)),
+        );
         let m = median_step(&[&a, &b, &c]);
         assert_eq!(m.ops_per_sec, 20.0);
         assert_eq!(m.per_op.reads, Some(2.0));
@@ -145,17 +138,8 @@ mod tests {
     #[test]
     fn per_operation_figures_are_medians_too() {
         let step = |p99: f64, ops: u64, w_amp: Option<f64>| {
-            let mut s = StepSummary {
-                ops,
-                interrupted: ops == 30,
-                ..Default::default()
-            };
-            let mut get = OpSummary {
-                ops,
-                ..Default::default()
-            };
-            get.latency_us.p99 = p99;
-            s.by_op.insert("GET_NODE".into(), get);
+            let mut s = crate::fixture::step_with_get_node(p99, ops);
+            s.interrupted = ops == 30;
             s.engine_stats.w_amp = w_amp;
             s
         };

@@ -4,6 +4,8 @@
 pub mod charts;
 pub mod compare;
 pub mod dbbench_tsv;
+#[cfg(test)]
+mod fixture;
 pub mod group;
 pub mod html;
 pub mod inserts;

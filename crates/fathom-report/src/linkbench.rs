@@ -253,11 +253,16 @@ mod tests {
 
     #[test]
     fn buckets_are_linkbenchs() {
-        assert_eq!(bucket_text(850.0), "[0.8,0.9]");
-        assert_eq!(bucket_text(1_500.0), "[1,2]");
-        assert_eq!(bucket_text(150_000.0), "[100,200]");
-        assert_eq!(bucket_text(2_500_000.0), "[2000,3000]");
-        assert_eq!(bucket_text(26_278_336.0), "[10000,100000]");
+        let cases = [
+            (850.0, "[0.8,0.9]"),
+            (1_500.0, "[1,2]"),
+            (150_000.0, "[100,200]"),
+            (2_500_000.0, "[2000,3000]"),
+            (26_278_336.0, "[10000,100000]"),
+        ];
+        for (us, bucket) in cases {
+            assert_eq!(bucket_text(us), bucket, "{us} µs");
+        }
     }
 
     #[test]
@@ -285,20 +290,11 @@ mod tests {
     /// differs, it shows the middle one, not the first repeat's.
     #[test]
     fn the_latency_table_over_repeats_shows_medians() {
-        use fathom_core::result::{OpSummary, RunManifest, SetupRecord};
+        use fathom_core::result::{RunManifest, SetupRecord};
         let repeat = |p99: f64, ops: u64| {
-            let mut step = StepSummary {
-                step: "request".into(),
-                index: 1,
-                ops,
-                ..StepSummary::default()
-            };
-            let mut op = OpSummary {
-                ops,
-                ..OpSummary::default()
-            };
-            op.latency_us.p99 = p99;
-            step.by_op.insert("GET_NODE".into(), op);
+            let mut step = crate::fixture::step_with_get_node(p99, ops);
+            step.step = "request".into();
+            step.index = 1;
             LoadedRun {
                 path: "r".into(),
                 manifest: RunManifest {

@@ -5,11 +5,17 @@
 use crate::group::{median_step, Series};
 use crate::model::Input;
 use crate::table::{num, opt, Table};
-use fathom_core::result::StepSummary;
+use fathom_core::recorder::Latency;
+use fathom_core::result::{PerOp, StepSummary};
 
 pub const COLUMNS: &[&str] = &[
     "step", "ops/s", "p50", "p99", "p99.9", "max", "r/o", "rKB/o", "wKB/o", "cs/o", "cpu/o",
     "eng/o", "fathom/o", "db.gb", "rss", "w-amp", "setup",
+];
+
+const INTERVAL_COLUMNS: &[&str] = &[
+    "step", "t", "ops/s", "p50", "p99", "max", "r/o", "wKB/o", "cs/o", "cpu/o", "db.gb", "rss",
+    "setup",
 ];
 
 /// The harness's CPU per operation in µs: measured on its own process for a server engine,
@@ -20,36 +26,60 @@ pub fn harness_us(s: &StepSummary) -> Option<f64> {
         .or(s.harness_ns_per_op.map(|ns| ns / 1000.0))
 }
 
-fn row(label: String, s: &StepSummary) -> Vec<String> {
-    let has_ops = s.ops > 0;
-    let lat = |v: f64| if has_ops { num(v) } else { "-".into() };
-    let mut step = s.step.clone();
-    if s.interrupted {
-        step += "*";
+/// What a step and an interval both have, for the cells their tables share.
+struct Figures<'a> {
+    /// False shows latencies as `-` (a step without operations).
+    latency_known: bool,
+    latency: &'a Latency,
+    per_op: &'a PerOp,
+    rss_gb: f64,
+}
+
+impl<'a> Figures<'a> {
+    fn new(latency_known: bool, latency: &'a Latency, per_op: &'a PerOp, rss_gb: f64) -> Self {
+        Figures {
+            latency_known,
+            latency,
+            per_op,
+            rss_gb,
+        }
     }
-    vec![
-        step,
-        if has_ops {
-            format!("{:.0}", s.ops_per_sec)
-        } else {
-            "-".into()
-        },
-        lat(s.latency_us.p50),
-        lat(s.latency_us.p99),
-        lat(s.latency_us.p99_9),
-        lat(s.latency_us.max),
-        opt(s.per_op.reads),
-        opt(s.per_op.read_kb),
-        opt(s.per_op.write_kb),
-        opt(s.per_op.cs),
-        opt(s.per_op.cpu_us),
-        opt(s.per_op.cpu_us_engine),
-        opt(harness_us(s).filter(|_| has_ops)),
-        format!("{}/{}", num(s.db_gb.allocated), num(s.db_gb.apparent)),
-        format!("{}G", num(s.rss_gb)),
-        opt(s.engine_stats.w_amp),
-        label,
-    ]
+}
+
+/// The cell of a column the step table and the intervals table share.
+fn shared_cell(column: &str, f: &Figures) -> String {
+    let lat = |v: f64| if f.latency_known { num(v) } else { "-".into() };
+    match column {
+        "p50" => lat(f.latency.p50),
+        "p99" => lat(f.latency.p99),
+        "p99.9" => lat(f.latency.p99_9),
+        "max" => lat(f.latency.max),
+        "r/o" => opt(f.per_op.reads),
+        "rKB/o" => opt(f.per_op.read_kb),
+        "wKB/o" => opt(f.per_op.write_kb),
+        "cs/o" => opt(f.per_op.cs),
+        "cpu/o" => opt(f.per_op.cpu_us),
+        "eng/o" => opt(f.per_op.cpu_us_engine),
+        "rss" => format!("{}G", num(f.rss_gb)),
+        other => unreachable!("no shared column `{other}`"),
+    }
+}
+
+fn row(label: &str, s: &StepSummary) -> Vec<String> {
+    let has_ops = s.ops > 0;
+    let f = Figures::new(has_ops, &s.latency_us, &s.per_op, s.rss_gb);
+    let cell = |column: &str| match column {
+        "step" if s.interrupted => format!("{}*", s.step),
+        "step" => s.step.clone(),
+        "ops/s" if has_ops => format!("{:.0}", s.ops_per_sec),
+        "ops/s" => "-".into(),
+        "fathom/o" => opt(harness_us(s).filter(|_| has_ops)),
+        "db.gb" => format!("{}/{}", num(s.db_gb.allocated), num(s.db_gb.apparent)),
+        "w-amp" => opt(s.engine_stats.w_amp),
+        "setup" => label.to_string(),
+        shared => shared_cell(shared, &f),
+    };
+    COLUMNS.iter().map(|c| cell(c)).collect()
 }
 
 /// All steps of all series: grouped by step (in first-seen order), one row per series, each
@@ -60,7 +90,7 @@ pub fn table(input: &Input) -> Table {
         for s in &input.series {
             let repeats = s.step(step);
             if !repeats.is_empty() {
-                t.push(row(s.label(&input.series), &median_step(&repeats)));
+                t.push(row(&s.label(&input.series), &median_step(&repeats)));
             }
         }
     }
@@ -84,10 +114,7 @@ pub fn counts_queries(all: &[Series], step: &str) -> bool {
 /// One row per interval of every step of every run (the time series).
 pub fn intervals(input: &Input) -> anyhow::Result<Table> {
     let all = &input.series;
-    let mut t = Table::new(&[
-        "step", "t", "ops/s", "p50", "p99", "max", "r/o", "wKB/o", "cs/o", "cpu/o", "db.gb", "rss",
-        "setup",
-    ]);
+    let mut t = Table::new(INTERVAL_COLUMNS);
     for s in all {
         for (n, run) in s.runs.iter().enumerate() {
             let label = if s.runs.len() > 1 {
@@ -97,21 +124,16 @@ pub fn intervals(input: &Input) -> anyhow::Result<Table> {
             };
             for step in &run.steps {
                 for i in run.intervals(step)? {
-                    t.push(vec![
-                        i.step.clone(),
-                        format!("{:.0}", i.t_end),
-                        format!("{:.0}", i.ops_per_sec),
-                        num(i.latency_us.p50),
-                        num(i.latency_us.p99),
-                        num(i.latency_us.max),
-                        opt(i.per_op.reads),
-                        opt(i.per_op.write_kb),
-                        opt(i.per_op.cs),
-                        opt(i.per_op.cpu_us),
-                        num(i.db_gb.allocated),
-                        format!("{}G", num(i.rss_gb)),
-                        label.clone(),
-                    ]);
+                    let f = Figures::new(true, &i.latency_us, &i.per_op, i.rss_gb);
+                    let cell = |column: &str| match column {
+                        "step" => i.step.clone(),
+                        "t" => format!("{:.0}", i.t_end),
+                        "ops/s" => format!("{:.0}", i.ops_per_sec),
+                        "db.gb" => num(i.db_gb.allocated),
+                        "setup" => label.clone(),
+                        shared => shared_cell(shared, &f),
+                    };
+                    t.push(INTERVAL_COLUMNS.iter().map(|c| cell(c)).collect());
                 }
             }
         }

@@ -118,10 +118,14 @@ mod tests {
 
     #[test]
     fn numbers() {
-        assert_eq!(num(51416.4), "51416");
-        assert_eq!(num(2.3161), "2.32");
-        assert_eq!(num(0.01634), "0.016");
-        assert_eq!(num(0.0), "0");
+        for (v, text) in [
+            (51416.4, "51416"),
+            (2.3161, "2.32"),
+            (0.01634, "0.016"),
+            (0.0, "0"),
+        ] {
+            assert_eq!(num(v), text);
+        }
         assert_eq!(opt(None), "-");
     }
 }

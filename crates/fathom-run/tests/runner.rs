@@ -3,7 +3,7 @@
 
 use fathom_core::result::RunStatus;
 use fathom_core::store::LoadedRun;
-use fathom_run::{resolve, DriveInput, Keys, Place, Quiet, SetupInput, WorkloadInput};
+use fathom_run::{resolve, DriveInput, Keys, Place, Quiet, RunSpec, SetupInput, WorkloadInput};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -24,6 +24,15 @@ fn input(engine: &str, workload: &str, params: &[(&str, &str)]) -> (SetupInput, 
     )
 }
 
+/// Resolves a spec for two clients as the command's flags would.
+fn resolve_flags(
+    setup: &SetupInput,
+    workload: &WorkloadInput,
+    drive: &DriveInput,
+) -> anyhow::Result<RunSpec> {
+    resolve(setup, workload, drive, 2, &Keys::Flags, Path::new("."))
+}
+
 /// A scratch directory on the real disk (not a tmpfs), so device counters move.
 fn scratch() -> tempfile::TempDir {
     tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
@@ -40,7 +49,7 @@ fn a_spec_runs_into_a_directory_reports_read() {
         duration: Some("1s".into()),
         ..DriveInput::default()
     };
-    let spec = resolve(&setup, &workload, &drive, 2, &Keys::Flags, Path::new(".")).unwrap();
+    let spec = resolve_flags(&setup, &workload, &drive).unwrap();
     let results = scratch();
     let place = Place {
         results: results.path().to_path_buf(),
@@ -74,15 +83,7 @@ fn what_a_workload_needs_is_met_or_refused_before_anything_runs() {
         "linkbench",
         &[("maxid1", "2001"), ("requests", "200")],
     );
-    let spec = resolve(
-        &setup,
-        &workload,
-        &DriveInput::default(),
-        2,
-        &Keys::Flags,
-        Path::new("."),
-    )
-    .unwrap();
+    let spec = resolve_flags(&setup, &workload, &DriveInput::default()).unwrap();
     assert_eq!(spec.setup.settings["transactions"], "optimistic");
     assert_eq!(spec.implied.len(), 1, "{:?}", spec.implied);
     let results = scratch();
@@ -100,16 +101,9 @@ fn what_a_workload_needs_is_met_or_refused_before_anything_runs() {
     );
 
     setup.settings.insert("transactions".into(), "none".into());
-    let e = resolve(
-        &setup,
-        &workload,
-        &DriveInput::default(),
-        2,
-        &Keys::Flags,
-        Path::new("."),
-    )
-    .unwrap_err()
-    .to_string();
+    let e = resolve_flags(&setup, &workload, &DriveInput::default())
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("needs transactions") && e.contains("transactions=none"),
         "{e}"

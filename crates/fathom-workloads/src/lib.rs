@@ -15,8 +15,9 @@ mod testing;
 use fathom_core::capability::Need;
 use fathom_core::driver::{Client, StepPlan};
 use fathom_core::family::Db;
+use fathom_core::knobs::Knobs;
 use fathom_core::kv::KvEngine;
-use params::{ParamSpec, Params};
+use params::{specs, ParamSpec, Params};
 use std::collections::BTreeMap;
 
 /// A client a workload builds for one thread of one step.
@@ -65,6 +66,23 @@ pub struct WorkloadEntry {
     pub families: &'static [&'static str],
     /// The parameter `--duration` sets: the length of every timed step.
     pub duration_param: &'static str,
+}
+
+impl WorkloadEntry {
+    /// The fields every workload on both engine families shares, for `..` in its entry: its
+    /// parameters are the struct `P`'s, and `--duration` sets its `duration` parameter.
+    pub const fn kv_and_sql<P: Knobs>(
+        build: fn(&Params, usize) -> anyhow::Result<Box<dyn Workload>>,
+    ) -> WorkloadEntry {
+        WorkloadEntry {
+            name: "",
+            about: "",
+            params: specs::<P>,
+            build,
+            families: &["kv", "sql"],
+            duration_param: "duration",
+        }
+    }
 }
 
 impl std::fmt::Debug for WorkloadEntry {

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 pub use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 pub fn fathom(args: &[&str]) -> Output {
@@ -47,6 +47,15 @@ pub fn scratch() -> tempfile::TempDir {
     tempfile::tempdir_in(base).expect("scratch dir")
 }
 
+/// `fathom run ARGS` into a fresh scratch directory's `results`, which must succeed: the
+/// scratch directory (keep it alive), the results directory and what it printed.
+pub fn run_ok(args: &str) -> (tempfile::TempDir, PathBuf, String) {
+    let dir = scratch();
+    let results = dir.path().join("results");
+    let stdout = ok(&run(args, &results));
+    (dir, results, stdout)
+}
+
 /// `fathom report RESULTS --format FORMAT`.
 pub fn report_as(results: &Path, format: &str) -> String {
     ok(&fathom(&[
@@ -68,6 +77,16 @@ pub fn step<'a>(run: &'a Value, name: &str) -> &'a Value {
         .iter()
         .find(|s| s["step"] == name)
         .unwrap_or_else(|| panic!("no step {name}"))
+}
+
+/// The element of the JSON array `rows` whose `key` is `value`.
+pub fn row_where(rows: &Value, key: &str, value: &str) -> Value {
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r[key] == value)
+        .unwrap_or_else(|| panic!("no row with {key} = {value}"))
+        .clone()
 }
 
 pub fn f(v: &Value) -> f64 {

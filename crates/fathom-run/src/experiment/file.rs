@@ -200,15 +200,8 @@ mod tests {
 name = "t"
 clients = [1, 2]
 repeats = 2
-[[setup]]
-name = "a"
-engine = "null"
-[[setup]]
-name = "b"
-engine = "null"
-[[workload]]
-name = "dbbench"
-params = { num_keys = 1000, steps = "fillseq" }
+setup = [{ name = "a", engine = "null" }, { name = "b", engine = "null" }]
+workload = [{ name = "dbbench", params = { num_keys = 1000, steps = "fillseq" } }]
 "#;
 
     #[test]
@@ -247,8 +240,8 @@ params = { num_keys = 1000, steps = "fillseq" }
         let e = err(&GOOD.replace("repeats = 2", "repeats = 2\nclientz = 3"));
         assert!(e.contains("unknown field `clientz`"), "{e}");
         let e = err(&GOOD.replace(
-            "engine = \"null\"\n[[setup]]",
-            "engine = \"nosuch\"\n[[setup]]",
+            "name = \"a\", engine = \"null\"",
+            "name = \"a\", engine = \"nosuch\"",
         ));
         assert!(
             e.contains("setup[0] (a).engine") && e.contains("unknown engine"),

@@ -4,7 +4,7 @@
 
 use super::gen::{Batch, RowGen, Shape, Table};
 use fathom_core::driver::{Client, Done};
-use fathom_core::kind::{OpKind, Role};
+use fathom_core::kind::{index_of, OpKind, Role};
 use fathom_core::retry::retrying;
 use fathom_core::target::Maintenance;
 use rand::Rng;
@@ -26,16 +26,16 @@ pub const KINDS: &[OpKind] = &[
     OpKind::new("compact", Role::Maintenance),
     OpKind::new("settle", Role::Maintenance),
 ];
-const INSERT: usize = 0;
-const DELETE: usize = 1;
-const CREATE_INDEX: usize = 2;
+const INSERT: usize = index_of(KINDS, "insert");
+const DELETE: usize = index_of(KINDS, "delete");
+const CREATE_INDEX: usize = index_of(KINDS, "create_index");
 /// The range queries' kinds follow the index order: market, register, pdc.
-const RANGE: usize = 3;
-const POINT: usize = 6;
-const ANALYZE: usize = 7;
-const FLUSH: usize = 8;
-const COMPACT: usize = 9;
-const SETTLE: usize = 10;
+const RANGE: usize = index_of(KINDS, "market");
+const POINT: usize = index_of(KINDS, "point");
+const ANALYZE: usize = index_of(KINDS, "analyze");
+const FLUSH: usize = index_of(KINDS, "flush");
+const COMPACT: usize = index_of(KINDS, "compact");
+const SETTLE: usize = index_of(KINDS, "settle");
 
 /// Deletes between re-reads of the smallest id (iibench's `resync_get_min`).
 const RESYNC_EVERY: u64 = 1000;

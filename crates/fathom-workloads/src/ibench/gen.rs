@@ -36,6 +36,10 @@ pub struct Index {
 }
 
 impl Index {
+    const fn new(name: &'static str, cols: &'static [Col]) -> Index {
+        Index { name, cols }
+    }
+
     /// iibench's register query starts strictly after its parameter (`>`), the others at it.
     pub fn strict(&self) -> bool {
         self.name == "registersegment"
@@ -44,34 +48,22 @@ impl Index {
 
 /// The indexes since iibench's 2023-12-08 "fix indexes", in creation order.
 pub const CURRENT: [Index; 3] = [
-    Index {
-        name: "marketsegment",
-        cols: &[Col::Product, Col::Customer, Col::Price],
-    },
-    Index {
-        name: "registersegment",
-        cols: &[Col::CashRegister, Col::Customer, Col::Price],
-    },
-    Index {
-        name: "pdc",
-        cols: &[Col::Price, Col::DateAndTime, Col::Customer],
-    },
+    Index::new("marketsegment", &[Col::Product, Col::Customer, Col::Price]),
+    Index::new(
+        "registersegment",
+        &[Col::CashRegister, Col::Customer, Col::Price],
+    ),
+    Index::new("pdc", &[Col::Price, Col::DateAndTime, Col::Customer]),
 ];
 
 /// The classic definitions (iibench v0/v1 and the Java iibench-mongodb).
 pub const CLASSIC: [Index; 3] = [
-    Index {
-        name: "marketsegment",
-        cols: &[Col::Price, Col::Customer],
-    },
-    Index {
-        name: "registersegment",
-        cols: &[Col::CashRegister, Col::Price, Col::Customer],
-    },
-    Index {
-        name: "pdc",
-        cols: &[Col::Price, Col::DateAndTime, Col::Customer],
-    },
+    Index::new("marketsegment", &[Col::Price, Col::Customer]),
+    Index::new(
+        "registersegment",
+        &[Col::CashRegister, Col::Price, Col::Customer],
+    ),
+    Index::new("pdc", &[Col::Price, Col::DateAndTime, Col::Customer]),
 ];
 
 /// What the rows and queries look like, from the workload's parameters.

@@ -10,7 +10,7 @@ pub mod gen;
 mod kv;
 mod sql;
 
-use crate::params::{record, seed_or_clock, specs, Params, Span, Switch};
+use crate::params::{record, seed_or_clock, Params, Span, Switch};
 use crate::shared::PerStep;
 use crate::{NewBackground, NewClient, Workload, WorkloadEntry};
 use clients::{Cleanup, Indexer, Querier, Store, Tidy, Writer, KINDS};
@@ -107,15 +107,6 @@ impl Default for IbenchParams {
         }
     }
 }
-
-pub const ENTRY: WorkloadEntry = WorkloadEntry {
-    name: "ibench",
-    about: "the insert benchmark: load, create indexes, insert+delete, cleanup, then range and point queries beside rate-limited inserts",
-    params: specs::<IbenchParams>,
-    build,
-    families: &["kv", "sql"],
-    duration_param: "query_secs",
-};
 
 /// What a step does.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -263,6 +254,13 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     }
     Ok(Box::new(w))
 }
+
+pub const ENTRY: WorkloadEntry = WorkloadEntry {
+    name: "ibench",
+    about: "the insert benchmark: load, create indexes, insert+delete, cleanup, then range and point queries beside rate-limited inserts",
+    duration_param: "query_secs",
+    ..WorkloadEntry::kv_and_sql::<IbenchParams>(build)
+};
 
 /// How much each step does.
 struct Sizes<F> {

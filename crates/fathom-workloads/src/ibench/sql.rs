@@ -161,20 +161,12 @@ impl Store for SqlStore<'_> {
     }
 
     fn min_id(&mut self, t: u32) -> anyhow::Result<Option<i64>> {
-        let stmt = self.stmt(
-            t,
-            |s| &mut s.min,
-            || format!("SELECT min(transactionid) FROM pi{t}"),
-        )?;
+        let stmt = self.stmt(t, |s| &mut s.min, || aggregate_id("min", t))?;
         self.conn.scalar(stmt, &[])
     }
 
     fn max_id(&mut self, t: u32) -> anyhow::Result<Option<i64>> {
-        let stmt = self.stmt(
-            t,
-            |s| &mut s.max,
-            || format!("SELECT max(transactionid) FROM pi{t}"),
-        )?;
+        let stmt = self.stmt(t, |s| &mut s.max, || aggregate_id("max", t))?;
         self.conn.scalar(stmt, &[])
     }
 
@@ -258,4 +250,9 @@ impl Store for SqlStore<'_> {
     fn maintain(&mut self, action: Maintenance) -> anyhow::Result<()> {
         self.engine.maintain(action)
     }
+}
+
+/// iibench's `SELECT min(transactionid)` (or max) on one table.
+fn aggregate_id(function: &str, t: u32) -> String {
+    format!("SELECT {function}(transactionid) FROM pi{t}")
 }

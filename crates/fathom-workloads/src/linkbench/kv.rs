@@ -61,18 +61,19 @@ fn node_key(id: i64) -> Vec<u8> {
         .to_vec()
 }
 
-fn link_value(l: &Link) -> Vec<u8> {
-    let mut v = Vec::with_capacity(32 + l.data.len());
+/// A stored row of three integers and the payload: a link's or a node's value.
+fn row_value(ints: [i64; 3], data: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(32 + data.len());
+    let [a, b, c] = ints;
     encode_row(
-        &[
-            Col::Int(l.visibility),
-            Col::Int(l.time),
-            Col::Int(l.version),
-            Col::Bytes(&l.data),
-        ],
+        &[Col::Int(a), Col::Int(b), Col::Int(c), Col::Bytes(data)],
         &mut v,
     );
     v
+}
+
+fn link_value(l: &Link) -> Vec<u8> {
+    row_value([l.visibility, l.time, l.version], &l.data)
 }
 
 fn ints(row: &[u8], types: &[bool]) -> anyhow::Result<Vec<i64>> {
@@ -211,17 +212,7 @@ impl<'e> KvStore<'e> {
     }
 
     fn node_value(node: &Node) -> Vec<u8> {
-        let mut v = Vec::with_capacity(32 + node.data.len());
-        encode_row(
-            &[
-                Col::Int(node.node_type),
-                Col::Int(node.version),
-                Col::Int(node.time),
-                Col::Bytes(&node.data),
-            ],
-            &mut v,
-        );
-        v
+        row_value([node.node_type, node.version, node.time], &node.data)
     }
 }
 

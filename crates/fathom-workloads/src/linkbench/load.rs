@@ -3,14 +3,17 @@
 //! queue, writing each id1's links of every type with their count rows in bulk batches.
 
 use super::degree::{per_type, Degrees};
-use super::dist::log_normal;
 use super::jrand::JavaRandom;
 use super::model::{Count, Link, Node, Store, LINK_TYPE, NODE_TYPE, VISIBLE};
 use super::motif::Motif;
 use fathom_core::driver::{Client, Done};
-use fathom_core::kind::{OpKind, Role};
+use fathom_core::kind::{index_of, OpKind, Role};
 use fathom_core::retry::retrying;
 use std::sync::{Arc, Mutex};
+
+const NODE_BULK: usize = index_of(KINDS, "LOAD_NODE_BULK");
+const LINKS_BULK: usize = index_of(KINDS, "LOAD_LINKS_BULK");
+const COUNTS_BULK: usize = index_of(KINDS, "LOAD_COUNTS_BULK");
 
 /// Operation kinds of the load step, as LinkBench names them.
 pub const KINDS: &[OpKind] = &[
@@ -18,9 +21,6 @@ pub const KINDS: &[OpKind] = &[
     OpKind::new("LOAD_LINKS_BULK", Role::Load),
     OpKind::new("LOAD_COUNTS_BULK", Role::Load),
 ];
-const NODE_BULK: usize = 0;
-const LINKS_BULK: usize = 1;
-const COUNTS_BULK: usize = 2;
 
 /// Largest node payload plus one.
 pub const NODE_DATA_MAX: i64 = 1 << 20;
@@ -86,8 +86,8 @@ impl Client for NodeLoader<'_> {
         let mut nodes = Vec::with_capacity((to - from) as usize);
         let mut bytes = 0;
         for _ in from..to {
-            let len = log_normal(&mut self.rng, g.node_datasize, 1.0, 0, NODE_DATA_MAX);
-            self.motif.fill(&mut self.rng, len as usize, &mut self.buf);
+            let (rng, buf) = (&mut self.rng, &mut self.buf);
+            self.motif.payload(rng, g.node_datasize, NODE_DATA_MAX, buf);
             bytes += self.buf.len() as u64;
             nodes.push(Node {
                 id: 0,
@@ -129,11 +129,11 @@ struct Cursor {
 /// Takes chunks of id1s and writes their links and count rows in bulk batches; one operation
 /// is one batch.
 pub struct LinkLoader<'e> {
-    pub store: Box<dyn Store + 'e>,
-    pub graph: Arc<Graph>,
-    pub chunks: Chunks,
-    pub rng: JavaRandom,
-    pub motif: Motif,
+    store: Box<dyn Store + 'e>,
+    graph: Arc<Graph>,
+    chunks: Chunks,
+    rng: JavaRandom,
+    motif: Motif,
     links: Vec<Link>,
     counts: Vec<Count>,
     cursor: Option<Cursor>,
@@ -270,15 +270,10 @@ impl Client for LinkLoader<'_> {
             }
             let c = self.cursor.expect("advance found a link");
             // LinkBench's draws per link: size, payload, then time.
-            let len = log_normal(
-                &mut self.rng,
-                self.graph.link_datasize,
-                1.0,
-                0,
-                LINK_DATA_MAX,
-            );
             let mut data = Vec::new();
-            self.motif.fill(&mut self.rng, len as usize, &mut data);
+            let median = self.graph.link_datasize;
+            self.motif
+                .payload(&mut self.rng, median, LINK_DATA_MAX, &mut data);
             let time = now_ms() - (1i64 << 31) + i64::from(self.rng.next_int());
             self.links.push(Link {
                 id1: c.id1,

@@ -16,7 +16,7 @@ mod sql;
 #[cfg(test)]
 mod tests;
 
-use crate::params::{record, seed_or_clock, specs, Params, Span};
+use crate::params::{record, seed_or_clock, Params, Span};
 use crate::shared::PerStep;
 use crate::{NewClient, Workload, WorkloadEntry};
 use fathom_core::capability::Need;
@@ -160,15 +160,6 @@ impl Default for LinkBenchParams {
         }
     }
 }
-
-pub const ENTRY: WorkloadEntry = WorkloadEntry {
-    name: "linkbench",
-    about: "LinkBench: load a social graph, run Facebook's request mix, check every count against its links",
-    params: specs::<LinkBenchParams>,
-    build,
-    families: &["kv", "sql"],
-    duration_param: "duration",
-};
 
 const FIXES: &[&str] = &["update_link", "write_blend", "type_split", "motif_length"];
 
@@ -428,6 +419,12 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         current: PerStep::default(),
     }))
 }
+
+pub const ENTRY: WorkloadEntry = WorkloadEntry {
+    name: "linkbench",
+    about: "LinkBench: load a social graph, run Facebook's request mix, check every count against its links",
+    ..WorkloadEntry::kv_and_sql::<LinkBenchParams>(build)
+};
 
 impl LinkBench {
     fn store<'e>(&self, db: Db<'e>, state: &StepState) -> anyhow::Result<Box<dyn Store + 'e>> {

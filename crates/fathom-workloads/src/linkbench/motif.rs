@@ -3,6 +3,7 @@
 //! about as Facebook's did. The original always uses a 512-byte motif (its `motif_length` key is
 //! never found); `motif_length` honours the configured length instead.
 
+use super::dist::log_normal;
 use super::jrand::JavaRandom;
 
 /// The original's motif size, whatever the configuration says.
@@ -42,6 +43,13 @@ impl Motif {
 
     fn byte(&self, rng: &mut JavaRandom) -> u8 {
         (i32::from(self.start) + rng.next_int_bound(self.range)) as u8
+    }
+
+    /// Fills `out` with a payload whose length LinkBench draws log-normally (σ 1) around
+    /// `median`, at most `max` bytes: the draw comes first, then the bytes, as the original.
+    pub fn payload(&mut self, rng: &mut JavaRandom, median: f64, max: i64, out: &mut Vec<u8>) {
+        let len = log_normal(rng, median, 1.0, 0, max);
+        self.fill(rng, len as usize, out);
     }
 
     /// Fills `out` with `len` bytes.

@@ -4,7 +4,7 @@
 //! otherwise.
 
 use super::degree::{per_type, Degrees};
-use super::dist::{geometric, log_normal, uniform, Zipf};
+use super::dist::{geometric, uniform, Zipf};
 use super::jrand::JavaRandom;
 use super::load::{now_ms, LINK_DATA_MAX, NODE_DATA_MAX};
 use super::model::{Link, ListPage, Node, Store, LINK_TYPE, NODE_TYPE, RANGE_LIMIT, VISIBLE};
@@ -154,7 +154,14 @@ pub struct Requester<'e> {
     pub node_add: Motif,
     pub node_up: Motif,
     /// (id1, type, oldest time) of full pages.
-    pub history: Vec<(i64, i64, i64)>,
+    history: Vec<(i64, i64, i64)>,
+}
+
+/// What a payload is for.
+#[derive(Clone, Copy)]
+enum Payload {
+    Link,
+    Node,
 }
 
 impl<'e> Requester<'e> {
@@ -206,20 +213,7 @@ impl<'e> Requester<'e> {
 
     fn new_link(&mut self, id1: i64, link_type: i64, p_exist: f64, update: bool) -> Link {
         let id2 = self.id2(id1, link_type, p_exist);
-        let len = log_normal(
-            &mut self.rng,
-            self.shape.link_datasize,
-            1.0,
-            0,
-            LINK_DATA_MAX,
-        );
-        let mut data = Vec::new();
-        let motif = if update {
-            &mut self.link_up
-        } else {
-            &mut self.link_add
-        };
-        motif.fill(&mut self.rng, len as usize, &mut data);
+        let data = self.payload(Payload::Link, update);
         Link {
             id1,
             link_type,
@@ -231,21 +225,23 @@ impl<'e> Requester<'e> {
         }
     }
 
-    fn node(&mut self, version: i64, update: bool) -> Node {
-        let len = log_normal(
-            &mut self.rng,
-            self.shape.node_datasize,
-            1.0,
-            0,
-            NODE_DATA_MAX,
-        );
-        let mut data = Vec::new();
-        let motif = if update {
-            &mut self.node_up
-        } else {
-            &mut self.node_add
+    /// A fresh payload for a link or a node, added or updated: each of the four draws from
+    /// its own motif, as LinkBench's four data generators.
+    fn payload(&mut self, of: Payload, update: bool) -> Vec<u8> {
+        let s = &self.shape;
+        let (motif, median, max) = match (of, update) {
+            (Payload::Link, false) => (&mut self.link_add, s.link_datasize, LINK_DATA_MAX),
+            (Payload::Link, true) => (&mut self.link_up, s.link_datasize, LINK_DATA_MAX),
+            (Payload::Node, false) => (&mut self.node_add, s.node_datasize, NODE_DATA_MAX),
+            (Payload::Node, true) => (&mut self.node_up, s.node_datasize, NODE_DATA_MAX),
         };
-        motif.fill(&mut self.rng, len as usize, &mut data);
+        let mut data = Vec::new();
+        motif.payload(&mut self.rng, median, max, &mut data);
+        data
+    }
+
+    fn node(&mut self, version: i64, update: bool) -> Node {
+        let data = self.payload(Payload::Node, update);
         Node {
             id: 0,
             node_type: NODE_TYPE,

@@ -63,6 +63,15 @@ pub enum RangeKind {
     Distinct,
 }
 
+/// A range query: ids `start..=end` of one table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Range {
+    pub table: u32,
+    pub kind: RangeKind,
+    pub start: i64,
+    pub end: i64,
+}
+
 /// One statement of an event; `table` counts from 1 as sysbench's `sbtest<N>`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Query {
@@ -70,12 +79,7 @@ pub enum Query {
         table: u32,
         id: i64,
     },
-    Range {
-        table: u32,
-        kind: RangeKind,
-        start: i64,
-        end: i64,
-    },
+    Range(Range),
     /// `WHERE k IN (...)` over the event's `points`.
     Points {
         table: u32,
@@ -194,12 +198,12 @@ impl Events {
             let table = self.table();
             let start = self.id();
             let end = start + self.shape.range_size - 1;
-            self.event.queries.push(Query::Range {
+            self.event.queries.push(Query::Range(Range {
                 table,
                 kind,
                 start,
                 end,
-            });
+            }));
         }
     }
 
@@ -336,15 +340,15 @@ mod tests {
         let ranges = ev
             .queries
             .iter()
-            .filter(|q| matches!(q, Query::Range { .. }))
+            .filter(|q| matches!(q, Query::Range(_)))
             .count();
         assert_eq!((points, ranges, ev.queries.len()), (10, 4, 17));
         assert_eq!(Test::ReadWrite.mix(&shape()).total(), 20.0);
         assert_eq!(Test::ReadOnly.mix(&shape()).total(), 16.0);
         assert_eq!(Test::PointSelect.mix(&shape()).total(), 1.0);
         for q in &ev.queries {
-            if let Query::Range { start, end, .. } = q {
-                assert_eq!(end - start, 99);
+            if let Query::Range(r) = q {
+                assert_eq!(r.end - r.start, 99);
             }
         }
         assert!(ev.c.len() == 119 && ev.c.chars().all(|c| c == '-' || c.is_ascii_digit()));

@@ -3,7 +3,7 @@
 //! values. Reads run on the session; an event's writes run in one transaction (each write its
 //! own where sysbench has no BEGIN), reading the row they change as the servers do.
 
-use super::events::{Event, Events, Query, RangeKind, Rows};
+use super::events::{Event, Events, Query, Range, RangeKind, Rows};
 use crate::rows::{decode_row, encode_row, index_id, key_int, Col, Key};
 use fathom_core::driver::{Client, Done};
 use fathom_core::kv::{BatchOp, Direction, KvSession, KvTxn, Seek, TxnEnd};
@@ -66,44 +66,7 @@ impl Runner<'_> {
                     let k = primary(&mut self.key, table, id);
                     bytes += self.session.get(k)?.unwrap_or(0) as u64;
                 }
-                Query::Range {
-                    table,
-                    kind,
-                    start,
-                    end,
-                } => {
-                    self.cs.clear();
-                    let mut sum = 0i64;
-                    let limit = (end - start + 1).max(0) as usize;
-                    let cs = &mut self.cs;
-                    let from = primary(&mut self.key, table, start);
-                    self.session.scan(
-                        Seek::new(from, Direction::Forward, limit),
-                        &mut |k, v| {
-                            if key_int(k, 4).is_none_or(|id| id > end) {
-                                return false;
-                            }
-                            bytes += v.len() as u64;
-                            if let Some((kv, c, _)) = parse(v) {
-                                sum += kv;
-                                if kind != RangeKind::Sum {
-                                    cs.push(c.to_vec());
-                                }
-                            }
-                            true
-                        },
-                    )?;
-                    // ORDER BY c and DISTINCT are the client's work here, as the server's there.
-                    match kind {
-                        RangeKind::Order => cs.sort_unstable(),
-                        RangeKind::Distinct => {
-                            cs.sort_unstable();
-                            cs.dedup();
-                        }
-                        _ => {}
-                    }
-                    std::hint::black_box((sum, &cs));
-                }
+                Query::Range(r) => bytes += self.range(r)?,
                 Query::Points { table } => {
                     for &kv in &ev.points {
                         let mut ids = Vec::new();
@@ -127,6 +90,42 @@ impl Runner<'_> {
                 _ => {}
             }
         }
+        Ok(bytes)
+    }
+
+    /// Runs one range query as the server would: scan, sum, sort or deduplicate; returns the
+    /// bytes read.
+    fn range(&mut self, r: Range) -> anyhow::Result<u64> {
+        let mut bytes = 0u64;
+        self.cs.clear();
+        let mut sum = 0i64;
+        let limit = (r.end - r.start + 1).max(0) as usize;
+        let cs = &mut self.cs;
+        let from = primary(&mut self.key, r.table, r.start);
+        self.session
+            .scan(Seek::new(from, Direction::Forward, limit), &mut |k, v| {
+                if key_int(k, 4).is_none_or(|id| id > r.end) {
+                    return false;
+                }
+                bytes += v.len() as u64;
+                if let Some((kv, c, _)) = parse(v) {
+                    sum += kv;
+                    if r.kind != RangeKind::Sum {
+                        cs.push(c.to_vec());
+                    }
+                }
+                true
+            })?;
+        // ORDER BY c and DISTINCT are the client's work here, as the server's there.
+        match r.kind {
+            RangeKind::Order => cs.sort_unstable(),
+            RangeKind::Distinct => {
+                cs.sort_unstable();
+                cs.dedup();
+            }
+            _ => {}
+        }
+        std::hint::black_box((sum, &cs));
         Ok(bytes)
     }
 
@@ -348,33 +347,32 @@ mod tests {
 
     /// Every (k, id) of the rows, and every (k, id) of the index on k.
     fn rows_and_index(s: &mut dyn KvSession) -> (Pairs, Pairs) {
-        let (mut rows, mut index) = (BTreeSet::new(), BTreeSet::new());
-        let mut key = Key::default();
-        let start = key.start(index_id(1, 0)).as_slice().to_vec();
-        s.scan(
-            Seek::new(&start, Direction::Forward, usize::MAX),
-            &mut |k, v| {
-                if !k.starts_with(&index_id(1, 0).to_be_bytes()) {
-                    return false;
-                }
-                rows.insert((parse(v).unwrap().0, key_int(k, 4).unwrap()));
-                true
-            },
-        )
-        .unwrap();
-        let start = key.start(index_id(1, 1)).as_slice().to_vec();
-        s.scan(
-            Seek::new(&start, Direction::Forward, usize::MAX),
-            &mut |k, _| {
-                if !k.starts_with(&index_id(1, 1).to_be_bytes()) {
-                    return false;
-                }
-                index.insert((key_int(k, 4).unwrap(), key_int(k, 12).unwrap()));
-                true
-            },
-        )
-        .unwrap();
+        let rows = pairs(s, 0, |k, v| (parse(v).unwrap().0, key_int(k, 4).unwrap()));
+        let index = pairs(s, 1, |k, _| {
+            (key_int(k, 4).unwrap(), key_int(k, 12).unwrap())
+        });
         (rows, index)
+    }
+
+    /// A pair from every entry of table 1's index `index` (0: the rows).
+    fn pairs(
+        s: &mut dyn KvSession,
+        index: u32,
+        pair: impl Fn(&[u8], &[u8]) -> (i64, i64),
+    ) -> Pairs {
+        let mut out = BTreeSet::new();
+        let id = index_id(1, index);
+        let start = Key::default().start(id).as_slice().to_vec();
+        let seek = Seek::new(&start, Direction::Forward, usize::MAX);
+        s.scan(seek, &mut |k, v| {
+            let inside = k.starts_with(&id.to_be_bytes());
+            if inside {
+                out.insert(pair(k, v));
+            }
+            inside
+        })
+        .unwrap();
+        out
     }
 
     #[test]

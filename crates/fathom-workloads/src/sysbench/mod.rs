@@ -10,7 +10,7 @@ mod kv;
 pub mod rand;
 mod sql;
 
-use crate::params::{record, seed_or_clock, specs, Params, Span, Switch};
+use crate::params::{record, seed_or_clock, Params, Span, Switch};
 use crate::{NewClient, Workload, WorkloadEntry};
 use events::{Events, Rows, Shape, Test, TESTS};
 use fathom_core::capability::Need;
@@ -118,15 +118,6 @@ impl Default for SysbenchParams {
         }
     }
 }
-
-pub const ENTRY: WorkloadEntry = WorkloadEntry {
-    name: "sysbench",
-    about: "sysbench 1.0.20's OLTP tests: prepare, then point selects, random points, read-only, updates, write-only, read-write",
-    params: specs::<SysbenchParams>,
-    build,
-    families: &["kv", "sql"],
-    duration_param: "duration",
-};
 
 /// What a step does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -269,6 +260,12 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     }
     Ok(Box::new(s))
 }
+
+pub const ENTRY: WorkloadEntry = WorkloadEntry {
+    name: "sysbench",
+    about: "sysbench 1.0.20's OLTP tests: prepare, then point selects, random points, read-only, updates, write-only, read-write",
+    ..WorkloadEntry::kv_and_sql::<SysbenchParams>(build)
+};
 
 impl Sysbench {
     fn rand_for(&self, step: usize, thread: usize) -> SbRand {

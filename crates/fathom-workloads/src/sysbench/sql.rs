@@ -99,20 +99,15 @@ impl<'e> SqlEvents<'e> {
                 Query::Point { table, id } => {
                     conn.run(self.tables[table as usize - 1].point, &[Value::Int(id)])?
                 }
-                Query::Range {
-                    table,
-                    kind,
-                    start,
-                    end,
-                } => {
-                    let s = &self.tables[table as usize - 1];
-                    let stmt = match kind {
+                Query::Range(r) => {
+                    let s = &self.tables[r.table as usize - 1];
+                    let stmt = match r.kind {
                         RangeKind::Simple => s.simple,
                         RangeKind::Sum => s.sum,
                         RangeKind::Order => s.order,
                         RangeKind::Distinct => s.distinct,
                     };
-                    conn.run(stmt, &[Value::Int(start), Value::Int(end)])?
+                    conn.run(stmt, &[Value::Int(r.start), Value::Int(r.end)])?
                 }
                 Query::Points { .. } => {
                     let params: Vec<Value> = ev.points.iter().map(|&k| Value::Int(k)).collect();
