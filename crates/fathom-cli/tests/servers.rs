@@ -1,6 +1,7 @@
 //! End to end on real servers from Debian's packages (scripts/setup.sh --test installs them):
 //! the sysbench workload on InnoDB, MyRocks, PostgreSQL, SQLite through SQL and a kv engine
-//! through the row/index mapping; seed 003's tables from one command; the server split of CPU
+//! through the row/index mapping; seed 003's tables from one command; the insert benchmark's
+//! inserters and deleters side by side; the server split of CPU
 //! and memory; a server killed mid-step and Ctrl-C; `fathom serve` with the real sysbench
 //! reading fathom's tables. After each, no server is left running.
 
@@ -271,7 +272,7 @@ fn the_insert_benchmark_on_every_family() {
             load["by_op"]["insert"]["ops"], 40,
             "{engine}: 100 rows per insert"
         );
-        // l.i1: 800 rows per client in batches of 50, each insert followed by its delete.
+        // l.i1: 800 rows per client in batches of 50, and as many deletes.
         let i1 = step(r, "l.i1");
         assert_eq!(i1["rows"], 1600, "{engine}");
         assert_eq!(i1["by_op"]["delete"]["ops"], i1["by_op"]["insert"]["ops"]);
@@ -309,6 +310,55 @@ fn the_insert_benchmark_on_every_family() {
     for column in ["r/i", "rkb/i", "wkb/i", "cs/i", "(us+sy)/i", "ips", "q.p99"] {
         assert!(text.contains(column), "no {column} column");
     }
+}
+
+/// iibench.py's writers: each client's inserter and deleter run at once on connections of
+/// their own (so together they are busy longer than the step lasts), and a query step's
+/// background inserters each write at their client's rate until they have written
+/// query_secs × rate rows.
+#[test]
+fn the_insert_benchmark_runs_each_clients_inserter_and_deleter_at_once() {
+    let dir = server_scratch();
+    ok(&run(
+        "--engine postgres --workload ibench --clients 2 --param rows=20000 \
+         --param write_rows=20000 --param query_secs=2s --param steps=l.i0,l.i1,qp200",
+        dir.path(),
+    ));
+    no_server_left(dir.path());
+    let report = report_json(dir.path());
+    let r = &report["runs"][0];
+    let i1 = step(r, "l.i1");
+    assert_eq!(i1["clients"], 2, "the deleters are not counted as clients");
+    let ops = &i1["by_op"];
+    assert_eq!(
+        ops["insert"]["ops"], 320,
+        "8000 rows per client, 50 a batch"
+    );
+    assert_eq!(ops["delete"]["ops"], ops["insert"]["ops"]);
+    // One statement at a time per client would keep each client busy at most the step's
+    // length; an inserter and a deleter side by side keep it busy longer.
+    let busy: f64 = ["insert", "delete"]
+        .iter()
+        .map(|k| f(&ops[k]["ops"]) * f(&ops[k]["latency_us"]["mean"]) / 1e6)
+        .sum();
+    let per_client = busy / (f(&i1["seconds"]) * 2.0);
+    assert!(
+        per_client > 1.15,
+        "busy {per_client:.2} times the step's length per client: not side by side"
+    );
+    let q = step(r, "qp200");
+    let bg = &q["background"];
+    assert_eq!(bg["rows"], 800, "2 s × 200 rows/s per client");
+    let per_client_rate = f(&bg["rows_per_sec"]) / 2.0;
+    assert!(
+        (150.0..=230.0).contains(&per_client_rate),
+        "background {per_client_rate:.0} rows/s per client against 200"
+    );
+    assert!(
+        (1.5..=3.5).contains(&f(&q["seconds"])),
+        "the step lasts until the inserters are done: {} s",
+        q["seconds"]
+    );
 }
 
 /// LinkBench on every family: load, requests, the consistency check, and LinkBench's output.

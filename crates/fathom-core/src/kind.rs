@@ -77,11 +77,14 @@ const fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 
 /// What one operation was: its kind (an index into the step's kinds), the bytes it moved, how
 /// many times it was retried after a deadlock or conflict before it succeeded, and how many
-/// rows it inserted (a batch insert is one operation of many rows).
+/// rows it inserted (a batch insert is one operation of many rows), and how long the client
+/// waited on another before the operation began (iibench's inserter for its deleter: the
+/// original's queue wait, which its latency leaves out, as this one's does).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Done {
     pub kind: usize,
     pub bytes: u64,
     pub retries: u32,
     pub rows: u64,
+    pub waited: std::time::Duration,
 }

@@ -87,10 +87,11 @@ impl Recorder {
         k.bytes += bytes;
     }
 
-    /// Records one finished operation as a client reports it, retries included.
+    /// Records one finished operation as a client reports it, retries included, the time it
+    /// waited on another client left out.
     #[inline]
     pub fn record_done(&mut self, op: &crate::kind::Done, latency: Duration) {
-        self.record(op.kind, latency, op.bytes);
+        self.record(op.kind, latency.saturating_sub(op.waited), op.bytes);
         self.kinds[op.kind].retries += u64::from(op.retries);
         self.kinds[op.kind].rows += op.rows;
     }

@@ -82,7 +82,7 @@ impl Steps<'_> {
     ) -> anyhow::Result<fathom_core::result::StepSummary> {
         let db = self.engine.db();
         self.workload.prepare_step(db, i)?;
-        let clients = (0..plan.clients)
+        let clients = (0..plan.clients + plan.helpers)
             .map(|t| self.workload.client(db, i, t))
             .collect::<anyhow::Result<Vec<_>>>()?;
         let background = self.workload.background(db, i)?;

@@ -13,7 +13,7 @@ pub mod sysbench;
 mod testing;
 
 use fathom_core::capability::Need;
-use fathom_core::driver::{Client, StepPlan};
+use fathom_core::driver::{BackgroundClient, Client, StepPlan};
 use fathom_core::family::Db;
 use fathom_core::knobs::Knobs;
 use fathom_core::kv::KvEngine;
@@ -22,8 +22,8 @@ use std::collections::BTreeMap;
 
 /// A client a workload builds for one thread of one step.
 pub type NewClient<'e> = anyhow::Result<Box<dyn Client + 'e>>;
-/// A step's background writer, if it has one.
-pub type NewBackground<'e> = anyhow::Result<Option<Box<dyn Client + 'e>>>;
+/// A step's background clients (none for most steps).
+pub type NewBackground<'e> = anyhow::Result<Vec<BackgroundClient<'e>>>;
 
 /// A workload with its parameters resolved.
 pub trait Workload: Send + Sync {
@@ -38,12 +38,12 @@ pub trait Workload: Send + Sync {
         Ok(())
     }
     /// The client of thread `thread` for step `step` (an index into `steps`), once the step
-    /// is prepared.
+    /// is prepared: threads `0..clients`, then `clients..clients + helpers`.
     fn client<'e>(&self, engine: Db<'e>, step: usize, thread: usize) -> NewClient<'e>;
-    /// The background writer of step `step`, if it has one (none by default).
+    /// The background clients of step `step`, beside its clients (none by default).
     fn background<'e>(&self, engine: Db<'e>, step: usize) -> NewBackground<'e> {
         let _ = (engine, step);
-        Ok(None)
+        Ok(Vec::new())
     }
     /// Every parameter with the value in force, for the run's record.
     fn params(&self) -> BTreeMap<String, String>;

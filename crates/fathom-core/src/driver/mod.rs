@@ -1,5 +1,5 @@
 //! The step driver: runs one step's client threads (closed loop, or open loop at a fixed
-//! arrival rate), an optional rate-limited background writer, excludes warmup, collects each
+//! arrival rate), optional rate-limited background writers, excludes warmup, collects each
 //! thread's recorder at interval boundaries, samples the host at the same boundaries, and turns
 //! it all into interval records and a step summary.
 
@@ -55,6 +55,18 @@ impl Pace {
 pub trait Client: Send {
     /// Performs the next operation; `None` when this client has no more work.
     fn next(&mut self) -> anyhow::Result<Option<Done>>;
+
+    /// The driver calls no more `next` (the client is done, failed, or the step ended): a
+    /// client that another waits on (iibench's inserter and its deleter) lets it go here.
+    fn stopped(&mut self) {}
+}
+
+/// A client that runs beside the step's clients, its operations reported apart.
+pub struct BackgroundClient<'a> {
+    pub client: Box<dyn Client + 'a>,
+    /// Held to its share of the step's background pace (the paced clients share it evenly);
+    /// otherwise it runs as fast as it goes (iibench's deleter, which its inserter paces).
+    pub paced: bool,
 }
 
 /// Open-loop arrivals for a step.
@@ -74,6 +86,10 @@ pub struct StepPlan {
     pub name: String,
     /// Client threads (0 for a step that only performs maintenance).
     pub clients: usize,
+    /// More threads whose operations count in the step as the clients' do, built after them
+    /// (`Workload::client` threads `clients..clients + helpers`): iibench's deleters, one per
+    /// client beside its inserter. The step's `clients` figure does not count them.
+    pub helpers: usize,
     /// Measured duration after warmup; `None` for a step that ends on an operation count.
     pub duration: Option<Duration>,
     /// Operations each client performs, warmup included; `None` for no count limit.
@@ -82,8 +98,11 @@ pub struct StepPlan {
     pub warmup: Duration,
     /// The operation kinds, indexed by `Done::kind`.
     pub op_kinds: Vec<OpKind>,
-    /// The pace of a background writer (its client comes from the workload).
+    /// The pace of the background writers together (their clients come from the workload).
     pub background: Option<Pace>,
+    /// The step ends when its background clients have finished (iibench's query steps last
+    /// until the inserters have written their rows), not on a duration or operation count.
+    pub until_background: bool,
     pub open_loop: Option<OpenLoop>,
     /// Maintenance after the operations, charged to the step.
     pub after: Vec<Maintenance>,
@@ -104,7 +123,7 @@ pub struct StepRun<'a> {
     pub plan: &'a StepPlan,
     pub index: usize,
     pub clients: Vec<Box<dyn Client + 'a>>,
-    pub background: Option<Box<dyn Client + 'a>>,
+    pub background: Vec<BackgroundClient<'a>>,
     pub target: &'a dyn Target,
     pub sampler: &'a Sampler,
     pub interval: Duration,
@@ -136,7 +155,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         clock.start_measuring();
     }
     let clients = std::mem::take(&mut run.clients);
-    let background = run.background.take();
+    let background = std::mem::take(&mut run.background);
     let on_interval = &mut *run.on_interval;
     let target = run.target;
     let mut measure_from_here = || counters_before = Some(target.counters());

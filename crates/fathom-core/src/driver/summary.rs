@@ -48,7 +48,7 @@ impl Measured<'_> {
         StepSummary {
             step: plan.name.clone(),
             index: self.index,
-            clients: self.threads,
+            clients: self.threads.saturating_sub(plan.helpers),
             ops: all.ops,
             seconds: measured,
             ops_per_sec: per_sec(all.ops as f64),

@@ -25,8 +25,8 @@ impl Client for StallOnce {
         Ok(Some(Done {
             kind: 0,
             bytes: 1,
-            retries: 0,
             rows: 3,
+            ..Done::default()
         }))
     }
 }
@@ -43,11 +43,11 @@ fn run(open_loop: Option<OpenLoop>, ops: u64) -> StepSummary {
         open_loop,
         ..Default::default()
     };
-    run_plan(&plan, None)
+    run_plan(&plan, Vec::new())
 }
 
 /// Runs `plan` with one stalling client and `background`, on no engine.
-fn run_plan(plan: &StepPlan, background: Option<Box<dyn Client>>) -> StepSummary {
+fn run_plan(plan: &StepPlan, background: Vec<BackgroundClient<'static>>) -> StepSummary {
     run_clients(plan, vec![Box::new(StallOnce { done: 0 })], background)
 }
 
@@ -55,7 +55,7 @@ fn run_plan(plan: &StepPlan, background: Option<Box<dyn Client>>) -> StepSummary
 fn run_clients(
     plan: &StepPlan,
     clients: Vec<Box<dyn Client>>,
-    background: Option<Box<dyn Client>>,
+    background: Vec<BackgroundClient<'static>>,
 ) -> StepSummary {
     let dir = tempfile::tempdir().unwrap();
     let target = NoEngine(crate::target::Identity::new(
@@ -121,6 +121,58 @@ impl Client for TenRows {
     }
 }
 
+fn paced(client: Box<dyn Client>) -> BackgroundClient<'static> {
+    BackgroundClient {
+        client,
+        paced: true,
+    }
+}
+
+/// Inserts 10 rows per operation until it has inserted `left`.
+struct RowsUpTo {
+    left: u64,
+}
+
+impl Client for RowsUpTo {
+    fn next(&mut self) -> anyhow::Result<Option<Done>> {
+        if self.left == 0 {
+            return Ok(None);
+        }
+        self.left -= 10;
+        Ok(Some(Done {
+            rows: 10,
+            ..Done::default()
+        }))
+    }
+}
+
+/// Two paced writers share the step's pace, and the step lasts until they have written their
+/// rows (iibench's query steps): 100 rows each at 200 rows/s together is about one second.
+#[test]
+fn a_step_until_its_background_ends_lasts_as_long_as_the_writers() {
+    let plan = StepPlan {
+        name: "qr".into(),
+        clients: 1,
+        op_kinds: vec![crate::kind::OpKind::new("op", crate::kind::Role::Read)],
+        background: Some(Pace::RowsPerSec(200.0)),
+        until_background: true,
+        ..Default::default()
+    };
+    let writers = vec![
+        paced(Box::new(RowsUpTo { left: 100 })),
+        paced(Box::new(RowsUpTo { left: 100 })),
+    ];
+    let s = run_clients(&plan, vec![Box::new(TenRows)], writers);
+    let bg = s.background.unwrap();
+    assert_eq!(bg.rows, 200, "every row written");
+    // Each writer's first operation is free, then 9 more at 10 ops/s: about 0.9 s.
+    assert!(
+        s.seconds > 0.7 && s.seconds < 2.0,
+        "{} s for 200 rows at 200 rows/s",
+        s.seconds
+    );
+}
+
 #[test]
 fn a_background_writer_paced_in_rows_keeps_under_its_rate() {
     let plan = StepPlan {
@@ -131,7 +183,7 @@ fn a_background_writer_paced_in_rows_keeps_under_its_rate() {
         background: Some(Pace::RowsPerSec(200.0)),
         ..Default::default()
     };
-    let s = run_plan(&plan, Some(Box::new(TenRows)));
+    let s = run_plan(&plan, vec![paced(Box::new(TenRows))]);
     let bg = s.background.unwrap();
     // 200 rows/s at 10 rows an operation: one every 50 ms, about 21 in the second (a little
     // more as the step winds down).
@@ -161,7 +213,7 @@ fn with_one_queue_an_idle_client_takes_what_a_stalled_one_cannot() {
         run_clients(
             &plan,
             vec![Box::new(StallOnce { done: 0 }), Box::new(TenRows)],
-            None,
+            Vec::new(),
         )
     };
     let per_client = run_two(false);

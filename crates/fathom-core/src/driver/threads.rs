@@ -1,10 +1,10 @@
 //! A step's threads: the client threads (closed loop, or open loop from their own arrivals or
-//! one shared queue), the rate-limited background writer, and the collector on the calling
-//! thread, which moves the interval boundaries, samples the host at each and gathers every
-//! thread's recorder snapshot into the step's intervals.
+//! one shared queue), the background clients (rate-limited or following), and the collector
+//! on the calling thread, which moves the interval boundaries, samples the host at each and
+//! gathers every thread's recorder snapshot into the step's intervals.
 
 use super::intervals::Intervals;
-use super::{Client, Pace, StepPlan};
+use super::{BackgroundClient, Client, Pace, StepPlan};
 use crate::interrupt;
 use crate::pace::{sleep_until, Arrivals, UnitRate};
 use crate::recorder::Recorder;
@@ -195,7 +195,9 @@ fn client_thread<'c>(
         epoch: 0,
         measured_from: None,
     };
-    match client_loop(thread, client.as_mut(), clock, &tx, &mut ended) {
+    let result = client_loop(thread, client.as_mut(), clock, &tx, &mut ended);
+    client.stopped();
+    match result {
         Ok(()) => {
             let end = Instant::now();
             let busy = ended
@@ -217,30 +219,63 @@ fn client_thread<'c>(
     client
 }
 
+/// What the background threads share: when to stop, and how many still run.
+struct BackgroundEnd<'a> {
+    stop: AtomicBool,
+    running: AtomicUsize,
+    /// The step's clock, stopped when the last background client ends and the plan says so.
+    clock: &'a Clock<'a>,
+}
+
+impl BackgroundEnd<'_> {
+    /// One background client ended (finished or failed): the last one ends an
+    /// `until_background` step, and a failure ends any step.
+    fn ended(&self, failed: bool) {
+        let last = self.running.fetch_sub(1, Ordering::Relaxed) == 1;
+        if failed || (last && self.clock.plan.until_background) {
+            self.clock.stop.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// One background client until the step ends: paced at `pace` (`None`: as fast as it goes).
 fn background_thread(
     mut client: Box<dyn Client + '_>,
     kinds: usize,
-    pace: Pace,
-    stop: &AtomicBool,
+    pace: Option<Pace>,
+    end: &BackgroundEnd<'_>,
 ) -> anyhow::Result<Recorder> {
     let mut rec = Recorder::new(kinds);
-    let mut rate = UnitRate::new(pace.per_sec());
-    while !stop.load(Ordering::Relaxed) && !interrupt::requested() {
+    let mut rate = pace.map(|p| UnitRate::new(p.per_sec()));
+    let stopping = || end.stop.load(Ordering::Relaxed) || end.clock.stop.load(Ordering::Relaxed);
+    let result = loop {
+        if stopping() || interrupt::requested() {
+            break Ok(rec);
+        }
         let start = Instant::now();
-        let Some(op) = client.next()? else { break };
+        let op = match client.next() {
+            Ok(Some(op)) => op,
+            Ok(None) => break Ok(rec),
+            Err(e) => break Err(e),
+        };
         rec.record_done(&op, start.elapsed());
+        let (Some(rate), Some(pace)) = (rate.as_mut(), pace) else {
+            continue;
+        };
         // Sleep in short slices so the writer notices the end of the step promptly.
         let due = rate.charge(pace.units(&op));
-        while Instant::now() < due && !stop.load(Ordering::Relaxed) {
+        while Instant::now() < due && !stopping() {
             sleep_until(due.min(Instant::now() + Duration::from_millis(50)));
         }
-    }
-    Ok(rec)
+    };
+    client.stopped();
+    end.ended(result.is_err());
+    result
 }
 
 /// What the step's threads left once they all ended.
 pub(super) struct Collected<'c> {
-    /// The background writer's recorder, if it ran.
+    /// The background clients' recorders merged, if any ran.
     pub(super) background: Option<Recorder>,
     /// Summed time the clients spent in measured operations.
     pub(super) busy: Duration,
@@ -252,19 +287,26 @@ pub(super) struct Collected<'c> {
     pub(super) failure: Option<anyhow::Error>,
 }
 
-/// Runs the clients and the background writer on their own threads while this thread
+/// Runs the clients and the background clients on their own threads while this thread
 /// collects: `measure_from_here` is called when the measured part begins (after warmup).
 pub(super) fn run<'c>(
     clock: &Clock<'_>,
     clients: Vec<Box<dyn Client + 'c>>,
-    background: Option<Box<dyn Client + 'c>>,
+    background: Vec<BackgroundClient<'c>>,
     iv: &mut Intervals<'_>,
     interval: Duration,
     measure_from_here: &mut dyn FnMut(),
     on_interval: &mut dyn FnMut(&IntervalRecord),
 ) -> anyhow::Result<Collected<'c>> {
     let plan = clock.plan;
-    let bg_stop = AtomicBool::new(false);
+    let bg_end = BackgroundEnd {
+        stop: AtomicBool::new(false),
+        running: AtomicUsize::new(background.len()),
+        clock,
+    };
+    if plan.until_background && background.is_empty() {
+        clock.stop.store(true, Ordering::Relaxed);
+    }
     std::thread::scope(|s| {
         let (tx, rx) = mpsc::channel();
         let mut handles = Vec::new();
@@ -277,18 +319,7 @@ pub(super) fn run<'c>(
             );
         }
         drop(tx);
-        let bg = match (background, plan.background) {
-            (Some(client), Some(pace)) => {
-                let kinds = plan.op_kinds.len();
-                let stop = &bg_stop;
-                Some(
-                    std::thread::Builder::new()
-                        .name("background-writer".into())
-                        .spawn_scoped(s, move || background_thread(client, kinds, pace, stop))?,
-                )
-            }
-            _ => None,
-        };
+        let bg_handles = spawn_background(s, background, plan, &bg_end)?;
         let mut collected = collect(
             clock,
             &rx,
@@ -298,19 +329,48 @@ pub(super) fn run<'c>(
             measure_from_here,
             on_interval,
         )?;
-        bg_stop.store(true, Ordering::Relaxed);
-        collected.background = match bg {
-            Some(h) => Some(
-                h.join()
-                    .map_err(|_| anyhow::anyhow!("background writer panicked"))??,
-            ),
-            None => None,
-        };
+        bg_end.stop.store(true, Ordering::Relaxed);
+        for h in bg_handles {
+            let rec = h
+                .join()
+                .map_err(|_| anyhow::anyhow!("background writer panicked"))??;
+            collected
+                .background
+                .get_or_insert_with(|| Recorder::new(plan.op_kinds.len()))
+                .merge(&rec);
+        }
         collected
             .clients
             .extend(handles.into_iter().filter_map(|h| h.join().ok()));
         Ok(collected)
     })
+}
+
+type BackgroundHandle<'s> = std::thread::ScopedJoinHandle<'s, anyhow::Result<Recorder>>;
+
+/// Starts a thread per background client; the paced ones share the plan's pace evenly.
+fn spawn_background<'s, 'c: 's>(
+    s: &'s std::thread::Scope<'s, '_>,
+    background: Vec<BackgroundClient<'c>>,
+    plan: &StepPlan,
+    end: &'s BackgroundEnd<'_>,
+) -> anyhow::Result<Vec<BackgroundHandle<'s>>> {
+    let paced = background.iter().filter(|b| b.paced).count().max(1) as f64;
+    let share = plan.background.map(|p| match p {
+        Pace::BytesPerSec(r) => Pace::BytesPerSec(r / paced),
+        Pace::RowsPerSec(r) => Pace::RowsPerSec(r / paced),
+    });
+    let kinds = plan.op_kinds.len();
+    let mut handles = Vec::new();
+    for (i, b) in background.into_iter().enumerate() {
+        let pace = if b.paced { share } else { None };
+        handles.push(
+            std::thread::Builder::new()
+                .name(format!("background-{i}"))
+                .spawn_scoped(s, move || background_thread(b.client, kinds, pace, end))?,
+        );
+    }
+    Ok(handles)
 }
 
 /// The collector: moves the interval boundaries (sampling the host at each), gathers the

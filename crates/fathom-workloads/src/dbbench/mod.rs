@@ -9,7 +9,7 @@ use crate::params::{record, seed_or_clock, specs, Params, Size, Span};
 use crate::{kv_only, NewBackground, NewClient, Workload, WorkloadEntry};
 use clients::{Action, DbBenchClient, Keys};
 use data::{KeyFormat, ValueSource};
-use fathom_core::driver::{Client, Pace, StepPlan};
+use fathom_core::driver::{BackgroundClient, Client, Pace, StepPlan};
 use fathom_core::family::Db;
 use fathom_core::kind::{OpKind, Role};
 use fathom_core::kv::{Direction, KvEngine, SessionOptions};
@@ -335,12 +335,15 @@ impl Workload for DbBench {
     fn background<'e>(&self, engine: Db<'e>, step: usize) -> NewBackground<'e> {
         let engine = kv_only(engine, "dbbench")?;
         if self.plans[step].background.is_none() {
-            return Ok(None);
+            return Ok(Vec::new());
         }
         let keys = Keys::random(self.num_keys, self.thread_seed(step, 999));
         // The writer's kind is "put", the step's second kind.
-        self.client_for(engine, step, Work::Overwrite, keys, 1)
-            .map(Some)
+        let client = self.client_for(engine, step, Work::Overwrite, keys, 1)?;
+        Ok(vec![BackgroundClient {
+            client,
+            paced: true,
+        }])
     }
 
     fn params(&self) -> BTreeMap<String, String> {

@@ -1,8 +1,9 @@
 //! The insert benchmark's clients, written once against `Store` (what each family does to a
-//! table): the inserter with its matching deleter, the index builder of `l.x`, the query
+//! table): the inserter and the deleter that follows it, the index builder of `l.x`, the query
 //! client, and the cleanup that brings the engine to a steady state.
 
 use super::gen::{Batch, RowGen, Shape, Table};
+use super::lockstep::{Lockstep, Turn};
 use fathom_core::driver::{Client, Done};
 use fathom_core::kind::{index_of, OpKind, Role};
 use fathom_core::retry::retrying;
@@ -73,9 +74,10 @@ fn ids_of<'t>(store: &mut dyn Store, t: &'t Table) -> anyhow::Result<&'t super::
     t.ids(|| Ok((store.min_id(t.n)?, store.max_id(t.n)?)))
 }
 
-/// Inserts batches into its tables in turn and, with deletes on, follows each with a delete
-/// of as many of the oldest rows, so the tables stay the same size ("the table is a queue").
-/// A load step's client stops after its rows; the query steps' background writer runs on.
+/// Inserts batches into its tables in turn. With deletes on, a `Deleter` on its own connection
+/// follows it through their shared `Lockstep`, deleting as many of the oldest rows, so the
+/// tables stay the same size ("the table is a queue"). A load step's inserter stops after its
+/// rows, a query step's (in the background) after the rows its rate gives the step.
 pub struct Writer<'e> {
     pub store: Box<dyn Store + 'e>,
     pub tables: Vec<Arc<Table>>,
@@ -83,12 +85,10 @@ pub struct Writer<'e> {
     pub batch_rows: usize,
     /// Rows left to insert; `None` for no limit.
     pub rows_left: Option<u64>,
-    pub deletes: bool,
+    /// Shared with this client's deleter, if it has one.
+    pub gate: Option<Arc<Lockstep>>,
     pub batch: Batch,
     pub next_table: usize,
-    /// The table whose delete is due next.
-    pub pending_delete: Option<(usize, usize)>,
-    pub deleted_batches: u64,
 }
 
 impl<'e> Writer<'e> {
@@ -99,43 +99,37 @@ impl<'e> Writer<'e> {
             gen,
             batch_rows: 1,
             rows_left: None,
-            deletes: false,
+            gate: None,
             batch: Batch::default(),
             next_table: 0,
-            pending_delete: None,
-            deleted_batches: 0,
         }
     }
+}
 
-    fn delete(&mut self, at: usize, n: usize) -> anyhow::Result<Done> {
-        let table = Arc::clone(&self.tables[at]);
-        let ids = ids_of(self.store.as_mut(), &table)?;
-        self.deleted_batches += 1;
-        if self.deleted_batches.is_multiple_of(RESYNC_EVERY) {
-            if let Some(min) = self.store.min_id(table.n)? {
-                ids.frontier.fetch_max(min, Ordering::Relaxed);
-            }
-        }
-        let from = ids.claim_delete(n);
-        let store = &mut self.store;
-        let (_, retries) = retrying(|| store.delete(table.n, from, n), || {})?;
-        Ok(Done {
-            kind: DELETE,
-            retries,
-            ..Done::default()
-        })
+/// The rows of the next batch of `batch_rows` with `rows_left` to go; `None` when done.
+fn next_batch(rows_left: Option<u64>, batch_rows: usize) -> Option<usize> {
+    match rows_left {
+        Some(0) => None,
+        Some(left) => Some(left.min(batch_rows as u64) as usize),
+        None => Some(batch_rows),
+    }
+}
+
+/// Waits for the other side of `gate`, if there is one: how long, or `None` to stop.
+fn take_turn(gate: Option<&Lockstep>, turn: fn(&Lockstep) -> Turn) -> Option<Duration> {
+    match gate.map_or(Turn::Go(Duration::ZERO), turn) {
+        Turn::Go(waited) => Some(waited),
+        Turn::Stop => None,
     }
 }
 
 impl Client for Writer<'_> {
     fn next(&mut self) -> anyhow::Result<Option<Done>> {
-        if let Some((at, n)) = self.pending_delete.take() {
-            return self.delete(at, n).map(Some);
-        }
-        let n = match self.rows_left {
-            Some(0) => return Ok(None),
-            Some(left) => left.min(self.batch_rows as u64) as usize,
-            None => self.batch_rows,
+        let Some(n) = next_batch(self.rows_left, self.batch_rows) else {
+            return Ok(None);
+        };
+        let Some(waited) = take_turn(self.gate.as_deref(), Lockstep::before_insert) else {
+            return Ok(None);
         };
         let at = self.next_table;
         self.next_table = (at + 1) % self.tables.len();
@@ -147,15 +141,91 @@ impl Client for Writer<'_> {
         if let Some(left) = self.rows_left.as_mut() {
             *left -= n as u64;
         }
-        if self.deletes {
-            self.pending_delete = Some((at, n));
+        if let Some(gate) = &self.gate {
+            gate.inserted();
         }
         Ok(Some(Done {
             kind: INSERT,
             bytes: self.batch.bytes(),
             retries,
             rows: n as u64,
+            waited,
         }))
+    }
+
+    fn stopped(&mut self) {
+        if let Some(gate) = &self.gate {
+            gate.inserter_gone();
+        }
+    }
+}
+
+/// The other half of a client that deletes: on its own connection, it deletes the oldest
+/// rows of its table, a batch for each of its inserter's, and stops after as many rows or
+/// once the inserter is gone and every batch it wrote has its delete.
+pub struct Deleter<'e> {
+    store: Box<dyn Store + 'e>,
+    table: Arc<Table>,
+    gate: Arc<Lockstep>,
+    batch_rows: usize,
+    rows_left: Option<u64>,
+    batches: u64,
+}
+
+impl<'e> Deleter<'e> {
+    /// The deleter of the inserter that shares `gate`, which waits for it from now on.
+    pub fn new(
+        store: Box<dyn Store + 'e>,
+        table: Arc<Table>,
+        gate: Arc<Lockstep>,
+        batch_rows: usize,
+        rows_left: Option<u64>,
+    ) -> Self {
+        gate.join_deleter();
+        Deleter {
+            store,
+            table,
+            gate,
+            batch_rows,
+            rows_left,
+            batches: 0,
+        }
+    }
+}
+
+impl Client for Deleter<'_> {
+    fn next(&mut self) -> anyhow::Result<Option<Done>> {
+        let Some(n) = next_batch(self.rows_left, self.batch_rows) else {
+            return Ok(None);
+        };
+        let Some(waited) = take_turn(Some(&self.gate), Lockstep::before_delete) else {
+            return Ok(None);
+        };
+        let t = self.table.n;
+        let ids = ids_of(self.store.as_mut(), &self.table)?;
+        self.batches += 1;
+        if self.batches.is_multiple_of(RESYNC_EVERY) {
+            if let Some(min) = self.store.min_id(t)? {
+                ids.frontier.fetch_max(min, Ordering::Relaxed);
+            }
+        }
+        let from = ids.claim_delete(n);
+        let store = &mut self.store;
+        let (_, retries) = retrying(|| store.delete(t, from, n), || {})?;
+        if let Some(left) = self.rows_left.as_mut() {
+            *left -= n as u64;
+        }
+        self.gate.deleted();
+        Ok(Some(Done {
+            kind: DELETE,
+            retries,
+            waited,
+            ..Done::default()
+        }))
+    }
+
+    fn stopped(&mut self) {
+        self.gate.deleter_gone();
     }
 }
 

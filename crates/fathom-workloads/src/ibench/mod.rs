@@ -1,23 +1,27 @@
 //! The insert benchmark (specs/workloads.md §2): `l.i0` loads tables with their primary key
 //! only, `l.x` creates the three secondary indexes, `l.i1` and `l.i2` insert with matching
 //! deletes so the tables stay the same size, `cleanup` brings the engine to a steady state, and
-//! the `qr<N>`/`qp<N>` steps run range or point queries flat out while a background inserter
-//! and deleter write N rows/s per client. Natively on sql engines, through the row/index
-//! mapping on kv engines.
+//! the `qr<N>`/`qp<N>` steps run range or point queries flat out while each client's
+//! background inserter writes N rows/s and its deleter follows, until the inserters have
+//! written `query_secs` × N rows each. Each client that deletes has an inserter and a deleter
+//! on connections of their own, kept in step as iibench.py's queues keep them. Natively on sql
+//! engines, through the row/index mapping on kv engines.
 
 mod clients;
 pub mod gen;
 mod kv;
+mod lockstep;
 mod sql;
 
 use crate::params::{record, seed_or_clock, Params, Span, Switch};
 use crate::shared::PerStep;
 use crate::{NewBackground, NewClient, Workload, WorkloadEntry};
-use clients::{Cleanup, Indexer, Querier, Store, Tidy, Writer, KINDS};
-use fathom_core::driver::{Pace, StepPlan};
+use clients::{Cleanup, Deleter, Indexer, Querier, Store, Tidy, Writer, KINDS};
+use fathom_core::driver::{BackgroundClient, Pace, StepPlan};
 use fathom_core::family::Db;
 use fathom_core::target::Maintenance;
 use gen::{RowGen, Shape, Table, CLASSIC, CURRENT};
+use lockstep::Lockstep;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -37,7 +41,8 @@ pub struct IbenchParams {
     write_rows: u64,
     /// rows l.x inserts before it creates the indexes, over all clients
     lx_rows: u64,
-    /// length of each query step (querysecs)
+    /// nominal length of each query step (querysecs): it ends when each client's background
+    /// inserter has written query_secs × N rows, as iq.sh
     query_secs: Span,
     /// wait at the end of cleanup; auto: 60 s + 1 s per million l.i0 rows, at most 1200 s, as
     /// iibench
@@ -126,7 +131,16 @@ enum Work {
     Query {
         point: bool,
         batch: usize,
+        /// Rows each client's background inserter writes.
+        rows: u64,
     },
+}
+
+/// What a step's clients share, made fresh by `prepare_step`: the tables (their ids read from
+/// the database) and, per client, the gate between its inserter and its deleter.
+struct StepState {
+    tables: Vec<Arc<Table>>,
+    gates: Vec<Arc<Lockstep>>,
 }
 
 pub struct Ibench {
@@ -139,8 +153,8 @@ pub struct Ibench {
     plans: Vec<StepPlan>,
     work: Vec<Work>,
     resolved: BTreeMap<String, String>,
-    /// The tables of the step whose clients are being built (fresh ids per step).
-    current: PerStep<Vec<Arc<Table>>>,
+    /// What the clients of the step being built share.
+    current: PerStep<StepState>,
 }
 
 fn positive(name: &str, v: u64) -> anyhow::Result<u64> {
@@ -290,6 +304,11 @@ impl<F: Fn(u64) -> u64> Sizes<F> {
             deletes,
             create: name == "l.i0",
         };
+        // Each client's deleter is a thread of its own beside its inserter.
+        let deleting = StepPlan {
+            helpers: if self.deletes { self.dop as usize } else { 0 },
+            ..StepPlan::default()
+        };
         Ok(match name {
             "l.i0" => (load(self.rows, commit("commit_i0")?, false), StepPlan::default()),
             "l.x" => (
@@ -300,11 +319,11 @@ impl<F: Fn(u64) -> u64> Sizes<F> {
             ),
             "l.i1" => (
                 load((self.write_rows * 4).div_ceil(5), commit("commit_i1")?, self.deletes),
-                StepPlan::default(),
+                deleting.clone(),
             ),
             "l.i2" => (
                 load(self.write_rows / 5, commit("commit_i2")?, self.deletes),
-                StepPlan::default(),
+                deleting,
             ),
             "cleanup" => (
                 Work::Cleanup {
@@ -325,14 +344,17 @@ impl<F: Fn(u64) -> u64> Sizes<F> {
                         "parameter `steps`: `{q}` runs range queries on the secondary indexes; secondary_indexes is 0"
                     );
                 }
+                // iq.sh: the step lasts until the inserters have written query_secs × rate.
+                let rows = (self.query_secs.as_secs_f64() * rate as f64).round() as u64;
                 (
                     Work::Query {
                         point,
                         batch: commit("commit_q")?.min(rate as usize),
+                        rows: rows.max(1),
                     },
                     StepPlan {
-                        duration: Some(self.query_secs),
                         background: Some(Pace::RowsPerSec((rate * self.dop) as f64)),
+                        until_background: true,
                         ..StepPlan::default()
                     },
                 )
@@ -372,8 +394,8 @@ impl Workload for Ibench {
         &self.plans
     }
 
-    /// Fresh tables for each step (so it reads the ids from the database), shared by its
-    /// clients and background writer; `l.i0` creates them first.
+    /// Fresh tables for each step (so it reads the ids from the database) and fresh gates,
+    /// shared by its clients and background writers; `l.i0` creates the tables first.
     fn prepare_step(&self, engine: Db<'_>, step: usize) -> anyhow::Result<()> {
         let tables: Vec<Arc<Table>> = (1..=self.tables).map(|n| Arc::new(Table::new(n))).collect();
         if let Work::Load { create: true, .. } = self.work[step] {
@@ -382,13 +404,18 @@ impl Workload for Ibench {
                 store.create_table(t.n)?;
             }
         }
-        self.current.set(step, tables);
+        let gates = (0..self.plans[step].clients)
+            .map(|_| Arc::new(Lockstep::default()))
+            .collect();
+        self.current.set(step, StepState { tables, gates });
         Ok(())
     }
 
     fn client<'e>(&self, engine: Db<'e>, step: usize, thread: usize) -> NewClient<'e> {
-        let all = self.current.get(step)?;
-        let mine = self.mine(&all, thread);
+        let state = self.current.get(step)?;
+        let all = &state.tables;
+        let clients = self.plans[step].clients;
+        let mine = self.mine(all, thread % clients);
         let store = self.store(engine)?;
         let gen = self.gen(step, thread);
         Ok(match self.work[step] {
@@ -397,12 +424,25 @@ impl Workload for Ibench {
                 batch,
                 deletes,
                 ..
-            } => Box::new(Writer {
-                batch_rows: batch,
-                rows_left: Some(rows),
-                deletes,
-                ..Writer::new(store, mine, gen)
-            }),
+            } => {
+                let gate = deletes.then(|| Arc::clone(&state.gates[thread % clients]));
+                match gate {
+                    // Threads after the clients are their deleters.
+                    Some(gate) if thread >= clients => Box::new(Deleter::new(
+                        store,
+                        Arc::clone(&mine[0]),
+                        gate,
+                        batch,
+                        Some(rows),
+                    )),
+                    gate => Box::new(Writer {
+                        batch_rows: batch,
+                        rows_left: Some(rows),
+                        gate,
+                        ..Writer::new(store, mine, gen)
+                    }),
+                }
+            }
             Work::Index { rows } => {
                 // One shared table: the first client inserts and indexes, the others rest.
                 let active = !self.shared || thread == 0;
@@ -419,7 +459,7 @@ impl Workload for Ibench {
                 let rows = if !active {
                     0
                 } else if self.shared {
-                    rows * self.plans[step].clients as u64
+                    rows * clients as u64
                 } else {
                     rows
                 };
@@ -452,20 +492,47 @@ impl Workload for Ibench {
         })
     }
 
+    /// Per client, an inserter held to the client's rate and, with deletes on, the deleter
+    /// that follows it, each on a connection of its own (iibench.py's processes).
     fn background<'e>(&self, engine: Db<'e>, step: usize) -> NewBackground<'e> {
-        let Work::Query { batch, .. } = self.work[step] else {
-            return Ok(None);
+        let Work::Query { batch, rows, .. } = self.work[step] else {
+            return Ok(Vec::new());
         };
-        let all = self.current.get(step)?;
-        Ok(Some(Box::new(Writer {
-            batch_rows: batch,
-            deletes: self.deletes,
-            ..Writer::new(
-                self.store(engine)?,
-                all.to_vec(),
-                self.gen(step, self.plans[step].clients + 1),
-            )
-        })))
+        let state = self.current.get(step)?;
+        let clients = self.plans[step].clients;
+        let mut writers = Vec::new();
+        for (c, gate) in state.gates.iter().enumerate() {
+            let mine = self.mine(&state.tables, c);
+            let gate = self.deletes.then(|| Arc::clone(gate));
+            // Built before its inserter runs, so the inserter waits for it.
+            let deleter = match &gate {
+                Some(gate) => Some(Deleter::new(
+                    self.store(engine)?,
+                    Arc::clone(&mine[0]),
+                    Arc::clone(gate),
+                    batch,
+                    Some(rows),
+                )),
+                None => None,
+            };
+            let inserter = Writer {
+                batch_rows: batch,
+                rows_left: Some(rows),
+                gate,
+                ..Writer::new(self.store(engine)?, mine, self.gen(step, clients + 1 + c))
+            };
+            writers.push(BackgroundClient {
+                client: Box::new(inserter),
+                paced: true,
+            });
+            if let Some(deleter) = deleter {
+                writers.push(BackgroundClient {
+                    client: Box::new(deleter),
+                    paced: false,
+                });
+            }
+        }
+        Ok(writers)
     }
 
     fn params(&self) -> BTreeMap<String, String> {

@@ -33,8 +33,16 @@ fn the_step_sequence_of_ra_sh() {
         Some(Pace::RowsPerSec(2000.0)),
         "1000/s per client"
     );
-    assert_eq!(s[9].duration, Some(Duration::from_secs(5)));
+    assert!(
+        s[9].duration.is_none() && s[9].until_background,
+        "a query step lasts until its inserters have written query_secs × rate"
+    );
     assert_eq!(s[0].duration, None, "load steps end on their rows");
+    assert_eq!(
+        (s[0].helpers, s[2].helpers),
+        (0, 2),
+        "l.i1: a deleter per client"
+    );
 }
 
 #[test]
@@ -70,7 +78,7 @@ fn on_sqlite_sql_the_tables_stay_the_same_size_and_lose_their_oldest_rows() {
     };
     let w = build_with(SMALL, 2).unwrap();
     let done = drive(w.as_ref(), engine.db(), 200);
-    // l.i1: 800 rows in batches of 50 per table pair → 16 inserts and 16 deletes over 2 clients.
+    // l.i1: 800 rows in batches of 50 → 16 inserts over 2 clients, and their deleters' 16.
     assert_eq!((done[2][kind("insert")], done[2][kind("delete")]), (16, 16));
     // l.x: one CREATE INDEX per index on each of the 2 tables.
     assert_eq!(done[1][kind("create_index")], 6);
@@ -91,6 +99,33 @@ fn on_sqlite_sql_the_tables_stay_the_same_size_and_lose_their_oldest_rows() {
         let indexes =
             one("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'pi{t}'");
         assert_eq!(indexes, 3);
+    }
+}
+
+/// iq.sh's query step ends when each client's inserter has written query_secs × rate rows;
+/// each deleter follows its inserter to the last batch, so the tables keep their size.
+#[test]
+fn a_query_step_lasts_until_the_inserters_have_written_their_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open("sqlite-sql", dir.path());
+    let fathom_core::family::Engine::Sql(sql) = &engine else {
+        panic!("sqlite-sql is a sql engine")
+    };
+    let w = build_with(
+        &["rows=400", "steps=l.i0,qp100", "query_secs=1s", "seed=3"],
+        2,
+    )
+    .unwrap();
+    let done = drive(w.as_ref(), engine.db(), 1000);
+    // 100 rows per client in batches of 50: two rounds of background writes, two of queries.
+    assert_eq!(done[1][kind("point")], 4);
+    let mut conn = sql.connect().unwrap();
+    for t in [1, 2] {
+        let s = conn
+            .prepare(&format!("SELECT count(*) FROM pi{t}"))
+            .unwrap();
+        let count = conn.scalar(s, &[]).unwrap().unwrap();
+        assert_eq!(count, 200, "pi{t}: as many rows deleted as inserted");
     }
 }
 

@@ -231,6 +231,7 @@ impl<'e> LinkLoader<'e> {
             bytes,
             rows,
             retries,
+            ..Done::default()
         })
     }
 

@@ -386,6 +386,7 @@ impl Client for Requester<'_> {
             bytes,
             retries,
             rows: u64::from(op == Op::AddLink || op == Op::AddNode),
+            ..Done::default()
         }))
     }
 }

@@ -240,6 +240,7 @@ impl Client for KvEvents<'_> {
             bytes,
             retries,
             rows: 0,
+            ..Done::default()
         }))
     }
 }
@@ -329,6 +330,7 @@ impl Client for KvLoad<'_> {
             bytes: bytes as u64,
             retries: 0,
             rows: n as u64,
+            ..Done::default()
         }))
     }
 }

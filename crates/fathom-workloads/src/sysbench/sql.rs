@@ -165,6 +165,7 @@ impl Client for SqlEvents<'_> {
             bytes,
             retries,
             rows: 0,
+            ..Done::default()
         }))
     }
 }
@@ -270,6 +271,7 @@ impl Client for SqlLoad<'_> {
             bytes: (n * (4 + 4 + 120 + 60)) as u64,
             retries: 0,
             rows: n as u64,
+            ..Done::default()
         }))
     }
 }
