@@ -98,6 +98,8 @@ pub struct Outcome {
     pub affected: u64,
     /// Bytes of the values returned.
     pub bytes: u64,
+    /// The column `run_keeping` was asked to keep, of the last row returned, as an integer.
+    pub kept: Option<i64>,
 }
 
 /// A statement's failure, classified (a deadlock, lock wait timeout or serialization failure
@@ -115,7 +117,18 @@ pub trait SqlConn: Send {
     /// Prepares a statement written with `?` placeholders.
     fn prepare(&mut self, sql: &str) -> anyhow::Result<Stmt>;
     /// Runs a prepared statement, reading every row it returns.
-    fn run(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Outcome>;
+    fn run(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Outcome> {
+        self.run_keeping(stmt, params, None)
+    }
+    /// Runs a prepared statement as `run` does, and keeps column `keep` (0-based) of the last
+    /// row it returns as an integer (`Outcome::kept`): what a client reads off a page of rows
+    /// (LinkBench's oldest link time of a full page).
+    fn run_keeping(
+        &mut self,
+        stmt: Stmt,
+        params: &[Value<'_>],
+        keep: Option<usize>,
+    ) -> anyhow::Result<Outcome>;
     /// Runs a prepared statement and returns its first row's first column as an integer
     /// (`SELECT max(id) ...`); `None` when there is no row or the value is NULL.
     fn scalar(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Option<i64>>;

@@ -479,7 +479,12 @@ impl SqlConn for MariaConn {
         Ok(Stmt(self.stmts.len() - 1))
     }
 
-    fn run(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Outcome> {
+    fn run_keeping(
+        &mut self,
+        stmt: Stmt,
+        params: &[Value<'_>],
+        keep: Option<usize>,
+    ) -> anyhow::Result<Outcome> {
         let values: Vec<mysql::Value> = params.iter().map(value).collect();
         let stmt = &self.stmts[stmt.0];
         let params = mysql::Params::Positional(values);
@@ -495,6 +500,11 @@ impl SqlConn for MariaConn {
         for row in result.by_ref() {
             let row = row.map_err(error)?;
             out.rows += 1;
+            if let Some(c) = keep {
+                out.kept = row
+                    .get_opt::<Option<i64>, _>(c)
+                    .and_then(|v| v.ok().flatten());
+            }
             for i in 0..row.len() {
                 out.bytes += match row.as_ref(i) {
                     Some(mysql::Value::Bytes(b)) => b.len() as u64,

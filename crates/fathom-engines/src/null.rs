@@ -111,10 +111,11 @@ impl fathom_core::sql::SqlConn for NullConn {
         self.0 += 1;
         Ok(fathom_core::sql::Stmt(self.0 - 1))
     }
-    fn run(
+    fn run_keeping(
         &mut self,
         _stmt: fathom_core::sql::Stmt,
         params: &[fathom_core::sql::Value<'_>],
+        _keep: Option<usize>,
     ) -> anyhow::Result<fathom_core::sql::Outcome> {
         std::hint::black_box(params);
         Ok(fathom_core::sql::Outcome::default())

@@ -450,7 +450,12 @@ impl SqlConn for PgConn {
         Ok(Stmt(self.stmts.len() - 1))
     }
 
-    fn run(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Outcome> {
+    fn run_keeping(
+        &mut self,
+        stmt: Stmt,
+        params: &[Value<'_>],
+        keep: Option<usize>,
+    ) -> anyhow::Result<Outcome> {
         let s = &self.stmts[stmt.0];
         let owned = pg_params(s, params);
         let refs: Vec<&(dyn ToSql + Sync)> = owned.iter().map(|p| p as _).collect();
@@ -464,6 +469,7 @@ impl SqlConn for PgConn {
         let rows = self.client.query(s, &refs).map_err(error)?;
         let mut out = Outcome {
             rows: rows.len() as u64,
+            kept: keep.and_then(|c| int_at(s, rows.last()?, c)),
             ..Outcome::default()
         };
         for r in &rows {
@@ -480,14 +486,16 @@ impl SqlConn for PgConn {
         let refs: Vec<&(dyn ToSql + Sync)> = owned.iter().map(|p| p as _).collect();
         // The first row of however many (a multi-row INSERT … RETURNING gives several).
         let rows = self.client.query(s, &refs).map_err(error)?;
-        let Some(row) = rows.first() else {
-            return Ok(None);
-        };
-        Ok(match s.columns().first().map(|c| c.type_()) {
-            Some(&Type::INT4) => row.get::<_, Option<i32>>(0).map(i64::from),
-            Some(&Type::INT2) => row.get::<_, Option<i16>>(0).map(i64::from),
-            _ => row.get::<_, Option<i64>>(0),
-        })
+        Ok(rows.first().and_then(|row| int_at(s, row, 0)))
+    }
+}
+
+/// Column `c` of `row` as an integer, whatever its width; `None` when NULL.
+fn int_at(s: &postgres::Statement, row: &postgres::Row, c: usize) -> Option<i64> {
+    match s.columns().get(c).map(|c| c.type_()) {
+        Some(&Type::INT4) => row.get::<_, Option<i32>>(c).map(i64::from),
+        Some(&Type::INT2) => row.get::<_, Option<i16>>(c).map(i64::from),
+        _ => row.get::<_, Option<i64>>(c),
     }
 }
 

@@ -128,7 +128,12 @@ impl SqlConn for SqliteConn {
         Ok(Stmt(self.sqls.len() - 1))
     }
 
-    fn run(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Outcome> {
+    fn run_keeping(
+        &mut self,
+        stmt: Stmt,
+        params: &[Value<'_>],
+        keep: Option<usize>,
+    ) -> anyhow::Result<Outcome> {
         let mut st = self
             .conn
             .prepare_cached(&self.sqls[stmt.0])
@@ -146,6 +151,9 @@ impl SqlConn for SqliteConn {
         let mut out = Outcome::default();
         while let Some(row) = rows.next().map_err(error)? {
             out.rows += 1;
+            if let Some(c) = keep {
+                out.kept = row.get::<_, Option<i64>>(c).map_err(error)?;
+            }
             for i in 0..columns {
                 out.bytes += match row.get_ref(i).map_err(error)? {
                     ValueRef::Text(b) | ValueRef::Blob(b) => b.len() as u64,

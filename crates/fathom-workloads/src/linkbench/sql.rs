@@ -51,6 +51,8 @@ pub fn schema(dialect: Dialect, storage: Option<&str>) -> Vec<String> {
 }
 
 const LINK_COLS: &str = "id1, id2, link_type, visibility, data, time, version";
+/// Where `time` is in `LINK_COLS`.
+const LINK_TIME_COL: usize = 5;
 
 /// Statements by name, prepared at first use; variable-length ones also by their count.
 #[derive(Default)]
@@ -435,17 +437,13 @@ impl Store for SqlStore<'_> {
             ]
         };
         let stmt = self.stmt("link_list", 0, |d| list(LINK_COLS, d))?;
-        let found = self.conn.run(stmt, &params(page.offset, page.limit))?.rows as i64;
-        if found < page.limit {
-            return Ok((found, None));
-        }
-        // A full page: the history cache keeps its oldest link's time.
-        let last = self.stmt("link_list_last", 0, |d| list("time", d))?;
-        Ok((
-            found,
+        // A full page: the history cache keeps its oldest (last) link's time, read off the
+        // page as LinkStoreMysql does.
+        let page_rows =
             self.conn
-                .scalar(last, &params(page.offset + page.limit - 1, 1))?,
-        ))
+                .run_keeping(stmt, &params(page.offset, page.limit), Some(LINK_TIME_COL))?;
+        let found = page_rows.rows as i64;
+        Ok((found, page_rows.kept.filter(|_| found == page.limit)))
     }
 
     fn add_node(&mut self, node: &Node) -> anyhow::Result<Option<i64>> {
@@ -504,5 +502,16 @@ impl Store for SqlStore<'_> {
         )?;
         let rows = one("SELECT count(*) FROM counttable")?;
         Ok((wrong + uncounted, rows + uncounted))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_time_column_is_where_the_list_reads_it() {
+        let cols: Vec<_> = LINK_COLS.split(", ").collect();
+        assert_eq!(cols[LINK_TIME_COL], "time");
     }
 }
