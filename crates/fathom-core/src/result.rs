@@ -27,6 +27,16 @@ pub struct PerOp {
     /// CPU of fathom's own process per operation; null for an embedded engine, whose harness
     /// share is the calibrated `harness_ns_per_op` instead.
     pub cpu_us_harness: Option<f64>,
+    /// KB the engine's processes caused to be read from storage per operation
+    /// (`/proc/PID/io` read_bytes; fathom's whole process when the engine is embedded).
+    #[serde(default)]
+    pub engine_read_kb: Option<f64>,
+    /// KB the engine's processes caused to be written per operation (`/proc/PID/io`
+    /// write_bytes, pidstat's kB_wr/s): counted when the data is dirtied, where `write_kb`
+    /// counts the device's writes when the kernel writes the pages back, so a short step sees
+    /// its own writes here even when the device has not yet.
+    #[serde(default)]
+    pub engine_write_kb: Option<f64>,
 }
 
 /// Database size in GiB, as `du` reports it and with `--apparent-size`.

@@ -42,6 +42,7 @@ const INSERT_COLUMNS: &[&str] = &[
     "r/i",
     "rkb/i",
     "wkb/i",
+    "ewkb/i",
     "us+sy",
     "cs/i",
     "(us+sy)/i",
@@ -58,6 +59,7 @@ const QUERY_COLUMNS: &[&str] = &[
     "r/q",
     "rkb/q",
     "wkb/q",
+    "ewkb/q",
     "us+sy",
     "cs/q",
     "(us+sy)/q",
@@ -78,6 +80,15 @@ fn fixed(x: Option<f64>, decimals: usize) -> String {
     x.map_or_else(|| "-".into(), |v| format!("{v:.decimals$}"))
 }
 
+/// KB the engine's processes wrote (dirtied) per inserted row, or per query.
+fn engine_write_kb(s: &StepSummary, k: Kind) -> Option<f64> {
+    let per_op = s.per_op.engine_write_kb?;
+    match k {
+        Kind::Inserts => (s.rows > 0).then(|| per_op * s.ops as f64 / s.rows as f64),
+        _ => Some(per_op),
+    }
+}
+
 /// The row of one step of one setup.
 fn row(s: &StepSummary, k: Kind, setup: &str) -> Vec<String> {
     let h = &s.host;
@@ -93,6 +104,7 @@ fn row(s: &StepSummary, k: Kind, setup: &str) -> Vec<String> {
         fixed(per(h.rps), 6),
         fixed(per(h.rmbps.map(|m| m * 1024.0)), 3),
         fixed(per(h.wmbps.map(|m| m * 1024.0)), 3),
+        fixed(engine_write_kb(s, k), 3),
         format!("{us_sy:.1}"),
         fixed(per(Some(h.cs_per_sec)), 1),
         fixed(per(Some(us_sy)), 6),
@@ -177,7 +189,10 @@ const LEGEND: &str = "\
 per insert / per query (seed 001's columns): r/s, rmb/s, wmb/s: iostat reads/s and MB/s read and written;\n\
 r/i, rkb/i, wkb/i: those divided by the insert rate (per query: /q); us+sy: vmstat CPU percent; cs/i:\n\
 context switches per insert; (us+sy)/i: us+sy divided by the insert rate; ips: rows inserted per second\n\
-(for query steps, by the background inserter); secs: the step's length; q.*: query latency in µs.\n";
+(for query steps, by the background inserters); secs: the step's length; q.*: query latency in µs.\n\
+ewkb/i, ewkb/q: KB the engine's processes wrote per insert or query, from /proc/PID/io: counted when the\n\
+data is written to the page cache, where wkb/i counts it when the kernel writes it back to the device (a\n\
+short step's writes show here, and in wkb/i of a later step).\n";
 
 #[cfg(test)]
 mod tests {

@@ -63,7 +63,9 @@ fn human_bytes(b: u64) -> String {
 
 /// How to read the step table's columns.
 const LEGEND: &str = "\
-latency in µs; r/o, rKB/o, wKB/o: device reads, KB read, KB written per op; cs/o: context switches per op;\n\
+latency in µs; r/o, rKB/o, wKB/o: device reads, KB read, KB written per op; erKB/o, ewKB/o: KB the\n\
+engine's processes read from storage and wrote per op (/proc/PID/io: a write counts when the data enters\n\
+the page cache, where wKB/o counts it when the kernel writes it back); cs/o: context switches per op;\n\
 cpu/o: host us+sy µs per op; eng/o: the engine's processes (the server; fathom's whole process when the\n\
 engine is embedded); fathom/o: the harness's own µs per op (measured on its process beside a server,\n\
 calibrated on the null engine when embedded); rss: the engine's resident memory (a server's processes'\n\

@@ -9,8 +9,8 @@ use fathom_core::recorder::Latency;
 use fathom_core::result::{PerOp, StepSummary};
 
 pub const COLUMNS: &[&str] = &[
-    "step", "ops/s", "p50", "p99", "p99.9", "max", "r/o", "rKB/o", "wKB/o", "cs/o", "cpu/o",
-    "eng/o", "fathom/o", "db.gb", "rss", "w-amp", "setup",
+    "step", "ops/s", "p50", "p99", "p99.9", "max", "r/o", "rKB/o", "wKB/o", "erKB/o", "ewKB/o",
+    "cs/o", "cpu/o", "eng/o", "fathom/o", "db.gb", "rss", "w-amp", "setup",
 ];
 
 const INTERVAL_COLUMNS: &[&str] = &[
@@ -57,6 +57,8 @@ fn shared_cell(column: &str, f: &Figures) -> String {
         "r/o" => opt(f.per_op.reads),
         "rKB/o" => opt(f.per_op.read_kb),
         "wKB/o" => opt(f.per_op.write_kb),
+        "erKB/o" => opt(f.per_op.engine_read_kb),
+        "ewKB/o" => opt(f.per_op.engine_write_kb),
         "cs/o" => opt(f.per_op.cs),
         "cpu/o" => opt(f.per_op.cpu_us),
         "eng/o" => opt(f.per_op.cpu_us_engine),

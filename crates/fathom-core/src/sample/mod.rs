@@ -140,6 +140,16 @@ impl Sampler {
             cs: per(cpu.context_switches as f64),
             cpu_us: per((cpu.us() + cpu.sy()) as f64 * tick_us),
             cpu_us_engine: per(engine_ticks as f64 * tick_us),
+            engine_read_kb: per(end
+                .engine
+                .read_bytes
+                .saturating_sub(start.engine.read_bytes) as f64
+                / 1024.0),
+            engine_write_kb: per(end
+                .engine
+                .write_bytes
+                .saturating_sub(start.engine.write_bytes) as f64
+                / 1024.0),
             cpu_us_harness: if self.embedded() {
                 None
             } else {

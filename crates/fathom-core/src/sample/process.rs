@@ -14,7 +14,9 @@ pub struct ProcCounters {
     /// Resident set size and its peak, bytes.
     pub rss_bytes: u64,
     pub rss_peak_bytes: u64,
-    /// Bytes this process caused to be read from / sent to storage.
+    /// Bytes this process caused to be read from storage, and to be written to it (counted
+    /// when it dirtied them, as pidstat's kB_wr/s: a file deleted before its pages reached the
+    /// device still counts).
     pub read_bytes: u64,
     pub write_bytes: u64,
 }
