@@ -130,11 +130,33 @@ fn dbbench_on_rocksdb_reports_every_column_and_the_counters_move() {
     );
 }
 
-fn fathom_report_columns() -> [&'static str; 16] {
+fn fathom_report_columns() -> [&'static str; 18] {
     [
-        "step", "ops/s", "p50", "p99", "p99.9", "max", "r/o", "rKB/o", "wKB/o", "cs/o", "cpu/o",
-        "eng/o", "fathom/o", "db.gb", "rss", "w-amp",
+        "step", "ops/s", "p50", "p99", "p99.9", "max", "r/o", "rKB/o", "wKB/o", "erKB/o", "ewKB/o",
+        "cs/o", "cpu/o", "eng/o", "fathom/o", "db.gb", "rss", "w-amp",
     ]
+}
+
+/// benchmark.sh runs each db_bench step as a process of its own: fathom closes and reopens the
+/// database between steps, so the WAL-off fillseq's memtable is flushed to a table file when
+/// it closes; with reopen=off it is still in memory when the next step runs.
+#[test]
+fn dbbench_reopens_the_database_between_steps_as_a_process_per_step() {
+    let size_during_readrandom = |reopen: &str| {
+        let (_dir, results, _) = run_ok(&format!(
+            "--engine rocksdb --workload dbbench --param num_keys=20000 \
+             --param steps=fillseq,readrandom --duration 1s --param reopen={reopen}"
+        ));
+        let report = report_json(&results);
+        f(&step(&report["runs"][0], "readrandom")["db_gb"]["apparent"]) * 1024.0
+    };
+    // 20,000 keys of 20 + 400 bytes, half-compressible: about 4 MiB in a table file.
+    let (reopened, kept_open) = (size_during_readrandom("on"), size_during_readrandom("off"));
+    assert!(reopened > 2.0, "{reopened:.2} MiB after reopening");
+    assert!(
+        kept_open < 1.0,
+        "{kept_open:.2} MiB with the database kept open"
+    );
 }
 
 #[test]

@@ -5,6 +5,7 @@
 
 pub mod experiment;
 pub mod input;
+mod open;
 pub mod resolve;
 pub mod runner;
 mod steps;

@@ -194,6 +194,14 @@ impl RunSpec {
             );
         }
         let built = (w.build)(&self.params, self.clients)?;
+        if let Some(step) = built.steps().iter().find(|s| s.reopen && engine.server) {
+            anyhow::bail!(
+                "step `{}` of workload `{}` reopens the database, which fathom does for embedded engines only; `{}` is a server",
+                step.name,
+                w.name,
+                engine.name
+            );
+        }
         for need in built.needs() {
             self.meet(need)?;
         }

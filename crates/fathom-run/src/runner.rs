@@ -3,6 +3,7 @@
 //! steps in order, each saved as it finishes (see `steps`). What a user sees on the way comes
 //! through an `Observer`.
 
+use crate::open::OpenEngine;
 use crate::resolve::RunSpec;
 use anyhow::Context;
 use fathom_core::cgroup::MemoryLimit;
@@ -115,16 +116,16 @@ pub fn run(spec: &RunSpec, place: &Place, observer: &mut dyn Observer) -> anyhow
         .map(|bytes| MemoryLimit::create(bytes, if server { &[] } else { &own }))
         .transpose()
         .context("--memory-limit")?;
-    let engine = fathom_engines::open(
+    let mut engine = OpenEngine::open(
         spec.setup.engine,
-        &EngineConfig {
+        EngineConfig {
             data_dir: data.path.clone(),
             options: spec.setup.options.clone(),
             settings: spec.setup.settings.clone(),
             memory_group: limit.as_ref().map(|l| l.procs_file()),
         },
     )?;
-    let target = engine.target();
+    let target = engine.get().expect("just opened").target();
     // The run directory exists only once the engine has accepted its setup.
     let run_dir = match &place.dir_name {
         Some(name) => RunDir::create_named(&place.results, name)?,
@@ -139,20 +140,20 @@ pub fn run(spec: &RunSpec, place: &Place, observer: &mut dyn Observer) -> anyhow
     let mut manifest = manifest(spec, workload.params(), target, host, place);
     run_dir.write_manifest(&manifest)?;
     observer.run_started(&manifest, spec, &run_dir.path);
-    let steps = crate::steps::Steps {
+    let mut steps = crate::steps::Steps {
         spec,
         calibrate: place.calibrate,
         workload: workload.as_ref(),
-        engine: &engine,
+        engine: &mut engine,
         sampler: &sampler,
         run_dir: &run_dir,
     };
     let result = steps
         .run(observer)
-        .map_err(|e| explain_failure(e, &engine, limit.as_ref()));
+        .map_err(|e| explain_failure(e, engine.get(), limit.as_ref()));
     finish(&mut manifest, &result, limit.as_ref());
     run_dir.write_manifest(&manifest)?;
-    drop(engine);
+    engine.close();
     drop(limit);
     result?;
     Ok(run_dir.path.clone())
@@ -208,9 +209,12 @@ fn finish(manifest: &mut RunManifest, result: &anyhow::Result<()>, limit: Option
 /// server's client may see the reset a moment before its exit can be collected.
 fn explain_failure(
     e: anyhow::Error,
-    engine: &Engine,
+    engine: Option<&Engine>,
     limit: Option<&MemoryLimit>,
 ) -> anyhow::Error {
+    let Some(engine) = engine else {
+        return e;
+    };
     for _ in 0..20 {
         if let Err(dead) = engine.target().check() {
             let oom = match limit.and_then(|l| l.oom_kills()) {

@@ -1,9 +1,12 @@
 //! A run's steps in order: for each, the harness's own cost measured on the null engine (in
-//! the engine's family, so the same client code runs), the step prepared (its tables and
-//! shared state) and driven on the engine, and its summary written before the next starts.
+//! the engine's family, so the same client code runs), the database reopened where the step
+//! asks, the step prepared (its tables and shared state) and driven on the engine, and its
+//! summary written before the next starts.
 
+use crate::open::OpenEngine;
 use crate::resolve::RunSpec;
 use crate::runner::Observer;
+use anyhow::Context;
 use fathom_core::driver::{self, StepPlan, StepRun};
 use fathom_core::family::{Db, Engine};
 use fathom_core::interrupt;
@@ -20,15 +23,15 @@ pub struct Steps<'a> {
     pub spec: &'a RunSpec,
     pub calibrate: bool,
     pub workload: &'a dyn Workload,
-    pub engine: &'a Engine,
+    pub engine: &'a mut OpenEngine,
     pub sampler: &'a Sampler,
     pub run_dir: &'a RunDir,
 }
 
 impl Steps<'_> {
-    pub fn run(&self, observer: &mut dyn Observer) -> anyhow::Result<()> {
+    pub fn run(&mut self, observer: &mut dyn Observer) -> anyhow::Result<()> {
         let null = fathom_engines::null::Null::new(self.run_dir.path.join(".null"));
-        let null_db = match self.engine {
+        let null_db = match self.engine() {
             Engine::Kv(_) => Db::Kv(&null),
             Engine::Sql(_) => Db::Sql(&null),
         };
@@ -38,6 +41,11 @@ impl Steps<'_> {
                 break;
             }
             let plan = self.driven(plan);
+            if plan.reopen {
+                self.engine
+                    .reopen()
+                    .with_context(|| format!("before step {}", plan.name))?;
+            }
             let harness_ns = self.harness_cost(null_db, i, &plan)?;
             observer.step_started(i + 1, total, &plan);
             let mut summary = self.step(i, &plan, observer)?;
@@ -46,6 +54,12 @@ impl Steps<'_> {
             observer.step_finished(&summary);
         }
         Ok(())
+    }
+
+    fn engine(&self) -> &Engine {
+        self.engine
+            .get()
+            .expect("open: a failed reopen ends the run")
     }
 
     /// The step as the spec drives it. The rate holds for timed steps (a request phase), not
@@ -80,7 +94,7 @@ impl Steps<'_> {
         plan: &StepPlan,
         observer: &mut dyn Observer,
     ) -> anyhow::Result<fathom_core::result::StepSummary> {
-        let db = self.engine.db();
+        let db = self.engine().db();
         self.workload.prepare_step(db, i)?;
         let clients = (0..plan.clients + plan.helpers)
             .map(|t| self.workload.client(db, i, t))
@@ -92,7 +106,7 @@ impl Steps<'_> {
             index: i + 1,
             clients,
             background,
-            target: self.engine.target(),
+            target: self.engine().target(),
             sampler: self.sampler,
             interval: self.spec.interval,
             files: self.run_dir.step_files(i + 1, &plan.name),

@@ -106,6 +106,10 @@ pub struct StepPlan {
     pub open_loop: Option<OpenLoop>,
     /// Maintenance after the operations, charged to the step.
     pub after: Vec<Maintenance>,
+    /// Close the database and open it again before the step, untimed: db_bench runs each step
+    /// as a process of its own, so its caches start cold and closing flushes what no WAL
+    /// holds. Embedded engines only.
+    pub reopen: bool,
     /// SQL statements per operation, when an operation is a transaction of several.
     pub queries: Option<QueryMix>,
 }

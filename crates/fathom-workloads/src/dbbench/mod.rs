@@ -5,7 +5,7 @@
 mod clients;
 pub mod data;
 
-use crate::params::{record, seed_or_clock, specs, Params, Size, Span};
+use crate::params::{record, seed_or_clock, specs, Params, Size, Span, Switch};
 use crate::{kv_only, NewBackground, NewClient, Workload, WorkloadEntry};
 use clients::{Action, DbBenchClient, Keys};
 use data::{KeyFormat, ValueSource};
@@ -47,6 +47,10 @@ pub struct DbBenchParams {
     /// readrandom, fwdrange, overwritesome, flush, revrangewhilewriting,
     /// fwdrangewhilewriting, readwhilewriting, overwriteandwait
     steps: String,
+    /// close and reopen the database before each step, as benchmark.sh runs each step as a
+    /// db_bench process of its own (cold caches; closing flushes what no WAL holds); off keeps
+    /// one open database for the whole sequence
+    reopen: Switch,
 }
 
 impl Default for DbBenchParams {
@@ -63,6 +67,7 @@ impl Default for DbBenchParams {
             overwrite_fraction: 0.1,
             seed: 0,
             steps: "all".into(),
+            reopen: Switch::new("on"),
         }
     }
 }
@@ -167,10 +172,14 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         write_rate: p.write_rate.value as f64,
         overwrites: p.num_keys as f64 * p.overwrite_fraction,
     };
-    // Steps run in the order given, as db_bench runs `--benchmarks=a,b,c`.
-    for name in &wanted {
+    // Steps run in the order given, each (with `reopen`) on a database opened afresh, as
+    // benchmark.sh runs one db_bench process per step.
+    for (i, name) in wanted.iter().enumerate() {
         let (plan, work, wal_off) = timing.step(name, clients);
-        d.plans.push(plan);
+        d.plans.push(StepPlan {
+            reopen: p.reopen.value && i > 0,
+            ..plan
+        });
         d.work.push(work);
         d.wal_off.push(wal_off);
     }
@@ -376,6 +385,10 @@ mod tests {
         assert_eq!(s[5].clients, 0);
         assert_eq!(s[6].background, Some(Pace::BytesPerSec(2.0 * 1048576.0)));
         assert_eq!(s[9].after, vec![Maintenance::WaitForCompaction]);
+        // A db_bench process per step: every step after the first opens the database afresh.
+        assert!(!s[0].reopen && s[1..].iter().all(|p| p.reopen));
+        let one_open = steps(&["reopen=off"], 4).unwrap();
+        assert!(one_open.iter().all(|p| !p.reopen));
     }
 
     #[test]
