@@ -39,6 +39,9 @@ pub struct DbBenchParams {
     write_rate: Size,
     /// entries read after each seek in range steps
     seek_nexts: u64,
+    /// keys revrange seeks among, as benchmark_compare.sh runs it (NUM_KEYS=100, one thread:
+    /// a warm-up while fillseq's compaction debt drains); 0 for all num_keys
+    revrange_keys: u64,
     /// share of num_keys that overwritesome writes
     overwrite_fraction: f64,
     /// random seed; 0 picks one from the clock (recorded)
@@ -64,6 +67,7 @@ impl Default for DbBenchParams {
             warmup: Span::new("0s"),
             write_rate: Size::new("2m"),
             seek_nexts: 10,
+            revrange_keys: 100,
             overwrite_fraction: 0.1,
             seed: 0,
             steps: "all".into(),
@@ -119,6 +123,8 @@ pub struct DbBench {
     compression_ratio: f64,
     seek_nexts: usize,
     seed: u64,
+    /// The keys each step's random clients draw from (`revrange`'s few, or all).
+    key_space: Vec<u64>,
     plans: Vec<StepPlan>,
     work: Vec<Work>,
     wal_off: Vec<bool>,
@@ -126,6 +132,11 @@ pub struct DbBench {
 }
 
 fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
+    Ok(Box::new(sequence(params, clients)?))
+}
+
+/// The sequence's steps for `clients`, from the parameters.
+fn sequence(params: &Params, clients: usize) -> anyhow::Result<DbBench> {
     let mut p: DbBenchParams = params.read("dbbench")?;
     if p.num_keys == 0 {
         anyhow::bail!("parameter `num_keys`: must be at least 1");
@@ -160,10 +171,15 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         compression_ratio: p.compression_ratio,
         seek_nexts: p.seek_nexts as usize,
         seed: p.seed,
+        key_space: Vec::new(),
         plans: Vec::new(),
         work: Vec::new(),
         wal_off: Vec::new(),
         resolved: record(&p),
+    };
+    let revrange_keys = match p.revrange_keys {
+        0 => p.num_keys,
+        n => n.min(p.num_keys),
     };
     let timing = Timing {
         num_keys: p.num_keys,
@@ -182,8 +198,13 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         });
         d.work.push(work);
         d.wal_off.push(wal_off);
+        d.key_space.push(if name == "revrange" {
+            revrange_keys
+        } else {
+            p.num_keys
+        });
     }
-    Ok(Box::new(d))
+    Ok(d)
 }
 
 /// How the sequence's steps are timed and sized.
@@ -336,7 +357,7 @@ impl Workload for DbBench {
                 next: 0,
                 end: self.num_keys,
             },
-            _ => Keys::random(self.num_keys, self.thread_seed(step, thread)),
+            _ => Keys::random(self.key_space[step], self.thread_seed(step, thread)),
         };
         self.client_for(engine, step, work, keys, 0)
     }
@@ -389,6 +410,17 @@ mod tests {
         assert!(!s[0].reopen && s[1..].iter().all(|p| p.reopen));
         let one_open = steps(&["reopen=off"], 4).unwrap();
         assert!(one_open.iter().all(|p| !p.reopen));
+    }
+
+    #[test]
+    fn revrange_seeks_among_a_hundred_keys_as_benchmark_compare_runs_it() {
+        let space = |args: &[&str]| {
+            let p = Params::parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+            sequence(&p.unwrap(), 2).unwrap().key_space
+        };
+        assert_eq!(space(&["steps=revrange,readrandom"]), [100, 1_000_000]);
+        assert_eq!(space(&["steps=revrange", "revrange_keys=0"]), [1_000_000]);
+        assert_eq!(space(&["steps=revrange", "num_keys=50"]), [50]);
     }
 
     #[test]
