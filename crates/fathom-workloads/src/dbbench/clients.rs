@@ -45,7 +45,8 @@ pub enum Action {
     },
     /// Point read (readrandom, readwhilewriting).
     Get,
-    /// Seek then up to `nexts` more entries (fwdrange, revrange and their *whilewriting).
+    /// Seek, then read up to `nexts` entries from there (fwdrange, revrange and their
+    /// *whilewriting).
     Seek { nexts: usize, direction: Direction },
 }
 
@@ -75,9 +76,10 @@ impl Client for DbBenchClient<'_> {
             Action::Get => self.session.get(key)?.map_or(0, |n| (key.len() + n) as u64),
             Action::Seek { nexts, direction } => {
                 let mut bytes = 0u64;
-                // One seek plus `nexts` steps, as db_bench counts them.
+                // db_bench's seekrandom reads `seek_nexts` entries from the one it seeks to
+                // (reading each, then stepping past it).
                 self.session
-                    .scan(Seek::new(key, *direction, *nexts + 1), &mut |k, v| {
+                    .scan(Seek::new(key, *direction, *nexts), &mut |k, v| {
                         bytes += (k.len() + v.len()) as u64;
                         true
                     })?;

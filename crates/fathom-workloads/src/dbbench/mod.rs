@@ -37,7 +37,7 @@ pub struct DbBenchParams {
     warmup: Span,
     /// bytes/s of the background writer in *whilewriting steps
     write_rate: Size,
-    /// entries read after each seek in range steps
+    /// entries each seek of the range steps reads, the one it lands on first (--seek_nexts)
     seek_nexts: u64,
     /// keys revrange seeks among, as benchmark_compare.sh runs it (NUM_KEYS=100, one thread:
     /// a warm-up while fillseq's compaction debt drains); 0 for all num_keys
