@@ -193,9 +193,10 @@ impl Events {
         self.rand.default(1, self.shape.table_size)
     }
 
+    /// `count` ranges of one kind on one table, drawn once for the kind (execute_range()).
     fn ranges(&mut self, kind: RangeKind, count: u32) {
+        let table = self.table();
         for _ in 0..count {
-            let table = self.table();
             let start = self.id();
             let end = start + self.shape.range_size - 1;
             self.event.queries.push(Query::Range(Range {
@@ -352,6 +353,34 @@ mod tests {
             }
         }
         assert!(ev.c.len() == 119 && ev.c.chars().all(|c| c == '-' || c.is_ascii_digit()));
+    }
+
+    /// execute_range() draws the table once for all ranges of its kind.
+    #[test]
+    fn ranges_of_one_kind_share_a_table() {
+        let mut e = Events::new(
+            Test::ReadOnly,
+            Shape {
+                simple_ranges: 8,
+                ..shape()
+            },
+            SbRand::new(RandType::Uniform, 5),
+            0,
+            1,
+        );
+        for _ in 0..50 {
+            let tables: Vec<u32> = e
+                .next_event()
+                .queries
+                .iter()
+                .filter_map(|q| match q {
+                    Query::Range(r) if r.kind == RangeKind::Simple => Some(r.table),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(tables.len(), 8);
+            assert!(tables.iter().all(|t| *t == tables[0]), "{tables:?}");
+        }
     }
 
     #[test]

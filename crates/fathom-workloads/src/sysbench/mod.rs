@@ -324,6 +324,7 @@ impl Workload for Sysbench {
                     Db::Kv(e) => Box::new(kv::KvEvents::new(
                         e.session(SessionOptions::default())?,
                         events,
+                        self.create_secondary,
                     )),
                 })
             }
