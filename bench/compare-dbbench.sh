@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
-# Side by side, in one sitting: fathom's dbbench steps and db_bench (Debian's rocksdb-tools) at
-# the same key count, key and value size, threads and RocksDB options, for fillseq, readrandom
-# and overwrite. The two tools alternate; each figure is the median of REPEATS runs.
+# Side by side, in one sitting: every step of benchmark_compare.sh's sequence with db_bench and
+# with fathom's dbbench workload, at the same key count, key and value size, threads, durations
+# and RocksDB options. db_bench is built from the RocksDB source fathom's engine compiles
+# (bench/build-dbbench.sh), each step its own db_bench process as benchmark.sh runs them; fathom
+# runs the sequence with reopen=on (the database closed and opened between steps). The tools
+# alternate, a whole sequence each; every figure is the median of REPEATS sequences. Printed
+# per step: both tools' ops/s and their ratio, and both tools' device reads and KB written per
+# op (/proc/diskstats of the work directory's device around each db_bench process; fathom's
+# own r/o and wKB/o).
 #   bench/compare-dbbench.sh                 # 1M keys, 2 threads, 15 s steps, 3 repeats
 #   NUM_KEYS=2000000 THREADS=4 DURATION=30 REPEATS=5 bench/compare-dbbench.sh
-# Note: Debian's db_bench is RocksDB 7.8.3 built with assertions on; fathom links RocksDB 11.8.1.
+#   DB_BENCH=/usr/bin/db_bench bench/compare-dbbench.sh   # another peer (Debian's 7.8.3)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-"$root/scripts/setup.sh" --peers
 NUM_KEYS=${NUM_KEYS:-1000000}
 THREADS=${THREADS:-2}
 DURATION=${DURATION:-15}
 REPEATS=${REPEATS:-3}
-WORK=${WORK:-/tmp/fathom-compare}
+WORK=${WORK:-/var/tmp/fathom-compare}
+DB_BENCH=${DB_BENCH:-$("$root/bench/build-dbbench.sh")}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
 cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p fathom-cli
 fathom="$CARGO_TARGET_DIR/release/fathom"
 rm -rf "$WORK" && mkdir -p "$WORK"
+dev=$(basename "$(df --output=source "$WORK" | tail -1)")
 
 # benchmark_compare.sh's leveled options (setups/rocksdb-benchmark_sh.options), as db_bench flags.
 common=(--num="$NUM_KEYS" --key_size=20 --value_size=400 --compression_type=lz4 --compression_ratio=0.5
@@ -26,34 +33,73 @@ common=(--num="$NUM_KEYS" --key_size=20 --value_size=400 --compression_type=lz4 
   --num_levels=8 --level_compaction_dynamic_level_bytes=true --bytes_per_sync=1048576 --open_files=-1
   --block_size=8192 --bloom_bits=10 --pin_l0_filter_and_index_blocks_in_cache=1 --cache_size=268435456
   --compression_max_dict_bytes=0 --memtablerep=skip_list --statistics=0 --histogram=1 --sync=0
-  --db="$WORK/db_bench")
+  --seek_nexts=10 --db="$WORK/db_bench")
+rate=(--benchmark_write_rate_limit=2097152)
+overwrites=$(((NUM_KEYS / THREADS + 5) / 10))
 
-ops() { awk -v b="$1" '$1 == b && $4 == "micros/op" { print $5 }' "$2" | tail -1; }
+# The sequence: fathom's step name, then db_bench's flags for it (benchmark.sh's jobs).
+steps=(fillseq revrange readrandom fwdrange overwritesome flush revrangewhilewriting
+  fwdrangewhilewriting readwhilewriting overwriteandwait)
+flags() {
+  local timed=(--threads="$THREADS" --duration="$DURATION" --use_existing_db=1)
+  case "$1" in
+    fillseq) echo --benchmarks=fillseq --use_existing_db=0 --threads=1 --disable_wal=1 ;;
+    revrange) echo --benchmarks=seekrandom --reverse_iterator=true --num=100 --threads=1 --duration="$DURATION" --use_existing_db=1 ;;
+    readrandom) echo --benchmarks=readrandom "${timed[@]}" ;;
+    fwdrange) echo --benchmarks=seekrandom "${timed[@]}" ;;
+    overwritesome) echo --benchmarks=overwrite --writes="$overwrites" --threads="$THREADS" --use_existing_db=1 ;;
+    flush) echo --benchmarks=flush,waitforcompaction --threads=1 --use_existing_db=1 ;;
+    revrangewhilewriting) echo --benchmarks=seekrandomwhilewriting --reverse_iterator=true "${rate[@]}" "${timed[@]}" ;;
+    fwdrangewhilewriting) echo --benchmarks=seekrandomwhilewriting "${rate[@]}" "${timed[@]}" ;;
+    readwhilewriting) echo --benchmarks=readwhilewriting "${rate[@]}" "${timed[@]}" ;;
+    overwriteandwait) echo --benchmarks=overwrite,waitforcompaction "${timed[@]}" ;;
+  esac
+}
+# db_bench's result line: "<name> : <us> micros/op <ops/s> ops/sec <secs> seconds <n> operations;"
+result() { awk '$4 == "micros/op" && $6 == "ops/sec" { print $5, $9 }' "$1" | head -1; }
+disk() { awk -v d="$dev" '$3 == d { print $4, $10; found = 1 } END { if (!found) print 0, 0 }' /proc/diskstats; }
 
 for rep in $(seq 1 "$REPEATS"); do
   rm -rf "$WORK/db_bench"
-  db_bench "${common[@]}" --benchmarks=fillseq --use_existing_db=0 --threads=1 --disable_wal=1 > "$WORK/db.fill.$rep" 2>&1
-  db_bench "${common[@]}" --benchmarks=readrandom --use_existing_db=1 --threads="$THREADS" --duration="$DURATION" > "$WORK/db.read.$rep" 2>&1
-  db_bench "${common[@]}" --benchmarks=overwrite --use_existing_db=1 --threads="$THREADS" --duration="$DURATION" > "$WORK/db.over.$rep" 2>&1
-  echo "db_bench $rep: fillseq $(ops fillseq "$WORK/db.fill.$rep") readrandom $(ops readrandom "$WORK/db.read.$rep") overwrite $(ops overwrite "$WORK/db.over.$rep")" >&2
+  for s in "${steps[@]}"; do
+    read -r r0 w0 < <(disk)
+    # shellcheck disable=SC2046
+    "$DB_BENCH" "${common[@]}" $(flags "$s") > "$WORK/db.$s.$rep" 2>&1
+    read -r r1 w1 < <(disk)
+    ops=- n=0
+    [[ $s == flush ]] || read -r ops n < <(result "$WORK/db.$s.$rep") || true
+    ops=${ops:--} n=${n:-0}
+    awk -v s="$s" -v rep="$rep" -v ops="$ops" -v n="$n" -v r="$((r1 - r0))" -v w="$((w1 - w0))" \
+      'BEGIN { if (n > 0) printf "%s %s %s %.4f %.3f\n", rep, s, ops, r / n, w / 2 / n; else printf "%s %s - - -\n", rep, s }' \
+      >> "$WORK/db_bench.rows"
+    echo "db_bench $rep $s: $ops ops/s" >&2
+  done
   rm -rf "$WORK/db_bench"
 
   "$fathom" run --engine rocksdb --workload dbbench --setup @"$root/setups/rocksdb-benchmark_sh.options" \
-    --set cache_size=256m --param num_keys="$NUM_KEYS" --param steps=fillseq,readrandom,overwriteandwait \
-    --clients "$THREADS" --duration "${DURATION}s" --results "$WORK/fathom.$rep" --format csv > "$WORK/fathom.$rep.csv" 2>/dev/null
-  step_ops() { awk -F, -v s="$1" '$1 == s { print $2 }' "$WORK/fathom.$rep.csv"; }
-  ff=$(step_ops fillseq) fr=$(step_ops readrandom) fo=$(step_ops overwriteandwait)
-  echo "fathom   $rep: fillseq $ff readrandom $fr overwrite $fo" >&2
-  echo "$rep $(ops fillseq "$WORK/db.fill.$rep") $(ops readrandom "$WORK/db.read.$rep") $(ops overwrite "$WORK/db.over.$rep") $ff $fr $fo" >> "$WORK/all"
+    --set cache_size=256m --param num_keys="$NUM_KEYS" --param seek_nexts=10 --param reopen=on \
+    --clients "$THREADS" --duration "${DURATION}s" --data-dir "$WORK/fathom-db.$rep" \
+    --results "$WORK/fathom.$rep" --format csv > "$WORK/fathom.$rep.csv" 2>/dev/null
+  rm -rf "$WORK/fathom-db.$rep"
+  # step,ops/s,...,r/o (7),rKB/o,wKB/o (9)
+  awk -F, -v rep="$rep" 'NR > 1 && $1 != "" && $1 != "step" { print rep, $1, $2, $7, $9 }' "$WORK/fathom.$rep.csv" \
+    >> "$WORK/fathom.rows"
+  echo "fathom   $rep: $(awk -v rep="$rep" '$1 == rep { printf "%s %s  ", $2, $3 }' "$WORK/fathom.rows")" >&2
 done
 
-median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+median() { grep -v '^-$' | sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+col() { awk -v s="$2" -v c="$3" '$2 == s { print $c }' "$1" | median; }
 echo
-echo "keys $NUM_KEYS, key 20 B, value 400 B, $THREADS threads (fillseq 1), ${DURATION}s steps, median of $REPEATS"
-printf "%-11s %14s %14s %8s\n" step "db_bench ops/s" "fathom ops/s" ratio
-for i in 1 2 3; do
-  name=$(echo fillseq readrandom overwrite | cut -d' ' -f$i)
-  d=$(awk -v c=$((i + 1)) '{ print $c }' "$WORK/all" | median)
-  f=$(awk -v c=$((i + 4)) '{ print $c }' "$WORK/all" | median)
-  printf "%-11s %14.0f %14.0f %8.2f\n" "$name" "$d" "$f" "$(awk -v f="$f" -v d="$d" 'BEGIN { print f / d }')"
+echo "RocksDB $("$DB_BENCH" --version 2>/dev/null | head -1 || true); keys $NUM_KEYS, key 20 B, value 400 B, $THREADS threads"
+echo "(fillseq, revrange and flush 1), ${DURATION}s timed steps, median of $REPEATS sequences per tool"
+printf "%-21s %12s %12s %6s %9s %9s %10s %10s\n" step "db_bench/s" "fathom/s" ratio "db r/o" "fa r/o" "db wKB/o" "fa wKB/o"
+for s in "${steps[@]}"; do
+  d=$(col "$WORK/db_bench.rows" "$s" 3) f=$(col "$WORK/fathom.rows" "$s" 3)
+  ratio=$(awk -v f="$f" -v d="$d" 'BEGIN { if (d + 0 > 0 && f + 0 > 0) printf "%.2f", f / d; else print "-" }')
+  printf "%-21s %12s %12s %6s %9s %9s %10s %10s\n" "$s" "$d" "$f" "$ratio" \
+    "$(col "$WORK/db_bench.rows" "$s" 4)" "$(col "$WORK/fathom.rows" "$s" 4)" \
+    "$(col "$WORK/db_bench.rows" "$s" 5)" "$(col "$WORK/fathom.rows" "$s" 5)"
 done
+echo
+echo "db_bench's *whilewriting figures exclude its writer, as fathom's do; flush has no operations."
+echo "Outputs of every run: $WORK"

@@ -69,13 +69,25 @@ fn kind(name: &str) -> usize {
     KINDS.iter().position(|k| k.name == name).unwrap()
 }
 
-#[test]
-fn on_sqlite_sql_the_tables_stay_the_same_size_and_lose_their_oldest_rows() {
+/// A scratch SQLite through SQL: its directory (keep it while the engine is open) and engine.
+fn sqlite_sql() -> (tempfile::TempDir, fathom_core::family::Engine) {
     let dir = tempfile::tempdir().unwrap();
     let engine = open("sqlite-sql", dir.path());
-    let fathom_core::family::Engine::Sql(sql) = &engine else {
-        panic!("sqlite-sql is a sql engine")
+    (dir, engine)
+}
+
+/// The sql side of `engine`.
+fn sql_of(engine: &fathom_core::family::Engine) -> &dyn fathom_core::sql::SqlEngine {
+    let fathom_core::family::Engine::Sql(sql) = engine else {
+        panic!("a sql engine")
     };
+    sql.as_ref()
+}
+
+#[test]
+fn on_sqlite_sql_the_tables_stay_the_same_size_and_lose_their_oldest_rows() {
+    let (_dir, engine) = sqlite_sql();
+    let sql = sql_of(&engine);
     let w = build_with(SMALL, 2).unwrap();
     let done = drive(w.as_ref(), engine.db(), 200);
     // l.i1: 800 rows in batches of 50 → 16 inserts over 2 clients, and their deleters' 16.
@@ -106,11 +118,8 @@ fn on_sqlite_sql_the_tables_stay_the_same_size_and_lose_their_oldest_rows() {
 /// each deleter follows its inserter to the last batch, so the tables keep their size.
 #[test]
 fn a_query_step_lasts_until_the_inserters_have_written_their_rows() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = open("sqlite-sql", dir.path());
-    let fathom_core::family::Engine::Sql(sql) = &engine else {
-        panic!("sqlite-sql is a sql engine")
-    };
+    let (_dir, engine) = sqlite_sql();
+    let sql = sql_of(&engine);
     let w = build_with(
         &["rows=400", "steps=l.i0,qp100", "query_secs=1s", "seed=3"],
         2,
