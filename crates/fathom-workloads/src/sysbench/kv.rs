@@ -271,10 +271,8 @@ impl Client for KvEvents<'_> {
         let bytes = self.run.reads(ev)?;
         let retries = self.run.writes(ev)?;
         Ok(Some(Done {
-            kind: 0,
             bytes,
             retries,
-            rows: 0,
             ..Done::default()
         }))
     }
@@ -361,9 +359,7 @@ impl Client for KvLoad<'_> {
         let bytes = keys.iter().map(|k| k.len()).sum::<usize>()
             + values.iter().map(|v| v.len()).sum::<usize>();
         Ok(Some(Done {
-            kind: 0,
             bytes: bytes as u64,
-            retries: 0,
             rows: n as u64,
             ..Done::default()
         }))

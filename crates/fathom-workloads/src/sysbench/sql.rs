@@ -161,10 +161,8 @@ impl Client for SqlEvents<'_> {
             || {},
         )?;
         Ok(Some(Done {
-            kind: 0,
             bytes,
             retries,
-            rows: 0,
             ..Done::default()
         }))
     }
@@ -267,9 +265,7 @@ impl Client for SqlLoad<'_> {
         self.conn.run(stmt, &params)?;
         self.at = Some((table, next + n));
         Ok(Some(Done {
-            kind: 0,
             bytes: (n * (4 + 4 + 120 + 60)) as u64,
-            retries: 0,
             rows: n as u64,
             ..Done::default()
         }))
