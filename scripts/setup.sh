@@ -3,7 +3,7 @@
 #   scripts/setup.sh          build dependencies (libclang for RocksDB's bindings)
 #   scripts/setup.sh --servers  also the database servers fathom starts (MariaDB with MyRocks, PostgreSQL)
 #   scripts/setup.sh --peers    also the peer tools used for side-by-side runs (db_bench, sysbench)
-#   scripts/setup.sh --dbbench  also what building db_bench from fathom's RocksDB source needs
+#   scripts/setup.sh --dbbench  also what building db_bench against fathom's RocksDB needs (gflags)
 #   scripts/setup.sh --test     also what the tests use: the servers, sysbench (run on fathom's tables),
 #                               and chromium to render the HTML report
 set -euo pipefail
@@ -14,7 +14,7 @@ for arg in "$@"; do
   case "$arg" in
     --servers) packages+=("${servers[@]}") ;;
     --peers) packages+=(rocksdb-tools sysbench) ;;
-    --dbbench) packages+=(libgflags-dev libsnappy-dev liblz4-dev libzstd-dev zlib1g-dev libbz2-dev) ;;
+    --dbbench) packages+=(libgflags-dev) ;;
     --test) packages+=("${servers[@]}" sysbench chromium) ;;
     *) echo "setup.sh: unknown option $arg (expected --servers, --peers, --dbbench or --test)" >&2; exit 2 ;;
   esac
