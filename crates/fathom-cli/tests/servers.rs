@@ -361,6 +361,47 @@ fn the_insert_benchmark_runs_each_clients_inserter_and_deleter_at_once() {
     );
 }
 
+/// LinkBench on MariaDB sends LinkStoreMysql's statements by default: SQL text on a connection
+/// with autocommit off, no BEGIN, a COMMIT per operation (most sent with its last statement);
+/// `statements=prepared` prepares them and wraps writes in BEGIN … COMMIT.
+#[test]
+fn linkbench_on_mariadb_sends_statements_as_linkstoremysql() {
+    let dir = server_scratch();
+    let args = "--engine innodb --workload linkbench --clients 1 --param maxid1=2001 \
+                --param duration=2s";
+    ok(&run(args, &dir.path().join("original")));
+    ok(&run(
+        &format!("{args} --param statements=prepared"),
+        &dir.path().join("prepared"),
+    ));
+    no_server_left(dir.path());
+    let request = |name: &str| {
+        let report = report_json(&dir.path().join(name));
+        step(&report["runs"][0], "request").clone()
+    };
+    let (text, prepared) = (request("original"), request("prepared"));
+    let stat = |s: &Value, k: &str| f(&s["engine_stats"][k]);
+    let ops = f(&text["ops"]);
+    assert!(ops > 100.0, "requests: {ops}");
+    assert_eq!(stat(&text, "com_stmt_execute"), 0.0, "{text}");
+    assert_eq!(stat(&text, "com_begin"), 0.0, "{text}");
+    // One COMMIT per request; the reads' and most writes' inside their statement's text.
+    let commits = stat(&text, "com_commit") / ops;
+    assert!(
+        (0.99..1.01).contains(&commits),
+        "commits per request {commits}"
+    );
+    let ops = f(&prepared["ops"]);
+    let executed = stat(&prepared, "com_stmt_execute") / ops;
+    assert!(
+        executed >= 1.0,
+        "prepared executions per request {executed}"
+    );
+    // Writes (about a third of the mix) begin a transaction; reads do not.
+    let begun = stat(&prepared, "com_begin") / ops;
+    assert!((0.1..0.5).contains(&begun), "BEGINs per request {begun}");
+}
+
 /// LinkBench on every family: load, requests, the consistency check, and LinkBench's output.
 #[test]
 fn linkbench_on_every_family_keeps_its_counts() {

@@ -116,6 +116,15 @@ pub trait SqlConn: Send {
     fn exec(&mut self, sql: &str) -> anyhow::Result<()>;
     /// Prepares a statement written with `?` placeholders.
     fn prepare(&mut self, sql: &str) -> anyhow::Result<Stmt>;
+    /// Keeps a statement written with `?` placeholders to be sent as SQL text, its parameters
+    /// written in as literals each time it runs (what JDBC's `Statement` and Python's MySQLdb
+    /// send): the server parses it every time. Text may hold several statements separated by
+    /// `;` (a `COMMIT` sent with the statement before it); the first one's rows and affected
+    /// rows are the outcome. Engines without a text protocol say so.
+    fn prepare_text(&mut self, sql: &str) -> anyhow::Result<Stmt> {
+        let _ = sql;
+        anyhow::bail!("this engine has no text protocol; its statements are prepared")
+    }
     /// Runs a prepared statement, reading every row it returns.
     fn run(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Outcome> {
         self.run_keeping(stmt, params, None)

@@ -111,6 +111,11 @@ impl fathom_core::sql::SqlConn for NullConn {
         self.0 += 1;
         Ok(fathom_core::sql::Stmt(self.0 - 1))
     }
+    /// Text statements cost the harness nothing more here: the writing-in of values is the
+    /// server client's (measured on the real engine).
+    fn prepare_text(&mut self, sql: &str) -> anyhow::Result<fathom_core::sql::Stmt> {
+        self.prepare(sql)
+    }
     fn run_keeping(
         &mut self,
         _stmt: fathom_core::sql::Stmt,

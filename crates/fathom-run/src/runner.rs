@@ -83,6 +83,11 @@ impl DataDir {
         }
         std::fs::create_dir_all(&data.path)
             .with_context(|| format!("creating {}", data.path.display()))?;
+        // Servers are started from elsewhere and take their paths as given: a relative
+        // results directory (`--results out`) must not reach them as relative.
+        let mut data = data;
+        data.path = std::path::absolute(&data.path)
+            .with_context(|| format!("resolving {}", data.path.display()))?;
         Ok(data)
     }
 }

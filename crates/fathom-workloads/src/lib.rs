@@ -8,6 +8,7 @@ pub mod linkbench;
 pub mod params;
 pub mod rows;
 pub mod shared;
+pub mod statements;
 pub mod sysbench;
 #[cfg(test)]
 mod testing;

@@ -15,6 +15,7 @@ mod sql;
 
 use crate::params::{record, seed_or_clock, Params, Span, Switch};
 use crate::shared::PerStep;
+use crate::statements::Statements;
 use crate::{NewBackground, NewClient, Workload, WorkloadEntry};
 use clients::{Cleanup, Deleter, Indexer, Querier, Store, Tidy, Writer, KINDS};
 use fathom_core::driver::{BackgroundClient, Pace, StepPlan};
@@ -81,6 +82,9 @@ pub struct IbenchParams {
     max_price: u64,
     /// random seed; 0 picks one from the clock (recorded)
     seed: u64,
+    /// how SQL statements are sent: original (SQL text to MariaDB, as iibench.py's MySQLdb;
+    /// prepared to PostgreSQL, as iibench.py there), text (MariaDB only) or prepared
+    statements: String,
 }
 
 impl Default for IbenchParams {
@@ -109,6 +113,7 @@ impl Default for IbenchParams {
             customers: 100_000,
             max_price: 500,
             seed: 0,
+            statements: "original".into(),
         }
     }
 }
@@ -147,6 +152,7 @@ pub struct Ibench {
     shape: Arc<Shape>,
     pool: Arc<Vec<u8>>,
     seed: u64,
+    statements: Statements,
     shared: bool,
     deletes: bool,
     tables: u32,
@@ -234,6 +240,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         work: Vec::new(),
         resolved: record(&p),
         current: PerStep::default(),
+        statements: Statements::parse(&p.statements)?,
     };
     let sizes = Sizes {
         per_client: |total: u64| total.div_ceil(dop),
@@ -375,7 +382,11 @@ impl Ibench {
 
     fn store<'e>(&self, db: Db<'e>) -> anyhow::Result<Box<dyn Store + 'e>> {
         Ok(match db {
-            Db::Sql(e) => Box::new(sql::SqlStore::new(e, Arc::clone(&self.shape))?),
+            Db::Sql(e) => Box::new(sql::SqlStore::new(
+                e,
+                Arc::clone(&self.shape),
+                self.statements,
+            )?),
             Db::Kv(e) => Box::new(kv::KvStore::new(e, Arc::clone(&self.shape))?),
         })
     }

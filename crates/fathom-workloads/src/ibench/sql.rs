@@ -4,10 +4,20 @@
 
 use super::clients::Store;
 use super::gen::{Batch, Shape, Table};
+use crate::statements::Statements;
 use fathom_core::sql::{Dialect, SqlConn, SqlEngine, Stmt, Value};
 use fathom_core::target::Maintenance;
 use std::collections::HashMap;
 use std::sync::Arc;
+
+/// A statement kept by the connection: as SQL text, or prepared.
+fn make(conn: &mut dyn SqlConn, text: bool, sql: &str) -> anyhow::Result<Stmt> {
+    if text {
+        conn.prepare_text(sql)
+    } else {
+        conn.prepare(sql)
+    }
+}
 
 /// One table's prepared statements, made at first use (the table must exist by then).
 #[derive(Default)]
@@ -28,12 +38,21 @@ pub struct SqlStore<'e> {
     dialect: Dialect,
     shape: Arc<Shape>,
     stmts: HashMap<u32, Stmts>,
+    /// Statements go as SQL text (iibench.py's MySQLdb), not prepared.
+    text: bool,
 }
 
 impl<'e> SqlStore<'e> {
-    pub fn new(engine: &'e dyn SqlEngine, shape: Arc<Shape>) -> anyhow::Result<Self> {
+    /// A client's store; by default its statements go as iibench.py sends them: SQL text to
+    /// MariaDB, prepared to PostgreSQL.
+    pub fn new(
+        engine: &'e dyn SqlEngine,
+        shape: Arc<Shape>,
+        statements: Statements,
+    ) -> anyhow::Result<Self> {
         Ok(SqlStore {
             engine,
+            text: statements.text_on(engine.dialect(), &[Dialect::MariaDb])?,
             conn: engine.connect()?,
             dialect: engine.dialect(),
             shape,
@@ -51,7 +70,7 @@ impl<'e> SqlStore<'e> {
         if let Some(s) = slot {
             return Ok(*s);
         }
-        let s = self.conn.prepare(&sql())?;
+        let s = make(self.conn.as_mut(), self.text, &sql())?;
         *slot = Some(s);
         Ok(s)
     }
@@ -67,7 +86,7 @@ impl<'e> SqlStore<'e> {
         if let Some(s) = map.get(&key) {
             return Ok(*s);
         }
-        let s = self.conn.prepare(&sql())?;
+        let s = make(self.conn.as_mut(), self.text, &sql())?;
         map.insert(key, s);
         Ok(s)
     }

@@ -28,6 +28,7 @@ pub use load::{now_ms, KINDS as LOAD_KINDS};
 pub use request::KINDS as REQUEST_KINDS;
 /// The consistency check's one operation.
 pub const CHECK: OpKind = OpKind::new("CHECK", Role::Check);
+use crate::statements::Statements;
 use load::{Chunks, Graph, LinkLoader, NodeLoader};
 use model::Store;
 use request::{Access, AccessDist, Blend, Requester, MIX_ORDER};
@@ -116,6 +117,13 @@ pub struct LinkBenchParams {
     fix: String,
     /// random seed; 0 picks one from the clock (recorded)
     seed: u64,
+    /// how SQL statements are sent: original (text on MariaDB, as LinkStoreMysql: the values
+    /// written into the SQL, autocommit off, each operation's COMMIT sent with its last
+    /// statement; prepared on PostgreSQL and SQLite, which have no original store), text, or
+    /// prepared (prepared once; writes between BEGIN and COMMIT, reads in autocommit)
+    statements: String,
+    /// MariaDB: linktable's partitions by id1 (create_innodb.sql's 16); 0 for none
+    partitions: u64,
 }
 
 impl Default for LinkBenchParams {
@@ -157,6 +165,8 @@ impl Default for LinkBenchParams {
             motif_length: 128,
             fix: String::new(),
             seed: 0,
+            statements: "original".into(),
+            partitions: 16,
         }
     }
 }
@@ -182,6 +192,8 @@ pub struct LinkBench {
     loaders: usize,
     chunk_size: i64,
     seed: u64,
+    statements: Statements,
+    partitions: u64,
     plans: Vec<StepPlan>,
     work: Vec<Work>,
     resolved: BTreeMap<String, String>,
@@ -413,6 +425,8 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         loaders,
         chunk_size: p.loader_chunk_size.max(1) as i64,
         seed,
+        statements: Statements::parse(&p.statements)?,
+        partitions: p.partitions,
         plans,
         work,
         resolved: record(&p),
@@ -429,7 +443,7 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
 impl LinkBench {
     fn store<'e>(&self, db: Db<'e>, state: &StepState) -> anyhow::Result<Box<dyn Store + 'e>> {
         Ok(match db {
-            Db::Sql(e) => Box::new(sql::SqlStore::new(e)?),
+            Db::Sql(e) => Box::new(sql::SqlStore::new(e, self.statements)?),
             Db::Kv(e) => Box::new(kv::KvStore::new(
                 e.session(SessionOptions::default())?,
                 Arc::clone(&state.node_ids),
@@ -475,7 +489,7 @@ impl Workload for LinkBench {
     fn prepare_step(&self, engine: Db<'_>, step: usize) -> anyhow::Result<()> {
         if let (Work::Load, Db::Sql(e)) = (self.work[step], engine) {
             let mut conn = e.connect()?;
-            for ddl in sql::schema(e.dialect(), e.storage_engine()) {
+            for ddl in sql::schema(e.dialect(), e.storage_engine(), self.partitions) {
                 conn.exec(&ddl)?;
             }
         }

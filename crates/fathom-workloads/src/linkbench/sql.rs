@@ -3,15 +3,26 @@
 //! `LinkStoreMysql`'s statements — on MariaDB verbatim (`INSERT … ON DUPLICATE KEY UPDATE` read
 //! by its affected rows), on PostgreSQL and SQLite with `ON CONFLICT` and a locking read where
 //! MySQL's affected-rows trick has no equal. Payloads are binary columns (the original's are
-//! latin1 text, which takes any byte).
+//! latin1 text, which takes any byte). On MariaDB the statements go as LinkStoreMysql sends them
+//! by default: SQL text with the values written in, on a connection with autocommit off, each
+//! operation's COMMIT sent with its last statement (`statements=prepared` prepares them once and
+//! wraps writes in BEGIN … COMMIT); `linktable` is partitioned by `id1` as `create_innodb.sql`.
 
 use super::model::{Count, Link, ListPage, Node, Store, HIDDEN, VISIBLE};
+use crate::statements::Statements;
 use fathom_core::sql::{Dialect, SqlConn, SqlEngine, Stmt, Value};
 use std::collections::HashMap;
 
-/// The tables, dropped and created.
-pub fn schema(dialect: Dialect, storage: Option<&str>) -> Vec<String> {
+/// The tables, dropped and created; on MariaDB `linktable` in `partitions` partitions by `id1`
+/// (none for 0).
+pub fn schema(dialect: Dialect, storage: Option<&str>, partitions: u64) -> Vec<String> {
     let suffix = dialect.table_suffix(storage);
+    let link_suffix = match dialect {
+        Dialect::MariaDb if partitions > 0 => {
+            format!("{suffix} PARTITION BY KEY(id1) PARTITIONS {partitions}")
+        }
+        _ => suffix.clone(),
+    };
     let (small, blob, text) = match dialect {
         Dialect::MariaDb => ("TINYINT", "VARBINARY(255)", "MEDIUMBLOB"),
         Dialect::Postgres => ("SMALLINT", "BYTEA", "BYTEA"),
@@ -31,7 +42,7 @@ pub fn schema(dialect: Dialect, storage: Option<&str>) -> Vec<String> {
             "CREATE TABLE linktable (\n  id1 BIGINT NOT NULL DEFAULT 0,\n  id2 BIGINT NOT NULL DEFAULT 0,\n  \
              link_type BIGINT NOT NULL DEFAULT 0,\n  visibility {small} NOT NULL DEFAULT 0,\n  \
              data {blob} NOT NULL DEFAULT '',\n  time BIGINT NOT NULL DEFAULT 0,\n  \
-             version INT NOT NULL DEFAULT 0,\n  PRIMARY KEY (link_type, id1, id2){inline_index}\n){suffix}"
+             version INT NOT NULL DEFAULT 0,\n  PRIMARY KEY (link_type, id1, id2){inline_index}\n){link_suffix}"
         ),
         format!(
             "CREATE TABLE counttable (\n  id BIGINT NOT NULL DEFAULT 0,\n  link_type BIGINT NOT NULL DEFAULT 0,\n  \
@@ -54,24 +65,41 @@ const LINK_COLS: &str = "id1, id2, link_type, visibility, data, time, version";
 /// Where `time` is in `LINK_COLS`.
 const LINK_TIME_COL: usize = 5;
 
-/// Statements by name, prepared at first use; variable-length ones also by their count.
-#[derive(Default)]
-struct Prepared {
-    by_key: HashMap<(&'static str, usize), Stmt>,
+/// An operation's statement: one in the middle, or the last, which in text mode carries the
+/// operation's COMMIT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Place {
+    Within,
+    Last,
 }
 
 pub struct SqlStore<'e> {
     conn: Box<dyn SqlConn + 'e>,
     dialect: Dialect,
-    prepared: Prepared,
+    /// Statements by name, made at first use; variable-length ones also by their count.
+    stmts: HashMap<(&'static str, usize, Place), Stmt>,
+    /// Text statements on a connection with autocommit off.
+    text: bool,
+    /// In text mode, whether the operation's COMMIT has been sent.
+    committed: bool,
 }
 
 impl<'e> SqlStore<'e> {
-    pub fn new(engine: &'e dyn SqlEngine) -> anyhow::Result<Self> {
+    /// A client's store. In text mode (LinkStoreMysql's way, on MariaDB) the connection has
+    /// autocommit off and each operation's COMMIT goes with its last statement; prepared
+    /// statements run writes between BEGIN and COMMIT and reads in autocommit.
+    pub fn new(engine: &'e dyn SqlEngine, statements: Statements) -> anyhow::Result<Self> {
+        let text = statements.text_on(engine.dialect(), &[Dialect::MariaDb])?;
+        let mut conn = engine.connect()?;
+        if text {
+            conn.exec("SET autocommit = 0")?;
+        }
         Ok(SqlStore {
-            conn: engine.connect()?,
+            conn,
             dialect: engine.dialect(),
-            prepared: Prepared::default(),
+            stmts: HashMap::new(),
+            text,
+            committed: false,
         })
     }
 
@@ -81,30 +109,88 @@ impl<'e> SqlStore<'e> {
         n: usize,
         sql: impl FnOnce(Dialect) -> String,
     ) -> anyhow::Result<Stmt> {
-        if let Some(s) = self.prepared.by_key.get(&(name, n)) {
+        self.placed(name, n, Place::Within, sql)
+    }
+
+    /// The last statement of an operation: in text mode its COMMIT goes with it.
+    fn last(
+        &mut self,
+        name: &'static str,
+        n: usize,
+        sql: impl FnOnce(Dialect) -> String,
+    ) -> anyhow::Result<Stmt> {
+        self.placed(name, n, Place::Last, sql)
+    }
+
+    fn placed(
+        &mut self,
+        name: &'static str,
+        n: usize,
+        place: Place,
+        sql: impl FnOnce(Dialect) -> String,
+    ) -> anyhow::Result<Stmt> {
+        if place == Place::Last {
+            self.committed = true;
+        }
+        let place = if self.text { place } else { Place::Within };
+        if let Some(s) = self.stmts.get(&(name, n, place)) {
             return Ok(*s);
         }
-        let s = self.conn.prepare(&sql(self.dialect))?;
-        self.prepared.by_key.insert((name, n), s);
+        let mut text = sql(self.dialect);
+        let s = if self.text {
+            if place == Place::Last {
+                text.push_str("; COMMIT");
+            }
+            self.conn.prepare_text(&text)?
+        } else {
+            self.conn.prepare(&text)?
+        };
+        self.stmts.insert((name, n, place), s);
         Ok(s)
+    }
+
+    /// In text mode, commits unless the operation's last statement did.
+    fn end(&mut self) -> anyhow::Result<()> {
+        if self.text && !self.committed {
+            self.conn.exec("COMMIT")?;
+        }
+        self.committed = false;
+        Ok(())
+    }
+
+    /// Commits a bulk write, as LinkStoreMysql does after it (text mode; otherwise the
+    /// statement ran in autocommit).
+    fn commit_bulk(&mut self) -> anyhow::Result<()> {
+        self.committed = false;
+        self.end()
     }
 
     fn run(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<u64> {
         Ok(self.conn.run(stmt, params)?.affected)
     }
 
-    /// Runs `body` between BEGIN and COMMIT, rolling back when it fails.
+    /// Runs `body` as one transaction, rolling back when it fails: between BEGIN and COMMIT,
+    /// or in text mode (autocommit off) up to the COMMIT its last statement sent, or one sent
+    /// after it.
     fn transaction<T>(
         &mut self,
         body: impl FnOnce(&mut Self) -> anyhow::Result<T>,
     ) -> anyhow::Result<T> {
-        self.conn.exec("BEGIN")?;
+        if !self.text {
+            self.conn.exec("BEGIN")?;
+        }
+        self.committed = false;
         match body(self) {
             Ok(v) => {
-                self.conn.exec("COMMIT")?;
+                if self.text {
+                    self.end()?;
+                } else {
+                    self.conn.exec("COMMIT")?;
+                }
                 Ok(v)
             }
             Err(e) => {
+                self.committed = false;
                 let _ = self.conn.exec("ROLLBACK");
                 Err(e)
             }
@@ -136,9 +222,10 @@ impl<'e> SqlStore<'e> {
         link_type: i64,
         delta: i64,
         now_ms: i64,
+        place: Place,
     ) -> anyhow::Result<()> {
         let name = if delta > 0 { "count_up" } else { "count_down" };
-        let stmt = self.stmt(name, 0, |d| {
+        let stmt = self.placed(name, 0, place, |d| {
             let first = if delta > 0 { 1 } else { 0 };
             let (new, down) = match d {
                 Dialect::MariaDb => ("count + 1", "IF(count = 0, 0, count - 1)"),
@@ -167,8 +254,8 @@ impl<'e> SqlStore<'e> {
         Ok(())
     }
 
-    fn set_link(&mut self, link: &Link) -> anyhow::Result<()> {
-        let stmt = self.stmt("update_link", 0, |_| {
+    fn set_link(&mut self, link: &Link, place: Place) -> anyhow::Result<()> {
+        let stmt = self.placed("update_link", 0, place, |_| {
             "UPDATE linktable SET visibility = ?, data = ?, time = ?, version = ? \
              WHERE id1 = ? AND id2 = ? AND link_type = ?"
                 .to_string()
@@ -241,7 +328,7 @@ impl Store for SqlStore<'_> {
 
     fn add_nodes(&mut self, nodes: &[Node]) -> anyhow::Result<Vec<i64>> {
         let n = nodes.len();
-        let stmt = self.stmt("add_nodes", n, |_| {
+        let stmt = self.last("add_nodes", n, |_| {
             format!(
                 "INSERT INTO nodetable (type, version, time, data) VALUES {} RETURNING id",
                 rows(n, 4)
@@ -273,7 +360,7 @@ impl Store for SqlStore<'_> {
         })?;
         let params: Vec<Value<'_>> = links.iter().flat_map(link_params).collect();
         self.run(stmt, &params)?;
-        Ok(())
+        self.commit_bulk()
     }
 
     fn add_counts_bulk(&mut self, counts: &[Count]) -> anyhow::Result<()> {
@@ -303,7 +390,7 @@ impl Store for SqlStore<'_> {
             })
             .collect();
         self.run(stmt, &params)?;
-        Ok(())
+        self.commit_bulk()
     }
 
     fn add_link(&mut self, link: &Link) -> anyhow::Result<bool> {
@@ -311,28 +398,31 @@ impl Store for SqlStore<'_> {
             if s.dialect == Dialect::MariaDb {
                 // LinkStoreMysql: 1 = inserted, 2 = existed hidden and became visible, 0 = existed
                 // visible already.
+                // The last statement carries the COMMIT in text mode.
                 let affected = s.insert_link(link)?;
+                let data = affected != 1;
                 if affected != 0 && link.visibility == VISIBLE {
-                    s.bump_count(link.id1, link.link_type, 1, link.time)?;
+                    let place = if data { Place::Within } else { Place::Last };
+                    s.bump_count(link.id1, link.link_type, 1, link.time, place)?;
                 }
-                if affected != 1 {
-                    s.set_link(link)?;
+                if data {
+                    s.set_link(link, Place::Last)?;
                 }
-                return Ok(affected != 1);
+                return Ok(data);
             }
             match s.visibility(link.id1, link.link_type, link.id2)? {
                 None => {
                     s.insert_link(link)?;
                     if link.visibility == VISIBLE {
-                        s.bump_count(link.id1, link.link_type, 1, link.time)?;
+                        s.bump_count(link.id1, link.link_type, 1, link.time, Place::Within)?;
                     }
                     Ok(false)
                 }
                 Some(v) => {
                     if v != VISIBLE && link.visibility == VISIBLE {
-                        s.bump_count(link.id1, link.link_type, 1, link.time)?;
+                        s.bump_count(link.id1, link.link_type, 1, link.time, Place::Within)?;
                     }
-                    s.set_link(link)?;
+                    s.set_link(link, Place::Within)?;
                     Ok(true)
                 }
             }
@@ -358,7 +448,7 @@ impl Store for SqlStore<'_> {
                     Value::Int(link_type),
                 ],
             )?;
-            s.bump_count(id1, link_type, -1, now)?;
+            s.bump_count(id1, link_type, -1, now, Place::Within)?;
             Ok(true)
         })
     }
@@ -368,17 +458,17 @@ impl Store for SqlStore<'_> {
             let Some(v) = s.visibility(link.id1, link.link_type, link.id2)? else {
                 return Ok(false);
             };
-            s.set_link(link)?;
+            s.set_link(link, Place::Within)?;
             if v != link.visibility {
                 let delta = if link.visibility == VISIBLE { 1 } else { -1 };
-                s.bump_count(link.id1, link.link_type, delta, link.time)?;
+                s.bump_count(link.id1, link.link_type, delta, link.time, Place::Within)?;
             }
             Ok(true)
         })
     }
 
     fn count_links(&mut self, id1: i64, link_type: i64) -> anyhow::Result<i64> {
-        let stmt = self.stmt("count_links", 0, |_| {
+        let stmt = self.last("count_links", 0, |_| {
             "SELECT count FROM counttable WHERE id = ? AND link_type = ?".to_string()
         })?;
         Ok(self
@@ -389,7 +479,7 @@ impl Store for SqlStore<'_> {
 
     fn multiget_links(&mut self, id1: i64, link_type: i64, id2s: &[i64]) -> anyhow::Result<u64> {
         let n = id2s.len();
-        let stmt = self.stmt("multiget", n, |_| {
+        let stmt = self.last("multiget", n, |_| {
             format!(
                 "SELECT {LINK_COLS} FROM linktable WHERE id1 = ? AND link_type = ? AND id2 IN ({})",
                 vec!["?"; n].join(", ")
@@ -436,7 +526,7 @@ impl Store for SqlStore<'_> {
                 Value::Int(b),
             ]
         };
-        let stmt = self.stmt("link_list", 0, |d| list(LINK_COLS, d))?;
+        let stmt = self.last("link_list", 0, |d| list(LINK_COLS, d))?;
         // A full page: the history cache keeps its oldest (last) link's time, read off the
         // page as LinkStoreMysql does.
         let page_rows =
@@ -451,7 +541,7 @@ impl Store for SqlStore<'_> {
     }
 
     fn update_node(&mut self, node: &Node) -> anyhow::Result<bool> {
-        let stmt = self.stmt("update_node", 0, |_| {
+        let stmt = self.last("update_node", 0, |_| {
             "UPDATE nodetable SET version = ?, time = ?, data = ? WHERE id = ? AND type = ?"
                 .to_string()
         })?;
@@ -469,14 +559,14 @@ impl Store for SqlStore<'_> {
     }
 
     fn delete_node(&mut self, node_type: i64, id: i64) -> anyhow::Result<bool> {
-        let stmt = self.stmt("delete_node", 0, |_| {
+        let stmt = self.last("delete_node", 0, |_| {
             "DELETE FROM nodetable WHERE id = ? AND type = ?".to_string()
         })?;
         Ok(self.run(stmt, &[Value::Int(id), Value::Int(node_type)])? == 1)
     }
 
     fn get_node(&mut self, node_type: i64, id: i64) -> anyhow::Result<Option<usize>> {
-        let stmt = self.stmt("get_node", 0, |_| {
+        let stmt = self.last("get_node", 0, |_| {
             "SELECT id, type, version, time, data FROM nodetable WHERE id = ? AND type = ?"
                 .to_string()
         })?;
@@ -508,6 +598,28 @@ impl Store for SqlStore<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mariadbs_linktable_is_partitioned_by_id1() {
+        let ddl = schema(Dialect::MariaDb, Some("InnoDB"), 16).join("\n");
+        assert!(
+            ddl.contains(
+                ") ENGINE = InnoDB PARTITION BY KEY(id1) PARTITIONS 16\nCREATE TABLE counttable"
+            ),
+            "{ddl}"
+        );
+        assert_eq!(
+            ddl.matches("PARTITION BY").count(),
+            1,
+            "only linktable: {ddl}"
+        );
+        assert!(!schema(Dialect::MariaDb, None, 0)
+            .join("\n")
+            .contains("PARTITION"));
+        assert!(!schema(Dialect::Postgres, None, 16)
+            .join("\n")
+            .contains("PARTITION"));
+    }
 
     #[test]
     fn the_time_column_is_where_the_list_reads_it() {

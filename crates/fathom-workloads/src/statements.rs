@@ -1,0 +1,64 @@
+//! How a workload's SQL statements travel, as its original client sent them: prepared once
+//! per connection, or SQL text with the values written in each time (JDBC's `Statement`,
+//! Python's MySQLdb). Chosen by the `statements` parameter of the workloads whose originals
+//! differ from sysbench's prepared statements.
+
+use fathom_core::sql::Dialect;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Statements {
+    /// As the original client on this database (the workload says which that is).
+    Original,
+    /// SQL text: MariaDB only (fathom's PostgreSQL and SQLite clients prepare).
+    Text,
+    /// Prepared once per connection.
+    Prepared,
+}
+
+impl Statements {
+    pub fn parse(s: &str) -> anyhow::Result<Statements> {
+        match s {
+            "original" => Ok(Statements::Original),
+            "text" => Ok(Statements::Text),
+            "prepared" => Ok(Statements::Prepared),
+            other => anyhow::bail!(
+                "parameter `statements`: expected original, text or prepared, got `{other}`"
+            ),
+        }
+    }
+
+    /// Whether statements go as text on `dialect`, where the original client sent text on
+    /// `original_text` dialects.
+    pub fn text_on(self, dialect: Dialect, original_text: &[Dialect]) -> anyhow::Result<bool> {
+        match self {
+            Statements::Original => Ok(original_text.contains(&dialect)),
+            Statements::Prepared => Ok(false),
+            Statements::Text if dialect == Dialect::MariaDb => Ok(true),
+            Statements::Text => anyhow::bail!(
+                "parameter `statements`: text is sent to MariaDB only; on {dialect:?} fathom \
+                 prepares (use original or prepared)"
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_original_sends_text_where_its_client_did() {
+        let mysql = [Dialect::MariaDb];
+        let o = Statements::parse("original").unwrap();
+        assert!(o.text_on(Dialect::MariaDb, &mysql).unwrap());
+        assert!(!o.text_on(Dialect::Postgres, &mysql).unwrap());
+        assert!(!Statements::Prepared
+            .text_on(Dialect::MariaDb, &mysql)
+            .unwrap());
+        let err = Statements::Text
+            .text_on(Dialect::Postgres, &mysql)
+            .unwrap_err();
+        assert!(err.to_string().contains("MariaDB only"), "{err}");
+        assert!(Statements::parse("binary").is_err());
+    }
+}
