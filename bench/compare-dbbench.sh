@@ -87,7 +87,7 @@ for rep in $(seq 1 "$REPEATS"); do
   echo "fathom   $rep: $(awk -v rep="$rep" '$1 == rep { printf "%s %s  ", $2, $3 }' "$WORK/fathom.rows")" >&2
 done
 
-median() { grep -v '^-$' | sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+median() { { grep -v '^-$' || true; } | sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 col() { awk -v s="$2" -v c="$3" '$2 == s { print $c }' "$1" | median; }
 echo
 echo "RocksDB $("$DB_BENCH" --version 2>/dev/null | head -1 || true); keys $NUM_KEYS, key 20 B, value 400 B, $THREADS threads"

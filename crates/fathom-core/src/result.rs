@@ -230,12 +230,17 @@ pub struct StepSummary {
     #[serde(default)]
     pub rows_per_sec: f64,
     /// Open loop: how long operations waited past their intended start before a client
-    /// took them (LinkbenchX's time in queue); their latency counts from the intended start.
+    /// took them (LinkbenchX's time in queue); their latency counts from the intended start
+    /// unless `latency_from_start`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_us: Option<Latency>,
     /// Open loop with one queue for all clients (an idle client takes the next arrival).
     #[serde(default)]
     pub shared_queue: bool,
+    /// Open loop whose latency counts from each operation's real start (service time, as
+    /// LinkBench's throttled requesters), the wait kept in `queue_us` alone.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub latency_from_start: bool,
 }
 
 /// One interval of a step (the reports' time series).

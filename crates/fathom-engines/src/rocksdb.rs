@@ -29,8 +29,10 @@ use std::sync::Arc;
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RocksDbSettings {
-    /// LRU block cache capacity
+    /// block cache capacity
     cache_size: Size,
+    /// block cache: hyper_clock (HyperClockCache, db_bench's default since it has one) or lru
+    cache_type: CacheType,
     /// compaction style
     compaction: Compaction,
     /// O_DIRECT for user reads, for flush and compaction, or both
@@ -48,6 +50,7 @@ impl Default for RocksDbSettings {
     fn default() -> Self {
         RocksDbSettings {
             cache_size: Size::new("256m"),
+            cache_type: CacheType::HyperClock,
             compaction: Compaction::Leveled,
             o_direct: Direct::None,
             wal: Switch::new("true"),
@@ -55,6 +58,16 @@ impl Default for RocksDbSettings {
             transactions: Transactions::None,
         }
     }
+}
+
+/// The block cache's implementation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum CacheType {
+    /// Lock-free, entry size found as it goes (db_bench's `hyper_clock_cache`).
+    HyperClock,
+    /// Sharded LRU lists under a mutex each.
+    Lru,
 }
 
 /// RocksDB's compaction style.
@@ -151,7 +164,13 @@ fn base_options(config: &EngineConfig) -> anyhow::Result<(Options, RocksDbSettin
     let s: RocksDbSettings = settings::read(&config.settings)?;
     let mut opts = Options::default();
     let mut table = BlockBasedOptions::default();
-    let cache = Cache::new_lru_cache(s.cache_size.value as usize);
+    let capacity = s.cache_size.value as usize;
+    let cache = match s.cache_type {
+        // An estimated entry charge of 0 sizes the table as entries arrive, as db_bench's
+        // `hyper_clock_cache` does.
+        CacheType::HyperClock => Cache::new_hyper_clock_cache(capacity, 0),
+        CacheType::Lru => Cache::new_lru_cache(capacity),
+    };
     table.set_block_cache(&cache);
     opts.set_block_based_table_factory(&table);
     opts.set_compaction_style(match s.compaction {

@@ -137,12 +137,17 @@ fn step_notes(m: &StepSummary) -> Vec<String> {
     }
     if let (Some(q), Some(rate)) = (&m.queue_us, m.arrival_rate) {
         lines.push(format!(
-            "{}: open loop at {rate:.0} ops/s ({}); waits to begin: p50 {} µs, p99 {} µs, max {} µs; latency counts from the intended start",
+            "{}: open loop at {rate:.0} ops/s ({}); waits to begin: p50 {} µs, p99 {} µs, max {} µs; latency counts from {}",
             m.step,
             if m.shared_queue { "one queue for all clients" } else { "a queue per client" },
             num(q.p50),
             num(q.p99),
             num(q.max),
+            if m.latency_from_start {
+                "the real start (service time, as LinkBench's requestrate)"
+            } else {
+                "the intended start"
+            },
         ));
     }
     if m.maintenance_seconds > 0.05 {

@@ -7,7 +7,7 @@
 use crate::input::{DriveInput, SetupInput, WorkloadInput};
 use anyhow::Context;
 use fathom_core::capability::{Need, Offer};
-use fathom_core::driver::OpenLoop;
+use fathom_core::driver::{LatencyFrom, OpenLoop};
 use fathom_core::pace::Spacing;
 use fathom_core::units::{parse_duration, parse_size};
 use fathom_engines::settings::Settings;
@@ -292,6 +292,7 @@ fn open_loop(drive: &DriveInput, keys: &Keys) -> anyhow::Result<Option<OpenLoop>
             ops_per_sec: r,
             spacing,
             shared,
+            latency_from: LatencyFrom::Arrival,
         })),
         Some(r) => anyhow::bail!(
             "{}: expected a positive number of operations per second, got {r}",

@@ -62,12 +62,13 @@ impl Steps<'_> {
             .expect("open: a failed reopen ends the run")
     }
 
-    /// The step as the spec drives it. The rate holds for timed steps (a request phase), not
-    /// for steps that run a fixed amount of work to its end (a load), as LinkbenchX rates its
-    /// requests only.
+    /// The step as the spec drives it. A `--rate` holds for timed steps (a request phase),
+    /// not for steps that run a fixed amount of work to its end (a load), as LinkbenchX rates
+    /// its requests only; it replaces a rate the workload gave its step (LinkBench's
+    /// `requestrate`).
     fn driven(&self, plan: &StepPlan) -> StepPlan {
         let mut plan = plan.clone();
-        if plan.clients > 0 && plan.duration.is_some() {
+        if plan.clients > 0 && plan.duration.is_some() && self.spec.open_loop.is_some() {
             plan.open_loop = self.spec.open_loop;
         }
         plan

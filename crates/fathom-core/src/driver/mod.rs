@@ -78,6 +78,20 @@ pub struct OpenLoop {
     /// One arrival stream and queue for all clients, each idle client taking the next
     /// arrival (LinkbenchX's requesters); otherwise each client has its own stream.
     pub shared: bool,
+    /// Where an operation's latency starts.
+    pub latency_from: LatencyFrom,
+}
+
+/// Where an open-loop operation's latency is measured from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LatencyFrom {
+    /// Its intended start: time queued behind a late operation counts (no coordinated
+    /// omission). fathom's `--rate`.
+    #[default]
+    Arrival,
+    /// When it really started: the service time only, as LinkBench's throttled requesters
+    /// measure (the queueing delay is still recorded apart).
+    Start,
 }
 
 /// How a step runs, independent of what its operations are.

@@ -87,6 +87,9 @@ impl Measured<'_> {
                 .filter(|_| !self.total.queue.is_empty())
                 .map(|_| Latency::of(&self.total.queue)),
             shared_queue: plan.open_loop.is_some_and(|o| o.shared),
+            latency_from_start: plan
+                .open_loop
+                .is_some_and(|o| o.latency_from == super::LatencyFrom::Start),
         }
     }
 }

@@ -90,6 +90,7 @@ fn open_loop_latency_counts_from_the_intended_start() {
             ops_per_sec: 1000.0,
             spacing: Spacing::Uniform,
             shared: false,
+            latency_from: LatencyFrom::Arrival,
         }),
         1000,
     );
@@ -107,6 +108,22 @@ fn open_loop_latency_counts_from_the_intended_start() {
     assert_eq!(closed.rows, 3000, "each operation inserted 3 rows");
     assert!(closed.latency_us.p99 < 1_000.0, "{:?}", closed.latency_us);
     assert!(closed.latency_us.max >= 200_000.0);
+    // Latency from the real start (LinkBench's requestrate): the service time only; the wait
+    // is the queue's figure.
+    let service = run(
+        Some(OpenLoop {
+            ops_per_sec: 1000.0,
+            spacing: Spacing::Uniform,
+            shared: false,
+            latency_from: LatencyFrom::Start,
+        }),
+        1000,
+    );
+    assert_eq!(service.ops, 1000);
+    assert!(service.latency_us.p99 < 1_000.0, "{:?}", service.latency_us);
+    assert!(service.latency_us.max >= 200_000.0);
+    let queued = service.queue_us.expect("the wait is recorded");
+    assert!(queued.p99 > 100_000.0, "{queued:?}");
 }
 
 /// Inserts 10 rows per operation, as fast as it is let.
@@ -207,6 +224,7 @@ fn with_one_queue_an_idle_client_takes_what_a_stalled_one_cannot() {
                 ops_per_sec: 1000.0,
                 spacing: Spacing::Uniform,
                 shared,
+                latency_from: LatencyFrom::Arrival,
             }),
             ..Default::default()
         };

@@ -4,7 +4,7 @@
 //! gathers every thread's recorder snapshot into the step's intervals.
 
 use super::intervals::Intervals;
-use super::{BackgroundClient, Client, Pace, StepPlan};
+use super::{BackgroundClient, Client, LatencyFrom, Pace, StepPlan};
 use crate::interrupt;
 use crate::pace::{sleep_until, Arrivals, UnitRate};
 use crate::recorder::Recorder;
@@ -153,10 +153,14 @@ fn client_loop(
         let start = match starts.next() {
             Some(at) => {
                 sleep_until(at);
+                let now = Instant::now();
                 if at >= warm_end {
-                    rec.record_queue(Instant::now().saturating_duration_since(at));
+                    rec.record_queue(now.saturating_duration_since(at));
                 }
-                at
+                match clock.plan.open_loop.map(|o| o.latency_from) {
+                    Some(LatencyFrom::Start) => now,
+                    _ => at,
+                }
             }
             None => prev,
         };

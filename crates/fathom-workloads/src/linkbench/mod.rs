@@ -20,10 +20,11 @@ use crate::params::{record, seed_or_clock, Params, Span};
 use crate::shared::PerStep;
 use crate::{NewClient, Workload, WorkloadEntry};
 use fathom_core::capability::Need;
-use fathom_core::driver::{Client, Done, StepPlan};
+use fathom_core::driver::{Client, Done, LatencyFrom, OpenLoop, StepPlan};
 use fathom_core::family::Db;
 use fathom_core::kind::{OpKind, Role};
 use fathom_core::kv::SessionOptions;
+use fathom_core::pace::Spacing;
 pub use load::{now_ms, KINDS as LOAD_KINDS};
 pub use request::KINDS as REQUEST_KINDS;
 /// The consistency check's one operation.
@@ -62,6 +63,9 @@ pub struct LinkBenchParams {
     warmup: Span,
     /// requests per client per request step; 0: until the duration
     requests: u64,
+    /// average requests/s per client (Poisson arrivals, each client its own schedule); latency
+    /// then counts from each request's start, as LinkBench's; 0: as fast as possible
+    requestrate: f64,
     /// request steps in a row (request.1, request.2, ...), for a long request phase in parts
     request_steps: u64,
     /// median link payload bytes
@@ -139,6 +143,7 @@ impl Default for LinkBenchParams {
             duration: Span::new("60s"),
             warmup: Span::new("0s"),
             requests: 0,
+            requestrate: 0.0,
             request_steps: 1,
             link_datasize: 8.0,
             node_datasize: 128.0,
@@ -345,6 +350,25 @@ fn graph(p: &LinkBenchParams, fixed: &dyn Fn(&str) -> bool) -> anyhow::Result<Gr
     })
 }
 
+/// LinkBench's `requestrate`: each requester's own Poisson schedule, a late one catching up
+/// back to back, its latency the service time.
+fn throttle(per_client: f64, clients: usize) -> anyhow::Result<Option<OpenLoop>> {
+    if per_client == 0.0 {
+        return Ok(None);
+    }
+    if !(per_client > 0.0 && per_client.is_finite()) {
+        anyhow::bail!(
+            "parameter `requestrate`: expected requests/s per client, 0 or more, got {per_client}"
+        );
+    }
+    Ok(Some(OpenLoop {
+        ops_per_sec: per_client * clients.max(1) as f64,
+        spacing: Spacing::Poisson,
+        shared: false,
+        latency_from: LatencyFrom::Start,
+    }))
+}
+
 /// The steps `steps` names: the load (its loaders and the node loader), the request parts,
 /// the check.
 fn plans(
@@ -380,6 +404,7 @@ fn plans(
                         duration: Some(p.duration.value),
                         warmup: p.warmup.value,
                         ops_per_client: (requests > 0).then_some(requests),
+                        open_loop: throttle(p.requestrate, clients)?,
                         op_kinds: request::KINDS.to_vec(),
                         ..StepPlan::default()
                     });

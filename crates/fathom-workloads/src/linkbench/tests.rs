@@ -113,4 +113,26 @@ fn bad_parameters_say_what_is_expected() {
     assert!(e(&["maxid1=1"]).contains("startid1 < maxid1"));
     assert!(e(&["read_shape=0"]).contains("read_shape"));
     assert!(e(&["steps=load,nap"]).contains("unknown step `nap`"));
+    assert!(e(&["requestrate=-5"]).contains("requestrate"));
+    assert!(e(&["statements=binary"]).contains("original, text or prepared"));
+}
+
+#[test]
+fn requestrate_throttles_the_request_steps_only() {
+    let w = build_with(&["requestrate=50", "request_steps=2"], 3).unwrap();
+    let rated: Vec<_> = w
+        .steps()
+        .iter()
+        .map(|s| (s.name.as_str(), s.open_loop))
+        .collect();
+    assert_eq!(rated[0], ("load", None));
+    for (name, open) in &rated[1..3] {
+        let o = open.unwrap_or_else(|| panic!("{name} is throttled"));
+        assert_eq!(o.ops_per_sec, 150.0, "50/s for each of 3 clients");
+        assert_eq!((o.spacing, o.shared), (Spacing::Poisson, false));
+        assert_eq!(o.latency_from, LatencyFrom::Start);
+    }
+    assert_eq!(rated[3], ("check", None));
+    let flat_out = build_with(&[], 3).unwrap();
+    assert!(flat_out.steps().iter().all(|s| s.open_loop.is_none()));
 }
