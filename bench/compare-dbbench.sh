@@ -17,6 +17,10 @@ NUM_KEYS=${NUM_KEYS:-1000000}
 THREADS=${THREADS:-2}
 DURATION=${DURATION:-15}
 REPEATS=${REPEATS:-3}
+# RocksDB statistics for both tools: off as benchmark.sh runs db_bench (they cost 10-35% of a
+# cached point read here); STATISTICS=1 turns them on in both (fathom's default, which its
+# write amplification, stall and cache figures need).
+STATISTICS=${STATISTICS:-0}
 WORK=${WORK:-/var/tmp/fathom-compare}
 DB_BENCH=${DB_BENCH:-$("$root/bench/build-dbbench.sh")}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
@@ -32,7 +36,7 @@ common=(--num="$NUM_KEYS" --key_size=20 --value_size=400 --compression_type=lz4 
   --level0_file_num_compaction_trigger=4 --level0_slowdown_writes_trigger=20 --level0_stop_writes_trigger=30
   --num_levels=8 --level_compaction_dynamic_level_bytes=true --bytes_per_sync=1048576 --open_files=-1
   --block_size=8192 --bloom_bits=10 --pin_l0_filter_and_index_blocks_in_cache=1 --cache_size=268435456
-  --compression_max_dict_bytes=0 --memtablerep=skip_list --statistics=0 --histogram=1 --sync=0
+  --compression_max_dict_bytes=0 --memtablerep=skip_list --statistics="$STATISTICS" --histogram=1 --sync=0
   --seek_nexts=10 --db="$WORK/db_bench")
 rate=(--benchmark_write_rate_limit=2097152)
 overwrites=$(((NUM_KEYS / THREADS + 5) / 10))
@@ -77,7 +81,7 @@ for rep in $(seq 1 "$REPEATS"); do
   rm -rf "$WORK/db_bench"
 
   "$fathom" run --engine rocksdb --workload dbbench --setup @"$root/setups/rocksdb-benchmark_sh.options" \
-    --set cache_size=256m --param num_keys="$NUM_KEYS" --param seek_nexts=10 --param reopen=on \
+    --set cache_size=256m --set statistics="$([[ $STATISTICS == 1 ]] && echo on || echo off)" --param num_keys="$NUM_KEYS" --param seek_nexts=10 --param reopen=on \
     --clients "$THREADS" --duration "${DURATION}s" --data-dir "$WORK/fathom-db.$rep" \
     --results "$WORK/fathom.$rep" --format csv > "$WORK/fathom.$rep.csv" 2>/dev/null
   rm -rf "$WORK/fathom-db.$rep"
@@ -91,7 +95,7 @@ median() { { grep -v '^-$' || true; } | sort -g | awk '{ a[NR] = $1 } END { if (
 col() { awk -v s="$2" -v c="$3" '$2 == s { print $c }' "$1" | median; }
 echo
 echo "RocksDB $("$DB_BENCH" --version 2>/dev/null | head -1 || true); keys $NUM_KEYS, key 20 B, value 400 B, $THREADS threads"
-echo "(fillseq, revrange and flush 1), ${DURATION}s timed steps, median of $REPEATS sequences per tool"
+echo "(fillseq, revrange and flush 1), ${DURATION}s timed steps, median of $REPEATS sequences per tool, statistics=$STATISTICS"
 printf "%-21s %12s %12s %6s %9s %9s %10s %10s\n" step "db_bench/s" "fathom/s" ratio "db r/o" "fa r/o" "db wKB/o" "fa wKB/o"
 for s in "${steps[@]}"; do
   d=$(col "$WORK/db_bench.rows" "$s" 3) f=$(col "$WORK/fathom.rows" "$s" 3)

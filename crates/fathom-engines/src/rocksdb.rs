@@ -44,6 +44,9 @@ pub struct RocksDbSettings {
     /// optimistic opens an OptimisticTransactionDB, which keeps flushed memtables in memory for
     /// conflict checks
     transactions: Transactions,
+    /// RocksDB's statistics (write amplification, compaction, stalls, cache hits come from
+    /// them); off saves their cost per operation, as db_bench's --statistics=0 runs
+    statistics: Switch,
 }
 
 impl Default for RocksDbSettings {
@@ -56,6 +59,7 @@ impl Default for RocksDbSettings {
             wal: Switch::new("true"),
             sync: Switch::new("false"),
             transactions: Transactions::None,
+            statistics: Switch::new("true"),
         }
     }
 }
@@ -157,6 +161,8 @@ pub struct RocksDb {
     id: Identity,
     wal: bool,
     sync: bool,
+    /// Whether RocksDB keeps statistics (the figures `step_stats` derives from them).
+    statistics: bool,
     effective: BTreeMap<String, String>,
 }
 
@@ -203,7 +209,9 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
             })?
     };
     opts.create_if_missing(true);
-    opts.enable_statistics();
+    if s.statistics.value {
+        opts.enable_statistics();
+    }
     let opened = match s.transactions {
         Transactions::None => DB::open(&opts, &config.data_dir).map(Handle::Plain),
         Transactions::Optimistic => {
@@ -223,6 +231,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
         id: Identity::new("rocksdb", version, vec![config.data_dir.clone()]),
         wal,
         sync,
+        statistics: s.statistics.value,
         effective,
     }))
 }
@@ -308,7 +317,8 @@ impl Target for RocksDb {
 
     fn counters(&self) -> Counters {
         let mut c = Counters::new();
-        for &(name, source) in CUMULATIVE {
+        let kept = if self.statistics { CUMULATIVE } else { &[] };
+        for &(name, source) in kept {
             let value = match source {
                 Source::Ticker(t) => self.options.get_ticker_count(t),
                 Source::Sum(h) => self.options.get_histogram_data(h).sum(),
@@ -343,6 +353,18 @@ impl Target for RocksDb {
         let compact = d("compact_write_bytes");
         let ingest = d("ingest_bytes");
         let (hit, miss) = (d("block_cache_hit"), d("block_cache_miss"));
+        let gauges = EngineStats {
+            lsm_gb: Some(gauge("lsm_bytes")),
+            pending_compaction_gb: Some(gauge("pending_compaction_bytes")),
+            other: BTreeMap::from([(
+                "block_cache_usage_gb".to_string(),
+                gauge("block_cache_usage_bytes"),
+            )]),
+            ..EngineStats::default()
+        };
+        if !self.statistics {
+            return gauges;
+        }
         EngineStats {
             ingest_gb: Some(ingest / GB),
             flush_gb: Some(flush / GB),
@@ -356,12 +378,7 @@ impl Target for RocksDb {
             c_csecs: Some(d("compaction_cpu_micros") / 1e6),
             stall_pct: (seconds > 0.0).then(|| 100.0 * d("stall_micros") / 1e6 / seconds),
             block_cache_hit_pct: (hit + miss > 0.0).then(|| 100.0 * hit / (hit + miss)),
-            lsm_gb: Some(gauge("lsm_bytes")),
-            pending_compaction_gb: Some(gauge("pending_compaction_bytes")),
-            other: BTreeMap::from([(
-                "block_cache_usage_gb".to_string(),
-                gauge("block_cache_usage_bytes"),
-            )]),
+            ..gauges
         }
     }
 
