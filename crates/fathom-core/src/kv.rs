@@ -9,10 +9,23 @@ pub struct SessionOptions {
     pub disable_wal: bool,
 }
 
+/// Which way a scan goes from its start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Direction {
+    /// From the first key at or after the start, onwards.
     Forward,
+    /// From the last key at or before the start, backwards (RocksDB's SeekForPrev).
     Reverse,
+    /// From the first key at or after the start, backwards: a forward seek, then steps back,
+    /// as db_bench's seekrandom with --reverse_iterator (which pays the change of direction).
+    PrevFromSeek,
+}
+
+impl Direction {
+    /// Whether the scan steps to smaller keys.
+    pub fn backwards(self) -> bool {
+        self != Direction::Forward
+    }
 }
 
 /// Where a scan starts, which way it goes and how many entries it visits at most.

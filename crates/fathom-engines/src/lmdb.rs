@@ -236,6 +236,20 @@ impl KvSession for Session<'_> {
                     }
                 }
             }
+            // Two positionings through heed's ranges: the first key at or after the start,
+            // then backwards from it.
+            Direction::PrevFromSeek => {
+                let mut found = self.engine.db.range(&txn, &(from, Bound::Unbounded))?;
+                let Some(first) = found.next().transpose()? else {
+                    return Ok(0);
+                };
+                let range = (Bound::Unbounded, Bound::Included(first.0));
+                for item in self.engine.db.rev_range(&txn, &range)? {
+                    if !each(item)? {
+                        break;
+                    }
+                }
+            }
         }
         Ok(n)
     }

@@ -485,7 +485,7 @@ fn walk<D: DBAccess>(
     visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
 ) -> anyhow::Result<usize> {
     match direction {
-        Direction::Forward => it.seek(start),
+        Direction::Forward | Direction::PrevFromSeek => it.seek(start),
         Direction::Reverse => it.seek_for_prev(start),
     }
     let mut n = 0;
@@ -497,9 +497,10 @@ fn walk<D: DBAccess>(
         if !visit(k, v) {
             break;
         }
-        match direction {
-            Direction::Forward => it.next(),
-            Direction::Reverse => it.prev(),
+        if direction.backwards() {
+            it.prev()
+        } else {
+            it.next()
         }
     }
     it.status()?;

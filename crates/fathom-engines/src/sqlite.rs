@@ -210,6 +210,10 @@ const PUT: &str =
 const DELETE: &str = "DELETE FROM kv WHERE k = ?1";
 const FORWARD: &str = "SELECT k, v FROM kv WHERE k >= ?1 ORDER BY k LIMIT ?2";
 const REVERSE: &str = "SELECT k, v FROM kv WHERE k <= ?1 ORDER BY k DESC LIMIT ?2";
+/// Backwards from the first key at or after the start.
+const PREV_FROM_SEEK: &str =
+    "SELECT k, v FROM kv WHERE k <= (SELECT min(k) FROM kv WHERE k >= ?1) \
+                              ORDER BY k DESC LIMIT ?2";
 
 fn write(conn: &Connection, op: &BatchOp<'_>) -> rusqlite::Result<()> {
     match op {
@@ -288,6 +292,7 @@ impl KvSession for Session {
         let sql = match direction {
             Direction::Forward => FORWARD,
             Direction::Reverse => REVERSE,
+            Direction::PrevFromSeek => PREV_FROM_SEEK,
         };
         let mut stmt = self.conn.prepare_cached(sql)?;
         let mut rows = stmt.query(params![start, limit as i64])?;

@@ -475,7 +475,7 @@ impl KvSession for Session {
         if start.is_empty() {
             return match direction {
                 Direction::Reverse => Ok(0),
-                Direction::Forward => {
+                Direction::Forward | Direction::PrevFromSeek => {
                     let first = self.cursor_fn(unsafe { (*self.cursor).next }, "next")?;
                     self.walk(first, direction, limit, visit)
                 }
@@ -491,7 +491,7 @@ impl KvSession for Session {
         check(rc, "search_near")?;
         // search_near lands on a neighbour: step once if it is on the wrong side of `start`.
         let positioned = match direction {
-            Direction::Forward if exact < 0 => {
+            Direction::Forward | Direction::PrevFromSeek if exact < 0 => {
                 self.cursor_fn(unsafe { (*self.cursor).next }, "next")?
             }
             Direction::Reverse if exact > 0 => {
@@ -518,9 +518,10 @@ impl Session {
             if !visit(self.key()?, self.value()?) {
                 break;
             }
-            positioned = match direction {
-                Direction::Forward => self.cursor_fn(unsafe { (*self.cursor).next }, "next")?,
-                Direction::Reverse => self.cursor_fn(unsafe { (*self.cursor).prev }, "prev")?,
+            positioned = if direction.backwards() {
+                self.cursor_fn(unsafe { (*self.cursor).prev }, "prev")?
+            } else {
+                self.cursor_fn(unsafe { (*self.cursor).next }, "next")?
             };
         }
         self.reset()?;

@@ -91,11 +91,15 @@ fn check_engine(name: &str, settings: &[(&str, &str)]) {
 
     // Ordered scans: bounds, limits, direction, early stop.
     let (fwd, rev) = (Direction::Forward, Direction::Reverse);
+    let back = Direction::PrevFromSeek;
     for (start, direction, limit, want, what) in [
         (8, fwd, 3, vec![8, 10, 14], "forward"),
         (9, fwd, 2, vec![10, 14], "forward from a gap"),
         (14, rev, 3, vec![14, 10, 8], "reverse"),
         (13, rev, 2, vec![10, 8], "reverse from a gap"),
+        (14, back, 3, vec![14, 10, 8], "back from a seek"),
+        (13, back, 3, vec![14, 10, 8], "back from a seek in a gap"),
+        (0, back, 3, vec![0], "back from the first key"),
     ] {
         let want: Vec<Vec<u8>> = want.into_iter().map(key).collect();
         let got = scan_keys(s.as_mut(), &key(start), direction, limit);
@@ -108,6 +112,10 @@ fn check_engine(name: &str, settings: &[(&str, &str)]) {
     assert!(
         scan_keys(s.as_mut(), b"a", Direction::Reverse, 5).is_empty(),
         "{name}: before the start"
+    );
+    assert!(
+        scan_keys(s.as_mut(), &key(999), Direction::PrevFromSeek, 5).is_empty(),
+        "{name}: a seek past the end finds nothing to step back from"
     );
     assert_eq!(
         scan_keys(s.as_mut(), &key(190), Direction::Forward, 100).len(),

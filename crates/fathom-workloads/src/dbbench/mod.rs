@@ -42,6 +42,9 @@ pub struct DbBenchParams {
     /// keys revrange seeks among, as benchmark_compare.sh runs it (NUM_KEYS=100, one thread:
     /// a warm-up while fillseq's compaction debt drains); 0 for all num_keys
     revrange_keys: u64,
+    /// how the reverse range steps scan: prev_from_seek (db_bench's --reverse_iterator: Seek,
+    /// then Prev, paying the change of direction) or for_prev (SeekForPrev, then Prev)
+    reverse_seek: String,
     /// share of num_keys that overwritesome writes
     overwrite_fraction: f64,
     /// random seed; 0 picks one from the clock (recorded)
@@ -68,6 +71,7 @@ impl Default for DbBenchParams {
             write_rate: Size::new("2m"),
             seek_nexts: 10,
             revrange_keys: 100,
+            reverse_seek: "prev_from_seek".into(),
             overwrite_fraction: 0.1,
             seed: 0,
             steps: "all".into(),
@@ -122,6 +126,8 @@ pub struct DbBench {
     value_size: usize,
     compression_ratio: f64,
     seek_nexts: usize,
+    /// The direction of the reverse range steps.
+    reverse: Direction,
     seed: u64,
     /// The keys each step's random clients draw from (`revrange`'s few, or all).
     key_space: Vec<u64>,
@@ -170,6 +176,13 @@ fn sequence(params: &Params, clients: usize) -> anyhow::Result<DbBench> {
         value_size: p.value_size as usize,
         compression_ratio: p.compression_ratio,
         seek_nexts: p.seek_nexts as usize,
+        reverse: match p.reverse_seek.as_str() {
+            "prev_from_seek" => Direction::PrevFromSeek,
+            "for_prev" => Direction::Reverse,
+            other => anyhow::bail!(
+                "parameter `reverse_seek`: expected prev_from_seek or for_prev, got `{other}`"
+            ),
+        },
         seed: p.seed,
         key_space: Vec::new(),
         plans: Vec::new(),
@@ -187,6 +200,7 @@ fn sequence(params: &Params, clients: usize) -> anyhow::Result<DbBench> {
         warmup: p.warmup.value,
         write_rate: p.write_rate.value as f64,
         overwrites: p.num_keys as f64 * p.overwrite_fraction,
+        reverse: d.reverse,
     };
     // Steps run in the order given, each (with `reopen`) on a database opened afresh, as
     // benchmark.sh runs one db_bench process per step.
@@ -217,6 +231,8 @@ struct Timing {
     write_rate: f64,
     /// Keys overwritesome writes, over all clients.
     overwrites: f64,
+    /// How the reverse range steps scan.
+    reverse: Direction,
 }
 
 impl Timing {
@@ -254,7 +270,7 @@ impl Timing {
             ),
             "revrange" => (
                 self.timed(name, 1, &[SEEK]),
-                Work::Seek(Direction::Reverse),
+                Work::Seek(self.reverse),
                 false,
             ),
             "readrandom" => (self.timed(name, clients, &[GET]), Work::Read, false),
@@ -284,7 +300,7 @@ impl Timing {
             "revrangewhilewriting" | "fwdrangewhilewriting" | "readwhilewriting" => {
                 let (kind, work) = match name {
                     "readwhilewriting" => (GET, Work::Read),
-                    "revrangewhilewriting" => (SEEK, Work::Seek(Direction::Reverse)),
+                    "revrangewhilewriting" => (SEEK, Work::Seek(self.reverse)),
                     _ => (SEEK, Work::Seek(Direction::Forward)),
                 };
                 let plan = StepPlan {

@@ -132,11 +132,14 @@ impl<'e> KvStore<'e> {
         self.session.write_batch(&ops)
     }
 
-    fn end_id(&mut self, t: u32, direction: Direction) -> anyhow::Result<Option<i64>> {
-        let start = match direction {
-            Direction::Forward => Key::default().start(index_id(t, 0)).as_slice().to_vec(),
-            Direction::Reverse => Key::default().start(index_id(t, 1)).as_slice().to_vec(),
+    /// The table's smallest id, or with `last` its largest.
+    fn end_id(&mut self, t: u32, last: bool) -> anyhow::Result<Option<i64>> {
+        let (index, direction) = if last {
+            (index_id(t, 1), Direction::Reverse)
+        } else {
+            (index_id(t, 0), Direction::Forward)
         };
+        let start = Key::default().start(index).as_slice().to_vec();
         let prefix = index_id(t, 0).to_be_bytes();
         let mut id = None;
         self.session
@@ -223,11 +226,11 @@ impl Store for KvStore<'_> {
     }
 
     fn min_id(&mut self, t: u32) -> anyhow::Result<Option<i64>> {
-        self.end_id(t, Direction::Forward)
+        self.end_id(t, false)
     }
 
     fn max_id(&mut self, t: u32) -> anyhow::Result<Option<i64>> {
-        self.end_id(t, Direction::Reverse)
+        self.end_id(t, true)
     }
 
     fn index_groups(&self, count: usize) -> Vec<Vec<usize>> {
