@@ -109,3 +109,25 @@ fn what_a_workload_needs_is_met_or_refused_before_anything_runs() {
         "{e}"
     );
 }
+
+/// Every experiment the repository ships loads and resolves: its keys, engines, settings,
+/// options, workloads and parameters are all accepted (none is run here).
+#[test]
+fn every_bundled_experiment_loads() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+    let mut loaded = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            if let Err(e) = fathom_run::experiment::Experiment::load(&path, None) {
+                panic!("{}: {e:#}", path.display());
+            }
+            loaded += 1;
+        }
+    }
+    assert!(
+        loaded >= 5,
+        "only {loaded} experiments in {}",
+        dir.display()
+    );
+}
