@@ -51,8 +51,11 @@ pub struct DbBenchParams {
     seed: u64,
     /// steps to run, in this order (default: the whole sequence): fillseq, revrange,
     /// readrandom, fwdrange, overwritesome, flush, revrangewhilewriting,
-    /// fwdrangewhilewriting, readwhilewriting, overwriteandwait
+    /// fwdrangewhilewriting, readwhilewriting, overwriteandwait; also overwrite (no wait)
     steps: String,
+    /// the sequence benchmark_compare.sh runs for this COMPACTION_STYLE: leveled, or universal
+    /// (no flush step, overwrite instead of overwriteandwait: waitforcompaction can hang there)
+    sequence: String,
     /// close and reopen the database before each step, as benchmark.sh runs each step as a
     /// db_bench process of its own (cold caches; closing flushes what no WAL holds); off keeps
     /// one open database for the whole sequence
@@ -75,6 +78,7 @@ impl Default for DbBenchParams {
             overwrite_fraction: 0.1,
             seed: 0,
             steps: "all".into(),
+            sequence: "leveled".into(),
             reopen: Switch::new("on"),
         }
     }
@@ -107,6 +111,7 @@ enum Work {
     None,
 }
 
+/// benchmark_compare.sh's sequence for leveled compaction.
 const STEP_NAMES: &[&str] = &[
     "fillseq",
     "revrange",
@@ -118,6 +123,19 @@ const STEP_NAMES: &[&str] = &[
     "fwdrangewhilewriting",
     "readwhilewriting",
     "overwriteandwait",
+];
+
+/// Its sequence for universal compaction: flush_mt_l0 skipped, overwrite without the wait.
+const UNIVERSAL_STEPS: &[&str] = &[
+    "fillseq",
+    "revrange",
+    "readrandom",
+    "fwdrange",
+    "overwritesome",
+    "revrangewhilewriting",
+    "fwdrangewhilewriting",
+    "readwhilewriting",
+    "overwrite",
 ];
 
 pub struct DbBench {
@@ -158,14 +176,21 @@ fn sequence(params: &Params, clients: usize) -> anyhow::Result<DbBench> {
         );
     }
     p.seed = seed_or_clock(p.seed);
+    let sequence = match p.sequence.as_str() {
+        "leveled" => STEP_NAMES,
+        "universal" => UNIVERSAL_STEPS,
+        other => {
+            anyhow::bail!("parameter `sequence`: expected leveled or universal, got `{other}`")
+        }
+    };
     let wanted: Vec<String> = match p.steps.as_str() {
-        "all" => STEP_NAMES.iter().map(|s| s.to_string()).collect(),
+        "all" => sequence.iter().map(|s| s.to_string()).collect(),
         list => list.split(',').map(|s| s.trim().to_string()).collect(),
     };
     for w in &wanted {
-        if !STEP_NAMES.contains(&w.as_str()) {
+        if !STEP_NAMES.contains(&w.as_str()) && w != "overwrite" {
             anyhow::bail!(
-                "parameter `steps`: unknown step `{w}`; steps are: {}",
+                "parameter `steps`: unknown step `{w}`; steps are: {}, overwrite",
                 STEP_NAMES.join(", ")
             );
         }
@@ -317,6 +342,7 @@ impl Timing {
                 Work::Overwrite,
                 false,
             ),
+            "overwrite" => (self.timed(name, clients, &[PUT]), Work::Overwrite, false),
             _ => unreachable!("every step name is checked before"),
         }
     }
@@ -426,6 +452,19 @@ mod tests {
         assert!(!s[0].reopen && s[1..].iter().all(|p| p.reopen));
         let one_open = steps(&["reopen=off"], 4).unwrap();
         assert!(one_open.iter().all(|p| !p.reopen));
+    }
+
+    #[test]
+    fn under_universal_compaction_the_sequence_skips_the_waits() {
+        let s = steps(&["sequence=universal"], 2).unwrap();
+        let names: Vec<_> = s.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, UNIVERSAL_STEPS);
+        assert!(!names.contains(&"flush"));
+        let last = s.last().unwrap();
+        assert_eq!((last.name.as_str(), last.after.len()), ("overwrite", 0));
+        assert!(last.duration.is_some());
+        let e = steps(&["sequence=tiered"], 2).unwrap_err().to_string();
+        assert!(e.contains("expected leveled or universal"), "{e}");
     }
 
     #[test]
