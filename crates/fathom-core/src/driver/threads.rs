@@ -124,6 +124,10 @@ fn client_loop(
     ended: &mut Ended,
 ) -> anyhow::Result<()> {
     let mut starts = Starts::of(clock, thread);
+    let from_real_start = clock
+        .plan
+        .open_loop
+        .is_some_and(|o| o.latency_from == LatencyFrom::Start);
     let (max_ops, deadline, warm_end) = (clock.plan.ops_per_client, clock.deadline, clock.warm_end);
     let rec = &mut ended.rec;
     let mut my_epoch = 0usize;
@@ -157,9 +161,10 @@ fn client_loop(
                 if at >= warm_end {
                     rec.record_queue(now.saturating_duration_since(at));
                 }
-                match clock.plan.open_loop.map(|o| o.latency_from) {
-                    Some(LatencyFrom::Start) => now,
-                    _ => at,
+                if from_real_start {
+                    now
+                } else {
+                    at
                 }
             }
             None => prev,

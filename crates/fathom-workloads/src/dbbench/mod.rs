@@ -159,6 +159,42 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     Ok(Box::new(sequence(params, clients)?))
 }
 
+/// The steps `steps` names, in its order, or for `all` benchmark_compare.sh's sequence for
+/// the compaction style `sequence` names.
+fn wanted_steps(steps: &str, sequence: &str) -> anyhow::Result<Vec<String>> {
+    let whole = match sequence {
+        "leveled" => STEP_NAMES,
+        "universal" => UNIVERSAL_STEPS,
+        other => {
+            anyhow::bail!("parameter `sequence`: expected leveled or universal, got `{other}`")
+        }
+    };
+    let wanted: Vec<String> = match steps {
+        "all" => whole.iter().map(|s| s.to_string()).collect(),
+        list => list.split(',').map(|s| s.trim().to_string()).collect(),
+    };
+    for w in &wanted {
+        if !STEP_NAMES.contains(&w.as_str()) && w != "overwrite" {
+            anyhow::bail!(
+                "parameter `steps`: unknown step `{w}`; steps are: {}, overwrite",
+                STEP_NAMES.join(", ")
+            );
+        }
+    }
+    Ok(wanted)
+}
+
+/// The reverse range steps' scan `reverse_seek` names.
+fn reverse_scan(name: &str) -> anyhow::Result<Direction> {
+    match name {
+        "prev_from_seek" => Ok(Direction::PrevFromSeek),
+        "for_prev" => Ok(Direction::Reverse),
+        other => anyhow::bail!(
+            "parameter `reverse_seek`: expected prev_from_seek or for_prev, got `{other}`"
+        ),
+    }
+}
+
 /// The sequence's steps for `clients`, from the parameters.
 fn sequence(params: &Params, clients: usize) -> anyhow::Result<DbBench> {
     let mut p: DbBenchParams = params.read("dbbench")?;
@@ -176,38 +212,14 @@ fn sequence(params: &Params, clients: usize) -> anyhow::Result<DbBench> {
         );
     }
     p.seed = seed_or_clock(p.seed);
-    let sequence = match p.sequence.as_str() {
-        "leveled" => STEP_NAMES,
-        "universal" => UNIVERSAL_STEPS,
-        other => {
-            anyhow::bail!("parameter `sequence`: expected leveled or universal, got `{other}`")
-        }
-    };
-    let wanted: Vec<String> = match p.steps.as_str() {
-        "all" => sequence.iter().map(|s| s.to_string()).collect(),
-        list => list.split(',').map(|s| s.trim().to_string()).collect(),
-    };
-    for w in &wanted {
-        if !STEP_NAMES.contains(&w.as_str()) && w != "overwrite" {
-            anyhow::bail!(
-                "parameter `steps`: unknown step `{w}`; steps are: {}, overwrite",
-                STEP_NAMES.join(", ")
-            );
-        }
-    }
+    let wanted = wanted_steps(&p.steps, &p.sequence)?;
     let mut d = DbBench {
         num_keys: p.num_keys,
         key_size: p.key_size as usize,
         value_size: p.value_size as usize,
         compression_ratio: p.compression_ratio,
         seek_nexts: p.seek_nexts as usize,
-        reverse: match p.reverse_seek.as_str() {
-            "prev_from_seek" => Direction::PrevFromSeek,
-            "for_prev" => Direction::Reverse,
-            other => anyhow::bail!(
-                "parameter `reverse_seek`: expected prev_from_seek or for_prev, got `{other}`"
-            ),
-        },
+        reverse: reverse_scan(&p.reverse_seek)?,
         seed: p.seed,
         key_space: Vec::new(),
         plans: Vec::new(),

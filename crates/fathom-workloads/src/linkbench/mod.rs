@@ -11,6 +11,7 @@ mod load;
 pub mod model;
 pub mod motif;
 mod request;
+mod schema;
 pub mod shuffle;
 mod sql;
 #[cfg(test)]
@@ -514,7 +515,7 @@ impl Workload for LinkBench {
     fn prepare_step(&self, engine: Db<'_>, step: usize) -> anyhow::Result<()> {
         if let (Work::Load, Db::Sql(e)) = (self.work[step], engine) {
             let mut conn = e.connect()?;
-            for ddl in sql::schema(e.dialect(), e.storage_engine(), self.partitions) {
+            for ddl in schema::schema(e.dialect(), e.storage_engine(), self.partitions) {
                 conn.exec(&ddl)?;
             }
         }

@@ -1,0 +1,250 @@
+//! A client's connection to MariaDB: statements prepared on the server (the binary protocol,
+//! sysbench's way) or kept as SQL text whose values are written in as literals each time they
+//! run (the text protocol, as JDBC's `Statement` and MySQLdb send them).
+
+use fathom_core::sql::{Outcome, SqlConn, SqlError, Stmt, Value};
+use mysql::prelude::Queryable;
+use std::fmt::Write;
+
+pub(super) struct MariaConn {
+    conn: mysql::Conn,
+    stmts: Vec<Kept>,
+    /// The SQL text of the statement being sent, reused.
+    text: String,
+}
+
+/// A statement as the connection keeps it.
+enum Kept {
+    /// Prepared on the server, sent by the binary protocol.
+    Prepared(mysql::Statement),
+    /// SQL text cut at its `?` placeholders: the parameters go in between as literals.
+    Text(Vec<String>),
+}
+
+/// Deadlock (1213), lock wait timeout (1205) and "record changed" (1020) are retried, as
+/// sysbench's `--mysql-ignore-errors` default.
+fn error(e: mysql::Error) -> anyhow::Error {
+    let retryable =
+        matches!(&e, mysql::Error::MySqlError(m) if [1213, 1205, 1020].contains(&m.code));
+    SqlError::classified(retryable, e.to_string())
+}
+
+/// What one row adds to an outcome: its values' bytes (a number counts 8, as the binary
+/// protocol sends it), and column `keep` as an integer.
+fn add_row(out: &mut Outcome, row: &mysql::Row, keep: Option<usize>) {
+    out.rows += 1;
+    if let Some(c) = keep {
+        out.kept = row
+            .get_opt::<Option<i64>, _>(c)
+            .and_then(|v| v.ok().flatten());
+    }
+    let columns = row.columns_ref();
+    for i in 0..row.len() {
+        let numeric = columns
+            .get(i)
+            .is_some_and(|c| c.column_type().is_numeric_type());
+        out.bytes += match row.as_ref(i) {
+            Some(mysql::Value::NULL) | None => 0,
+            Some(mysql::Value::Bytes(b)) if !numeric => b.len() as u64,
+            Some(_) => 8,
+        };
+    }
+}
+
+impl MariaConn {
+    pub(super) fn new(conn: mysql::Conn) -> MariaConn {
+        MariaConn {
+            conn,
+            stmts: Vec::new(),
+            text: String::new(),
+        }
+    }
+
+    /// Sends a text statement with its parameters written in; every row of the first result
+    /// goes to `on_row`, the results of the statements after it are read and dropped.
+    fn run_text(
+        &mut self,
+        stmt: Stmt,
+        params: &[Value<'_>],
+        mut on_row: impl FnMut(&mysql::Row),
+    ) -> anyhow::Result<u64> {
+        let Kept::Text(parts) = &self.stmts[stmt.0] else {
+            unreachable!("run_text on a prepared statement")
+        };
+        write_text(&mut self.text, parts, params)?;
+        let mut result = self.conn.query_iter(&self.text).map_err(error)?;
+        let affected = result.affected_rows();
+        if let Some(set) = result.iter() {
+            for row in set {
+                on_row(&row.map_err(error)?);
+            }
+        }
+        while let Some(set) = result.iter() {
+            for row in set {
+                row.map_err(error)?;
+            }
+        }
+        Ok(affected)
+    }
+}
+
+/// The statement's text with `params` written in as literals.
+fn write_text(out: &mut String, parts: &[String], params: &[Value<'_>]) -> anyhow::Result<()> {
+    if parts.len() != params.len() + 1 {
+        anyhow::bail!(
+            "`{}` takes {} parameters, {} given",
+            parts.join("?"),
+            parts.len() - 1,
+            params.len()
+        );
+    }
+    out.clear();
+    for (part, value) in parts.iter().zip(params.iter().map(Some).chain([None])) {
+        out.push_str(part);
+        match value {
+            None => {}
+            Some(Value::Int(i)) => {
+                let _ = write!(out, "{i}");
+            }
+            Some(Value::Text(t)) => quote(out, t.as_bytes()),
+            Some(Value::Bytes(b)) if b.is_ascii() => {
+                out.push_str("_binary");
+                quote(out, b);
+            }
+            // Bytes that are not text go as a hex literal.
+            Some(Value::Bytes(b)) => {
+                out.push_str("X'");
+                for byte in *b {
+                    let _ = write!(out, "{byte:02x}");
+                }
+                out.push('\'');
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An ASCII or UTF-8 string literal in quotes, escaped as MySQL's string literals are.
+fn quote(out: &mut String, text: &[u8]) {
+    out.push('\'');
+    for ch in String::from_utf8_lossy(text).chars() {
+        match ch {
+            '\'' => out.push_str("\\'"),
+            '\\' => out.push_str("\\\\"),
+            '\0' => out.push_str("\\0"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\x1a' => out.push_str("\\Z"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+}
+
+impl SqlConn for MariaConn {
+    fn exec(&mut self, sql: &str) -> anyhow::Result<()> {
+        self.conn.query_drop(sql).map_err(error)
+    }
+
+    fn prepare(&mut self, sql: &str) -> anyhow::Result<Stmt> {
+        let s = self
+            .conn
+            .prep(sql)
+            .map_err(|e| anyhow::anyhow!("preparing `{sql}`: {e}"))?;
+        self.stmts.push(Kept::Prepared(s));
+        Ok(Stmt(self.stmts.len() - 1))
+    }
+
+    fn prepare_text(&mut self, sql: &str) -> anyhow::Result<Stmt> {
+        self.stmts
+            .push(Kept::Text(sql.split('?').map(str::to_string).collect()));
+        Ok(Stmt(self.stmts.len() - 1))
+    }
+
+    fn run_keeping(
+        &mut self,
+        stmt: Stmt,
+        params: &[Value<'_>],
+        keep: Option<usize>,
+    ) -> anyhow::Result<Outcome> {
+        let mut out = Outcome::default();
+        let prepared = match &self.stmts[stmt.0] {
+            Kept::Prepared(p) => p,
+            Kept::Text(_) => {
+                out.affected = self.run_text(stmt, params, |row| add_row(&mut out, row, keep))?;
+                return Ok(out);
+            }
+        };
+        let params = mysql::Params::Positional(params.iter().map(value).collect());
+        if prepared.num_columns() == 0 {
+            self.conn.exec_drop(prepared, params).map_err(error)?;
+            out.affected = self.conn.affected_rows();
+            return Ok(out);
+        }
+        for row in self.conn.exec_iter(prepared, params).map_err(error)? {
+            add_row(&mut out, &row.map_err(error)?, keep);
+        }
+        Ok(out)
+    }
+
+    fn scalar(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Option<i64>> {
+        let first = |row: &mysql::Row| row.get_opt::<Option<i64>, _>(0)?.ok().flatten();
+        match &self.stmts[stmt.0] {
+            Kept::Prepared(p) => {
+                let values: Vec<mysql::Value> = params.iter().map(value).collect();
+                let row: Option<mysql::Row> = self
+                    .conn
+                    .exec_first(p, mysql::Params::Positional(values))
+                    .map_err(error)?;
+                Ok(row.as_ref().and_then(first))
+            }
+            Kept::Text(_) => {
+                let mut found = None;
+                self.run_text(stmt, params, |row| {
+                    if found.is_none() {
+                        found = Some(first(row));
+                    }
+                })?;
+                Ok(found.flatten())
+            }
+        }
+    }
+}
+
+fn value(v: &Value<'_>) -> mysql::Value {
+    match v {
+        Value::Int(i) => mysql::Value::Int(*i),
+        Value::Text(s) => mysql::Value::Bytes(s.as_bytes().to_vec()),
+        Value::Bytes(b) => mysql::Value::Bytes(b.to_vec()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_statements_write_their_parameters_in_as_literals() {
+        let parts: Vec<String> = "INSERT INTO t VALUES (?, ?, ?, ?); COMMIT"
+            .split('?')
+            .map(str::to_string)
+            .collect();
+        let mut out = String::new();
+        let params = [
+            Value::Int(-7),
+            Value::Text("it's a \\ \n"),
+            Value::Bytes(b"ab'c"),
+            Value::Bytes(&[0x00, 0xdc, 0x7f]),
+        ];
+        write_text(&mut out, &parts, &params).unwrap();
+        assert_eq!(
+            out,
+            r"INSERT INTO t VALUES (-7, 'it\'s a \\ \n', _binary'ab\'c', X'00dc7f'); COMMIT"
+        );
+        let err = write_text(&mut out, &parts, &params[..2]).unwrap_err();
+        assert!(
+            err.to_string().contains("takes 4 parameters, 2 given"),
+            "{err}"
+        );
+    }
+}
