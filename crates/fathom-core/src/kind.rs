@@ -79,7 +79,9 @@ const fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 /// many times it was retried after a deadlock or conflict before it succeeded, and how many
 /// rows it inserted (a batch insert is one operation of many rows), and how long the client
 /// waited on another before the operation began (iibench's inserter for its deleter: the
-/// original's queue wait, which its latency leaves out, as this one's does).
+/// original's queue wait, which its latency leaves out, as this one's does). A `failed`
+/// operation ended in an error the workload tolerates (LinkBench's `max_failed_requests`): it is
+/// counted apart, neither timed nor among the operations.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Done {
     pub kind: usize,
@@ -87,4 +89,5 @@ pub struct Done {
     pub retries: u32,
     pub rows: u64,
     pub waited: std::time::Duration,
+    pub failed: bool,
 }

@@ -316,8 +316,12 @@ impl<'de> de::Deserializer<'de> for Text<'_> {
     }
 
     fn deserialize_i64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        let n = self.whole()?;
-        visitor.visit_i64(i64::try_from(n).map_err(|_| Error(format!("{n} is too large")))?)
+        let n: i64 = self
+            .0
+            .replace('_', "")
+            .parse()
+            .map_err(|_| Error(format!("`{}` is not a whole number", self.0)))?;
+        visitor.visit_i64(n)
     }
 
     fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {

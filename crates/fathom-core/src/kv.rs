@@ -68,7 +68,15 @@ pub enum TxnEnd {
 
 /// Reads and writes inside a transaction; reads see the transaction's own writes.
 pub trait KvTxn {
+    /// Reads a key to change it, as UPDATE reads a row: the latest committed value, checked for
+    /// conflicts at commit (RocksDB's GetForUpdate).
     fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool>;
+    /// Reads a key as a plain SELECT inside the transaction does: in the transaction's snapshot
+    /// (taken at its first such read), with no lock and no conflict check. Returns the value's
+    /// length when present.
+    fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>>;
+    /// Scans as `KvSession::scan` does, in the transaction's snapshot (as `get`).
+    fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize>;
     fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()>;
     fn delete(&mut self, key: &[u8]) -> anyhow::Result<()>;
 }

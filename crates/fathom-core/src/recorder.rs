@@ -29,6 +29,8 @@ pub struct KindRecord {
     pub retries: u64,
     /// Rows the operations inserted (the insert benchmark's per-insert figures divide by them).
     pub rows: u64,
+    /// Operations that failed with a tolerated error: not timed, not among `ops`.
+    pub failed: u64,
 }
 
 impl KindRecord {
@@ -39,6 +41,7 @@ impl KindRecord {
             bytes: 0,
             retries: 0,
             rows: 0,
+            failed: 0,
         }
     }
 
@@ -51,6 +54,7 @@ impl KindRecord {
         self.bytes += other.bytes;
         self.retries += other.retries;
         self.rows += other.rows;
+        self.failed += other.failed;
     }
 }
 
@@ -91,6 +95,11 @@ impl Recorder {
     /// waited on another client left out.
     #[inline]
     pub fn record_done(&mut self, op: &crate::kind::Done, latency: Duration) {
+        if op.failed {
+            self.kinds[op.kind].failed += 1;
+            self.kinds[op.kind].retries += u64::from(op.retries);
+            return;
+        }
         self.record(op.kind, latency.saturating_sub(op.waited), op.bytes);
         self.kinds[op.kind].retries += u64::from(op.retries);
         self.kinds[op.kind].rows += op.rows;
@@ -105,6 +114,7 @@ impl Recorder {
             k.bytes = 0;
             k.retries = 0;
             k.rows = 0;
+            k.failed = 0;
         }
         self.queue.reset();
         snapshot
@@ -205,6 +215,29 @@ mod tests {
         // Half the values are at most 1000 µs, half at least 2001 µs.
         assert!((990.0..=1010.0).contains(&l.p50), "p50 {}", l.p50);
         assert!((2990.0..=3010.0).contains(&l.max), "max {}", l.max);
+    }
+
+    #[test]
+    fn a_failed_operation_is_counted_apart_and_not_timed() {
+        let mut r = Recorder::new(2);
+        let ok = crate::kind::Done {
+            kind: 1,
+            bytes: 7,
+            ..Default::default()
+        };
+        r.record_done(&ok, Duration::from_micros(10));
+        let failed = crate::kind::Done { failed: true, ..ok };
+        r.record_done(&failed, Duration::from_secs(5));
+        let s = r.take();
+        assert_eq!(
+            (s.kinds[1].ops, s.kinds[1].failed, s.kinds[1].bytes),
+            (1, 1, 7)
+        );
+        assert!(
+            s.kinds[1].latency.max() < 1_000_000,
+            "the failure is not timed"
+        );
+        assert_eq!(r.kinds[1].failed, 0, "take starts over");
     }
 
     #[test]

@@ -143,6 +143,14 @@ pub struct OpSummary {
     /// Rows the operations inserted.
     #[serde(default)]
     pub rows: u64,
+    /// Operations that failed with a tolerated error (LinkBench's `max_failed_requests`),
+    /// neither timed nor in `ops`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The rate-limited background writer of a `*whilewriting` step (or the insert benchmark's
@@ -241,6 +249,10 @@ pub struct StepSummary {
     /// LinkBench's throttled requesters), the wait kept in `queue_us` alone.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub latency_from_start: bool,
+    /// Operations that failed with a tolerated error (LinkBench's `max_failed_requests`): not
+    /// timed, not in `ops`; `by_op` has them per kind.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed: u64,
 }
 
 /// One interval of a step (the reports' time series).

@@ -10,7 +10,7 @@ use fathom_core::kv::{
 use fathom_core::result::EngineStats;
 use fathom_core::target::{pages_grown, Counters, Identity, Maintenance, Target};
 use heed::types::Bytes;
-use heed::{Database, Env, EnvFlags, EnvOpenOptions, RwTxn};
+use heed::{Database, Env, EnvFlags, EnvOpenOptions, RoTxn, RwTxn};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -201,58 +201,68 @@ impl KvSession for Session<'_> {
     }
 
     fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
-        let (start, direction, limit) = (seek.start, seek.direction, seek.limit);
         let txn = self.engine.env.read_txn()?;
-        let mut n = 0;
-        let mut each = |item: heed::Result<(&[u8], &[u8])>| -> anyhow::Result<bool> {
-            let (k, v) = item?;
-            n += 1;
-            Ok(visit(k, v) && n < limit)
-        };
-        // LMDB has no empty key: from "" a forward scan starts at the first key, and a reverse
-        // one finds nothing.
-        if limit == 0 || (start.is_empty() && direction == Direction::Reverse) {
-            return Ok(0);
-        }
-        let from = if start.is_empty() {
-            Bound::Unbounded
-        } else {
-            Bound::Included(start)
-        };
-        match direction {
-            Direction::Forward => {
-                let range = (from, Bound::Unbounded);
-                for item in self.engine.db.range(&txn, &range)? {
-                    if !each(item)? {
-                        break;
-                    }
-                }
-            }
-            Direction::Reverse => {
-                let range = (Bound::Unbounded, Bound::Included(start));
-                for item in self.engine.db.rev_range(&txn, &range)? {
-                    if !each(item)? {
-                        break;
-                    }
-                }
-            }
-            // Two positionings through heed's ranges: the first key at or after the start,
-            // then backwards from it.
-            Direction::PrevFromSeek => {
-                let mut found = self.engine.db.range(&txn, &(from, Bound::Unbounded))?;
-                let Some(first) = found.next().transpose()? else {
-                    return Ok(0);
-                };
-                let range = (Bound::Unbounded, Bound::Included(first.0));
-                for item in self.engine.db.rev_range(&txn, &range)? {
-                    if !each(item)? {
-                        break;
-                    }
-                }
-            }
-        }
-        Ok(n)
+        scan_in(&self.engine.db, &txn, seek, visit)
     }
+}
+
+/// Visits up to the seek's limit entries from its start, in `txn`'s view.
+fn scan_in(
+    db: &Database<Bytes, Bytes>,
+    txn: &RoTxn,
+    seek: Seek,
+    visit: &mut Visit,
+) -> anyhow::Result<usize> {
+    let (start, direction, limit) = (seek.start, seek.direction, seek.limit);
+    let mut n = 0;
+    let mut each = |item: heed::Result<(&[u8], &[u8])>| -> anyhow::Result<bool> {
+        let (k, v) = item?;
+        n += 1;
+        Ok(visit(k, v) && n < limit)
+    };
+    // LMDB has no empty key: from "" a forward scan starts at the first key, and a reverse
+    // one finds nothing.
+    if limit == 0 || (start.is_empty() && direction == Direction::Reverse) {
+        return Ok(0);
+    }
+    let from = if start.is_empty() {
+        Bound::Unbounded
+    } else {
+        Bound::Included(start)
+    };
+    match direction {
+        Direction::Forward => {
+            let range = (from, Bound::Unbounded);
+            for item in db.range(txn, &range)? {
+                if !each(item)? {
+                    break;
+                }
+            }
+        }
+        Direction::Reverse => {
+            let range = (Bound::Unbounded, Bound::Included(start));
+            for item in db.rev_range(txn, &range)? {
+                if !each(item)? {
+                    break;
+                }
+            }
+        }
+        // Two positionings through heed's ranges: the first key at or after the start,
+        // then backwards from it.
+        Direction::PrevFromSeek => {
+            let mut found = db.range(txn, &(from, Bound::Unbounded))?;
+            let Some(first) = found.next().transpose()? else {
+                return Ok(0);
+            };
+            let range = (Bound::Unbounded, Bound::Included(first.0));
+            for item in db.rev_range(txn, &range)? {
+                if !each(item)? {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(n)
 }
 
 struct LmdbTxn<'a, 'e> {
@@ -277,6 +287,15 @@ impl KvTxn for LmdbTxn<'_, '_> {
     fn delete(&mut self, key: &[u8]) -> anyhow::Result<()> {
         self.db.delete(self.txn, key)?;
         Ok(())
+    }
+
+    /// The write transaction's view: LMDB has one writer at a time, which sees the latest data.
+    fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
+        Ok(self.db.get(self.txn, key)?.map(<[u8]>::len))
+    }
+
+    fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
+        scan_in(self.db, self.txn, seek, visit)
     }
 }
 

@@ -62,6 +62,12 @@ impl KvTxn for NullSession {
         std::hint::black_box(key);
         Ok(())
     }
+    fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
+        KvSession::get(self, key)
+    }
+    fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
+        KvSession::scan(self, seek, visit)
+    }
 }
 
 impl KvSession for NullSession {

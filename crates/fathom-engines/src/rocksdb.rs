@@ -17,7 +17,7 @@ use rocksdb::statistics::{Histogram, Ticker};
 use rocksdb::{
     BlockBasedOptions, Cache, DBAccess, DBCompactionStyle, DBRawIteratorWithThreadMode,
     OptimisticTransactionDB, OptimisticTransactionOptions, Options, ReadOptions,
-    WaitForCompactOptions, WriteBatchWithTransaction, WriteOptions, DB,
+    SnapshotWithThreadMode, WaitForCompactOptions, WriteBatchWithTransaction, WriteOptions, DB,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -435,8 +435,13 @@ impl KvSession for Session {
             )
         };
         let txn = db.transaction_opt(&self.write, &OptimisticTransactionOptions::default());
-        let mut t = Txn { txn: &txn };
-        match body(&mut t) {
+        // The body's view (and its snapshot, if it took one) ends before the commit.
+        let outcome = body(&mut Txn {
+            txn: &txn,
+            db,
+            snapshot: None,
+        });
+        match outcome {
             Ok(TxnEnd::Commit) => {
                 txn.commit().map_err(|e| {
                     let retryable = matches!(
@@ -507,11 +512,26 @@ fn walk<D: DBAccess>(
     Ok(n)
 }
 
-struct Txn<'t> {
-    txn: &'t rocksdb::Transaction<'t, OptimisticTransactionDB>,
+struct Txn<'a, 't> {
+    txn: &'a rocksdb::Transaction<'t, OptimisticTransactionDB>,
+    db: &'t OptimisticTransactionDB,
+    /// The snapshot plain reads see, taken at the first (as MyRocks' REPEATABLE READ does).
+    snapshot: Option<SnapshotWithThreadMode<'t, OptimisticTransactionDB>>,
 }
 
-impl KvTxn for Txn<'_> {
+impl Txn<'_, '_> {
+    /// Read options at the transaction's snapshot, taking it on first use.
+    fn at_snapshot(&mut self) -> ReadOptions {
+        let snapshot = self
+            .snapshot
+            .get_or_insert_with(|| SnapshotWithThreadMode::new(self.db));
+        let mut read = ReadOptions::default();
+        read.set_snapshot(snapshot);
+        read
+    }
+}
+
+impl KvTxn for Txn<'_, '_> {
     /// Reads for update: the commit then fails if another transaction wrote the key after this
     /// read. A plain read is not checked, and a read-modify-write of a shared row (a count)
     /// could lose an update (the consistency check of LinkBench found one in 74570 pairs).
@@ -532,6 +552,17 @@ impl KvTxn for Txn<'_> {
 
     fn delete(&mut self, key: &[u8]) -> anyhow::Result<()> {
         Ok(self.txn.delete(key)?)
+    }
+
+    fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
+        let read = self.at_snapshot();
+        Ok(self.txn.get_pinned_opt(key, &read)?.map(|v| v.len()))
+    }
+
+    fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
+        let read = self.at_snapshot();
+        let it = self.txn.raw_iterator_opt(read);
+        walk(it, seek.start, seek.direction, seek.limit, visit)
     }
 }
 

@@ -222,6 +222,32 @@ fn write(conn: &Connection, op: &BatchOp<'_>) -> rusqlite::Result<()> {
     }
 }
 
+fn len_of(conn: &Connection, key: &[u8]) -> anyhow::Result<Option<usize>> {
+    let mut stmt = conn.prepare_cached(GET)?;
+    Ok(stmt
+        .query_row(params![key], |r| Ok(r.get_ref(0)?.as_blob()?.len()))
+        .optional()?)
+}
+
+fn scan_on(conn: &Connection, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
+    let (start, direction, limit) = (seek.start, seek.direction, seek.limit);
+    let sql = match direction {
+        Direction::Forward => FORWARD,
+        Direction::Reverse => REVERSE,
+        Direction::PrevFromSeek => PREV_FROM_SEEK,
+    };
+    let mut stmt = conn.prepare_cached(sql)?;
+    let mut rows = stmt.query(params![start, limit as i64])?;
+    let mut n = 0;
+    while let Some(row) = rows.next()? {
+        n += 1;
+        if !visit(row.get_ref(0)?.as_blob()?, row.get_ref(1)?.as_blob()?) {
+            break;
+        }
+    }
+    Ok(n)
+}
+
 fn read_into(conn: &Connection, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
     let mut stmt = conn.prepare_cached(GET)?;
     let found = stmt
@@ -238,9 +264,19 @@ struct SqlTxn<'c> {
     conn: &'c Connection,
 }
 
+/// The transaction's reads: SQLite's transaction is IMMEDIATE (it holds the write lock from
+/// its start), so every read sees the latest data, which nothing else can change meanwhile.
 impl KvTxn for SqlTxn<'_> {
     fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
         read_into(self.conn, key, out)
+    }
+
+    fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
+        len_of(self.conn, key)
+    }
+
+    fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
+        scan_on(self.conn, seek, visit)
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
@@ -254,10 +290,7 @@ impl KvTxn for SqlTxn<'_> {
 
 impl KvSession for Session {
     fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
-        let mut stmt = self.conn.prepare_cached(GET)?;
-        Ok(stmt
-            .query_row(params![key], |r| Ok(r.get_ref(0)?.as_blob()?.len()))
-            .optional()?)
+        len_of(&self.conn, key)
     }
 
     fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
@@ -288,22 +321,7 @@ impl KvSession for Session {
     }
 
     fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
-        let (start, direction, limit) = (seek.start, seek.direction, seek.limit);
-        let sql = match direction {
-            Direction::Forward => FORWARD,
-            Direction::Reverse => REVERSE,
-            Direction::PrevFromSeek => PREV_FROM_SEEK,
-        };
-        let mut stmt = self.conn.prepare_cached(sql)?;
-        let mut rows = stmt.query(params![start, limit as i64])?;
-        let mut n = 0;
-        while let Some(row) = rows.next()? {
-            n += 1;
-            if !visit(row.get_ref(0)?.as_blob()?, row.get_ref(1)?.as_blob()?) {
-                break;
-            }
-        }
-        Ok(n)
+        scan_on(&self.conn, seek, visit)
     }
 }
 

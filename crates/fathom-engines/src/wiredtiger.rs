@@ -426,15 +426,7 @@ impl Drop for Session {
 
 impl KvSession for Session {
     fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
-        let _k = self.set_key(key);
-        let found = self.cursor_fn(unsafe { (*self.cursor).search }, "search")?;
-        let len = if found {
-            Some(self.value()?.len())
-        } else {
-            None
-        };
-        self.reset()?;
-        Ok(len)
+        self.value_len(key)
     }
 
     fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
@@ -469,6 +461,26 @@ impl KvSession for Session {
     }
 
     fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
+        self.seek_and_walk(seek, visit)
+    }
+}
+
+impl Session {
+    /// A key's value length, or None when absent.
+    fn value_len(&self, key: &[u8]) -> anyhow::Result<Option<usize>> {
+        let _k = self.set_key(key);
+        let found = self.cursor_fn(unsafe { (*self.cursor).search }, "search")?;
+        let len = if found {
+            Some(self.value()?.len())
+        } else {
+            None
+        };
+        self.reset()?;
+        Ok(len)
+    }
+
+    /// Positions the cursor at the seek's start and visits from there.
+    fn seek_and_walk(&self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
         let (start, direction, limit) = (seek.start, seek.direction, seek.limit);
         // WiredTiger has no empty key: from "" a forward scan starts at the first key, and a
         // reverse one finds nothing.
@@ -501,9 +513,7 @@ impl KvSession for Session {
         };
         self.walk(positioned, direction, limit, visit)
     }
-}
 
-impl Session {
     /// Visits up to `limit` entries from the cursor's position, then releases the position.
     fn walk(
         &self,
@@ -545,6 +555,15 @@ impl KvTxn for WtTxn<'_> {
 
     fn delete(&mut self, key: &[u8]) -> anyhow::Result<()> {
         self.session.write(&BatchOp::Delete(key))
+    }
+
+    /// The cursor reads in the transaction's snapshot (isolation=snapshot).
+    fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
+        self.session.value_len(key)
+    }
+
+    fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
+        self.session.seek_and_walk(seek, visit)
     }
 }
 

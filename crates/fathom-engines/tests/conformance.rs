@@ -176,6 +176,22 @@ fn check_engine(name: &str, settings: &[(&str, &str)]) {
                 !t.read(&key(16), &mut v)?,
                 "{name}: a transaction sees its own delete"
             );
+            assert_eq!(
+                t.get(&t2)?,
+                Some(3),
+                "{name}: a plain read sees its own write"
+            );
+            assert_eq!(t.get(&key(16))?, None, "{name}: and its own delete");
+            let mut seen = Vec::new();
+            t.scan(Seek::new(&key(15), Direction::Forward, 2), &mut |k, _| {
+                seen.push(k.to_vec());
+                true
+            })?;
+            assert_eq!(
+                seen,
+                [key(18), key(20)],
+                "{name}: a scan skips its own delete"
+            );
             Ok(TxnEnd::Commit)
         })
         .unwrap();
@@ -272,6 +288,49 @@ conformance!(rocksdb, transactions = optimistic);
 conformance!(wiredtiger);
 conformance!(lmdb);
 conformance!(sqlite);
+
+/// A transaction's plain reads see its snapshot, taken at its first read: a write another
+/// session commits afterwards is not seen, by `get` or by `scan`, until the next transaction.
+/// (LMDB and SQLite run one writing transaction at a time, so nothing commits meanwhile.)
+fn check_snapshot_reads(name: &str, settings: &[(&str, &str)]) {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(name, dir.path(), settings);
+    let mut s = engine.session(SessionOptions::default()).unwrap();
+    let mut other = engine.session(SessionOptions::default()).unwrap();
+    s.put(&key(1), b"before").unwrap();
+    s.transaction(&mut |t| {
+        assert_eq!(t.get(&key(1))?, Some(6));
+        other.put(&key(2), b"meanwhile")?;
+        assert_eq!(t.get(&key(2))?, None, "{name}: a later commit is not seen");
+        let mut n = 0;
+        t.scan(Seek::new(&key(0), Direction::Forward, 10), &mut |_, _| {
+            n += 1;
+            true
+        })?;
+        assert_eq!(n, 1, "{name}: nor scanned");
+        Ok(TxnEnd::Commit)
+    })
+    .unwrap();
+    s.transaction(&mut |t| {
+        assert_eq!(
+            t.get(&key(2))?,
+            Some(9),
+            "{name}: the next transaction sees it"
+        );
+        Ok(TxnEnd::Commit)
+    })
+    .unwrap();
+}
+
+#[test]
+fn rocksdb_snapshot_reads() {
+    check_snapshot_reads("rocksdb", &[("transactions", "optimistic")]);
+}
+
+#[test]
+fn wiredtiger_snapshot_reads() {
+    check_snapshot_reads("wiredtiger", &[]);
+}
 
 /// Every engine in the registry (but null, which stores nothing) has its line above.
 #[test]

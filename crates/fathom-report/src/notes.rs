@@ -162,6 +162,20 @@ fn step_notes(m: &StepSummary) -> Vec<String> {
             m.step
         ));
     }
+    if m.failed > 0 {
+        let kinds: Vec<String> = m
+            .by_op
+            .iter()
+            .filter(|(_, o)| o.failed > 0)
+            .map(|(k, o)| format!("{k} {}", o.failed))
+            .collect();
+        lines.push(format!(
+            "{}: {} operations failed ({}), not timed and not in ops/s (max_failed_requests)",
+            m.step,
+            m.failed,
+            kinds.join(", ")
+        ));
+    }
     lines
 }
 
@@ -207,4 +221,36 @@ pub fn bottleneck(s: &StepSummary) -> Option<String> {
         why.push(format!("steal {:.1}%", s.host.steal_pct));
     }
     (!why.is_empty()).then(|| why.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fathom_core::result::OpSummary;
+
+    #[test]
+    fn failed_operations_are_noted_per_kind() {
+        let failed = |n| OpSummary {
+            failed: n,
+            ..OpSummary::default()
+        };
+        let m = StepSummary {
+            step: "request".into(),
+            failed: 3,
+            by_op: [
+                ("ADD_LINK".into(), failed(2)),
+                ("GET_NODE".into(), failed(0)),
+                ("COUNT_LINK".into(), failed(1)),
+            ]
+            .into_iter()
+            .collect(),
+            ..StepSummary::default()
+        };
+        let notes = step_notes(&m);
+        assert_eq!(
+            notes,
+            ["request: 3 operations failed (ADD_LINK 2, COUNT_LINK 1), not timed and not in ops/s (max_failed_requests)"]
+        );
+        assert!(step_notes(&StepSummary::default()).is_empty());
+    }
 }

@@ -67,7 +67,7 @@ impl Measured<'_> {
                 .op_kinds
                 .iter()
                 .zip(&self.total.kinds)
-                .filter(|(_, k)| k.ops > 0)
+                .filter(|(_, k)| k.ops > 0 || k.failed > 0)
                 .map(|(kind, k)| (kind.name.to_string(), op_summary(kind.role, k)))
                 .collect(),
             host: figures.host,
@@ -90,6 +90,7 @@ impl Measured<'_> {
             latency_from_start: plan
                 .open_loop
                 .is_some_and(|o| o.latency_from == super::LatencyFrom::Start),
+            failed: all.failed,
         }
     }
 }
@@ -101,6 +102,7 @@ fn op_summary(role: Role, k: &KindRecord) -> OpSummary {
         bytes: k.bytes,
         latency_us: Latency::of(&k.latency),
         rows: k.rows,
+        failed: k.failed,
     }
 }
 

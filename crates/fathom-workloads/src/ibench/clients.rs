@@ -150,6 +150,7 @@ impl Client for Writer<'_> {
             retries,
             rows: n as u64,
             waited,
+            ..Done::default()
         }))
     }
 

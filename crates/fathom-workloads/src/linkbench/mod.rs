@@ -67,6 +67,9 @@ pub struct LinkBenchParams {
     /// average requests/s per client (Poisson arrivals, each client its own schedule); latency
     /// then counts from each request's start, as LinkBench's; 0: as fast as possible
     requestrate: f64,
+    /// failed requests a requester tolerates, each reopening its store (LinkBench's
+    /// LinkConfigMysql.properties: 100); one more ends the step; -1: any number
+    max_failed_requests: i64,
     /// request steps in a row (request.1, request.2, ...), for a long request phase in parts
     request_steps: u64,
     /// median link payload bytes
@@ -145,6 +148,7 @@ impl Default for LinkBenchParams {
             warmup: Span::new("0s"),
             requests: 0,
             requestrate: 0.0,
+            max_failed_requests: 100,
             request_steps: 1,
             link_datasize: 8.0,
             node_datasize: 128.0,
@@ -294,6 +298,7 @@ fn request_shape(
         fixed_split: fixed("type_split"),
         fixed_update: fixed("update_link"),
         cumulative: mix(p)?,
+        max_failed: p.max_failed_requests,
         history_pct: p.getlinklist_history,
         link_reads: Blend {
             blend: p.read_uncorr_blend / 100.0,
@@ -468,12 +473,20 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
 
 impl LinkBench {
     fn store<'e>(&self, db: Db<'e>, state: &StepState) -> anyhow::Result<Box<dyn Store + 'e>> {
-        Ok(match db {
-            Db::Sql(e) => Box::new(sql::SqlStore::new(e, self.statements)?),
-            Db::Kv(e) => Box::new(kv::KvStore::new(
-                e.session(SessionOptions::default())?,
-                Arc::clone(&state.node_ids),
-            )),
+        self.reopen(db, state)()
+    }
+
+    /// What opens a client's store, again when a requester reconnects.
+    fn reopen<'e>(&self, db: Db<'e>, state: &StepState) -> request::Reopen<'e> {
+        let (statements, node_ids) = (self.statements, Arc::clone(&state.node_ids));
+        Box::new(move || -> anyhow::Result<Box<dyn Store + 'e>> {
+            Ok(match db {
+                Db::Sql(e) => Box::new(sql::SqlStore::new(e, statements)?),
+                Db::Kv(e) => Box::new(kv::KvStore::new(
+                    e.session(SessionOptions::default())?,
+                    Arc::clone(&node_ids),
+                )),
+            })
         })
     }
 
@@ -531,10 +544,10 @@ impl Workload for LinkBench {
 
     fn client<'e>(&self, engine: Db<'e>, step: usize, thread: usize) -> NewClient<'e> {
         let state = self.current.get(step)?;
-        let store = self.store(engine, &state)?;
         let rng = self.rng(step, thread);
         Ok(match self.work[step] {
             Work::Load => {
+                let store = self.store(engine, &state)?;
                 let m = self.graph.motif_bytes;
                 if thread == self.loaders {
                     Box::new(NodeLoader {
@@ -556,11 +569,14 @@ impl Workload for LinkBench {
                 }
             }
             Work::Request => Box::new(Requester::new(
-                store,
+                self.reopen(engine, &state),
                 Arc::clone(&self.shape),
                 crate::params::thread_seed(self.seed, step, thread) as i64,
-            )),
-            Work::Check => Box::new(Check { store, done: false }),
+            )?),
+            Work::Check => Box::new(Check {
+                store: self.store(engine, &state)?,
+                done: false,
+            }),
         })
     }
 

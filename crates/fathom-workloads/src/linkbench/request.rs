@@ -133,6 +133,8 @@ pub struct Shape {
     pub node_datasize: f64,
     pub multiget_prob: f64,
     pub motif_bytes: usize,
+    /// Failed requests a requester tolerates (`max_failed_requests`); negative: any number.
+    pub max_failed: i64,
 }
 
 impl Shape {
@@ -144,9 +146,16 @@ impl Shape {
 /// Per-thread list queries that returned a full page, for the history queries.
 const HISTORY_CAPACITY: usize = 2048;
 
+/// Opens a requester's store again after a failed request, as LinkStoreMysql's `clearErrors`
+/// reconnects.
+pub type Reopen<'e> = Box<dyn FnMut() -> anyhow::Result<Box<dyn Store + 'e>> + Send + 'e>;
+
 /// One requester.
 pub struct Requester<'e> {
     pub store: Box<dyn Store + 'e>,
+    reopen: Reopen<'e>,
+    /// Requests that failed so far.
+    failed: u64,
     pub shape: Arc<Shape>,
     pub rng: JavaRandom,
     pub link_add: Motif,
@@ -165,10 +174,12 @@ enum Payload {
 }
 
 impl<'e> Requester<'e> {
-    pub fn new(store: Box<dyn Store + 'e>, shape: Arc<Shape>, seed: i64) -> Self {
+    pub fn new(mut reopen: Reopen<'e>, shape: Arc<Shape>, seed: i64) -> anyhow::Result<Self> {
         let m = shape.motif_bytes;
-        Requester {
-            store,
+        Ok(Requester {
+            store: reopen()?,
+            reopen,
+            failed: 0,
             shape,
             rng: JavaRandom::new(seed),
             link_add: Motif::link(m),
@@ -176,7 +187,31 @@ impl<'e> Requester<'e> {
             node_add: Motif::node(m),
             node_up: Motif::node(m),
             history: Vec::new(),
+        })
+    }
+
+    /// A request failed after its retries: counted, the store reopened, and the requester
+    /// goes on, as LinkBench's does, until more than `max_failed_requests` failed.
+    fn failure(&mut self, op: Op, e: anyhow::Error) -> anyhow::Result<Option<Done>> {
+        let name = KINDS[op.kind()].name;
+        self.failed += 1;
+        let max = self.shape.max_failed;
+        if max >= 0 && self.failed > max as u64 {
+            return Err(e.context(format!(
+                "{name}: {} failed requests on this requester, more than max_failed_requests={max}",
+                self.failed
+            )));
         }
+        eprintln!("fathom: {name} failed ({e:#}); reopening the store");
+        match (self.reopen)() {
+            Ok(store) => self.store = store,
+            Err(r) => eprintln!("fathom: reopening the store failed: {r:#}"),
+        }
+        Ok(Some(Done {
+            kind: op.kind(),
+            failed: true,
+            ..Done::default()
+        }))
     }
 
     fn pick(&mut self) -> Op {
@@ -379,8 +414,10 @@ impl Client for Requester<'_> {
         let op = self.pick();
         // A retried operation is generated again from the generator's state, as LinkStoreMysql
         // retries its statements: the same operation kind.
-        let (bytes, retries) = fathom_core::retry::retrying(|| self.one(op), || {})
-            .map_err(|e| e.context(KINDS[op.kind()].name))?;
+        let (bytes, retries) = match fathom_core::retry::retrying(|| self.one(op), || {}) {
+            Ok(done) => done,
+            Err(e) => return self.failure(op, e),
+        };
         Ok(Some(Done {
             kind: op.kind(),
             bytes,

@@ -136,3 +136,56 @@ fn requestrate_throttles_the_request_steps_only() {
     let flat_out = build_with(&[], 3).unwrap();
     assert!(flat_out.steps().iter().all(|s| s.open_loop.is_none()));
 }
+
+/// Runs a requester for 400 requests (the driver counts failed ones too, as LinkBench's
+/// requestsDone) or until it fails; returns its failed requests and its error.
+fn failures_of(w: &dyn Workload, engine: &Engine) -> (usize, Option<String>) {
+    w.prepare_step(engine.db(), 0).unwrap();
+    let mut requester = w.client(engine.db(), 0, 0).unwrap();
+    let mut failed = 0;
+    for _ in 0..400 {
+        match requester.next() {
+            Ok(Some(done)) => failed += usize::from(done.failed),
+            Ok(None) => panic!("a requester without `requests` goes on"),
+            Err(e) => return (failed, Some(format!("{e:#}"))),
+        }
+    }
+    (failed, None)
+}
+
+/// A request that fails (its table dropped under it) is counted, not timed, the store is
+/// reopened and the requester goes on, as LinkBench's does, until more than
+/// `max_failed_requests` failed; -1 tolerates any number.
+#[test]
+fn failed_requests_are_tolerated_up_to_max_failed_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open("sqlite-sql", dir.path(), &[]);
+    let load = build_with(&["maxid1=301", "seed=3", "steps=load"], 1).unwrap();
+    drive(load.as_ref(), engine.db(), 0);
+    let Engine::Sql(sql) = &engine else {
+        panic!("sqlite-sql is a sql engine")
+    };
+    sql.connect()
+        .unwrap()
+        .exec("DROP TABLE counttable")
+        .unwrap();
+    let requests = |max: &str| {
+        let max = format!("max_failed_requests={max}");
+        let p = ["maxid1=301", "seed=3", "steps=request", &max];
+        build_with(&p, 1).unwrap()
+    };
+    let (failed, e) = failures_of(requests("5").as_ref(), &engine);
+    let e = e.expect("the sixth failure ends the requester");
+    assert_eq!(failed, 5);
+    assert!(
+        e.contains("6 failed requests") && e.contains("max_failed_requests=5"),
+        "{e}"
+    );
+    assert!(
+        e.contains("counttable"),
+        "the engine's message is kept: {e}"
+    );
+    let (failed, e) = failures_of(requests("-1").as_ref(), &engine);
+    assert_eq!(e, None, "-1 tolerates any number");
+    assert!(failed > 20, "count and link writes fail: {failed} of 400");
+}

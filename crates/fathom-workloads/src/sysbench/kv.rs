@@ -1,12 +1,14 @@
 //! sysbench on the kv family through the row/index mapping (`crate::rows`): table `sbtestN`'s
 //! rows under its primary index (id → k, c, pad) and its index on k as (k, id) keys with empty
-//! values. Reads run on the session; an event's writes run in one transaction (each write its
-//! own where sysbench has no BEGIN), reading the row they change as the servers do.
+//! values. A write event is one transaction, as between sysbench's BEGIN and COMMIT: its reads
+//! in the transaction's snapshot, its writes reading the row they change as UPDATE does
+//! (`kv_reads_in_trx=off` runs the reads on the session before it; with `skip_trx` each write is
+//! its own transaction). A read-only event's reads run on the session, each at the latest data.
 
 use super::events::{Event, Events, Query, Range, RangeKind, Rows};
 use crate::rows::{decode_row, encode_row, index_id, key_int, Col, Key};
 use fathom_core::driver::{Client, Done};
-use fathom_core::kv::{BatchOp, Direction, KvSession, KvTxn, Seek, TxnEnd};
+use fathom_core::kv::{BatchOp, Direction, KvSession, KvTxn, Seek, TxnEnd, Visit};
 use fathom_core::retry::retrying;
 
 const ROW: &[bool] = &[true, false, false];
@@ -29,12 +31,37 @@ fn parse(row: &[u8]) -> Option<(i64, &[u8], &[u8])> {
 
 pub struct KvEvents<'e> {
     events: Events,
-    run: Runner<'e>,
+    session: Box<dyn KvSession + 'e>,
+    /// A write event's reads run in its transaction (`kv_reads_in_trx`).
+    reads_in_trx: bool,
+    run: Runner,
 }
 
-/// The session and the buffers events reuse.
-struct Runner<'e> {
-    session: Box<dyn KvSession + 'e>,
+/// Where an event's reads run: on the session, each at the latest data, or in the event's
+/// transaction, in its snapshot.
+enum Reader<'a, 'e> {
+    Session(&'a mut (dyn KvSession + 'e)),
+    Txn(&'a mut dyn KvTxn),
+}
+
+impl Reader<'_, '_> {
+    fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
+        match self {
+            Reader::Session(s) => s.get(key),
+            Reader::Txn(t) => t.get(key),
+        }
+    }
+
+    fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
+        match self {
+            Reader::Session(s) => s.scan(seek, visit),
+            Reader::Txn(t) => t.scan(seek, visit),
+        }
+    }
+}
+
+/// What the queries know of the tables, and the buffers events reuse.
+struct Runner {
     /// The tables have their index on k (`create_secondary`): writes keep it, and
     /// select_random_points reads through it; without it they scan the rows, as a server would.
     indexed: bool,
@@ -45,11 +72,17 @@ struct Runner<'e> {
 }
 
 impl<'e> KvEvents<'e> {
-    pub fn new(session: Box<dyn KvSession + 'e>, events: Events, indexed: bool) -> KvEvents<'e> {
+    pub fn new(
+        session: Box<dyn KvSession + 'e>,
+        events: Events,
+        indexed: bool,
+        reads_in_trx: bool,
+    ) -> KvEvents<'e> {
         KvEvents {
             events,
+            session,
+            reads_in_trx,
             run: Runner {
-                session,
                 indexed,
                 key: Key::default(),
                 key2: Key::default(),
@@ -60,41 +93,46 @@ impl<'e> KvEvents<'e> {
     }
 }
 
-impl Runner<'_> {
+impl Runner {
     /// Reads the event's queries; returns the bytes read.
-    fn reads(&mut self, ev: &Event) -> anyhow::Result<u64> {
+    fn reads(&mut self, r: &mut Reader, ev: &Event) -> anyhow::Result<u64> {
         let mut bytes = 0u64;
         for q in &ev.queries {
             match *q {
                 Query::Point { table, id } => {
                     let k = primary(&mut self.key, table, id);
-                    bytes += self.session.get(k)?.unwrap_or(0) as u64;
+                    bytes += r.get(k)?.unwrap_or(0) as u64;
                 }
-                Query::Range(r) => bytes += self.range(r)?,
+                Query::Range(range) => bytes += self.range(r, range)?,
                 Query::Points { table } if !self.indexed => {
-                    bytes += self.rows_with_k(table, &ev.points)?;
+                    bytes += self.rows_with_k(r, table, &ev.points)?;
                 }
-                Query::Points { table } => {
-                    for &kv in &ev.points {
-                        let mut ids = Vec::new();
-                        let prefix = self.key.start(index_id(table, 1)).int(kv).as_slice();
-                        self.session.scan(
-                            Seek::new(prefix, Direction::Forward, usize::MAX),
-                            &mut |k, _| {
-                                if !k.starts_with(prefix) {
-                                    return false;
-                                }
-                                ids.extend(key_int(k, 12));
-                                true
-                            },
-                        )?;
-                        for id in ids {
-                            let k = primary(&mut self.key2, table, id);
-                            bytes += self.session.get(k)?.unwrap_or(0) as u64;
-                        }
-                    }
-                }
+                Query::Points { table } => bytes += self.points(r, table, &ev.points)?,
                 _ => {}
+            }
+        }
+        Ok(bytes)
+    }
+
+    /// `SELECT ... WHERE k IN (points)` through the index on k: each k's ids, then their rows.
+    fn points(&mut self, r: &mut Reader, table: u32, points: &[i64]) -> anyhow::Result<u64> {
+        let mut bytes = 0u64;
+        for &kv in points {
+            let mut ids = Vec::new();
+            let prefix = self.key.start(index_id(table, 1)).int(kv).as_slice();
+            r.scan(
+                Seek::new(prefix, Direction::Forward, usize::MAX),
+                &mut |k, _| {
+                    if !k.starts_with(prefix) {
+                        return false;
+                    }
+                    ids.extend(key_int(k, 12));
+                    true
+                },
+            )?;
+            for id in ids {
+                let k = primary(&mut self.key2, table, id);
+                bytes += r.get(k)?.unwrap_or(0) as u64;
             }
         }
         Ok(bytes)
@@ -102,11 +140,11 @@ impl Runner<'_> {
 
     /// `SELECT ... WHERE k IN (points)` without an index on k: every row of the table read,
     /// the matching ones kept; returns the bytes of the matching rows.
-    fn rows_with_k(&mut self, table: u32, points: &[i64]) -> anyhow::Result<u64> {
+    fn rows_with_k(&mut self, r: &mut Reader, table: u32, points: &[i64]) -> anyhow::Result<u64> {
         let mut bytes = 0u64;
         let prefix = index_id(table, 0).to_be_bytes();
         let from = self.key.start(index_id(table, 0)).as_slice();
-        self.session.scan(
+        r.scan(
             Seek::new(from, Direction::Forward, usize::MAX),
             &mut |k, v| {
                 if !k.starts_with(&prefix) {
@@ -123,27 +161,26 @@ impl Runner<'_> {
 
     /// Runs one range query as the server would: scan, sum, sort or deduplicate; returns the
     /// bytes read.
-    fn range(&mut self, r: Range) -> anyhow::Result<u64> {
+    fn range(&mut self, reader: &mut Reader, r: Range) -> anyhow::Result<u64> {
         let mut bytes = 0u64;
         self.cs.clear();
         let mut sum = 0i64;
         let limit = (r.end - r.start + 1).max(0) as usize;
         let cs = &mut self.cs;
         let from = primary(&mut self.key, r.table, r.start);
-        self.session
-            .scan(Seek::new(from, Direction::Forward, limit), &mut |k, v| {
-                if key_int(k, 4).is_none_or(|id| id > r.end) {
-                    return false;
+        reader.scan(Seek::new(from, Direction::Forward, limit), &mut |k, v| {
+            if key_int(k, 4).is_none_or(|id| id > r.end) {
+                return false;
+            }
+            bytes += v.len() as u64;
+            if let Some((kv, c, _)) = parse(v) {
+                sum += kv;
+                if r.kind != RangeKind::Sum {
+                    cs.push(c.to_vec());
                 }
-                bytes += v.len() as u64;
-                if let Some((kv, c, _)) = parse(v) {
-                    sum += kv;
-                    if r.kind != RangeKind::Sum {
-                        cs.push(c.to_vec());
-                    }
-                }
-                true
-            })?;
+            }
+            true
+        })?;
         // ORDER BY c and DISTINCT are the client's work here, as the server's there.
         match r.kind {
             RangeKind::Order => cs.sort_unstable(),
@@ -158,22 +195,15 @@ impl Runner<'_> {
     }
 
     /// Performs one write query inside `txn`, keeping the index on k when the tables have it.
-    fn write(
-        txn: &mut dyn KvTxn,
-        q: &Query,
-        ev: &Event,
-        keys: (&mut Key, &mut Key),
-        value: &mut Vec<u8>,
-        indexed: bool,
-    ) -> anyhow::Result<()> {
-        let (key, key2) = keys;
+    fn write(&mut self, txn: &mut dyn KvTxn, q: &Query, ev: &Event) -> anyhow::Result<()> {
         let (table, id) = match *q {
             Query::IndexUpdate { table, id }
             | Query::NonIndexUpdate { table, id }
             | Query::DeleteInsert { table, id, .. } => (table, id),
             _ => return Ok(()),
         };
-        let pk = primary(key, table, id).to_vec();
+        let (key2, value, indexed) = (&mut self.key2, &mut self.value, self.indexed);
+        let pk = primary(&mut self.key, table, id).to_vec();
         let mut row = Vec::new();
         let found = txn.read(&pk, &mut row)?;
         let old = if found { parse(&row) } else { None };
@@ -221,55 +251,57 @@ impl Runner<'_> {
         }
         Ok(())
     }
+}
 
-    /// The event's writes: one transaction for the event, or one per write without BEGIN.
-    /// Returns how many transactions were retried.
-    fn writes(&mut self, ev: &Event) -> anyhow::Result<u32> {
-        let mut retries = 0;
-        let writes = || ev.queries.iter().filter(|q| q.is_write());
-        if ev.trx {
-            self.transact(ev, writes, &mut retries)?;
-        } else {
-            for q in writes() {
-                self.transact(ev, || std::iter::once(q), &mut retries)?;
-            }
-        }
-        Ok(retries)
-    }
-
-    /// Applies `group`'s writes in one transaction, running it again after a conflict.
-    fn transact<'q, I: Iterator<Item = &'q Query>>(
-        &mut self,
-        ev: &Event,
-        group: impl Fn() -> I,
-        retries: &mut u32,
-    ) -> anyhow::Result<()> {
-        if group().next().is_none() {
-            return Ok(());
-        }
-        let (key, key2, value) = (&mut self.key, &mut self.key2, &mut self.value);
-        let (session, indexed) = (&mut self.session, self.indexed);
-        let (_, n) = retrying(
-            || {
-                session.transaction(&mut |t| {
-                    for q in group() {
-                        Self::write(t, q, ev, (&mut *key, &mut *key2), value, indexed)?;
-                    }
-                    Ok(TxnEnd::Commit)
-                })
-            },
-            || {},
-        )?;
-        *retries += n;
-        Ok(())
-    }
+/// Runs the event's `queries` in one transaction (its reads too when `with_reads`), again after
+/// a conflict; returns the bytes read and how many times it ran again.
+fn transact<'q, I: Iterator<Item = &'q Query>>(
+    session: &mut dyn KvSession,
+    run: &mut Runner,
+    ev: &Event,
+    queries: impl Fn() -> I,
+    with_reads: bool,
+) -> anyhow::Result<(u64, u32)> {
+    let mut bytes = 0;
+    let (_, retries) = retrying(
+        || {
+            session.transaction(&mut |t| {
+                if with_reads {
+                    bytes = run.reads(&mut Reader::Txn(t), ev)?;
+                }
+                for q in queries().filter(|q| q.is_write()) {
+                    run.write(t, q, ev)?;
+                }
+                Ok(TxnEnd::Commit)
+            })
+        },
+        || {},
+    )?;
+    Ok((bytes, retries))
 }
 
 impl Client for KvEvents<'_> {
     fn next(&mut self) -> anyhow::Result<Option<Done>> {
         let ev = self.events.next_event();
-        let bytes = self.run.reads(ev)?;
-        let retries = self.run.writes(ev)?;
+        let (session, run) = (self.session.as_mut(), &mut self.run);
+        let writes = || ev.queries.iter().filter(|q| q.is_write());
+        let has_writes = writes().next().is_some();
+        let (bytes, retries) = if ev.trx && self.reads_in_trx && has_writes {
+            // BEGIN; the reads; the writes; COMMIT: one transaction, reads in its snapshot.
+            transact(session, run, ev, || ev.queries.iter(), true)?
+        } else {
+            let bytes = run.reads(&mut Reader::Session(session), ev)?;
+            let mut retries = 0;
+            if ev.trx && has_writes {
+                retries = transact(session, run, ev, writes, false)?.1;
+            } else {
+                // Without BEGIN each write is its own transaction.
+                for q in writes() {
+                    retries += transact(session, run, ev, || std::iter::once(q), false)?.1;
+                }
+            }
+            (bytes, retries)
+        };
         Ok(Some(Done {
             bytes,
             retries,
@@ -455,7 +487,7 @@ mod tests {
         let session = || engine.session(SessionOptions::default()).unwrap();
         let mut load = KvLoad::new(session(), vec![1], rows, 64, indexed);
         while load.next().unwrap().is_some() {}
-        let mut client = KvEvents::new(session(), read_write(2), indexed);
+        let mut client = KvEvents::new(session(), read_write(2), indexed, true);
         for _ in 0..400 {
             assert!(client.next().unwrap().unwrap().bytes > 0);
         }

@@ -75,6 +75,9 @@ pub struct SysbenchParams {
     prepare: Switch,
     /// the index on k
     create_secondary: Switch,
+    /// kv engines: a write event's reads run in its transaction, in its snapshot, as between
+    /// BEGIN and COMMIT on a server (off: on the session before the transaction)
+    kv_reads_in_trx: Switch,
     /// rows per INSERT while preparing
     batch: u64,
     /// length of each test (--time)
@@ -111,6 +114,7 @@ impl Default for SysbenchParams {
             skip_trx: Switch::new("off"),
             prepare: Switch::new("on"),
             create_secondary: Switch::new("on"),
+            kv_reads_in_trx: Switch::new("on"),
             batch: 1000,
             duration: Span::new("10s"),
             warmup: Span::new("0s"),
@@ -131,6 +135,7 @@ pub struct Sysbench {
     rand: RandType,
     batch: i64,
     create_secondary: bool,
+    kv_reads_in_trx: bool,
     seed: u64,
     plans: Vec<StepPlan>,
     work: Vec<Work>,
@@ -215,6 +220,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         rand: rand_type(&p)?,
         batch: p.batch.max(1) as i64,
         create_secondary: p.create_secondary.value,
+        kv_reads_in_trx: p.kv_reads_in_trx.value,
         seed: p.seed,
         plans: Vec::new(),
         work: Vec::new(),
@@ -325,6 +331,7 @@ impl Workload for Sysbench {
                         e.session(SessionOptions::default())?,
                         events,
                         self.create_secondary,
+                        self.kv_reads_in_trx,
                     )),
                 })
             }
