@@ -42,7 +42,7 @@ rate=(--benchmark_write_rate_limit=2097152)
 overwrites=$(((NUM_KEYS / THREADS + 5) / 10))
 
 # The sequence: fathom's step name, then db_bench's flags for it (benchmark.sh's jobs).
-steps=(fillseq revrange readrandom fwdrange overwritesome flush revrangewhilewriting
+steps=(fillseq revrange readrandom fwdrange multireadrandom overwritesome flush revrangewhilewriting
   fwdrangewhilewriting readwhilewriting overwriteandwait)
 flags() {
   local timed=(--threads="$THREADS" --duration="$DURATION" --use_existing_db=1)
@@ -51,6 +51,7 @@ flags() {
     revrange) echo --benchmarks=seekrandom --reverse_iterator=true --num=100 --threads=1 --duration="$DURATION" --use_existing_db=1 ;;
     readrandom) echo --benchmarks=readrandom "${timed[@]}" ;;
     fwdrange) echo --benchmarks=seekrandom "${timed[@]}" ;;
+    multireadrandom) echo --benchmarks=multireadrandom --batch_size=10 --multiread_batched=true "${timed[@]}" ;;
     overwritesome) echo --benchmarks=overwrite --writes="$overwrites" --threads="$THREADS" --use_existing_db=1 ;;
     flush) echo --benchmarks=flush,waitforcompaction --threads=1 --use_existing_db=1 ;;
     revrangewhilewriting) echo --benchmarks=seekrandomwhilewriting --reverse_iterator=true "${rate[@]}" "${timed[@]}" ;;

@@ -45,6 +45,7 @@ fn dbbench_on_rocksdb_reports_every_column_and_the_counters_move() {
     for name in [
         "readrandom",
         "fwdrange",
+        "multireadrandom",
         "overwritesome",
         "readwhilewriting",
         "overwriteandwait",

@@ -81,7 +81,9 @@ const fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 /// waited on another before the operation began (iibench's inserter for its deleter: the
 /// original's queue wait, which its latency leaves out, as this one's does). A `failed`
 /// operation ended in an error the workload tolerates (LinkBench's `max_failed_requests`): it is
-/// counted apart, neither timed nor among the operations.
+/// counted apart, neither timed nor among the operations. `counts_as` is how many operations
+/// the call counts for, as db_bench's `FinishedOps(n)` (multireadrandom's MultiGet of 10 keys is
+/// 10, timed once); 0 is taken as 1.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Done {
     pub kind: usize,
@@ -90,4 +92,5 @@ pub struct Done {
     pub rows: u64,
     pub waited: std::time::Duration,
     pub failed: bool,
+    pub counts_as: u32,
 }

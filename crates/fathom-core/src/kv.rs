@@ -98,6 +98,19 @@ pub trait KvSession: Send {
         })?;
         Ok(found)
     }
+    /// Reads several keys in one call (db_bench's multireadrandom); returns how many were
+    /// found and their values' bytes. By default one `get` after another; RocksDB overrides it
+    /// with its batched MultiGet.
+    fn multi_get(&mut self, keys: &[&[u8]]) -> anyhow::Result<(usize, u64)> {
+        let (mut found, mut bytes) = (0, 0);
+        for key in keys {
+            if let Some(n) = self.get(key)? {
+                found += 1;
+                bytes += n as u64;
+            }
+        }
+        Ok((found, bytes))
+    }
     fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()>;
     fn delete(&mut self, key: &[u8]) -> anyhow::Result<()>;
     /// Applies every write or none: by default a transaction over the writes; engines with a

@@ -101,6 +101,7 @@ impl Recorder {
             return;
         }
         self.record(op.kind, latency.saturating_sub(op.waited), op.bytes);
+        self.kinds[op.kind].ops += u64::from(op.counts_as.saturating_sub(1));
         self.kinds[op.kind].retries += u64::from(op.retries);
         self.kinds[op.kind].rows += op.rows;
     }
@@ -238,6 +239,13 @@ mod tests {
             "the failure is not timed"
         );
         assert_eq!(r.kinds[1].failed, 0, "take starts over");
+        let batch = crate::kind::Done {
+            counts_as: 10,
+            ..ok
+        };
+        r.record_done(&batch, Duration::from_micros(50));
+        assert_eq!(r.kinds[1].ops, 10, "a MultiGet of 10 keys is 10 operations");
+        assert_eq!(r.kinds[1].latency.len(), 1, "timed once");
     }
 
     #[test]

@@ -88,6 +88,12 @@ fn check_engine(name: &str, settings: &[(&str, &str)]) {
     s.delete(&key(12)).unwrap();
     assert_eq!(s.get(&key(12)).unwrap(), None, "{name}: delete");
     s.delete(&key(13)).unwrap(); // deleting an absent key is not an error
+    let (k10, k12, k13, k14) = (key(10), key(12), key(13), key(14));
+    assert_eq!(
+        s.multi_get(&[&k14, &k12, &k10, &k13]).unwrap(),
+        (2, (value(10, 1).len() + value(14, 0).len()) as u64),
+        "{name}: multi_get finds what is there, in any order"
+    );
 
     // Ordered scans: bounds, limits, direction, early stop.
     let (fwd, rev) = (Direction::Forward, Direction::Reverse);

@@ -45,6 +45,9 @@ pub enum Action {
     },
     /// Point read (readrandom, readwhilewriting).
     Get,
+    /// `batch` random keys read in one call (multireadrandom), counted as `batch` operations
+    /// and timed once, as db_bench's; `keys` holds them between calls.
+    MultiGet { batch: usize, keys: Vec<Vec<u8>> },
     /// Seek, then read up to `nexts` entries from there (fwdrange, revrange and their
     /// *whilewriting).
     Seek { nexts: usize, direction: Direction },
@@ -66,6 +69,23 @@ impl Client for DbBenchClient<'_> {
         let Some(v) = self.keys.next() else {
             return Ok(None);
         };
+        if let Action::MultiGet { batch, keys } = &mut self.action {
+            let (found, bytes) = multi_get(
+                self.session.as_mut(),
+                &mut self.keys,
+                &mut self.format,
+                v,
+                *batch,
+                keys,
+            )?;
+            let key_bytes = (found * self.format.size()) as u64;
+            return Ok(Some(Done {
+                kind: self.kind,
+                bytes: key_bytes + bytes,
+                counts_as: *batch as u32,
+                ..Done::default()
+            }));
+        }
         let key = self.format.key(v);
         let bytes = match &mut self.action {
             Action::Put { values, value_size } => {
@@ -85,6 +105,7 @@ impl Client for DbBenchClient<'_> {
                     })?;
                 bytes
             }
+            Action::MultiGet { .. } => unreachable!("handled above"),
         };
         Ok(Some(Done {
             kind: self.kind,
@@ -94,9 +115,64 @@ impl Client for DbBenchClient<'_> {
     }
 }
 
+/// Draws `batch` keys, `first` among them, into `keys` and reads them in one call; returns how
+/// many were found and their values' bytes.
+fn multi_get(
+    session: &mut dyn KvSession,
+    chooser: &mut Keys,
+    format: &mut KeyFormat,
+    first: u64,
+    batch: usize,
+    keys: &mut Vec<Vec<u8>>,
+) -> anyhow::Result<(usize, u64)> {
+    keys.resize_with(batch, Vec::new);
+    for (i, key) in keys.iter_mut().enumerate() {
+        let v = match i {
+            0 => first,
+            _ => chooser.next().unwrap_or(first),
+        };
+        key.clear();
+        key.extend_from_slice(format.key(v));
+    }
+    let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+    session.multi_get(&refs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// multireadrandom: one call reads `batch` random keys and counts as that many operations.
+    #[test]
+    fn a_multiget_counts_as_its_batch() {
+        let entry = fathom_engines::find("null").unwrap();
+        let config = fathom_engines::EngineConfig::default();
+        let fathom_core::family::Engine::Kv(engine) = fathom_engines::open(entry, &config).unwrap()
+        else {
+            panic!("null is a kv engine")
+        };
+        let mut client = DbBenchClient {
+            session: engine.session(Default::default()).unwrap(),
+            keys: Keys::random(1000, 7),
+            format: KeyFormat::new(20).unwrap(),
+            action: Action::MultiGet {
+                batch: 10,
+                keys: Vec::new(),
+            },
+            kind: 0,
+        };
+        let done = client.next().unwrap().unwrap();
+        assert_eq!(done.counts_as, 10);
+        let Action::MultiGet { keys, .. } = &client.action else {
+            unreachable!()
+        };
+        let mut expected = Keys::random(1000, 7);
+        let mut format = KeyFormat::new(20).unwrap();
+        for key in keys {
+            assert_eq!(key.as_slice(), format.key(expected.next().unwrap()));
+        }
+        assert_eq!(keys.len(), 10);
+    }
 
     #[test]
     fn sequential_keys_stop_at_the_end() {

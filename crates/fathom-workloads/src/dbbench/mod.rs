@@ -39,6 +39,9 @@ pub struct DbBenchParams {
     write_rate: Size,
     /// entries each seek of the range steps reads, the one it lands on first (--seek_nexts)
     seek_nexts: u64,
+    /// keys each multireadrandom call reads (benchmark.sh's --batch_size=10), each counted as
+    /// an operation as db_bench counts them
+    multiread_batch: u64,
     /// keys revrange seeks among, as benchmark_compare.sh runs it (NUM_KEYS=100, one thread:
     /// a warm-up while fillseq's compaction debt drains); 0 for all num_keys
     revrange_keys: u64,
@@ -50,7 +53,7 @@ pub struct DbBenchParams {
     /// random seed; 0 picks one from the clock (recorded)
     seed: u64,
     /// steps to run, in this order (default: the whole sequence): fillseq, revrange,
-    /// readrandom, fwdrange, overwritesome, flush, revrangewhilewriting,
+    /// readrandom, fwdrange, multireadrandom, overwritesome, flush, revrangewhilewriting,
     /// fwdrangewhilewriting, readwhilewriting, overwriteandwait; also overwrite (no wait)
     steps: String,
     /// the sequence benchmark_compare.sh runs for this COMPACTION_STYLE: leveled, or universal
@@ -73,6 +76,7 @@ impl Default for DbBenchParams {
             warmup: Span::new("0s"),
             write_rate: Size::new("2m"),
             seek_nexts: 10,
+            multiread_batch: 10,
             revrange_keys: 100,
             reverse_seek: "prev_from_seek".into(),
             overwrite_fraction: 0.1,
@@ -107,6 +111,8 @@ enum Work {
     FillSeq,
     Seek(Direction),
     Read,
+    /// multireadrandom's batched reads.
+    MultiRead,
     Overwrite,
     None,
 }
@@ -117,6 +123,7 @@ const STEP_NAMES: &[&str] = &[
     "revrange",
     "readrandom",
     "fwdrange",
+    "multireadrandom",
     "overwritesome",
     "flush",
     "revrangewhilewriting",
@@ -131,6 +138,7 @@ const UNIVERSAL_STEPS: &[&str] = &[
     "revrange",
     "readrandom",
     "fwdrange",
+    "multireadrandom",
     "overwritesome",
     "revrangewhilewriting",
     "fwdrangewhilewriting",
@@ -144,6 +152,7 @@ pub struct DbBench {
     value_size: usize,
     compression_ratio: f64,
     seek_nexts: usize,
+    multiread_batch: usize,
     /// The direction of the reverse range steps.
     reverse: Direction,
     seed: u64,
@@ -219,6 +228,7 @@ fn sequence(params: &Params, clients: usize) -> anyhow::Result<DbBench> {
         value_size: p.value_size as usize,
         compression_ratio: p.compression_ratio,
         seek_nexts: p.seek_nexts as usize,
+        multiread_batch: p.multiread_batch.max(1) as usize,
         reverse: reverse_scan(&p.reverse_seek)?,
         seed: p.seed,
         key_space: Vec::new(),
@@ -311,6 +321,7 @@ impl Timing {
                 false,
             ),
             "readrandom" => (self.timed(name, clients, &[GET]), Work::Read, false),
+            "multireadrandom" => (self.timed(name, clients, &[GET]), Work::MultiRead, false),
             "fwdrange" => (
                 self.timed(name, clients, &[SEEK]),
                 Work::Seek(Direction::Forward),
@@ -382,6 +393,10 @@ impl DbBench {
                 value_size: self.value_size,
             },
             Work::Read => Action::Get,
+            Work::MultiRead => Action::MultiGet {
+                batch: self.multiread_batch,
+                keys: Vec::new(),
+            },
             Work::Seek(direction) => Action::Seek {
                 nexts: self.seek_nexts,
                 direction,
@@ -452,14 +467,15 @@ mod tests {
         assert_eq!(s[0].clients, 1);
         assert_eq!(s[0].ops_per_client, Some(1_000_000));
         assert_eq!(s[1].clients, 1, "revrange warm-up is single-threaded");
+        assert_eq!((s[4].name.as_str(), s[4].clients), ("multireadrandom", 4));
         assert_eq!(
-            s[4].ops_per_client,
+            s[5].ops_per_client,
             Some(25_000),
             "overwritesome: num_keys / clients / 10"
         );
-        assert_eq!(s[5].clients, 0);
-        assert_eq!(s[6].background, Some(Pace::BytesPerSec(2.0 * 1048576.0)));
-        assert_eq!(s[9].after, vec![Maintenance::WaitForCompaction]);
+        assert_eq!(s[6].clients, 0);
+        assert_eq!(s[7].background, Some(Pace::BytesPerSec(2.0 * 1048576.0)));
+        assert_eq!(s[10].after, vec![Maintenance::WaitForCompaction]);
         // A db_bench process per step: every step after the first opens the database afresh.
         assert!(!s[0].reopen && s[1..].iter().all(|p| p.reopen));
         let one_open = steps(&["reopen=off"], 4).unwrap();

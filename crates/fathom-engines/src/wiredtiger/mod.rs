@@ -10,11 +10,11 @@ use fathom_core::kv::{
 };
 use fathom_core::result::EngineStats;
 use fathom_core::retry::EngineError;
-use fathom_core::target::{delta, Counters, Identity, Maintenance, Target};
+use fathom_core::target::{Counters, Identity, Maintenance, Target};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::ffi::{c_int, c_void, CStr, CString};
 use std::ptr;
 
 #[allow(
@@ -27,6 +27,8 @@ use std::ptr;
 mod ffi {
     include!(concat!(env!("OUT_DIR"), "/wiredtiger.rs"));
 }
+
+mod stats;
 
 const SNAPPY: &str = "/usr/lib/x86_64-linux-gnu/libwiredtiger_snappy.so";
 
@@ -175,46 +177,6 @@ impl WiredTiger {
         check(rc, "open_session")?;
         Ok(session)
     }
-
-    /// Reads WiredTiger's statistics cursor: description -> value.
-    fn statistics(&self) -> anyhow::Result<BTreeMap<String, i64>> {
-        let admin = self.admin.lock().unwrap_or_else(|e| e.into_inner());
-        let session = admin.0;
-        let mut cursor: *mut ffi::WT_CURSOR = ptr::null_mut();
-        let uri = c"statistics:";
-        let mut out = BTreeMap::new();
-        // SAFETY: session is live; the cursor is closed before returning; the statistics
-        // cursor's value format is (description string, printable value string, int64).
-        unsafe {
-            check(
-                ((*session).open_cursor.unwrap())(
-                    session,
-                    uri.as_ptr(),
-                    ptr::null_mut(),
-                    ptr::null(),
-                    &mut cursor,
-                ),
-                "statistics cursor",
-            )?;
-            loop {
-                let rc = ((*cursor).next.unwrap())(cursor);
-                if rc == NOTFOUND {
-                    break;
-                }
-                check(rc, "statistics next")?;
-                let mut desc: *const c_char = ptr::null();
-                let mut printable: *const c_char = ptr::null();
-                let mut value: i64 = 0;
-                check(
-                    ((*cursor).get_value.unwrap())(cursor, &mut desc, &mut printable, &mut value),
-                    "statistics value",
-                )?;
-                out.insert(CStr::from_ptr(desc).to_string_lossy().into_owned(), value);
-            }
-            ((*cursor).close.unwrap())(cursor);
-        }
-        Ok(out)
-    }
 }
 
 impl Drop for WiredTiger {
@@ -226,61 +188,17 @@ impl Drop for WiredTiger {
     }
 }
 
-/// WiredTiger statistics kept as counters: (our name, WiredTiger's description).
-const STATS: &[(&str, &str)] = &[
-    ("cache_read_bytes", "cache: bytes read into cache"),
-    ("cache_written_bytes", "cache: bytes written from cache"),
-    ("cache_bytes", "cache: bytes currently in the cache"),
-    ("pages_evicted", "cache: unmodified pages evicted"),
-    ("modified_pages_evicted", "cache: modified pages evicted"),
-    ("block_read_bytes", "block-manager: bytes read"),
-    ("block_written_bytes", "block-manager: bytes written"),
-    (
-        "checkpoint_msecs",
-        "transaction: transaction checkpoint total time (msecs)",
-    ),
-    ("checkpoints", "transaction: transaction checkpoints"),
-    ("log_bytes", "log: log bytes written"),
-];
-
-use fathom_core::units::GIB as GB;
-
 impl Target for WiredTiger {
     fn identity(&self) -> &Identity {
         &self.id
     }
 
     fn counters(&self) -> Counters {
-        let stats = self.statistics().unwrap_or_default();
-        STATS
-            .iter()
-            .filter_map(|(name, desc)| stats.get(*desc).map(|v| (name.to_string(), *v as f64)))
-            .collect()
+        stats::counters(self)
     }
 
     fn step_stats(&self, before: &Counters, after: &Counters, _seconds: f64) -> EngineStats {
-        let d = |k: &str| delta(before, after, k);
-        let mut s = BTreeMap::new();
-        for (k, scale) in [
-            ("cache_read_bytes", GB),
-            ("cache_written_bytes", GB),
-            ("block_read_bytes", GB),
-            ("block_written_bytes", GB),
-            ("log_bytes", GB),
-        ] {
-            s.insert(k.replace("_bytes", "_gb"), d(k) / scale);
-        }
-        s.insert(
-            "pages_evicted".into(),
-            d("pages_evicted") + d("modified_pages_evicted"),
-        );
-        s.insert("checkpoint_secs".into(), d("checkpoint_msecs") / 1000.0);
-        s.insert("checkpoints".into(), d("checkpoints"));
-        s.insert(
-            "cache_gb".into(),
-            after.get("cache_bytes").copied().unwrap_or(0.0) / GB,
-        );
-        EngineStats::other(s)
+        stats::step_stats(before, after)
     }
 
     fn maintain(&self, action: Maintenance) -> anyhow::Result<()> {
