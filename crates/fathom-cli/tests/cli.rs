@@ -12,7 +12,7 @@ fn dbbench_on_rocksdb_reports_every_column_and_the_counters_move() {
     let dir = scratch();
     let results = dir.path().join("results");
     let out = run(
-        "--engine rocksdb --workload dbbench --setup write_buffer_size=1m;target_file_size_base=1m;max_bytes_for_level_base=4m --param num_keys=50000 --param steps=fillseq,readrandom,fwdrange,overwritesome,flush,readwhilewriting,overwriteandwait --duration 1s --clients 2",
+        "--engine rocksdb --workload dbbench --setup write_buffer_size=1m;target_file_size_base=1m;max_bytes_for_level_base=4m --param num_keys=50000 --param steps=fillseq,readrandom,fwdrange,multireadrandom,overwritesome,flush,readwhilewriting,overwriteandwait --duration 1s --clients 2",
         &results,
     );
     let text = ok(&out);
