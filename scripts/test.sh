@@ -7,4 +7,4 @@ scripts/setup.sh --test
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
 cargo fmt --all -- --check
 cargo clippy --release --all-targets --quiet -- -D warnings
-cargo test --release --workspace
+cargo test --release --workspace --no-fail-fast

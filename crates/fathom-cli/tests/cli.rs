@@ -96,7 +96,7 @@ fn dbbench_on_rocksdb_reports_every_column_and_the_counters_move() {
             .iter()
             .filter(|n| n.to_string_lossy().ends_with(".json"))
             .count(),
-        7
+        8
     );
     let log = std::fs::read_to_string(run_dir.join("steps/02-readrandom.hlog")).unwrap();
     assert!(
