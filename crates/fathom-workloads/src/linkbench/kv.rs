@@ -216,6 +216,93 @@ impl<'e> KvStore<'e> {
     }
 }
 
+/// id1s per part of the consistency check (fewer in tests, so small graphs have several parts).
+const CHECK_IDS: i64 = if cfg!(test) { 500 } else { 1 << 16 };
+
+impl KvStore<'_> {
+    /// The check for id1s in [lo, hi): visible links per (id1, type) from the id1_type index
+    /// against the count rows. Returns the pairs that differ, the pairs checked, and the first
+    /// id1 at or past `hi` in either table (where the next part starts).
+    fn check_part(&mut self, lo: i64, hi: i64) -> anyhow::Result<(u64, u64, Option<i64>)> {
+        let mut next: Option<i64> = None;
+        let mut past = |id1: i64| {
+            next = Some(next.map_or(id1, |n: i64| n.min(id1)));
+        };
+        let mut visible: HashMap<(i64, i64), i64> = HashMap::new();
+        let start = Key::default()
+            .start(index_id(LINKS, 1))
+            .int(lo)
+            .as_slice()
+            .to_vec();
+        let prefix = index_id(LINKS, 1).to_be_bytes();
+        self.session.scan(
+            Seek::new(&start, Direction::Forward, usize::MAX),
+            &mut |k, _| {
+                let id1 = key_int(k, 4).unwrap_or(0);
+                if !k.starts_with(&prefix) || id1 >= hi {
+                    if k.starts_with(&prefix) {
+                        past(id1);
+                    }
+                    return false;
+                }
+                if key_int(k, 20) == Some(VISIBLE) {
+                    *visible
+                        .entry((id1, key_int(k, 12).unwrap_or(0)))
+                        .or_insert(0) += 1;
+                }
+                true
+            },
+        )?;
+        let mut counts: HashMap<(i64, i64), i64> = HashMap::new();
+        let start = Key::default()
+            .start(index_id(COUNTS, 0))
+            .int(lo)
+            .as_slice()
+            .to_vec();
+        let prefix = index_id(COUNTS, 0).to_be_bytes();
+        let mut bad = None;
+        self.session.scan(
+            Seek::new(&start, Direction::Forward, usize::MAX),
+            &mut |k, v| {
+                let id1 = key_int(k, 4).unwrap_or(0);
+                if !k.starts_with(&prefix) || id1 >= hi {
+                    if k.starts_with(&prefix) {
+                        past(id1);
+                    }
+                    return false;
+                }
+                match ints(v, COUNT_ROW) {
+                    Ok(c) => {
+                        counts.insert((id1, key_int(k, 12).unwrap_or(0)), c[0]);
+                    }
+                    Err(e) => bad = Some(e),
+                }
+                true
+            },
+        )?;
+        if let Some(e) = bad {
+            return Err(e);
+        }
+        let mut wrong = 0;
+        let mut pairs = counts.len() as u64;
+        for (key, &n) in &visible {
+            match counts.get(key) {
+                Some(&c) if c == n => {}
+                Some(_) => wrong += 1,
+                None => {
+                    wrong += 1;
+                    pairs += 1;
+                }
+            }
+        }
+        wrong += counts
+            .iter()
+            .filter(|(k, &c)| c != 0 && !visible.contains_key(k))
+            .count() as u64;
+        Ok((wrong, pairs, next))
+    }
+}
+
 impl Store for KvStore<'_> {
     fn reset_nodes(&mut self, start: i64) -> anyhow::Result<()> {
         // A fresh database per run: only the numbering restarts.
@@ -393,67 +480,66 @@ impl Store for KvStore<'_> {
         Ok((ints(&v, NODE_ROW)?[0] == node_type).then_some(v.len()))
     }
 
+    /// Part by part of the id1 range, so that memory holds one part's pairs, not the graph's.
     fn check_counts(&mut self) -> anyhow::Result<(u64, u64)> {
-        // Visible links per (id1, type) from the id1_type index, against the count rows.
-        let mut visible: HashMap<(i64, i64), i64> = HashMap::new();
-        let start = Key::default().start(index_id(LINKS, 1)).as_slice().to_vec();
-        let prefix = index_id(LINKS, 1).to_be_bytes();
-        self.session.scan(
-            Seek::new(&start, Direction::Forward, usize::MAX),
-            &mut |k, _| {
-                if !k.starts_with(&prefix) {
-                    return false;
-                }
-                if key_int(k, 20) == Some(VISIBLE) {
-                    let id1 = key_int(k, 4).unwrap_or(0);
-                    let t = key_int(k, 12).unwrap_or(0);
-                    *visible.entry((id1, t)).or_insert(0) += 1;
-                }
-                true
-            },
-        )?;
-        let mut counts: HashMap<(i64, i64), i64> = HashMap::new();
-        let start = Key::default()
+        let (mut wrong, mut pairs) = (0, 0);
+        let mut from = Some(i64::MIN);
+        while let Some(lo) = from {
+            let part = self.check_part(lo, lo.saturating_add(CHECK_IDS))?;
+            wrong += part.0;
+            pairs += part.1;
+            from = part.2;
+        }
+        Ok((wrong, pairs))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{drive, open};
+    use fathom_core::family::Engine;
+    use fathom_core::kv::SessionOptions;
+
+    /// The check, part by part, finds one count row made wrong among several parts' pairs.
+    #[test]
+    fn the_check_in_parts_finds_a_wrong_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = open("lmdb", dir.path(), &[]);
+        let p = crate::params::Params::parse(&["maxid1=3001".into(), "steps=load".into()]).unwrap();
+        let w = super::super::build(&p, 1).unwrap();
+        drive(w.as_ref(), engine.db(), 0);
+        let Engine::Kv(kv) = &engine else {
+            panic!("lmdb is a kv engine")
+        };
+        let mut store = KvStore::new(
+            kv.session(SessionOptions::default()).unwrap(),
+            Arc::default(),
+        );
+        let (wrong, pairs) = store.check_counts().unwrap();
+        assert_eq!(wrong, 0);
+        assert!(pairs > 1000, "pairs of every part: {pairs}");
+        // A count row of an id1 in a later part, one too high.
+        let mut row = None;
+        let from = Key::default()
             .start(index_id(COUNTS, 0))
+            .int(2000)
             .as_slice()
             .to_vec();
-        let prefix = index_id(COUNTS, 0).to_be_bytes();
-        let mut bad = None;
-        self.session.scan(
-            Seek::new(&start, Direction::Forward, usize::MAX),
-            &mut |k, v| {
-                if !k.starts_with(&prefix) {
-                    return false;
-                }
-                let key = (key_int(k, 4).unwrap_or(0), key_int(k, 12).unwrap_or(0));
-                match ints(v, COUNT_ROW) {
-                    Ok(c) => {
-                        counts.insert(key, c[0]);
-                    }
-                    Err(e) => bad = Some(e),
-                }
-                true
-            },
-        )?;
-        if let Some(e) = bad {
-            return Err(e);
-        }
-        let mut wrong = 0;
-        let mut pairs = counts.len() as u64;
-        for (key, &n) in &visible {
-            match counts.get(key) {
-                Some(&c) if c == n => {}
-                Some(_) => wrong += 1,
-                None => {
-                    wrong += 1;
-                    pairs += 1;
-                }
-            }
-        }
-        wrong += counts
-            .iter()
-            .filter(|(k, &c)| c != 0 && !visible.contains_key(k))
-            .count() as u64;
-        Ok((wrong, pairs))
+        store
+            .session
+            .scan(Seek::new(&from, Direction::Forward, 1), &mut |k, v| {
+                row = Some((k.to_vec(), ints(v, COUNT_ROW).unwrap()));
+                false
+            })
+            .unwrap();
+        let (key, c) = row.unwrap();
+        let mut v = Vec::new();
+        encode_row(
+            &[Col::Int(c[0] + 1), Col::Int(c[1]), Col::Int(c[2])],
+            &mut v,
+        );
+        store.session.put(&key, &v).unwrap();
+        assert_eq!(store.check_counts().unwrap(), (1, pairs));
     }
 }
