@@ -220,69 +220,66 @@ impl<'e> KvStore<'e> {
 const CHECK_IDS: i64 = if cfg!(test) { 500 } else { 1 << 16 };
 
 impl KvStore<'_> {
+    /// Visits the entries of index `index` (keyed by id1 first) whose id1 is in [lo, hi), with
+    /// that id1; returns the first id1 at or past `hi`, if any.
+    fn scan_ids(
+        &mut self,
+        index: u32,
+        lo: i64,
+        hi: i64,
+        visit: &mut dyn FnMut(i64, &[u8], &[u8]),
+    ) -> anyhow::Result<Option<i64>> {
+        let start = Key::default().start(index).int(lo).as_slice().to_vec();
+        let prefix = index.to_be_bytes();
+        let mut past = None;
+        let all = Seek::new(&start, Direction::Forward, usize::MAX);
+        self.session.scan(all, &mut |k, v| {
+            if !k.starts_with(&prefix) {
+                return false;
+            }
+            let id1 = key_int(k, 4).unwrap_or(0);
+            if id1 >= hi {
+                past = Some(id1);
+                return false;
+            }
+            visit(id1, k, v);
+            true
+        })?;
+        Ok(past)
+    }
+
     /// The check for id1s in [lo, hi): visible links per (id1, type) from the id1_type index
     /// against the count rows. Returns the pairs that differ, the pairs checked, and the first
     /// id1 at or past `hi` in either table (where the next part starts).
     fn check_part(&mut self, lo: i64, hi: i64) -> anyhow::Result<(u64, u64, Option<i64>)> {
-        let mut next: Option<i64> = None;
-        let mut past = |id1: i64| {
-            next = Some(next.map_or(id1, |n: i64| n.min(id1)));
-        };
         let mut visible: HashMap<(i64, i64), i64> = HashMap::new();
-        let start = Key::default()
-            .start(index_id(LINKS, 1))
-            .int(lo)
-            .as_slice()
-            .to_vec();
-        let prefix = index_id(LINKS, 1).to_be_bytes();
-        self.session.scan(
-            Seek::new(&start, Direction::Forward, usize::MAX),
-            &mut |k, _| {
-                let id1 = key_int(k, 4).unwrap_or(0);
-                if !k.starts_with(&prefix) || id1 >= hi {
-                    if k.starts_with(&prefix) {
-                        past(id1);
-                    }
-                    return false;
-                }
-                if key_int(k, 20) == Some(VISIBLE) {
-                    *visible
-                        .entry((id1, key_int(k, 12).unwrap_or(0)))
-                        .or_insert(0) += 1;
-                }
-                true
-            },
-        )?;
+        let next_links = self.scan_ids(index_id(LINKS, 1), lo, hi, &mut |id1, k, _| {
+            if key_int(k, 20) == Some(VISIBLE) {
+                *visible
+                    .entry((id1, key_int(k, 12).unwrap_or(0)))
+                    .or_insert(0) += 1;
+            }
+        })?;
         let mut counts: HashMap<(i64, i64), i64> = HashMap::new();
-        let start = Key::default()
-            .start(index_id(COUNTS, 0))
-            .int(lo)
-            .as_slice()
-            .to_vec();
-        let prefix = index_id(COUNTS, 0).to_be_bytes();
         let mut bad = None;
-        self.session.scan(
-            Seek::new(&start, Direction::Forward, usize::MAX),
-            &mut |k, v| {
-                let id1 = key_int(k, 4).unwrap_or(0);
-                if !k.starts_with(&prefix) || id1 >= hi {
-                    if k.starts_with(&prefix) {
-                        past(id1);
-                    }
-                    return false;
+        let next_counts = self.scan_ids(
+            index_id(COUNTS, 0),
+            lo,
+            hi,
+            &mut |id1, k, v| match ints(v, COUNT_ROW) {
+                Ok(c) => {
+                    counts.insert((id1, key_int(k, 12).unwrap_or(0)), c[0]);
                 }
-                match ints(v, COUNT_ROW) {
-                    Ok(c) => {
-                        counts.insert((id1, key_int(k, 12).unwrap_or(0)), c[0]);
-                    }
-                    Err(e) => bad = Some(e),
-                }
-                true
+                Err(e) => bad = Some(e),
             },
         )?;
         if let Some(e) = bad {
             return Err(e);
         }
+        let next = match (next_links, next_counts) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let mut wrong = 0;
         let mut pairs = counts.len() as u64;
         for (key, &n) in &visible {
