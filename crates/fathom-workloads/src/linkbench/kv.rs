@@ -219,6 +219,9 @@ impl<'e> KvStore<'e> {
 /// id1s per part of the consistency check (fewer in tests, so small graphs have several parts).
 const CHECK_IDS: i64 = if cfg!(test) { 500 } else { 1 << 16 };
 
+/// What the check's scans call with each entry's id1, key and value.
+type IdVisit<'a> = dyn FnMut(i64, &[u8], &[u8]) + 'a;
+
 impl KvStore<'_> {
     /// Visits the entries of index `index` (keyed by id1 first) whose id1 is in [lo, hi), with
     /// that id1; returns the first id1 at or past `hi`, if any.
@@ -227,7 +230,7 @@ impl KvStore<'_> {
         index: u32,
         lo: i64,
         hi: i64,
-        visit: &mut dyn FnMut(i64, &[u8], &[u8]),
+        visit: &mut IdVisit,
     ) -> anyhow::Result<Option<i64>> {
         let start = Key::default().start(index).int(lo).as_slice().to_vec();
         let prefix = index.to_be_bytes();
