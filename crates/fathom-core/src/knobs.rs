@@ -286,7 +286,8 @@ impl<'de, 'a, I: Iterator<Item = (&'a String, &'a String)>> MapAccess<'de> for G
 struct Text<'a>(&'a str);
 
 impl Text<'_> {
-    fn whole(&self) -> Result<u64, Error> {
+    /// A whole number, `_` allowed between digits; negative where the field's type takes it.
+    fn whole<T: std::str::FromStr>(&self) -> Result<T, Error> {
         self.0
             .replace('_', "")
             .parse()
@@ -316,12 +317,7 @@ impl<'de> de::Deserializer<'de> for Text<'_> {
     }
 
     fn deserialize_i64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        let n: i64 = self
-            .0
-            .replace('_', "")
-            .parse()
-            .map_err(|_| Error(format!("`{}` is not a whole number", self.0)))?;
-        visitor.visit_i64(n)
+        visitor.visit_i64(self.whole()?)
     }
 
     fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {

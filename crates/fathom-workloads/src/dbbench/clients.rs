@@ -69,32 +69,20 @@ impl Client for DbBenchClient<'_> {
         let Some(v) = self.keys.next() else {
             return Ok(None);
         };
-        if let Action::MultiGet { batch, keys } = &mut self.action {
-            let (found, bytes) = multi_get(
-                self.session.as_mut(),
-                &mut self.keys,
-                &mut self.format,
-                v,
-                *batch,
-                keys,
-            )?;
-            let key_bytes = (found * self.format.size()) as u64;
-            return Ok(Some(Done {
-                kind: self.kind,
-                bytes: key_bytes + bytes,
-                counts_as: *batch as u32,
-                ..Done::default()
-            }));
-        }
-        let key = self.format.key(v);
+        let mut counts_as = 1;
         let bytes = match &mut self.action {
             Action::Put { values, value_size } => {
+                let key = self.format.key(v);
                 let value = values.next(*value_size);
                 self.session.put(key, value)?;
                 (key.len() + value.len()) as u64
             }
-            Action::Get => self.session.get(key)?.map_or(0, |n| (key.len() + n) as u64),
+            Action::Get => {
+                let key = self.format.key(v);
+                self.session.get(key)?.map_or(0, |n| (key.len() + n) as u64)
+            }
             Action::Seek { nexts, direction } => {
+                let key = self.format.key(v);
                 let mut bytes = 0u64;
                 // db_bench's seekrandom reads `seek_nexts` entries from the one it seeks to
                 // (reading each, then stepping past it).
@@ -105,11 +93,24 @@ impl Client for DbBenchClient<'_> {
                     })?;
                 bytes
             }
-            Action::MultiGet { .. } => unreachable!("handled above"),
+            Action::MultiGet { batch, keys } => {
+                counts_as = *batch as u32;
+                let key_size = self.format.size();
+                let (found, bytes) = multi_get(
+                    self.session.as_mut(),
+                    &mut self.keys,
+                    &mut self.format,
+                    v,
+                    *batch,
+                    keys,
+                )?;
+                (found * key_size) as u64 + bytes
+            }
         };
         Ok(Some(Done {
             kind: self.kind,
             bytes,
+            counts_as,
             ..Done::default()
         }))
     }

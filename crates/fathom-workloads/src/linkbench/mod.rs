@@ -21,11 +21,10 @@ use crate::params::{record, seed_or_clock, Params, Span};
 use crate::shared::PerStep;
 use crate::{NewClient, Workload, WorkloadEntry};
 use fathom_core::capability::Need;
-use fathom_core::driver::{Client, Done, LatencyFrom, OpenLoop, StepPlan};
+use fathom_core::driver::{Client, Done, StepPlan};
 use fathom_core::family::Db;
 use fathom_core::kind::{OpKind, Role};
 use fathom_core::kv::SessionOptions;
-use fathom_core::pace::Spacing;
 pub use load::{now_ms, KINDS as LOAD_KINDS};
 pub use request::KINDS as REQUEST_KINDS;
 /// The consistency check's one operation.
@@ -356,25 +355,6 @@ fn graph(p: &LinkBenchParams, fixed: &dyn Fn(&str) -> bool) -> anyhow::Result<Gr
     })
 }
 
-/// LinkBench's `requestrate`: each requester's own Poisson schedule, a late one catching up
-/// back to back, its latency the service time.
-fn throttle(per_client: f64, clients: usize) -> anyhow::Result<Option<OpenLoop>> {
-    if per_client == 0.0 {
-        return Ok(None);
-    }
-    if !(per_client > 0.0 && per_client.is_finite()) {
-        anyhow::bail!(
-            "parameter `requestrate`: expected requests/s per client, 0 or more, got {per_client}"
-        );
-    }
-    Ok(Some(OpenLoop {
-        ops_per_sec: per_client * clients.max(1) as f64,
-        spacing: Spacing::Poisson,
-        shared: false,
-        latency_from: LatencyFrom::Start,
-    }))
-}
-
 /// The steps `steps` names: the load (its loaders and the node loader), the request parts,
 /// the check.
 fn plans(
@@ -410,7 +390,7 @@ fn plans(
                         duration: Some(p.duration.value),
                         warmup: p.warmup.value,
                         ops_per_client: (requests > 0).then_some(requests),
-                        open_loop: throttle(p.requestrate, clients)?,
+                        open_loop: request::throttle(p.requestrate, clients)?,
                         op_kinds: request::KINDS.to_vec(),
                         ..StepPlan::default()
                     });
@@ -471,23 +451,30 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     ..WorkloadEntry::kv_and_sql::<LinkBenchParams>(build)
 };
 
+/// A client's store on the engine: a connection of its own, or a session.
+fn open_store<'e>(
+    db: Db<'e>,
+    statements: Statements,
+    node_ids: &kv::NodeIds,
+) -> anyhow::Result<Box<dyn Store + 'e>> {
+    Ok(match db {
+        Db::Sql(e) => Box::new(sql::SqlStore::new(e, statements)?),
+        Db::Kv(e) => Box::new(kv::KvStore::new(
+            e.session(SessionOptions::default())?,
+            Arc::clone(node_ids),
+        )),
+    })
+}
+
 impl LinkBench {
     fn store<'e>(&self, db: Db<'e>, state: &StepState) -> anyhow::Result<Box<dyn Store + 'e>> {
-        self.reopen(db, state)()
+        open_store(db, self.statements, &state.node_ids)
     }
 
     /// What opens a client's store, again when a requester reconnects.
     fn reopen<'e>(&self, db: Db<'e>, state: &StepState) -> request::Reopen<'e> {
         let (statements, node_ids) = (self.statements, Arc::clone(&state.node_ids));
-        Box::new(move || -> anyhow::Result<Box<dyn Store + 'e>> {
-            Ok(match db {
-                Db::Sql(e) => Box::new(sql::SqlStore::new(e, statements)?),
-                Db::Kv(e) => Box::new(kv::KvStore::new(
-                    e.session(SessionOptions::default())?,
-                    Arc::clone(&node_ids),
-                )),
-            })
-        })
+        Box::new(move || open_store(db, statements, &node_ids))
     }
 
     fn rng(&self, step: usize, thread: usize) -> jrand::JavaRandom {

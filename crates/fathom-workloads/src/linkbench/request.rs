@@ -10,8 +10,9 @@ use super::load::{now_ms, LINK_DATA_MAX, NODE_DATA_MAX};
 use super::model::{Link, ListPage, Node, Store, LINK_TYPE, NODE_TYPE, RANGE_LIMIT, VISIBLE};
 use super::motif::Motif;
 use super::shuffle::{Kind, Shuffler};
-use fathom_core::driver::{Client, Done};
+use fathom_core::driver::{Client, Done, LatencyFrom, OpenLoop};
 use fathom_core::kind::{OpKind, Role};
+use fathom_core::pace::Spacing;
 use std::sync::Arc;
 
 /// Operation kinds in LinkBench's report order.
@@ -141,6 +142,25 @@ impl Shape {
     pub fn shuffler(kind: Kind, n: i64) -> Arc<Shuffler> {
         Arc::new(Shuffler::new(kind, n))
     }
+}
+
+/// LinkBench's `requestrate`: each requester's own Poisson schedule, a late one catching up
+/// back to back, its latency the service time.
+pub fn throttle(per_client: f64, clients: usize) -> anyhow::Result<Option<OpenLoop>> {
+    if per_client == 0.0 {
+        return Ok(None);
+    }
+    if !(per_client > 0.0 && per_client.is_finite()) {
+        anyhow::bail!(
+            "parameter `requestrate`: expected requests/s per client, 0 or more, got {per_client}"
+        );
+    }
+    Ok(Some(OpenLoop {
+        ops_per_sec: per_client * clients.max(1) as f64,
+        spacing: Spacing::Poisson,
+        shared: false,
+        latency_from: LatencyFrom::Start,
+    }))
 }
 
 /// Per-thread list queries that returned a full page, for the history queries.

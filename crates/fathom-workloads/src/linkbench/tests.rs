@@ -4,7 +4,9 @@
 
 use super::*;
 use crate::testing::{drive, open};
+use fathom_core::driver::LatencyFrom;
 use fathom_core::family::Engine;
+use fathom_core::pace::Spacing;
 
 fn build_with(pairs: &[&str], clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     let p = Params::parse(&pairs.iter().map(|s| s.to_string()).collect::<Vec<_>>())?;

@@ -1,0 +1,207 @@
+//! A client's RocksDB session: point reads and writes, batches, scans, the batched MultiGet,
+//! and optimistic transactions whose plain reads see a snapshot taken at their first.
+
+use super::Handle;
+use fathom_core::kv::{BatchOp, Direction, KvSession, KvTxn, Seek, TxnBody, TxnEnd, Visit};
+use fathom_core::retry::EngineError;
+use rocksdb::{
+    DBAccess, DBRawIteratorWithThreadMode, OptimisticTransactionDB, OptimisticTransactionOptions,
+    ReadOptions, SnapshotWithThreadMode, WriteBatchWithTransaction, WriteOptions,
+    DEFAULT_COLUMN_FAMILY_NAME,
+};
+use std::sync::Arc;
+
+pub(super) struct Session {
+    db: Arc<Handle>,
+    write: WriteOptions,
+    /// Kept for the session: the crate's `get_pinned` allocates a new one per call.
+    read: ReadOptions,
+}
+
+impl Session {
+    pub(super) fn new(db: Arc<Handle>, write: WriteOptions) -> Session {
+        Session {
+            db,
+            write,
+            read: ReadOptions::default(),
+        }
+    }
+}
+
+impl KvSession for Session {
+    fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
+        Ok(on_db!(self.db, d => d.get_pinned_opt(key, &self.read)?.map(|v| v.len())))
+    }
+
+    /// The batched MultiGet db_bench's `--multiread_batched` calls (keys not sorted).
+    fn multi_get(&mut self, keys: &[&[u8]]) -> anyhow::Result<(usize, u64)> {
+        let values = on_db!(self.db, d => {
+            let cf = d
+                .cf_handle(DEFAULT_COLUMN_FAMILY_NAME)
+                .ok_or_else(|| anyhow::anyhow!("RocksDB has no default column family"))?;
+            d.batched_multi_get_cf_opt(cf, keys.iter(), false, &self.read)
+        });
+        let (mut found, mut bytes) = (0, 0);
+        for value in values {
+            if let Some(v) = value? {
+                found += 1;
+                bytes += v.len() as u64;
+            }
+        }
+        Ok((found, bytes))
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
+        Ok(on_db!(self.db, d => d.put_opt(key, value, &self.write))?)
+    }
+
+    fn delete(&mut self, key: &[u8]) -> anyhow::Result<()> {
+        Ok(on_db!(self.db, d => d.delete_opt(key, &self.write))?)
+    }
+
+    fn write_batch(&mut self, ops: &[BatchOp<'_>]) -> anyhow::Result<()> {
+        match &*self.db {
+            Handle::Plain(d) => d.write_opt(batch(ops), &self.write)?,
+            Handle::Optimistic(d) => d.write_opt(batch(ops), &self.write)?,
+        }
+        Ok(())
+    }
+
+    fn transaction(&mut self, body: &mut TxnBody) -> anyhow::Result<TxnEnd> {
+        let Handle::Optimistic(db) = &*self.db else {
+            anyhow::bail!(
+                "RocksDB transactions need --set transactions=optimistic (an OptimisticTransactionDB \
+                 keeps flushed memtables in memory for conflict checks, so it is not the default)"
+            )
+        };
+        let txn = db.transaction_opt(&self.write, &OptimisticTransactionOptions::default());
+        // The body's view (and its snapshot, if it took one) ends before the commit.
+        let outcome = body(&mut Txn {
+            txn: &txn,
+            db,
+            snapshot: None,
+        });
+        match outcome {
+            Ok(TxnEnd::Commit) => {
+                txn.commit().map_err(|e| {
+                    let retryable = matches!(
+                        e.kind(),
+                        rocksdb::ErrorKind::Busy | rocksdb::ErrorKind::TryAgain
+                    );
+                    EngineError::classified(retryable, format!("RocksDB commit: {e}"))
+                })?;
+                Ok(TxnEnd::Commit)
+            }
+            Ok(TxnEnd::Rollback) => {
+                txn.rollback()?;
+                Ok(TxnEnd::Rollback)
+            }
+            Err(e) => {
+                txn.rollback()?;
+                Err(e)
+            }
+        }
+    }
+
+    fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
+        let (start, direction, limit) = (seek.start, seek.direction, seek.limit);
+        // A new iterator per scan, as db_bench's seekrandom does, so each sees current data.
+        on_db!(self.db, d => walk(d.raw_iterator(), start, direction, limit, visit))
+    }
+}
+
+fn batch<const T: bool>(ops: &[BatchOp<'_>]) -> WriteBatchWithTransaction<T> {
+    let mut batch = WriteBatchWithTransaction::<T>::default();
+    for op in ops {
+        match op {
+            BatchOp::Put(k, v) => batch.put(k, v),
+            BatchOp::Delete(k) => batch.delete(k),
+        }
+    }
+    batch
+}
+
+/// Positions `it` at `start` and visits up to `limit` entries in `direction`.
+fn walk<D: DBAccess>(
+    mut it: DBRawIteratorWithThreadMode<'_, D>,
+    start: &[u8],
+    direction: Direction,
+    limit: usize,
+    visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+) -> anyhow::Result<usize> {
+    match direction {
+        Direction::Forward | Direction::PrevFromSeek => it.seek(start),
+        Direction::Reverse => it.seek_for_prev(start),
+    }
+    let mut n = 0;
+    while n < limit && it.valid() {
+        let (Some(k), Some(v)) = (it.key(), it.value()) else {
+            break;
+        };
+        n += 1;
+        if !visit(k, v) {
+            break;
+        }
+        if direction.backwards() {
+            it.prev()
+        } else {
+            it.next()
+        }
+    }
+    it.status()?;
+    Ok(n)
+}
+
+struct Txn<'a, 't> {
+    txn: &'a rocksdb::Transaction<'t, OptimisticTransactionDB>,
+    db: &'t OptimisticTransactionDB,
+    /// The snapshot plain reads see, taken at the first (as MyRocks' REPEATABLE READ does).
+    snapshot: Option<SnapshotWithThreadMode<'t, OptimisticTransactionDB>>,
+}
+
+impl Txn<'_, '_> {
+    /// Read options at the transaction's snapshot, taking it on first use.
+    fn at_snapshot(&mut self) -> ReadOptions {
+        let snapshot = self
+            .snapshot
+            .get_or_insert_with(|| SnapshotWithThreadMode::new(self.db));
+        let mut read = ReadOptions::default();
+        read.set_snapshot(snapshot);
+        read
+    }
+}
+
+impl KvTxn for Txn<'_, '_> {
+    /// Reads for update: the commit then fails if another transaction wrote the key after this
+    /// read. A plain read is not checked, and a read-modify-write of a shared row (a count)
+    /// could lose an update (the consistency check of LinkBench found one in 74570 pairs).
+    fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
+        match self.txn.get_pinned_for_update(key, true)? {
+            Some(v) => {
+                out.clear();
+                out.extend_from_slice(&v);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
+        Ok(self.txn.put(key, value)?)
+    }
+
+    fn delete(&mut self, key: &[u8]) -> anyhow::Result<()> {
+        Ok(self.txn.delete(key)?)
+    }
+
+    fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
+        let read = self.at_snapshot();
+        Ok(self.txn.get_pinned_opt(key, &read)?.map(|v| v.len()))
+    }
+
+    fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
+        let read = self.at_snapshot();
+        let it = self.txn.raw_iterator_opt(read);
+        walk(it, seek.start, seek.direction, seek.limit, visit)
+    }
+}
