@@ -47,13 +47,13 @@ steps=(fillseq revrange readrandom fwdrange multireadrandom overwritesome flush 
 flags() {
   local timed=(--threads="$THREADS" --duration="$DURATION" --use_existing_db=1)
   case "$1" in
-    fillseq) echo --benchmarks=fillseq --use_existing_db=0 --threads=1 --disable_wal=1 ;;
+    fillseq) echo --benchmarks=fillseq --use_existing_db=0 --threads=1 --disable_wal=1 --memtablerep=vector --allow_concurrent_memtable_write=false ;;
     revrange) echo --benchmarks=seekrandom --reverse_iterator=true --num=100 --threads=1 --duration="$DURATION" --use_existing_db=1 ;;
     readrandom) echo --benchmarks=readrandom "${timed[@]}" ;;
     fwdrange) echo --benchmarks=seekrandom "${timed[@]}" ;;
     multireadrandom) echo --benchmarks=multireadrandom --batch_size=10 --multiread_batched=true "${timed[@]}" ;;
     overwritesome) echo --benchmarks=overwrite --writes="$overwrites" --threads="$THREADS" --use_existing_db=1 ;;
-    flush) echo --benchmarks=flush,waitforcompaction --threads=1 --use_existing_db=1 ;;
+    flush) echo --benchmarks=flush,waitforcompaction,compact0,waitforcompaction --threads=1 --use_existing_db=1 ;;
     revrangewhilewriting) echo --benchmarks=seekrandomwhilewriting --reverse_iterator=true "${rate[@]}" "${timed[@]}" ;;
     fwdrangewhilewriting) echo --benchmarks=seekrandomwhilewriting "${rate[@]}" "${timed[@]}" ;;
     readwhilewriting) echo --benchmarks=readwhilewriting "${rate[@]}" "${timed[@]}" ;;

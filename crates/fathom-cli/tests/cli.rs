@@ -149,6 +149,14 @@ fn dbbench_reopens_the_database_between_steps_as_a_process_per_step() {
              --param steps=fillseq,readrandom --duration 1s --param reopen={reopen}"
         ));
         let report = report_json(&results);
+        let fillseq = step(&report["runs"][0], "fillseq");
+        // Its own options (benchmark.sh's vector memtable) when each step opens the database.
+        let own = fillseq["engine_options"].as_str().unwrap_or("");
+        assert_eq!(
+            own.contains("memtable_factory=vector"),
+            reopen == "on",
+            "{own}"
+        );
         f(&step(&report["runs"][0], "readrandom")["db_gb"]["apparent"]) * 1024.0
     };
     // 20,000 keys of 20 + 400 bytes, half-compressible: about 4 MiB in a table file.

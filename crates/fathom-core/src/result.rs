@@ -253,6 +253,9 @@ pub struct StepSummary {
     /// timed, not in `ops`; `by_op` has them per kind.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub failed: u64,
+    /// Options the step's engine was opened with beyond the setup's (the step's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_options: Option<String>,
 }
 
 /// One interval of a step (the reports' time series).

@@ -30,6 +30,10 @@ pub enum Maintenance {
     Flush,
     /// Wait until background compaction has nothing left to do.
     WaitForCompaction,
+    /// Compact the files of an LSM's L0 into the next level holding data (db_bench's
+    /// `compact0`); engines without levels do nothing.
+    #[serde(rename = "compact0")]
+    CompactLevel0,
 }
 
 /// Who an opened engine is and where its data lives: what every engine answers the same way.

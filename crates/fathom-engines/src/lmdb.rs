@@ -145,7 +145,7 @@ impl Target for Lmdb {
     fn maintain(&self, action: Maintenance) -> anyhow::Result<()> {
         match action {
             Maintenance::Flush => Ok(self.env.force_sync()?),
-            Maintenance::WaitForCompaction => Ok(()),
+            Maintenance::WaitForCompaction | Maintenance::CompactLevel0 => Ok(()),
         }
     }
 

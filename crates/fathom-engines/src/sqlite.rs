@@ -173,7 +173,7 @@ impl Target for Sqlite {
                 admin.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
                 Ok(())
             }
-            Maintenance::WaitForCompaction => Ok(()),
+            Maintenance::WaitForCompaction | Maintenance::CompactLevel0 => Ok(()),
         }
     }
 

@@ -1,5 +1,6 @@
 //! The run's engine: opened once as the run starts, and closed and opened again before a step
-//! that asks (db_bench runs each step of benchmark.sh as a process of its own).
+//! that asks (db_bench runs each step of benchmark.sh as a process of its own) or that runs
+//! with options of its own.
 
 use anyhow::Context;
 use fathom_core::family::Engine;
@@ -10,6 +11,8 @@ pub struct OpenEngine {
     config: EngineConfig,
     /// `None` only after a reopen failed to open it again.
     engine: Option<Engine>,
+    /// The options the engine is open with beyond the setup's: the last step's own.
+    added: Option<String>,
 }
 
 impl OpenEngine {
@@ -19,6 +22,7 @@ impl OpenEngine {
             entry,
             config,
             engine: Some(engine),
+            added: None,
         })
     }
 
@@ -27,18 +31,59 @@ impl OpenEngine {
         self.engine.as_ref()
     }
 
+    /// The engine's name in the registry.
+    pub fn name(&self) -> &'static str {
+        self.entry.name
+    }
+
+    /// Opens the engine as a step needs it: closed and opened again when the step asks
+    /// (`reopen`), or when the options it adds to the setup's differ from those it is open
+    /// with. Neither is timed.
+    pub fn prepare(&mut self, reopen: bool, added: Option<&String>) -> anyhow::Result<()> {
+        if reopen || added != self.added.as_ref() {
+            self.reopen(added.cloned())?;
+        }
+        Ok(())
+    }
+
     /// Closes the database (an embedded engine's close flushes what its WAL does not hold)
-    /// and opens it again on the same data directory, options and settings.
-    pub fn reopen(&mut self) -> anyhow::Result<()> {
+    /// and opens it again on the same data directory and settings, with the setup's options
+    /// and `added` after them.
+    fn reopen(&mut self, added: Option<String>) -> anyhow::Result<()> {
         self.engine = None;
-        let engine = fathom_engines::open(self.entry, &self.config)
+        let mut config = self.config.clone();
+        if let Some(extra) = &added {
+            config.options = join(&config.options, extra, self.entry.separator);
+        }
+        let engine = fathom_engines::open(self.entry, &config)
             .with_context(|| format!("opening {} again", self.entry.name))?;
         self.engine = Some(engine);
+        self.added = added;
         Ok(())
     }
 
     /// Closes the engine (a server stops).
     pub fn close(&mut self) {
         self.engine = None;
+    }
+}
+
+/// The setup's options string with `extra` after it, so that the step's own win.
+fn join(options: &str, extra: &str, separator: &str) -> String {
+    let options = options.trim().trim_end_matches(separator.trim());
+    if options.is_empty() {
+        extra.to_string()
+    } else {
+        format!("{options}{separator}{extra}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_steps_options_come_after_the_setups() {
+        assert_eq!(super::join("", "a=1", ";"), "a=1");
+        assert_eq!(super::join("b=2;", "a=1", ";"), "b=2;a=1");
+        assert_eq!(super::join("b=2", "a=1", ","), "b=2,a=1");
     }
 }

@@ -7,7 +7,7 @@
 use crate::input::{DriveInput, SetupInput, WorkloadInput};
 use anyhow::Context;
 use fathom_core::capability::{Need, Offer};
-use fathom_core::driver::{LatencyFrom, OpenLoop};
+use fathom_core::driver::{LatencyFrom, OpenLoop, StepPlan};
 use fathom_core::pace::Spacing;
 use fathom_core::units::{parse_duration, parse_size};
 use fathom_engines::settings::Settings;
@@ -194,9 +194,10 @@ impl RunSpec {
             );
         }
         let built = (w.build)(&self.params, self.clients)?;
-        if let Some(step) = built.steps().iter().find(|s| s.reopen && engine.server) {
+        let reopens = |s: &&StepPlan| s.reopen || s.engine_options.contains_key(engine.name);
+        if let Some(step) = built.steps().iter().find(|s| engine.server && reopens(s)) {
             anyhow::bail!(
-                "step `{}` of workload `{}` reopens the database, which fathom does for embedded engines only; `{}` is a server",
+                "step `{}` of workload `{}` reopens the database (or opens it with options of its own), which fathom does for embedded engines only; `{}` is a server",
                 step.name,
                 w.name,
                 engine.name

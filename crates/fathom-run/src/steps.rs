@@ -41,11 +41,10 @@ impl Steps<'_> {
                 break;
             }
             let plan = self.driven(plan);
-            if plan.reopen {
-                self.engine
-                    .reopen()
-                    .with_context(|| format!("before step {}", plan.name))?;
-            }
+            let added = plan.engine_options.get(self.engine.name());
+            self.engine
+                .prepare(plan.reopen, added)
+                .with_context(|| format!("before step {}", plan.name))?;
             let harness_ns = self.harness_cost(null_db, i, &plan)?;
             observer.step_started(i + 1, total, &plan);
             let mut summary = self.step(i, &plan, observer)?;

@@ -20,6 +20,7 @@ use crate::pace::Spacing;
 use crate::result::{IntervalRecord, QueryMix, StepSummary};
 use crate::sample::Sampler;
 use crate::target::{Maintenance, Target};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 use threads::{Clock, Collected};
@@ -124,6 +125,10 @@ pub struct StepPlan {
     /// as a process of its own, so its caches start cold and closing flushes what no WAL
     /// holds. Embedded engines only.
     pub reopen: bool,
+    /// Options added after the setup's for this step alone, by engine name (benchmark.sh
+    /// loads fillseq with a vector memtable): the database is opened with them before the
+    /// step and without them before the next, untimed. Embedded engines only.
+    pub engine_options: BTreeMap<String, String>,
     /// SQL statements per operation, when an operation is a transaction of several.
     pub queries: Option<QueryMix>,
 }

@@ -91,6 +91,7 @@ impl Measured<'_> {
                 .open_loop
                 .is_some_and(|o| o.latency_from == super::LatencyFrom::Start),
             failed: all.failed,
+            engine_options: plan.engine_options.get(&target.identity().name).cloned(),
         }
     }
 }

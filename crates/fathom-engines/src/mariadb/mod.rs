@@ -396,11 +396,11 @@ impl Target for MariaDb {
             ("ROCKSDB", Maintenance::Flush) => {
                 admin.query_drop("SET GLOBAL rocksdb_force_flush_memtable_now = 1")?
             }
-            ("ROCKSDB", Maintenance::WaitForCompaction) => {
+            ("ROCKSDB", Maintenance::WaitForCompaction | Maintenance::CompactLevel0) => {
                 admin.query_drop("SET GLOBAL rocksdb_force_flush_memtable_and_lzero_now = 1")?
             }
             (_, Maintenance::Flush) => flush_dirty_pages(&mut admin)?,
-            (_, Maintenance::WaitForCompaction) => {}
+            (_, Maintenance::WaitForCompaction | Maintenance::CompactLevel0) => {}
         }
         Ok(())
     }

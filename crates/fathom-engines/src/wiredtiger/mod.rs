@@ -210,6 +210,7 @@ impl Target for WiredTiger {
                 let rc = unsafe { ((*admin.0).checkpoint.unwrap())(admin.0, ptr::null()) };
                 check(rc, "checkpoint")
             }
+            Maintenance::CompactLevel0 => Ok(()),
         }
     }
 

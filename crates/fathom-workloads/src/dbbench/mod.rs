@@ -63,6 +63,10 @@ pub struct DbBenchParams {
     /// db_bench process of its own (cold caches; closing flushes what no WAL holds); off keeps
     /// one open database for the whole sequence
     reopen: Switch,
+    /// RocksDB options fillseq alone runs with, after the setup's (benchmark.sh loads with
+    /// --memtablerep=vector --allow_concurrent_memtable_write=false); empty for none. Applied
+    /// when steps reopen: with reopen=off the one open database keeps the setup's
+    fillseq_rocksdb_options: String,
 }
 
 impl Default for DbBenchParams {
@@ -84,6 +88,7 @@ impl Default for DbBenchParams {
             steps: "all".into(),
             sequence: "leveled".into(),
             reopen: Switch::new("on"),
+            fillseq_rocksdb_options: FILLSEQ_ROCKSDB_OPTIONS.into(),
         }
     }
 }
@@ -96,6 +101,11 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     families: &["kv"],
     duration_param: "duration",
 };
+
+/// The options benchmark.sh's fillseq adds for RocksDB: a vector memtable (appends, sorted at
+/// flush), which takes no concurrent writes.
+const FILLSEQ_ROCKSDB_OPTIONS: &str =
+    "memtable_factory=vector;allow_concurrent_memtable_write=false";
 
 /// fillseq's puts load the database in key order.
 const FILL: OpKind = OpKind::new("put", Role::Load);
@@ -253,8 +263,15 @@ fn sequence(params: &Params, clients: usize) -> anyhow::Result<DbBench> {
     // benchmark.sh runs one db_bench process per step.
     for (i, name) in wanted.iter().enumerate() {
         let (plan, work, wal_off) = timing.step(name, clients);
+        let own = p.fillseq_rocksdb_options.trim();
+        let engine_options = if name == "fillseq" && p.reopen.value && !own.is_empty() {
+            BTreeMap::from([("rocksdb".to_string(), own.to_string())])
+        } else {
+            BTreeMap::new()
+        };
         d.plans.push(StepPlan {
             reopen: p.reopen.value && i > 0,
+            engine_options,
             ..plan
         });
         d.work.push(work);
@@ -338,7 +355,12 @@ impl Timing {
             "flush" => (
                 StepPlan {
                     duration: None,
-                    after: vec![Maintenance::Flush, Maintenance::WaitForCompaction],
+                    after: vec![
+                        Maintenance::Flush,
+                        Maintenance::WaitForCompaction,
+                        Maintenance::CompactLevel0,
+                        Maintenance::WaitForCompaction,
+                    ],
                     warmup: Duration::ZERO,
                     ..self.timed(name, 0, &[])
                 },
@@ -474,12 +496,29 @@ mod tests {
             "overwritesome: num_keys / clients / 10"
         );
         assert_eq!(s[6].clients, 0);
+        // benchmark.sh's flush_mt_l0: flush, wait, compact L0, wait.
+        assert_eq!(
+            s[6].after,
+            [
+                Maintenance::Flush,
+                Maintenance::WaitForCompaction,
+                Maintenance::CompactLevel0,
+                Maintenance::WaitForCompaction
+            ]
+        );
         assert_eq!(s[7].background, Some(Pace::BytesPerSec(2.0 * 1048576.0)));
         assert_eq!(s[10].after, vec![Maintenance::WaitForCompaction]);
         // A db_bench process per step: every step after the first opens the database afresh.
         assert!(!s[0].reopen && s[1..].iter().all(|p| p.reopen));
         let one_open = steps(&["reopen=off"], 4).unwrap();
         assert!(one_open.iter().all(|p| !p.reopen));
+        // fillseq alone loads through a vector memtable on RocksDB, as benchmark.sh's does;
+        // not when one open database serves the whole sequence.
+        assert_eq!(s[0].engine_options["rocksdb"], FILLSEQ_ROCKSDB_OPTIONS);
+        assert!(s[1..].iter().all(|p| p.engine_options.is_empty()));
+        assert!(one_open[0].engine_options.is_empty());
+        let none = steps(&["fillseq_rocksdb_options="], 4).unwrap();
+        assert!(none[0].engine_options.is_empty());
     }
 
     #[test]

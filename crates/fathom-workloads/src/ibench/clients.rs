@@ -327,7 +327,7 @@ impl Client for Cleanup<'_> {
                 self.store.maintain(m)?;
                 match m {
                     Maintenance::Flush => FLUSH,
-                    Maintenance::WaitForCompaction => COMPACT,
+                    Maintenance::WaitForCompaction | Maintenance::CompactLevel0 => COMPACT,
                 }
             }
             Tidy::Settle(d) => {

@@ -1,0 +1,134 @@
+//! db_bench's `compact0`: the files of L0 compacted into the next level that holds data, through
+//! RocksDB's CompactFiles (the rocksdb crate does not wrap it, so the C API is called here).
+
+use rocksdb::{AsRawPtr, WaitForCompactOptions, DB};
+use std::ffi::{c_char, CStr, CString};
+
+/// What one attempt found to do, in db_bench's words.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// L0 holds no files.
+    NoFiles,
+    /// No level below L0 holds data, so there is nowhere to compact into.
+    NothingBeyond,
+    /// These L0 files go to `to`.
+    Compact { files: Vec<String>, to: i32 },
+}
+
+/// Chooses as db_bench's CompactLevelHelper(0) does: every L0 file, into the shallowest
+/// non-empty level below (with dynamic level sizes that need not be L1).
+pub fn plan(files: &[(i32, String)]) -> Plan {
+    let l0: Vec<String> = files
+        .iter()
+        .filter(|(level, _)| *level == 0)
+        .map(|(_, name)| name.clone())
+        .collect();
+    let next = files.iter().map(|(l, _)| *l).filter(|l| *l > 0).min();
+    match (l0.is_empty(), next) {
+        (true, _) => Plan::NoFiles,
+        (false, None) => Plan::NothingBeyond,
+        (false, Some(to)) => Plan::Compact { files: l0, to },
+    }
+}
+
+/// Attempts db_bench makes before giving up: it retries after a compaction wait when
+/// CompactFiles fails (a background compaction took one of the files).
+const ATTEMPTS: usize = 10;
+
+/// Compacts L0 into the next level, as db_bench's `compact0`; returns what it did.
+pub fn level0(db: &DB, target_file_size: u64) -> anyhow::Result<String> {
+    let mut last_error = String::new();
+    for _ in 0..ATTEMPTS {
+        let files: Vec<(i32, String)> = db
+            .live_files()?
+            .into_iter()
+            .map(|f| (f.level, f.name))
+            .collect();
+        let (files, to) = match plan(&files) {
+            Plan::NoFiles => return Ok("compact0 found 0 files to compact".into()),
+            Plan::NothingBeyond => return Ok("compact0 found no data beyond L0".into()),
+            Plan::Compact { files, to } => (files, to),
+        };
+        match compact_files(db, &files, to, target_file_size) {
+            Ok(()) => {
+                return Ok(format!(
+                    "compact0 compacted {} files from L0 to L{to}",
+                    files.len()
+                ))
+            }
+            Err(e) => last_error = e,
+        }
+        let mut wait = WaitForCompactOptions::default();
+        wait.set_flush(true);
+        db.wait_for_compact(&wait)?;
+    }
+    anyhow::bail!("compact0: CompactFiles failed {ATTEMPTS} times, last: {last_error}")
+}
+
+/// One CompactFiles call with db_bench's options: the level's own compression, output files
+/// of target_file_size_base.
+fn compact_files(db: &DB, files: &[String], to: i32, target_file_size: u64) -> Result<(), String> {
+    use librocksdb_sys as ffi;
+    let names: Vec<CString> = files
+        .iter()
+        .map(|f| CString::new(f.as_str()).map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
+    let pointers: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
+    let mut error: *mut c_char = std::ptr::null_mut();
+    // SAFETY: `db` outlives the call; the options are created and destroyed here; the name
+    // pointers live in `names` until after the call; no output names or job info are asked for.
+    unsafe {
+        let options = ffi::rocksdb_compaction_options_create();
+        ffi::rocksdb_compaction_options_set_output_file_size_limit(options, target_file_size);
+        ffi::rocksdb_compact_files(
+            db.as_raw_ptr(),
+            options,
+            pointers.as_ptr(),
+            pointers.len(),
+            to,
+            0,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            &mut error,
+        );
+        ffi::rocksdb_compaction_options_destroy(options);
+        if error.is_null() {
+            return Ok(());
+        }
+        let message = CStr::from_ptr(error).to_string_lossy().into_owned();
+        ffi::rocksdb_free(error.cast());
+        Err(message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files(levels: &[i32]) -> Vec<(i32, String)> {
+        levels
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (*l, format!("/{i}.sst")))
+            .collect()
+    }
+
+    #[test]
+    fn l0_goes_to_the_shallowest_level_with_data() {
+        let plan = plan(&files(&[0, 6, 0, 4, 5]));
+        assert_eq!(
+            plan,
+            Plan::Compact {
+                files: vec!["/0.sst".into(), "/2.sst".into()],
+                to: 4
+            }
+        );
+    }
+
+    #[test]
+    fn nothing_to_do_without_l0_files_or_a_level_below() {
+        assert_eq!(plan(&files(&[6, 6])), Plan::NoFiles);
+        assert_eq!(plan(&files(&[0, 0])), Plan::NothingBeyond);
+    }
+}
