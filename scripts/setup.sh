@@ -5,7 +5,8 @@
 #   scripts/setup.sh --peers    also the peer tools used for side-by-side runs (db_bench, sysbench)
 #   scripts/setup.sh --dbbench  also what building db_bench against fathom's RocksDB needs (gflags)
 #   scripts/setup.sh --test     also what the tests use: the servers, sysbench (run on fathom's tables),
-#                               and chromium to render the HTML report
+#                               chromium to render the HTML report, and Debian's RocksDB release
+#                               (librocksdb7.8) for the engine run through a library's C API
 set -euo pipefail
 
 packages=(libclang-dev clang pkg-config build-essential libwiredtiger-dev)
@@ -15,7 +16,7 @@ for arg in "$@"; do
     --servers) packages+=("${servers[@]}") ;;
     --peers) packages+=(rocksdb-tools sysbench) ;;
     --dbbench) packages+=(libgflags-dev) ;;
-    --test) packages+=("${servers[@]}" sysbench chromium) ;;
+    --test) packages+=("${servers[@]}" sysbench chromium librocksdb7.8) ;;
     *) echo "setup.sh: unknown option $arg (expected --servers, --peers, --dbbench or --test)" >&2; exit 2 ;;
   esac
 done

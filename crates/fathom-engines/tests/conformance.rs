@@ -291,6 +291,23 @@ macro_rules! conformance {
 }
 
 conformance!(rocksdb, transactions = optimistic);
+
+/// Debian's RocksDB release (7.8.3, `librocksdb7.8`, installed by `scripts/setup.sh --test`),
+/// run through its C API (`--set library=PATH`): the same suite.
+#[test]
+fn rocksdb_from_debians_library() {
+    let settings = [("transactions", "optimistic"), ("library", DEBIAN_ROCKSDB)];
+    check_engine("rocksdb", &settings);
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open("rocksdb", dir.path(), &settings);
+    assert!(
+        engine.identity().version.starts_with("7.8."),
+        "{}",
+        engine.identity().version
+    );
+}
+
+const DEBIAN_ROCKSDB: &str = "/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8";
 conformance!(wiredtiger);
 conformance!(lmdb);
 conformance!(sqlite);
@@ -331,6 +348,14 @@ fn check_snapshot_reads(name: &str, settings: &[(&str, &str)]) {
 #[test]
 fn rocksdb_snapshot_reads() {
     check_snapshot_reads("rocksdb", &[("transactions", "optimistic")]);
+}
+
+#[test]
+fn rocksdb_library_snapshot_reads() {
+    check_snapshot_reads(
+        "rocksdb",
+        &[("transactions", "optimistic"), ("library", DEBIAN_ROCKSDB)],
+    );
 }
 
 #[test]

@@ -25,6 +25,10 @@ pub struct SetupInput {
     pub settings: BTreeMap<String, String>,
     /// This setup's memory limit, over the one every run has.
     pub memory_limit: Option<String>,
+    /// Workload parameters this setup's runs take over the workload's own (a universal
+    /// compaction setup's `sequence = "universal"` for dbbench).
+    #[serde(default, deserialize_with = "scalars")]
+    pub params: BTreeMap<String, String>,
 }
 
 /// A workload and its parameters (`--workload ... --param ...`, or a `[[workload]]` table).

@@ -106,10 +106,12 @@ pub fn resolve(
     keys: &Keys,
     base: &Path,
 ) -> anyhow::Result<RunSpec> {
-    let setup = resolve_setup(setup, drive, keys, base)?;
+    let resolved = resolve_setup(setup, drive, keys, base)?;
     let entry = fathom_workloads::find(&workload.name)
         .map_err(|e| anyhow::anyhow!("{}: {e}", keys.workload("name")))?;
-    let mut params = Params::new(workload.params.clone());
+    let mut given = workload.params.clone();
+    given.extend(setup.params.clone());
+    let mut params = Params::new(given);
     if let Some(d) = &drive.duration {
         parse_duration(d).map_err(|e| anyhow::anyhow!("{}: {e}", keys.drive("duration")))?;
         params.set(entry.duration_param, d.clone());
@@ -127,7 +129,7 @@ pub fn resolve(
         );
     }
     let mut spec = RunSpec {
-        setup,
+        setup: resolved,
         workload: entry,
         params,
         clients,

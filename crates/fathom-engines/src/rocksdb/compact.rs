@@ -35,21 +35,27 @@ pub fn plan(files: &[(i32, String)]) -> Plan {
 /// CompactFiles fails (a background compaction took one of the files).
 const ATTEMPTS: usize = 10;
 
+/// What compact0 needs of an open RocksDB, whichever way it is reached.
+pub trait Lsm {
+    /// Every live table file's level and name.
+    fn files(&self) -> anyhow::Result<Vec<(i32, String)>>;
+    /// CompactFiles of `files` into level `to`, output files of `target_file_size`.
+    fn compact_files(&self, files: &[String], to: i32, target_file_size: u64)
+        -> Result<(), String>;
+    /// Waits until no flush or compaction is pending or running.
+    fn wait(&self) -> anyhow::Result<()>;
+}
+
 /// Compacts L0 into the next level, as db_bench's `compact0`; returns what it did.
-pub fn level0(db: &DB, target_file_size: u64) -> anyhow::Result<String> {
+pub fn level0(db: &dyn Lsm, target_file_size: u64) -> anyhow::Result<String> {
     let mut last_error = String::new();
     for _ in 0..ATTEMPTS {
-        let files: Vec<(i32, String)> = db
-            .live_files()?
-            .into_iter()
-            .map(|f| (f.level, f.name))
-            .collect();
-        let (files, to) = match plan(&files) {
+        let (files, to) = match plan(&db.files()?) {
             Plan::NoFiles => return Ok("compact0 found 0 files to compact".into()),
             Plan::NothingBeyond => return Ok("compact0 found no data beyond L0".into()),
             Plan::Compact { files, to } => (files, to),
         };
-        match compact_files(db, &files, to, target_file_size) {
+        match db.compact_files(&files, to, target_file_size) {
             Ok(()) => {
                 return Ok(format!(
                     "compact0 compacted {} files from L0 to L{to}",
@@ -58,48 +64,73 @@ pub fn level0(db: &DB, target_file_size: u64) -> anyhow::Result<String> {
             }
             Err(e) => last_error = e,
         }
-        let mut wait = WaitForCompactOptions::default();
-        wait.set_flush(true);
-        db.wait_for_compact(&wait)?;
+        db.wait()?;
     }
     anyhow::bail!("compact0: CompactFiles failed {ATTEMPTS} times, last: {last_error}")
 }
 
-/// One CompactFiles call with db_bench's options: the level's own compression, output files
-/// of target_file_size_base.
-fn compact_files(db: &DB, files: &[String], to: i32, target_file_size: u64) -> Result<(), String> {
-    use librocksdb_sys as ffi;
-    let names: Vec<CString> = files
+impl Lsm for DB {
+    fn files(&self) -> anyhow::Result<Vec<(i32, String)>> {
+        Ok(self
+            .live_files()?
+            .into_iter()
+            .map(|f| (f.level, f.name))
+            .collect())
+    }
+
+    /// One CompactFiles call with db_bench's options: the level's own compression, output
+    /// files of target_file_size_base.
+    fn compact_files(
+        &self,
+        files: &[String],
+        to: i32,
+        target_file_size: u64,
+    ) -> Result<(), String> {
+        use librocksdb_sys as ffi;
+        let names = c_names(files)?;
+        let pointers: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
+        let mut error: *mut c_char = std::ptr::null_mut();
+        // SAFETY: `self` outlives the call; the options are created and destroyed here; the
+        // name pointers live in `names` until after the call; no output names or job info
+        // are asked for.
+        unsafe {
+            let options = ffi::rocksdb_compaction_options_create();
+            ffi::rocksdb_compaction_options_set_output_file_size_limit(options, target_file_size);
+            ffi::rocksdb_compact_files(
+                self.as_raw_ptr(),
+                options,
+                pointers.as_ptr(),
+                pointers.len(),
+                to,
+                0,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                &mut error,
+            );
+            ffi::rocksdb_compaction_options_destroy(options);
+            if error.is_null() {
+                return Ok(());
+            }
+            let message = CStr::from_ptr(error).to_string_lossy().into_owned();
+            ffi::rocksdb_free(error.cast());
+            Err(message)
+        }
+    }
+
+    fn wait(&self) -> anyhow::Result<()> {
+        let mut wait = WaitForCompactOptions::default();
+        wait.set_flush(true);
+        Ok(self.wait_for_compact(&wait)?)
+    }
+}
+
+/// File names as C strings.
+pub fn c_names(files: &[String]) -> Result<Vec<CString>, String> {
+    files
         .iter()
         .map(|f| CString::new(f.as_str()).map_err(|e| e.to_string()))
-        .collect::<Result<_, _>>()?;
-    let pointers: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
-    let mut error: *mut c_char = std::ptr::null_mut();
-    // SAFETY: `db` outlives the call; the options are created and destroyed here; the name
-    // pointers live in `names` until after the call; no output names or job info are asked for.
-    unsafe {
-        let options = ffi::rocksdb_compaction_options_create();
-        ffi::rocksdb_compaction_options_set_output_file_size_limit(options, target_file_size);
-        ffi::rocksdb_compact_files(
-            db.as_raw_ptr(),
-            options,
-            pointers.as_ptr(),
-            pointers.len(),
-            to,
-            0,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            &mut error,
-        );
-        ffi::rocksdb_compaction_options_destroy(options);
-        if error.is_null() {
-            return Ok(());
-        }
-        let message = CStr::from_ptr(error).to_string_lossy().into_owned();
-        ffi::rocksdb_free(error.cast());
-        Err(message)
-    }
+        .collect()
 }
 
 #[cfg(test)]

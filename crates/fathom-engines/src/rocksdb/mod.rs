@@ -9,8 +9,7 @@ use crate::{EngineConfig, EngineEntry};
 use fathom_core::capability::{Need, Offer};
 use fathom_core::kv::{KvEngine, KvSession, SessionOptions};
 use fathom_core::result::EngineStats;
-use fathom_core::target::{delta, Counters, Identity, Maintenance, Target};
-use rocksdb::statistics::{Histogram, Ticker};
+use fathom_core::target::{Counters, Identity, Maintenance, Target};
 use rocksdb::{
     BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompactionStyle, OptimisticTransactionDB,
     Options, WaitForCompactOptions, WriteOptions, DB, DEFAULT_COLUMN_FAMILY_NAME,
@@ -43,6 +42,12 @@ pub struct RocksDbSettings {
     /// RocksDB's statistics (write amplification, compaction, stalls, cache hits come from
     /// them); off saves their cost per operation, as db_bench's --statistics=0 runs
     statistics: Switch,
+    /// a RocksDB shared library to run instead of the bundled build, through its C API (any
+    /// release from 6.x: Debian's librocksdb, a user's build, one fetch-engine.sh placed)
+    library: String,
+    /// a RocksDB release fetched with `scripts/fetch-engine.sh rocksdb VERSION`, run through
+    /// its C API instead of the bundled build
+    version: String,
 }
 
 impl Default for RocksDbSettings {
@@ -56,6 +61,8 @@ impl Default for RocksDbSettings {
             sync: Switch::new("false"),
             transactions: Transactions::None,
             statistics: Switch::new("true"),
+            library: String::new(),
+            version: String::new(),
         }
     }
 }
@@ -151,8 +158,11 @@ macro_rules! on_db {
     };
 }
 
+mod capi;
 mod compact;
+mod figures;
 mod session;
+use figures::{Source, CUMULATIVE};
 use session::Session;
 
 pub struct RocksDb {
@@ -195,6 +205,10 @@ fn base_options(config: &EngineConfig) -> anyhow::Result<(Options, RocksDbSettin
 }
 
 fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
+    let s: RocksDbSettings = settings::read(&config.settings)?;
+    if let Some(library) = capi::library(&s.library, &s.version)? {
+        return capi::open(config, &s, &library);
+    }
     let (mut base, s) = base_options(config)?;
     let (wal, sync) = (s.wal.value, s.sync.value);
     let mut opts = if config.options.trim().is_empty() {
@@ -246,15 +260,13 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     }))
 }
 
-impl RocksDb {
-    /// The default column family's target_file_size_base, which db_bench's compact0 gives
-    /// CompactFiles as its output file size.
-    fn target_file_size(&self) -> u64 {
-        self.effective
-            .get("CFOptions.target_file_size_base")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(64 << 20)
-    }
+/// The default column family's target_file_size_base (from the OPTIONS file's record), which
+/// db_bench's compact0 gives CompactFiles as its output file size.
+fn target_file_size(effective: &BTreeMap<String, String>) -> u64 {
+    effective
+        .get("CFOptions.target_file_size_base")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(64 << 20)
 }
 
 /// Reads the newest `OPTIONS-*` file RocksDB wrote: every `key=value` as `section.key`.
@@ -298,39 +310,6 @@ pub fn parse_options_file(text: &str) -> BTreeMap<String, String> {
     out
 }
 
-/// Where a cumulative counter comes from: a ticker, or the sum of a histogram.
-#[derive(Clone, Copy)]
-enum Source {
-    Ticker(Ticker),
-    Sum(Histogram),
-}
-
-/// The statistics kept as cumulative counters, by the names `step_stats` reads.
-const CUMULATIVE: &[(&str, Source)] = &[
-    ("ingest_bytes", Source::Ticker(Ticker::BytesWritten)),
-    ("flush_write_bytes", Source::Ticker(Ticker::FlushWriteBytes)),
-    (
-        "compact_write_bytes",
-        Source::Ticker(Ticker::CompactWriteBytes),
-    ),
-    (
-        "compact_read_bytes",
-        Source::Ticker(Ticker::CompactReadBytes),
-    ),
-    ("wal_bytes", Source::Ticker(Ticker::WalFileBytes)),
-    ("stall_micros", Source::Ticker(Ticker::StallMicros)),
-    ("block_cache_hit", Source::Ticker(Ticker::BlockCacheHit)),
-    ("block_cache_miss", Source::Ticker(Ticker::BlockCacheMiss)),
-    ("compaction_micros", Source::Sum(Histogram::CompactionTime)),
-    (
-        "compaction_cpu_micros",
-        Source::Sum(Histogram::CompactionCpuTime),
-    ),
-    ("flush_micros", Source::Sum(Histogram::FlushTime)),
-];
-
-use fathom_core::units::GIB as GB;
-
 impl Target for RocksDb {
     fn identity(&self) -> &Identity {
         &self.id
@@ -339,76 +318,24 @@ impl Target for RocksDb {
     fn counters(&self) -> Counters {
         let mut c = Counters::new();
         let kept = if self.statistics { CUMULATIVE } else { &[] };
-        for &(name, source) in kept {
-            let value = match source {
+        for s in kept {
+            let value = match s.source {
                 Source::Ticker(t) => self.options.get_ticker_count(t),
                 Source::Sum(h) => self.options.get_histogram_data(h).sum(),
             };
-            c.insert(name.into(), value as f64);
+            c.insert(s.name.into(), value as f64);
         }
-        let prop = |p: &str| {
+        figures::add_gauges(&mut c, |p| {
             on_db!(self.db, d => d.property_int_value(p))
                 .ok()
                 .flatten()
                 .unwrap_or(0) as f64
-        };
-        c.insert("lsm_bytes".into(), prop("rocksdb.total-sst-files-size"));
-        c.insert(
-            "pending_compaction_bytes".into(),
-            prop("rocksdb.estimate-pending-compaction-bytes"),
-        );
-        c.insert(
-            "block_cache_usage_bytes".into(),
-            prop("rocksdb.block-cache-usage"),
-        );
-        c.insert("l0_files".into(), prop("rocksdb.num-files-at-level0"));
+        });
         c
     }
 
-    /// Per-step compaction figures, as db_bench's report.tsv names them, but with write
-    /// amplification counted once: `w_amp = (flush + compaction bytes written) / ingest`.
-    /// (benchmark.sh adds flush bytes to a compaction total that already holds them.)
     fn step_stats(&self, before: &Counters, after: &Counters, seconds: f64) -> EngineStats {
-        let d = |k: &str| delta(before, after, k);
-        let gauge = |k: &str| after.get(k).copied().unwrap_or(0.0) / GB;
-        let flush = d("flush_write_bytes");
-        let compact = d("compact_write_bytes");
-        let ingest = d("ingest_bytes");
-        let (hit, miss) = (d("block_cache_hit"), d("block_cache_miss"));
-        let gauges = EngineStats {
-            lsm_gb: Some(gauge("lsm_bytes")),
-            pending_compaction_gb: Some(gauge("pending_compaction_bytes")),
-            other: BTreeMap::from([
-                (
-                    "block_cache_usage_gb".to_string(),
-                    gauge("block_cache_usage_bytes"),
-                ),
-                // At the step's end, as db_bench's levelstats shows it after flush_mt_l0.
-                (
-                    "l0_files".to_string(),
-                    after.get("l0_files").copied().unwrap_or(0.0),
-                ),
-            ]),
-            ..EngineStats::default()
-        };
-        if !self.statistics {
-            return gauges;
-        }
-        EngineStats {
-            ingest_gb: Some(ingest / GB),
-            flush_gb: Some(flush / GB),
-            compact_write_gb: Some(compact / GB),
-            compact_read_gb: Some(d("compact_read_bytes") / GB),
-            // c_wgb as benchmark.sh reads it from RocksDB's compaction stats: flush included.
-            c_wgb: Some((flush + compact) / GB),
-            w_amp: (ingest > 0.0).then(|| (flush + compact) / ingest),
-            wal_gb: Some(d("wal_bytes") / GB),
-            c_wsecs: Some((d("compaction_micros") + d("flush_micros")) / 1e6),
-            c_csecs: Some(d("compaction_cpu_micros") / 1e6),
-            stall_pct: (seconds > 0.0).then(|| 100.0 * d("stall_micros") / 1e6 / seconds),
-            block_cache_hit_pct: (hit + miss > 0.0).then(|| 100.0 * hit / (hit + miss)),
-            ..gauges
-        }
+        figures::step_figures(before, after, seconds, self.statistics)
     }
 
     fn maintain(&self, action: Maintenance) -> anyhow::Result<()> {
@@ -421,7 +348,7 @@ impl Target for RocksDb {
             }
             Maintenance::CompactLevel0 => match &*self.db {
                 Handle::Plain(d) => {
-                    compact::level0(d, self.target_file_size())?;
+                    compact::level0(d, target_file_size(&self.effective))?;
                 }
                 // The rocksdb crate gives no handle to an OptimisticTransactionDB's base
                 // database, which CompactFiles needs.

@@ -257,6 +257,33 @@ workload = [{ name = "dbbench", params = { num_keys = 1000, steps = "fillseq" } 
         assert!(e.contains("interval: at least 100ms"), "{e}");
     }
 
+    /// A setup's own parameters win over the workload's for that setup's runs alone (seed
+    /// 004's universal setups run benchmark_compare.sh's universal sequence).
+    #[test]
+    fn a_setups_params_take_over_the_workloads() {
+        let e = load(&GOOD.replace(
+            "{ name = \"b\", engine = \"null\" }",
+            "{ name = \"b\", engine = \"null\", params = { steps = \"fillseq,readrandom\" } }",
+        ))
+        .unwrap();
+        let steps = |i: usize| e.specs[i].params.given().get("steps").cloned();
+        let (a, b) = (e.specs[0].setup.name.clone(), e.specs[2].setup.name.clone());
+        assert_eq!((a.as_str(), steps(0).as_deref()), ("a", Some("fillseq")));
+        assert_eq!(
+            (b.as_str(), steps(2).as_deref()),
+            ("b", Some("fillseq,readrandom"))
+        );
+        let bad = load(&GOOD.replace(
+            "{ name = \"b\", engine = \"null\" }",
+            "{ name = \"b\", engine = \"null\", params = { stepz = 1 } }",
+        ));
+        let e = format!("{:#}", bad.err().expect("should fail"));
+        assert!(
+            e.contains("setup[1] (b)") && e.contains("no parameter `stepz`"),
+            "{e}"
+        );
+    }
+
     /// Every experiment the repository ships resolves (engines, settings, parameters, needs).
     #[test]
     fn the_repositorys_experiments_resolve() {

@@ -1,0 +1,231 @@
+//! RocksDB's C API (`include/rocksdb/c.h`) from a shared library loaded at run time, so any
+//! release's `librocksdb.so` (Debian's, a user's build, the one inside a rocksdbjni jar) can be
+//! measured. Functions every release since 6.x exports are required; newer ones are optional
+//! and looked up by name.
+
+use std::collections::HashMap;
+use std::ffi::{c_char, c_int, c_uchar, c_void, CStr, CString};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Every C API object is an opaque pointer here.
+pub type Obj = *mut c_void;
+/// RocksDB's error out-parameter: NULL, or a message to free with `rocksdb_free`.
+pub type Err = *mut *mut c_char;
+
+macro_rules! api {
+    (
+        required { $($name:ident: fn($($arg:ty),*) $(-> $ret:ty)?;)* }
+        optional { $($opt:ident: fn($($oarg:ty),*) $(-> $oret:ty)?;)* }
+    ) => {
+        /// The library's functions, by their C names.
+        #[allow(non_snake_case)]
+        pub struct Api {
+            /// Where the library was loaded from.
+            pub path: PathBuf,
+            $(pub $name: unsafe extern "C" fn($($arg),*) $(-> $ret)?,)*
+            $(pub $opt: Option<unsafe extern "C" fn($($oarg),*) $(-> $oret)?>,)*
+        }
+
+        impl Api {
+            /// Resolves every function in the loaded library `lib`.
+            ///
+            /// # Safety
+            /// `lib` is a live handle from dlopen, never closed; the signatures above are
+            /// c.h's.
+            unsafe fn resolve(lib: *mut c_void, path: &Path) -> anyhow::Result<Api> {
+                Ok(Api {
+                    path: path.to_path_buf(),
+                    // SAFETY: a symbol of c.h's signature, from a library kept loaded.
+                    $($name: unsafe { std::mem::transmute::<
+                        *mut c_void,
+                        unsafe extern "C" fn($($arg),*) $(-> $ret)?,
+                    >(required(lib, stringify!($name), path)?) },)*
+                    $($opt: unsafe { optional(lib, stringify!($opt)).map(|p| {
+                        std::mem::transmute::<
+                            *mut c_void,
+                            unsafe extern "C" fn($($oarg),*) $(-> $oret)?,
+                        >(p)
+                    }) },)*
+                })
+            }
+        }
+    };
+}
+
+api! {
+    required {
+        rocksdb_free: fn(*mut c_void);
+        rocksdb_options_create: fn() -> Obj;
+        rocksdb_options_destroy: fn(Obj);
+        rocksdb_options_set_create_if_missing: fn(Obj, c_uchar);
+        rocksdb_options_set_compaction_style: fn(Obj, c_int);
+        rocksdb_options_set_use_direct_reads: fn(Obj, c_uchar);
+        rocksdb_options_set_use_direct_io_for_flush_and_compaction: fn(Obj, c_uchar);
+        rocksdb_options_set_block_based_table_factory: fn(Obj, Obj);
+        rocksdb_options_enable_statistics: fn(Obj);
+        rocksdb_options_statistics_get_string: fn(Obj) -> *mut c_char;
+        rocksdb_get_options_from_string: fn(Obj, *const c_char, Obj, Err);
+        rocksdb_block_based_options_create: fn() -> Obj;
+        rocksdb_block_based_options_destroy: fn(Obj);
+        rocksdb_block_based_options_set_block_cache: fn(Obj, Obj);
+        rocksdb_cache_create_lru: fn(usize) -> Obj;
+        rocksdb_cache_destroy: fn(Obj);
+        rocksdb_open: fn(Obj, *const c_char, Err) -> Obj;
+        rocksdb_close: fn(Obj);
+        rocksdb_put: fn(Obj, Obj, *const c_char, usize, *const c_char, usize, Err);
+        rocksdb_delete: fn(Obj, Obj, *const c_char, usize, Err);
+        rocksdb_get_pinned: fn(Obj, Obj, *const c_char, usize, Err) -> Obj;
+        rocksdb_pinnableslice_value: fn(Obj, *mut usize) -> *const c_char;
+        rocksdb_pinnableslice_destroy: fn(Obj);
+        rocksdb_write: fn(Obj, Obj, Obj, Err);
+        rocksdb_writebatch_create: fn() -> Obj;
+        rocksdb_writebatch_destroy: fn(Obj);
+        rocksdb_writebatch_put: fn(Obj, *const c_char, usize, *const c_char, usize);
+        rocksdb_writebatch_delete: fn(Obj, *const c_char, usize);
+        rocksdb_writeoptions_create: fn() -> Obj;
+        rocksdb_writeoptions_destroy: fn(Obj);
+        rocksdb_writeoptions_disable_WAL: fn(Obj, c_int);
+        rocksdb_writeoptions_set_sync: fn(Obj, c_uchar);
+        rocksdb_readoptions_create: fn() -> Obj;
+        rocksdb_readoptions_destroy: fn(Obj);
+        rocksdb_create_iterator: fn(Obj, Obj) -> Obj;
+        rocksdb_iter_destroy: fn(Obj);
+        rocksdb_iter_seek: fn(Obj, *const c_char, usize);
+        rocksdb_iter_seek_for_prev: fn(Obj, *const c_char, usize);
+        rocksdb_iter_valid: fn(Obj) -> c_uchar;
+        rocksdb_iter_next: fn(Obj);
+        rocksdb_iter_prev: fn(Obj);
+        rocksdb_iter_key: fn(Obj, *mut usize) -> *const c_char;
+        rocksdb_iter_value: fn(Obj, *mut usize) -> *const c_char;
+        rocksdb_iter_get_error: fn(Obj, Err);
+        rocksdb_flushoptions_create: fn() -> Obj;
+        rocksdb_flushoptions_destroy: fn(Obj);
+        rocksdb_flushoptions_set_wait: fn(Obj, c_uchar);
+        rocksdb_flush: fn(Obj, Obj, Err);
+        rocksdb_property_value: fn(Obj, *const c_char) -> *mut c_char;
+        rocksdb_livefiles: fn(Obj) -> Obj;
+        rocksdb_livefiles_count: fn(Obj) -> c_int;
+        rocksdb_livefiles_name: fn(Obj, c_int) -> *const c_char;
+        rocksdb_livefiles_level: fn(Obj, c_int) -> c_int;
+        rocksdb_livefiles_destroy: fn(Obj);
+        rocksdb_create_snapshot: fn(Obj) -> Obj;
+        rocksdb_release_snapshot: fn(Obj, Obj);
+        rocksdb_readoptions_set_snapshot: fn(Obj, Obj);
+        rocksdb_optimistictransactiondb_open: fn(Obj, *const c_char, Err) -> Obj;
+        rocksdb_optimistictransactiondb_get_base_db: fn(Obj) -> Obj;
+        rocksdb_optimistictransactiondb_close_base_db: fn(Obj);
+        rocksdb_optimistictransactiondb_close: fn(Obj);
+        rocksdb_optimistictransaction_options_create: fn() -> Obj;
+        rocksdb_optimistictransaction_options_destroy: fn(Obj);
+        rocksdb_optimistictransaction_begin: fn(Obj, Obj, Obj, Obj) -> Obj;
+        rocksdb_transaction_put: fn(Obj, *const c_char, usize, *const c_char, usize, Err);
+        rocksdb_transaction_delete: fn(Obj, *const c_char, usize, Err);
+        rocksdb_transaction_get: fn(Obj, Obj, *const c_char, usize, *mut usize, Err)
+            -> *mut c_char;
+        rocksdb_transaction_get_for_update: fn(Obj, Obj, *const c_char, usize, *mut usize,
+            c_uchar, Err) -> *mut c_char;
+        rocksdb_transaction_create_iterator: fn(Obj, Obj) -> Obj;
+        rocksdb_transaction_commit: fn(Obj, Err);
+        rocksdb_transaction_rollback: fn(Obj, Err);
+        rocksdb_transaction_destroy: fn(Obj);
+    }
+    optional {
+        rocksdb_cache_create_hyper_clock: fn(usize, usize) -> Obj;
+        rocksdb_wait_for_compact: fn(Obj, Obj, Err);
+        rocksdb_wait_for_compact_options_create: fn() -> Obj;
+        rocksdb_wait_for_compact_options_destroy: fn(Obj);
+        rocksdb_wait_for_compact_options_set_flush: fn(Obj, c_uchar);
+        rocksdb_compaction_options_create: fn() -> Obj;
+        rocksdb_compaction_options_destroy: fn(Obj);
+        rocksdb_compaction_options_set_output_file_size_limit: fn(Obj, u64);
+        rocksdb_compact_files: fn(Obj, Obj, *const *const c_char, usize, c_int, c_int,
+            *mut *mut *mut c_char, *mut usize, Obj, Err);
+    }
+}
+
+// SAFETY: the table holds plain function pointers into a library that is never unloaded.
+unsafe impl Send for Api {}
+unsafe impl Sync for Api {}
+
+/// Libraries loaded so far, by path: each is loaded once and kept for the process's life.
+static LOADED: Mutex<Option<HashMap<PathBuf, &'static Api>>> = Mutex::new(None);
+
+/// The C API of the library at `path`, loaded on first use.
+pub fn load(path: &Path) -> anyhow::Result<&'static Api> {
+    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    let map = loaded.get_or_insert_with(HashMap::new);
+    if let Some(api) = map.get(path) {
+        return Ok(api);
+    }
+    let name = CString::new(path.as_os_str().as_encoded_bytes())?;
+    // Local and deep-bound: the library's own symbols win inside it, and its C++ runtime
+    // pieces do not meet another RocksDB's in this process.
+    let flags = libc::RTLD_NOW | libc::RTLD_LOCAL | libc::RTLD_DEEPBIND;
+    // SAFETY: a NUL-terminated path; the handle is kept for the process's life.
+    let lib = unsafe { libc::dlopen(name.as_ptr(), flags) };
+    if lib.is_null() {
+        anyhow::bail!(
+            "cannot load RocksDB library {}: {}",
+            path.display(),
+            dl_error()
+        );
+    }
+    // SAFETY: `lib` is live and never closed.
+    let api: &'static Api = Box::leak(Box::new(unsafe { Api::resolve(lib, path)? }));
+    map.insert(path.to_path_buf(), api);
+    Ok(api)
+}
+
+fn dl_error() -> String {
+    // SAFETY: dlerror returns NULL or a NUL-terminated message owned by libc.
+    let e = unsafe { libc::dlerror() };
+    if e.is_null() {
+        "unknown error".into()
+    } else {
+        // SAFETY: non-NULL, NUL-terminated.
+        unsafe { CStr::from_ptr(e) }.to_string_lossy().into_owned()
+    }
+}
+
+/// A function the engine cannot run without.
+unsafe fn required(lib: *mut c_void, name: &str, path: &Path) -> anyhow::Result<*mut c_void> {
+    // SAFETY: forwarded from the caller.
+    unsafe { optional(lib, name) }.ok_or_else(|| {
+        anyhow::anyhow!(
+            "{} does not export {name} (RocksDB's C API; is it a RocksDB library?)",
+            path.display()
+        )
+    })
+}
+
+/// A function newer releases have.
+unsafe fn optional(lib: *mut c_void, name: &str) -> Option<*mut c_void> {
+    let c = CString::new(name).ok()?;
+    // SAFETY: a live handle and a NUL-terminated name.
+    let p = unsafe { libc::dlsym(lib, c.as_ptr()) };
+    (!p.is_null()).then_some(p)
+}
+
+impl Api {
+    /// Takes an error RocksDB left in `err`, freeing it.
+    pub fn check(&self, err: *mut c_char, what: &str) -> anyhow::Result<()> {
+        if err.is_null() {
+            return Ok(());
+        }
+        let message = self.take_string(err);
+        anyhow::bail!("RocksDB {what}: {message}")
+    }
+
+    /// Copies a string RocksDB allocated, then frees it.
+    pub fn take_string(&self, s: *mut c_char) -> String {
+        if s.is_null() {
+            return String::new();
+        }
+        // SAFETY: a NUL-terminated string RocksDB allocated with malloc.
+        let text = unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned();
+        // SAFETY: allocated by the library, freed once.
+        unsafe { (self.rocksdb_free)(s.cast()) };
+        text
+    }
+}

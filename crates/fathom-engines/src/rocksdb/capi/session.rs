@@ -1,0 +1,210 @@
+//! A client's session on a RocksDB library: point reads (pinned, no copy), writes, atomic
+//! batches and scans, each through the C API with the session's own read and write options.
+
+use super::api::{Api, Obj};
+use fathom_core::kv::{BatchOp, Direction, KvSession, Seek, TxnBody, TxnEnd, Visit};
+use std::ffi::c_char;
+
+pub struct Session {
+    api: &'static Api,
+    db: Obj,
+    /// The OptimisticTransactionDB `db` is the base of; NULL for a plain database.
+    otxn: Obj,
+    read: Obj,
+    write: Obj,
+}
+
+// SAFETY: the session's options are its own; the database is thread-safe.
+unsafe impl Send for Session {}
+
+impl Session {
+    pub fn new(api: &'static Api, db: (Obj, Obj), disable_wal: bool, sync: bool) -> Session {
+        let (db, otxn) = db;
+        // SAFETY: the library's constructors and setters.
+        let (read, write) = unsafe {
+            let write = (api.rocksdb_writeoptions_create)();
+            (api.rocksdb_writeoptions_disable_WAL)(write, disable_wal as i32);
+            (api.rocksdb_writeoptions_set_sync)(write, sync as u8);
+            ((api.rocksdb_readoptions_create)(), write)
+        };
+        Session {
+            api,
+            db,
+            otxn,
+            read,
+            write,
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // SAFETY: made in `new`, released once.
+        unsafe {
+            (self.api.rocksdb_readoptions_destroy)(self.read);
+            (self.api.rocksdb_writeoptions_destroy)(self.write);
+        }
+    }
+}
+
+/// A byte slice as the C API takes it.
+pub(super) fn c(b: &[u8]) -> (*const c_char, usize) {
+    (b.as_ptr().cast(), b.len())
+}
+
+/// Bytes the C API handed out, valid until the object they came from changes.
+///
+/// # Safety
+/// `p` points at `n` readable bytes (or is NULL with `n` 0).
+pub(super) unsafe fn bytes<'a>(p: *const c_char, n: usize) -> &'a [u8] {
+    if p.is_null() {
+        &[]
+    } else {
+        // SAFETY: the caller's promise.
+        unsafe { std::slice::from_raw_parts(p.cast(), n) }
+    }
+}
+
+impl KvSession for Session {
+    fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
+        let a = self.api;
+        let (k, kn) = c(key);
+        let mut err: *mut c_char = std::ptr::null_mut();
+        // SAFETY: live database and options; the pinned value is released once.
+        let found = unsafe {
+            let pinned = (a.rocksdb_get_pinned)(self.db, self.read, k, kn, &mut err);
+            if pinned.is_null() {
+                None
+            } else {
+                let mut n = 0;
+                (a.rocksdb_pinnableslice_value)(pinned, &mut n);
+                (a.rocksdb_pinnableslice_destroy)(pinned);
+                Some(n)
+            }
+        };
+        a.check(err, "get")?;
+        Ok(found)
+    }
+
+    fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
+        let a = self.api;
+        let (k, kn) = c(key);
+        let mut err: *mut c_char = std::ptr::null_mut();
+        // SAFETY: as `get`; the value is copied before the slice is released.
+        let found = unsafe {
+            let pinned = (a.rocksdb_get_pinned)(self.db, self.read, k, kn, &mut err);
+            if pinned.is_null() {
+                false
+            } else {
+                let mut n = 0;
+                let v = (a.rocksdb_pinnableslice_value)(pinned, &mut n);
+                out.clear();
+                out.extend_from_slice(bytes(v, n));
+                (a.rocksdb_pinnableslice_destroy)(pinned);
+                true
+            }
+        };
+        a.check(err, "get")?;
+        Ok(found)
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
+        let ((k, kn), (v, vn)) = (c(key), c(value));
+        let mut err: *mut c_char = std::ptr::null_mut();
+        // SAFETY: live database and options, slices valid for the call.
+        unsafe { (self.api.rocksdb_put)(self.db, self.write, k, kn, v, vn, &mut err) };
+        self.api.check(err, "put")
+    }
+
+    fn delete(&mut self, key: &[u8]) -> anyhow::Result<()> {
+        let (k, kn) = c(key);
+        let mut err: *mut c_char = std::ptr::null_mut();
+        // SAFETY: as `put`.
+        unsafe { (self.api.rocksdb_delete)(self.db, self.write, k, kn, &mut err) };
+        self.api.check(err, "delete")
+    }
+
+    fn write_batch(&mut self, ops: &[BatchOp<'_>]) -> anyhow::Result<()> {
+        let a = self.api;
+        let mut err: *mut c_char = std::ptr::null_mut();
+        // SAFETY: the batch is made, filled, written and released here.
+        unsafe {
+            let batch = (a.rocksdb_writebatch_create)();
+            for op in ops {
+                match op {
+                    BatchOp::Put(key, value) => {
+                        let ((k, kn), (v, vn)) = (c(key), c(value));
+                        (a.rocksdb_writebatch_put)(batch, k, kn, v, vn)
+                    }
+                    BatchOp::Delete(key) => {
+                        let (k, kn) = c(key);
+                        (a.rocksdb_writebatch_delete)(batch, k, kn)
+                    }
+                }
+            }
+            (a.rocksdb_write)(self.db, self.write, batch, &mut err);
+            (a.rocksdb_writebatch_destroy)(batch);
+        }
+        a.check(err, "write batch")
+    }
+
+    fn transaction(&mut self, body: &mut TxnBody) -> anyhow::Result<TxnEnd> {
+        if self.otxn.is_null() {
+            anyhow::bail!(
+                "RocksDB transactions need --set transactions=optimistic (an \
+                 OptimisticTransactionDB keeps flushed memtables in memory for conflict checks, \
+                 so it is not the default)"
+            )
+        }
+        super::txn::run(self.api, (self.otxn, self.db), self.write, body)
+    }
+
+    /// A new iterator per scan, as db_bench's seekrandom makes one, so each sees current data.
+    fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
+        // SAFETY: a live database and read options.
+        let it = unsafe { (self.api.rocksdb_create_iterator)(self.db, self.read) };
+        // SAFETY: a new iterator, walked and released once.
+        unsafe { walk(self.api, it, seek, visit) }
+    }
+}
+
+/// Positions the new iterator `it` as `seek` asks, visits up to its limit of entries, and
+/// releases the iterator.
+///
+/// # Safety
+/// `it` is a live iterator of `a`'s library, not used after this call.
+pub(super) unsafe fn walk(
+    a: &Api,
+    it: Obj,
+    seek: Seek,
+    visit: &mut Visit,
+) -> anyhow::Result<usize> {
+    let (s, sn) = c(seek.start);
+    let mut err: *mut c_char = std::ptr::null_mut();
+    let mut n = 0;
+    // SAFETY: key and value slices are used before the iterator moves.
+    unsafe {
+        match seek.direction {
+            Direction::Forward | Direction::PrevFromSeek => (a.rocksdb_iter_seek)(it, s, sn),
+            Direction::Reverse => (a.rocksdb_iter_seek_for_prev)(it, s, sn),
+        }
+        while n < seek.limit && (a.rocksdb_iter_valid)(it) != 0 {
+            let (mut kn, mut vn) = (0, 0);
+            let k = (a.rocksdb_iter_key)(it, &mut kn);
+            let v = (a.rocksdb_iter_value)(it, &mut vn);
+            n += 1;
+            if !visit(bytes(k, kn), bytes(v, vn)) {
+                break;
+            }
+            if seek.direction.backwards() {
+                (a.rocksdb_iter_prev)(it)
+            } else {
+                (a.rocksdb_iter_next)(it)
+            }
+        }
+        (a.rocksdb_iter_get_error)(it, &mut err);
+        (a.rocksdb_iter_destroy)(it);
+    }
+    a.check(err, "iterator")?;
+    Ok(n)
+}

@@ -1,0 +1,211 @@
+//! RocksDB's figures, the same for the bundled build and a loaded library: the statistics kept
+//! as cumulative counters (by ticker for the bundled build, by their names in the statistics
+//! string for a library, whose ticker numbers differ by release), the gauges read from
+//! properties, and the per-step figures derived from both.
+
+use fathom_core::result::EngineStats;
+use fathom_core::target::{delta, Counters};
+use fathom_core::units::GIB as GB;
+use rocksdb::statistics::{Histogram, Ticker};
+use std::collections::BTreeMap;
+
+/// Where a cumulative counter comes from: a ticker, or the sum of a histogram.
+#[derive(Clone, Copy)]
+pub enum Source {
+    Ticker(Ticker),
+    Sum(Histogram),
+}
+
+/// A statistic kept as a cumulative counter: fathom's name, the bundled build's source, and
+/// its name in RocksDB's statistics string.
+pub struct Statistic {
+    pub name: &'static str,
+    pub source: Source,
+    pub printed: &'static str,
+}
+
+const fn stat(name: &'static str, source: Source, printed: &'static str) -> Statistic {
+    Statistic {
+        name,
+        source,
+        printed,
+    }
+}
+
+/// The statistics kept as cumulative counters, by the names `step_figures` reads.
+pub const CUMULATIVE: &[Statistic] = &[
+    stat(
+        "ingest_bytes",
+        Source::Ticker(Ticker::BytesWritten),
+        "rocksdb.bytes.written",
+    ),
+    stat(
+        "flush_write_bytes",
+        Source::Ticker(Ticker::FlushWriteBytes),
+        "rocksdb.flush.write.bytes",
+    ),
+    stat(
+        "compact_write_bytes",
+        Source::Ticker(Ticker::CompactWriteBytes),
+        "rocksdb.compact.write.bytes",
+    ),
+    stat(
+        "compact_read_bytes",
+        Source::Ticker(Ticker::CompactReadBytes),
+        "rocksdb.compact.read.bytes",
+    ),
+    stat(
+        "wal_bytes",
+        Source::Ticker(Ticker::WalFileBytes),
+        "rocksdb.wal.bytes",
+    ),
+    stat(
+        "stall_micros",
+        Source::Ticker(Ticker::StallMicros),
+        "rocksdb.stall.micros",
+    ),
+    stat(
+        "block_cache_hit",
+        Source::Ticker(Ticker::BlockCacheHit),
+        "rocksdb.block.cache.hit",
+    ),
+    stat(
+        "block_cache_miss",
+        Source::Ticker(Ticker::BlockCacheMiss),
+        "rocksdb.block.cache.miss",
+    ),
+    stat(
+        "compaction_micros",
+        Source::Sum(Histogram::CompactionTime),
+        "rocksdb.compaction.times.micros",
+    ),
+    stat(
+        "compaction_cpu_micros",
+        Source::Sum(Histogram::CompactionCpuTime),
+        "rocksdb.compaction.times.cpu_micros",
+    ),
+    stat(
+        "flush_micros",
+        Source::Sum(Histogram::FlushTime),
+        "rocksdb.db.flush.micros",
+    ),
+];
+
+/// The gauges read from properties, by counter name and property.
+const GAUGES: &[(&str, &str)] = &[
+    ("lsm_bytes", "rocksdb.total-sst-files-size"),
+    (
+        "pending_compaction_bytes",
+        "rocksdb.estimate-pending-compaction-bytes",
+    ),
+    ("block_cache_usage_bytes", "rocksdb.block-cache-usage"),
+    ("l0_files", "rocksdb.num-files-at-level0"),
+];
+
+/// Adds the gauges, `property` reading one integer property (0 when absent).
+pub fn add_gauges(c: &mut Counters, property: impl Fn(&str) -> f64) {
+    for (name, p) in GAUGES {
+        c.insert(name.to_string(), property(p));
+    }
+}
+
+/// The cumulative counters from RocksDB's statistics string (`rocksdb.x COUNT : n` for a
+/// ticker, `... SUM : n` for a histogram); a statistic the release does not print is absent.
+pub fn from_statistics_string(text: &str) -> Counters {
+    let mut c = Counters::new();
+    for line in text.lines() {
+        let mut words = line.split_whitespace();
+        let Some(printed) = words.next() else {
+            continue;
+        };
+        let Some(s) = CUMULATIVE.iter().find(|s| s.printed == printed) else {
+            continue;
+        };
+        let label = match s.source {
+            Source::Ticker(_) => "COUNT",
+            Source::Sum(_) => "SUM",
+        };
+        let rest: Vec<&str> = words.collect();
+        let value = rest
+            .windows(3)
+            .find(|w| w[0] == label && w[1] == ":")
+            .and_then(|w| w[2].parse::<f64>().ok());
+        if let Some(v) = value {
+            c.insert(s.name.into(), v);
+        }
+    }
+    c
+}
+
+/// Per-step compaction figures, as db_bench's report.tsv names them, but with write
+/// amplification counted once: `w_amp = (flush + compaction bytes written) / ingest`.
+/// (benchmark.sh adds flush bytes to a compaction total that already holds them.)
+pub fn step_figures(
+    before: &Counters,
+    after: &Counters,
+    seconds: f64,
+    statistics: bool,
+) -> EngineStats {
+    let d = |k: &str| delta(before, after, k);
+    let gauge = |k: &str| after.get(k).copied().unwrap_or(0.0) / GB;
+    let flush = d("flush_write_bytes");
+    let compact = d("compact_write_bytes");
+    let ingest = d("ingest_bytes");
+    let (hit, miss) = (d("block_cache_hit"), d("block_cache_miss"));
+    let gauges = EngineStats {
+        lsm_gb: Some(gauge("lsm_bytes")),
+        pending_compaction_gb: Some(gauge("pending_compaction_bytes")),
+        other: BTreeMap::from([
+            (
+                "block_cache_usage_gb".to_string(),
+                gauge("block_cache_usage_bytes"),
+            ),
+            // At the step's end, as db_bench's levelstats shows it after flush_mt_l0.
+            (
+                "l0_files".to_string(),
+                after.get("l0_files").copied().unwrap_or(0.0),
+            ),
+        ]),
+        ..EngineStats::default()
+    };
+    if !statistics {
+        return gauges;
+    }
+    EngineStats {
+        ingest_gb: Some(ingest / GB),
+        flush_gb: Some(flush / GB),
+        compact_write_gb: Some(compact / GB),
+        compact_read_gb: Some(d("compact_read_bytes") / GB),
+        // c_wgb as benchmark.sh reads it from RocksDB's compaction stats: flush included.
+        c_wgb: Some((flush + compact) / GB),
+        w_amp: (ingest > 0.0).then(|| (flush + compact) / ingest),
+        wal_gb: Some(d("wal_bytes") / GB),
+        c_wsecs: Some((d("compaction_micros") + d("flush_micros")) / 1e6),
+        c_csecs: Some(d("compaction_cpu_micros") / 1e6),
+        stall_pct: (seconds > 0.0).then(|| 100.0 * d("stall_micros") / 1e6 / seconds),
+        block_cache_hit_pct: (hit + miss > 0.0).then(|| 100.0 * hit / (hit + miss)),
+        ..gauges
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statistics_string_by_name() {
+        let text = "rocksdb.block.cache.miss COUNT : 7\n\
+                    rocksdb.bytes.written COUNT : 4200\n\
+                    rocksdb.db.flush.micros P50 : 1.000000 P95 : 2.000000 P99 : 3.000000 \
+                    P100 : 9.000000 COUNT : 2 SUM : 1234\n\
+                    rocksdb.unknown.ticker COUNT : 5\n";
+        let c = from_statistics_string(text);
+        assert_eq!(c["block_cache_miss"], 7.0);
+        assert_eq!(c["ingest_bytes"], 4200.0);
+        assert_eq!(
+            c["flush_micros"], 1234.0,
+            "a histogram's SUM, not its COUNT"
+        );
+        assert_eq!(c.len(), 3);
+    }
+}
