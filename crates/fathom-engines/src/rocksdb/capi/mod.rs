@@ -164,6 +164,11 @@ fn recorded(mut db: LibraryDb, config: &EngineConfig, path: &Path) -> LibraryDb 
     let mut effective = read_options_file(&config.data_dir).unwrap_or_default();
     effective.append(&mut db.effective);
     effective.insert("fathom.library".into(), path.display().to_string());
+    // Where fetch-engine.sh got it (the registry coordinate and checksum), when it did.
+    let source = path.parent().map(|d| d.join("SOURCE"));
+    if let Some(text) = source.and_then(|f| std::fs::read_to_string(f).ok()) {
+        effective.insert("fathom.library_source".into(), text.trim().to_string());
+    }
     db.id.version = effective
         .get("Version.rocksdb_version")
         .cloned()
