@@ -3,6 +3,7 @@
 
 use clap::Args;
 use fathom_report::compare::{self, Side};
+use fathom_report::iostat;
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -20,6 +21,10 @@ pub struct CompareArgs {
     /// text, md, csv or json.
     #[arg(long, default_value = "text")]
     pub format: fathom_report::Format,
+    /// Also each setup's iostat figures during this step (seed 004's table for
+    /// overwriteandwait): text and md only.
+    #[arg(long, value_name = "STEP")]
+    pub iostat: Option<String>,
 }
 
 /// `3%` or `0.03`.
@@ -84,7 +89,23 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
         anyhow::bail!("no steps in common between the base and the others");
     }
     let t = compare::table(&rows);
-    let legend = compare::legend(&base.label, args.threshold);
+    let mut legend = compare::legend(&base.label, args.threshold);
+    if let Some(step) = &args.iostat {
+        let io = iostat::table(&sides, step)
+            .ok_or_else(|| anyhow::anyhow!("--iostat: no setup ran a step `{step}`"))?;
+        let device = sides
+            .iter()
+            .flat_map(|s| s.runs.iter().flat_map(|r| r.steps.iter()))
+            .find_map(|s| s.host.device.clone());
+        let io = match args.format {
+            fathom_report::Format::Markdown => io.markdown(),
+            _ => io.text(),
+        };
+        legend = format!(
+            "{legend}\n{io}\n{}",
+            iostat::legend(step, device.as_deref())
+        );
+    }
     match args.format {
         fathom_report::Format::Text => print!("{}\n{legend}", t.text()),
         fathom_report::Format::Markdown => print!("{}\n{legend}", t.markdown()),

@@ -55,10 +55,16 @@ pub struct HostRates {
     pub rmbps: Option<f64>,
     pub rawait_ms: Option<f64>,
     pub rareqsz_kb: Option<f64>,
+    /// Read requests merged per second (iostat's rrqm/s), from diskstats' merged count.
+    #[serde(default)]
+    pub rrqmps: Option<f64>,
     pub wps: Option<f64>,
     pub wmbps: Option<f64>,
     pub wawait_ms: Option<f64>,
     pub wareqsz_kb: Option<f64>,
+    /// Write requests merged per second (iostat's wrqm/s).
+    #[serde(default)]
+    pub wrqmps: Option<f64>,
     pub cs_per_sec: f64,
     pub us_pct: f64,
     pub sy_pct: f64,

@@ -86,6 +86,8 @@ pub struct Row {
     pub cpu_ratio: Option<f64>,
     pub write_kb_ratio: Option<f64>,
     pub reads_ratio: Option<f64>,
+    /// The engine's exact version in NEW's runs (a release comparison's "ver").
+    pub new_version: String,
 }
 
 /// A small deterministic generator (SplitMix64), so a report prints the same interval twice.
@@ -181,6 +183,11 @@ pub fn compare(base: &Side, new: &Side, threshold: f64) -> Vec<Row> {
                 reads_ratio: figure_ratio(&bsteps, &nsteps, |s| s.per_op.reads),
                 base_ops_per_sec: bops,
                 new_ops_per_sec: nops,
+                new_version: n
+                    .runs
+                    .first()
+                    .map(|r| r.manifest.setup.engine_version.clone())
+                    .unwrap_or_default(),
             });
         }
     }
@@ -200,6 +207,7 @@ pub const COLUMNS: &[&str] = &[
     "r/o",
     "n",
     "new",
+    "ver",
 ];
 
 /// The comparison table; figure columns are NEW/BASE ratios of the medians.
@@ -221,6 +229,7 @@ pub fn table(rows: &[Row]) -> Table {
             ratio(r.reads_ratio),
             format!("{}/{}", r.base_ops_per_sec.len(), r.new_ops_per_sec.len()),
             r.new.clone(),
+            r.new_version.clone(),
         ]);
     }
     t

@@ -9,6 +9,7 @@ mod fixture;
 pub mod group;
 pub mod html;
 pub mod inserts;
+pub mod iostat;
 pub mod json;
 pub mod linkbench;
 pub mod model;
