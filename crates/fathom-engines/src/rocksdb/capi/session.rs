@@ -37,6 +37,29 @@ impl Session {
     }
 }
 
+impl Session {
+    /// Looks `key` up, handing its value (pinned, not copied) to `with`; false when absent.
+    fn lookup(&mut self, key: &[u8], with: &mut dyn FnMut(&[u8])) -> anyhow::Result<bool> {
+        let a = self.api;
+        let (k, kn) = c(key);
+        let mut err: *mut c_char = std::ptr::null_mut();
+        // SAFETY: live database and options; the value is used before the pinned slice is
+        // released, once.
+        let found = unsafe {
+            let pinned = (a.rocksdb_get_pinned)(self.db, self.read, k, kn, &mut err);
+            if !pinned.is_null() {
+                let mut n = 0;
+                let v = (a.rocksdb_pinnableslice_value)(pinned, &mut n);
+                with(bytes(v, n));
+                (a.rocksdb_pinnableslice_destroy)(pinned);
+            }
+            !pinned.is_null()
+        };
+        a.check(err, "get")?;
+        Ok(found)
+    }
+}
+
 impl Drop for Session {
     fn drop(&mut self) {
         // SAFETY: made in `new`, released once.
@@ -67,45 +90,15 @@ pub(super) unsafe fn bytes<'a>(p: *const c_char, n: usize) -> &'a [u8] {
 
 impl KvSession for Session {
     fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
-        let a = self.api;
-        let (k, kn) = c(key);
-        let mut err: *mut c_char = std::ptr::null_mut();
-        // SAFETY: live database and options; the pinned value is released once.
-        let found = unsafe {
-            let pinned = (a.rocksdb_get_pinned)(self.db, self.read, k, kn, &mut err);
-            if pinned.is_null() {
-                None
-            } else {
-                let mut n = 0;
-                (a.rocksdb_pinnableslice_value)(pinned, &mut n);
-                (a.rocksdb_pinnableslice_destroy)(pinned);
-                Some(n)
-            }
-        };
-        a.check(err, "get")?;
-        Ok(found)
+        let mut n = 0;
+        Ok(self.lookup(key, &mut |v| n = v.len())?.then_some(n))
     }
 
     fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
-        let a = self.api;
-        let (k, kn) = c(key);
-        let mut err: *mut c_char = std::ptr::null_mut();
-        // SAFETY: as `get`; the value is copied before the slice is released.
-        let found = unsafe {
-            let pinned = (a.rocksdb_get_pinned)(self.db, self.read, k, kn, &mut err);
-            if pinned.is_null() {
-                false
-            } else {
-                let mut n = 0;
-                let v = (a.rocksdb_pinnableslice_value)(pinned, &mut n);
-                out.clear();
-                out.extend_from_slice(bytes(v, n));
-                (a.rocksdb_pinnableslice_destroy)(pinned);
-                true
-            }
-        };
-        a.check(err, "get")?;
-        Ok(found)
+        self.lookup(key, &mut |v| {
+            out.clear();
+            out.extend_from_slice(v);
+        })
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
