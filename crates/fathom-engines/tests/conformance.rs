@@ -293,21 +293,31 @@ macro_rules! conformance {
 conformance!(rocksdb, transactions = optimistic);
 
 /// Debian's RocksDB release (7.8.3, `librocksdb7.8`, installed by `scripts/setup.sh --test`),
-/// run through its C API (`--set library=PATH`): the same suite.
+/// run through its C API (`--set library=PATH`): the same suite. `FATHOM_TEST_ROCKSDB_LIBRARY`
+/// (a path, a colon and the version it holds) runs it on another release instead.
 #[test]
-fn rocksdb_from_debians_library() {
-    let settings = [("transactions", "optimistic"), ("library", DEBIAN_ROCKSDB)];
+fn rocksdb_from_a_library() {
+    let (library, version) = test_library();
+    let settings = [
+        ("transactions", "optimistic"),
+        ("library", library.as_str()),
+    ];
     check_engine("rocksdb", &settings);
     let dir = tempfile::tempdir().unwrap();
     let engine = open("rocksdb", dir.path(), &settings);
-    assert!(
-        engine.identity().version.starts_with("7.8."),
-        "{}",
-        engine.identity().version
-    );
+    assert_eq!(engine.identity().version, version);
 }
 
-const DEBIAN_ROCKSDB: &str = "/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8";
+/// The library the C-API tests run on, and its version.
+fn test_library() -> (String, String) {
+    let given = std::env::var("FATHOM_TEST_ROCKSDB_LIBRARY")
+        .unwrap_or_else(|_| "/usr/lib/x86_64-linux-gnu/librocksdb.so.7.8:7.8.3".into());
+    let (path, version) = given
+        .rsplit_once(':')
+        .expect("FATHOM_TEST_ROCKSDB_LIBRARY is PATH:VERSION");
+    (path.to_string(), version.to_string())
+}
+
 conformance!(wiredtiger);
 conformance!(lmdb);
 conformance!(sqlite);
@@ -352,9 +362,13 @@ fn rocksdb_snapshot_reads() {
 
 #[test]
 fn rocksdb_library_snapshot_reads() {
+    let library = test_library().0;
     check_snapshot_reads(
         "rocksdb",
-        &[("transactions", "optimistic"), ("library", DEBIAN_ROCKSDB)],
+        &[
+            ("transactions", "optimistic"),
+            ("library", library.as_str()),
+        ],
     );
 }
 
