@@ -41,6 +41,10 @@ enum Command {
         /// Smallest change called faster or slower (3% or 0.03).
         #[arg(long, default_value = "3%", value_parser = compare::parse_threshold)]
         threshold: f64,
+        /// Add each setup's iostat figures during this step to the HTML page's comparison
+        /// (seed 004's table for overwriteandwait).
+        #[arg(long, value_name = "STEP")]
+        iostat: Option<String>,
     },
     /// Relative throughput of NEW against BASE per step, with the change in cpu/o, wKB/o and
     /// r/o, and with repeats a bootstrap confidence interval and a verdict.
@@ -67,6 +71,7 @@ fn main() {
             intervals,
             base,
             threshold,
+            iostat,
         } => report(
             &dir,
             format,
@@ -74,6 +79,7 @@ fn main() {
                 intervals,
                 base,
                 threshold,
+                iostat,
             },
         ),
         Command::Compare(args) => compare::run(&args),

@@ -174,6 +174,26 @@ fn experiment_runs_its_matrix_resumes_and_reports_in_html() {
         assert_eq!(r["base"], "one");
         assert_eq!(r["base_ops_per_sec"].as_array().unwrap().len(), 3);
     }
+    // Seed 004's iostat table for one step, a row per setup and client count, in the text
+    // comparison and on the page.
+    let results_arg = results.to_str().unwrap();
+    let text = ok(&fathom(&["compare", results_arg, "--iostat", "readrandom"]));
+    let header = text.lines().find(|l| l.contains("rrqmps")).expect(&text);
+    assert!(
+        header.contains("wareqsz") && header.contains("ver"),
+        "{header}"
+    );
+    let page = ok(&fathom(&[
+        "report",
+        results_arg,
+        "--format",
+        "html",
+        "--iostat",
+        "readrandom",
+    ]));
+    assert!(page.contains("iostat during readrandom"));
+    let e = err(&fathom(&["compare", results_arg, "--iostat", "nosuch"]));
+    assert!(e.contains("no setup ran a step `nosuch`"), "{e}");
 }
 
 #[test]

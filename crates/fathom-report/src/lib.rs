@@ -54,11 +54,14 @@ pub struct ReportOptions {
     pub base: Option<String>,
     /// The smallest relative change a verdict calls faster or slower.
     pub threshold: f64,
+    /// A step whose iostat figures the comparison shows per setup (seed 004's table).
+    pub iostat: Option<String>,
 }
 
 impl Default for ReportOptions {
     fn default() -> Self {
         ReportOptions {
+            iostat: None,
             intervals: false,
             base: None,
             threshold: 0.03,

@@ -2,6 +2,7 @@
 //! comparison table of `fathom compare` and a bar chart of the ratios with their intervals.
 
 use crate::compare::{self, Row, Side};
+use crate::iostat;
 use crate::model::{Chart, Input, Section, Titled};
 use crate::svg::{BarChart, Bars};
 
@@ -36,7 +37,17 @@ pub fn section(input: &Input) -> anyhow::Result<Option<Section>> {
         title: String::new(),
         table: compare::table(&rows),
     });
-    section.paragraph = Some(compare::legend(&base.label, input.opts.threshold));
+    let mut legend = compare::legend(&base.label, input.opts.threshold);
+    if let Some(step) = &input.opts.iostat {
+        let table = iostat::table(&sides, step)
+            .ok_or_else(|| anyhow::anyhow!("--iostat: no setup ran a step `{step}`"))?;
+        section.tables.push(Titled {
+            title: format!("iostat during {step}"),
+            table,
+        });
+        legend.push_str(&iostat::legend(step, None));
+    }
+    section.paragraph = Some(legend);
     Ok(Some(section))
 }
 
