@@ -59,7 +59,9 @@ pub trait Client: Send {
 
     /// The driver calls no more `next` (the client is done, failed, or the step ended): a
     /// client that another waits on (iibench's inserter and its deleter) lets it go here.
-    fn stopped(&mut self) {}
+    fn stopped(&mut self) {
+        // Nothing to let go of by default.
+    }
 }
 
 /// A client that runs beside the step's clients, its operations reported apart.

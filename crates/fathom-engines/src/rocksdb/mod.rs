@@ -95,6 +95,18 @@ enum Direct {
     All,
 }
 
+impl Direct {
+    /// O_DIRECT for user reads, and for flush and compaction.
+    fn reads_and_flush(self) -> (bool, bool) {
+        match self {
+            Direct::None => (false, false),
+            Direct::Reads => (true, false),
+            Direct::Flush => (false, true),
+            Direct::All => (true, true),
+        }
+    }
+}
+
 /// Whether RocksDB opens as an OptimisticTransactionDB.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -161,6 +173,7 @@ macro_rules! on_db {
 mod capi;
 mod compact;
 mod figures;
+mod scan;
 mod session;
 use figures::{Source, CUMULATIVE};
 use session::Session;
@@ -176,8 +189,8 @@ pub struct RocksDb {
     effective: BTreeMap<String, String>,
 }
 
-fn base_options(config: &EngineConfig) -> anyhow::Result<(Options, RocksDbSettings)> {
-    let s: RocksDbSettings = settings::read(&config.settings)?;
+/// The options fathom's settings give, before the setup's options string.
+fn base_options(s: &RocksDbSettings) -> Options {
     let mut opts = Options::default();
     let mut table = BlockBasedOptions::default();
     let capacity = s.cache_size.value as usize;
@@ -193,15 +206,10 @@ fn base_options(config: &EngineConfig) -> anyhow::Result<(Options, RocksDbSettin
         Compaction::Leveled => DBCompactionStyle::Level,
         Compaction::Universal => DBCompactionStyle::Universal,
     });
-    let (reads, flush) = match s.o_direct {
-        Direct::None => (false, false),
-        Direct::Reads => (true, false),
-        Direct::Flush => (false, true),
-        Direct::All => (true, true),
-    };
+    let (reads, flush) = s.o_direct.reads_and_flush();
     opts.set_use_direct_reads(reads);
     opts.set_use_direct_io_for_flush_and_compaction(flush);
-    Ok((opts, s))
+    opts
 }
 
 fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
@@ -209,7 +217,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     if let Some(library) = capi::library(&s.library, &s.version)? {
         return capi::open(config, &s, &library);
     }
-    let (mut base, s) = base_options(config)?;
+    let mut base = base_options(&s);
     let (wal, sync) = (s.wal.value, s.sync.value);
     let mut opts = if config.options.trim().is_empty() {
         base
@@ -244,11 +252,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     };
     let db = opened
         .map_err(|e| anyhow::anyhow!("opening RocksDB in {}: {e}", config.data_dir.display()))?;
-    let effective = read_options_file(&config.data_dir).unwrap_or_default();
-    let version = effective
-        .get("Version.rocksdb_version")
-        .cloned()
-        .unwrap_or_else(|| "unknown".into());
+    let (effective, version) = what_it_runs(&config.data_dir);
     Ok(Box::new(RocksDb {
         db: Arc::new(db),
         options: opts,
@@ -267,6 +271,16 @@ fn target_file_size(effective: &BTreeMap<String, String>) -> u64 {
         .get("CFOptions.target_file_size_base")
         .and_then(|v| v.parse().ok())
         .unwrap_or(64 << 20)
+}
+
+/// The options an open database really runs with (its OPTIONS file) and its exact version.
+fn what_it_runs(dir: &Path) -> (BTreeMap<String, String>, String) {
+    let effective = read_options_file(dir).unwrap_or_default();
+    let version = effective
+        .get("Version.rocksdb_version")
+        .cloned()
+        .unwrap_or_else(|| "unknown".into());
+    (effective, version)
 }
 
 /// Reads the newest `OPTIONS-*` file RocksDB wrote: every `key=value` as `section.key`.
@@ -347,9 +361,7 @@ impl Target for RocksDb {
                 on_db!(self.db, d => d.wait_for_compact(&w))?
             }
             Maintenance::CompactLevel0 => match &*self.db {
-                Handle::Plain(d) => {
-                    compact::level0(d, target_file_size(&self.effective))?;
-                }
+                Handle::Plain(d) => compact::level0(d, target_file_size(&self.effective))?,
                 // The rocksdb crate gives no handle to an OptimisticTransactionDB's base
                 // database, which CompactFiles needs.
                 Handle::Optimistic(_) => eprintln!(

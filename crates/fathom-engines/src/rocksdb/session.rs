@@ -1,8 +1,9 @@
 //! A client's RocksDB session: point reads and writes, batches, scans, the batched MultiGet,
 //! and optimistic transactions whose plain reads see a snapshot taken at their first.
 
+use super::scan::{walk, Cursor};
 use super::Handle;
-use fathom_core::kv::{BatchOp, Direction, KvSession, KvTxn, Seek, TxnBody, TxnEnd, Visit};
+use fathom_core::kv::{BatchOp, KvSession, KvTxn, Seek, TxnBody, TxnEnd, Visit};
 use fathom_core::retry::EngineError;
 use rocksdb::{
     DBAccess, DBRawIteratorWithThreadMode, OptimisticTransactionDB, OptimisticTransactionOptions,
@@ -104,9 +105,8 @@ impl KvSession for Session {
     }
 
     fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
-        let (start, direction, limit) = (seek.start, seek.direction, seek.limit);
         // A new iterator per scan, as db_bench's seekrandom does, so each sees current data.
-        on_db!(self.db, d => walk(d.raw_iterator(), start, direction, limit, visit))
+        on_db!(self.db, d => walk(&mut d.raw_iterator(), seek, visit))
     }
 }
 
@@ -121,35 +121,25 @@ fn batch<const T: bool>(ops: &[BatchOp<'_>]) -> WriteBatchWithTransaction<T> {
     batch
 }
 
-/// Positions `it` at `start` and visits up to `limit` entries in `direction`.
-fn walk<D: DBAccess>(
-    mut it: DBRawIteratorWithThreadMode<'_, D>,
-    start: &[u8],
-    direction: Direction,
-    limit: usize,
-    visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-) -> anyhow::Result<usize> {
-    match direction {
-        Direction::Forward | Direction::PrevFromSeek => it.seek(start),
-        Direction::Reverse => it.seek_for_prev(start),
+impl<D: DBAccess> Cursor for DBRawIteratorWithThreadMode<'_, D> {
+    fn seek(&mut self, key: &[u8]) {
+        DBRawIteratorWithThreadMode::seek(self, key)
     }
-    let mut n = 0;
-    while n < limit && it.valid() {
-        let (Some(k), Some(v)) = (it.key(), it.value()) else {
-            break;
-        };
-        n += 1;
-        if !visit(k, v) {
-            break;
-        }
-        if direction.backwards() {
-            it.prev()
-        } else {
-            it.next()
-        }
+    fn seek_for_prev(&mut self, key: &[u8]) {
+        DBRawIteratorWithThreadMode::seek_for_prev(self, key)
     }
-    it.status()?;
-    Ok(n)
+    fn entry(&self) -> Option<(&[u8], &[u8])> {
+        self.item()
+    }
+    fn next(&mut self) {
+        DBRawIteratorWithThreadMode::next(self)
+    }
+    fn prev(&mut self) {
+        DBRawIteratorWithThreadMode::prev(self)
+    }
+    fn status(&self) -> anyhow::Result<()> {
+        Ok(DBRawIteratorWithThreadMode::status(self)?)
+    }
 }
 
 struct Txn<'a, 't> {
@@ -201,7 +191,6 @@ impl KvTxn for Txn<'_, '_> {
 
     fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
         let read = self.at_snapshot();
-        let it = self.txn.raw_iterator_opt(read);
-        walk(it, seek.start, seek.direction, seek.limit, visit)
+        walk(&mut self.txn.raw_iterator_opt(read), seek, visit)
     }
 }

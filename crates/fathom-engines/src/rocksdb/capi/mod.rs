@@ -12,7 +12,7 @@ mod txn;
 use super::compact::{self, Lsm};
 use super::figures::{self, CUMULATIVE};
 use super::RocksDbSettings;
-use super::{read_options_file, target_file_size, CacheType, Compaction, Direct, Transactions};
+use super::{target_file_size, what_it_runs, CacheType, Compaction, Transactions};
 use crate::EngineConfig;
 use api::{Api, Obj};
 use fathom_core::kv::{KvEngine, KvSession, SessionOptions};
@@ -60,15 +60,36 @@ pub struct LibraryDb {
     db: Obj,
     /// The OptimisticTransactionDB (`transactions=optimistic`); NULL for a plain database.
     otxn: Obj,
-    /// The options it was opened with: its statistics live here.
-    options: Obj,
-    table: Obj,
-    cache: Obj,
     id: Identity,
     wal: bool,
     sync: bool,
     statistics: bool,
     effective: BTreeMap<String, String>,
+    /// What it was opened with, released after it closes (fields drop after `drop`).
+    made: Made,
+}
+
+/// The objects a database is opened with, released when dropped: the options (its statistics
+/// live there; NULL until made), the table options and the block cache.
+struct Made {
+    api: &'static Api,
+    options: Obj,
+    table: Obj,
+    cache: Obj,
+}
+
+impl Drop for Made {
+    fn drop(&mut self) {
+        let a = self.api;
+        // SAFETY: each made by this library, released once, after any database using them.
+        unsafe {
+            if !self.options.is_null() {
+                (a.rocksdb_options_destroy)(self.options);
+            }
+            (a.rocksdb_block_based_options_destroy)(self.table);
+            (a.rocksdb_cache_destroy)(self.cache);
+        }
+    }
 }
 
 // SAFETY: RocksDB's DB and its options are safe to use from several threads at once.
@@ -78,8 +99,7 @@ unsafe impl Sync for LibraryDb {}
 impl Drop for LibraryDb {
     fn drop(&mut self) {
         let a = self.api;
-        // SAFETY: each object was created by this library and is released once, the database
-        // first (it holds the cache and table options).
+        // SAFETY: opened by this library, closed once; `made` is released after this.
         unsafe {
             if self.otxn.is_null() {
                 (a.rocksdb_close)(self.db);
@@ -87,9 +107,6 @@ impl Drop for LibraryDb {
                 (a.rocksdb_optimistictransactiondb_close_base_db)(self.db);
                 (a.rocksdb_optimistictransactiondb_close)(self.otxn);
             }
-            (a.rocksdb_options_destroy)(self.options);
-            (a.rocksdb_block_based_options_destroy)(self.table);
-            (a.rocksdb_cache_destroy)(self.cache);
         }
     }
 }
@@ -102,39 +119,21 @@ pub fn open(
 ) -> anyhow::Result<Box<dyn KvEngine>> {
     let api = api::load(path)?;
     let mut effective = BTreeMap::new();
-    let (table, cache) = table_options(api, config, s, &mut effective)?;
-    // SAFETY: objects created and configured through the library's own functions.
-    let options = match unsafe { options(api, s, table, &config.options) } {
-        Ok(o) => o,
-        Err(e) => {
-            // SAFETY: created above, released once.
-            unsafe {
-                (api.rocksdb_block_based_options_destroy)(table);
-                (api.rocksdb_cache_destroy)(cache);
-            }
-            return Err(e);
-        }
-    };
+    let mut made = table_options(api, config, s, &mut effective)?;
+    // SAFETY: the table options just made are live.
+    made.options = unsafe { options(api, s, made.table, &config.options)? };
     let dir = CString::new(config.data_dir.as_os_str().as_encoded_bytes())?;
     let mut err: *mut c_char = std::ptr::null_mut();
     let optimistic = s.transactions == Transactions::Optimistic;
     // SAFETY: live options, a NUL-terminated path.
     let opened = unsafe {
         if optimistic {
-            (api.rocksdb_optimistictransactiondb_open)(options, dir.as_ptr(), &mut err)
+            (api.rocksdb_optimistictransactiondb_open)(made.options, dir.as_ptr(), &mut err)
         } else {
-            (api.rocksdb_open)(options, dir.as_ptr(), &mut err)
+            (api.rocksdb_open)(made.options, dir.as_ptr(), &mut err)
         }
     };
-    if let Err(e) = api.check(err, &format!("open {}", config.data_dir.display())) {
-        // SAFETY: created above, released once; nothing was opened with them.
-        unsafe {
-            (api.rocksdb_options_destroy)(options);
-            (api.rocksdb_block_based_options_destroy)(table);
-            (api.rocksdb_cache_destroy)(cache);
-        }
-        return Err(e);
-    }
+    api.check(err, &format!("open {}", config.data_dir.display()))?;
     let (db, otxn) = if optimistic {
         // SAFETY: an open OptimisticTransactionDB.
         let base = unsafe { (api.rocksdb_optimistictransactiondb_get_base_db)(opened) };
@@ -146,14 +145,12 @@ pub fn open(
         api,
         db,
         otxn,
-        options,
-        table,
-        cache,
         id: Identity::new("rocksdb", String::new(), vec![config.data_dir.clone()]),
         wal: s.wal.value,
         sync: s.sync.value,
         statistics: s.statistics.value,
         effective,
+        made,
     };
     Ok(Box::new(recorded(db, config, path)))
 }
@@ -161,7 +158,7 @@ pub fn open(
 /// The database with what it really runs: the OPTIONS file it wrote, its version from there,
 /// and where the library came from.
 fn recorded(mut db: LibraryDb, config: &EngineConfig, path: &Path) -> LibraryDb {
-    let mut effective = read_options_file(&config.data_dir).unwrap_or_default();
+    let (mut effective, version) = what_it_runs(&config.data_dir);
     effective.append(&mut db.effective);
     effective.insert("fathom.library".into(), path.display().to_string());
     // Where fetch-engine.sh got it (the registry coordinate and checksum), when it did.
@@ -169,10 +166,7 @@ fn recorded(mut db: LibraryDb, config: &EngineConfig, path: &Path) -> LibraryDb 
     if let Some(text) = source.and_then(|f| std::fs::read_to_string(f).ok()) {
         effective.insert("fathom.library_source".into(), text.trim().to_string());
     }
-    db.id.version = effective
-        .get("Version.rocksdb_version")
-        .cloned()
-        .unwrap_or_else(|| "unknown".into());
+    db.id.version = version;
     db.effective = effective;
     db
 }
@@ -181,11 +175,11 @@ fn recorded(mut db: LibraryDb, config: &EngineConfig, path: &Path) -> LibraryDb 
 /// in its C API gets an LRU cache when the setting was left at its default (recorded), and an
 /// error when it was asked for.
 fn table_options(
-    api: &Api,
+    api: &'static Api,
     config: &EngineConfig,
     s: &RocksDbSettings,
     effective: &mut BTreeMap<String, String>,
-) -> anyhow::Result<(Obj, Obj)> {
+) -> anyhow::Result<Made> {
     let capacity = s.cache_size.value as usize;
     let cache = match (s.cache_type, api.rocksdb_cache_create_hyper_clock) {
         // SAFETY: the library's constructor; an estimated charge of 0 sizes as entries come.
@@ -214,7 +208,12 @@ fn table_options(
         (api.rocksdb_block_based_options_set_block_cache)(table, cache);
         table
     };
-    Ok((table, cache))
+    Ok(Made {
+        api,
+        options: std::ptr::null_mut(),
+        table,
+        cache,
+    })
 }
 
 /// Options from the settings, then the setup's options string parsed by the library itself
@@ -224,12 +223,8 @@ fn table_options(
 /// `table` is a live table-options object of `api`'s library.
 unsafe fn options(api: &Api, s: &RocksDbSettings, table: Obj, given: &str) -> anyhow::Result<Obj> {
     let flag = |b: bool| b as u8;
-    let (reads, flush) = match s.o_direct {
-        Direct::None => (false, false),
-        Direct::Reads => (true, false),
-        Direct::Flush => (false, true),
-        Direct::All => (true, true),
-    };
+    let (reads, flush) = s.o_direct.reads_and_flush();
+    let text = CString::new(given.trim())?;
     // SAFETY: the library's own constructor and setters; `table` is live (caller).
     unsafe {
         let base = (api.rocksdb_options_create)();
@@ -242,7 +237,6 @@ unsafe fn options(api: &Api, s: &RocksDbSettings, table: Obj, given: &str) -> an
         (api.rocksdb_options_set_use_direct_reads)(base, flag(reads));
         (api.rocksdb_options_set_use_direct_io_for_flush_and_compaction)(base, flag(flush));
         let options = (api.rocksdb_options_create)();
-        let text = CString::new(given.trim())?;
         let mut err: *mut c_char = std::ptr::null_mut();
         (api.rocksdb_get_options_from_string)(base, text.as_ptr(), options, &mut err);
         (api.rocksdb_options_destroy)(base);
@@ -394,7 +388,8 @@ impl Target for LibraryDb {
         let mut c = Counters::new();
         if self.statistics {
             // SAFETY: the options the database was opened with; the string is freed once.
-            let text = unsafe { (self.api.rocksdb_options_statistics_get_string)(self.options) };
+            let text =
+                unsafe { (self.api.rocksdb_options_statistics_get_string)(self.made.options) };
             c = figures::from_statistics_string(&self.api.take_string(text));
             // Every kept statistic is there, 0 when this release does not print it.
             for s in CUMULATIVE {
@@ -422,7 +417,7 @@ impl Target for LibraryDb {
                     );
                     return Ok(());
                 }
-                compact::level0(self, target_file_size(&self.effective)).map(|_| ())
+                compact::level0(self, target_file_size(&self.effective))
             }
         }
     }

@@ -2,7 +2,8 @@
 //! batches and scans, each through the C API with the session's own read and write options.
 
 use super::api::{Api, Obj};
-use fathom_core::kv::{BatchOp, Direction, KvSession, Seek, TxnBody, TxnEnd, Visit};
+use crate::rocksdb::scan::{walk, Cursor};
+use fathom_core::kv::{BatchOp, KvSession, Seek, TxnBody, TxnEnd, Visit};
 use std::ffi::c_char;
 
 pub struct Session {
@@ -156,48 +157,67 @@ impl KvSession for Session {
     fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
         // SAFETY: a live database and read options.
         let it = unsafe { (self.api.rocksdb_create_iterator)(self.db, self.read) };
-        // SAFETY: a new iterator, walked and released once.
-        unsafe { walk(self.api, it, seek, visit) }
+        walk(&mut LibraryCursor::new(self.api, it), seek, visit)
     }
 }
 
-/// Positions the new iterator `it` as `seek` asks, visits up to its limit of entries, and
-/// releases the iterator.
-///
-/// # Safety
-/// `it` is a live iterator of `a`'s library, not used after this call.
-pub(super) unsafe fn walk(
-    a: &Api,
+/// An iterator of a library, released when dropped.
+pub(super) struct LibraryCursor<'a> {
+    api: &'a Api,
     it: Obj,
-    seek: Seek,
-    visit: &mut Visit,
-) -> anyhow::Result<usize> {
-    let (s, sn) = c(seek.start);
-    let mut err: *mut c_char = std::ptr::null_mut();
-    let mut n = 0;
-    // SAFETY: key and value slices are used before the iterator moves.
-    unsafe {
-        match seek.direction {
-            Direction::Forward | Direction::PrevFromSeek => (a.rocksdb_iter_seek)(it, s, sn),
-            Direction::Reverse => (a.rocksdb_iter_seek_for_prev)(it, s, sn),
-        }
-        while n < seek.limit && (a.rocksdb_iter_valid)(it) != 0 {
-            let (mut kn, mut vn) = (0, 0);
-            let k = (a.rocksdb_iter_key)(it, &mut kn);
-            let v = (a.rocksdb_iter_value)(it, &mut vn);
-            n += 1;
-            if !visit(bytes(k, kn), bytes(v, vn)) {
-                break;
-            }
-            if seek.direction.backwards() {
-                (a.rocksdb_iter_prev)(it)
-            } else {
-                (a.rocksdb_iter_next)(it)
-            }
-        }
-        (a.rocksdb_iter_get_error)(it, &mut err);
-        (a.rocksdb_iter_destroy)(it);
+}
+
+impl<'a> LibraryCursor<'a> {
+    /// Takes `it`, an iterator `api`'s library just made, to release it once.
+    pub(super) fn new(api: &'a Api, it: Obj) -> Self {
+        LibraryCursor { api, it }
     }
-    a.check(err, "iterator")?;
-    Ok(n)
+}
+
+impl Drop for LibraryCursor<'_> {
+    fn drop(&mut self) {
+        // SAFETY: made by this library, released once.
+        unsafe { (self.api.rocksdb_iter_destroy)(self.it) }
+    }
+}
+
+impl Cursor for LibraryCursor<'_> {
+    fn seek(&mut self, key: &[u8]) {
+        let (k, n) = c(key);
+        // SAFETY: a live iterator; the key is copied by RocksDB.
+        unsafe { (self.api.rocksdb_iter_seek)(self.it, k, n) }
+    }
+    fn seek_for_prev(&mut self, key: &[u8]) {
+        let (k, n) = c(key);
+        // SAFETY: as `seek`.
+        unsafe { (self.api.rocksdb_iter_seek_for_prev)(self.it, k, n) }
+    }
+    /// Key and value borrowed from the iterator until it moves.
+    fn entry(&self) -> Option<(&[u8], &[u8])> {
+        let a = self.api;
+        // SAFETY: a live iterator; the slices live until it moves, which needs `&mut self`.
+        unsafe {
+            if (a.rocksdb_iter_valid)(self.it) == 0 {
+                return None;
+            }
+            let (mut kn, mut vn) = (0, 0);
+            let k = (a.rocksdb_iter_key)(self.it, &mut kn);
+            let v = (a.rocksdb_iter_value)(self.it, &mut vn);
+            Some((bytes(k, kn), bytes(v, vn)))
+        }
+    }
+    fn next(&mut self) {
+        // SAFETY: a live iterator.
+        unsafe { (self.api.rocksdb_iter_next)(self.it) }
+    }
+    fn prev(&mut self) {
+        // SAFETY: a live iterator.
+        unsafe { (self.api.rocksdb_iter_prev)(self.it) }
+    }
+    fn status(&self) -> anyhow::Result<()> {
+        let mut err: *mut c_char = std::ptr::null_mut();
+        // SAFETY: a live iterator.
+        unsafe { (self.api.rocksdb_iter_get_error)(self.it, &mut err) };
+        self.api.check(err, "iterator")
+    }
 }

@@ -2,7 +2,8 @@
 //! update checked for conflicts at commit, plain reads in a snapshot taken at the first.
 
 use super::api::{Api, Obj};
-use super::session::{bytes, c, walk};
+use super::session::{bytes, c, LibraryCursor};
+use crate::rocksdb::scan::walk;
 use fathom_core::kv::{KvTxn, Seek, TxnBody, TxnEnd, Visit};
 use fathom_core::retry::EngineError;
 use std::ffi::c_char;
@@ -156,11 +157,9 @@ impl KvTxn for Txn<'_> {
 
     fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
         let read = self.plain();
-        // SAFETY: a live transaction; the iterator is walked and released once.
-        unsafe {
-            let it = (self.api.rocksdb_transaction_create_iterator)(self.txn, read);
-            walk(self.api, it, seek, visit)
-        }
+        // SAFETY: a live transaction and read options.
+        let it = unsafe { (self.api.rocksdb_transaction_create_iterator)(self.txn, read) };
+        walk(&mut LibraryCursor::new(self.api, it), seek, visit)
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
