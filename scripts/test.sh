@@ -7,4 +7,6 @@ scripts/setup.sh --test
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
 cargo fmt --all -- --check
 cargo clippy --release --all-targets --quiet -- -D warnings
+# A PostgreSQL release that is not Debian's, for the test that starts one.
+scripts/fetch-engine.sh postgres "${FATHOM_TEST_POSTGRES_VERSION:-17.6.0}" >/dev/null
 cargo test --release --workspace --no-fail-fast

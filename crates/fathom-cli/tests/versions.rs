@@ -1,6 +1,7 @@
-//! Two RocksDB releases as two setups of one experiment: the bundled build and Debian's 7.8.3
-//! (`librocksdb7.8`, through its C API), each run three times, then `fathom compare` gives a
-//! relative throughput and a verdict per step.
+//! Engine releases as setups. Two RocksDB releases as two setups of one experiment: the bundled
+//! build and Debian's 7.8.3 (`librocksdb7.8`, through its C API), each run three times, then
+//! `fathom compare` gives a relative throughput and a verdict per step. A PostgreSQL release
+//! that is not Debian's (fetched from Maven by scripts/test.sh) started, run and stopped.
 
 mod common;
 
@@ -72,4 +73,44 @@ params = {{ num_keys = 20000, steps = "fillseq,readrandom" }}
             "{step}: {verdict}"
         );
     }
+}
+
+/// The PostgreSQL release scripts/test.sh fetches (`FATHOM_TEST_POSTGRES_VERSION` to pick another).
+fn fetched_postgres() -> String {
+    std::env::var("FATHOM_TEST_POSTGRES_VERSION").unwrap_or_else(|_| "17.6.0".into())
+}
+
+#[test]
+fn a_fetched_postgres_release_starts_runs_and_stops() {
+    let version = fetched_postgres();
+    let dir = server_scratch();
+    ok(&run(
+        &format!(
+            "--engine postgres --set version={version} --workload sysbench --clients 2 \
+             --duration 1s --param table_size=2000 --param tests=oltp_point_select,oltp_update_index"
+        ),
+        dir.path(),
+    ));
+    let left = processes_mentioning(dir.path().to_str().unwrap());
+    assert!(left.is_empty(), "still running: {left:?}");
+    let runs = report_json(dir.path())["runs"].as_array().unwrap().clone();
+    let r = &runs[0];
+    let major_minor = version.trim_end_matches(".0");
+    assert_eq!(r["engine_version"], major_minor, "the server's own version");
+    let record = std::path::Path::new(r["path"].as_str().unwrap()).join("run.json");
+    let record: Value = serde_json::from_str(&std::fs::read_to_string(record).unwrap()).unwrap();
+    let effective = record["setup"]["effective"].to_string();
+    assert!(
+        effective.contains(&format!("postgres/{version}/bin")) && effective.contains("zonky"),
+        "the run names the install and where it came from: {effective}"
+    );
+    for test in ["oltp_point_select", "oltp_update_index"] {
+        assert!(f(&step(r, test)["ops"]) > 0.0, "{test}: no events");
+    }
+    // A release that is not fetched is an error naming the command that fetches it.
+    let e = err(&run(
+        "--engine postgres --set version=9.0.99 --workload sysbench --duration 1s",
+        dir.path(),
+    ));
+    assert!(e.contains("scripts/fetch-engine.sh postgres 9.0.99"), "{e}");
 }

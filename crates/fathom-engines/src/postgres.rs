@@ -3,6 +3,7 @@
 //! the postmaster started as a child of fathom (so it cannot outlive it) on a unix socket in a
 //! directory of its own. With the `url` setting fathom uses a running server instead.
 
+use crate::fetched;
 use crate::server::{self, Launch, Server};
 use crate::settings::{self, specs, Size};
 use crate::{EngineConfig, EngineEntry};
@@ -37,6 +38,14 @@ pub struct PostgresSettings {
     /// with `url`: the postmaster's pid, so its and its backends' CPU and memory are measured
     #[schemars(title = "pid")]
     pid: String,
+    /// run this release, fetched by `scripts/fetch-engine.sh postgres VERSION` (Maven's zonky
+    /// embedded-postgres binaries; e.g. 17.6.0, 13.22.0); empty: the newest Debian server
+    #[schemars(title = "VERSION")]
+    version: String,
+    /// run the server in this install instead (a directory holding `postgres`, `initdb`, or a
+    /// `bin/` that does)
+    #[schemars(title = "DIR")]
+    bin: String,
 }
 
 impl Default for PostgresSettings {
@@ -45,6 +54,8 @@ impl Default for PostgresSettings {
             cache_size: Size::new("256m"),
             url: String::new(),
             pid: String::new(),
+            version: String::new(),
+            bin: String::new(),
         }
     }
 }
@@ -60,7 +71,32 @@ pub const ENTRY: EngineEntry = EngineEntry {
     ..EngineEntry::sql_server(open)
 };
 
-/// The newest installed server's bin directory (`/usr/lib/postgresql/15/bin`).
+/// The server a setup runs: its bin directory and, for a fetched release, where it came from.
+fn chosen_bin(s: &PostgresSettings) -> anyhow::Result<(PathBuf, Option<String>)> {
+    match (s.version.trim(), s.bin.trim()) {
+        ("", "") => Ok((bin_dir()?, None)),
+        (v, "") => {
+            let release = fetched::release("postgres", v, "bin/postgres")?;
+            Ok((release.join("bin"), fetched::source(&release)))
+        }
+        ("", dir) => {
+            let dir = PathBuf::from(dir);
+            let bin = [dir.clone(), dir.join("bin")]
+                .into_iter()
+                .find(|d| d.join("postgres").is_file() && d.join("initdb").is_file())
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "setting `bin`: neither {0} nor {0}/bin holds `postgres` and `initdb`",
+                        dir.display()
+                    )
+                })?;
+            Ok((bin, None))
+        }
+        _ => anyhow::bail!("settings `version` and `bin` both name a server; give one"),
+    }
+}
+
+/// The newest installed Debian server's bin directory (`/usr/lib/postgresql/15/bin`).
 fn bin_dir() -> anyhow::Result<PathBuf> {
     let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
         .map(|d| {
@@ -92,8 +128,9 @@ fn version() -> anyhow::Result<String> {
         .ok_or_else(|| anyhow::anyhow!("unexpected `postgres --version`: {text}"))
 }
 
-/// Fails unless the `postgres` user can reach `dir`: every directory above it must let it pass.
-fn reachable(dir: &Path, (uid, gid): (u32, u32)) -> anyhow::Result<()> {
+/// Fails unless the `postgres` user can reach `dir` (`what` it holds): every directory above it
+/// must let it pass.
+fn reachable(dir: &Path, what: &str, (uid, gid): (u32, u32)) -> anyhow::Result<()> {
     use std::os::unix::fs::MetadataExt;
     let dir = std::fs::canonicalize(dir)?;
     for a in dir.ancestors().skip(1) {
@@ -108,8 +145,8 @@ fn reachable(dir: &Path, (uid, gid): (u32, u32)) -> anyhow::Result<()> {
         };
         if !pass {
             anyhow::bail!(
-                "PostgreSQL runs as the `{USER}` user, which cannot enter {} (mode {:o}) above the data \
-                 directory {}; put the results or --data-dir elsewhere (e.g. under /tmp or /var/tmp)",
+                "PostgreSQL runs as the `{USER}` user, which cannot enter {} (mode {:o}) above {what} \
+                 {}; put it elsewhere (e.g. under /tmp or /var/tmp)",
                 a.display(),
                 mode & 0o7777,
                 dir.display()
@@ -145,12 +182,23 @@ fn conf(socket_dir: &Path, cache: u64, setup: &[String]) -> String {
 fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
     let s: PostgresSettings = settings::read(&config.settings)?;
     let setup = setup_lines(&config.options)?;
-    let mut pg = if s.url.is_empty() {
-        Postgres::start(config, &setup, s.cache_size.value)?
+    let pg = if s.url.is_empty() {
+        let (bin, source) = chosen_bin(&s)?;
+        let mut pg = Postgres::start(config, &bin, &setup, s.cache_size.value)?;
+        pg.effective = pg.settings(&setup);
+        pg.effective
+            .insert("fathom.bin".into(), bin.display().to_string());
+        if let Some(source) = source {
+            pg.effective.insert("fathom.source".into(), source);
+        }
+        pg
+    } else if !s.version.is_empty() || !s.bin.is_empty() {
+        anyhow::bail!("setting `url` points at a running server; `version` and `bin` cannot apply");
     } else {
-        Postgres::attach(&s.url, &s.pid)?
+        let mut pg = Postgres::attach(&s.url, &s.pid)?;
+        pg.effective = pg.settings(&setup);
+        pg
     };
-    pg.effective = pg.settings(&setup);
     Ok(Box::new(pg))
 }
 
@@ -164,10 +212,15 @@ pub struct Postgres {
 }
 
 impl Postgres {
-    fn start(config: &EngineConfig, setup: &[String], cache: u64) -> anyhow::Result<Postgres> {
-        let bin = bin_dir()?;
+    fn start(
+        config: &EngineConfig,
+        bin: &Path,
+        setup: &[String],
+        cache: u64,
+    ) -> anyhow::Result<Postgres> {
         let ids = server::user_ids(USER)?;
-        reachable(&config.data_dir, ids)?;
+        reachable(bin, "the server's install", ids)?;
+        reachable(&config.data_dir, "the data directory", ids)?;
         let data = config.data_dir.join("pgdata");
         std::fs::create_dir_all(&data)?;
         server::chown(&config.data_dir, ids.0, ids.1)?;

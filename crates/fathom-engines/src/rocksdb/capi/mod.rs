@@ -29,28 +29,11 @@ pub fn library(library: &str, version: &str) -> anyhow::Result<Option<PathBuf>> 
     match (library.trim(), version.trim()) {
         ("", "") => Ok(None),
         (path, "") => Ok(Some(PathBuf::from(path))),
-        ("", v) => {
-            let path = engines_dir().join("rocksdb").join(v).join("librocksdb.so");
-            if !path.exists() {
-                anyhow::bail!(
-                    "setting `version`: RocksDB {v} is not fetched ({} is missing); \
-                     `scripts/fetch-engine.sh rocksdb {v}` fetches it",
-                    path.display()
-                );
-            }
-            Ok(Some(path))
-        }
+        ("", v) => Ok(Some(
+            crate::fetched::release("rocksdb", v, "librocksdb.so")?.join("librocksdb.so"),
+        )),
         _ => anyhow::bail!("settings `library` and `version` both name a library; give one"),
     }
-}
-
-/// Where fetched engines live: `$FATHOM_ENGINES`, else `~/.cache/fathom/engines`.
-pub fn engines_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("FATHOM_ENGINES") {
-        return PathBuf::from(dir);
-    }
-    let home = std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into());
-    PathBuf::from(home).join(".cache/fathom/engines")
 }
 
 /// An open database in a loaded library, and the objects it was opened with.
@@ -162,9 +145,8 @@ fn recorded(mut db: LibraryDb, config: &EngineConfig, path: &Path) -> LibraryDb 
     effective.append(&mut db.effective);
     effective.insert("fathom.library".into(), path.display().to_string());
     // Where fetch-engine.sh got it (the registry coordinate and checksum), when it did.
-    let source = path.parent().map(|d| d.join("SOURCE"));
-    if let Some(text) = source.and_then(|f| std::fs::read_to_string(f).ok()) {
-        effective.insert("fathom.library_source".into(), text.trim().to_string());
+    if let Some(text) = path.parent().and_then(crate::fetched::source) {
+        effective.insert("fathom.library_source".into(), text);
     }
     db.id.version = version;
     db.effective = effective;
