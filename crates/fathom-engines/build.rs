@@ -1,5 +1,6 @@
-//! Generates Rust declarations for WiredTiger's C API from the installed header (Debian's
-//! libwiredtiger-dev), so the struct layouts always match the library fathom links.
+//! Compiles fathom's flat interface to WiredTiger (`src/wiredtiger/shim.c`) against the
+//! installed header (Debian's libwiredtiger-dev) and links Debian's library with it; a fetched
+//! release gets the same interface compiled against its own header by scripts/fetch-engine.sh.
 
 fn main() {
     #[cfg(feature = "wiredtiger")]
@@ -9,22 +10,15 @@ fn main() {
 #[cfg(feature = "wiredtiger")]
 fn wiredtiger() {
     let header = "/usr/include/wiredtiger.h";
+    let shim = "src/wiredtiger/shim.c";
     println!("cargo:rerun-if-changed={header}");
+    println!("cargo:rerun-if-changed={shim}");
     if !std::path::Path::new(header).exists() {
         panic!("{header} is missing: install Debian's libwiredtiger-dev (scripts/setup.sh does)");
     }
+    cc::Build::new()
+        .file(shim)
+        .warnings(true)
+        .compile("fathom_wt");
     println!("cargo:rustc-link-lib=wiredtiger");
-    let bindings = bindgen::Builder::default()
-        .header(header)
-        .allowlist_function("wiredtiger_.*")
-        .allowlist_type("WT_.*")
-        .allowlist_var("WT_.*")
-        .layout_tests(false)
-        .generate_comments(false)
-        .generate()
-        .expect("bindgen could not read wiredtiger.h");
-    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("wiredtiger.rs");
-    bindings
-        .write_to_file(out)
-        .expect("writing the WiredTiger bindings");
 }

@@ -1,6 +1,7 @@
 //! fathom-engines: the kv engines fathom can open, each one module plus one line in
 //! `ENGINES`, with the typed settings each accepts and where its options syntax is documented.
 
+pub mod dynlib;
 pub mod fetched;
 #[cfg(feature = "lmdb")]
 pub mod lmdb;

@@ -319,6 +319,22 @@ fn test_library() -> (String, String) {
 }
 
 conformance!(wiredtiger);
+
+/// A WiredTiger release built from PyPI's source (11.3.1, fetched by scripts/test.sh; another
+/// with `FATHOM_TEST_WIREDTIGER_VERSION`), run through fathom's interface loaded at run time:
+/// the same suite, and the release's own version.
+#[test]
+fn wiredtiger_fetched_release() {
+    let version =
+        std::env::var("FATHOM_TEST_WIREDTIGER_VERSION").unwrap_or_else(|_| "11.3.1".into());
+    let settings = [("version", version.as_str())];
+    check_engine("wiredtiger", &settings);
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open("wiredtiger", dir.path(), &settings);
+    assert_eq!(engine.identity().version, version);
+    let library = &engine.effective_options()["fathom.library"];
+    assert!(library.ends_with("libfathom_wt.so"), "{library}");
+}
 conformance!(lmdb);
 conformance!(sqlite);
 

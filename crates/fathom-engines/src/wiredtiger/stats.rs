@@ -2,7 +2,8 @@
 //! figures reports show (bytes through the cache and the block manager, eviction, checkpoints,
 //! and where a client's time goes).
 
-use super::{check, ffi, WiredTiger, NOTFOUND};
+use super::api::Cur;
+use super::WiredTiger;
 use fathom_core::result::EngineStats;
 use fathom_core::target::{delta, Counters};
 use fathom_core::units::GIB as GB;
@@ -65,39 +66,28 @@ impl WiredTiger {
     /// Reads WiredTiger's statistics cursor: description -> value.
     fn statistics(&self) -> anyhow::Result<BTreeMap<String, i64>> {
         let admin = self.admin.lock().unwrap_or_else(|e| e.into_inner());
-        let session = admin.0;
-        let mut cursor: *mut ffi::WT_CURSOR = ptr::null_mut();
-        let uri = c"statistics:";
+        let (lib, api) = (self.lib, self.lib.api);
+        let mut cursor: Cur = ptr::null_mut();
         let mut out = BTreeMap::new();
-        // SAFETY: session is live; the cursor is closed before returning; the statistics
-        // cursor's value format is (description string, printable value string, int64).
+        // SAFETY: the admin session is live and used under the mutex; the cursor is closed
+        // before returning; its entries are (description, printable value, int64).
         unsafe {
-            check(
-                ((*session).open_cursor.unwrap())(
-                    session,
-                    uri.as_ptr(),
-                    ptr::null_mut(),
-                    ptr::null(),
-                    &mut cursor,
-                ),
-                "statistics cursor",
-            )?;
-            loop {
-                let rc = ((*cursor).next.unwrap())(cursor);
-                if rc == NOTFOUND {
-                    break;
+            let rc = (api.fwt_open_cursor)(admin.0, c"statistics:".as_ptr(), &mut cursor);
+            lib.check(rc, "statistics cursor")?;
+            let read = (|| {
+                while lib.found((api.fwt_next)(cursor), "statistics next")? {
+                    let mut desc: *const c_char = ptr::null();
+                    let mut value: i64 = 0;
+                    lib.check(
+                        (api.fwt_stat)(cursor, &mut desc, &mut value),
+                        "statistics value",
+                    )?;
+                    out.insert(CStr::from_ptr(desc).to_string_lossy().into_owned(), value);
                 }
-                check(rc, "statistics next")?;
-                let mut desc: *const c_char = ptr::null();
-                let mut printable: *const c_char = ptr::null();
-                let mut value: i64 = 0;
-                check(
-                    ((*cursor).get_value.unwrap())(cursor, &mut desc, &mut printable, &mut value),
-                    "statistics value",
-                )?;
-                out.insert(CStr::from_ptr(desc).to_string_lossy().into_owned(), value);
-            }
-            ((*cursor).close.unwrap())(cursor);
+                anyhow::Ok(())
+            })();
+            (api.fwt_cursor_close)(cursor);
+            read?;
         }
         Ok(out)
     }

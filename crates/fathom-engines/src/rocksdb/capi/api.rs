@@ -3,57 +3,18 @@
 //! measured. Functions every release since 6.x exports are required; newer ones are optional
 //! and looked up by name.
 
-use std::collections::HashMap;
-use std::ffi::{c_char, c_int, c_uchar, c_void, CStr, CString};
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use crate::dynlib::Loaded;
+use std::ffi::{c_char, c_int, c_uchar, c_void, CStr};
+use std::path::Path;
 
 /// Every C API object is an opaque pointer here.
 pub type Obj = *mut c_void;
 /// RocksDB's error out-parameter: NULL, or a message to free with `rocksdb_free`.
 pub type Err = *mut *mut c_char;
 
-macro_rules! api {
-    (
-        required { $($name:ident: fn($($arg:ty),*) $(-> $ret:ty)?;)* }
-        optional { $($opt:ident: fn($($oarg:ty),*) $(-> $oret:ty)?;)* }
-    ) => {
-        /// The library's functions, by their C names.
-        #[allow(non_snake_case)]
-        pub struct Api {
-            /// Where the library was loaded from.
-            pub path: PathBuf,
-            $(pub $name: unsafe extern "C" fn($($arg),*) $(-> $ret)?,)*
-            $(pub $opt: Option<unsafe extern "C" fn($($oarg),*) $(-> $oret)?>,)*
-        }
-
-        impl Api {
-            /// Resolves every function in the loaded library `lib`.
-            ///
-            /// # Safety
-            /// `lib` is a live handle from dlopen, never closed; the signatures above are
-            /// c.h's.
-            unsafe fn resolve(lib: *mut c_void, path: &Path) -> anyhow::Result<Api> {
-                Ok(Api {
-                    path: path.to_path_buf(),
-                    // SAFETY: a symbol of c.h's signature, from a library kept loaded.
-                    $($name: unsafe { std::mem::transmute::<
-                        *mut c_void,
-                        unsafe extern "C" fn($($arg),*) $(-> $ret)?,
-                    >(required(lib, stringify!($name), path)?) },)*
-                    $($opt: unsafe { optional(lib, stringify!($opt)).map(|p| {
-                        std::mem::transmute::<
-                            *mut c_void,
-                            unsafe extern "C" fn($($oarg),*) $(-> $oret)?,
-                        >(p)
-                    }) },)*
-                })
-            }
-        }
-    };
-}
-
-api! {
+crate::c_api! {
+    /// The library's functions, by their C names.
+    pub struct Api;
     required {
         rocksdb_free: fn(*mut c_void);
         rocksdb_options_create: fn() -> Obj;
@@ -144,67 +105,16 @@ api! {
     }
 }
 
-// SAFETY: the table holds plain function pointers into a library that is never unloaded.
-unsafe impl Send for Api {}
-unsafe impl Sync for Api {}
-
-/// Libraries loaded so far, by path: each is loaded once and kept for the process's life.
-static LOADED: Mutex<Option<HashMap<PathBuf, &'static Api>>> = Mutex::new(None);
+/// Libraries loaded so far, by path.
+static LOADED: Loaded<Api> = Loaded::new();
 
 /// The C API of the library at `path`, loaded on first use.
 pub fn load(path: &Path) -> anyhow::Result<&'static Api> {
-    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
-    let map = loaded.get_or_insert_with(HashMap::new);
-    if let Some(api) = map.get(path) {
-        return Ok(api);
-    }
-    let name = CString::new(path.as_os_str().as_encoded_bytes())?;
-    // Local and deep-bound: the library's own symbols win inside it, and its C++ runtime
-    // pieces do not meet another RocksDB's in this process.
-    let flags = libc::RTLD_NOW | libc::RTLD_LOCAL | libc::RTLD_DEEPBIND;
-    // SAFETY: a NUL-terminated path; the handle is kept for the process's life.
-    let lib = unsafe { libc::dlopen(name.as_ptr(), flags) };
-    if lib.is_null() {
-        anyhow::bail!(
-            "cannot load RocksDB library {}: {}",
-            path.display(),
-            dl_error()
-        );
-    }
-    // SAFETY: `lib` is live and never closed.
-    let api: &'static Api = Box::leak(Box::new(unsafe { Api::resolve(lib, path)? }));
-    map.insert(path.to_path_buf(), api);
-    Ok(api)
-}
-
-fn dl_error() -> String {
-    // SAFETY: dlerror returns NULL or a NUL-terminated message owned by libc.
-    let e = unsafe { libc::dlerror() };
-    if e.is_null() {
-        "unknown error".into()
-    } else {
-        // SAFETY: non-NULL, NUL-terminated.
-        unsafe { CStr::from_ptr(e) }.to_string_lossy().into_owned()
-    }
-}
-
-/// A function the engine cannot run without.
-unsafe fn required(lib: *mut c_void, name: &str, path: &Path) -> anyhow::Result<*mut c_void> {
-    // SAFETY: forwarded from the caller.
-    unsafe { optional(lib, name) }.ok_or_else(|| {
-        anyhow::anyhow!(
-            "{} does not export {name} (RocksDB's C API; is it a RocksDB library?)",
-            path.display()
-        )
+    const WHAT: &str = "RocksDB's C API; is it a RocksDB library?";
+    // SAFETY: the handle is live and never closed; the signatures are c.h's.
+    LOADED.get(path, "RocksDB library", |lib| unsafe {
+        Api::resolve(lib, path, WHAT)
     })
-}
-
-/// A function newer releases have.
-unsafe fn optional(lib: *mut c_void, name: &str) -> Option<*mut c_void> {
-    let c = CString::new(name).ok()?;
-    // SAFETY: a live handle and a NUL-terminated name.
-    let p = unsafe { libc::dlsym(lib, c.as_ptr()) };
-    (!p.is_null()).then_some(p)
 }
 
 impl Api {

@@ -1,0 +1,118 @@
+/*
+ * fathom's flat C interface to WiredTiger. WiredTiger's API is tables of function pointers
+ * (WT_CONNECTION, WT_SESSION, WT_CURSOR) whose layouts change between releases; compiled
+ * against a release's own wiredtiger.h, these functions give every release one interface with
+ * plain arguments. build.rs compiles it against Debian's header into fathom;
+ * scripts/fetch-engine.sh compiles it against a fetched release's header into
+ * libfathom_wt.so beside that release's libwiredtiger.so, which fathom loads at run time.
+ *
+ * Keys and values are raw bytes (key_format=u, value_format=u). A key or value set on a cursor
+ * is read during the call that sets it; what a cursor returns stays valid until it moves or
+ * resets.
+ */
+#include <stdint.h>
+#include <string.h>
+#include <wiredtiger.h>
+
+static WT_ITEM item(const void *data, size_t size) {
+    WT_ITEM it;
+    memset(&it, 0, sizeof(it));
+    it.data = data;
+    it.size = size;
+    return it;
+}
+
+void fwt_version(int *major, int *minor, int *patch) { wiredtiger_version(major, minor, patch); }
+
+const char *fwt_strerror(int code) { return wiredtiger_strerror(code); }
+
+/* WT_NOTFOUND, WT_ROLLBACK and WT_PREPARE_CONFLICT of this release. */
+void fwt_codes(int *notfound, int *rollback, int *prepare_conflict) {
+    *notfound = WT_NOTFOUND;
+    *rollback = WT_ROLLBACK;
+    *prepare_conflict = WT_PREPARE_CONFLICT;
+}
+
+int fwt_open(const char *home, const char *config, WT_CONNECTION **conn) {
+    return wiredtiger_open(home, NULL, config, conn);
+}
+
+int fwt_close(WT_CONNECTION *conn) { return conn->close(conn, NULL); }
+
+int fwt_open_session(WT_CONNECTION *conn, WT_SESSION **session) {
+    return conn->open_session(conn, NULL, NULL, session);
+}
+
+int fwt_session_close(WT_SESSION *s) { return s->close(s, NULL); }
+
+int fwt_create(WT_SESSION *s, const char *uri, const char *config) {
+    return s->create(s, uri, config);
+}
+
+int fwt_checkpoint(WT_SESSION *s) { return s->checkpoint(s, NULL); }
+
+int fwt_begin(WT_SESSION *s, const char *config) { return s->begin_transaction(s, config); }
+
+int fwt_commit(WT_SESSION *s) { return s->commit_transaction(s, NULL); }
+
+int fwt_rollback(WT_SESSION *s) { return s->rollback_transaction(s, NULL); }
+
+int fwt_open_cursor(WT_SESSION *s, const char *uri, WT_CURSOR **cursor) {
+    return s->open_cursor(s, uri, NULL, NULL, cursor);
+}
+
+int fwt_cursor_close(WT_CURSOR *c) { return c->close(c); }
+
+int fwt_search(WT_CURSOR *c, const void *key, size_t key_len) {
+    WT_ITEM k = item(key, key_len);
+    c->set_key(c, &k);
+    return c->search(c);
+}
+
+int fwt_search_near(WT_CURSOR *c, const void *key, size_t key_len, int *exact) {
+    WT_ITEM k = item(key, key_len);
+    c->set_key(c, &k);
+    return c->search_near(c, exact);
+}
+
+int fwt_insert(WT_CURSOR *c, const void *key, size_t key_len, const void *value,
+  size_t value_len) {
+    WT_ITEM k = item(key, key_len), v = item(value, value_len);
+    c->set_key(c, &k);
+    c->set_value(c, &v);
+    return c->insert(c);
+}
+
+int fwt_remove(WT_CURSOR *c, const void *key, size_t key_len) {
+    WT_ITEM k = item(key, key_len);
+    c->set_key(c, &k);
+    return c->remove(c);
+}
+
+int fwt_next(WT_CURSOR *c) { return c->next(c); }
+
+int fwt_prev(WT_CURSOR *c) { return c->prev(c); }
+
+int fwt_reset(WT_CURSOR *c) { return c->reset(c); }
+
+int fwt_key(WT_CURSOR *c, const void **data, size_t *len) {
+    WT_ITEM k = item(NULL, 0);
+    int rc = c->get_key(c, &k);
+    *data = k.data;
+    *len = k.size;
+    return rc;
+}
+
+int fwt_value(WT_CURSOR *c, const void **data, size_t *len) {
+    WT_ITEM v = item(NULL, 0);
+    int rc = c->get_value(c, &v);
+    *data = v.data;
+    *len = v.size;
+    return rc;
+}
+
+/* The statistics cursor's current entry: its description and value. */
+int fwt_stat(WT_CURSOR *c, const char **description, int64_t *value) {
+    const char *printable;
+    return c->get_value(c, description, &printable, value);
+}
