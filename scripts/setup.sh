@@ -5,7 +5,7 @@
 #   scripts/setup.sh --peers    also the peer tools used for side-by-side runs (db_bench, sysbench)
 #   scripts/setup.sh --dbbench  also what building db_bench against fathom's RocksDB needs (gflags)
 #   scripts/setup.sh --fetch    also what scripts/fetch-engine.sh needs (curl, unzip, xz, nm)
-#   scripts/setup.sh --build-wiredtiger  also what building a WiredTiger release needs (CMake, snappy)
+#   scripts/setup.sh --build-wiredtiger  also what building a WiredTiger release needs (CMake, autotools, snappy)
 #   scripts/setup.sh --test     also what the tests use: the servers, sysbench (run on fathom's tables),
 #                               chromium to render the HTML report, and Debian's RocksDB release
 #                               (librocksdb7.8) for the engine run through a library's C API
@@ -19,7 +19,7 @@ for arg in "$@"; do
     --peers) packages+=(rocksdb-tools sysbench) ;;
     --dbbench) packages+=(libgflags-dev) ;;
     --fetch) packages+=(curl unzip xz-utils binutils) ;;
-    --build-wiredtiger) packages+=(cmake libsnappy-dev build-essential) ;;
+    --build-wiredtiger) packages+=(cmake autoconf automake libtool libsnappy-dev build-essential) ;;
     --test) packages+=("${servers[@]}" sysbench chromium librocksdb7.8) ;;
     *) echo "setup.sh: unknown option $arg (expected --servers, --peers, --dbbench, --fetch, --build-wiredtiger or --test)" >&2; exit 2 ;;
   esac

@@ -26,11 +26,16 @@ void fwt_version(int *major, int *minor, int *patch) { wiredtiger_version(major,
 
 const char *fwt_strerror(int code) { return wiredtiger_strerror(code); }
 
-/* WT_NOTFOUND, WT_ROLLBACK and WT_PREPARE_CONFLICT of this release. */
+/* WT_NOTFOUND, WT_ROLLBACK and WT_PREPARE_CONFLICT of this release (0 for a release before
+ * prepared transactions). */
 void fwt_codes(int *notfound, int *rollback, int *prepare_conflict) {
     *notfound = WT_NOTFOUND;
     *rollback = WT_ROLLBACK;
+#ifdef WT_PREPARE_CONFLICT
     *prepare_conflict = WT_PREPARE_CONFLICT;
+#else
+    *prepare_conflict = 0;
+#endif
 }
 
 int fwt_open(const char *home, const char *config, WT_CONNECTION **conn) {

@@ -3,7 +3,6 @@
 //! the postmaster started as a child of fathom (so it cannot outlive it) on a unix socket in a
 //! directory of its own. With the `url` setting fathom uses a running server instead.
 
-use crate::fetched;
 use crate::server::{self, Launch, Server};
 use crate::settings::{self, specs, Size};
 use crate::{EngineConfig, EngineEntry};
@@ -19,6 +18,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 use std::time::Duration;
+
+mod install;
+
+use install::{chosen_bin, reachable};
 
 const USER: &str = "postgres";
 const PORT: u16 = 5432;
@@ -67,94 +70,9 @@ pub const ENTRY: EngineEntry = EngineEntry {
                   `max_wal_size = 4GB` (https://www.postgresql.org/docs/current/runtime-config.html); \
                   appended after fathom's, so they win",
     settings: specs::<PostgresSettings>,
-    version,
+    version: install::version,
     ..EngineEntry::sql_server(open)
 };
-
-/// The server a setup runs: its bin directory and, for a fetched release, where it came from.
-fn chosen_bin(s: &PostgresSettings) -> anyhow::Result<(PathBuf, Option<String>)> {
-    match (s.version.trim(), s.bin.trim()) {
-        ("", "") => Ok((bin_dir()?, None)),
-        (v, "") => {
-            let release = fetched::release("postgres", v, "bin/postgres")?;
-            Ok((release.join("bin"), fetched::source(&release)))
-        }
-        ("", dir) => {
-            let dir = PathBuf::from(dir);
-            let bin = [dir.clone(), dir.join("bin")]
-                .into_iter()
-                .find(|d| d.join("postgres").is_file() && d.join("initdb").is_file())
-                .ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "setting `bin`: neither {0} nor {0}/bin holds `postgres` and `initdb`",
-                        dir.display()
-                    )
-                })?;
-            Ok((bin, None))
-        }
-        _ => anyhow::bail!("settings `version` and `bin` both name a server; give one"),
-    }
-}
-
-/// The newest installed Debian server's bin directory (`/usr/lib/postgresql/15/bin`).
-fn bin_dir() -> anyhow::Result<PathBuf> {
-    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
-        .map(|d| {
-            d.flatten()
-                .filter_map(|e| {
-                    let v = e.file_name().to_str()?.parse().ok()?;
-                    let bin = e.path().join("bin");
-                    bin.join("postgres").exists().then_some((v, bin))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    versions.sort();
-    versions.pop().map(|(_, b)| b).ok_or_else(|| {
-        anyhow::anyhow!(
-            "no PostgreSQL server under /usr/lib/postgresql: run scripts/setup.sh --servers"
-        )
-    })
-}
-
-fn version() -> anyhow::Result<String> {
-    let out = Command::new(bin_dir()?.join("postgres"))
-        .arg("--version")
-        .output()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    text.split_whitespace()
-        .nth(2)
-        .map(str::to_string)
-        .ok_or_else(|| anyhow::anyhow!("unexpected `postgres --version`: {text}"))
-}
-
-/// Fails unless the `postgres` user can reach `dir` (`what` it holds): every directory above it
-/// must let it pass.
-fn reachable(dir: &Path, what: &str, (uid, gid): (u32, u32)) -> anyhow::Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    let dir = std::fs::canonicalize(dir)?;
-    for a in dir.ancestors().skip(1) {
-        let m = std::fs::metadata(a)?;
-        let mode = m.mode();
-        let pass = if m.uid() == uid {
-            mode & 0o100 != 0
-        } else if m.gid() == gid {
-            mode & 0o010 != 0
-        } else {
-            mode & 0o001 != 0
-        };
-        if !pass {
-            anyhow::bail!(
-                "PostgreSQL runs as the `{USER}` user, which cannot enter {} (mode {:o}) above {what} \
-                 {}; put it elsewhere (e.g. under /tmp or /var/tmp)",
-                a.display(),
-                mode & 0o7777,
-                dir.display()
-            );
-        }
-    }
-    Ok(())
-}
 
 fn setup_lines(options: &str) -> anyhow::Result<Vec<String>> {
     server::config_lines(
