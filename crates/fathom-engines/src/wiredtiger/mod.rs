@@ -41,7 +41,7 @@ pub struct WiredTigerSettings {
     /// direct_io=[data,log,checkpoint]
     o_direct: Direct,
     /// run this release, fetched by `scripts/fetch-engine.sh wiredtiger VERSION` (PyPI's
-    /// source, built with snappy; 10.0.0 and later, e.g. 11.3.1); empty: Debian's 3.2.1
+    /// source, built with snappy: 2.9.2 to 11.3.1, e.g. 3.0.0, 11.3.1); empty: Debian's 3.2.1
     #[schemars(title = "VERSION")]
     version: String,
 }
