@@ -2,7 +2,7 @@
 //! with a verdict that accounts for noise when both sides have repeats.
 
 use clap::Args;
-use fathom_report::compare::{self, Side};
+use fathom_report::compare;
 use fathom_report::iostat;
 use std::path::PathBuf;
 
@@ -12,7 +12,9 @@ pub struct CompareArgs {
     /// directory holding several setups compares them with its first setup (or --base).
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
-    /// The base setup's name, when a directory holds several setups.
+    /// The base setup's name, when a directory holds several setups; or the start of several
+    /// names (a version: `8.0.0` for `8.0.0.leveled` and `8.0.0.universal`), each the base of
+    /// the setups named as it is after that start.
     #[arg(long)]
     pub base: Option<String>,
     /// Smallest change called faster or slower (3% or 0.03).
@@ -53,16 +55,6 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
         .map(|(o, r)| (o.clone(), r.as_slice()))
         .collect();
     let sides = compare::sides(&borrowed);
-    let base_at = match &args.base {
-        Some(b) => sides.iter().position(|s| &s.label == b).ok_or_else(|| {
-            let names: Vec<_> = sides.iter().map(|s| s.label.as_str()).collect();
-            anyhow::anyhow!(
-                "--base: no setup `{b}`; the setups are: {}",
-                names.join(", ")
-            )
-        })?,
-        None => 0,
-    };
     if sides.len() < 2 {
         anyhow::bail!(
             "nothing to compare: {} hold{} one setup (`{}`); give a base and a new results directory",
@@ -71,25 +63,27 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
             sides[0].label
         );
     }
-    let base: &Side = &sides[base_at];
+    let labels: Vec<&str> = sides.iter().map(|s| s.label.as_str()).collect();
+    let pairs = compare::pairs(&labels, args.base.as_deref())?;
     let mut rows = Vec::new();
-    for (i, s) in sides.iter().enumerate() {
-        if i != base_at {
-            let r = compare::compare(base, s, args.threshold);
-            if r.is_empty() {
-                eprintln!(
-                    "fathom: `{}` has no step at a client count `{}` also ran",
-                    s.label, base.label
-                );
-            }
-            rows.extend(r);
+    for &(b, n) in &pairs {
+        let (base, new) = (&sides[b], &sides[n]);
+        let r = compare::compare(base, new, args.threshold);
+        if r.is_empty() {
+            eprintln!(
+                "fathom: `{}` has no step at a client count `{}` also ran",
+                new.label, base.label
+            );
         }
+        rows.extend(r);
     }
     if rows.is_empty() {
         anyhow::bail!("no steps in common between the base and the others");
     }
+    let mut bases: Vec<&str> = pairs.iter().map(|&(b, _)| labels[b]).collect();
+    bases.dedup();
     let t = compare::table(&rows);
-    let mut legend = compare::legend(&base.label, args.threshold);
+    let mut legend = compare::legend(&bases.join(", "), args.threshold);
     if let Some(step) = &args.iostat {
         let io = iostat::table(&sides, step)
             .ok_or_else(|| anyhow::anyhow!("--iostat: no setup ran a step `{step}`"))?;

@@ -246,9 +246,63 @@ pub fn legend(base: &str, threshold: f64) -> String {
     )
 }
 
+/// Which setup each other setup is compared with, as (base, new) indexes into `labels`. With no
+/// base, the first setup is the base of every other; with a setup's name, that setup. With a
+/// name no setup has but that begins some names, as a version does (`8.0.0` in
+/// `8.0.0.leveled.buffered`), each configuration has its own base: `8.6.7.leveled.buffered` is
+/// compared with `8.0.0.leveled.buffered`, `8.6.7.universal` with `8.0.0.universal`.
+pub fn pairs(labels: &[&str], base: Option<&str>) -> anyhow::Result<Vec<(usize, usize)>> {
+    let others = |b: usize| {
+        (0..labels.len())
+            .filter(move |&i| i != b)
+            .map(move |i| (b, i))
+    };
+    let Some(base) = base else {
+        return Ok(others(0).collect());
+    };
+    if let Some(b) = labels.iter().position(|l| *l == base) {
+        return Ok(others(b).collect());
+    }
+    let prefix = format!("{base}.");
+    let mut pairs = Vec::new();
+    for (b, label) in labels.iter().enumerate() {
+        let Some(rest) = label.strip_prefix(&prefix) else {
+            continue;
+        };
+        let suffix = format!(".{rest}");
+        pairs.extend(
+            labels
+                .iter()
+                .enumerate()
+                .filter(|&(i, l)| i != b && l.ends_with(&suffix))
+                .map(|(i, _)| (b, i)),
+        );
+    }
+    if pairs.is_empty() {
+        anyhow::bail!(
+            "--base: no setup `{base}`, and none named `{base}.…`; the setups are: {}",
+            labels.join(", ")
+        );
+    }
+    Ok(pairs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_version_as_base_pairs_each_configuration_with_its_own() {
+        let labels = ["8.0.0.lev", "8.6.7.lev", "8.0.0.uni", "8.6.7.uni", "other"];
+        assert_eq!(pairs(&labels, Some("8.0.0")).unwrap(), vec![(0, 1), (2, 3)]);
+        assert_eq!(pairs(&labels, Some("8.6.7.uni")).unwrap().len(), 4);
+        assert_eq!(pairs(&labels, None).unwrap()[0], (0, 1));
+        let e = pairs(&labels, Some("9.0")).unwrap_err().to_string();
+        assert!(
+            e.contains("no setup `9.0`") && e.contains("8.6.7.uni"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn verdicts() {

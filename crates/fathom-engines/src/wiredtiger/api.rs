@@ -31,15 +31,16 @@ crate::c_api! {
         fwt_rollback: fn(Sess) -> c_int;
         fwt_open_cursor: fn(Sess, *const c_char, *mut Cur) -> c_int;
         fwt_cursor_close: fn(Cur) -> c_int;
-        fwt_search: fn(Cur, *const c_void, usize) -> c_int;
         fwt_search_near: fn(Cur, *const c_void, usize, *mut c_int) -> c_int;
         fwt_insert: fn(Cur, *const c_void, usize, *const c_void, usize) -> c_int;
         fwt_remove: fn(Cur, *const c_void, usize) -> c_int;
         fwt_next: fn(Cur) -> c_int;
-        fwt_prev: fn(Cur) -> c_int;
         fwt_reset: fn(Cur) -> c_int;
-        fwt_key: fn(Cur, *mut *const c_void, *mut usize) -> c_int;
-        fwt_value: fn(Cur, *mut *const c_void, *mut usize) -> c_int;
+        fwt_entry: fn(Cur, *mut *const c_void, *mut usize, *mut *const c_void, *mut usize)
+            -> c_int;
+        fwt_step: fn(Cur, c_int, *mut *const c_void, *mut usize, *mut *const c_void, *mut usize)
+            -> c_int;
+        fwt_get: fn(Cur, *const c_void, usize, *mut *const c_void, *mut usize) -> c_int;
         fwt_stat: fn(Cur, *mut *const c_char, *mut i64) -> c_int;
     }
     optional {}

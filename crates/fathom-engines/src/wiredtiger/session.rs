@@ -16,6 +16,9 @@ pub struct Session {
 // SAFETY: the session and its cursor are used by one thread at a time.
 unsafe impl Send for Session {}
 
+/// A cursor's entry, (key, value), valid until the cursor moves or resets.
+type Entry<'a> = Option<(&'a [u8], &'a [u8])>;
+
 /// Bytes WiredTiger returned, valid until the cursor moves or resets.
 fn bytes<'a>(data: *const c_void, len: usize) -> &'a [u8] {
     if len == 0 {
@@ -46,47 +49,71 @@ impl Session {
         self.lib.found(unsafe { f(self.cursor) }, what)
     }
 
-    fn value(&self) -> anyhow::Result<&[u8]> {
+    /// `key`'s value, or None when absent; the cursor stays on it until reset.
+    fn lookup(&self, key: &[u8]) -> anyhow::Result<Option<&[u8]>> {
         let (mut data, mut len) = (ptr::null(), 0);
-        // SAFETY: the cursor is positioned; value_format=u.
-        let rc = unsafe { (self.lib.api.fwt_value)(self.cursor, &mut data, &mut len) };
-        self.lib.check(rc, "get_value")?;
-        Ok(bytes(data, len))
-    }
-
-    fn key(&self) -> anyhow::Result<&[u8]> {
-        let (mut data, mut len) = (ptr::null(), 0);
-        // SAFETY: as for `value`.
-        let rc = unsafe { (self.lib.api.fwt_key)(self.cursor, &mut data, &mut len) };
-        self.lib.check(rc, "get_key")?;
-        Ok(bytes(data, len))
-    }
-
-    /// Positions the cursor on `key`; false when absent.
-    fn search(&self, key: &[u8]) -> anyhow::Result<bool> {
         // SAFETY: the cursor is live; the key is read during the call.
-        let rc = unsafe { (self.lib.api.fwt_search)(self.cursor, key.as_ptr().cast(), key.len()) };
-        self.lib.found(rc, "search")
+        let rc = unsafe {
+            (self.lib.api.fwt_get)(
+                self.cursor,
+                key.as_ptr().cast(),
+                key.len(),
+                &mut data,
+                &mut len,
+            )
+        };
+        Ok(self.lib.found(rc, "search")?.then(|| bytes(data, len)))
     }
 
     fn read_into(&self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
-        let found = self.search(key)?;
-        if found {
-            out.clear();
-            out.extend_from_slice(self.value()?);
-        }
+        let found = match self.lookup(key)? {
+            Some(value) => {
+                out.clear();
+                out.extend_from_slice(value);
+                true
+            }
+            None => false,
+        };
         self.reset()?;
         Ok(found)
     }
 
     /// A key's value length, or None when absent.
     fn value_len(&self, key: &[u8]) -> anyhow::Result<Option<usize>> {
-        let len = match self.search(key)? {
-            true => Some(self.value()?.len()),
-            false => None,
-        };
+        let len = self.lookup(key)?.map(<[u8]>::len);
         self.reset()?;
         Ok(len)
+    }
+
+    /// The entry a cursor call (`call` fills the four out-pointers) leaves it on; None when
+    /// there is none.
+    fn entry(
+        &self,
+        what: &str,
+        call: impl FnOnce(&mut *const c_void, &mut usize, &mut *const c_void, &mut usize) -> c_int,
+    ) -> anyhow::Result<Entry<'_>> {
+        let (mut k, mut kl, mut v, mut vl) = (ptr::null(), 0, ptr::null(), 0);
+        let rc = call(&mut k, &mut kl, &mut v, &mut vl);
+        Ok(self
+            .lib
+            .found(rc, what)?
+            .then(|| (bytes(k, kl), bytes(v, vl))))
+    }
+
+    /// The entry the cursor is on.
+    fn current(&self) -> anyhow::Result<Entry<'_>> {
+        // SAFETY: the cursor is positioned.
+        self.entry("get_key", |k, kl, v, vl| unsafe {
+            (self.lib.api.fwt_entry)(self.cursor, k, kl, v, vl)
+        })
+    }
+
+    /// Moves one entry (back when `backwards`) and returns it.
+    fn step_to(&self, backwards: bool) -> anyhow::Result<Entry<'_>> {
+        // SAFETY: the cursor is live.
+        self.entry("next", |k, kl, v, vl| unsafe {
+            (self.lib.api.fwt_step)(self.cursor, c_int::from(backwards), k, kl, v, vl)
+        })
     }
 
     fn reset(&self) -> anyhow::Result<()> {
@@ -120,56 +147,59 @@ impl Session {
     /// Positions the cursor at the seek's start and visits from there.
     fn seek_and_walk(&self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
         let (start, direction, limit) = (seek.start, seek.direction, seek.limit);
-        let api = self.lib.api;
+        let backwards = direction.backwards();
         // WiredTiger has no empty key: from "" a forward scan starts at the first key, and a
         // reverse one finds nothing.
         if start.is_empty() {
             return match direction {
                 Direction::Reverse => Ok(0),
                 Direction::Forward | Direction::PrevFromSeek => {
-                    let first = self.step(api.fwt_next, "next")?;
-                    self.walk(first, direction, limit, visit)
+                    let first = self.step_to(false)?;
+                    self.walk(first, backwards, limit, visit)
                 }
             };
         }
         let mut exact: c_int = 0;
         // SAFETY: the cursor is live; search_near reports where it landed in `exact`.
         let rc = unsafe {
-            (api.fwt_search_near)(self.cursor, start.as_ptr().cast(), start.len(), &mut exact)
+            (self.lib.api.fwt_search_near)(
+                self.cursor,
+                start.as_ptr().cast(),
+                start.len(),
+                &mut exact,
+            )
         };
         if !self.lib.found(rc, "search_near")? {
             return Ok(0);
         }
         // search_near lands on a neighbour: step once if it is on the wrong side of `start`.
-        let positioned = match direction {
-            Direction::Forward | Direction::PrevFromSeek if exact < 0 => {
-                self.step(api.fwt_next, "next")?
-            }
-            Direction::Reverse if exact > 0 => self.step(api.fwt_prev, "prev")?,
-            _ => true,
+        let first = match direction {
+            Direction::Forward | Direction::PrevFromSeek if exact < 0 => self.step_to(false)?,
+            Direction::Reverse if exact > 0 => self.step_to(true)?,
+            _ => self.current()?,
         };
-        self.walk(positioned, direction, limit, visit)
+        self.walk(first, backwards, limit, visit)
     }
 
-    /// Visits up to `limit` entries from the cursor's position, then releases the position.
+    /// Visits up to `limit` entries from `first`, then releases the cursor's position.
     fn walk(
         &self,
-        mut positioned: bool,
-        direction: Direction,
+        first: Entry<'_>,
+        backwards: bool,
         limit: usize,
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> anyhow::Result<usize> {
-        let (next, name) = match direction.backwards() {
-            true => (self.lib.api.fwt_prev, "prev"),
-            false => (self.lib.api.fwt_next, "next"),
-        };
         let mut n = 0;
-        while positioned && n < limit {
-            n += 1;
-            if !visit(self.key()?, self.value()?) {
+        let mut entry = first;
+        while let Some((key, value)) = entry {
+            if n == limit {
                 break;
             }
-            positioned = self.step(next, name)?;
+            n += 1;
+            if !visit(key, value) || n == limit {
+                break;
+            }
+            entry = self.step_to(backwards)?;
         }
         self.reset()?;
         Ok(n)

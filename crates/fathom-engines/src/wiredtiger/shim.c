@@ -68,12 +68,6 @@ int fwt_open_cursor(WT_SESSION *s, const char *uri, WT_CURSOR **cursor) {
 
 int fwt_cursor_close(WT_CURSOR *c) { return c->close(c); }
 
-int fwt_search(WT_CURSOR *c, const void *key, size_t key_len) {
-    WT_ITEM k = item(key, key_len);
-    c->set_key(c, &k);
-    return c->search(c);
-}
-
 int fwt_search_near(WT_CURSOR *c, const void *key, size_t key_len, int *exact) {
     WT_ITEM k = item(key, key_len);
     c->set_key(c, &k);
@@ -96,23 +90,40 @@ int fwt_remove(WT_CURSOR *c, const void *key, size_t key_len) {
 
 int fwt_next(WT_CURSOR *c) { return c->next(c); }
 
-int fwt_prev(WT_CURSOR *c) { return c->prev(c); }
-
 int fwt_reset(WT_CURSOR *c) { return c->reset(c); }
 
-int fwt_key(WT_CURSOR *c, const void **data, size_t *len) {
-    WT_ITEM k = item(NULL, 0);
+/* The positioned entry's key and value, in one call. */
+int fwt_entry(WT_CURSOR *c, const void **key, size_t *key_len, const void **value,
+  size_t *value_len) {
+    WT_ITEM k = item(NULL, 0), v = item(NULL, 0);
     int rc = c->get_key(c, &k);
-    *data = k.data;
-    *len = k.size;
+    if (rc == 0)
+        rc = c->get_value(c, &v);
+    *key = k.data;
+    *key_len = k.size;
+    *value = v.data;
+    *value_len = v.size;
     return rc;
 }
 
-int fwt_value(WT_CURSOR *c, const void **data, size_t *len) {
-    WT_ITEM v = item(NULL, 0);
-    int rc = c->get_value(c, &v);
-    *data = v.data;
-    *len = v.size;
+/* Moves to the next entry (the previous one when `backwards`) and returns it, in one call. */
+int fwt_step(WT_CURSOR *c, int backwards, const void **key, size_t *key_len, const void **value,
+  size_t *value_len) {
+    int rc = backwards ? c->prev(c) : c->next(c);
+    return rc == 0 ? fwt_entry(c, key, key_len, value, value_len) : rc;
+}
+
+/* Searches for `key` and returns its value, in one call. */
+int fwt_get(WT_CURSOR *c, const void *key, size_t key_len, const void **value,
+  size_t *value_len) {
+    WT_ITEM k = item(key, key_len), v = item(NULL, 0);
+    int rc;
+    c->set_key(c, &k);
+    rc = c->search(c);
+    if (rc == 0)
+        rc = c->get_value(c, &v);
+    *value = v.data;
+    *value_len = v.size;
     return rc;
 }
 
