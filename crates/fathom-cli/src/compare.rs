@@ -63,25 +63,16 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
             sides[0].label
         );
     }
-    let labels: Vec<&str> = sides.iter().map(|s| s.label.as_str()).collect();
-    let pairs = compare::pairs(&labels, args.base.as_deref())?;
-    let mut rows = Vec::new();
-    for &(b, n) in &pairs {
-        let (base, new) = (&sides[b], &sides[n]);
-        let r = compare::compare(base, new, args.threshold);
-        if r.is_empty() {
+    let (rows, bases) =
+        compare::against_bases(&sides, args.base.as_deref(), args.threshold, |base, new| {
             eprintln!(
                 "fathom: `{}` has no step at a client count `{}` also ran",
                 new.label, base.label
-            );
-        }
-        rows.extend(r);
-    }
+            )
+        })?;
     if rows.is_empty() {
         anyhow::bail!("no steps in common between the base and the others");
     }
-    let mut bases: Vec<&str> = pairs.iter().map(|&(b, _)| labels[b]).collect();
-    bases.dedup();
     let t = compare::table(&rows);
     let mut legend = compare::legend(&bases.join(", "), args.threshold);
     if let Some(step) = &args.iostat {

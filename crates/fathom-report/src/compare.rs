@@ -287,6 +287,29 @@ pub fn pairs(labels: &[&str], base: Option<&str>) -> anyhow::Result<Vec<(usize, 
     Ok(pairs)
 }
 
+/// Each setup against its base as `pairs` chooses them: the rows, and the bases' names in
+/// order. `empty` hears of each setup with no step in common with its base.
+pub fn against_bases<'a>(
+    sides: &'a [Side],
+    base: Option<&str>,
+    threshold: f64,
+    mut empty: impl FnMut(&Side, &Side),
+) -> anyhow::Result<(Vec<Row>, Vec<&'a str>)> {
+    let labels: Vec<&str> = sides.iter().map(|s| s.label.as_str()).collect();
+    let pairs = pairs(&labels, base)?;
+    let mut rows = Vec::new();
+    for &(b, n) in &pairs {
+        let r = compare(&sides[b], &sides[n], threshold);
+        if r.is_empty() {
+            empty(&sides[b], &sides[n]);
+        }
+        rows.extend(r);
+    }
+    let mut bases: Vec<&str> = pairs.iter().map(|&(b, _)| labels[b]).collect();
+    bases.dedup();
+    Ok((rows, bases))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,31 +13,25 @@ pub fn section(input: &Input) -> anyhow::Result<Option<Section>> {
     if sides.len() < 2 {
         return Ok(None);
     }
-    let base_at = input
-        .opts
-        .base
-        .as_deref()
-        .and_then(|b| sides.iter().position(|s| s.label == b))
-        .unwrap_or(0);
-    let base: &Side = &sides[base_at];
-    let mut rows = Vec::new();
-    for (i, s) in sides.iter().enumerate() {
-        if i != base_at {
-            rows.extend(compare::compare(base, s, input.opts.threshold));
-        }
-    }
+    let (rows, bases) = compare::against_bases(
+        &sides,
+        input.opts.base.as_deref(),
+        input.opts.threshold,
+        |_, _| {},
+    )?;
     if rows.is_empty() {
         return Ok(None);
     }
-    let mut section = Section::new(format!("Relative throughput against {}", base.label));
+    let bases = bases.join(", ");
+    let mut section = Section::new(format!("Relative throughput against {bases}"));
     section
         .charts
-        .push(Chart::Bar(chart(&sides, base_at, &rows)));
+        .push(Chart::Bar(chart(&sides, &bases, &rows)));
     section.tables.push(Titled {
         title: String::new(),
         table: compare::table(&rows),
     });
-    let mut legend = compare::legend(&base.label, input.opts.threshold);
+    let mut legend = compare::legend(&bases, input.opts.threshold);
     if let Some(step) = &input.opts.iostat {
         let table = iostat::table(&sides, step)
             .ok_or_else(|| anyhow::anyhow!("--iostat: no setup ran a step `{step}`"))?;
@@ -51,8 +45,8 @@ pub fn section(input: &Input) -> anyhow::Result<Option<Section>> {
     Ok(Some(section))
 }
 
-/// A bar per setup and step (and client count, when several ran).
-fn chart(sides: &[Side], base_at: usize, rows: &[Row]) -> BarChart {
+/// A bar per compared setup and step (and client count, when several ran).
+fn chart(sides: &[Side], bases: &str, rows: &[Row]) -> BarChart {
     let multi_clients = rows.iter().any(|r| r.clients != rows[0].clients);
     let cat = |r: &Row| {
         if multi_clients {
@@ -69,9 +63,8 @@ fn chart(sides: &[Side], base_at: usize, rows: &[Row]) -> BarChart {
     }
     let series: Vec<Bars> = sides
         .iter()
-        .enumerate()
-        .filter(|(i, _)| *i != base_at)
-        .map(|(_, s)| {
+        .filter(|s| rows.iter().any(|r| r.new == s.label))
+        .map(|s| {
             let of = |c: &String| rows.iter().find(|r| r.new == s.label && &cat(r) == c);
             Bars {
                 name: s.label.clone(),
@@ -84,7 +77,7 @@ fn chart(sides: &[Side], base_at: usize, rows: &[Row]) -> BarChart {
         })
         .collect();
     BarChart {
-        title: format!("relative throughput (ops/s / {})", sides[base_at].label),
+        title: format!("relative throughput (ops/s / {bases})"),
         y_label: "relative ops/s".into(),
         categories,
         series,
