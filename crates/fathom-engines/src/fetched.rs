@@ -40,3 +40,43 @@ pub fn source(release: &std::path::Path) -> Option<String> {
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
 }
+
+/// What a server setup's `url`, `version` and `bin` settings name.
+pub enum ServerInstall {
+    /// A running server at `url`.
+    Running,
+    /// The server Debian's packages installed.
+    Packaged,
+    /// A release fetched under the engines directory, and where it came from.
+    Fetched {
+        dir: PathBuf,
+        source: Option<String>,
+    },
+    /// An install the user points at.
+    Given(PathBuf),
+}
+
+/// The install a server setup names: `engine` `version` fetched (its directory holding
+/// `inside`), `bin`, a running server at `url`, or Debian's; naming two is an error.
+pub fn server_install(
+    engine: &str,
+    inside: &str,
+    url: &str,
+    version: &str,
+    bin: &str,
+) -> anyhow::Result<ServerInstall> {
+    match (url.trim(), version.trim(), bin.trim()) {
+        ("", "", "") => Ok(ServerInstall::Packaged),
+        ("", v, "") => {
+            let dir = release(engine, v, inside)?;
+            let source = source(&dir);
+            Ok(ServerInstall::Fetched { dir, source })
+        }
+        ("", "", dir) => Ok(ServerInstall::Given(PathBuf::from(dir))),
+        ("", _, _) => anyhow::bail!("settings `version` and `bin` both name a server; give one"),
+        (_, "", "") => Ok(ServerInstall::Running),
+        _ => anyhow::bail!(
+            "setting `url` points at a running server; `version` and `bin` cannot apply"
+        ),
+    }
+}

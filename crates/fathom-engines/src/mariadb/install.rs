@@ -3,7 +3,7 @@
 //! bin=DIR`). An install other than Debian's gets its base directory in my.cnf, so the server
 //! finds its messages, character sets and plugins there.
 
-use crate::fetched;
+use crate::fetched::{self, ServerInstall};
 use std::path::{Path, PathBuf};
 
 const DEBIAN_MARIADBD: &str = "/usr/sbin/mariadbd";
@@ -33,23 +33,25 @@ impl Install {
         }
     }
 
-    /// The install the `version` and `bin` settings name (Debian's when neither does).
-    pub fn chosen(version: &str, bin: &str) -> anyhow::Result<Install> {
-        match (version.trim(), bin.trim()) {
-            ("", "") => Ok(Install::debian()),
-            (v, "") => {
-                let release = fetched::release("mariadb", v, "bin/mariadbd")?;
-                let mut install = Install::at(&release).map_err(|e| {
-                    anyhow::anyhow!("setting `version`: the fetched MariaDB {v} is incomplete: {e}")
-                })?;
-                install.source = fetched::source(&release);
-                Ok(install)
+    /// The install the `version` and `bin` settings name (Debian's when neither does); None
+    /// for a running server (`url`).
+    pub fn chosen(url: &str, version: &str, bin: &str) -> anyhow::Result<Option<Install>> {
+        let install = fetched::server_install("mariadb", "bin/mariadbd", url, version, bin)?;
+        Ok(Some(match install {
+            ServerInstall::Running => return Ok(None),
+            ServerInstall::Packaged => Install::debian(),
+            ServerInstall::Fetched { dir, source } => Install {
+                source,
+                ..Install::at(&dir).map_err(|e| {
+                    anyhow::anyhow!(
+                        "setting `version`: the fetched MariaDB {version} is incomplete: {e}"
+                    )
+                })?
+            },
+            ServerInstall::Given(dir) => {
+                Install::at(&dir).map_err(|e| anyhow::anyhow!("setting `bin`: {e}"))?
             }
-            ("", dir) => {
-                Install::at(Path::new(dir)).map_err(|e| anyhow::anyhow!("setting `bin`: {e}"))
-            }
-            _ => anyhow::bail!("settings `version` and `bin` both name a server; give one"),
-        }
+        }))
     }
 
     /// The install whose base directory is `dir`, or whose `mariadbd` is in `dir`.
@@ -122,13 +124,15 @@ mod tests {
         std::fs::write(dir.path().join("bin/mariadbd"), "").unwrap();
         std::fs::write(dir.path().join("scripts/mariadb-install-db"), "").unwrap();
         for given in [dir.path().to_path_buf(), dir.path().join("bin")] {
-            let i = Install::chosen("", given.to_str().unwrap()).unwrap();
+            let i = Install::chosen("", "", given.to_str().unwrap())
+                .unwrap()
+                .unwrap();
             assert_eq!(i.base.as_deref(), Some(dir.path()));
             assert!(i.cnf_lines()[0].starts_with("basedir="));
             let e = i.check_myrocks().unwrap_err().to_string();
             assert!(e.contains("ha_rocksdb.so"), "{e}");
         }
-        let e = Install::chosen("", "/nonexistent")
+        let e = Install::chosen("", "", "/nonexistent")
             .err()
             .unwrap()
             .to_string();
@@ -136,7 +140,9 @@ mod tests {
             e.contains("setting `bin`: no mariadbd in /nonexistent"),
             "{e}"
         );
-        assert!(Install::chosen("1", "/x").is_err());
+        assert!(Install::chosen("", "1", "/x").is_err());
+        assert!(Install::chosen("mysql://x", "1", "").is_err());
+        assert!(Install::chosen("mysql://x", "", "").unwrap().is_none());
         assert!(Install::debian().cnf_lines().is_empty());
     }
 }

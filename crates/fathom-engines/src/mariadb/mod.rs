@@ -194,29 +194,27 @@ impl MariaDb {
     fn open(config: &EngineConfig, flavor: Flavor) -> anyhow::Result<Box<dyn SqlEngine>> {
         let s: MariaDbSettings = settings::read(&config.settings)?;
         let setup = setup_lines(&config.options)?;
-        let engine = if s.url.is_empty() {
-            let install = Install::chosen(&s.version, &s.bin)?;
-            if flavor.storage == "ROCKSDB" {
-                install.check_myrocks()?;
+        let engine = match Install::chosen(&s.url, &s.version, &s.bin)? {
+            Some(install) => {
+                if flavor.storage == "ROCKSDB" {
+                    install.check_myrocks()?;
+                }
+                let mut engine = Self::start(config, flavor, &install, &setup, s.cache_size.value)?;
+                engine.effective = engine.variables(&setup);
+                if install.base.is_some() {
+                    let mariadbd = install.mariadbd.display().to_string();
+                    engine.effective.insert("fathom.bin".into(), mariadbd);
+                }
+                if let Some(source) = install.source {
+                    engine.effective.insert("fathom.source".into(), source);
+                }
+                engine
             }
-            let mut engine = Self::start(config, flavor, &install, &setup, s.cache_size.value)?;
-            engine.effective = engine.variables(&setup);
-            if install.base.is_some() {
-                let mariadbd = install.mariadbd.display().to_string();
-                engine.effective.insert("fathom.bin".into(), mariadbd);
+            None => {
+                let mut engine = Self::attach(&s.url, &s.pid, flavor)?;
+                engine.effective = engine.variables(&setup);
+                engine
             }
-            if let Some(source) = install.source {
-                engine.effective.insert("fathom.source".into(), source);
-            }
-            engine
-        } else if !s.version.is_empty() || !s.bin.is_empty() {
-            anyhow::bail!(
-                "setting `url` points at a running server; `version` and `bin` cannot apply"
-            );
-        } else {
-            let mut engine = Self::attach(&s.url, &s.pid, flavor)?;
-            engine.effective = engine.variables(&setup);
-            engine
         };
         Ok(Box::new(engine))
     }

@@ -3,20 +3,21 @@
 //! (`--set bin=DIR`); and whether the `postgres` user, which the server runs as, can reach it.
 
 use super::{PostgresSettings, USER};
-use crate::fetched;
+use crate::fetched::{self, ServerInstall};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The server a setup runs: its bin directory and, for a fetched release, where it came from.
-pub(super) fn chosen_bin(s: &PostgresSettings) -> anyhow::Result<(PathBuf, Option<String>)> {
-    match (s.version.trim(), s.bin.trim()) {
-        ("", "") => Ok((bin_dir()?, None)),
-        (v, "") => {
-            let release = fetched::release("postgres", v, "bin/postgres")?;
-            Ok((release.join("bin"), fetched::source(&release)))
-        }
-        ("", dir) => {
-            let dir = PathBuf::from(dir);
+/// The bin directory of the server a setup starts and, for a fetched release, where it came
+/// from; None for a running server (`url`).
+pub(super) fn chosen_bin(
+    s: &PostgresSettings,
+) -> anyhow::Result<Option<(PathBuf, Option<String>)>> {
+    let install = fetched::server_install("postgres", "bin/postgres", &s.url, &s.version, &s.bin)?;
+    Ok(Some(match install {
+        ServerInstall::Running => return Ok(None),
+        ServerInstall::Packaged => (bin_dir()?, None),
+        ServerInstall::Fetched { dir, source } => (dir.join("bin"), source),
+        ServerInstall::Given(dir) => {
             let bin = [dir.clone(), dir.join("bin")]
                 .into_iter()
                 .find(|d| d.join("postgres").is_file() && d.join("initdb").is_file())
@@ -26,10 +27,9 @@ pub(super) fn chosen_bin(s: &PostgresSettings) -> anyhow::Result<(PathBuf, Optio
                         dir.display()
                     )
                 })?;
-            Ok((bin, None))
+            (bin, None)
         }
-        _ => anyhow::bail!("settings `version` and `bin` both name a server; give one"),
-    }
+    }))
 }
 
 /// The newest installed Debian server's bin directory (`/usr/lib/postgresql/15/bin`).

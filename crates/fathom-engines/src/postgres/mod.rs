@@ -100,22 +100,22 @@ fn conf(socket_dir: &Path, cache: u64, setup: &[String]) -> String {
 fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
     let s: PostgresSettings = settings::read(&config.settings)?;
     let setup = setup_lines(&config.options)?;
-    let pg = if s.url.is_empty() {
-        let (bin, source) = chosen_bin(&s)?;
-        let mut pg = Postgres::start(config, &bin, &setup, s.cache_size.value)?;
-        pg.effective = pg.settings(&setup);
-        pg.effective
-            .insert("fathom.bin".into(), bin.display().to_string());
-        if let Some(source) = source {
-            pg.effective.insert("fathom.source".into(), source);
+    let pg = match chosen_bin(&s)? {
+        Some((bin, source)) => {
+            let mut pg = Postgres::start(config, &bin, &setup, s.cache_size.value)?;
+            pg.effective = pg.settings(&setup);
+            pg.effective
+                .insert("fathom.bin".into(), bin.display().to_string());
+            if let Some(source) = source {
+                pg.effective.insert("fathom.source".into(), source);
+            }
+            pg
         }
-        pg
-    } else if !s.version.is_empty() || !s.bin.is_empty() {
-        anyhow::bail!("setting `url` points at a running server; `version` and `bin` cannot apply");
-    } else {
-        let mut pg = Postgres::attach(&s.url, &s.pid)?;
-        pg.effective = pg.settings(&setup);
-        pg
+        None => {
+            let mut pg = Postgres::attach(&s.url, &s.pid)?;
+            pg.effective = pg.settings(&setup);
+            pg
+        }
     };
     Ok(Box::new(pg))
 }
