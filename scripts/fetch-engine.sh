@@ -37,25 +37,41 @@ repo=${MAVEN_REPO:-https://repo1.maven.org/maven2}
 pypi=${PYPI_INDEX:-https://pypi.org/simple}
 downloads=$HOME/.cache/fathom/downloads
 
+# checked_download URL FILE SUMCMD WANT: downloads URL to FILE (once), checked with SUMCMD
+# (sha1sum, sha256sum) against WANT (a `-` reads it from URL.sha1, as Maven publishes it);
+# fails quietly when the URL is missing, and loudly when the checksum differs.
+checked_download() {
+  local url=$1 file=$2 sum=$3 want=$4
+  [[ -f $file ]] && return
+  mkdir -p "$(dirname "$file")"
+  curl -fsL --retry 3 -o "$file.part" "$url" || { rm -f "$file.part"; return 1; }
+  [[ $want == - ]] && want=$(curl -fsL --retry 3 "$url.sha1" | cut -c1-40)
+  if [[ $($sum "$file.part" | cut -d' ' -f1) != "$want" ]]; then
+    echo "fetch-engine.sh: $url does not match its checksum ($sum: $want)" >&2
+    rm -f "$file.part"
+    exit 1
+  fi
+  mv "$file.part" "$file"
+}
+
 # maven_jar GROUP ARTIFACT VERSION [CLASSIFIER]: downloads the jar (once), checks its SHA-1 and
 # prints its path; fails quietly when the repository has no such jar.
 maven_jar() {
   local group=$1 artifact=$2 v=$3 classifier=${4:-}
   local name=$artifact-$v${classifier:+-$classifier}.jar
-  local url=$repo/${group//.//}/$artifact/$v/$name jar=$downloads/$name
-  if [[ ! -f $jar ]]; then
-    mkdir -p "$downloads"
-    curl -fsL --retry 3 -o "$jar.part" "$url" || { rm -f "$jar.part"; return 1; }
-    local want
-    want=$(curl -fsL --retry 3 "$url.sha1" | cut -c1-40)
-    if [[ $(sha1sum "$jar.part" | cut -d' ' -f1) != "$want" ]]; then
-      echo "fetch-engine.sh: $url does not match its SHA-1 ($want)" >&2
-      rm -f "$jar.part"
-      exit 1
-    fi
-    mv "$jar.part" "$jar"
-  fi
-  echo "$jar"
+  checked_download "$repo/${group//.//}/$artifact/$v/$name" "$downloads/$name" sha1sum - || return 1
+  echo "$downloads/$name"
+}
+
+# pypi_sdist PROJECT VERSION: downloads the source archive (once), checks the index's SHA-256 and
+# prints its path; fails quietly when the index has no such release.
+pypi_sdist() {
+  local project=$1 v=$2 link
+  link=$(curl -fsL "$pypi/$project/" | grep -o "href=\"[^\"]*/$project-$v\.tar\.gz#sha256=[0-9a-f]*\"") || return 1
+  link=${link#href=\"} && link=${link%\"}
+  local file=$downloads/$project-$v.tar.gz
+  checked_download "${link%%#*}" "$file" sha256sum "${link##*sha256=}" || return 1
+  echo "$file"
 }
 
 # source_line JAR COORDINATE: what the release's SOURCE file says about where it came from.

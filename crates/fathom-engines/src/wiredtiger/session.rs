@@ -43,12 +43,6 @@ impl Session {
         Ok(made)
     }
 
-    /// Calls a cursor method that takes only the cursor; false for WT_NOTFOUND.
-    fn step(&self, f: unsafe extern "C" fn(Cur) -> c_int, what: &str) -> anyhow::Result<bool> {
-        // SAFETY: the cursor is live.
-        self.lib.found(unsafe { f(self.cursor) }, what)
-    }
-
     /// `key`'s value, or None when absent; the cursor stays on it until reset.
     fn lookup(&self, key: &[u8]) -> anyhow::Result<Option<&[u8]>> {
         let (mut data, mut len) = (ptr::null(), 0);
@@ -116,8 +110,11 @@ impl Session {
         })
     }
 
+    /// Releases the cursor's position.
     fn reset(&self) -> anyhow::Result<()> {
-        self.step(self.lib.api.fwt_reset, "reset").map(|_| ())
+        // SAFETY: the cursor is live.
+        let rc = unsafe { (self.lib.api.fwt_reset)(self.cursor) };
+        self.lib.check(rc, "reset")
     }
 
     fn write(&self, op: &BatchOp<'_>) -> anyhow::Result<()> {
