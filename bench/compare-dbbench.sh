@@ -94,17 +94,27 @@ done
 
 median() { { grep -v '^-$' || true; } | sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 col() { awk -v s="$2" -v c="$3" '$2 == s { print $c }' "$1" | median; }
+# The spread of a step's ops/s between repeats, (max - min) / median in percent: a ratio inside
+# both tools' spreads is noise.
+spread() {
+  awk -v s="$2" '$2 == s && $3 != "-" { print $3 }' "$1" | sort -g |
+    awk '{ v[NR] = $1 } END { if (NR == 0) { print "-"; exit }
+      m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+      printf "%d%%\n", (m > 0) ? 100 * (v[NR] - v[1]) / m : 0 }'
+}
 echo
 echo "RocksDB $("$DB_BENCH" --version 2>/dev/null | head -1 || true); keys $NUM_KEYS, key 20 B, value 400 B, $THREADS threads"
 echo "(fillseq, revrange and flush 1), ${DURATION}s timed steps, median of $REPEATS sequences per tool, statistics=$STATISTICS"
-printf "%-21s %12s %12s %6s %9s %9s %10s %10s\n" step "db_bench/s" "fathom/s" ratio "db r/o" "fa r/o" "db wKB/o" "fa wKB/o"
+printf "%-21s %12s %12s %6s %7s %7s %9s %9s %10s %10s\n" step "db_bench/s" "fathom/s" ratio "db ±" "fa ±" "db r/o" "fa r/o" "db wKB/o" "fa wKB/o"
 for s in "${steps[@]}"; do
   d=$(col "$WORK/db_bench.rows" "$s" 3) f=$(col "$WORK/fathom.rows" "$s" 3)
   ratio=$(awk -v f="$f" -v d="$d" 'BEGIN { if (d + 0 > 0 && f + 0 > 0) printf "%.2f", f / d; else print "-" }')
-  printf "%-21s %12s %12s %6s %9s %9s %10s %10s\n" "$s" "$d" "$f" "$ratio" \
+  printf "%-21s %12s %12s %6s %7s %7s %9s %9s %10s %10s\n" "$s" "$d" "$f" "$ratio" \
+    "$(spread "$WORK/db_bench.rows" "$s")" "$(spread "$WORK/fathom.rows" "$s")" \
     "$(col "$WORK/db_bench.rows" "$s" 4)" "$(col "$WORK/fathom.rows" "$s" 4)" \
     "$(col "$WORK/db_bench.rows" "$s" 5)" "$(col "$WORK/fathom.rows" "$s" 5)"
 done
 echo
 echo "db_bench's *whilewriting figures exclude its writer, as fathom's do; flush has no operations."
+echo "db ± and fa ±: each tool's spread of ops/s between repeats, (max - min) / median."
 echo "Outputs of every run: $WORK"

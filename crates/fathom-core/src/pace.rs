@@ -5,27 +5,38 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::time::{Duration, Instant};
 
-/// Lets through `units_per_sec` on average: after each operation, the next may start once the
-/// bytes sent so far are due.
+/// Lets through `units_per_sec` on average. With a refill period of zero, after each
+/// operation the next may start once the units sent so far are due. With a period (RocksDB's
+/// `GenericRateLimiter`, which db_bench's writer waits on: 100 ms), each period's budget is
+/// spent at once, back to back, and the writer sleeps until the next period once it is gone:
+/// ten wake-ups a second instead of one per write.
 pub struct UnitRate {
     start: Instant,
     units_per_sec: f64,
+    period: Duration,
     sent: u64,
 }
 
 impl UnitRate {
-    pub fn new(units_per_sec: f64) -> Self {
+    pub fn new(units_per_sec: f64, period: Duration) -> Self {
         UnitRate {
             start: Instant::now(),
             units_per_sec: units_per_sec.max(1.0),
+            period,
             sent: 0,
         }
     }
 
-    /// Accounts for `bytes` just written; returns when the next operation may start.
-    pub fn charge(&mut self, bytes: u64) -> Instant {
-        self.sent += bytes;
-        self.start + Duration::from_secs_f64(self.sent as f64 / self.units_per_sec)
+    /// Accounts for `units` just sent; returns when the next operation may start.
+    pub fn charge(&mut self, units: u64) -> Instant {
+        self.sent += units;
+        let due = self.sent as f64 / self.units_per_sec;
+        if self.period.is_zero() {
+            return self.start + Duration::from_secs_f64(due);
+        }
+        // The period whose budget the next operation draws on begins after `due`'s whole periods.
+        let period = self.period.as_secs_f64();
+        self.start + Duration::from_secs_f64((due / period).floor() * period)
     }
 }
 
@@ -82,10 +93,21 @@ mod tests {
 
     #[test]
     fn byte_rate_spaces_by_bytes() {
-        let mut r = UnitRate::new(1000.0);
+        let mut r = UnitRate::new(1000.0, Duration::ZERO);
         let t0 = r.start;
         assert_eq!(r.charge(500) - t0, Duration::from_millis(500));
         assert_eq!(r.charge(500) - t0, Duration::from_secs(1));
+    }
+
+    #[test]
+    fn a_refill_period_lets_its_budget_through_at_once() {
+        // 1000 units a second, refilled every 100 ms: 100 units a period.
+        let mut r = UnitRate::new(1000.0, Duration::from_millis(100));
+        let t0 = r.start;
+        assert_eq!(r.charge(60) - t0, Duration::ZERO);
+        assert_eq!(r.charge(39) - t0, Duration::ZERO);
+        assert_eq!(r.charge(1) - t0, Duration::from_millis(100));
+        assert_eq!(r.charge(150) - t0, Duration::from_millis(200));
     }
 
     #[test]

@@ -43,6 +43,16 @@ impl Pace {
         }
     }
 
+    /// How often the budget is refilled: db_bench's writer waits on RocksDB's
+    /// `GenericRateLimiter` (refilled every 100 ms, spent in bursts); the insert benchmark's
+    /// inserter sleeps after each batch until its rows are due.
+    fn refill(self) -> Duration {
+        match self {
+            Pace::BytesPerSec(_) => Duration::from_millis(100),
+            Pace::RowsPerSec(_) => Duration::ZERO,
+        }
+    }
+
     /// What an operation counts against the budget.
     fn units(self, op: &Done) -> u64 {
         match self {

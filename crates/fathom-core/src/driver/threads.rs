@@ -255,7 +255,7 @@ fn background_thread(
     end: &BackgroundEnd<'_>,
 ) -> anyhow::Result<Recorder> {
     let mut rec = Recorder::new(kinds);
-    let mut rate = pace.map(|p| UnitRate::new(p.per_sec()));
+    let mut rate = pace.map(|p| UnitRate::new(p.per_sec(), p.refill()));
     let stopping = || end.stop.load(Ordering::Relaxed) || end.clock.stop.load(Ordering::Relaxed);
     let result = loop {
         if stopping() || interrupt::requested() {
