@@ -6,6 +6,7 @@
 #   bench/compare-sysbench.sh                          # innodb, 1,2,4,8 clients, 15 s, oltp_point_select
 #   bench/compare-sysbench.sh myrocks 1,2,4,8 20 oltp_read_only
 #   TABLES=4 TABLE_SIZE=100000 REPEATS=3 bench/compare-sysbench.sh postgres
+#   FATHOM_SETS="client=mysql" bench/compare-sysbench.sh innodb 1,2   # extra --set for fathom's runs
 # Prints per client count: queries per second of each tool, fathom/sysbench, and each client's
 # CPU µs per query (fathom: its whole process, sampler and progress included; sysbench: the
 # user + system time of the sysbench process).
@@ -48,7 +49,9 @@ case $engine in
   *) echo "compare-sysbench: ENGINE is innodb, myrocks or postgres" >&2; exit 2 ;;
 esac
 
-common=(--workload sysbench --set "url=$url" --set "pid=$pid" --param "tables=$TABLES"
+extra=()
+for kv in ${FATHOM_SETS:-}; do extra+=(--set "$kv"); done
+common=(--workload sysbench --set "url=$url" --set "pid=$pid" "${extra[@]}" --param "tables=$TABLES"
   --param "table_size=$TABLE_SIZE" --param "tests=$test" --no-calibrate)
 "$fathom" run --engine "$engine" "${common[@]}" --duration 1s --clients 1 \
   --results "$work/prepare" >/dev/null 2>"$work/prepare.log"

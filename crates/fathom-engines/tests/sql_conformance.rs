@@ -144,3 +144,117 @@ fn a_bad_setup_shows_the_servers_log() {
         );
     }
 }
+
+/// fathom's own MariaDB client and the mysql crate's, on one server, give the same outcome for
+/// every statement the workloads send: prepared and text, rows of each column type, NULLs,
+/// several statements in one text, scalars, and a server error with its code.
+#[test]
+fn mariadb_clients_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let lean = open("innodb", dir.path(), "").unwrap();
+    let entry = fathom_engines::find("innodb").unwrap();
+    let config = EngineConfig {
+        data_dir: dir.path().join("attached"),
+        settings: [
+            ("url".to_string(), lean.url().unwrap()),
+            ("pid".to_string(), lean.pids()[0].to_string()),
+            ("client".to_string(), "mysql".to_string()),
+        ]
+        .into(),
+        ..Default::default()
+    };
+    let Engine::Sql(krate) = fathom_engines::open(entry, &config).unwrap() else {
+        panic!("innodb is a sql engine")
+    };
+    let mut setup = lean.connect().unwrap();
+    setup.exec("DROP TABLE IF EXISTS v").unwrap();
+    setup
+        .exec(
+            "CREATE TABLE v (id BIGINT NOT NULL PRIMARY KEY, u INT UNSIGNED, t TINYINT, \
+             d DOUBLE, m DECIMAL(10,2), w DATETIME, b VARBINARY(300), c VARCHAR(40))",
+        )
+        .unwrap();
+    let statements = [
+        (
+            "INSERT INTO v VALUES (?, ?, ?, 1.5, 12.25, '2024-01-02 03:04:05', ?, ?)",
+            4,
+        ),
+        ("SELECT * FROM v WHERE id >= ? ORDER BY id", 1),
+        ("SELECT u, t, c FROM v WHERE id = ?", 1),
+        ("SELECT max(id) FROM v WHERE id < ?", 1),
+        ("UPDATE v SET c = ? WHERE id <= ?", 2),
+        ("INSERT INTO v (id) VALUES (?); SELECT 1", 1),
+    ];
+    let mut outcomes = Vec::new();
+    for (round, engine) in [&lean, &krate].into_iter().enumerate() {
+        let mut c = engine.connect().unwrap();
+        let base = 1000 * (round as i64 + 1);
+        let mut seen = Vec::new();
+        for text in [false, true] {
+            let base = base + if text { 500 } else { 0 };
+            let stmts: Vec<_> = statements
+                .iter()
+                .filter(|(sql, _)| text || !sql.contains(';'))
+                .map(|(sql, n)| {
+                    let s = if text {
+                        c.prepare_text(sql)
+                    } else {
+                        c.prepare(sql)
+                    };
+                    (s.unwrap(), *n)
+                })
+                .collect();
+            for i in 0..3 {
+                let blob = vec![b'\'' + i as u8; 100 * i];
+                let p = [
+                    Value::Int(base + i as i64),
+                    Value::Int(i as i64 * 2_000_000_000),
+                    Value::Int(-(i as i64)),
+                    Value::Bytes(&blob),
+                    Value::Text("it's"),
+                ];
+                let o = c.run(stmts[0].0, &p).unwrap();
+                seen.push(format!("{:?}", (o.rows, o.affected, o.bytes)));
+            }
+            let o = c
+                .run_keeping(stmts[1].0, &[Value::Int(base)], Some(0))
+                .unwrap();
+            seen.push(format!("{:?}", (o.rows, o.bytes, o.kept.map(|k| k - base))));
+            let o = c
+                .run_keeping(stmts[2].0, &[Value::Int(base + 2)], Some(1))
+                .unwrap();
+            seen.push(format!("{o:?}"));
+            let top = c.scalar(stmts[3].0, &[Value::Int(base + 2)]).unwrap();
+            seen.push(format!("{:?}", top.map(|k| k - base)));
+            seen.push(format!(
+                "{:?}",
+                c.scalar(stmts[3].0, &[Value::Int(0)]).unwrap()
+            ));
+            let o = c
+                .run(stmts[4].0, &[Value::Text("x"), Value::Int(base + 1)])
+                .unwrap();
+            seen.push(format!("{:?}", (o.rows, o.affected >= 1)));
+            if text {
+                let o = c.run(stmts[5].0, &[Value::Int(base + 9)]).unwrap();
+                seen.push(format!("{o:?}"));
+            }
+            let dup = c.run(
+                stmts[0].0,
+                &[
+                    Value::Int(base),
+                    Value::Int(0),
+                    Value::Int(0),
+                    Value::Bytes(b""),
+                    Value::Text(""),
+                ],
+            );
+            let err = format!("{:#}", dup.unwrap_err());
+            assert!(err.contains("1062"), "duplicate key error: {err}");
+        }
+        outcomes.push(seen);
+    }
+    assert_eq!(
+        outcomes[0], outcomes[1],
+        "fathom's client against the mysql crate's"
+    );
+}

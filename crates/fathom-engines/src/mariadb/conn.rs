@@ -23,9 +23,10 @@ enum Kept {
 
 /// Deadlock (1213), lock wait timeout (1205) and "record changed" (1020) are retried, as
 /// sysbench's `--mysql-ignore-errors` default.
+pub(super) const RETRYABLE: [u16; 3] = [1213, 1205, 1020];
+
 fn error(e: mysql::Error) -> anyhow::Error {
-    let retryable =
-        matches!(&e, mysql::Error::MySqlError(m) if [1213, 1205, 1020].contains(&m.code));
+    let retryable = matches!(&e, mysql::Error::MySqlError(m) if RETRYABLE.contains(&m.code));
     SqlError::classified(retryable, e.to_string())
 }
 
@@ -89,7 +90,11 @@ impl MariaConn {
 }
 
 /// The statement's text with `params` written in as literals.
-fn write_text(out: &mut String, parts: &[String], params: &[Value<'_>]) -> anyhow::Result<()> {
+pub(super) fn write_text(
+    out: &mut String,
+    parts: &[String],
+    params: &[Value<'_>],
+) -> anyhow::Result<()> {
     if parts.len() != params.len() + 1 {
         anyhow::bail!(
             "`{}` takes {} parameters, {} given",

@@ -6,6 +6,8 @@
 
 mod conn;
 mod install;
+mod lean;
+mod wire;
 
 use crate::server::{self, Launch, Server};
 use crate::settings::{self, specs, Size};
@@ -49,6 +51,10 @@ pub struct MariaDbSettings {
     /// run the server in this install instead (its base directory, or the one holding mariadbd)
     #[schemars(title = "DIR")]
     bin: String,
+    /// the clients' protocol library: fathom (its own: one write and one read per statement,
+    /// rows decoded in place) or mysql (the mysql crate)
+    #[schemars(title = "fathom|mysql")]
+    client: String,
 }
 
 impl Default for MariaDbSettings {
@@ -59,6 +65,7 @@ impl Default for MariaDbSettings {
             pid: String::new(),
             version: String::new(),
             bin: String::new(),
+            client: "fathom".into(),
         }
     }
 }
@@ -184,6 +191,8 @@ pub struct MariaDb {
     flavor: Flavor,
     url: String,
     opts: mysql::Opts,
+    /// fathom's own client, not the mysql crate's, for the workloads' connections.
+    lean: bool,
     managed: server::Managed,
     id: Identity,
     admin: Mutex<mysql::Conn>,
@@ -194,7 +203,12 @@ impl MariaDb {
     fn open(config: &EngineConfig, flavor: Flavor) -> anyhow::Result<Box<dyn SqlEngine>> {
         let s: MariaDbSettings = settings::read(&config.settings)?;
         let setup = setup_lines(&config.options)?;
-        let engine = match Install::chosen(&s.url, &s.version, &s.bin)? {
+        let lean = match s.client.as_str() {
+            "fathom" => true,
+            "mysql" => false,
+            other => anyhow::bail!("setting `client`: `{other}` is not fathom or mysql"),
+        };
+        let mut engine = match Install::chosen(&s.url, &s.version, &s.bin)? {
             Some(install) => {
                 if flavor.storage == "ROCKSDB" {
                     install.check_myrocks()?;
@@ -216,6 +230,8 @@ impl MariaDb {
                 engine
             }
         };
+        engine.lean = lean;
+        engine.effective.insert("fathom.client".into(), s.client);
         Ok(Box::new(engine))
     }
 
@@ -289,6 +305,7 @@ impl MariaDb {
                 socket.display()
             ),
             opts: base.db_name(Some(DATABASE)).into(),
+            lean: true,
             id: Identity::new(flavor.name, version, vec![config.data_dir.clone()])
                 .running_as(vec![server.pid()]),
             managed: server::Managed::new(server, sock_dir),
@@ -318,6 +335,7 @@ impl MariaDb {
                 .db_name(Some(db))
                 .stmt_cache_size(STMT_CACHE)
                 .into(),
+            lean: true,
             managed: server::Managed::default(),
             id: Identity::new(
                 flavor.name,
@@ -493,14 +511,30 @@ impl SqlEngine for MariaDb {
         Some(self.url.clone())
     }
     fn connect(&self) -> anyhow::Result<Box<dyn SqlConn + '_>> {
-        let conn = mysql::Conn::new(self.opts.clone()).map_err(|e| {
+        let failed = |e: &dyn std::fmt::Display| {
             let why = self
                 .check()
                 .err()
                 .map(|e| format!("; {e}"))
                 .unwrap_or_default();
             anyhow::anyhow!("cannot connect to {}: {e}{why}", self.flavor.name)
-        })?;
+        };
+        if self.lean {
+            let o = &self.opts;
+            let endpoint = match o.get_socket() {
+                Some(path) => wire::Endpoint::Socket(path.to_string()),
+                None => wire::Endpoint::Tcp(o.get_ip_or_hostname().to_string(), o.get_tcp_port()),
+            };
+            let login = wire::Login {
+                endpoint: &endpoint,
+                user: o.get_user().unwrap_or("root"),
+                password: o.get_pass().unwrap_or(""),
+                db: o.get_db_name(),
+            };
+            let conn = lean::LeanConn::connect(&login).map_err(|e| failed(&e))?;
+            return Ok(Box::new(conn));
+        }
+        let conn = mysql::Conn::new(self.opts.clone()).map_err(|e| failed(&e))?;
         Ok(Box::new(MariaConn::new(conn)))
     }
 }

@@ -1,0 +1,440 @@
+//! fathom's own MariaDB client (`client=fathom`): statements prepared on the server and run by
+//! the binary protocol, or sent as SQL text, with each result's rows decoded in place in the
+//! read buffer (counted and, where asked, one column kept) and no value built per row. It does
+//! only what the workloads need; `client=mysql` keeps the mysql crate.
+
+use super::conn::{write_text, RETRYABLE};
+use super::wire::{protocol, server_error, Cursor, Login, Wire, WireError, WireResult};
+use fathom_core::sql::{Outcome, SqlConn, SqlError, Stmt, Value};
+
+const COM_QUERY: u8 = 0x03;
+const COM_STMT_PREPARE: u8 = 0x16;
+const COM_STMT_EXECUTE: u8 = 0x17;
+/// The status flag saying another result follows (a multi-statement text, a procedure).
+const MORE_RESULTS: u16 = 0x0008;
+const TYPE_LONGLONG: u8 = 8;
+const TYPE_VAR_STRING: u8 = 253;
+
+pub(super) struct LeanConn {
+    wire: Wire,
+    stmts: Vec<Kept>,
+    /// The columns of the result being read.
+    cols: Vec<Col>,
+    /// The SQL text of the statement being sent, reused.
+    text: String,
+}
+
+enum Kept {
+    Prepared { id: u32, params: usize },
+    Text(Vec<String>),
+}
+
+/// A result column as the rows need it.
+#[derive(Clone, Copy)]
+struct Col {
+    ty: u8,
+    unsigned: bool,
+}
+
+impl Col {
+    /// MariaDB's numeric types (the mysql crate's `is_numeric_type`): a value of one counts 8
+    /// bytes, as the binary protocol sends an integer.
+    fn numeric(self) -> bool {
+        matches!(self.ty, 0 | 1 | 2 | 3 | 4 | 5 | 8 | 9 | 13 | 246)
+    }
+}
+
+/// What to take from the rows beside their count and bytes.
+#[derive(Clone, Copy)]
+struct Keep {
+    column: Option<usize>,
+    /// The first row's value (a scalar), not the last row's.
+    first: bool,
+}
+
+/// The server's retryable errors (`conn::RETRYABLE`) are classified as the mysql crate's are.
+fn error(e: WireError) -> anyhow::Error {
+    let retryable = matches!(&e, WireError::Server { code, .. } if RETRYABLE.contains(code));
+    SqlError::classified(retryable, e.to_string())
+}
+
+impl LeanConn {
+    pub(super) fn connect(login: &Login<'_>) -> anyhow::Result<LeanConn> {
+        Ok(LeanConn {
+            wire: Wire::connect(login).map_err(error)?,
+            stmts: Vec::new(),
+            cols: Vec::new(),
+            text: String::new(),
+        })
+    }
+
+    /// Reads every result of the command just sent; the first one goes into `out`.
+    fn results(&mut self, binary: bool, keep: Keep, out: &mut Outcome) -> WireResult<()> {
+        let mut more = read_result(&mut self.wire, &mut self.cols, binary, keep, out)?;
+        let mut rest = Outcome::default();
+        while more {
+            more = read_result(&mut self.wire, &mut self.cols, binary, keep, &mut rest)?;
+        }
+        Ok(())
+    }
+
+    fn execute(&mut self, stmt: Stmt, params: &[Value<'_>], keep: Keep) -> WireResult<Outcome> {
+        let mut out = Outcome::default();
+        match &self.stmts[stmt.0] {
+            Kept::Prepared { id, params: n } => {
+                if *n != params.len() {
+                    return protocol(format!(
+                        "statement takes {n} parameters, {} given",
+                        params.len()
+                    ));
+                }
+                write_execute(self.wire.begin(COM_STMT_EXECUTE), *id, params);
+                self.wire.send()?;
+                self.results(true, keep, &mut out)?;
+            }
+            Kept::Text(parts) => {
+                write_text(&mut self.text, parts, params)
+                    .map_err(|e| WireError::Protocol(e.to_string()))?;
+                self.wire
+                    .begin(COM_QUERY)
+                    .extend_from_slice(self.text.as_bytes());
+                self.wire.send()?;
+                self.results(false, keep, &mut out)?;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// COM_STMT_EXECUTE's body: integers as BIGINT, text and bytes as strings.
+fn write_execute(buf: &mut Vec<u8>, id: u32, params: &[Value<'_>]) {
+    buf.extend_from_slice(&id.to_le_bytes());
+    // No cursor, one iteration.
+    buf.push(0);
+    buf.extend_from_slice(&1u32.to_le_bytes());
+    if params.is_empty() {
+        return;
+    }
+    // No NULLs; the types follow.
+    buf.extend(std::iter::repeat_n(0, params.len().div_ceil(8)));
+    buf.push(1);
+    for p in params {
+        let ty = match p {
+            Value::Int(_) => TYPE_LONGLONG,
+            Value::Text(_) | Value::Bytes(_) => TYPE_VAR_STRING,
+        };
+        buf.extend_from_slice(&[ty, 0]);
+    }
+    for p in params {
+        match p {
+            Value::Int(i) => buf.extend_from_slice(&i.to_le_bytes()),
+            Value::Text(t) => put_lenenc_bytes(buf, t.as_bytes()),
+            Value::Bytes(b) => put_lenenc_bytes(buf, b),
+        }
+    }
+}
+
+fn put_lenenc_bytes(buf: &mut Vec<u8>, b: &[u8]) {
+    super::wire::put_lenenc_int(buf, b.len() as u64);
+    buf.extend_from_slice(b);
+}
+
+/// Reads one result (an OK, an error, or columns and rows) into `out`; says whether another
+/// result follows.
+fn read_result(
+    wire: &mut Wire,
+    cols: &mut Vec<Col>,
+    binary: bool,
+    keep: Keep,
+    out: &mut Outcome,
+) -> WireResult<bool> {
+    let p = wire.packet()?;
+    let columns = match p.first() {
+        Some(0x00) => {
+            let mut c = Cursor::new(p);
+            c.at = 1;
+            out.affected = c.lenenc()?.unwrap_or(0);
+            let _last_insert_id = c.lenenc()?;
+            return Ok(c.u16()? & MORE_RESULTS != 0);
+        }
+        Some(0xFF) => return Err(server_error(p)),
+        Some(0xFB) => return protocol("LOCAL INFILE is not supported"),
+        _ => Cursor::new(p).lenenc()?.unwrap_or(0) as usize,
+    };
+    read_columns(wire, cols, columns)?;
+    loop {
+        let p = wire.packet()?;
+        match p.first() {
+            Some(0xFE) if p.len() < 9 => {
+                let mut c = Cursor::new(p);
+                c.at = 3;
+                return Ok(c.u16()? & MORE_RESULTS != 0);
+            }
+            Some(0xFF) => return Err(server_error(p)),
+            _ => {
+                let kept = if binary {
+                    binary_row(p, cols, keep.column, out)?
+                } else {
+                    text_row(p, cols, keep.column, out)?
+                };
+                if !(keep.first && out.rows > 1) {
+                    out.kept = kept;
+                }
+            }
+        }
+    }
+}
+
+/// Reads `n` column definitions and the EOF after them.
+fn read_columns(wire: &mut Wire, cols: &mut Vec<Col>, n: usize) -> WireResult<()> {
+    cols.clear();
+    for _ in 0..n {
+        let mut c = Cursor::new(wire.packet()?);
+        // catalog, schema, table, org_table, name, org_name, then the fixed fields' length.
+        for _ in 0..6 {
+            c.lenenc_bytes()?;
+        }
+        c.lenenc()?;
+        let _charset = c.u16()?;
+        let _length = c.u32()?;
+        let ty = c.u8()?;
+        let flags = c.u16()?;
+        cols.push(Col {
+            ty,
+            unsigned: flags & 32 != 0,
+        });
+    }
+    skip_eof(wire)
+}
+
+fn skip_eof(wire: &mut Wire) -> WireResult<()> {
+    let p = wire.packet()?;
+    match p.first() {
+        Some(0xFE) => Ok(()),
+        Some(0xFF) => Err(server_error(p)),
+        _ => protocol("expected the end of the column definitions"),
+    }
+}
+
+/// A text row: each value a length-encoded string or NULL. Returns column `keep` as an integer.
+fn text_row(
+    p: &[u8],
+    cols: &[Col],
+    keep: Option<usize>,
+    out: &mut Outcome,
+) -> WireResult<Option<i64>> {
+    out.rows += 1;
+    let mut c = Cursor::new(p);
+    let mut kept = None;
+    for (i, col) in cols.iter().enumerate() {
+        let Some(v) = c.lenenc_bytes()? else { continue };
+        out.bytes += if col.numeric() { 8 } else { v.len() as u64 };
+        if keep == Some(i) {
+            kept = std::str::from_utf8(v).ok().and_then(|s| s.parse().ok());
+        }
+    }
+    Ok(kept)
+}
+
+/// A binary row: a NULL bitmap (offset 2), then each value in its type's encoding.
+fn binary_row(
+    p: &[u8],
+    cols: &[Col],
+    keep: Option<usize>,
+    out: &mut Outcome,
+) -> WireResult<Option<i64>> {
+    out.rows += 1;
+    let mut c = Cursor::new(p);
+    c.at = 1;
+    let bitmap = c.bytes((cols.len() + 9) / 8)?;
+    let mut kept = None;
+    for (i, col) in cols.iter().enumerate() {
+        let bit = i + 2;
+        if bitmap[bit / 8] & (1 << (bit % 8)) != 0 {
+            continue;
+        }
+        let fixed = match col.ty {
+            1 => Some(1),
+            2 | 13 => Some(2),
+            3 | 9 | 4 => Some(4),
+            8 | 5 => Some(8),
+            _ => None,
+        };
+        let (v, is_int) = match (fixed, col.ty) {
+            (Some(n), _) => (c.bytes(n)?, !matches!(col.ty, 4 | 5)),
+            // DATE, DATETIME, TIMESTAMP, TIME: a length byte, then that many bytes.
+            (None, 7 | 10 | 11 | 12) => {
+                let n = c.u8()? as usize;
+                (c.bytes(n)?, false)
+            }
+            _ => (c.lenenc_bytes()?.unwrap_or(&[]), false),
+        };
+        out.bytes += if fixed.is_some() || col.numeric() || matches!(col.ty, 7 | 10 | 11 | 12) {
+            8
+        } else {
+            v.len() as u64
+        };
+        if keep == Some(i) {
+            kept = if is_int {
+                Some(int_le(v, col.unsigned))
+            } else {
+                std::str::from_utf8(v).ok().and_then(|s| s.parse().ok())
+            };
+        }
+    }
+    Ok(kept)
+}
+
+/// A little-endian integer of 1, 2, 4 or 8 bytes.
+fn int_le(v: &[u8], unsigned: bool) -> i64 {
+    let mut b = [0u8; 8];
+    b[..v.len()].copy_from_slice(v);
+    let negative = !unsigned && v.last().is_some_and(|x| x & 0x80 != 0);
+    if negative {
+        b[v.len()..].fill(0xFF);
+    }
+    i64::from_le_bytes(b)
+}
+
+impl SqlConn for LeanConn {
+    fn exec(&mut self, sql: &str) -> anyhow::Result<()> {
+        self.wire.begin(COM_QUERY).extend_from_slice(sql.as_bytes());
+        let keep = Keep {
+            column: None,
+            first: false,
+        };
+        self.wire
+            .send()
+            .and_then(|()| self.results(false, keep, &mut Outcome::default()))
+            .map_err(error)
+    }
+
+    fn prepare(&mut self, sql: &str) -> anyhow::Result<Stmt> {
+        let prepared = (|| {
+            self.wire
+                .begin(COM_STMT_PREPARE)
+                .extend_from_slice(sql.as_bytes());
+            self.wire.send()?;
+            let p = self.wire.packet()?;
+            if p.first() == Some(&0xFF) {
+                return Err(server_error(p));
+            }
+            let mut c = Cursor::new(p);
+            c.at = 1;
+            let (id, columns, params) = (c.u32()?, c.u16()?, c.u16()?);
+            for n in [params, columns] {
+                if n > 0 {
+                    read_columns(&mut self.wire, &mut self.cols, n.into())?;
+                }
+            }
+            Ok(Kept::Prepared {
+                id,
+                params: params.into(),
+            })
+        })()
+        .map_err(|e| anyhow::anyhow!("preparing `{sql}`: {e}"))?;
+        self.stmts.push(prepared);
+        Ok(Stmt(self.stmts.len() - 1))
+    }
+
+    fn prepare_text(&mut self, sql: &str) -> anyhow::Result<Stmt> {
+        self.stmts
+            .push(Kept::Text(sql.split('?').map(str::to_string).collect()));
+        Ok(Stmt(self.stmts.len() - 1))
+    }
+
+    fn run_keeping(
+        &mut self,
+        stmt: Stmt,
+        params: &[Value<'_>],
+        keep: Option<usize>,
+    ) -> anyhow::Result<Outcome> {
+        let keep = Keep {
+            column: keep,
+            first: false,
+        };
+        self.execute(stmt, params, keep).map_err(error)
+    }
+
+    fn scalar(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Option<i64>> {
+        let keep = Keep {
+            column: Some(0),
+            first: true,
+        };
+        Ok(self.execute(stmt, params, keep).map_err(error)?.kept)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_rows_are_counted_and_their_kept_column_read() {
+        let cols = [
+            Col {
+                ty: 8,
+                unsigned: false,
+            },
+            Col {
+                ty: 253,
+                unsigned: false,
+            },
+            Col {
+                ty: 3,
+                unsigned: true,
+            },
+            Col {
+                ty: 1,
+                unsigned: false,
+            },
+        ];
+        // Header, bitmap (column 2 NULL: bit 4), -5 as BIGINT, "abc", (NULL), -1 as TINYINT.
+        let mut row = vec![0x00, 0b0001_0000];
+        row.extend_from_slice(&(-5i64).to_le_bytes());
+        row.extend_from_slice(&[3, b'a', b'b', b'c', 0xFF]);
+        let mut out = Outcome::default();
+        assert_eq!(
+            binary_row(&row, &cols, Some(0), &mut out).unwrap(),
+            Some(-5)
+        );
+        assert_eq!((out.rows, out.bytes), (1, 8 + 3 + 8));
+        assert_eq!(
+            binary_row(&row, &cols, Some(3), &mut out).unwrap(),
+            Some(-1)
+        );
+        assert_eq!(binary_row(&row, &cols, Some(2), &mut out).unwrap(), None);
+        assert!(binary_row(&row[..5], &cols, None, &mut out).is_err());
+    }
+
+    #[test]
+    fn text_rows_are_counted_as_the_binary_ones() {
+        let cols = [
+            Col {
+                ty: 3,
+                unsigned: false,
+            },
+            Col {
+                ty: 253,
+                unsigned: false,
+            },
+        ];
+        let row = [2, b'4', b'2', 0xFB];
+        let mut out = Outcome::default();
+        assert_eq!(text_row(&row, &cols, Some(0), &mut out).unwrap(), Some(42));
+        assert_eq!((out.rows, out.bytes), (1, 8));
+    }
+
+    #[test]
+    fn execute_packets_carry_typed_parameters() {
+        let mut buf = Vec::new();
+        write_execute(&mut buf, 7, &[Value::Int(1), Value::Text("ab")]);
+        let want = [
+            7, 0, 0, 0, 0, 1, 0, 0, 0, // id, no cursor, one iteration
+            0, 1, // no NULLs, types follow
+            8, 0, 253, 0, // BIGINT, VAR_STRING
+            1, 0, 0, 0, 0, 0, 0, 0, 2, b'a', b'b',
+        ];
+        assert_eq!(buf, want);
+    }
+}
