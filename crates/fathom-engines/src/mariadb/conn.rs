@@ -89,6 +89,11 @@ impl MariaConn {
     }
 }
 
+/// A text statement cut at its `?` placeholders, the parameters' places.
+pub(super) fn text_parts(sql: &str) -> Vec<String> {
+    sql.split('?').map(str::to_string).collect()
+}
+
 /// The statement's text with `params` written in as literals.
 pub(super) fn write_text(
     out: &mut String,
@@ -161,8 +166,7 @@ impl SqlConn for MariaConn {
     }
 
     fn prepare_text(&mut self, sql: &str) -> anyhow::Result<Stmt> {
-        self.stmts
-            .push(Kept::Text(sql.split('?').map(str::to_string).collect()));
+        self.stmts.push(Kept::Text(text_parts(sql)));
         Ok(Stmt(self.stmts.len() - 1))
     }
 
@@ -230,10 +234,7 @@ mod tests {
 
     #[test]
     fn text_statements_write_their_parameters_in_as_literals() {
-        let parts: Vec<String> = "INSERT INTO t VALUES (?, ?, ?, ?); COMMIT"
-            .split('?')
-            .map(str::to_string)
-            .collect();
+        let parts = text_parts("INSERT INTO t VALUES (?, ?, ?, ?); COMMIT");
         let mut out = String::new();
         let params = [
             Value::Int(-7),

@@ -3,7 +3,7 @@
 //! read buffer (counted and, where asked, one column kept) and no value built per row. It does
 //! only what the workloads need; `client=mysql` keeps the mysql crate.
 
-use super::conn::{write_text, RETRYABLE};
+use super::conn::{text_parts, write_text, RETRYABLE};
 use super::wire::{protocol, server_error, Cursor, Login, Wire, WireError, WireResult};
 use fathom_core::sql::{Outcome, SqlConn, SqlError, Stmt, Value};
 
@@ -260,20 +260,18 @@ fn binary_row(
             8 | 5 => Some(8),
             _ => None,
         };
-        let (v, is_int) = match (fixed, col.ty) {
-            (Some(n), _) => (c.bytes(n)?, !matches!(col.ty, 4 | 5)),
+        // The value, whether it is an integer, and whether it is a string (whose length counts;
+        // numbers and dates count 8, as the mysql crate's values do).
+        let (v, is_int, string) = match (fixed, col.ty) {
+            (Some(n), _) => (c.bytes(n)?, !matches!(col.ty, 4 | 5), false),
             // DATE, DATETIME, TIMESTAMP, TIME: a length byte, then that many bytes.
             (None, 7 | 10 | 11 | 12) => {
                 let n = c.u8()? as usize;
-                (c.bytes(n)?, false)
+                (c.bytes(n)?, false, false)
             }
-            _ => (c.lenenc_bytes()?.unwrap_or(&[]), false),
+            _ => (c.lenenc_bytes()?.unwrap_or(&[]), false, !col.numeric()),
         };
-        out.bytes += if fixed.is_some() || col.numeric() || matches!(col.ty, 7 | 10 | 11 | 12) {
-            8
-        } else {
-            v.len() as u64
-        };
+        out.bytes += if string { v.len() as u64 } else { 8 };
         if keep == Some(i) {
             kept = if is_int {
                 Some(int_le(v, col.unsigned))
@@ -338,8 +336,7 @@ impl SqlConn for LeanConn {
     }
 
     fn prepare_text(&mut self, sql: &str) -> anyhow::Result<Stmt> {
-        self.stmts
-            .push(Kept::Text(sql.split('?').map(str::to_string).collect()));
+        self.stmts.push(Kept::Text(text_parts(sql)));
         Ok(Stmt(self.stmts.len() - 1))
     }
 

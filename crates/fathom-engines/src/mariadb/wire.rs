@@ -140,8 +140,16 @@ impl Wire {
     /// Starts a command: clears the output and writes the frame header's place and `command`.
     pub(super) fn begin(&mut self, command: u8) -> &mut Vec<u8> {
         self.seq = 0;
+        let out = self.reply();
+        out.push(command);
+        out
+    }
+
+    /// Starts a packet that continues the exchange (a login reply): the frame header's place,
+    /// no command byte, the sequence number carried on.
+    fn reply(&mut self) -> &mut Vec<u8> {
         self.out.clear();
-        self.out.extend_from_slice(&[0, 0, 0, 0, command]);
+        self.out.extend_from_slice(&[0, 0, 0, 0]);
         &mut self.out
     }
 
@@ -264,21 +272,19 @@ impl Wire {
         }
         flags &= greeting.caps | caps::CONNECT_WITH_DB;
         let reply = auth_reply(&greeting.plugin, login.password, &greeting.seed);
-        self.out.clear();
-        self.out.extend_from_slice(&[0, 0, 0, 0]);
-        self.out.extend_from_slice(&flags.to_le_bytes());
-        self.out
-            .extend_from_slice(&(MAX_FRAME as u32).to_le_bytes());
+        let out = self.reply();
+        out.extend_from_slice(&flags.to_le_bytes());
+        out.extend_from_slice(&(MAX_FRAME as u32).to_le_bytes());
         // utf8mb4_general_ci, then 23 reserved bytes.
-        self.out.push(45);
-        self.out.extend_from_slice(&[0; 23]);
-        put_nul_str(&mut self.out, login.user);
-        put_lenenc_int(&mut self.out, reply.len() as u64);
-        self.out.extend_from_slice(&reply);
+        out.push(45);
+        out.extend_from_slice(&[0; 23]);
+        put_nul_str(out, login.user);
+        put_lenenc_int(out, reply.len() as u64);
+        out.extend_from_slice(&reply);
         if let Some(db) = login.db {
-            put_nul_str(&mut self.out, db);
+            put_nul_str(out, db);
         }
-        put_nul_str(&mut self.out, &greeting.plugin);
+        put_nul_str(out, &greeting.plugin);
         self.send()?;
         self.finish_auth(login.password)
     }
@@ -297,10 +303,7 @@ impl Wire {
                     let seed = rest.get(nul + 1..).unwrap_or(&[]);
                     let seed = seed.strip_suffix(&[0]).unwrap_or(seed).to_vec();
                     let reply = auth_reply(&plugin, password, &seed);
-                    // The reply continues the exchange's sequence, with no command byte.
-                    self.out.clear();
-                    self.out.extend_from_slice(&[0, 0, 0, 0]);
-                    self.out.extend_from_slice(&reply);
+                    self.reply().extend_from_slice(&reply);
                     self.send()?;
                 }
                 _ => {
