@@ -2,12 +2,14 @@
 # Side by side, in one sitting: every step of benchmark_compare.sh's sequence with db_bench and
 # with fathom's dbbench workload, at the same key count, key and value size, threads, durations
 # and RocksDB options. db_bench is built from the RocksDB source fathom's engine compiles
-# (bench/build-dbbench.sh), each step its own db_bench process as benchmark.sh runs them; fathom
-# runs the sequence with reopen=on (the database closed and opened between steps). The tools
-# alternate, a whole sequence each; every figure is the median of REPEATS sequences. Printed
+# (bench/build-dbbench.sh), each step its own db_bench process as benchmark.sh runs them, and
+# each step its own fathom process too (--existing-data on fathom's copy of the database). The
+# tools alternate step by step, taking turns going first; every figure is the median of REPEATS
+# sequences. Printed
 # per step: both tools' ops/s and their ratio, and both tools' device reads and KB written per
-# op (/proc/diskstats of the work directory's device around each db_bench process; fathom's
-# own r/o and wKB/o).
+# op, taken alike for both: /proc/diskstats of the work directory's device around each process,
+# so a step pays for its database's close (the memtable fillseq leaves unflushed) as db_bench's
+# processes do.
 #   bench/compare-dbbench.sh                 # 1M keys, 2 threads, 15 s steps, 3 repeats
 #   NUM_KEYS=2000000 THREADS=4 DURATION=30 REPEATS=5 bench/compare-dbbench.sh
 #   DB_BENCH=/usr/bin/db_bench bench/compare-dbbench.sh   # another peer (Debian's 7.8.3)
@@ -64,33 +66,52 @@ flags() {
 result() { awk '$4 == "micros/op" && $6 == "ops/sec" { print $5, $9 }' "$1" | head -1; }
 disk() { awk -v d="$dev" '$3 == d { print $4, $10; found = 1 } END { if (!found) print 0, 0 }' /proc/diskstats; }
 
-for rep in $(seq 1 "$REPEATS"); do
-  rm -rf "$WORK/db_bench"
-  for s in "${steps[@]}"; do
-    read -r r0 w0 < <(disk)
-    # shellcheck disable=SC2046
-    "$DB_BENCH" "${common[@]}" $(flags "$s") > "$WORK/db.$s.$rep" 2>&1
-    read -r r1 w1 < <(disk)
-    ops=- n=0
-    [[ $s == flush ]] || read -r ops n < <(result "$WORK/db.$s.$rep") || true
-    ops=${ops:--} n=${n:-0}
-    awk -v s="$s" -v rep="$rep" -v ops="$ops" -v n="$n" -v r="$((r1 - r0))" -v w="$((w1 - w0))" \
-      'BEGIN { if (n > 0) printf "%s %s %s %.4f %.3f\n", rep, s, ops, r / n, w / 2 / n; else printf "%s %s - - -\n", rep, s }' \
-      >> "$WORK/db_bench.rows"
-    echo "db_bench $rep $s: $ops ops/s" >&2
-  done
-  rm -rf "$WORK/db_bench"
-
+# A row of a tool's figures for one step: repeat, step, ops/s, then device reads and KB written
+# per operation over the whole process (opening and closing the database included), from
+# /proc/diskstats of the work directory's device before and after.
+row() {
+  awk -v rep="$1" -v s="$2" -v ops="$3" -v n="$4" -v r="$5" -v w="$6" \
+    'BEGIN { if (n > 0) printf "%s %s %s %.4f %.3f\n", rep, s, ops, r / n, w / 2 / n; else printf "%s %s - - -\n", rep, s }'
+}
+# One step of db_bench, its own process on its own database, as benchmark.sh runs it.
+db_bench_step() {
+  local rep=$1 s=$2 r0 w0 r1 w1 ops=- n=0
+  read -r r0 w0 < <(disk)
+  # shellcheck disable=SC2046
+  "$DB_BENCH" "${common[@]}" $(flags "$s") > "$WORK/db.$s.$rep" 2>&1
+  read -r r1 w1 < <(disk)
+  [[ $s == flush ]] || read -r ops n < <(result "$WORK/db.$s.$rep") || true
+  row "$rep" "$s" "${ops:--}" "${n:-0}" "$((r1 - r0))" "$((w1 - w0))" >> "$WORK/db_bench.rows"
+  echo "db_bench $rep $s: ${ops:--} ops/s" >&2
+}
+# The same step with fathom, also its own process on its own database (--existing-data).
+fathom_step() {
+  local rep=$1 s=$2 r0 w0 r1 w1 ops n out="$WORK/fathom.$rep.$s"
+  read -r r0 w0 < <(disk)
   "$fathom" run --engine rocksdb --workload dbbench --setup @"$root/setups/rocksdb-benchmark_sh.options" \
-    --set cache_size=256m --set statistics="$([[ $STATISTICS == 1 ]] && echo on || echo off)" --param num_keys="$NUM_KEYS" --param seek_nexts=10 --param reopen=on \
-    --clients "$THREADS" --duration "${DURATION}s" --data-dir "$WORK/fathom-db.$rep" \
-    --results "$WORK/fathom.$rep" --format csv > "$WORK/fathom.$rep.csv" 2>/dev/null
-  rm -rf "$WORK/fathom-db.$rep"
-  # step,ops/s,...,r/o (7),rKB/o,wKB/o (9)
-  awk -F, -v rep="$rep" 'NR > 1 && $1 != "" && $1 != "step" { print rep, $1, $2, $7, $9 }' "$WORK/fathom.$rep.csv" \
-    >> "$WORK/fathom.rows"
-  echo "fathom   $rep: $(awk -v rep="$rep" '$1 == rep { printf "%s %s  ", $2, $3 }' "$WORK/fathom.rows")" >&2
+    --set cache_size=256m --set statistics="$([[ $STATISTICS == 1 ]] && echo on || echo off)" \
+    --param num_keys="$NUM_KEYS" --param seek_nexts=10 --param steps="$s" \
+    --clients "$THREADS" --duration "${DURATION}s" --data-dir "$WORK/fathom-db" --existing-data \
+    --no-calibrate --results "$out" --format csv > "$out.csv" 2>/dev/null
+  read -r r1 w1 < <(disk)
+  # The CSV's second column is ops/s; the step's file holds its operation count.
+  ops=$(awk -F, 'NR == 2 { print $2 }' "$out.csv")
+  n=$(cat "$out"/*/steps/01-*.json | grep -o '"ops": *[0-9]*' | head -1 | grep -o '[0-9]*$' || echo 0)
+  [[ $s != flush ]] || ops=-
+  row "$rep" "$s" "${ops:--}" "${n:-0}" "$((r1 - r0))" "$((w1 - w0))" >> "$WORK/fathom.rows"
+  echo "fathom   $rep $s: ${ops:--} ops/s" >&2
+}
+
+# The tools alternate step by step, each on its own database, and take turns going first, so
+# the host's drift over minutes falls on both alike.
+for rep in $(seq 1 "$REPEATS"); do
+  rm -rf "$WORK/db_bench" "$WORK/fathom-db"
+  for s in "${steps[@]}"; do
+    if ((rep % 2)); then db_bench_step "$rep" "$s"; fathom_step "$rep" "$s"
+    else fathom_step "$rep" "$s"; db_bench_step "$rep" "$s"; fi
+  done
 done
+rm -rf "$WORK/db_bench" "$WORK/fathom-db"
 
 median() { { grep -v '^-$' || true; } | sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 col() { awk -v s="$2" -v c="$3" '$2 == s { print $c }' "$1" | median; }
@@ -105,6 +126,7 @@ spread() {
 echo
 echo "RocksDB $("$DB_BENCH" --version 2>/dev/null | head -1 || true); keys $NUM_KEYS, key 20 B, value 400 B, $THREADS threads"
 echo "(fillseq, revrange and flush 1), ${DURATION}s timed steps, median of $REPEATS sequences per tool, statistics=$STATISTICS"
+echo "each step its own process per tool, the tools alternating step by step"
 printf "%-21s %12s %12s %6s %7s %7s %9s %9s %10s %10s\n" step "db_bench/s" "fathom/s" ratio "db ±" "fa ±" "db r/o" "fa r/o" "db wKB/o" "fa wKB/o"
 for s in "${steps[@]}"; do
   d=$(col "$WORK/db_bench.rows" "$s" 3) f=$(col "$WORK/fathom.rows" "$s" 3)
@@ -116,5 +138,6 @@ for s in "${steps[@]}"; do
 done
 echo
 echo "db_bench's *whilewriting figures exclude its writer, as fathom's do; flush has no operations."
+echo "r/o and wKB/o: the device's reads and KB written over each step's whole process, per operation."
 echo "db ± and fa ±: each tool's spread of ops/s between repeats, (max - min) / median."
 echo "Outputs of every run: $WORK"

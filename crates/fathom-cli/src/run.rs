@@ -70,6 +70,10 @@ pub struct RunArgs {
     /// Keep the database after the run.
     #[arg(long)]
     pub keep_data: bool,
+    /// Open the database an earlier run left in --data-dir (embedded engines), as db_bench's
+    /// --use_existing_db: one step per process, e.g. `--param steps=readrandom`.
+    #[arg(long, requires = "data_dir")]
+    pub existing_data: bool,
     /// Skip measuring the harness's own cost per operation on the null engine.
     #[arg(long)]
     pub no_calibrate: bool,
@@ -155,6 +159,7 @@ impl RunArgs {
             ("--interval", self.interval.is_some()),
             ("--data-dir", self.data_dir.is_some()),
             ("--keep-data", self.keep_data),
+            ("--existing-data", self.existing_data),
         ]
         .iter()
         .filter(|(_, on)| *on)
@@ -175,6 +180,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         results: args.results.clone().unwrap_or_else(|| "results".into()),
         data_dir: args.data_dir.clone(),
         keep_data: args.keep_data,
+        existing_data: args.existing_data,
         calibrate: !args.no_calibrate,
         ..Place::default()
     };

@@ -168,6 +168,46 @@ fn dbbench_reopens_the_database_between_steps_as_a_process_per_step() {
     );
 }
 
+/// `--existing-data` runs one step per process on the database an earlier run left, as
+/// db_bench's `--use_existing_db=1`: the second run's readrandom reads fillseq's keys.
+#[test]
+fn a_step_runs_on_the_database_an_earlier_run_left() {
+    let dir = scratch();
+    let db = dir.path().join("db");
+    let db = db.to_str().unwrap();
+    let results = dir.path().join("results");
+    let keys = "--engine rocksdb --workload dbbench --param num_keys=20000 --no-calibrate";
+    ok(&run(
+        &format!("{keys} --param steps=fillseq --data-dir {db}"),
+        &results.join("load"),
+    ));
+    // Without the flag a non-empty directory is refused, as every run starts afresh.
+    let refused = err(&run(
+        &format!("{keys} --param steps=readrandom --duration 1s --data-dir {db}"),
+        &results.join("refused"),
+    ));
+    assert!(refused.contains("is not empty"), "{refused}");
+    ok(&run(
+        &format!("{keys} --param steps=readrandom --duration 1s --data-dir {db} --existing-data"),
+        &results.join("read"),
+    ));
+    let report = report_json(&results.join("read"));
+    let run = &report["runs"][0];
+    let mib = f(&step(run, "readrandom")["db_gb"]["apparent"]) * 1024.0;
+    assert!(
+        mib > 2.0,
+        "{mib:.2} MiB: readrandom did not open fillseq's database"
+    );
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            fathom_core::store::find_runs(&results.join("read")).unwrap()[0].join("run.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(manifest["existing_data"], true);
+}
+
 #[test]
 fn bad_input_names_what_was_wrong_and_what_is_accepted() {
     let dir = scratch();
@@ -190,6 +230,11 @@ fn bad_input_names_what_was_wrong_and_what_is_accepted() {
         ("--engine null --workload dbbench --duration soon", &["--duration", "not a duration"]),
         ("--engine null --workload dbbench --setup @/no/such/file", &["/no/such/file"]),
         ("--engine null --workload dbbench --memory-limit lots", &["--memory-limit", "not a size"]),
+        ("--engine rocksdb --workload dbbench --existing-data", &["--existing-data", "--data-dir"]),
+        (
+            "--engine innodb --workload sysbench --existing-data --data-dir /nonexistent",
+            &["--existing-data", "`innodb` is a server"],
+        ),
     ];
     for (args, expected) in cases {
         let e = err(&run(args, dir.path()));

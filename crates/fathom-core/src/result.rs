@@ -330,6 +330,10 @@ pub struct RunManifest {
     /// The experiment cell this run is, when an experiment file ran it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub experiment: Option<ExperimentCell>,
+    /// The run opened a database an earlier run left (`--existing-data`, as db_bench's
+    /// `--use_existing_db`) instead of starting on an empty one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub existing_data: bool,
 }
 
 /// How a run stands or ended.

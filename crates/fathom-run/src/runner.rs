@@ -30,6 +30,9 @@ pub struct Place {
     /// Where the database lives; `None` for RESULTS/.data/RUN, removed afterwards.
     pub data_dir: Option<PathBuf>,
     pub keep_data: bool,
+    /// Open the database already in `data_dir` (left by an earlier run with it) instead of
+    /// requiring an empty directory: one step per process, as db_bench's `--use_existing_db`.
+    pub existing_data: bool,
     /// Measure the harness's own cost per operation on the null engine before each step.
     pub calibrate: bool,
     /// The experiment cell this run is, if any.
@@ -64,7 +67,8 @@ struct DataDir {
 }
 
 impl DataDir {
-    /// A fresh, empty data directory for the run labelled `label`.
+    /// The data directory for the run labelled `label`: fresh and empty, or with
+    /// `existing_data` the one given, as an earlier run left it.
     fn fresh(place: &Place, label: &str) -> anyhow::Result<DataDir> {
         let data = DataDir {
             path: place.data_dir.clone().unwrap_or_else(|| {
@@ -75,7 +79,10 @@ impl DataDir {
             }),
             keep: place.keep_data || place.data_dir.is_some(),
         };
-        if data.path.exists() && std::fs::read_dir(&data.path)?.next().is_some() {
+        if !place.existing_data
+            && data.path.exists()
+            && std::fs::read_dir(&data.path)?.next().is_some()
+        {
             anyhow::bail!(
                 "--data-dir {} is not empty; fathom starts every run on a fresh database",
                 data.path.display()
@@ -109,6 +116,18 @@ pub fn run(spec: &RunSpec, place: &Place, observer: &mut dyn Observer) -> anyhow
             spec.setup.name, spec.workload.name, spec.clients
         )
     });
+    if place.existing_data && (spec.setup.engine.server || place.data_dir.is_none()) {
+        anyhow::bail!(
+            "--existing-data opens the database an earlier run left in --data-dir: it needs \
+             --data-dir and an embedded engine (`{}` {})",
+            spec.setup.engine.name,
+            if spec.setup.engine.server {
+                "is a server, which initialises its data directory"
+            } else {
+                "was given no --data-dir"
+            }
+        );
+    }
     let data = DataDir::fresh(place, &label)?;
     // The limit is in place before the database opens, so its pages are charged to the group:
     // fathom's own process for an embedded engine, the server's processes for a server (which
@@ -192,6 +211,7 @@ fn manifest(
         status: RunStatus::Running,
         error: None,
         experiment: place.cell.clone(),
+        existing_data: place.existing_data,
     }
 }
 
