@@ -3,9 +3,9 @@
 # with fathom's dbbench workload, at the same key count, key and value size, threads, durations
 # and RocksDB options. db_bench is built from the RocksDB source fathom's engine compiles
 # (bench/build-dbbench.sh), each step its own db_bench process as benchmark.sh runs them, and
-# each step its own fathom process too (--existing-data on fathom's copy of the database). The
-# tools alternate step by step, taking turns going first; every figure is the median of REPEATS
-# sequences. Printed
+# each step its own fathom process too (--existing-data), both starting each step on copies of
+# one database (see below). The tools alternate step by step; every figure is the median of
+# REPEATS sequences. Printed
 # per step: both tools' ops/s and their ratio, and both tools' device reads and KB written per
 # op, taken alike for both: /proc/diskstats of the work directory's device around each process,
 # so a step pays for its database's close (the memtable fillseq leaves unflushed) as db_bench's
@@ -39,7 +39,7 @@ common=(--num="$NUM_KEYS" --key_size=20 --value_size=400 --compression_type=lz4 
   --num_levels=8 --level_compaction_dynamic_level_bytes=true --bytes_per_sync=1048576 --open_files=-1
   --block_size=8192 --bloom_bits=10 --pin_l0_filter_and_index_blocks_in_cache=1 --cache_size=268435456
   --compression_max_dict_bytes=0 --memtablerep=skip_list --statistics="$STATISTICS" --histogram=1 --sync=0
-  --seek_nexts=10 --db="$WORK/db_bench")
+  --seek_nexts=10)
 rate=(--benchmark_write_rate_limit=2097152)
 overwrites=$(((NUM_KEYS / THREADS + 5) / 10))
 
@@ -73,25 +73,25 @@ row() {
   awk -v rep="$1" -v s="$2" -v ops="$3" -v n="$4" -v r="$5" -v w="$6" \
     'BEGIN { if (n > 0) printf "%s %s %s %.4f %.3f\n", rep, s, ops, r / n, w / 2 / n; else printf "%s %s - - -\n", rep, s }'
 }
-# One step of db_bench, its own process on its own database, as benchmark.sh runs it.
+# One step of db_bench in database $3, its own process, as benchmark.sh runs it.
 db_bench_step() {
   local rep=$1 s=$2 r0 w0 r1 w1 ops=- n=0
   read -r r0 w0 < <(disk)
   # shellcheck disable=SC2046
-  "$DB_BENCH" "${common[@]}" $(flags "$s") > "$WORK/db.$s.$rep" 2>&1
+  "$DB_BENCH" "${common[@]}" --db="$3" $(flags "$s") > "$WORK/db.$s.$rep" 2>&1
   read -r r1 w1 < <(disk)
   [[ $s == flush ]] || read -r ops n < <(result "$WORK/db.$s.$rep") || true
   row "$rep" "$s" "${ops:--}" "${n:-0}" "$((r1 - r0))" "$((w1 - w0))" >> "$WORK/db_bench.rows"
   echo "db_bench $rep $s: ${ops:--} ops/s" >&2
 }
-# The same step with fathom, also its own process on its own database (--existing-data).
+# The same step with fathom in database $3, also its own process (--existing-data).
 fathom_step() {
   local rep=$1 s=$2 r0 w0 r1 w1 ops n out="$WORK/fathom.$rep.$s"
   read -r r0 w0 < <(disk)
   "$fathom" run --engine rocksdb --workload dbbench --setup @"$root/setups/rocksdb-benchmark_sh.options" \
     --set cache_size=256m --set statistics="$([[ $STATISTICS == 1 ]] && echo on || echo off)" \
     --param num_keys="$NUM_KEYS" --param seek_nexts=10 --param steps="$s" \
-    --clients "$THREADS" --duration "${DURATION}s" --data-dir "$WORK/fathom-db" --existing-data \
+    --clients "$THREADS" --duration "${DURATION}s" --data-dir "$3" --existing-data \
     --no-calibrate --results "$out" --format csv > "$out.csv" 2>/dev/null
   read -r r1 w1 < <(disk)
   # The CSV's second column is ops/s; the step's file holds its operation count.
@@ -102,16 +102,24 @@ fathom_step() {
   echo "fathom   $rep $s: ${ops:--} ops/s" >&2
 }
 
-# The tools alternate step by step, each on its own database, and take turns going first, so
-# the host's drift over minutes falls on both alike.
+# Both tools run each step on the same files. How many L0 files a step starts with depends on
+# timing (a writer that outruns its flushes merges memtables into fewer files), and a read step
+# on 4 L0 files runs 20% slower than on 2: two databases kept apart drift into shapes that
+# differ more than the tools do. So each step starts both tools on copies of one database, the
+# one the previous step left: the "chain" runs every step in turn and a copy of it is taken
+# before each step for the other tool. Which tool carries the chain, and goes first, alternates
+# between repeats, so the host's drift over minutes falls on both alike.
 for rep in $(seq 1 "$REPEATS"); do
-  rm -rf "$WORK/db_bench" "$WORK/fathom-db"
+  chain="$WORK/chain" copy="$WORK/copy"
+  rm -rf "$chain" "$copy" && mkdir -p "$chain"
   for s in "${steps[@]}"; do
-    if ((rep % 2)); then db_bench_step "$rep" "$s"; fathom_step "$rep" "$s"
-    else fathom_step "$rep" "$s"; db_bench_step "$rep" "$s"; fi
+    # Written back before the step starts, so its device figures hold only the step's IO.
+    rm -rf "$copy" && cp -a "$chain" "$copy" && sync
+    if ((rep % 2)); then db_bench_step "$rep" "$s" "$chain"; fathom_step "$rep" "$s" "$copy"
+    else fathom_step "$rep" "$s" "$chain"; db_bench_step "$rep" "$s" "$copy"; fi
   done
 done
-rm -rf "$WORK/db_bench" "$WORK/fathom-db"
+rm -rf "$WORK/chain" "$WORK/copy"
 
 median() { { grep -v '^-$' || true; } | sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 col() { awk -v s="$2" -v c="$3" '$2 == s { print $c }' "$1" | median; }
@@ -126,7 +134,7 @@ spread() {
 echo
 echo "RocksDB $("$DB_BENCH" --version 2>/dev/null | head -1 || true); keys $NUM_KEYS, key 20 B, value 400 B, $THREADS threads"
 echo "(fillseq, revrange and flush 1), ${DURATION}s timed steps, median of $REPEATS sequences per tool, statistics=$STATISTICS"
-echo "each step its own process per tool, the tools alternating step by step"
+echo "each step its own process per tool, both starting on copies of one database, alternating step by step"
 printf "%-21s %12s %12s %6s %7s %7s %9s %9s %10s %10s\n" step "db_bench/s" "fathom/s" ratio "db ±" "fa ±" "db r/o" "fa r/o" "db wKB/o" "fa wKB/o"
 for s in "${steps[@]}"; do
   d=$(col "$WORK/db_bench.rows" "$s" 3) f=$(col "$WORK/fathom.rows" "$s" 3)
