@@ -7,9 +7,11 @@
 #   bench/compare-sysbench.sh myrocks 1,2,4,8 20 oltp_read_only
 #   TABLES=4 TABLE_SIZE=100000 REPEATS=3 bench/compare-sysbench.sh postgres
 #   FATHOM_SETS="client=mysql" bench/compare-sysbench.sh innodb 1,2   # extra --set for fathom's runs
-# Prints per client count: queries per second of each tool, fathom/sysbench, and each client's
-# CPU µs per query (fathom: its whole process, sampler and progress included; sysbench: the
-# user + system time of the sysbench process).
+# Prints per client count: queries per second of each tool and fathom/sysbench, then each
+# tool's CPU µs per query, user and system apart, of its whole process (fathom's sampler,
+# progress and connections included; sysbench's Lua, its reporting thread and connections)
+# from the shell's `time`, and the ratio of the user times. A query's system time is mostly the
+# kernel's send and receive on the socket, the same two calls in both tools.
 set -euo pipefail
 engine=${1:-innodb}
 clients=${2:-1,2,4,8}
@@ -17,7 +19,7 @@ secs=${3:-15}
 test=${4:-oltp_point_select}
 TABLES=${TABLES:-4}
 TABLE_SIZE=${TABLE_SIZE:-100000}
-REPEATS=${REPEATS:-3}
+REPEATS=${REPEATS:-5}
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh" --servers --peers
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
@@ -67,25 +69,36 @@ case $test in
   oltp_read_only) qpe=16 ;; oltp_read_write) qpe=20 ;; oltp_write_only) qpe=6 ;; *) qpe=1 ;;
 esac
 
-printf '%8s %12s %12s %8s %12s %14s\n' clients fathom_qps sysbench_qps ratio fathom_us/q sysbench_us/q
+# Appends "user_us/q sys_us/q" from a `time` file ("%U %S") and a query count.
+per_query() {
+  local user sys
+  read -r user sys <"$1"
+  awk -v u="$user" -v s="$sys" -v n="$2" 'BEGIN { printf "%.3f %.3f\n", u * 1e6 / n, s * 1e6 / n }'
+}
+median_of() { awk -v c="$2" '{ print $c }' "$1" | median; }
+
+printf '%8s %11s %11s %6s %9s %9s %6s %9s %9s\n' clients fathom_q/s sysb_q/s ratio fa_usr/q sb_usr/q ratio fa_sys/q sb_sys/q
 for c in ${clients//,/ }; do
   : >"$work/f.qps" && : >"$work/f.us" && : >"$work/s.qps" && : >"$work/s.us"
   for rep in $(seq "$REPEATS"); do
     f="$work/fathom-c$c-r$rep"
-    "$fathom" run --engine "$engine" "${common[@]}" --param prepare=off --duration "${secs}s" \
-      --clients "$c" --results "$f" --format csv >"$f.csv" 2>"$f.log"
+    { TIMEFORMAT='%U %S'; time "$fathom" run --engine "$engine" "${common[@]}" --param prepare=off \
+        --duration "${secs}s" --clients "$c" --results "$f" --format csv >"$f.csv" 2>"$f.log"; } 2>"$f.cpu"
     awk -v o="$(column "$f.csv" ops/s)" -v q=$qpe 'BEGIN { print o * q }' >>"$work/f.qps"
-    awk -v u="$(column "$f.csv" fathom/o)" -v q=$qpe 'BEGIN { print u / q }' >>"$work/f.us"
+    # The step's operations (events), from its summary file.
+    ops=$(cat "$f"/*/steps/*.json | grep -o '"ops": *[0-9]*' | head -1 | grep -o '[0-9]*$')
+    per_query "$f.cpu" "$((ops * qpe))" >>"$work/f.us"
     s="$work/sysbench-c$c-r$rep"
     { TIMEFORMAT='%U %S'; time sysbench "$test" "${driver[@]}" --tables="$TABLES" \
         --table-size="$TABLE_SIZE" --threads="$c" --time="$secs" run >"$s.log"; } 2>"$s.cpu"
     awk '/queries:/ { gsub(/[()]/, "", $3); print $3 }' "$s.log" >>"$work/s.qps"
-    read -r user sys <"$s.cpu"
-    awk -v u="$user" -v s="$sys" -v n="$(awk '/queries:/ { print $2 }' "$s.log")" \
-      'BEGIN { print (u + s) * 1e6 / n }' >>"$work/s.us"
+    per_query "$s.cpu" "$(awk '/queries:/ { print $2 }' "$s.log")" >>"$work/s.us"
   done
   fq=$(median <"$work/f.qps") sq=$(median <"$work/s.qps")
-  fu=$(median <"$work/f.us") su=$(median <"$work/s.us")
-  awk -v c="$c" -v fq="$fq" -v sq="$sq" -v fu="$fu" -v su="$su" \
-    'BEGIN { printf "%8d %12.0f %12.0f %8.3f %12.2f %14.2f\n", c, fq, sq, fq / sq, fu, su }'
+  fu=$(median_of "$work/f.us" 1) su=$(median_of "$work/s.us" 1)
+  fs=$(median_of "$work/f.us" 2) ss=$(median_of "$work/s.us" 2)
+  awk -v c="$c" -v fq="$fq" -v sq="$sq" -v fu="$fu" -v su="$su" -v fs="$fs" -v ss="$ss" \
+    'BEGIN { printf "%8d %11.0f %11.0f %6.2f %9.2f %9.2f %6.2f %9.2f %9.2f\n", c, fq, sq, fq / sq, fu, su, fu / su, fs, ss }'
 done
+echo "$engine, $test, $TABLES x $TABLE_SIZE rows, ${secs}s runs, medians of $REPEATS alternating repeats"
+echo "usr/q, sys/q: µs of CPU per query of each tool's whole process (the shell's time); ratio: fathom / sysbench"

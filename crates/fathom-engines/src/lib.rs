@@ -6,6 +6,7 @@ pub mod fetched;
 #[cfg(feature = "lmdb")]
 pub mod lmdb;
 pub mod mariadb;
+pub mod netbuf;
 pub mod null;
 pub mod postgres;
 #[cfg(feature = "rocksdb")]

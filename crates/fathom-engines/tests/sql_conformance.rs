@@ -145,6 +145,24 @@ fn a_bad_setup_shows_the_servers_log() {
     }
 }
 
+/// A second engine on `started`'s server, through `client`.
+fn attached(name: &str, started: &dyn SqlEngine, dir: &Path, client: &str) -> Box<dyn SqlEngine> {
+    let config = EngineConfig {
+        data_dir: dir.join("attached"),
+        settings: [
+            ("url".to_string(), started.url().unwrap()),
+            ("pid".to_string(), started.pids()[0].to_string()),
+            ("client".to_string(), client.to_string()),
+        ]
+        .into(),
+        ..Default::default()
+    };
+    match fathom_engines::open(fathom_engines::find(name).unwrap(), &config).unwrap() {
+        Engine::Sql(e) => e,
+        Engine::Kv(_) => panic!("{name} is a sql engine"),
+    }
+}
+
 /// fathom's own MariaDB client and the mysql crate's, on one server, give the same outcome for
 /// every statement the workloads send: prepared and text, rows of each column type, NULLs,
 /// several statements in one text, scalars, and a server error with its code.
@@ -152,20 +170,7 @@ fn a_bad_setup_shows_the_servers_log() {
 fn mariadb_clients_agree() {
     let dir = tempfile::tempdir().unwrap();
     let lean = open("innodb", dir.path(), "").unwrap();
-    let entry = fathom_engines::find("innodb").unwrap();
-    let config = EngineConfig {
-        data_dir: dir.path().join("attached"),
-        settings: [
-            ("url".to_string(), lean.url().unwrap()),
-            ("pid".to_string(), lean.pids()[0].to_string()),
-            ("client".to_string(), "mysql".to_string()),
-        ]
-        .into(),
-        ..Default::default()
-    };
-    let Engine::Sql(krate) = fathom_engines::open(entry, &config).unwrap() else {
-        panic!("innodb is a sql engine")
-    };
+    let krate = attached("innodb", &*lean, dir.path(), "mysql");
     let mut setup = lean.connect().unwrap();
     setup.exec("DROP TABLE IF EXISTS v").unwrap();
     setup
@@ -256,5 +261,104 @@ fn mariadb_clients_agree() {
     assert_eq!(
         outcomes[0], outcomes[1],
         "fathom's client against the mysql crate's"
+    );
+}
+
+/// fathom's own PostgreSQL client and the postgres crate's, on one server, give the same
+/// outcome for every kind of statement the workloads prepare: rows of each column type in
+/// binary, NULLs, kept integers of each width, scalars, affected rows, a rolled-back
+/// transaction, and a unique violation classified as retryable.
+#[test]
+fn postgres_clients_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let lean = open("postgres", dir.path(), "").unwrap();
+    let krate = attached("postgres", &*lean, dir.path(), "postgres");
+    let mut setup = lean.connect().unwrap();
+    setup.exec("DROP TABLE IF EXISTS v").unwrap();
+    setup
+        .exec(
+            "CREATE TABLE v (id BIGINT NOT NULL PRIMARY KEY, u INTEGER, t SMALLINT, \
+             d DOUBLE PRECISION, m NUMERIC(10,2), w TIMESTAMP, b BYTEA, c VARCHAR(40))",
+        )
+        .unwrap();
+    let mut outcomes = Vec::new();
+    for (round, engine) in [&lean, &krate].into_iter().enumerate() {
+        let mut c = engine.connect().unwrap();
+        let base = 1000 * (round as i64 + 1);
+        let mut seen = Vec::new();
+        let mut prepare = |sql: &str| c.prepare(sql).unwrap();
+        let insert =
+            prepare("INSERT INTO v VALUES (?, ?, ?, 1.5, 12.25, '2024-01-02 03:04:05', ?, ?)");
+        let from = prepare("SELECT * FROM v WHERE id >= ? ORDER BY id");
+        let one = prepare("SELECT u, t, c FROM v WHERE id = ?");
+        let top = prepare("SELECT max(id) FROM v WHERE id < ?");
+        let update = prepare("UPDATE v SET c = ? WHERE id BETWEEN ? AND ?");
+        let count = prepare("SELECT count(*) FROM v WHERE id >= ?");
+        for i in 0..3 {
+            let blob = vec![b'\\' + i as u8; 100 * i];
+            let p = [
+                Value::Int(base + i as i64),
+                Value::Int(i as i64 * 1_000_000_000),
+                Value::Int(-(i as i64)),
+                Value::Bytes(&blob),
+                Value::Text("it's"),
+            ];
+            let o = c.run(insert, &p).unwrap();
+            seen.push(format!("{:?}", (o.rows, o.affected, o.bytes)));
+        }
+        let o = c.run_keeping(from, &[Value::Int(base)], Some(0)).unwrap();
+        seen.push(format!("{:?}", (o.rows, o.bytes, o.kept.map(|k| k - base))));
+        for keep in [0, 1] {
+            let o = c
+                .run_keeping(one, &[Value::Int(base + 2)], Some(keep))
+                .unwrap();
+            seen.push(format!("{o:?}"));
+        }
+        let t = c.scalar(top, &[Value::Int(base + 2)]).unwrap();
+        seen.push(format!("{:?}", t.map(|k| k - base)));
+        seen.push(format!("{:?}", c.scalar(top, &[Value::Int(0)]).unwrap()));
+        let o = c
+            .run(
+                update,
+                &[Value::Text("x"), Value::Int(base), Value::Int(base + 1)],
+            )
+            .unwrap();
+        seen.push(format!("{:?}", (o.rows, o.affected)));
+        c.exec("BEGIN").unwrap();
+        let all = [Value::Text("rolled back"), Value::Int(base), Value::Int(base + 2)];
+        assert_eq!(c.run(update, &all).unwrap().affected, 3);
+        c.exec("ROLLBACK").unwrap();
+        let o = c.run_keeping(one, &[Value::Int(base + 2)], None).unwrap();
+        seen.push(format!("{o:?}"));
+        seen.push(format!(
+            "{:?}",
+            c.scalar(count, &[Value::Int(base)]).unwrap()
+        ));
+        let dup = c.run(
+            insert,
+            &[
+                Value::Int(base),
+                Value::Int(0),
+                Value::Int(0),
+                Value::Bytes(b""),
+                Value::Text(""),
+            ],
+        );
+        let err = dup.unwrap_err();
+        assert!(
+            fathom_core::sql::retryable(&err),
+            "unique violation retried: {err:#}"
+        );
+        seen.push(format!("{err:#}").replace(&base.to_string(), "BASE"));
+        // The connection is usable after the error.
+        seen.push(format!(
+            "{:?}",
+            c.scalar(count, &[Value::Int(base)]).unwrap()
+        ));
+        outcomes.push(seen);
+    }
+    assert_eq!(
+        outcomes[0], outcomes[1],
+        "fathom's client against the postgres crate's"
     );
 }

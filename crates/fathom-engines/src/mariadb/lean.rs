@@ -5,6 +5,7 @@
 
 use super::conn::{text_parts, write_text, RETRYABLE};
 use super::wire::{protocol, server_error, Cursor, Login, Wire, WireError, WireResult};
+use crate::netbuf::Keep;
 use fathom_core::sql::{Outcome, SqlConn, SqlError, Stmt, Value};
 
 const COM_QUERY: u8 = 0x03;
@@ -42,14 +43,6 @@ impl Col {
     fn numeric(self) -> bool {
         matches!(self.ty, 0 | 1 | 2 | 3 | 4 | 5 | 8 | 9 | 13 | 246)
     }
-}
-
-/// What to take from the rows beside their count and bytes.
-#[derive(Clone, Copy)]
-struct Keep {
-    column: Option<usize>,
-    /// The first row's value (a scalar), not the last row's.
-    first: bool,
 }
 
 /// The server's retryable errors (`conn::RETRYABLE`) are classified as the mysql crate's are.
@@ -177,9 +170,7 @@ fn read_result(
                 } else {
                     text_row(p, cols, keep.column, out)?
                 };
-                if !(keep.first && out.rows > 1) {
-                    out.kept = kept;
-                }
+                keep.row(out, kept);
             }
         }
     }
@@ -297,13 +288,9 @@ fn int_le(v: &[u8], unsigned: bool) -> i64 {
 impl SqlConn for LeanConn {
     fn exec(&mut self, sql: &str) -> anyhow::Result<()> {
         self.wire.begin(COM_QUERY).extend_from_slice(sql.as_bytes());
-        let keep = Keep {
-            column: None,
-            first: false,
-        };
         self.wire
             .send()
-            .and_then(|()| self.results(false, keep, &mut Outcome::default()))
+            .and_then(|()| self.results(false, Keep::NOTHING, &mut Outcome::default()))
             .map_err(error)
     }
 
@@ -346,19 +333,14 @@ impl SqlConn for LeanConn {
         params: &[Value<'_>],
         keep: Option<usize>,
     ) -> anyhow::Result<Outcome> {
-        let keep = Keep {
-            column: keep,
-            first: false,
-        };
-        self.execute(stmt, params, keep).map_err(error)
+        self.execute(stmt, params, Keep::last(keep)).map_err(error)
     }
 
     fn scalar(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Option<i64>> {
-        let keep = Keep {
-            column: Some(0),
-            first: true,
-        };
-        Ok(self.execute(stmt, params, keep).map_err(error)?.kept)
+        Ok(self
+            .execute(stmt, params, Keep::SCALAR)
+            .map_err(error)?
+            .kept)
     }
 }
 

@@ -522,8 +522,11 @@ impl SqlEngine for MariaDb {
         if self.lean {
             let o = &self.opts;
             let endpoint = match o.get_socket() {
-                Some(path) => wire::Endpoint::Socket(path.to_string()),
-                None => wire::Endpoint::Tcp(o.get_ip_or_hostname().to_string(), o.get_tcp_port()),
+                Some(path) => crate::netbuf::Endpoint::Socket(path.to_string()),
+                None => crate::netbuf::Endpoint::Tcp(
+                    o.get_ip_or_hostname().to_string(),
+                    o.get_tcp_port(),
+                ),
             };
             let login = wire::Login {
                 endpoint: &endpoint,

@@ -3,10 +3,9 @@
 //! command, and the connection handshake (protocol 4.1, `mysql_native_password`, and plugins
 //! such as `unix_socket` that need no reply).
 
+use crate::netbuf::{Endpoint, NetBuf};
 use sha1::{Digest, Sha1};
-use std::io::{self, Read, Write};
-use std::net::TcpStream;
-use std::os::unix::net::UnixStream;
+use std::io;
 
 /// The largest payload one packet frame carries; longer ones continue in the next frame.
 const MAX_FRAME: usize = 0xFF_FFFF;
@@ -25,12 +24,6 @@ pub(super) mod caps {
     pub const PLUGIN_AUTH_LENENC_DATA: u32 = 0x20_0000;
 }
 
-/// Where the server listens.
-pub(super) enum Endpoint {
-    Socket(String),
-    Tcp(String, u16),
-}
-
 /// Who connects, and to which database.
 pub(super) struct Login<'a> {
     pub endpoint: &'a Endpoint,
@@ -39,18 +32,9 @@ pub(super) struct Login<'a> {
     pub db: Option<&'a str>,
 }
 
-enum Stream {
-    Unix(UnixStream),
-    Tcp(TcpStream),
-}
-
 /// A connection's byte stream with its packet framing.
 pub(super) struct Wire {
-    stream: Stream,
-    /// Bytes read and not yet consumed are `rbuf[start..end]`.
-    rbuf: Vec<u8>,
-    start: usize,
-    end: usize,
+    net: NetBuf,
     /// A payload split over several frames, joined.
     joined: Vec<u8>,
     /// The command being written, its frame header included.
@@ -116,19 +100,8 @@ pub(super) fn server_error(p: &[u8]) -> WireError {
 impl Wire {
     /// Connects and logs in; returns the wire ready for commands.
     pub(super) fn connect(login: &Login<'_>) -> WireResult<Wire> {
-        let stream = match login.endpoint {
-            Endpoint::Socket(path) => Stream::Unix(UnixStream::connect(path)?),
-            Endpoint::Tcp(host, port) => {
-                let s = TcpStream::connect((host.as_str(), *port))?;
-                s.set_nodelay(true)?;
-                Stream::Tcp(s)
-            }
-        };
         let mut wire = Wire {
-            stream,
-            rbuf: vec![0; 64 * 1024],
-            start: 0,
-            end: 0,
+            net: NetBuf::connect(login.endpoint)?,
             joined: Vec::new(),
             out: Vec::with_capacity(4096),
             seq: 0,
@@ -183,69 +156,33 @@ impl Wire {
     }
 
     fn write_out(&mut self) -> WireResult<()> {
-        match &mut self.stream {
-            Stream::Unix(s) => s.write_all(&self.out)?,
-            Stream::Tcp(s) => s.write_all(&self.out)?,
-        }
-        Ok(())
+        Ok(self.net.write_all(&self.out)?)
     }
 
-    /// Makes at least `n` unread bytes available, reading as much as the socket holds.
-    fn fill(&mut self, n: usize) -> WireResult<()> {
-        if self.end - self.start >= n {
-            return Ok(());
-        }
-        if self.start > 0 {
-            self.rbuf.copy_within(self.start..self.end, 0);
-            self.end -= self.start;
-            self.start = 0;
-        }
-        if self.rbuf.len() < n {
-            self.rbuf.resize(n.next_power_of_two(), 0);
-        }
-        while self.end < n {
-            let got = match &mut self.stream {
-                Stream::Unix(s) => s.read(&mut self.rbuf[self.end..])?,
-                Stream::Tcp(s) => s.read(&mut self.rbuf[self.end..])?,
-            };
-            if got == 0 {
-                return protocol("the server closed the connection");
-            }
-            self.end += got;
-        }
-        Ok(())
-    }
-
-    /// Reads one frame; returns its payload's place in `rbuf` and whether more frames follow.
-    fn frame_in(&mut self) -> WireResult<(usize, usize, bool)> {
-        self.fill(4)?;
-        let h = &self.rbuf[self.start..self.start + 4];
+    /// Reads one frame; returns its payload's place and whether more frames follow.
+    fn frame_in(&mut self) -> WireResult<(std::ops::Range<usize>, bool)> {
+        self.net.fill(4)?;
+        let h = self.net.unread();
         let len = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
         self.seq = h[3].wrapping_add(1);
-        self.fill(4 + len)?;
-        let at = self.start + 4;
-        self.start = at + len;
-        if self.start == self.end {
-            // Everything read is consumed: the next read starts at the front again.
-            self.start = 0;
-            self.end = 0;
-        }
-        Ok((at, len, len == MAX_FRAME))
+        self.net.fill(4 + len)?;
+        let frame = self.net.take(4 + len);
+        Ok((frame.start + 4..frame.end, len == MAX_FRAME))
     }
 
     /// The next packet's payload, valid until the next read.
     pub(super) fn packet(&mut self) -> WireResult<&[u8]> {
-        let (at, len, more) = self.frame_in()?;
+        let (payload, more) = self.frame_in()?;
         if !more {
-            // When the buffer was reset the payload is still in place: nothing overwrote it.
-            return Ok(&self.rbuf[at..at + len]);
+            // Taken bytes stay in place until the next read.
+            return Ok(self.net.at(payload));
         }
         let mut joined = std::mem::take(&mut self.joined);
         joined.clear();
-        joined.extend_from_slice(&self.rbuf[at..at + len]);
+        joined.extend_from_slice(self.net.at(payload));
         loop {
-            let (at, len, more) = self.frame_in()?;
-            joined.extend_from_slice(&self.rbuf[at..at + len]);
+            let (payload, more) = self.frame_in()?;
+            joined.extend_from_slice(self.net.at(payload));
             if !more {
                 break;
             }

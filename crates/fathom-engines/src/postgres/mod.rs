@@ -3,13 +3,13 @@
 //! the postmaster started as a child of fathom (so it cannot outlive it) on a unix socket in a
 //! directory of its own. With the `url` setting fathom uses a running server instead.
 
+use crate::netbuf::Endpoint;
 use crate::server::{self, Launch, Server};
 use crate::settings::{self, specs, Size};
 use crate::{EngineConfig, EngineEntry};
 use anyhow::Context;
-use fathom_core::sql::{Dialect, Outcome, SqlConn, SqlEngine, SqlError, Stmt, Value};
+use fathom_core::sql::{Dialect, SqlConn, SqlEngine};
 use fathom_core::target::{Counters, Identity, Maintenance, Target};
-use postgres::types::{FromSql, ToSql, Type};
 use postgres::{Client, NoTls};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -19,7 +19,10 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::time::Duration;
 
+mod conn;
 mod install;
+mod lean;
+mod wire;
 
 use install::{chosen_bin, reachable};
 
@@ -49,6 +52,10 @@ pub struct PostgresSettings {
     /// `bin/` that does)
     #[schemars(title = "DIR")]
     bin: String,
+    /// the clients' protocol library: fathom (its own: one write and one read per statement,
+    /// rows measured in place) or postgres (the postgres crate)
+    #[schemars(title = "fathom|postgres")]
+    client: String,
 }
 
 impl Default for PostgresSettings {
@@ -59,6 +66,7 @@ impl Default for PostgresSettings {
             pid: String::new(),
             version: String::new(),
             bin: String::new(),
+            client: "fathom".into(),
         }
     }
 }
@@ -100,7 +108,12 @@ fn conf(socket_dir: &Path, cache: u64, setup: &[String]) -> String {
 fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
     let s: PostgresSettings = settings::read(&config.settings)?;
     let setup = setup_lines(&config.options)?;
-    let pg = match chosen_bin(&s)? {
+    let lean = match s.client.as_str() {
+        "fathom" => true,
+        "postgres" => false,
+        other => anyhow::bail!("setting `client`: `{other}` is not fathom or postgres"),
+    };
+    let mut pg = match chosen_bin(&s)? {
         Some((bin, source)) => {
             let mut pg = Postgres::start(config, &bin, &setup, s.cache_size.value)?;
             pg.effective = pg.settings(&setup);
@@ -117,12 +130,16 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
             pg
         }
     };
+    pg.lean = lean;
+    pg.effective.insert("fathom.client".into(), s.client);
     Ok(Box::new(pg))
 }
 
 pub struct Postgres {
     config: postgres::Config,
     url: String,
+    /// fathom's own client, not the postgres crate's, for the workloads' connections.
+    lean: bool,
     managed: server::Managed,
     id: Identity,
     admin: Mutex<Client>,
@@ -192,6 +209,7 @@ impl Postgres {
         let version = admin_version(&mut admin);
         Ok(Postgres {
             config: cfg,
+            lean: true,
             url: format!(
                 "host={} port={PORT} user={USER} dbname={DATABASE}",
                 sock_dir.path().display()
@@ -220,6 +238,7 @@ impl Postgres {
         Ok(Postgres {
             config: cfg,
             url: url.to_string(),
+            lean: true,
             managed: server::Managed::default(),
             id: Identity::new(
                 "postgres",
@@ -322,167 +341,47 @@ impl SqlEngine for Postgres {
         Some(self.url.clone())
     }
     fn connect(&self) -> anyhow::Result<Box<dyn SqlConn + '_>> {
-        let client = self.config.connect(NoTls).map_err(|e| {
+        let failed = |e: &dyn std::fmt::Display| {
             let why = self
                 .check()
                 .err()
                 .map(|e| format!("; {e}"))
                 .unwrap_or_default();
             anyhow::anyhow!("cannot connect to postgres: {e}{why}")
-        })?;
-        Ok(Box::new(PgConn {
+        };
+        if self.lean {
+            let c = &self.config;
+            let endpoint = endpoint(c);
+            let user = c.get_user().unwrap_or(USER);
+            let login = wire::Login {
+                endpoint: &endpoint,
+                user,
+                password: c.get_password(),
+                dbname: c.get_dbname().unwrap_or(user),
+                options: c.get_options(),
+            };
+            let conn = lean::LeanConn::connect(&login).map_err(|e| failed(&e))?;
+            return Ok(Box::new(conn));
+        }
+        let client = self.config.connect(NoTls).map_err(|e| failed(&e))?;
+        Ok(Box::new(conn::PgConn {
             client,
             stmts: Vec::new(),
         }))
     }
 }
 
-struct PgConn {
-    client: Client,
-    stmts: Vec<postgres::Statement>,
-}
-
-/// Serialization failures and deadlocks are retried, and so is a unique violation: under READ
-/// COMMITTED two transactions that DELETE then INSERT the same id (sysbench's delete_inserts)
-/// both find the old row gone and the second INSERT collides, which InnoDB's locks prevent.
-fn error(e: postgres::Error) -> anyhow::Error {
-    use postgres::error::SqlState;
-    let retryable = matches!(
-        e.code(),
-        Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE
-            || *c == SqlState::T_R_DEADLOCK_DETECTED
-            || *c == SqlState::UNIQUE_VIOLATION
-    );
-    let message = match e.as_db_error() {
-        Some(db) => format!("{}: {}", db.severity(), db.message()),
-        None => e.to_string(),
-    };
-    SqlError::classified(retryable, message)
-}
-
-/// A parameter at the width its statement declared, without a box per parameter.
-#[derive(Debug)]
-enum PgParam<'a> {
-    I16(i16),
-    I32(i32),
-    I64(i64),
-    Text(&'a str),
-    Bytes(&'a [u8]),
-}
-
-impl ToSql for PgParam<'_> {
-    fn to_sql(
-        &self,
-        ty: &Type,
-        out: &mut bytes::BytesMut,
-    ) -> Result<postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        // Each variant checks the statement's type itself.
-        match self {
-            PgParam::I16(v) => v.to_sql_checked(ty, out),
-            PgParam::I32(v) => v.to_sql_checked(ty, out),
-            PgParam::I64(v) => v.to_sql_checked(ty, out),
-            PgParam::Text(v) => v.to_sql_checked(ty, out),
-            PgParam::Bytes(v) => v.to_sql_checked(ty, out),
+/// Where the URL's first host listens: a unix socket in a directory, or TCP; with no host,
+/// Debian's socket directory, as libpq's default.
+fn endpoint(c: &postgres::Config) -> Endpoint {
+    let port = c.get_ports().first().copied().unwrap_or(PORT);
+    match c.get_hosts().first() {
+        Some(postgres::config::Host::Tcp(host)) => Endpoint::Tcp(host.clone(), port),
+        Some(postgres::config::Host::Unix(dir)) => {
+            Endpoint::Socket(format!("{}/.s.PGSQL.{port}", dir.display()))
         }
+        None => Endpoint::Socket(format!("/var/run/postgresql/.s.PGSQL.{port}")),
     }
-    fn accepts(_: &Type) -> bool {
-        true
-    }
-    postgres::types::to_sql_checked!();
-}
-
-/// Any column's raw size, for the bytes a query returned.
-struct RawLen(u64);
-
-impl<'a> FromSql<'a> for RawLen {
-    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
-        Ok(RawLen(raw.len() as u64))
-    }
-    fn from_sql_null(_: &Type) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
-        Ok(RawLen(0))
-    }
-    fn accepts(_: &Type) -> bool {
-        true
-    }
-}
-
-impl SqlConn for PgConn {
-    fn exec(&mut self, sql: &str) -> anyhow::Result<()> {
-        self.client.batch_execute(sql).map_err(error)
-    }
-
-    fn prepare(&mut self, sql: &str) -> anyhow::Result<Stmt> {
-        let text = Dialect::Postgres.placeholders(sql);
-        let s = self
-            .client
-            .prepare(&text)
-            .map_err(|e| anyhow::anyhow!("preparing `{text}`: {e}"))?;
-        self.stmts.push(s);
-        Ok(Stmt(self.stmts.len() - 1))
-    }
-
-    fn run_keeping(
-        &mut self,
-        stmt: Stmt,
-        params: &[Value<'_>],
-        keep: Option<usize>,
-    ) -> anyhow::Result<Outcome> {
-        let s = &self.stmts[stmt.0];
-        let owned = pg_params(s, params);
-        let refs: Vec<&(dyn ToSql + Sync)> = owned.iter().map(|p| p as _).collect();
-        if s.columns().is_empty() {
-            let affected = self.client.execute(s, &refs).map_err(error)?;
-            return Ok(Outcome {
-                affected,
-                ..Outcome::default()
-            });
-        }
-        let rows = self.client.query(s, &refs).map_err(error)?;
-        let mut out = Outcome {
-            rows: rows.len() as u64,
-            kept: keep.and_then(|c| int_at(s, rows.last()?, c)),
-            ..Outcome::default()
-        };
-        for r in &rows {
-            for i in 0..r.len() {
-                out.bytes += r.get::<_, RawLen>(i).0;
-            }
-        }
-        Ok(out)
-    }
-
-    fn scalar(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Option<i64>> {
-        let s = &self.stmts[stmt.0];
-        let owned = pg_params(s, params);
-        let refs: Vec<&(dyn ToSql + Sync)> = owned.iter().map(|p| p as _).collect();
-        // The first row of however many (a multi-row INSERT … RETURNING gives several).
-        let rows = self.client.query(s, &refs).map_err(error)?;
-        Ok(rows.first().and_then(|row| int_at(s, row, 0)))
-    }
-}
-
-/// Column `c` of `row` as an integer, whatever its width; `None` when NULL.
-fn int_at(s: &postgres::Statement, row: &postgres::Row, c: usize) -> Option<i64> {
-    match s.columns().get(c).map(|c| c.type_()) {
-        Some(&Type::INT4) => row.get::<_, Option<i32>>(c).map(i64::from),
-        Some(&Type::INT2) => row.get::<_, Option<i16>>(c).map(i64::from),
-        _ => row.get::<_, Option<i64>>(c),
-    }
-}
-
-/// PostgreSQL types every parameter; integers go as the width the statement expects.
-fn pg_params<'a>(s: &postgres::Statement, params: &[Value<'a>]) -> Vec<PgParam<'a>> {
-    params
-        .iter()
-        .zip(s.params())
-        .map(|(v, ty)| match (v, ty) {
-            (Value::Int(i), &Type::INT4) => PgParam::I32(*i as i32),
-            (Value::Int(i), &Type::INT2) => PgParam::I16(*i as i16),
-            (Value::Int(i), _) => PgParam::I64(*i),
-            (Value::Text(t), _) => PgParam::Text(t),
-            (Value::Bytes(b), _) => PgParam::Bytes(b),
-        })
-        .collect()
 }
 
 #[cfg(test)]

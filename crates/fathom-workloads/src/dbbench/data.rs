@@ -21,13 +21,13 @@ impl KeyFormat {
         })
     }
 
-    /// The key for integer `v`.
-    #[inline]
     /// A key's bytes.
     pub fn size(&self) -> usize {
         self.buf.len()
     }
 
+    /// The key for integer `v`.
+    #[inline]
     pub fn key(&mut self, v: u64) -> &[u8] {
         self.buf[..8].copy_from_slice(&v.to_be_bytes());
         &self.buf

@@ -104,7 +104,7 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
 
 /// The options benchmark.sh's fillseq adds for RocksDB: a vector memtable (appends, sorted at
 /// flush), which takes no concurrent writes.
-const FILLSEQ_ROCKSDB_OPTIONS: &str =
+pub const FILLSEQ_ROCKSDB_OPTIONS: &str =
     "memtable_factory=vector;allow_concurrent_memtable_write=false";
 
 /// fillseq's puts load the database in key order.

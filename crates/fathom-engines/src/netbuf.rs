@@ -1,0 +1,175 @@
+//! What fathom's own protocol clients (MariaDB's and PostgreSQL's) share: a connection's socket
+//! (unix or TCP) with one read buffer reused for every message, so a reply that fits the buffer
+//! costs one read and no allocation; and what a client keeps from a statement's rows.
+
+use fathom_core::sql::Outcome;
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::ops::Range;
+use std::os::unix::net::UnixStream;
+
+/// Where a server listens.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Endpoint {
+    /// A unix socket's path.
+    Socket(String),
+    Tcp(String, u16),
+}
+
+enum Socket {
+    Unix(UnixStream),
+    Tcp(TcpStream),
+}
+
+/// A connected socket and the bytes read from it and not yet consumed.
+pub struct NetBuf {
+    socket: Socket,
+    /// Unconsumed bytes are `buf[start..end]`.
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+}
+
+impl NetBuf {
+    pub fn connect(endpoint: &Endpoint) -> io::Result<NetBuf> {
+        let socket = match endpoint {
+            Endpoint::Socket(path) => Socket::Unix(UnixStream::connect(path)?),
+            Endpoint::Tcp(host, port) => {
+                let s = TcpStream::connect((host.as_str(), *port))?;
+                s.set_nodelay(true)?;
+                Socket::Tcp(s)
+            }
+        };
+        Ok(NetBuf {
+            socket,
+            buf: vec![0; 64 * 1024],
+            start: 0,
+            end: 0,
+        })
+    }
+
+    /// Writes all of `bytes` (one system call when the socket takes them at once).
+    pub fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        match &mut self.socket {
+            Socket::Unix(s) => s.write_all(bytes),
+            Socket::Tcp(s) => s.write_all(bytes),
+        }
+    }
+
+    /// Makes at least `n` unread bytes available, reading as much as the socket holds.
+    pub fn fill(&mut self, n: usize) -> io::Result<()> {
+        if self.end - self.start >= n {
+            return Ok(());
+        }
+        if self.start > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        if self.buf.len() < n {
+            self.buf.resize(n.next_power_of_two(), 0);
+        }
+        while self.end < n {
+            let got = match &mut self.socket {
+                Socket::Unix(s) => s.read(&mut self.buf[self.end..])?,
+                Socket::Tcp(s) => s.read(&mut self.buf[self.end..])?,
+            };
+            if got == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the server closed the connection",
+                ));
+            }
+            self.end += got;
+        }
+        Ok(())
+    }
+
+    /// The unread bytes (at least what the last `fill` asked for).
+    pub fn unread(&self) -> &[u8] {
+        &self.buf[self.start..self.end]
+    }
+
+    /// Consumes the next `n` unread bytes (`fill(n)` first); returns where they are, for `at`.
+    /// They stay in place until the next `fill`.
+    pub fn take(&mut self, n: usize) -> Range<usize> {
+        debug_assert!(self.end - self.start >= n);
+        let taken = self.start..self.start + n;
+        self.start += n;
+        if self.start == self.end {
+            // Everything read is consumed: the next read starts at the front again.
+            self.start = 0;
+            self.end = 0;
+        }
+        taken
+    }
+
+    /// Bytes `take` returned.
+    pub fn at(&self, range: Range<usize>) -> &[u8] {
+        &self.buf[range]
+    }
+}
+
+/// What a client takes from a statement's rows beside their count and bytes: one column as an
+/// integer, of the last row (a page's last entry) or the first (a scalar).
+#[derive(Clone, Copy, Debug)]
+pub struct Keep {
+    pub column: Option<usize>,
+    pub first: bool,
+}
+
+impl Keep {
+    pub const NOTHING: Keep = Keep {
+        column: None,
+        first: false,
+    };
+    /// The first row's first column (`SqlConn::scalar`).
+    pub const SCALAR: Keep = Keep {
+        column: Some(0),
+        first: true,
+    };
+
+    /// Column `column` of the last row (`SqlConn::run_keeping`).
+    pub fn last(column: Option<usize>) -> Keep {
+        Keep {
+            column,
+            first: false,
+        }
+    }
+
+    /// Records the kept value of the row just counted in `out`.
+    pub fn row(self, out: &mut Outcome, value: Option<i64>) {
+        if !(self.first && out.rows > 1) {
+            out.kept = value;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Messages split across reads and several in one read come out whole, in order.
+    #[test]
+    fn fills_across_reads_and_takes_in_order() {
+        let (mut a, b) = UnixStream::pair().unwrap();
+        let mut nb = NetBuf {
+            socket: Socket::Unix(b),
+            buf: vec![0; 4],
+            start: 0,
+            end: 0,
+        };
+        a.write_all(b"abcdefghij").unwrap();
+        nb.fill(3).unwrap();
+        let first = nb.take(3);
+        assert_eq!(nb.at(first), b"abc");
+        // Longer than the buffer: it grows and keeps what was unread.
+        nb.fill(7).unwrap();
+        let rest = nb.take(7);
+        assert_eq!(nb.at(rest), b"defghij");
+        assert!(nb.unread().is_empty());
+        drop(a);
+        let e = nb.fill(1).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+    }
+}

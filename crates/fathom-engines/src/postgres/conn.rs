@@ -1,0 +1,152 @@
+//! PostgreSQL clients through the `postgres` crate (`--set client=postgres`): the crate's
+//! prepared statements, parameters typed as each statement declares them, rows read through
+//! the crate's row API.
+
+use fathom_core::sql::{Dialect, Outcome, SqlConn, SqlError, Stmt, Value};
+use postgres::types::{FromSql, ToSql, Type};
+use postgres::Client;
+
+pub(super) struct PgConn {
+    pub(super) client: Client,
+    pub(super) stmts: Vec<postgres::Statement>,
+}
+
+/// The SQLSTATEs retried: serialization failures and deadlocks, and a unique violation: under
+/// READ COMMITTED two transactions that DELETE then INSERT the same id (sysbench's
+/// delete_inserts) both find the old row gone and the second INSERT collides, which InnoDB's
+/// locks prevent.
+pub(super) const RETRYABLE: [&str; 3] = ["40001", "40P01", "23505"];
+
+fn error(e: postgres::Error) -> anyhow::Error {
+    let retryable = e.code().is_some_and(|c| RETRYABLE.contains(&c.code()));
+    let message = match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => e.to_string(),
+    };
+    SqlError::classified(retryable, message)
+}
+
+/// A parameter at the width its statement declared, without a box per parameter.
+#[derive(Debug)]
+enum PgParam<'a> {
+    I16(i16),
+    I32(i32),
+    I64(i64),
+    Text(&'a str),
+    Bytes(&'a [u8]),
+}
+
+impl ToSql for PgParam<'_> {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        // Each variant checks the statement's type itself.
+        match self {
+            PgParam::I16(v) => v.to_sql_checked(ty, out),
+            PgParam::I32(v) => v.to_sql_checked(ty, out),
+            PgParam::I64(v) => v.to_sql_checked(ty, out),
+            PgParam::Text(v) => v.to_sql_checked(ty, out),
+            PgParam::Bytes(v) => v.to_sql_checked(ty, out),
+        }
+    }
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+    postgres::types::to_sql_checked!();
+}
+
+/// Any column's raw size, for the bytes a query returned.
+struct RawLen(u64);
+
+impl<'a> FromSql<'a> for RawLen {
+    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(RawLen(raw.len() as u64))
+    }
+    fn from_sql_null(_: &Type) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(RawLen(0))
+    }
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+}
+
+impl SqlConn for PgConn {
+    fn exec(&mut self, sql: &str) -> anyhow::Result<()> {
+        self.client.batch_execute(sql).map_err(error)
+    }
+
+    fn prepare(&mut self, sql: &str) -> anyhow::Result<Stmt> {
+        let text = Dialect::Postgres.placeholders(sql);
+        let s = self
+            .client
+            .prepare(&text)
+            .map_err(|e| anyhow::anyhow!("preparing `{text}`: {e}"))?;
+        self.stmts.push(s);
+        Ok(Stmt(self.stmts.len() - 1))
+    }
+
+    fn run_keeping(
+        &mut self,
+        stmt: Stmt,
+        params: &[Value<'_>],
+        keep: Option<usize>,
+    ) -> anyhow::Result<Outcome> {
+        let s = &self.stmts[stmt.0];
+        let owned = pg_params(s, params);
+        let refs: Vec<&(dyn ToSql + Sync)> = owned.iter().map(|p| p as _).collect();
+        if s.columns().is_empty() {
+            let affected = self.client.execute(s, &refs).map_err(error)?;
+            return Ok(Outcome {
+                affected,
+                ..Outcome::default()
+            });
+        }
+        let rows = self.client.query(s, &refs).map_err(error)?;
+        let mut out = Outcome {
+            rows: rows.len() as u64,
+            kept: keep.and_then(|c| int_at(s, rows.last()?, c)),
+            ..Outcome::default()
+        };
+        for r in &rows {
+            for i in 0..r.len() {
+                out.bytes += r.get::<_, RawLen>(i).0;
+            }
+        }
+        Ok(out)
+    }
+
+    fn scalar(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Option<i64>> {
+        let s = &self.stmts[stmt.0];
+        let owned = pg_params(s, params);
+        let refs: Vec<&(dyn ToSql + Sync)> = owned.iter().map(|p| p as _).collect();
+        // The first row of however many (a multi-row INSERT … RETURNING gives several).
+        let rows = self.client.query(s, &refs).map_err(error)?;
+        Ok(rows.first().and_then(|row| int_at(s, row, 0)))
+    }
+}
+
+/// Column `c` of `row` as an integer, whatever its width; `None` when NULL.
+fn int_at(s: &postgres::Statement, row: &postgres::Row, c: usize) -> Option<i64> {
+    match s.columns().get(c).map(|c| c.type_()) {
+        Some(&Type::INT4) => row.get::<_, Option<i32>>(c).map(i64::from),
+        Some(&Type::INT2) => row.get::<_, Option<i16>>(c).map(i64::from),
+        _ => row.get::<_, Option<i64>>(c),
+    }
+}
+
+/// PostgreSQL types every parameter; integers go as the width the statement expects.
+fn pg_params<'a>(s: &postgres::Statement, params: &[Value<'a>]) -> Vec<PgParam<'a>> {
+    params
+        .iter()
+        .zip(s.params())
+        .map(|(v, ty)| match (v, ty) {
+            (Value::Int(i), &Type::INT4) => PgParam::I32(*i as i32),
+            (Value::Int(i), &Type::INT2) => PgParam::I16(*i as i16),
+            (Value::Int(i), _) => PgParam::I64(*i),
+            (Value::Text(t), _) => PgParam::Text(t),
+            (Value::Bytes(b), _) => PgParam::Bytes(b),
+        })
+        .collect()
+}
