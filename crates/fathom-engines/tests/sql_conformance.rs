@@ -325,7 +325,11 @@ fn postgres_clients_agree() {
             .unwrap();
         seen.push(format!("{:?}", (o.rows, o.affected)));
         c.exec("BEGIN").unwrap();
-        let all = [Value::Text("rolled back"), Value::Int(base), Value::Int(base + 2)];
+        let all = [
+            Value::Text("rolled back"),
+            Value::Int(base),
+            Value::Int(base + 2),
+        ];
         assert_eq!(c.run(update, &all).unwrap().affected, 3);
         c.exec("ROLLBACK").unwrap();
         let o = c.run_keeping(one, &[Value::Int(base + 2)], None).unwrap();
@@ -361,4 +365,58 @@ fn postgres_clients_agree() {
         outcomes[0], outcomes[1],
         "fathom's client against the postgres crate's"
     );
+}
+
+/// fathom's PostgreSQL client logs in by SCRAM-SHA-256, MD5 and cleartext passwords (the
+/// server's pg_hba.conf asks for each of them for one user); a wrong password is refused.
+#[test]
+fn postgres_logins_by_password() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    // Readable by the server's user: the tests' scratch directories are not.
+    let hba_dir = dir.path().join("hba");
+    std::fs::create_dir(&hba_dir).unwrap();
+    for d in [dir.path(), hba_dir.as_path()] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let hba = hba_dir.join("pg_hba.conf");
+    std::fs::write(
+        &hba,
+        "local all scram scram-sha-256\nlocal all md5 md5\nlocal all clear password\n\
+         local all all trust\n",
+    )
+    .unwrap();
+    let setup = format!("hba_file = '{}'", hba.display());
+    let started = open("postgres", &dir.path().join("data"), &setup).unwrap();
+    let mut admin = started.connect().unwrap();
+    for (user, encryption) in [("scram", "scram-sha-256"), ("md5", "md5"), ("clear", "md5")] {
+        admin
+            .exec(&format!(
+                "SET password_encryption = '{encryption}'; \
+                 CREATE ROLE {user} LOGIN PASSWORD 's3cret'"
+            ))
+            .unwrap();
+    }
+    let url = started.url().unwrap();
+    for user in ["scram", "md5", "clear"] {
+        for (password, works) in [("s3cret", true), ("wrong", false)] {
+            let url = url.replace("user=postgres", &format!("user={user} password={password}"));
+            let config = EngineConfig {
+                data_dir: dir.path().join(format!("{user}-{works}")),
+                settings: [("url".to_string(), url)].into(),
+                ..Default::default()
+            };
+            let entry = fathom_engines::find("postgres").unwrap();
+            match fathom_engines::open(entry, &config) {
+                Ok(Engine::Sql(e)) => {
+                    assert!(works, "{user} logged in with a wrong password");
+                    let mut c = e.connect().unwrap_or_else(|e| panic!("{user}: {e:#}"));
+                    let one = c.prepare("SELECT 1").unwrap();
+                    assert_eq!(c.scalar(one, &[]).unwrap(), Some(1), "{user}");
+                }
+                Ok(Engine::Kv(_)) => unreachable!(),
+                Err(e) => assert!(!works, "{user}: {e:#}"),
+            }
+        }
+    }
 }
