@@ -26,6 +26,8 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
 cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p fathom-cli
 fathom=$CARGO_TARGET_DIR/release/fathom
 work=$(mktemp -d /tmp/fathom-vs-sysbench.XXXXXX)
+# A server running as its own user (PostgreSQL's `postgres`) must reach its data directory.
+chmod 755 "$work"
 echo "compare-sysbench: $engine, $test, $TABLES x $TABLE_SIZE rows, ${secs}s x $REPEATS repeats; files in $work" >&2
 
 "$fathom" serve --engine "$engine" --set cache_size=1g --data-dir "$work/data" \
