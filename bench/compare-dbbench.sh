@@ -15,6 +15,8 @@
 #   DB_BENCH=/usr/bin/db_bench bench/compare-dbbench.sh   # another peer (Debian's 7.8.3)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh"
 NUM_KEYS=${NUM_KEYS:-1000000}
 THREADS=${THREADS:-2}
 DURATION=${DURATION:-15}
@@ -102,35 +104,19 @@ fathom_step() {
   echo "fathom   $rep $s: ${ops:--} ops/s" >&2
 }
 
-# Both tools run each step on the same files. How many L0 files a step starts with depends on
-# timing (a writer that outruns its flushes merges memtables into fewer files), and a read step
-# on 4 L0 files runs 20% slower than on 2: two databases kept apart drift into shapes that
-# differ more than the tools do. So each step starts both tools on copies of one database, the
-# one the previous step left: the "chain" runs every step in turn and a copy of it is taken
-# before each step for the other tool. Which tool carries the chain, and goes first, alternates
-# between repeats, so the host's drift over minutes falls on both alike.
+# Both tools run each step on the same files (lib.sh's on_copies). How many L0 files a step
+# starts with depends on timing (a writer that outruns its flushes merges memtables into fewer
+# files), and a read step on 4 L0 files runs 20% slower than on 2: two databases kept apart
+# drift into shapes that differ more than the tools do.
 for rep in $(seq 1 "$REPEATS"); do
-  chain="$WORK/chain" copy="$WORK/copy"
-  rm -rf "$chain" "$copy" && mkdir -p "$chain"
-  for s in "${steps[@]}"; do
-    # Written back before the step starts, so its device figures hold only the step's IO.
-    rm -rf "$copy" && cp -a "$chain" "$copy" && sync
-    if ((rep % 2)); then db_bench_step "$rep" "$s" "$chain"; fathom_step "$rep" "$s" "$copy"
-    else fathom_step "$rep" "$s" "$chain"; db_bench_step "$rep" "$s" "$copy"; fi
-  done
+  new_chain
+  for s in "${steps[@]}"; do on_copies "$rep" "$s" db_bench_step fathom_step; done
 done
 rm -rf "$WORK/chain" "$WORK/copy"
 
-median() { { grep -v '^-$' || true; } | sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-col() { awk -v s="$2" -v c="$3" '$2 == s { print $c }' "$1" | median; }
-# The spread of a step's ops/s between repeats, (max - min) / median in percent: a ratio inside
-# both tools' spreads is noise.
-spread() {
-  awk -v s="$2" '$2 == s && $3 != "-" { print $3 }' "$1" | sort -g |
-    awk '{ v[NR] = $1 } END { if (NR == 0) { print "-"; exit }
-      m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-      printf "%d%%\n", (m > 0) ? 100 * (v[NR] - v[1]) / m : 0 }'
-}
+# Column $3 of step $2's rows in file $1, one value per repeat; col gives their median.
+values() { awk -v s="$2" -v c="$3" '$2 == s { print $c }' "$1"; }
+col() { values "$@" | median; }
 echo
 echo "RocksDB $("$DB_BENCH" --version 2>/dev/null | head -1 || true); keys $NUM_KEYS, key 20 B, value 400 B, $THREADS threads"
 echo "(fillseq, revrange and flush 1), ${DURATION}s timed steps, median of $REPEATS sequences per tool, statistics=$STATISTICS"
@@ -140,7 +126,7 @@ for s in "${steps[@]}"; do
   d=$(col "$WORK/db_bench.rows" "$s" 3) f=$(col "$WORK/fathom.rows" "$s" 3)
   ratio=$(awk -v f="$f" -v d="$d" 'BEGIN { if (d + 0 > 0 && f + 0 > 0) printf "%.2f", f / d; else print "-" }')
   printf "%-21s %12s %12s %6s %7s %7s %9s %9s %10s %10s\n" "$s" "$d" "$f" "$ratio" \
-    "$(spread "$WORK/db_bench.rows" "$s")" "$(spread "$WORK/fathom.rows" "$s")" \
+    "$(values "$WORK/db_bench.rows" "$s" 3 | spread)" "$(values "$WORK/fathom.rows" "$s" 3 | spread)" \
     "$(col "$WORK/db_bench.rows" "$s" 4)" "$(col "$WORK/fathom.rows" "$s" 4)" \
     "$(col "$WORK/db_bench.rows" "$s" 5)" "$(col "$WORK/fathom.rows" "$s" 5)"
 done

@@ -5,11 +5,14 @@
 # same options and settings and draw the same keys and values; the loop has no recorder,
 # histogram, sampler, rate or progress, so fathom's shortfall from it is the harness's cost.
 # Each step is its own process for both tools, both starting on copies of one database (the
-# one the previous step left), alternating, the tool going first changing between repeats.
+# one the previous step left), alternating, the tool going first changing between repeats
+# (lib.sh's on_copies).
 #   bench/compare-loops.sh                                   # 4 engines, 1M keys, 2 threads, 10 s, 5 repeats
 #   ENGINES="lmdb sqlite" NUM_KEYS=200000 REPEATS=3 bench/compare-loops.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh"
 ENGINES=${ENGINES:-rocksdb wiredtiger lmdb sqlite}
 NUM_KEYS=${NUM_KEYS:-1000000}
 THREADS=${THREADS:-2}
@@ -23,9 +26,9 @@ kvloop="$CARGO_TARGET_DIR/release/examples/kvloop"
 rm -rf "$WORK" && mkdir -p "$WORK"
 steps=(fillseq readrandom fwdrange)
 
-# One step of the loop in database $4; appends "engine step rep ops/s".
+# One step of engine $e's loop in database $3; appends "engine step rep ops/s".
 loop_step() {
-  local e=$1 s=$2 rep=$3 db=$4 out
+  local rep=$1 s=$2 db=$3 out
   out=$("$kvloop" --engine "$e" --data-dir "$db" --step "$s" --num-keys "$NUM_KEYS" \
     --threads "$THREADS" --duration "$DURATION")
   echo "$e $s $rep $(awk '{ print $2 }' <<<"$out")" >>"$WORK/loop.rows"
@@ -33,7 +36,7 @@ loop_step() {
 }
 # The same step with fathom (--existing-data); ops/s from its CSV report.
 fathom_step() {
-  local e=$1 s=$2 rep=$3 db=$4 out="$WORK/fathom.$1.$3.$2"
+  local rep=$1 s=$2 db=$3 out="$WORK/fathom.$e.$1.$2"
   "$fathom" run --engine "$e" --workload dbbench --param steps="$s" --param num_keys="$NUM_KEYS" \
     --param seek_nexts=10 --clients "$THREADS" --duration "${DURATION}s" --data-dir "$db" \
     --existing-data --no-calibrate --results "$out" --format csv >"$out.csv" 2>"$out.log"
@@ -43,22 +46,17 @@ fathom_step() {
 
 for e in $ENGINES; do
   for rep in $(seq 1 "$REPEATS"); do
-    chain="$WORK/chain" copy="$WORK/copy"
-    rm -rf "$chain" "$copy" && mkdir -p "$chain"
-    for s in "${steps[@]}"; do
-      rm -rf "$copy" && cp -a "$chain" "$copy" && sync
-      if ((rep % 2)); then loop_step "$e" "$s" "$rep" "$chain"; fathom_step "$e" "$s" "$rep" "$copy"
-      else fathom_step "$e" "$s" "$rep" "$chain"; loop_step "$e" "$s" "$rep" "$copy"; fi
-    done
+    new_chain
+    for s in "${steps[@]}"; do on_copies "$rep" "$s" loop_step fathom_step; done
   done
 done
 rm -rf "$WORK/chain" "$WORK/copy"
 
-# The median, and the spread (max - min) / median in percent, of a tool's ops/s for a step.
+# The median and the spread of a tool's ops/s for engine $2's step $3.
 stats() {
-  awk -v e="$2" -v s="$3" '$1 == e && $2 == s { print $4 }' "$1" | sort -g |
-    awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-      printf "%.0f %d%%\n", m, (m > 0) ? 100 * (v[NR] - v[1]) / m : 0 }'
+  local v
+  v=$(awk -v e="$2" -v s="$3" '$1 == e && $2 == s { print $4 }' "$1")
+  echo "$(median <<<"$v") $(spread <<<"$v")"
 }
 echo
 echo "keys $NUM_KEYS (20 B keys, 400 B values), $THREADS threads for the random steps, ${DURATION}s, medians of $REPEATS"

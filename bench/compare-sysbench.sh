@@ -21,6 +21,8 @@ TABLES=${TABLES:-4}
 TABLE_SIZE=${TABLE_SIZE:-100000}
 REPEATS=${REPEATS:-5}
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh"
 "$root/scripts/setup.sh" --servers --peers
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
 cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p fathom-cli
@@ -65,7 +67,6 @@ column() {
   awk -F, -v step="$test" -v col="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == col) c = i }
     NR > 1 && $1 == step { print $c }' "$1"
 }
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # Queries per event, as sysbench counts them (reads + writes + BEGIN/COMMIT).
 case $test in
   oltp_read_only) qpe=16 ;; oltp_read_write) qpe=20 ;; oltp_write_only) qpe=6 ;; *) qpe=1 ;;

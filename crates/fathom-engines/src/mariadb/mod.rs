@@ -9,6 +9,7 @@ mod install;
 mod lean;
 mod wire;
 
+use crate::netbuf::Endpoint;
 use crate::server::{self, Launch, Server};
 use crate::settings::{self, specs, Size};
 use crate::{EngineConfig, EngineEntry, Opener};
@@ -522,11 +523,8 @@ impl SqlEngine for MariaDb {
         if self.lean {
             let o = &self.opts;
             let endpoint = match o.get_socket() {
-                Some(path) => crate::netbuf::Endpoint::Socket(path.to_string()),
-                None => crate::netbuf::Endpoint::Tcp(
-                    o.get_ip_or_hostname().to_string(),
-                    o.get_tcp_port(),
-                ),
+                Some(path) => Endpoint::Socket(path.to_string()),
+                None => Endpoint::Tcp(o.get_ip_or_hostname().to_string(), o.get_tcp_port()),
             };
             let login = wire::Login {
                 endpoint: &endpoint,
