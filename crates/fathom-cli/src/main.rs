@@ -95,7 +95,7 @@ fn main() {
         }
     };
     if let Err(e) = result {
-        eprintln!("fathom: {e:#}");
+        eprintln!("fathom: {}", fathom_core::secret::redact(&format!("{e:#}")));
         std::process::exit(1);
     }
 }

@@ -427,3 +427,94 @@ fn linkbench_on_every_family_keeps_its_counts() {
     let text = report_as(dir.path(), "text");
     assert!(text.contains("LinkBench load, per node inserted"));
 }
+
+/// A password in a server URL is used, and written nowhere: not in the results, not in what
+/// fathom prints, not in an error that shows the URL.
+#[test]
+fn a_password_in_the_url_reaches_no_file_and_no_log() {
+    const SECRET: &str = "TopSecret-42";
+    let dir = server_scratch();
+    let url_file = dir.path().join("url");
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_fathom"))
+        .args(["serve", "--engine", "postgres", "--data-dir"])
+        .arg(dir.path().join("server"))
+        .arg("--url-file")
+        .arg(&url_file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_for(120, || url_file.exists()),
+        "fathom serve never became ready"
+    );
+    let text = std::fs::read_to_string(&url_file).unwrap();
+    let (url, pid) = text.split_once('\n').unwrap();
+    let results = dir.path().join("results");
+    // One --set value: a libpq key=value string, given as one argument.
+    let out = fathom(&[
+        "run",
+        "--engine",
+        "postgres",
+        "--set",
+        &format!("url={} password={SECRET}", url.trim()),
+        "--set",
+        &format!("pid={}", pid.trim()),
+        "--workload",
+        "sysbench",
+        "--clients",
+        "1",
+        "--duration",
+        "1s",
+        "--param",
+        "table_size=500",
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    ok(&out);
+    assert!(!printed.contains(SECRET), "printed: {printed}");
+    let report = report_as(&results, "json") + &report_as(&results, "text");
+    assert!(!report.contains(SECRET));
+    assert!(
+        report.contains("password=***"),
+        "the URL is recorded, hidden"
+    );
+    // A server that is not there: the error shows the URL, without its password.
+    let bad = fathom(&[
+        "run",
+        "--engine",
+        "innodb",
+        "--set",
+        &format!("url=mysql://root:{SECRET}@localhost/x?socket=/nonexistent/sock"),
+        "--workload",
+        "sysbench",
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    let e = err(&bad);
+    assert!(!e.contains(SECRET) && e.contains("root:***@"), "{e}");
+    unsafe { libc::kill(serve.id() as i32, libc::SIGINT) };
+    assert!(serve.wait().unwrap().success());
+    // Every file under the results directory, read whole.
+    let mut stack = vec![results.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.path().is_dir() {
+                stack.push(e.path());
+            } else {
+                let bytes = std::fs::read(e.path()).unwrap();
+                assert!(
+                    !String::from_utf8_lossy(&bytes).contains(SECRET),
+                    "{} holds the password",
+                    e.path().display()
+                );
+            }
+        }
+    }
+    no_server_left(dir.path());
+}

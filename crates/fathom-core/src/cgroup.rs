@@ -177,17 +177,12 @@ impl Drop for MemoryLimit {
 
 /// Removes `fathom-<pid>` groups left by processes that no longer exist.
 fn remove_stale(parent: &Path) {
-    let Ok(entries) = std::fs::read_dir(parent) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().to_string();
-        if let Some(pid) = name.strip_prefix("fathom-") {
-            if !Path::new("/proc").join(pid).exists() {
-                let _ = std::fs::remove_dir(e.path());
-            }
-        }
-    }
+    crate::leftovers::remove_dead(
+        parent,
+        "memory cgroup",
+        |n| crate::leftovers::pid_after(n, "fathom-", None),
+        |p: &Path| std::fs::remove_dir(p),
+    );
 }
 
 #[cfg(test)]

@@ -16,11 +16,14 @@ pub struct RunDir {
     pub path: PathBuf,
 }
 
-/// Writes JSON through a temporary file and a rename, so readers never see half a file.
+/// Writes JSON through a temporary file and a rename, so readers never see half a file;
+/// passwords in it (a server URL's) are hidden.
 pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
     let tmp = path.with_extension("json.tmp");
     let text = serde_json::to_string_pretty(value)?;
-    std::fs::write(&tmp, text + "\n").with_context(|| format!("writing {}", tmp.display()))?;
+    let text = crate::secret::redact(&text);
+    std::fs::write(&tmp, text.into_owned() + "\n")
+        .with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("renaming {}", tmp.display()))?;
     Ok(())
 }
@@ -32,7 +35,6 @@ pub fn read_json<T: DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
         .with_context(|| format!("{} is not a fathom result file", path.display()))
 }
 
-/// A file-name-safe form of a label.
 /// A step's file in a run directory: `steps/NN-<step>.<ext>`. Built whole, not with
 /// `with_extension`, which would cut a step name with a dot in it (`l.i0`).
 fn step_file(run: &Path, index: usize, step: &str, ext: &str) -> PathBuf {
@@ -40,6 +42,57 @@ fn step_file(run: &Path, index: usize, step: &str, ext: &str) -> PathBuf {
         .join(format!("{index:02}-{}.{ext}", slug(step)))
 }
 
+/// Bytes free to an unprivileged writer on the filesystem holding `path`, when it can be read.
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: c is NUL-terminated and st is a valid out-pointer for one statvfs record.
+    if unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: statvfs returned 0, so it filled the record.
+    let st = unsafe { st.assume_init() };
+    Some(st.f_bavail.saturating_mul(st.f_frsize))
+}
+
+/// What a failure that ran out of space says about where: when `error` says the disk was full
+/// (ENOSPC, in the words of the OS, RocksDB or SQLite) or one of `dirs` has under 1 MiB free,
+/// each such directory with the bytes left on its filesystem.
+pub fn out_of_space(error: &str, dirs: &[(&str, &Path)]) -> Option<String> {
+    const SAYS_FULL: [&str; 3] = [
+        "No space left on device",
+        "os error 28",
+        "database or disk is full",
+    ];
+    let said = SAYS_FULL.iter().any(|w| error.contains(w));
+    let mut notes = Vec::new();
+    let mut least: Option<(u64, String)> = None;
+    for (what, dir) in dirs {
+        let Some(free) = free_bytes(dir) else {
+            continue;
+        };
+        let note = format!(
+            "the {what} {} has {free} bytes free on its filesystem",
+            dir.display()
+        );
+        if free < 1 << 20 {
+            notes.push(note);
+        } else if least.as_ref().is_none_or(|(f, _)| free < *f) {
+            least = Some((free, note));
+        }
+    }
+    if notes.is_empty() && said {
+        notes.extend(least.map(|(_, n)| n));
+    }
+    (!notes.is_empty()).then(|| {
+        format!(
+            "out of space (ENOSPC: no space left on device): {}",
+            notes.join("; ")
+        )
+    })
+}
+
+/// A file-name-safe form of a label.
 pub fn slug(s: &str) -> String {
     s.chars()
         .map(|c| {

@@ -31,7 +31,11 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
             ))
         }
     };
-    Ok((value * mult as f64).round() as u64)
+    let bytes = (value * mult as f64).round();
+    if bytes >= u64::MAX as f64 {
+        return Err(format!("`{text}` is too large a size"));
+    }
+    Ok(bytes as u64)
 }
 
 /// Parses a duration: `250ms`, `30s`, `5m`, `1h`, combinations such as `1m30s`, or a bare
@@ -42,12 +46,10 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     if t.is_empty() {
         return Err(bad());
     }
+    // `Duration::from_secs_f64` panics on a negative, NaN or too large value.
+    let seconds = |secs: f64| Duration::try_from_secs_f64(secs).map_err(|_| bad());
     if let Ok(secs) = t.parse::<f64>() {
-        return if secs >= 0.0 {
-            Ok(Duration::from_secs_f64(secs))
-        } else {
-            Err(bad())
-        };
+        return seconds(secs);
     }
     let mut total = 0.0f64;
     let mut rest = t;
@@ -73,7 +75,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         total += value * scale;
         rest = &rest[u..];
     }
-    Ok(Duration::from_secs_f64(total))
+    seconds(total)
 }
 
 /// Parses `KEY=VALUE` strings (as `--set` and `--param` take them) into a map; `what` names
@@ -86,6 +88,7 @@ pub fn parse_key_values(
         .iter()
         .map(|p| {
             p.split_once('=')
+                .filter(|(k, _)| !k.trim().is_empty())
                 .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
                 .ok_or_else(|| format!("{what} `{p}` is not key=value"))
         })

@@ -1,6 +1,7 @@
 //! One conformance suite for every sql engine, on real servers started from Debian's packages
 //! (scripts/setup.sh --servers): DDL, prepared statements with each parameter type, rows and
-//! affected counts, a transaction rolled back, the server's pid and version — and after the
+//! affected counts, a transaction rolled back, the server's pid and version, that a server
+//! listens on its unix socket only (its own variables say so) — and after the
 //! engine is dropped, no server process left. A new sql engine gets the suite by adding one
 //! `sql_conformance!` line (and a test fails until it does).
 
@@ -53,6 +54,9 @@ fn check_engine(name: &str) {
     }
     let d = engine.dialect();
     let mut c = engine.connect().unwrap();
+    if server {
+        listens_only_on_its_socket(name, &mut *c);
+    }
     c.exec("DROP TABLE IF EXISTS t").unwrap();
     c.exec(&format!(
         "CREATE TABLE t (id {}, k INTEGER NOT NULL, c CHAR(20) NOT NULL, PRIMARY KEY (id)){}",
@@ -104,6 +108,21 @@ fn check_engine(name: &str) {
     if server {
         assert!(!alive(pids[0]), "{name}: server {} still running", pids[0]);
     }
+}
+
+/// A server fathom started says, in its own variables, that it takes no TCP connections.
+fn listens_only_on_its_socket(name: &str, c: &mut dyn fathom_core::sql::SqlConn) {
+    let query = if name == "postgres" {
+        "SELECT CASE WHEN current_setting('listen_addresses') = '' THEN 1 ELSE 0 END"
+    } else {
+        "SELECT @@skip_networking"
+    };
+    let stmt = c.prepare(query).unwrap();
+    assert_eq!(
+        c.scalar(stmt, &[]).unwrap(),
+        Some(1),
+        "{name}: `{query}` says the server listens on TCP"
+    );
 }
 
 macro_rules! sql_conformance {

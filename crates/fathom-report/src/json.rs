@@ -24,6 +24,9 @@ pub struct RunReport<'a> {
     pub workload: &'a str,
     pub clients: usize,
     pub status: &'a str,
+    /// Why a failed run failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<&'a str>,
     pub path: String,
     pub options: &'a str,
     pub settings: &'a BTreeMap<String, String>,
@@ -69,6 +72,7 @@ pub fn report(
                     workload: &m.workload,
                     clients: m.clients,
                     status: m.status.as_str(),
+                    error: m.error.as_deref(),
                     path: r.path.display().to_string(),
                     options: &m.setup.options,
                     settings: &m.setup.settings,

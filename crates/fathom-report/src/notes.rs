@@ -36,8 +36,14 @@ pub fn headers(input: &Input) -> Vec<String> {
                     m.setup.options.trim().replace('\n', "\n#            ")
                 )
             };
+            let errors: String = s
+                .runs
+                .iter()
+                .filter_map(|r| r.manifest.error.as_deref())
+                .map(|e| format!("\n#   failed: {}", e.trim().replace('\n', "\n#           ")))
+                .collect();
             format!(
-                "# {}: {} {} ({}), workload {}, {} client{}, {repeats}{} cores, device {}{limit}{options}",
+                "# {}: {} {} ({}), workload {}, {} client{}, {repeats}{} cores, device {}{limit}{options}{errors}",
                 s.label(all),
                 m.setup.engine,
                 m.setup.engine_version,

@@ -10,14 +10,15 @@ use fathom_core::cgroup::MemoryLimit;
 use fathom_core::driver::StepPlan;
 use fathom_core::family::Engine;
 use fathom_core::interrupt;
+use fathom_core::leftovers;
 use fathom_core::result::{
     now_utc, ExperimentCell, HostFacts, IntervalRecord, RunManifest, RunStatus, SetupRecord,
     StepSummary, FORMAT_VERSION,
 };
 use fathom_core::sample::Sampler;
-use fathom_core::store::RunDir;
+use fathom_core::store::{out_of_space, RunDir};
 use fathom_engines::EngineConfig;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Where and how a run is written.
@@ -64,12 +65,39 @@ impl Observer for Quiet {}
 struct DataDir {
     path: PathBuf,
     keep: bool,
+    /// Beside a data directory fathom chose (`RESULTS/.data/LABEL.PID`), a file
+    /// `LABEL.PID.running` while the run lasts: a run killed before its cleanup leaves it, and
+    /// the next run in the results directory removes both.
+    running: Option<PathBuf>,
+}
+
+/// The suffix of the marker beside a data directory in use.
+const RUNNING: &str = ".running";
+
+/// Removes the data directories of `RESULTS/.data` whose run was killed (their marker names a
+/// process that no longer exists); directories kept on purpose have no marker.
+fn remove_dead_data_dirs(data_root: &Path) {
+    leftovers::remove_dead(
+        data_root,
+        "data directory",
+        |n| leftovers::pid_suffix(n.strip_suffix(RUNNING)?),
+        |marker| {
+            let dir = marker.with_extension("");
+            if dir.exists() {
+                std::fs::remove_dir_all(&dir)?;
+            }
+            std::fs::remove_file(marker)
+        },
+    );
 }
 
 impl DataDir {
     /// The data directory for the run labelled `label`: fresh and empty, or with
     /// `existing_data` the one given, as an earlier run left it.
     fn fresh(place: &Place, label: &str) -> anyhow::Result<DataDir> {
+        if place.data_dir.is_none() {
+            remove_dead_data_dirs(&place.results.join(".data"));
+        }
         let data = DataDir {
             path: place.data_dir.clone().unwrap_or_else(|| {
                 place
@@ -78,6 +106,7 @@ impl DataDir {
                     .join(format!("{label}.{}", std::process::id()))
             }),
             keep: place.keep_data || place.data_dir.is_some(),
+            running: None,
         };
         if !place.existing_data
             && data.path.exists()
@@ -95,6 +124,15 @@ impl DataDir {
         let mut data = data;
         data.path = std::path::absolute(&data.path)
             .with_context(|| format!("resolving {}", data.path.display()))?;
+        if place.data_dir.is_none() {
+            let marker = data.path.with_file_name(format!(
+                "{}{RUNNING}",
+                data.path.file_name().unwrap_or_default().to_string_lossy()
+            ));
+            std::fs::write(&marker, std::process::id().to_string())
+                .with_context(|| format!("creating {}", marker.display()))?;
+            data.running = Some(marker);
+        }
         Ok(data)
     }
 }
@@ -103,6 +141,9 @@ impl Drop for DataDir {
     fn drop(&mut self) {
         if !self.keep {
             let _ = std::fs::remove_dir_all(&self.path);
+        }
+        if let Some(marker) = self.running.take() {
+            let _ = std::fs::remove_file(marker);
         }
     }
 }
@@ -172,15 +213,27 @@ pub fn run(spec: &RunSpec, place: &Place, observer: &mut dyn Observer) -> anyhow
         sampler: &sampler,
         run_dir: &run_dir,
     };
-    let result = steps
-        .run(observer)
-        .map_err(|e| explain_failure(e, engine.get(), limit.as_ref()));
+    let result = steps.run(observer).map_err(|e| {
+        let e = explain_failure(e, engine.get(), limit.as_ref());
+        let dirs = [
+            ("data directory", data.path.as_path()),
+            ("results directory", place.results.as_path()),
+        ];
+        match out_of_space(&format!("{e:#}"), &dirs) {
+            Some(full) => e.context(full),
+            None => e,
+        }
+    });
     finish(&mut manifest, &result, limit.as_ref());
-    run_dir.write_manifest(&manifest)?;
+    let saved = run_dir.write_manifest(&manifest);
     engine.close();
     drop(limit);
-    result?;
-    Ok(run_dir.path.clone())
+    match (result, saved) {
+        (Ok(()), Ok(())) => Ok(run_dir.path.clone()),
+        (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
+        // What failed the step says more than the manifest that could not follow it.
+        (Err(e), Err(saving)) => Err(anyhow::anyhow!("{e:#}\n(and {saving:#})")),
+    }
 }
 
 /// `run.json` as the run starts.

@@ -22,10 +22,14 @@ pub(super) struct Intervals<'a> {
     pub(super) out: std::io::BufWriter<std::fs::File>,
     pub(super) step: &'a str,
     pub(super) sampler: &'a Sampler,
+    /// Asked at each interval boundary whether it can still serve (`Target::check`).
+    pub(super) target: &'a dyn crate::target::Target,
     pub(super) origin: Instant,
     /// Each emitted interval's histograms, compressed until the step's log is written: kept
     /// whole, a step of ten operation kinds held hundreds of MB over its intervals.
     pub(super) histograms: Vec<super::hlog::Compressed>,
+    /// Where the intervals are written.
+    pub(super) path: std::path::PathBuf,
 }
 
 impl<'a> Intervals<'a> {
@@ -34,6 +38,7 @@ impl<'a> Intervals<'a> {
         plan: &'a super::StepPlan,
         threads: usize,
         sampler: &'a Sampler,
+        target: &'a dyn crate::target::Target,
         origin: Instant,
         path: &std::path::Path,
     ) -> std::io::Result<Intervals<'a>> {
@@ -48,9 +53,26 @@ impl<'a> Intervals<'a> {
             out: std::io::BufWriter::new(std::fs::File::create(path)?),
             step: &plan.name,
             sampler,
+            target,
             origin,
             histograms: Vec::new(),
+            path: path.to_path_buf(),
         })
+    }
+
+    /// Fails when the intervals file was removed (the results directory deleted under the
+    /// run): writes to an unlinked file succeed, so without this the step would run to its end
+    /// with nowhere to put its results.
+    fn check_still_linked(&self) -> anyhow::Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        if self.out.get_ref().metadata()?.nlink() == 0 {
+            anyhow::bail!(
+                "{} was removed while the step ran (the results directory was deleted); \
+                 stopping the step",
+                self.path.display()
+            );
+        }
+        Ok(())
     }
 
     /// Adds a thread's snapshot. Epoch 0 is the warmup: whatever it holds was recorded after
@@ -116,6 +138,7 @@ impl<'a> Intervals<'a> {
             serde_json::to_writer(&mut self.out, &record)?;
             self.out.write_all(b"\n")?;
             self.out.flush()?;
+            self.check_still_linked()?;
             on_interval(&record);
             self.step_total.merge(&rec);
             self.histograms.push(super::hlog::Compressed::of(k, &rec)?);

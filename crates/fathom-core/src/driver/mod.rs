@@ -179,6 +179,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         plan,
         threads,
         run.sampler,
+        run.target,
         clock.warm_end,
         &run.files.intervals,
     )?;

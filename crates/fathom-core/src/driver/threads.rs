@@ -329,7 +329,7 @@ pub(super) fn run<'c>(
         }
         drop(tx);
         let bg_handles = spawn_background(s, background, plan, &bg_end)?;
-        let mut collected = collect(
+        let collected = collect(
             clock,
             &rx,
             handles.len(),
@@ -337,8 +337,11 @@ pub(super) fn run<'c>(
             interval,
             measure_from_here,
             on_interval,
-        )?;
+        );
         bg_end.stop.store(true, Ordering::Relaxed);
+        // The collector failed (its results could not be written): the clients stop now
+        // rather than at the step's end, and the scope joins them before the error goes up.
+        let mut collected = collected.inspect_err(|_| clock.stop.store(true, Ordering::Relaxed))?;
         for h in bg_handles {
             let rec = h
                 .join()
@@ -416,6 +419,9 @@ fn collect<'c>(
                 measure_from_here();
             }
             iv.samples.insert(epoch, iv.sampler.sample());
+            // An engine that can no longer serve (a server that exited, RocksDB with writes
+            // stopped for good) ends the step now: its clients may wait forever.
+            iv.target.check()?;
             clock.epoch.store(epoch, Ordering::Relaxed);
             next_boundary = if epoch == 1 {
                 clock.warm_end + interval

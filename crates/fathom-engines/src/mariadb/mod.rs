@@ -142,12 +142,24 @@ fn open_myrocks(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
 
 /// The setup's my.cnf lines, checked: `name=value` or a bare flag.
 fn setup_lines(options: &str) -> anyhow::Result<Vec<String>> {
-    server::config_lines(
+    let lines = server::config_lines(
         options,
         '-',
         false,
         "a my.cnf line such as innodb_buffer_pool_size=1G",
-    )
+    )?;
+    server::refuse_listening(
+        &lines,
+        &[
+            "skip_networking",
+            "networking",
+            "bind_address",
+            "port",
+            "socket",
+            "extra_port",
+        ],
+    )?;
+    Ok(lines)
 }
 
 /// The server's temporary directory, beside its data directory.
@@ -319,6 +331,8 @@ impl MariaDb {
     fn attach(url: &str, pid: &str, flavor: Flavor) -> anyhow::Result<MariaDb> {
         let opts = mysql::Opts::from_url(url)
             .map_err(|e| anyhow::anyhow!("setting `url`: `{url}` is not a MariaDB URL: {e}"))?;
+        // Checked before connecting: a bad pid is the user's input, not the server's fault.
+        let pids = server::parse_pid(pid)?;
         let db = opts.get_db_name().unwrap_or(DATABASE).to_string();
         let mut admin =
             mysql::Conn::new(mysql::OptsBuilder::from_opts(opts.clone()).db_name(None::<String>))
@@ -328,7 +342,6 @@ impl MariaDb {
         check_storage(&mut admin, flavor)?;
         let version: String = admin.query_first("SELECT VERSION()")?.unwrap_or_default();
         let datadir: Option<String> = admin.query_first("SELECT @@datadir")?;
-        let pids = server::parse_pid(pid)?;
         Ok(MariaDb {
             flavor,
             url: url.to_string(),

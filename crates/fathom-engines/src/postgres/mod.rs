@@ -83,12 +83,17 @@ pub const ENTRY: EngineEntry = EngineEntry {
 };
 
 fn setup_lines(options: &str) -> anyhow::Result<Vec<String>> {
-    server::config_lines(
+    let lines = server::config_lines(
         options,
         '.',
         true,
         "a postgresql.conf line such as shared_buffers = 1GB",
-    )
+    )?;
+    server::refuse_listening(
+        &lines,
+        &["listen_addresses", "port", "unix_socket_directories"],
+    )?;
+    Ok(lines)
 }
 
 fn conf(socket_dir: &Path, cache: u64, setup: &[String]) -> String {
@@ -226,6 +231,8 @@ impl Postgres {
         let cfg: postgres::Config = url
             .parse()
             .map_err(|e| anyhow::anyhow!("setting `url`: `{url}` is not a PostgreSQL URL: {e}"))?;
+        // Checked before connecting: a bad pid is the user's input, not the server's fault.
+        let pids = server::parse_pid(pid)?;
         let mut admin = cfg
             .connect(NoTls)
             .with_context(|| format!("cannot connect to the server at {url}"))?;
@@ -234,7 +241,6 @@ impl Postgres {
             .ok()
             .map(|r| PathBuf::from(r.get::<_, String>(0)));
         let version = admin_version(&mut admin);
-        let pids = server::parse_pid(pid)?;
         Ok(Postgres {
             config: cfg,
             url: url.to_string(),

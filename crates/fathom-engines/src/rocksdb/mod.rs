@@ -175,6 +175,7 @@ mod compact;
 mod figures;
 mod scan;
 mod session;
+mod stall;
 use figures::{Source, CUMULATIVE};
 use session::Session;
 
@@ -187,6 +188,7 @@ pub struct RocksDb {
     /// Whether RocksDB keeps statistics (the figures `step_stats` derives from them).
     statistics: bool,
     effective: BTreeMap<String, String>,
+    stall: stall::Stall,
 }
 
 /// The options fathom's settings give, before the setup's options string.
@@ -261,6 +263,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
         sync,
         statistics: s.statistics.value,
         effective,
+        stall: stall::Stall::default(),
     }))
 }
 
@@ -375,6 +378,37 @@ impl Target for RocksDb {
 
     fn effective_options(&self) -> BTreeMap<String, String> {
         self.effective.clone()
+    }
+
+    fn check(&self) -> anyhow::Result<()> {
+        let int = |p: &str| {
+            on_db!(self.db, d => d.property_int_value(p))
+                .ok()
+                .flatten()
+                .unwrap_or(0)
+        };
+        let stopped = int("rocksdb.is-write-stopped");
+        let errors = if stopped == 0 {
+            0
+        } else {
+            int("rocksdb.background-errors")
+        };
+        let stuck = self.stall.check(stopped, errors, &self.id.data_dirs[0]);
+        if stuck.is_err() {
+            // The writers wait for a flush that cannot succeed; shutting the background work
+            // down wakes them with an error, so the step can end.
+            if let Handle::Plain(d) = &*self.db {
+                // SAFETY: the handle is open for as long as `self`; the call only sets the
+                // database's shutdown flag and signals its waiters (it does not wait).
+                unsafe {
+                    librocksdb_sys::rocksdb_cancel_all_background_work(
+                        rocksdb::AsRawPtr::as_raw_ptr(d),
+                        0,
+                    )
+                };
+            }
+        }
+        stuck
     }
 }
 

@@ -5,6 +5,7 @@
 //! it cannot outlive fathom even when fathom is killed.
 
 use anyhow::Context;
+use fathom_core::leftovers;
 use std::ffi::CString;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -45,6 +46,13 @@ pub struct SocketDir(PathBuf);
 impl SocketDir {
     pub fn create(owner: Option<(u32, u32)>) -> anyhow::Result<SocketDir> {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
+        // A killed fathom could not remove its own: the next one does.
+        leftovers::remove_dead(
+            &std::env::temp_dir(),
+            "socket directory",
+            |n| leftovers::pid_after(n, "fathom-", Some('-')),
+            |p: &Path| std::fs::remove_dir_all(p),
+        );
         let dir = std::env::temp_dir().join(format!(
             "fathom-{}-{}",
             std::process::id(),
@@ -123,6 +131,27 @@ pub fn config_lines(
         lines.push(line.to_string());
     }
     Ok(lines)
+}
+
+/// Refuses setup lines that would set one of `names` (a server's listening address, port or
+/// socket): a server fathom starts listens only on its own unix socket. `-` and `_` are one.
+pub fn refuse_listening(lines: &[String], names: &[&str]) -> anyhow::Result<()> {
+    for line in lines {
+        let name = line
+            .split('=')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .replace('-', "_");
+        if names.contains(&name.to_ascii_lowercase().as_str()) {
+            anyhow::bail!(
+                "setup line `{line}`: a server fathom starts listens only on its own unix \
+                 socket, so `{name}` cannot be set (to measure a server listening elsewhere, \
+                 start it yourself and give --set url=...)"
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The last `lines` lines of a log file, indented, for error messages; lines saying ERROR or

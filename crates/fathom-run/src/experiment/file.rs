@@ -13,6 +13,9 @@ use std::path::Path;
 /// The loops of the matrix, outermost first, when the file does not say.
 pub const DEFAULT_ORDER: [&str; 4] = ["repeat", "workload", "clients", "setup"];
 
+/// More repeats than this is a typo, and would make a matrix too large to hold.
+const MAX_REPEATS: usize = 10_000;
+
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
 struct ExperimentFile {
@@ -122,8 +125,8 @@ fn check_shape(spec: &ExperimentFile) -> anyhow::Result<()> {
             spec.clients
         );
     }
-    if spec.repeats == 0 {
-        anyhow::bail!("repeats: expected at least 1");
+    if spec.repeats == 0 || spec.repeats > MAX_REPEATS {
+        anyhow::bail!("repeats: expected 1 to {MAX_REPEATS}, got {}", spec.repeats);
     }
     let mut names: Vec<&str> = Vec::new();
     for (i, s) in spec.setups.iter().enumerate() {

@@ -4,6 +4,8 @@
 //! those that did not finish, so an interrupted experiment resumes where it stopped.
 
 mod file;
+#[cfg(test)]
+mod fuzz;
 mod resume;
 
 pub use file::DEFAULT_ORDER;

@@ -67,8 +67,14 @@ pub fn run(
 ) -> anyhow::Result<()> {
     std::fs::create_dir_all(results)
         .with_context(|| format!("creating results directory {}", results.display()))?;
-    std::fs::copy(&exp.file, results.join("experiment.toml"))
-        .with_context(|| format!("copying {} into {}", exp.file.display(), results.display()))?;
+    // The copy keeps the definition, not a password a server URL in it may hold.
+    let text = std::fs::read_to_string(&exp.file)
+        .with_context(|| format!("reading {}", exp.file.display()))?;
+    std::fs::write(
+        results.join("experiment.toml"),
+        fathom_core::secret::redact(&text).as_bytes(),
+    )
+    .with_context(|| format!("copying {} into {}", exp.file.display(), results.display()))?;
     let total = exp.cells.len();
     eprintln!(
         "fathom: experiment {} ({total} runs) -> {}",

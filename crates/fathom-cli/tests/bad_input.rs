@@ -1,0 +1,389 @@
+//! Bad input in bulk, as one table: command flags, engine settings and options strings of every
+//! engine, workload parameters, experiment files, and truncated or corrupted result files given
+//! to `report`, `compare` and `merge`. Each must end fathom with a non-zero exit and a message
+//! naming the flag or file, the key, and what was expected — never a panic.
+
+mod common;
+use common::*;
+use std::path::Path;
+
+/// A malformed input: the arguments of `fathom` (`{dir}` is the scratch directory, `{run}` a
+/// good run directory, `{bad}` the run directory with corrupted files), and the words the
+/// error must contain.
+struct Case {
+    args: &'static str,
+    wants: &'static [&'static str],
+}
+
+const fn case(args: &'static str, wants: &'static [&'static str]) -> Case {
+    Case { args, wants }
+}
+
+const RUN: &str = "run --engine null --workload dbbench";
+
+/// Flags of `fathom run` and the other commands.
+const FLAGS: &[Case] = &[
+    case(
+        "run --engine nosuch --workload dbbench",
+        &["unknown engine `nosuch`"],
+    ),
+    case(
+        "run --engine null --workload nosuch",
+        &["unknown workload `nosuch`"],
+    ),
+    case("run --engine null", &["--workload"]),
+    case("run --workload dbbench", &["--engine"]),
+    case(
+        "run --engine null --workload dbbench --clients 0",
+        &["--clients", "0"],
+    ),
+    case(
+        "run --engine null --workload dbbench --clients two",
+        &["--clients", "two"],
+    ),
+    case(
+        "run --engine null --workload dbbench --duration -1s",
+        &["-1"],
+    ),
+    case(
+        "run --engine null --workload dbbench --interval never",
+        &["--interval", "never"],
+    ),
+    case(
+        "run --engine null --workload dbbench --memory-limit 12q",
+        &["--memory-limit", "12q"],
+    ),
+    case(
+        "run --engine null --workload dbbench --rate fast",
+        &["--rate", "fast"],
+    ),
+    case(
+        "run --engine null --workload dbbench --arrivals sometimes --rate 10",
+        &["--arrivals", "sometimes"],
+    ),
+    case(
+        "run --engine null --workload dbbench --format pdf",
+        &["--format", "pdf"],
+    ),
+    case("run --engine null --workload dbbench --set", &["--set"]),
+    case("run --engine null --workload dbbench --set =1", &["`=1`"]),
+    case("run --engine null --workload dbbench --param =1", &["`=1`"]),
+    case(
+        "run --engine null --workload dbbench --setup @{dir}/missing.options",
+        &["missing.options"],
+    ),
+    case(
+        "run --engine null --workload dbbench --existing-data",
+        &["--data-dir"],
+    ),
+    case("run {dir}/missing.toml", &["missing.toml"]),
+    case("report {dir}/no-such-results", &["no-such-results"]),
+    case("report {run} --format pdf", &["--format", "pdf"]),
+    case("report {run} --threshold lots", &["--threshold", "lots"]),
+    case("compare {run}", &["compare"]),
+    case("compare {run} {dir}/no-such-results", &["no-such-results"]),
+    case("merge --out {dir}/merged", &["merge"]),
+    case(
+        "serve --engine rocksdb --data-dir {dir}/s",
+        &["rocksdb", "server"],
+    ),
+    case(
+        "serve --engine nosuch --data-dir {dir}/s",
+        &["unknown engine `nosuch`"],
+    ),
+    case("serve --engine postgres", &["--data-dir"]),
+];
+
+/// Settings and options strings, for every engine (server engines refuse them before starting).
+const ENGINE_INPUT: &[Case] = &[
+    case("run --engine rocksdb --workload dbbench --setup write_buffer_size=huge --param steps=fillseq", &["RocksDB rejected the options string", "write_buffer_size"]),
+    case("run --engine rocksdb --workload dbbench --setup no_such_option=1 --param steps=fillseq", &["no_such_option"]),
+    case("run --engine rocksdb --workload dbbench --set cache_size=big", &["cache_size", "big"]),
+    case("run --engine rocksdb --workload dbbench --set o_direct=maybe", &["o_direct", "none, reads, flush or all"]),
+    case("run --engine rocksdb --workload dbbench --set nosuch=1", &["no setting `nosuch`"]),
+    case("run --engine wiredtiger --workload dbbench --setup cache_size=lots --param steps=fillseq", &["cache_size"]),
+    case("run --engine wiredtiger --workload dbbench --setup no_such_key=1 --param steps=fillseq", &["no_such_key"]),
+    case("run --engine wiredtiger --workload dbbench --set nosuch=1", &["no setting `nosuch`"]),
+    case("run --engine lmdb --workload dbbench --set map_size=tiny", &["map_size", "tiny"]),
+    case("run --engine lmdb --workload dbbench --set nosuch=1", &["no setting `nosuch`"]),
+    case("run --engine sqlite --workload dbbench --setup journal_mod=WAL --param steps=fillseq", &["journal_mod"]),
+    case("run --engine sqlite --workload dbbench --set nosuch=1", &["no setting `nosuch`"]),
+    case("run --engine sqlite-sql --workload sysbench --set nosuch=1", &["no setting `nosuch`"]),
+    case("run --engine innodb --workload sysbench --set nosuch=1", &["no setting `nosuch`"]),
+    case("run --engine innodb --workload sysbench --set cache_size=big", &["cache_size", "big"]),
+    case("run --engine innodb --workload sysbench --setup bad!line", &["setup line", "expected"]),
+    case("run --engine myrocks --workload sysbench --set client=odbc", &["client", "odbc"]),
+    case("run --engine postgres --workload sysbench --set nosuch=1", &["no setting `nosuch`"]),
+    case("run --engine postgres --workload sysbench --set client=jdbc", &["client", "jdbc"]),
+    case("run --engine postgres --workload sysbench --setup 'shared_buffers'", &["setup line", "expected"]),
+    case("run --engine postgres --workload sysbench --set url=mysql://x --set pid=", &["url"]),
+    case("run --engine innodb --workload sysbench --set pid=notapid --set url=mysql://root@localhost/x", &["pid", "notapid"]),
+    case("run --engine null --workload dbbench --set nosuch=1", &["no setting `nosuch`"]),
+    case("run --engine postgres --workload sysbench --setup listen_addresses='*'", &["listen_addresses", "unix socket"]),
+    case("run --engine innodb --workload sysbench --setup bind-address=0.0.0.0", &["bind_address", "unix socket"]),
+];
+
+/// Workload parameters.
+const PARAMS: &[Case] = &[
+    case(
+        "run --engine null --workload dbbench --param num_keys=lots",
+        &["num_keys", "lots"],
+    ),
+    case(
+        "run --engine null --workload dbbench --param steps=fillseq,nosuchstep",
+        &["nosuchstep"],
+    ),
+    case(
+        "run --engine null --workload dbbench --param nosuch=1",
+        &["no parameter `nosuch`"],
+    ),
+    case(
+        "run --engine null --workload dbbench --param num_keys",
+        &["`num_keys` is not key=value"],
+    ),
+    case(
+        "run --engine sqlite-sql --workload sysbench --param tests=oltp_nothing",
+        &["unknown test `oltp_nothing`"],
+    ),
+    case(
+        "run --engine sqlite-sql --workload sysbench --param table_size=-5",
+        &["table_size"],
+    ),
+    case(
+        "run --engine sqlite-sql --workload sysbench --param tables=0",
+        &["tables"],
+    ),
+    case(
+        "run --engine sqlite-sql --workload ibench --param rows=many",
+        &["rows", "many"],
+    ),
+    case(
+        "run --engine sqlite-sql --workload ibench --param steps=l.i9",
+        &["l.i9"],
+    ),
+    case(
+        "run --engine sqlite-sql --workload ibench --param query_secs=forever",
+        &["query_secs", "forever"],
+    ),
+    case(
+        "run --engine sqlite-sql --workload linkbench --param maxid1=0",
+        &["maxid1"],
+    ),
+    case(
+        "run --engine sqlite-sql --workload linkbench --param duration=abit",
+        &["duration", "abit"],
+    ),
+    case(
+        "run --engine sqlite-sql --workload linkbench --param nosuch=1",
+        &["no parameter `nosuch`"],
+    ),
+];
+
+/// Experiment files: each is written to `{dir}/bad.toml` and run.
+const EXPERIMENTS: &[(&str, &[&str])] = &[
+    ("name = 1", &["bad.toml", "name"]),
+    ("name = \"x\"\nclients = \"many\"", &["bad.toml", "clients"]),
+    ("name = \"x\"\nduration = 5", &["bad.toml", "duration"]),
+    ("name = \"x\"\nthreads = 4", &["bad.toml", "unknown field `threads`"]),
+    ("name = \"x\"\n[[setup]]\nname = \"a\"", &["bad.toml", "engine"]),
+    ("name = \"x\"\n[[setup]]\nname = \"a\"\nengine = \"null\"\nsettings = { nosuch = \"1\" }\n[[workload]]\nname = \"dbbench\"", &["bad.toml", "no setting `nosuch`"]),
+    ("name = \"x\"\n[[setup]]\nname = \"a\"\nengine = \"null\"\n[[workload]]\nname = \"nosuch\"", &["bad.toml", "unknown workload `nosuch`"]),
+    ("name = \"x\"\n[[setup]]\nname = \"a\"\nengine = \"null\"\n[[workload]]\nname = \"dbbench\"\nparams = { num_keys = \"lots\" }", &["bad.toml", "num_keys"]),
+    ("name = \"x\"\n[[setup]]\nname = \"a\"\nengine = \"null\"\noptions_file = \"missing.options\"\n[[workload]]\nname = \"dbbench\"", &["bad.toml", "missing.options"]),
+    ("name = \"x\"\n[[setup]]\nname = \"a\"\nengine = \"null\"\n[[setup]]\nname = \"a\"\nengine = \"null\"\n[[workload]]\nname = \"dbbench\"", &["bad.toml", "`a`"]),
+    ("name = \"x\"\nrepeats = 0\n[[setup]]\nname = \"a\"\nengine = \"null\"\n[[workload]]\nname = \"dbbench\"", &["bad.toml", "repeats"]),
+    ("this is not toml", &["bad.toml"]),
+];
+
+/// Result files corrupted in a copy of a good run: the file, how, which commands read it
+/// (`report`, `json`, `intervals`, `compare`, `merge`), and the words.
+const RESULT_FILES: &[(&str, &str, &[&str], &[&str])] = &[
+    ("run.json", "truncate", ALL, &["run.json"]),
+    ("run.json", "garbage", ALL, &["run.json"]),
+    ("run.json", "empty", ALL, &["run.json"]),
+    ("run.json", "wrongtype", ALL, &["run.json"]),
+    (
+        "steps/01-fillseq.json",
+        "truncate",
+        ALL,
+        &["01-fillseq.json"],
+    ),
+    (
+        "steps/01-fillseq.json",
+        "garbage",
+        ALL,
+        &["01-fillseq.json"],
+    ),
+    (
+        "steps/01-fillseq.json",
+        "wrongtype",
+        ALL,
+        &["01-fillseq.json"],
+    ),
+    (
+        "steps/01-fillseq.intervals.jsonl",
+        "truncate",
+        &["intervals"],
+        &["01-fillseq.intervals.jsonl"],
+    ),
+    (
+        "steps/01-fillseq.intervals.jsonl",
+        "garbage",
+        &["intervals"],
+        &["01-fillseq.intervals.jsonl"],
+    ),
+    (
+        "steps/01-fillseq.hlog",
+        "truncate",
+        &["merge"],
+        &["01-fillseq.hlog"],
+    ),
+    (
+        "steps/01-fillseq.hlog",
+        "garbage",
+        &["merge"],
+        &["01-fillseq.hlog"],
+    ),
+];
+
+const ALL: &[&str] = &["report", "json", "intervals", "compare", "merge"];
+
+/// The command line of `cmd` on the corrupted run `bad` (`good` beside it, `out` for merge).
+fn result_command(cmd: &str, bad: &Path, good: &Path, out: &Path) -> Vec<String> {
+    let (b, g, o) = (bad.display(), good.display(), out.display());
+    let line = match cmd {
+        "report" => format!("report {b}"),
+        "json" => format!("report {b} --format json"),
+        "intervals" => format!("report {b} --intervals"),
+        "compare" => format!("compare {g} {b}"),
+        "merge" => format!("merge {b} {g} --out {o}"),
+        _ => unreachable!(),
+    };
+    line.split_whitespace().map(String::from).collect()
+}
+
+fn expand(args: &str, dir: &Path, good: &Path, bad: &Path) -> Vec<String> {
+    args.replace("{dir}", dir.to_str().unwrap())
+        .replace("{run}", good.to_str().unwrap())
+        .replace("{bad}", bad.to_str().unwrap())
+        .split_whitespace()
+        .map(|w| w.trim_matches('\'').to_string())
+        .collect()
+}
+
+/// Runs fathom with `argv`; it must fail with every word of `wants` and no panic.
+fn refused(argv: &[String], wants: &[&str]) -> Result<(), String> {
+    let args: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let out = fathom(&args);
+    let e = String::from_utf8_lossy(&out.stderr);
+    if out.status.success() {
+        return Err(format!("`fathom {}` succeeded", args.join(" ")));
+    }
+    if e.contains("panicked") || out.status.code().is_none() {
+        return Err(format!("`fathom {}` panicked or died: {e}", args.join(" ")));
+    }
+    match wants.iter().find(|w| !e.contains(*w)) {
+        Some(w) => Err(format!("`fathom {}`: no `{w}` in:\n{e}", args.join(" "))),
+        None => Ok(()),
+    }
+}
+
+fn corrupt(file: &Path, how: &str) {
+    let text = std::fs::read(file).unwrap();
+    let new = match how {
+        "truncate" => text[..text.len() / 2].to_vec(),
+        "garbage" => b"\x00\xff not json at all".to_vec(),
+        "empty" => Vec::new(),
+        // A number where the file has a string, or a string where it has a number.
+        "wrongtype" => {
+            let t = String::from_utf8(text).unwrap();
+            match t.find("\"ops\": ") {
+                Some(_) => t.replacen("\"ops\": ", "\"ops\": \"many\", \"was\": ", 1),
+                None => t.replacen("\"status\": ", "\"status\": 7, \"was\": ", 1),
+            }
+            .into_bytes()
+        }
+        _ => unreachable!(),
+    };
+    std::fs::write(file, new).unwrap();
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn every_malformed_input_is_refused_by_name_without_a_panic() {
+    let dir = server_scratch();
+    let results = dir.path().join("good");
+    ok(&run(
+        &format!(
+            "{} --param num_keys=2000 --param steps=fillseq,readrandom --duration 1s --name good",
+            RUN.trim_start_matches("run ")
+        ),
+        &results,
+    ));
+    let good = std::fs::read_dir(&results)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join("run.json").is_file())
+        .expect("the good run");
+    let mut failures = Vec::new();
+    let mut tried = 0;
+    for c in FLAGS.iter().chain(ENGINE_INPUT).chain(PARAMS) {
+        tried += 1;
+        let argv = expand(c.args, dir.path(), &good, &good);
+        let mut argv = argv;
+        if argv[0] == "run" && !argv.iter().any(|a| a == "--results") {
+            argv.extend([
+                "--results".into(),
+                dir.path().join("r").display().to_string(),
+            ]);
+        }
+        if let Err(e) = refused(&argv, c.wants) {
+            failures.push(e);
+        }
+    }
+    for (text, wants) in EXPERIMENTS {
+        tried += 1;
+        let file = dir.path().join("bad.toml");
+        std::fs::write(&file, text).unwrap();
+        let argv: Vec<String> = ["run", file.to_str().unwrap(), "--results"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([dir.path().join("r").display().to_string()])
+            .collect();
+        if let Err(e) = refused(&argv, wants) {
+            failures.push(format!("{text:?}: {e}"));
+        }
+    }
+    for (i, (file, how, commands, wants)) in RESULT_FILES.iter().enumerate() {
+        let bad = dir.path().join(format!("bad{i}"));
+        copy_dir(&good, &bad);
+        corrupt(&bad.join(file), how);
+        for cmd in *commands {
+            tried += 1;
+            let argv = result_command(cmd, &bad, &good, &dir.path().join(format!("m{i}{cmd}")));
+            if let Err(e) = refused(&argv, wants) {
+                failures.push(format!("{file} {how}: {e}"));
+            }
+        }
+    }
+    assert!(tried >= 50, "only {tried} inputs");
+    assert!(
+        failures.is_empty(),
+        "{} of {tried} malformed inputs were not refused as they should be:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+    eprintln!("{tried} malformed inputs, each refused by name");
+}

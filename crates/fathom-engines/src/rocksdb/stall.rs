@@ -1,0 +1,77 @@
+//! RocksDB retries a flush or compaction that failed for want of space until space appears,
+//! with writes stopped meanwhile: on a full disk a step would wait forever. This notices the
+//! state (writes stopped after a background error, for several checks in a row) and says so
+//! with the error RocksDB's LOG recorded.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Checks in a row (one per interval of a step) that find writes stopped after a background
+/// error before the step is failed: a stop for too many L0 files passes within them.
+const STALLED_CHECKS: u32 = 5;
+
+/// Counts checks in a row that found writes stopped after a background error.
+#[derive(Default)]
+pub(super) struct Stall(AtomicU32);
+
+impl Stall {
+    /// `stopped`: the `rocksdb.is-write-stopped` property; `errors`: `rocksdb.background-errors`.
+    pub(super) fn check(&self, stopped: u64, errors: u64, dir: &Path) -> anyhow::Result<()> {
+        if stopped == 0 || errors == 0 {
+            self.0.store(0, Ordering::Relaxed);
+            return Ok(());
+        }
+        if self.0.fetch_add(1, Ordering::Relaxed) + 1 < STALLED_CHECKS {
+            return Ok(());
+        }
+        anyhow::bail!(
+            "RocksDB stopped writes after {errors} background error{} and has not resumed; \
+             {}",
+            if errors == 1 { "" } else { "s" },
+            last_error(dir)
+        )
+    }
+}
+
+/// The last line of `DIR/LOG` that reports an error, or where to look.
+fn last_error(dir: &Path) -> String {
+    let log = dir.join("LOG");
+    let text = std::fs::read(&log).unwrap_or_default();
+    let text = String::from_utf8_lossy(&text[text.len().saturating_sub(256 * 1024)..]);
+    match text
+        .lines()
+        .rev()
+        .find(|l| l.contains("error") || l.contains("Error"))
+    {
+        Some(line) => format!("its LOG ({}) says: {}", log.display(), line.trim()),
+        None => format!("see its LOG ({})", log.display()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fails_only_after_checks_in_a_row() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("LOG"),
+            "ok line\n[ERROR] Background IO error IO error: No space left on device\nlater\n",
+        )
+        .unwrap();
+        let s = Stall::default();
+        for _ in 0..STALLED_CHECKS - 1 {
+            s.check(1, 1, dir.path()).unwrap();
+        }
+        s.check(0, 1, dir.path()).unwrap();
+        for _ in 0..STALLED_CHECKS - 1 {
+            s.check(1, 2, dir.path()).unwrap();
+        }
+        let e = s.check(1, 2, dir.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("No space left on device") && e.contains("2 background errors"),
+            "{e}"
+        );
+    }
+}
