@@ -240,35 +240,6 @@ fn interrupted_at_random_points_every_finished_step_stays_and_a_resume_finishes(
     }
 }
 
-/// Starts a sysbench run on `engine` with a long timed step and waits until that step runs.
-fn start_long_run(engine: &str, results: &Path) -> Child {
-    let child = spawn(&[
-        "run",
-        "--engine",
-        engine,
-        "--workload",
-        "sysbench",
-        "--clients",
-        "2",
-        "--duration",
-        "60s",
-        "--param",
-        "table_size=2000",
-        "--results",
-        results.to_str().unwrap(),
-    ]);
-    let started = wait_for(90, || {
-        std::fs::read_dir(results).is_ok_and(|d| {
-            d.flatten().any(|e| {
-                let f = e.path().join("steps/02-oltp_point_select.intervals.jsonl");
-                std::fs::metadata(f).is_ok_and(|m| m.len() > 0)
-            })
-        })
-    });
-    assert!(started, "the timed step never started");
-    child
-}
-
 #[test]
 fn a_killed_fathom_leaves_no_server_and_the_next_run_removes_its_directories() {
     let dir = server_scratch();

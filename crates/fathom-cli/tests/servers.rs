@@ -7,15 +7,10 @@
 
 mod common;
 use common::*;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 const TESTS: &str = "oltp_point_select,select_random_points,oltp_read_only,oltp_update_index,\
                      oltp_update_non_index,oltp_write_only,oltp_read_write";
-
-fn no_server_left(dir: &std::path::Path) {
-    let left = processes_mentioning(dir.to_str().unwrap());
-    assert!(left.is_empty(), "still running: {left:?}");
-}
 
 /// Runs `fathom run ARGS` on five engines in a scratch directory the servers can reach, which
 /// must succeed and leave no server running: the directory and the five runs of its report.
@@ -102,49 +97,6 @@ fn one_command_gives_seed_003s_tables() {
     no_server_left(dir.path());
 }
 
-/// Runs fathom in the background until its second step has started.
-fn start_long_run(engine: &str, dir: &std::path::Path) -> std::process::Child {
-    let child = Command::new(env!("CARGO_BIN_EXE_fathom"))
-        .args([
-            "run",
-            "--engine",
-            engine,
-            "--workload",
-            "sysbench",
-            "--clients",
-            "2",
-        ])
-        .args([
-            "--duration",
-            "60s",
-            "--param",
-            "table_size=2000",
-            "--results",
-        ])
-        .arg(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let started = wait_for(60, || {
-        glob_intervals(dir).is_some_and(|p| std::fs::metadata(p).is_ok_and(|m| m.len() > 0))
-    });
-    assert!(started, "the timed step never started");
-    child
-}
-
-fn glob_intervals(dir: &std::path::Path) -> Option<std::path::PathBuf> {
-    let run = std::fs::read_dir(dir)
-        .ok()?
-        .flatten()
-        .find(|e| e.path().join("run.json").exists())?;
-    Some(
-        run.path()
-            .join("steps")
-            .join("02-oltp_point_select.intervals.jsonl"),
-    )
-}
-
 #[test]
 fn a_server_killed_mid_step_is_a_clear_error_and_the_first_step_stays_readable() {
     let dir = server_scratch();
@@ -192,23 +144,8 @@ fn ctrl_c_finishes_the_step_and_stops_the_server() {
 #[test]
 fn fathom_serve_shares_its_server_and_tables_with_the_real_sysbench() {
     let dir = server_scratch();
-    let data = dir.path().join("server");
-    let url_file = dir.path().join("url");
-    let mut serve = Command::new(env!("CARGO_BIN_EXE_fathom"))
-        .args(["serve", "--engine", "innodb", "--data-dir"])
-        .arg(&data)
-        .arg("--url-file")
-        .arg(&url_file)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    assert!(
-        wait_for(120, || url_file.exists()),
-        "fathom serve never became ready"
-    );
-    let text = std::fs::read_to_string(&url_file).unwrap();
-    let (url, pid) = text.split_once('\n').unwrap();
+    let (mut serve, url, pid) = serve("innodb", dir.path());
+    let (url, pid) = (url.as_str(), pid.as_str());
     let results = dir.path().join("results");
     let args = format!(
         "--engine innodb --set url={url} --set pid={} --workload sysbench --clients 2 \
@@ -434,22 +371,8 @@ fn linkbench_on_every_family_keeps_its_counts() {
 fn a_password_in_the_url_reaches_no_file_and_no_log() {
     const SECRET: &str = "TopSecret-42";
     let dir = server_scratch();
-    let url_file = dir.path().join("url");
-    let mut serve = Command::new(env!("CARGO_BIN_EXE_fathom"))
-        .args(["serve", "--engine", "postgres", "--data-dir"])
-        .arg(dir.path().join("server"))
-        .arg("--url-file")
-        .arg(&url_file)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    assert!(
-        wait_for(120, || url_file.exists()),
-        "fathom serve never became ready"
-    );
-    let text = std::fs::read_to_string(&url_file).unwrap();
-    let (url, pid) = text.split_once('\n').unwrap();
+    let (mut serve, url, pid) = serve("postgres", dir.path());
+    let (url, pid) = (url.as_str(), pid.as_str());
     let results = dir.path().join("results");
     // One --set value: a libpq key=value string, given as one argument.
     let out = fathom(&[

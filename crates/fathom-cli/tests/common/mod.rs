@@ -4,7 +4,7 @@
 
 pub use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 
 pub fn fathom(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_fathom"))
@@ -133,4 +133,69 @@ pub fn wait_for(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     false
+}
+
+/// Asserts that no process mentions `dir` (servers fathom started for it carry its path).
+pub fn no_server_left(dir: &Path) {
+    let left = processes_mentioning(dir.to_str().unwrap());
+    assert!(left.is_empty(), "still running: {left:?}");
+}
+
+/// Starts a sysbench run on `engine` into `results` with a 60 s timed step, and returns once
+/// that step (the run's second) is under way.
+pub fn start_long_run(engine: &str, results: &Path) -> Child {
+    let child = Command::new(env!("CARGO_BIN_EXE_fathom"))
+        .args([
+            "run",
+            "--engine",
+            engine,
+            "--workload",
+            "sysbench",
+            "--clients",
+            "2",
+        ])
+        .args([
+            "--duration",
+            "60s",
+            "--param",
+            "table_size=2000",
+            "--results",
+        ])
+        .arg(results)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = wait_for(90, || {
+        std::fs::read_dir(results).is_ok_and(|d| {
+            d.flatten().any(|e| {
+                let f = e.path().join("steps/02-oltp_point_select.intervals.jsonl");
+                std::fs::metadata(f).is_ok_and(|m| m.len() > 0)
+            })
+        })
+    });
+    assert!(started, "the timed step never started");
+    child
+}
+
+/// `fathom serve --engine ENGINE` with its data under `dir`, once ready: the process, the
+/// server's URL and its pid.
+pub fn serve(engine: &str, dir: &Path) -> (Child, String, String) {
+    let url_file = dir.join("url");
+    let child = Command::new(env!("CARGO_BIN_EXE_fathom"))
+        .args(["serve", "--engine", engine, "--data-dir"])
+        .arg(dir.join("server"))
+        .arg("--url-file")
+        .arg(&url_file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_for(120, || url_file.exists()),
+        "fathom serve never became ready"
+    );
+    let text = std::fs::read_to_string(&url_file).unwrap();
+    let (url, pid) = text.split_once('\n').unwrap();
+    (child, url.trim().to_string(), pid.trim().to_string())
 }
