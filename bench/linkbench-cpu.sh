@@ -31,8 +31,8 @@ import json, sys
 run = json.load(sys.stdin)["runs"][0]
 s = next(s for s in run["steps"] if s["step"] == "request")
 p = s["per_op"]
-h, g = p.get("cpu_us_harness") or 0, p.get("cpu_us_engine") or 0
-print(f"{sys.argv[1]:<9} {sys.argv[2]:>4} {s[\"ops_per_sec\"]:>10.0f} {h:>12.2f} {g:>12.2f} {100*h/(h+g):>9.1f}%")
+h, g, rate = p.get("cpu_us_harness") or 0, p.get("cpu_us_engine") or 0, s["ops_per_sec"]
+print(f"{sys.argv[1]:<9} {sys.argv[2]:>4} {rate:>10.0f} {h:>12.2f} {g:>12.2f} {100*h/(h+g):>9.1f}%")
 ' "$e" "$r" | tee -a "$work/rows"
   done
 done

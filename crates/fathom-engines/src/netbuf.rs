@@ -71,7 +71,10 @@ impl NetBuf {
         }
         while self.end < n {
             let got = match &mut self.socket {
-                Socket::Unix(s) => s.read(&mut self.buf[self.end..])?,
+                Socket::Unix(s) => {
+                    wait_readable(s)?;
+                    s.read(&mut self.buf[self.end..])?
+                }
                 Socket::Tcp(s) => s.read(&mut self.buf[self.end..])?,
             };
             if got == 0 {
@@ -141,6 +144,30 @@ impl Keep {
     pub fn row(self, out: &mut Outcome, value: Option<i64>) {
         if !(self.first && out.rows > 1) {
             out.kept = value;
+        }
+    }
+}
+
+/// Sleeps until a unix socket has bytes to read. A reader blocked in `read` itself sleeps on
+/// the socket's one wait queue and is woken also when the server takes the request off the
+/// peer socket (a write-space event), only to sleep again: two context switches per round
+/// trip, measured (1.8 voluntary switches per query, sysbench's libmariadb 1.05). `poll` for
+/// POLLIN is woken by incoming bytes only, as libmariadb and libpq wait.
+fn wait_readable(s: &UnixStream) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let mut fd = libc::pollfd {
+        fd: s.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    loop {
+        // SAFETY: one valid pollfd, for the duration of the call.
+        if unsafe { libc::poll(&mut fd, 1, -1) } >= 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
         }
     }
 }

@@ -295,6 +295,10 @@ fn explain_failure(
     };
     for _ in 0..20 {
         if let Err(dead) = engine.target().check() {
+            // The step may have failed on this very check (at an interval boundary).
+            if e.chain().any(|c| c.to_string() == dead.to_string()) {
+                return e;
+            }
             let oom = match limit.and_then(|l| l.oom_kills()) {
                 Some(n) if n > 0 => format!(
                     "\nthe memory limit's cgroup recorded {n} out-of-memory kill{}: the server needs more than --memory-limit (or smaller caches)",

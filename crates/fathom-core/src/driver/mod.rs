@@ -20,6 +20,7 @@ use crate::pace::Spacing;
 use crate::result::{IntervalRecord, QueryMix, StepSummary};
 use crate::sample::Sampler;
 use crate::target::{Maintenance, Target};
+use anyhow::Context;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
@@ -203,7 +204,8 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         run.interval,
         &mut measure_from_here,
         on_interval,
-    )?;
+    )
+    .with_context(|| format!("step {} failed", plan.name))?;
     if let Some(e) = ran.failure {
         return Err(e.context(format!("step {} failed", plan.name)));
     }
