@@ -27,6 +27,25 @@ pub fn validate(engine: &str, specs: &[SettingSpec], given: &Settings) -> anyhow
     Ok(())
 }
 
+/// Fails when a memory setting asks for more than the host has: RocksDB's HyperClockCache
+/// maps its table up front and aborts the process when the mapping fails.
+pub fn within_memory(setting: &str, bytes: u64) -> anyhow::Result<()> {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    let host = (pages.max(0) as u64).saturating_mul(page.max(0) as u64);
+    if host > 0 && bytes > host {
+        anyhow::bail!(
+            "setting `{setting}`: {bytes} bytes is more than this host's memory ({host} bytes)"
+        );
+    }
+    Ok(())
+}
+
 /// The engine's typed settings: the given ones over the defaults.
 pub fn read<T: Knobs>(given: &Settings) -> anyhow::Result<T> {
     knobs::read("setting", given)

@@ -216,6 +216,7 @@ fn base_options(s: &RocksDbSettings) -> Options {
 
 fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     let s: RocksDbSettings = settings::read(&config.settings)?;
+    settings::within_memory("cache_size", s.cache_size.value)?;
     if let Some(library) = capi::library(&s.library, &s.version)? {
         return capi::open(config, &s, &library);
     }
