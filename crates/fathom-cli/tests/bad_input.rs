@@ -8,8 +8,7 @@ use common::*;
 use std::path::Path;
 
 /// A malformed input: the arguments of `fathom` (`{dir}` is the scratch directory, `{run}` a
-/// good run directory, `{bad}` the run directory with corrupted files), and the words the
-/// error must contain.
+/// good run directory), and the words the error must contain.
 struct Case {
     args: &'static str,
     wants: &'static [&'static str],
@@ -262,10 +261,9 @@ fn result_command(cmd: &str, bad: &Path, good: &Path, out: &Path) -> Vec<String>
     line.split_whitespace().map(String::from).collect()
 }
 
-fn expand(args: &str, dir: &Path, good: &Path, bad: &Path) -> Vec<String> {
+fn expand(args: &str, dir: &Path, good: &Path) -> Vec<String> {
     args.replace("{dir}", dir.to_str().unwrap())
         .replace("{run}", good.to_str().unwrap())
-        .replace("{bad}", bad.to_str().unwrap())
         .split_whitespace()
         .map(|w| w.trim_matches('\'').to_string())
         .collect()
@@ -341,8 +339,7 @@ fn every_malformed_input_is_refused_by_name_without_a_panic() {
     let mut tried = 0;
     for c in FLAGS.iter().chain(ENGINE_INPUT).chain(PARAMS) {
         tried += 1;
-        let argv = expand(c.args, dir.path(), &good, &good);
-        let mut argv = argv;
+        let mut argv = expand(c.args, dir.path(), &good);
         if argv[0] == "run" && !argv.iter().any(|a| a == "--results") {
             argv.extend([
                 "--results".into(),

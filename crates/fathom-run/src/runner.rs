@@ -157,18 +157,7 @@ pub fn run(spec: &RunSpec, place: &Place, observer: &mut dyn Observer) -> anyhow
             spec.setup.name, spec.workload.name, spec.clients
         )
     });
-    if place.existing_data && (spec.setup.engine.server || place.data_dir.is_none()) {
-        anyhow::bail!(
-            "--existing-data opens the database an earlier run left in --data-dir: it needs \
-             --data-dir and an embedded engine (`{}` {})",
-            spec.setup.engine.name,
-            if spec.setup.engine.server {
-                "is a server, which initialises its data directory"
-            } else {
-                "was given no --data-dir"
-            }
-        );
-    }
+    check_existing_data(spec, place)?;
     let data = DataDir::fresh(place, &label)?;
     // The limit is in place before the database opens, so its pages are charged to the group:
     // fathom's own process for an embedded engine, the server's processes for a server (which
@@ -213,17 +202,13 @@ pub fn run(spec: &RunSpec, place: &Place, observer: &mut dyn Observer) -> anyhow
         sampler: &sampler,
         run_dir: &run_dir,
     };
-    let result = steps.run(observer).map_err(|e| {
-        let e = explain_failure(e, engine.get(), limit.as_ref());
-        let dirs = [
-            ("data directory", data.path.as_path()),
-            ("results directory", place.results.as_path()),
-        ];
-        match out_of_space(&format!("{e:#}"), &dirs) {
-            Some(full) => e.context(full),
-            None => e,
-        }
-    });
+    let dirs = [
+        ("data directory", data.path.as_path()),
+        ("results directory", place.results.as_path()),
+    ];
+    let result = steps
+        .run(observer)
+        .map_err(|e| explain_failure(e, engine.get(), limit.as_ref(), &dirs));
     finish(&mut manifest, &result, limit.as_ref());
     let saved = run_dir.write_manifest(&manifest);
     engine.close();
@@ -234,6 +219,23 @@ pub fn run(spec: &RunSpec, place: &Place, observer: &mut dyn Observer) -> anyhow
         // What failed the step says more than the manifest that could not follow it.
         (Err(e), Err(saving)) => Err(anyhow::anyhow!("{e:#}\n(and {saving:#})")),
     }
+}
+
+/// `--existing-data` needs a data directory given and an engine that keeps one.
+fn check_existing_data(spec: &RunSpec, place: &Place) -> anyhow::Result<()> {
+    if place.existing_data && (spec.setup.engine.server || place.data_dir.is_none()) {
+        anyhow::bail!(
+            "--existing-data opens the database an earlier run left in --data-dir: it needs \
+             --data-dir and an embedded engine (`{}` {})",
+            spec.setup.engine.name,
+            if spec.setup.engine.server {
+                "is a server, which initialises its data directory"
+            } else {
+                "was given no --data-dir"
+            }
+        );
+    }
+    Ok(())
 }
 
 /// `run.json` as the run starts.
@@ -283,9 +285,23 @@ fn finish(manifest: &mut RunManifest, result: &anyhow::Result<()>, limit: Option
     }
 }
 
+/// What a step's failure says about where, when `dirs` (named directories) ran out of space.
+fn explain_failure(
+    e: anyhow::Error,
+    engine: Option<&Engine>,
+    limit: Option<&MemoryLimit>,
+    dirs: &[(&str, &Path)],
+) -> anyhow::Error {
+    let e = explain_dead_engine(e, engine, limit);
+    match out_of_space(&format!("{e:#}"), dirs) {
+        Some(full) => e.context(full),
+        None => e,
+    }
+}
+
 /// A server that died explains a failure better than the statement that saw it; a killed
 /// server's client may see the reset a moment before its exit can be collected.
-fn explain_failure(
+fn explain_dead_engine(
     e: anyhow::Error,
     engine: Option<&Engine>,
     limit: Option<&MemoryLimit>,
