@@ -1,9 +1,10 @@
-//! fathom-core: what every engine, workload and report shares — the kv interface, the step
+//! fathom-core: what every engine, workload and report shares — the kv, sql and document interfaces, the step
 //! driver and its per-thread recorders, the host samplers, and the result model on disk.
 
 pub mod capability;
 pub mod cgroup;
 pub mod combine;
+pub mod doc;
 pub mod driver;
 pub mod family;
 pub mod interrupt;

@@ -1,4 +1,4 @@
-//! fathom-engines: the kv engines fathom can open, each one module plus one line in
+//! fathom-engines: the engines fathom can open (kv, sql and document), each one module plus one line in
 //! `ENGINES`, with the typed settings each accepts and where its options syntax is documented.
 
 pub mod dynlib;
@@ -6,6 +6,7 @@ pub mod fetched;
 #[cfg(feature = "lmdb")]
 pub mod lmdb;
 pub mod mariadb;
+pub mod mongodb;
 pub mod netbuf;
 pub mod null;
 pub mod postgres;
@@ -21,6 +22,7 @@ pub mod sqlite_sql;
 pub mod wiredtiger;
 
 use fathom_core::capability::{Need, Offer};
+use fathom_core::doc::DocEngine;
 use fathom_core::family::Engine;
 use fathom_core::kv::KvEngine;
 use fathom_core::sql::SqlEngine;
@@ -45,11 +47,14 @@ pub struct EngineConfig {
 pub type KvOpen = fn(&EngineConfig) -> anyhow::Result<Box<dyn KvEngine>>;
 /// Opens a sql engine.
 pub type SqlOpen = fn(&EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>>;
+/// Opens a document server.
+pub type DocOpen = fn(&EngineConfig) -> anyhow::Result<Box<dyn DocEngine>>;
 
 /// How an engine opens, which says its family.
 pub enum Opener {
     Kv(KvOpen),
     Sql(SqlOpen),
+    Doc(DocOpen),
 }
 
 /// One engine fathom can run.
@@ -117,11 +122,22 @@ impl EngineEntry {
         }
     }
 
-    /// `kv` or `sql`.
+    /// The same for a document server fathom starts or is pointed at: its setup holds
+    /// config-file lines, one per line.
+    pub const fn doc_server(open: DocOpen) -> EngineEntry {
+        EngineEntry {
+            separator: "\n",
+            server: true,
+            ..EngineEntry::embedded(Opener::Doc(open))
+        }
+    }
+
+    /// `kv`, `sql` or `doc`.
     pub fn family(&self) -> &'static str {
         match self.open {
             Opener::Kv(_) => "kv",
             Opener::Sql(_) => "sql",
+            Opener::Doc(_) => "doc",
         }
     }
 }
@@ -143,6 +159,7 @@ pub static ENGINES: &[EngineEntry] = &[
     mariadb::INNODB,
     mariadb::MYROCKS,
     postgres::ENTRY,
+    mongodb::ENTRY,
     #[cfg(feature = "sqlite")]
     sqlite_sql::ENTRY,
     null::ENTRY,
@@ -171,5 +188,6 @@ pub fn open(entry: &EngineEntry, config: &EngineConfig) -> anyhow::Result<Engine
     Ok(match entry.open {
         Opener::Kv(open) => Engine::Kv(open(config)?),
         Opener::Sql(open) => Engine::Sql(open(config)?),
+        Opener::Doc(open) => Engine::Doc(open(config)?),
     })
 }

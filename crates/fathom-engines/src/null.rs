@@ -2,6 +2,8 @@
 //! on it measures what the harness itself costs per operation.
 
 use crate::{EngineConfig, EngineEntry};
+use fathom_core::doc::bson::Document;
+use fathom_core::doc::{DocVisit, Find, Update, Updated};
 use fathom_core::kv::{KvEngine, KvSession, KvTxn, Seek, SessionOptions, TxnBody, TxnEnd, Visit};
 use fathom_core::target::{Identity, Target};
 use std::path::PathBuf;
@@ -138,5 +140,73 @@ impl fathom_core::sql::SqlConn for NullConn {
     ) -> anyhow::Result<Option<i64>> {
         std::hint::black_box(params);
         Ok(None)
+    }
+}
+
+/// The null engine as a document server: every statement is taken and does nothing, reads
+/// return no documents, so a doc workload's own cost (building its BSON) can be calibrated.
+impl fathom_core::doc::DocEngine for Null {
+    fn session(&self) -> anyhow::Result<Box<dyn fathom_core::doc::DocSession + '_>> {
+        Ok(Box::new(NullDocs))
+    }
+    fn transactions(&self) -> bool {
+        true
+    }
+    fn drop_collections(&self, _colls: &[&str]) -> anyhow::Result<()> {
+        Ok(())
+    }
+    fn create_indexes(
+        &self,
+        _coll: &str,
+        _indexes: &[fathom_core::doc::Index],
+    ) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+struct NullDocs;
+
+impl fathom_core::doc::DocSession for NullDocs {
+    fn insert(&mut self, _coll: &str, docs: &[Document], _ordered: bool) -> anyhow::Result<u64> {
+        std::hint::black_box(docs);
+        Ok(docs.len() as u64)
+    }
+    fn find(&mut self, _coll: &str, find: Find<'_>, _visit: &mut DocVisit) -> anyhow::Result<u64> {
+        std::hint::black_box(find);
+        Ok(0)
+    }
+    fn aggregate(
+        &mut self,
+        _coll: &str,
+        pipeline: &[Document],
+        _visit: &mut DocVisit,
+    ) -> anyhow::Result<u64> {
+        std::hint::black_box(pipeline);
+        Ok(0)
+    }
+    fn distinct(&mut self, _coll: &str, _field: &str, filter: &Document) -> anyhow::Result<u64> {
+        std::hint::black_box(filter);
+        Ok(0)
+    }
+    fn update(&mut self, _coll: &str, update: Update<'_>) -> anyhow::Result<Updated> {
+        std::hint::black_box(update);
+        Ok(Updated::default())
+    }
+    fn delete(&mut self, _coll: &str, filter: &Document, _many: bool) -> anyhow::Result<u64> {
+        std::hint::black_box(filter);
+        Ok(0)
+    }
+    fn count(&mut self, _coll: &str, filter: &Document) -> anyhow::Result<u64> {
+        std::hint::black_box(filter);
+        Ok(0)
+    }
+    fn begin(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+    fn commit(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+    fn abort(&mut self) -> anyhow::Result<()> {
+        Ok(())
     }
 }

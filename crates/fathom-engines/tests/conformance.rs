@@ -23,7 +23,7 @@ fn open(name: &str, dir: &Path, settings: &[(&str, &str)]) -> Box<dyn KvEngine> 
     };
     match fathom_engines::open(entry, &config).unwrap_or_else(|e| panic!("{name}: open: {e:#}")) {
         Engine::Kv(e) => e,
-        Engine::Sql(_) => panic!("{name} is not a kv engine"),
+        _ => panic!("{name} is not a kv engine"),
     }
 }
 

@@ -16,7 +16,7 @@ fn open(dir: &Path, options: &str) -> Box<dyn KvEngine> {
     };
     match fathom_engines::open(entry, &config).unwrap_or_else(|e| panic!("open: {e:#}")) {
         Engine::Kv(e) => e,
-        Engine::Sql(_) => unreachable!("rocksdb is a kv engine"),
+        _ => unreachable!("rocksdb is a kv engine"),
     }
 }
 

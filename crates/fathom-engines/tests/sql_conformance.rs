@@ -22,7 +22,7 @@ fn open(name: &str, dir: &Path, options: &str) -> anyhow::Result<Box<dyn SqlEngi
     };
     match fathom_engines::open(entry, &config)? {
         Engine::Sql(e) => Ok(e),
-        Engine::Kv(_) => anyhow::bail!("{name} is not a sql engine"),
+        _ => anyhow::bail!("{name} is not a sql engine"),
     }
 }
 
@@ -178,7 +178,7 @@ fn attached(name: &str, started: &dyn SqlEngine, dir: &Path, client: &str) -> Bo
     };
     match fathom_engines::open(fathom_engines::find(name).unwrap(), &config).unwrap() {
         Engine::Sql(e) => e,
-        Engine::Kv(_) => panic!("{name} is a sql engine"),
+        _ => panic!("{name} is a sql engine"),
     }
 }
 
@@ -433,7 +433,7 @@ fn postgres_logins_by_password() {
                     let one = c.prepare("SELECT 1").unwrap();
                     assert_eq!(c.scalar(one, &[]).unwrap(), Some(1), "{user}");
                 }
-                Ok(Engine::Kv(_)) => unreachable!(),
+                Ok(_) => unreachable!(),
                 Err(e) => assert!(!works, "{user}: {e:#}"),
             }
         }

@@ -195,6 +195,12 @@ impl RunSpec {
                 engine.name
             );
         }
+        // A server stays up from step to step: a workload that reopens an embedded database
+        // between steps (dbbench, as benchmark.sh) keeps it open there unless told otherwise.
+        let reopen_given = self.params.given().contains_key("reopen");
+        if engine.server && !reopen_given && (w.params)().iter().any(|p| p.name == "reopen") {
+            self.params.set("reopen", "off");
+        }
         let built = (w.build)(&self.params, self.clients)?;
         let reopens = |s: &&StepPlan| s.reopen || s.engine_options.contains_key(engine.name);
         if let Some(step) = built.steps().iter().find(|s| engine.server && reopens(s)) {

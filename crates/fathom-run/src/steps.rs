@@ -34,6 +34,7 @@ impl Steps<'_> {
         let null_db = match self.engine() {
             Engine::Kv(_) => Db::Kv(&null),
             Engine::Sql(_) => Db::Sql(&null),
+            Engine::Doc(_) => Db::Doc(&null),
         };
         let total = self.workload.steps().len();
         for (i, plan) in self.workload.steps().iter().enumerate() {

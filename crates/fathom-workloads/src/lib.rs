@@ -1,8 +1,9 @@
 //! fathom-workloads: each workload defines its steps and a client per thread, once for the kv
-//! interface (so every kv engine runs it) and, where it has one, once for the sql family;
-//! `WORKLOADS` is the registry the CLI reads.
+//! interface (so every kv engine runs it) and, where it has one, once for the sql family and
+//! once for the document family; `WORKLOADS` is the registry the CLI reads.
 
 pub mod dbbench;
+pub mod dockv;
 pub mod ibench;
 pub mod linkbench;
 pub mod params;
@@ -17,7 +18,7 @@ use fathom_core::capability::Need;
 use fathom_core::driver::{BackgroundClient, Client, StepPlan};
 use fathom_core::family::Db;
 use fathom_core::knobs::Knobs;
-use fathom_core::kv::KvEngine;
+use fathom_core::kv::{KvSession, SessionOptions};
 use params::{specs, ParamSpec, Params};
 use std::collections::BTreeMap;
 
@@ -94,12 +95,18 @@ impl std::fmt::Debug for WorkloadEntry {
     }
 }
 
-/// The kv engine of a workload that runs on kv engines only.
-pub fn kv_only<'e>(db: Db<'e>, workload: &str) -> anyhow::Result<&'e dyn KvEngine> {
+/// A kv session for a workload written for kv engines only: the engine's own, or on a
+/// document server the kv mapping of one collection keyed by `_id` (`dockv`).
+pub fn kv_session<'e>(
+    db: Db<'e>,
+    workload: &str,
+    options: SessionOptions,
+) -> anyhow::Result<Box<dyn KvSession + 'e>> {
     match db {
-        Db::Kv(e) => Ok(e),
+        Db::Kv(e) => e.session(options),
+        Db::Doc(e) => Ok(Box::new(dockv::DocKv::new(e.session()?))),
         Db::Sql(e) => anyhow::bail!(
-            "workload `{workload}` runs on kv engines only; `{}` is a sql engine",
+            "workload `{workload}` runs on kv and doc engines only; `{}` is a sql engine",
             e.name()
         ),
     }

@@ -140,6 +140,18 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
     Ok(Box::new(pg))
 }
 
+/// A PostgreSQL fathom starts from Debian's packages for another server to stand on
+/// (FerretDB), in `config`'s data directory, with the setup's postgresql.conf lines as for the
+/// postgres engine itself; stopped when dropped.
+pub(crate) fn start_backend(config: &EngineConfig, cache: u64) -> anyhow::Result<Postgres> {
+    let setup = setup_lines(&config.options)?;
+    let (bin, _) = chosen_bin(&PostgresSettings::default())?
+        .ok_or_else(|| anyhow::anyhow!("no PostgreSQL install to start"))?;
+    let mut pg = Postgres::start(config, &bin, &setup, cache)?;
+    pg.effective = pg.settings(&setup);
+    Ok(pg)
+}
+
 pub struct Postgres {
     config: postgres::Config,
     url: String,
@@ -152,6 +164,19 @@ pub struct Postgres {
 }
 
 impl Postgres {
+    /// The directory of the server's unix socket, when it listens on one.
+    pub(crate) fn socket_dir(&self) -> Option<&Path> {
+        match self.config.get_hosts().first() {
+            Some(postgres::config::Host::Unix(dir)) => Some(dir),
+            _ => None,
+        }
+    }
+
+    /// The database the server's clients use.
+    pub(crate) fn database(&self) -> &str {
+        self.config.get_dbname().unwrap_or(DATABASE)
+    }
+
     fn start(
         config: &EngineConfig,
         bin: &Path,

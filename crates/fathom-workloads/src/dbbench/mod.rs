@@ -6,13 +6,13 @@ mod clients;
 pub mod data;
 
 use crate::params::{record, seed_or_clock, specs, Params, Size, Span, Switch};
-use crate::{kv_only, NewBackground, NewClient, Workload, WorkloadEntry};
+use crate::{kv_session, NewBackground, NewClient, Workload, WorkloadEntry};
 use clients::{Action, DbBenchClient, Keys};
 use data::{KeyFormat, ValueSource};
 use fathom_core::driver::{BackgroundClient, Client, Pace, StepPlan};
 use fathom_core::family::Db;
 use fathom_core::kind::{OpKind, Role};
-use fathom_core::kv::{Direction, KvEngine, SessionOptions};
+use fathom_core::kv::{Direction, SessionOptions};
 use fathom_core::target::Maintenance;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -98,7 +98,7 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     about: "RocksDB's db_bench sequence from benchmark_compare.sh, on any kv engine",
     params: specs::<DbBenchParams>,
     build,
-    families: &["kv"],
+    families: &["kv", "doc"],
     duration_param: "duration",
 };
 
@@ -400,15 +400,16 @@ impl DbBench {
 
     fn client_for<'e>(
         &self,
-        engine: &'e dyn KvEngine,
+        engine: Db<'e>,
         step: usize,
         work: Work,
         keys: Keys,
         kind: usize,
     ) -> anyhow::Result<Box<dyn Client + 'e>> {
-        let session = engine.session(SessionOptions {
+        let options = SessionOptions {
             disable_wal: self.wal_off[step],
-        })?;
+        };
+        let session = kv_session(engine, "dbbench", options)?;
         let action = match work {
             Work::FillSeq | Work::Overwrite => Action::Put {
                 values: ValueSource::new(self.value_size, self.compression_ratio),
@@ -441,7 +442,6 @@ impl Workload for DbBench {
     }
 
     fn client<'e>(&self, engine: Db<'e>, step: usize, thread: usize) -> NewClient<'e> {
-        let engine = kv_only(engine, "dbbench")?;
         let work = self.work[step];
         let keys = match work {
             Work::FillSeq => Keys::Sequential {
@@ -454,7 +454,6 @@ impl Workload for DbBench {
     }
 
     fn background<'e>(&self, engine: Db<'e>, step: usize) -> NewBackground<'e> {
-        let engine = kv_only(engine, "dbbench")?;
         if self.plans[step].background.is_none() {
             return Ok(Vec::new());
         }

@@ -388,6 +388,7 @@ impl Ibench {
                 self.statements,
             )?),
             Db::Kv(e) => Box::new(kv::KvStore::new(e, Arc::clone(&self.shape))?),
+            Db::Doc(e) => anyhow::bail!("ibench has no document model yet (`{}`)", e.name()),
         })
     }
 

@@ -463,6 +463,7 @@ fn open_store<'e>(
             e.session(SessionOptions::default())?,
             Arc::clone(node_ids),
         )),
+        Db::Doc(e) => anyhow::bail!("linkbench has no document model yet (`{}`)", e.name()),
     })
 }
 

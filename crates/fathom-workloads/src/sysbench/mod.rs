@@ -3,8 +3,9 @@
 //! `select_random_points`, `oltp_read_only`, `oltp_update_index`, `oltp_update_non_index`,
 //! `oltp_write_only`, `oltp_read_write`) with sysbench's statements and every `--rand-type`.
 //! On sql engines with the real schema and prepared statements; on kv engines through the
-//! row/index mapping.
+//! row/index mapping; on document servers as sysbench-mongodb's collections and statements.
 
+mod doc;
 mod events;
 mod kv;
 pub mod rand;
@@ -270,6 +271,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
     name: "sysbench",
     about: "sysbench 1.0.20's OLTP tests: prepare, then point selects, random points, read-only, updates, write-only, read-write",
+    families: &["kv", "sql", "doc"],
     ..WorkloadEntry::kv_and_sql::<SysbenchParams>(build)
 };
 
@@ -316,6 +318,13 @@ impl Workload for Sysbench {
                         self.batch,
                         self.create_secondary,
                     )),
+                    Db::Doc(e) => Box::new(doc::DocLoad::new(
+                        e,
+                        tables,
+                        rows,
+                        self.batch,
+                        self.create_secondary,
+                    )?),
                 })
             }
             Work::Test(test) => {
@@ -333,6 +342,7 @@ impl Workload for Sysbench {
                         self.create_secondary,
                         self.kv_reads_in_trx,
                     )),
+                    Db::Doc(e) => Box::new(doc::DocEvents::new(e, events, self.shape.tables)?),
                 })
             }
         }

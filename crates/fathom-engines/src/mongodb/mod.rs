@@ -1,0 +1,333 @@
+//! MongoDB's wire protocol as the document family, through the official `mongodb` crate's sync
+//! API: `--set url=mongodb://…` for any server (mongod, a replica set, FerretDB), `--set pid=`
+//! so its CPU and memory are measured. Without a URL fathom starts FerretDB over a PostgreSQL
+//! of its own (`ferretdb.rs`): figures measured so are FerretDB's and PostgreSQL's, not
+//! mongod's.
+
+use crate::settings::{self, specs, Size};
+use crate::{EngineConfig, EngineEntry};
+use anyhow::Context;
+use fathom_core::doc::bson::{doc, Bson, Document};
+use fathom_core::doc::{DocEngine, DocSession, Index};
+use fathom_core::target::{Counters, Identity, Maintenance, Target};
+use mongodb::options::{Acknowledgment, ClientOptions, IndexOptions, ReadConcern, WriteConcern};
+use mongodb::sync::{Client, Database};
+use mongodb::IndexModel;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+mod errors;
+mod ferretdb;
+mod session;
+
+pub use errors::classify;
+
+/// fathom's settings for a MongoDB-protocol server (`--set`).
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct MongoSettings {
+    /// use this running server (mongod, mongos, FerretDB) instead of starting FerretDB
+    #[schemars(title = "mongodb://HOST:PORT/?OPTIONS (a unix socket as %2Fpath%2Fto.sock)")]
+    url: String,
+    /// with `url`: the server's pid, so its CPU and memory are measured
+    #[schemars(title = "pid")]
+    pid: String,
+    /// the database the workloads' collections live in
+    database: String,
+    /// write concern of every write: w (a number or majority); empty: the server's default
+    #[schemars(title = "0|1|N|majority")]
+    write_concern: String,
+    /// journal acknowledgment of writes (the write concern's j); empty: the server's default
+    #[schemars(title = "true|false")]
+    journal: String,
+    /// read concern of every read; empty: the server's default
+    #[schemars(title = "local|majority|available|linearizable|snapshot")]
+    read_concern: String,
+    /// multi-document transactions: auto (when the server is a replica set or mongos), on or
+    /// off; workloads that wrap writes in a transaction send them alone without
+    #[schemars(title = "auto|on|off")]
+    transactions: String,
+    /// without `url`: the FerretDB release fathom starts, built by
+    /// `scripts/fetch-engine.sh ferretdb VERSION`
+    #[schemars(title = "VERSION")]
+    version: String,
+    /// without `url`: the PostgreSQL under FerretDB's shared_buffers
+    cache_size: Size,
+}
+
+impl Default for MongoSettings {
+    fn default() -> Self {
+        MongoSettings {
+            url: String::new(),
+            pid: String::new(),
+            database: "fathom".into(),
+            write_concern: String::new(),
+            journal: String::new(),
+            read_concern: String::new(),
+            transactions: "auto".into(),
+            version: ferretdb::VERSION.into(),
+            cache_size: Size::new("256m"),
+        }
+    }
+}
+
+pub const ENTRY: EngineEntry = EngineEntry {
+    name: "mongodb",
+    about: "a MongoDB-protocol server given by --set url=, or FerretDB over PostgreSQL started by fathom",
+    options_doc: "without `url`: postgresql.conf lines for the PostgreSQL under FerretDB, one per line \
+                  (https://www.postgresql.org/docs/current/runtime-config.html); with `url`: none \
+                  (the server's options are its own)",
+    settings: specs::<MongoSettings>,
+    version: ferretdb::packaged_version,
+    ..EngineEntry::doc_server(open)
+};
+
+fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn DocEngine>> {
+    let s: MongoSettings = settings::read(&config.settings)?;
+    let transactions = match s.transactions.as_str() {
+        "auto" => None,
+        "on" => Some(true),
+        "off" => Some(false),
+        other => anyhow::bail!("setting `transactions`: `{other}` is not auto, on or off"),
+    };
+    let (url, pids, backend) = if s.url.is_empty() {
+        let f = ferretdb::Ferret::start(config, &s.version, s.cache_size.value)?;
+        (f.url(), f.pids(), Some(f))
+    } else {
+        if !config.options.trim().is_empty() {
+            anyhow::bail!("engine `mongodb` with `url`: the setup's lines are for the PostgreSQL fathom starts under FerretDB; a running server's options are its own");
+        }
+        (s.url.clone(), crate::server::parse_pid(&s.pid)?, None)
+    };
+    let mut options = ClientOptions::parse(&url)
+        .run()
+        .map_err(|e| anyhow::anyhow!("setting `url`: `{url}` is not a MongoDB URL: {e}"))?;
+    options.write_concern = write_concern(&s)?.or(options.write_concern);
+    options.read_concern = read_concern(&s.read_concern)?.or(options.read_concern);
+    // As sysbench-mongodb's connectionsPerHost(2048): a client thread never waits for a
+    // connection; the pool's default of 10 would queue the 11th.
+    options.max_pool_size = options.max_pool_size.or(Some(2048));
+    options.app_name = Some("fathom".into());
+    let client = Client::with_options(options).context("the mongodb driver")?;
+    let db = client.database(&s.database);
+    let hello = db
+        .run_command(doc! {"hello": 1})
+        .run()
+        .map_err(|e| anyhow::anyhow!("cannot reach the server at {url}: {e}"))?;
+    let build = db.run_command(doc! {"buildInfo": 1}).run()?;
+    let replicated = hello.get_str("setName").is_ok() || hello.get_str("msg") == Ok("isdbgrid");
+    let version = server_version(&build, backend.as_ref());
+    let data_dirs = match &backend {
+        Some(_) => vec![config.data_dir.clone()],
+        None => db_path(&client).into_iter().collect(),
+    };
+    let mut effective = BTreeMap::new();
+    effective.insert("fathom.database".into(), s.database.clone());
+    effective.insert("fathom.transactions".into(), s.transactions.clone());
+    for (k, v) in [
+        ("write_concern", &s.write_concern),
+        ("journal", &s.journal),
+        ("read_concern", &s.read_concern),
+    ] {
+        effective.insert(
+            k.into(),
+            if v.is_empty() {
+                "server default".into()
+            } else {
+                v.clone()
+            },
+        );
+    }
+    if let Some(f) = &backend {
+        effective.extend(f.effective());
+    }
+    Ok(Box::new(MongoDb {
+        id: Identity::new("mongodb", version, data_dirs).running_as(pids),
+        transactions: transactions.unwrap_or(replicated),
+        url,
+        client,
+        db,
+        backend,
+        effective,
+    }))
+}
+
+fn write_concern(s: &MongoSettings) -> anyhow::Result<Option<WriteConcern>> {
+    if s.write_concern.is_empty() && s.journal.is_empty() {
+        return Ok(None);
+    }
+    let w = match s.write_concern.as_str() {
+        "" => None,
+        "majority" => Some(Acknowledgment::Majority),
+        n => Some(Acknowledgment::Nodes(n.parse().map_err(|_| {
+            anyhow::anyhow!("setting `write_concern`: `{n}` is not a number of nodes or majority")
+        })?)),
+    };
+    let journal = match s.journal.as_str() {
+        "" => None,
+        "true" => Some(true),
+        "false" => Some(false),
+        j => anyhow::bail!("setting `journal`: `{j}` is not true or false"),
+    };
+    Ok(Some(WriteConcern::builder().w(w).journal(journal).build()))
+}
+
+fn read_concern(level: &str) -> anyhow::Result<Option<ReadConcern>> {
+    Ok(Some(match level {
+        "" => return Ok(None),
+        "local" => ReadConcern::local(),
+        "majority" => ReadConcern::majority(),
+        "available" => ReadConcern::available(),
+        "linearizable" => ReadConcern::linearizable(),
+        "snapshot" => ReadConcern::snapshot(),
+        other => anyhow::bail!(
+            "setting `read_concern`: `{other}` is not local, majority, available, linearizable or snapshot"
+        ),
+    }))
+}
+
+/// The server's version as reports show it: mongod's own, or FerretDB's with the MongoDB
+/// version it answers as and the PostgreSQL under it.
+fn server_version(build: &Document, backend: Option<&ferretdb::Ferret>) -> String {
+    let version = build.get_str("version").unwrap_or("unknown");
+    match build.get_str("ferretdbVersion") {
+        Ok(f) => {
+            let pg = backend.map(|b| {
+                let v = b.postgres_version();
+                format!(", PostgreSQL {}", v.split_whitespace().next().unwrap_or(""))
+            });
+            let f = f.trim_start_matches('v');
+            format!(
+                "FerretDB {f} (as MongoDB {version}{})",
+                pg.unwrap_or_default()
+            )
+        }
+        Err(_) => version.to_string(),
+    }
+}
+
+/// A local mongod's data directory (its `storage.dbPath`), for size sampling.
+fn db_path(client: &Client) -> Option<PathBuf> {
+    let opts = client
+        .database("admin")
+        .run_command(doc! {"getCmdLineOpts": 1})
+        .run()
+        .ok()?;
+    let path = opts
+        .get_document("parsed")
+        .ok()?
+        .get_document("storage")
+        .ok()?
+        .get_str("dbPath")
+        .ok()?;
+    Some(PathBuf::from(path)).filter(|p| p.is_dir())
+}
+
+pub struct MongoDb {
+    id: Identity,
+    transactions: bool,
+    url: String,
+    client: Client,
+    db: Database,
+    /// FerretDB and its PostgreSQL, when fathom started them (stopped when dropped).
+    backend: Option<ferretdb::Ferret>,
+    effective: BTreeMap<String, String>,
+}
+
+impl Target for MongoDb {
+    fn identity(&self) -> &Identity {
+        &self.id
+    }
+    /// The server's operation counters (`serverStatus.opcounters`) and, under FerretDB, the
+    /// PostgreSQL's.
+    fn counters(&self) -> Counters {
+        let mut c = Counters::new();
+        if let Ok(status) = self.db.run_command(doc! {"serverStatus": 1}).run() {
+            if let Ok(ops) = status.get_document("opcounters") {
+                for (k, v) in ops {
+                    if let Some(n) = number(v) {
+                        c.insert(format!("opcounters.{k}"), n);
+                    }
+                }
+            }
+        }
+        if let Some(b) = &self.backend {
+            c.extend(b.counters());
+        }
+        c
+    }
+    fn check(&self) -> anyhow::Result<()> {
+        self.backend.as_ref().map_or(Ok(()), |b| b.check())
+    }
+    fn maintain(&self, action: Maintenance) -> anyhow::Result<()> {
+        match (&self.backend, action) {
+            (Some(b), _) => b.maintain(action),
+            (None, Maintenance::Flush) => {
+                let admin = self.client.database("admin");
+                admin.run_command(doc! {"fsync": 1}).run()?;
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+    fn effective_options(&self) -> BTreeMap<String, String> {
+        self.effective.clone()
+    }
+}
+
+fn number(v: &Bson) -> Option<f64> {
+    match v {
+        Bson::Int32(n) => Some(*n as f64),
+        Bson::Int64(n) => Some(*n as f64),
+        Bson::Double(n) => Some(*n),
+        _ => None,
+    }
+}
+
+impl DocEngine for MongoDb {
+    fn session(&self) -> anyhow::Result<Box<dyn DocSession + '_>> {
+        self.check()?;
+        Ok(Box::new(session::MongoSession::new(
+            &self.client,
+            self.db.clone(),
+        )))
+    }
+    fn transactions(&self) -> bool {
+        self.transactions
+    }
+    fn drop_collections(&self, colls: &[&str]) -> anyhow::Result<()> {
+        for c in colls {
+            self.db
+                .collection::<Document>(c)
+                .drop()
+                .run()
+                .map_err(classify)
+                .with_context(|| format!("dropping collection {c}"))?;
+        }
+        Ok(())
+    }
+    fn create_indexes(&self, coll: &str, indexes: &[Index]) -> anyhow::Result<()> {
+        let models = indexes.iter().map(|i| {
+            let options = IndexOptions::builder()
+                .name(i.name.clone())
+                .unique(i.unique)
+                .build();
+            IndexModel::builder()
+                .keys(i.keys.clone())
+                .options(options)
+                .build()
+        });
+        self.db
+            .collection::<Document>(coll)
+            .create_indexes(models)
+            .run()
+            .map_err(classify)
+            .with_context(|| format!("creating indexes on {coll}"))?;
+        Ok(())
+    }
+    fn url(&self) -> Option<String> {
+        Some(self.url.clone())
+    }
+}

@@ -1,0 +1,201 @@
+//! One client's session on a MongoDB-protocol server: each call one command through the
+//! driver's pool (its implicit session), or, between `begin` and `commit`, through the
+//! client's explicit session in its transaction. Documents read are visited as the server
+//! sent them (raw BSON), never decoded into maps.
+
+use super::classify;
+use fathom_core::doc::bson::{Document, RawDocumentBuf};
+use fathom_core::doc::{DocSession, DocVisit, Find, Update, Updated};
+use mongodb::options::{FindOptions, Hint};
+use mongodb::sync::{Client, ClientSession, Collection, Database};
+
+pub struct MongoSession<'e> {
+    client: &'e Client,
+    db: Database,
+    /// The explicit session, started at the first transaction and kept for the next.
+    session: Option<ClientSession>,
+    in_txn: bool,
+}
+
+impl<'e> MongoSession<'e> {
+    pub fn new(client: &'e Client, db: Database) -> MongoSession<'e> {
+        MongoSession {
+            client,
+            db,
+            session: None,
+            in_txn: false,
+        }
+    }
+
+    fn coll(&self, name: &str) -> Collection<Document> {
+        self.db.collection(name)
+    }
+
+    fn raw(&self, name: &str) -> Collection<RawDocumentBuf> {
+        self.db.collection(name)
+    }
+
+    /// The session of the transaction in progress, if one is.
+    fn txn(&mut self) -> Option<&mut ClientSession> {
+        if self.in_txn {
+            self.session.as_mut()
+        } else {
+            None
+        }
+    }
+}
+
+/// Runs a driver action in the transaction when one is in progress, else on its own.
+macro_rules! run {
+    ($self:ident, $action:expr) => {{
+        let action = $action;
+        match $self.txn() {
+            Some(s) => action.session(s).run(),
+            None => action.run(),
+        }
+        .map_err(classify)
+    }};
+}
+
+fn find_options(find: &Find<'_>) -> FindOptions {
+    let mut o = FindOptions::default();
+    o.projection = find.projection.cloned();
+    o.sort = find.sort.cloned();
+    o.limit = (find.limit > 0).then_some(find.limit);
+    o.hint = find.hint.map(|h| Hint::Keys(h.clone()));
+    o
+}
+
+impl DocSession for MongoSession<'_> {
+    fn insert(&mut self, coll: &str, docs: &[Document], ordered: bool) -> anyhow::Result<u64> {
+        let c = self.coll(coll);
+        let done = run!(self, c.insert_many(docs).ordered(ordered))?;
+        Ok(done.inserted_ids.len() as u64)
+    }
+
+    fn find(&mut self, coll: &str, find: Find<'_>, visit: &mut DocVisit) -> anyhow::Result<u64> {
+        let c = self.raw(coll);
+        let action = c
+            .find(find.filter.clone())
+            .with_options(find_options(&find));
+        let mut n = 0;
+        match self.txn() {
+            Some(s) => {
+                let mut cursor = action.session(&mut *s).run().map_err(classify)?;
+                while cursor.advance(s).map_err(classify)? {
+                    n += 1;
+                    if !visit(cursor.current()) {
+                        break;
+                    }
+                }
+            }
+            None => {
+                let mut cursor = action.run().map_err(classify)?;
+                while cursor.advance().map_err(classify)? {
+                    n += 1;
+                    if !visit(cursor.current()) {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    fn aggregate(
+        &mut self,
+        coll: &str,
+        pipeline: &[Document],
+        visit: &mut DocVisit,
+    ) -> anyhow::Result<u64> {
+        let c = self.coll(coll);
+        let action = c.aggregate(pipeline.iter().cloned());
+        let mut n = 0;
+        match self.txn() {
+            Some(s) => {
+                let mut cursor = action.session(&mut *s).run().map_err(classify)?;
+                while cursor.advance(s).map_err(classify)? {
+                    n += 1;
+                    if !visit(cursor.current()) {
+                        break;
+                    }
+                }
+            }
+            None => {
+                let mut cursor = action.run().map_err(classify)?;
+                while cursor.advance().map_err(classify)? {
+                    n += 1;
+                    if !visit(cursor.current()) {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    fn distinct(&mut self, coll: &str, field: &str, filter: &Document) -> anyhow::Result<u64> {
+        let c = self.coll(coll);
+        let values = run!(self, c.distinct(field, filter.clone()))?;
+        Ok(values.len() as u64)
+    }
+
+    fn update(&mut self, coll: &str, u: Update<'_>) -> anyhow::Result<Updated> {
+        let c = self.coll(coll);
+        let (filter, update) = (u.filter.clone(), u.update.clone());
+        let is_replacement = !update.keys().any(|k| k.starts_with('$'));
+        let done = if is_replacement {
+            run!(self, c.replace_one(filter, update).upsert(u.upsert))?
+        } else if u.many {
+            run!(self, c.update_many(filter, update).upsert(u.upsert))?
+        } else {
+            run!(self, c.update_one(filter, update).upsert(u.upsert))?
+        };
+        Ok(Updated {
+            matched: done.matched_count,
+            modified: done.modified_count,
+            upserted: done.upserted_id.is_some(),
+        })
+    }
+
+    fn delete(&mut self, coll: &str, filter: &Document, many: bool) -> anyhow::Result<u64> {
+        let c = self.coll(coll);
+        let done = if many {
+            run!(self, c.delete_many(filter.clone()))?
+        } else {
+            run!(self, c.delete_one(filter.clone()))?
+        };
+        Ok(done.deleted_count)
+    }
+
+    fn count(&mut self, coll: &str, filter: &Document) -> anyhow::Result<u64> {
+        let c = self.coll(coll);
+        run!(self, c.count_documents(filter.clone()))
+    }
+
+    fn begin(&mut self) -> anyhow::Result<()> {
+        if self.session.is_none() {
+            self.session = Some(self.client.start_session().run().map_err(classify)?);
+        }
+        let s = self.session.as_mut().expect("started above");
+        s.start_transaction().run().map_err(classify)?;
+        self.in_txn = true;
+        Ok(())
+    }
+
+    fn commit(&mut self) -> anyhow::Result<()> {
+        self.in_txn = false;
+        match self.session.as_mut() {
+            Some(s) => s.commit_transaction().run().map_err(classify),
+            None => anyhow::bail!("commit without a transaction"),
+        }
+    }
+
+    fn abort(&mut self) -> anyhow::Result<()> {
+        self.in_txn = false;
+        match self.session.as_mut() {
+            Some(s) => s.abort_transaction().run().map_err(classify),
+            None => Ok(()),
+        }
+    }
+}
