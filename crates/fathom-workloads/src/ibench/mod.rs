@@ -5,9 +5,11 @@
 //! background inserter writes N rows/s and its deleter follows, until the inserters have
 //! written `query_secs` × N rows each. Each client that deletes has an inserter and a deleter
 //! on connections of their own, kept in step as iibench.py's queues keep them. Natively on sql
-//! engines, through the row/index mapping on kv engines.
+//! engines, through the row/index mapping on kv engines, as iibench.py's mongo mode on
+//! document servers.
 
 mod clients;
+mod doc;
 pub mod gen;
 mod kv;
 mod lockstep;
@@ -280,6 +282,7 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     name: "ibench",
     about: "the insert benchmark: load, create indexes, insert+delete, cleanup, then range and point queries beside rate-limited inserts",
     duration_param: "query_secs",
+    families: &["kv", "sql", "doc"],
     ..WorkloadEntry::kv_and_sql::<IbenchParams>(build)
 };
 
@@ -388,7 +391,7 @@ impl Ibench {
                 self.statements,
             )?),
             Db::Kv(e) => Box::new(kv::KvStore::new(e, Arc::clone(&self.shape))?),
-            Db::Doc(e) => anyhow::bail!("ibench has no document model yet (`{}`)", e.name()),
+            Db::Doc(e) => Box::new(doc::DocStore::new(e, Arc::clone(&self.shape))?),
         })
     }
 
