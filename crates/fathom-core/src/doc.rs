@@ -12,6 +12,8 @@ pub struct Find<'a> {
     pub filter: &'a Document,
     pub projection: Option<&'a Document>,
     pub sort: Option<&'a Document>,
+    /// Documents skipped before the first returned (LinkBench's page offset).
+    pub skip: u64,
     /// At most this many documents; 0 for no limit.
     pub limit: i64,
     /// The index to use, by its keys (`hint`), as iibench and LinkbenchX force theirs.
@@ -24,6 +26,7 @@ impl<'a> Find<'a> {
             filter,
             projection: None,
             sort: None,
+            skip: 0,
             limit: 0,
             hint: None,
         }
@@ -39,6 +42,9 @@ impl<'a> Find<'a> {
             sort: Some(sort),
             ..self
         }
+    }
+    pub fn skip(self, skip: u64) -> Find<'a> {
+        Find { skip, ..self }
     }
     pub fn limit(self, limit: i64) -> Find<'a> {
         Find { limit, ..self }

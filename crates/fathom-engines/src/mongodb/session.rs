@@ -61,6 +61,7 @@ fn find_options(find: &Find<'_>) -> FindOptions {
     let mut o = FindOptions::default();
     o.projection = find.projection.cloned();
     o.sort = find.sort.cloned();
+    o.skip = (find.skip > 0).then_some(find.skip);
     o.limit = (find.limit > 0).then_some(find.limit);
     o.hint = find.hint.map(|h| Hint::Keys(h.clone()));
     o
