@@ -233,7 +233,13 @@ wiredtiger_shim() {
 # build/version/version.txt written (the module as published has none and panics without it).
 # About 2 minutes on 2 cores; the module cache is Go's own (~/go/pkg/mod).
 fetch_ferretdb() {
-  command -v go >/dev/null || { echo "fetch-engine.sh: FerretDB is built with Go, which is not installed" >&2; exit 1; }
+  command -v go >/dev/null || { echo "fetch-engine.sh: FerretDB is built with Go (1.22 or later), which is not installed (https://go.dev/doc/install)" >&2; exit 1; }
+  local have
+  have=$(go env GOVERSION | sed 's/^go//')
+  if [[ $(printf '%s\n1.22\n' "$have" | sort -V | head -1) != 1.22 ]]; then
+    echo "fetch-engine.sh: FerretDB $version needs Go 1.22 or later; this Go is $have" >&2
+    exit 1
+  fi
   local work src modcache
   work=$(mktemp -d /tmp/fathom-ferretdb.XXXXXX)
   printf 'module fathomferretdb\n\ngo 1.22\n' > "$work/go.mod"

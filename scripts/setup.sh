@@ -7,8 +7,10 @@
 #   scripts/setup.sh --fetch    also what scripts/fetch-engine.sh needs (curl, unzip, xz, nm)
 #   scripts/setup.sh --build-wiredtiger  also what building a WiredTiger release needs (CMake, autotools, snappy)
 #   scripts/setup.sh --test     also what the tests use: the servers, sysbench (run on fathom's tables),
-#                               chromium to render the HTML report, and Debian's RocksDB release
-#                               (librocksdb7.8) for the engine run through a library's C API
+#                               chromium to render the HTML report, Debian's RocksDB release
+#                               (librocksdb7.8) for the engine run through a library's C API, and
+#                               FerretDB (the MongoDB-protocol server the mongodb engine's tests
+#                               start), built once with Go from the Go module proxy
 set -euo pipefail
 
 packages=(libclang-dev clang pkg-config build-essential libwiredtiger-dev)
@@ -44,3 +46,11 @@ if ! command -v cargo >/dev/null 2>&1; then
   echo "setup.sh: cargo not found; install Rust (rustup) first" >&2
   exit 1
 fi
+
+# FerretDB for the mongodb engine's tests: built with Go (about 2 minutes, once; kept with the
+# other fetched engines, Go's module and build caches under ~/go and ~/.cache).
+for arg in "$@"; do
+  if [[ $arg == --test ]]; then
+    "$(dirname "$0")/fetch-engine.sh" ferretdb "${FATHOM_TEST_FERRETDB_VERSION:-1.24.0}" >/dev/null
+  fi
+done

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 #[derive(Args)]
 pub struct ServeArgs {
-    /// A server engine: innodb, myrocks, postgres.
+    /// A server engine: innodb, myrocks, postgres, mongodb (FerretDB over PostgreSQL).
     #[arg(long)]
     pub engine: String,
     /// The server's own settings (my.cnf or postgresql.conf lines); `@FILE` reads them.
@@ -55,7 +55,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     let entry = setup.engine;
     if !entry.server {
         anyhow::bail!(
-            "engine `{}` is not a server; `fathom serve` starts innodb, myrocks or postgres",
+            "engine `{}` is not a server; `fathom serve` starts innodb, myrocks, postgres or mongodb",
             entry.name
         );
     }
@@ -78,16 +78,25 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
             memory_group: limit.as_ref().map(|l| l.procs_file()),
         },
     )?;
-    let Engine::Sql(sql) = &engine else {
-        anyhow::bail!("engine `{}` is not a sql engine", entry.name);
-    };
-    let url = sql.url().unwrap_or_default();
-    let pid = sql.pids().first().copied().unwrap_or(0);
+    let url = match &engine {
+        Engine::Sql(e) => e.url(),
+        Engine::Doc(e) => e.url(),
+        Engine::Kv(_) => None,
+    }
+    .unwrap_or_default();
+    let target = engine.target();
+    let pids: Vec<String> = target.pids().iter().map(u32::to_string).collect();
+    let pid = pids.join(",");
     println!("url {url}");
     println!("pid {pid}");
     println!(
-        "fathom run --engine {} --set 'url={url}' --set pid={pid} --workload sysbench ...",
-        entry.name
+        "fathom run --engine {} --set 'url={url}' --set pid={pid} --workload {} ...",
+        entry.name,
+        if entry.family() == "doc" {
+            "linkbench"
+        } else {
+            "sysbench"
+        }
     );
     if let Some(f) = &args.url_file {
         std::fs::write(f, format!("{url}\n{pid}\n"))
@@ -96,10 +105,10 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     eprintln!(
         "fathom: {} {} is up; Ctrl-C stops it",
         entry.name,
-        sql.version()
+        target.version()
     );
     while !interrupt::requested() {
-        sql.check()?;
+        target.check()?;
         std::thread::sleep(Duration::from_millis(200));
     }
     eprintln!("fathom: stopping {}", entry.name);

@@ -31,8 +31,9 @@ pub struct MongoSettings {
     /// use this running server (mongod, mongos, FerretDB) instead of starting FerretDB
     #[schemars(title = "mongodb://HOST:PORT/?OPTIONS (a unix socket as %2Fpath%2Fto.sock)")]
     url: String,
-    /// with `url`: the server's pid, so its CPU and memory are measured
-    #[schemars(title = "pid")]
+    /// with `url`: the server's pids, comma-separated (FerretDB's and its PostgreSQL's, as
+    /// `fathom serve` prints them), so their CPU and memory are measured
+    #[schemars(title = "PID[,PID...]")]
     pid: String,
     /// the database the workloads' collections live in
     database: String,

@@ -82,18 +82,23 @@ pub fn chown(path: &Path, uid: u32, gid: u32) -> anyhow::Result<()> {
         .with_context(|| format!("chown {} to {uid}:{gid}", path.display()))
 }
 
-/// The `pid` setting of a server fathom is pointed at: none, or a live process.
+/// The `pid` setting of a server fathom is pointed at: none, or live processes, comma-separated
+/// (FerretDB and the PostgreSQL under it; a mongos and its mongods).
 pub fn parse_pid(pid: &str) -> anyhow::Result<Vec<u32>> {
     if pid.is_empty() {
         return Ok(Vec::new());
     }
-    let p: u32 = pid
-        .parse()
-        .map_err(|_| anyhow::anyhow!("setting `pid`: `{pid}` is not a process id"))?;
-    if !Path::new(&format!("/proc/{p}")).exists() {
-        anyhow::bail!("setting `pid`: there is no process {p}");
-    }
-    Ok(vec![p])
+    pid.split(',')
+        .map(|one| {
+            let p: u32 = one.trim().parse().map_err(|_| {
+                anyhow::anyhow!("setting `pid`: `{one}` is not a process id (pid=PID or PID,PID)")
+            })?;
+            if !Path::new(&format!("/proc/{p}")).exists() {
+                anyhow::bail!("setting `pid`: there is no process {p}");
+            }
+            Ok(p)
+        })
+        .collect()
 }
 
 /// The uid and gid of a system user (`postgres`).

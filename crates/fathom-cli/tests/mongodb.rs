@@ -1,0 +1,112 @@
+//! End to end on a MongoDB-protocol server: FerretDB (built by `scripts/setup.sh --test`) over a
+//! PostgreSQL from Debian's packages, started by `fathom serve --engine mongodb` on unix sockets
+//! and reached with `--set url=` as any mongod would be; every workload runs on it at small
+//! scale and the report has the columns of every other engine. After each, no server is left.
+
+mod common;
+use common::*;
+
+/// Runs `fathom run --engine mongodb ARGS` against the served URL into `results`, which must
+/// succeed, and returns the run's report.
+fn run_by_url(url: &str, pid: &str, args: &str, results: &std::path::Path) -> Value {
+    let out = common::fathom(
+        &[
+            "run",
+            "--engine",
+            "mongodb",
+            "--set",
+            &format!("url={url}"),
+            "--set",
+            &format!("pid={pid}"),
+            "--results",
+            results.to_str().unwrap(),
+            "--clients",
+            "2",
+        ]
+        .into_iter()
+        .chain(args.split_whitespace())
+        .collect::<Vec<_>>(),
+    );
+    ok(&out);
+    report_json(results)["runs"][0].clone()
+}
+
+/// Every step ran operations, and the server's CPU and fathom's own were measured apart.
+fn measured(run: &Value, steps: &[&str]) {
+    for name in steps {
+        let s = step(run, name);
+        assert!(f(&s["ops"]) > 0.0, "{name}: no operations: {s}");
+        assert!(
+            f(&s["per_op"]["cpu_us_engine"]) > 0.0,
+            "{name}: no server CPU: {s}"
+        );
+    }
+}
+
+#[test]
+fn every_workload_runs_on_ferretdb_by_url() {
+    let dir = server_scratch();
+    let (mut server, url, pid) = serve("mongodb", dir.path());
+    assert!(url.starts_with("mongodb://"), "{url}");
+    assert!(pid.contains(','), "FerretDB's and PostgreSQL's pids: {pid}");
+    let results = |name: &str| dir.path().join(name);
+
+    let db = run_by_url(
+        &url,
+        &pid,
+        "--workload dbbench --duration 1s --param num_keys=2000 \
+         --param steps=fillseq,readrandom,fwdrange,overwrite,multireadrandom",
+        &results("dbbench"),
+    );
+    measured(&db, &["fillseq", "readrandom", "fwdrange", "overwrite"]);
+    let version = db["engine_version"].as_str().unwrap();
+    assert!(version.contains("FerretDB"), "{db}");
+
+    let sb = run_by_url(
+        &url,
+        &pid,
+        "--workload sysbench --duration 1s --param table_size=500 \
+         --param tests=oltp_point_select,select_random_points,oltp_read_write",
+        &results("sysbench"),
+    );
+    measured(&sb, &["prepare", "oltp_point_select", "oltp_read_write"]);
+
+    let ib = run_by_url(
+        &url,
+        &pid,
+        "--workload ibench --duration 1s --param rows=2000 --param write_rows=500 \
+         --param settle=0s --param steps=l.i0,l.x,l.i1,qr100,qp100",
+        &results("ibench"),
+    );
+    measured(&ib, &["l.i0", "l.i1", "qr100", "qp100"]);
+
+    // The tables and collections are the server's: the text report names it as FerretDB.
+    let text = report_as(&results("sysbench"), "text");
+    assert!(text.contains("FerretDB"), "{text}");
+    assert!(
+        text.contains("cpu/o") && text.contains("fathom/o"),
+        "{text}"
+    );
+
+    // SAFETY: kill has no memory-safety preconditions; the pid is our child's.
+    unsafe { libc::kill(server.id() as i32, libc::SIGINT) };
+    assert!(server.wait().unwrap().success());
+    no_server_left(dir.path());
+}
+
+/// LinkBench with LinkbenchX's collections, on a server fathom starts (no URL): FerretDB has
+/// no transactions, so the check reports drifted counts, if any, rather than failing.
+#[test]
+fn linkbench_runs_on_managed_ferretdb() {
+    let dir = server_scratch();
+    ok(&run(
+        "--engine mongodb --workload linkbench --clients 2 --param maxid1=2001 \
+         --param duration=2s",
+        dir.path(),
+    ));
+    no_server_left(dir.path());
+    let run = &report_json(dir.path())["runs"][0];
+    measured(run, &["load", "request"]);
+    let check = step(run, "check");
+    assert!(f(&check["ops"]) >= 1.0, "{check}");
+}
