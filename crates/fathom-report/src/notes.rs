@@ -269,4 +269,29 @@ mod tests {
         );
         assert!(step_notes(&StepSummary::default()).is_empty());
     }
+
+    #[test]
+    fn drifted_counts_are_said_apart_from_failures() {
+        let m = StepSummary {
+            step: "check".into(),
+            failed: 4,
+            by_op: [(
+                DRIFTED.into(),
+                OpSummary {
+                    failed: 4,
+                    ..OpSummary::default()
+                },
+            )]
+            .into_iter()
+            .collect(),
+            ..StepSummary::default()
+        };
+        let notes = step_notes(&m);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0]
+                .starts_with("check: 4 (id1, link type) counts differ from their visible links"),
+            "{notes:?}"
+        );
+    }
 }
