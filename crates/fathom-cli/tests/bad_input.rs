@@ -119,6 +119,14 @@ const ENGINE_INPUT: &[Case] = &[
     case("run --engine innodb --workload sysbench --set pid=notapid --set url=mysql://root@localhost/x", &["pid", "notapid"]),
     case("run --engine null --workload dbbench --set nosuch=1", &["no setting `nosuch`"]),
     case("run --engine postgres --workload sysbench --setup listen_addresses='*'", &["listen_addresses", "unix socket"]),
+    case("run --engine mongodb --workload sysbench --set transactions=maybe", &["transactions", "maybe", "auto, on or off"]),
+    case("run --engine mongodb --workload sysbench --set write_concern=lots", &["write_concern", "lots", "majority"]),
+    case("run --engine mongodb --workload sysbench --set journal=yes", &["journal", "yes", "true or false"]),
+    case("run --engine mongodb --workload sysbench --set read_concern=fresh", &["read_concern", "fresh", "snapshot"]),
+    case("run --engine mongodb --workload sysbench --set url=postgres://x", &["url", "postgres://x", "MongoDB URL"]),
+    case("run --engine mongodb --workload sysbench --set url=mongodb://127.0.0.1:1 --set pid=1,x", &["pid", "`x`"]),
+    case("run --engine mongodb --workload sysbench --set url=mongodb://127.0.0.1:1 --setup fsync=off", &["setup", "running server"]),
+    case("run --engine mongodb --workload sysbench --set version=0.0.1", &["ferretdb 0.0.1", "fetch-engine.sh ferretdb 0.0.1"]),
     case("run --engine innodb --workload sysbench --setup bind-address=0.0.0.0", &["bind_address", "unix socket"]),
 ];
 

@@ -213,7 +213,7 @@ fn bad_input_names_what_was_wrong_and_what_is_accepted() {
     let dir = scratch();
     // (arguments after `fathom run`, words the error must contain)
     let cases: &[(&str, &[&str])] = &[
-        ("--engine rocksdbx --workload dbbench", &["unknown engine `rocksdbx`", "rocksdb, wiredtiger, lmdb, sqlite, innodb, myrocks, postgres, sqlite-sql, null"]),
+        ("--engine rocksdbx --workload dbbench", &["unknown engine `rocksdbx`", "rocksdb, wiredtiger, lmdb, sqlite, innodb, myrocks, postgres, mongodb, sqlite-sql, null"]),
         ("--engine rocksdb --workload dbbnech", &["unknown workload `dbbnech`", "dbbench"]),
         ("--engine rocksdb --workload dbbench --param num_kyes=5", &["no parameter `num_kyes`", "num_keys"]),
         ("--engine rocksdb --workload dbbench --param num_keys", &["`num_keys` is not key=value"]),

@@ -93,6 +93,8 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn DocEngine>> {
         "off" => Some(false),
         other => anyhow::bail!("setting `transactions`: `{other}` is not auto, on or off"),
     };
+    // The user's input is checked before any server starts.
+    let (write, read) = (write_concern(&s)?, read_concern(&s.read_concern)?);
     let (url, pids, backend) = if s.url.is_empty() {
         let f = ferretdb::Ferret::start(config, &s.version, s.cache_size.value)?;
         (f.url(), f.pids(), Some(f))
@@ -105,12 +107,16 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn DocEngine>> {
     let mut options = ClientOptions::parse(&url)
         .run()
         .map_err(|e| anyhow::anyhow!("setting `url`: `{url}` is not a MongoDB URL: {e}"))?;
-    options.write_concern = write_concern(&s)?.or(options.write_concern);
-    options.read_concern = read_concern(&s.read_concern)?.or(options.read_concern);
+    options.write_concern = write.or(options.write_concern);
+    options.read_concern = read.or(options.read_concern);
     // As sysbench-mongodb's connectionsPerHost(2048): a client thread never waits for a
     // connection; the pool's default of 10 would queue the 11th.
     options.max_pool_size = options.max_pool_size.or(Some(2048));
     options.app_name = Some("fathom".into());
+    // A server that is not there is an error within seconds, not the driver's 30.
+    options.server_selection_timeout = options
+        .server_selection_timeout
+        .or(Some(std::time::Duration::from_secs(10)));
     let client = Client::with_options(options).context("the mongodb driver")?;
     let db = client.database(&s.database);
     let hello = db

@@ -57,6 +57,36 @@ macro_rules! run {
     }};
 }
 
+/// Runs a driver action that returns a cursor (in the transaction when one is in progress)
+/// and visits its documents, raw, until the cursor ends or the visit says stop; the count.
+macro_rules! read_all {
+    ($self:ident, $action:expr, $visit:ident) => {{
+        let action = $action;
+        let mut n = 0u64;
+        match $self.txn() {
+            Some(s) => {
+                let mut cursor = action.session(&mut *s).run().map_err(classify)?;
+                while cursor.advance(s).map_err(classify)? {
+                    n += 1;
+                    if !$visit(cursor.current()) {
+                        break;
+                    }
+                }
+            }
+            None => {
+                let mut cursor = action.run().map_err(classify)?;
+                while cursor.advance().map_err(classify)? {
+                    n += 1;
+                    if !$visit(cursor.current()) {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(n)
+    }};
+}
+
 fn find_options(find: &Find<'_>) -> FindOptions {
     let mut o = FindOptions::default();
     o.projection = find.projection.cloned();
@@ -79,28 +109,7 @@ impl DocSession for MongoSession<'_> {
         let action = c
             .find(find.filter.clone())
             .with_options(find_options(&find));
-        let mut n = 0;
-        match self.txn() {
-            Some(s) => {
-                let mut cursor = action.session(&mut *s).run().map_err(classify)?;
-                while cursor.advance(s).map_err(classify)? {
-                    n += 1;
-                    if !visit(cursor.current()) {
-                        break;
-                    }
-                }
-            }
-            None => {
-                let mut cursor = action.run().map_err(classify)?;
-                while cursor.advance().map_err(classify)? {
-                    n += 1;
-                    if !visit(cursor.current()) {
-                        break;
-                    }
-                }
-            }
-        }
-        Ok(n)
+        read_all!(self, action, visit)
     }
 
     fn aggregate(
@@ -111,28 +120,7 @@ impl DocSession for MongoSession<'_> {
     ) -> anyhow::Result<u64> {
         let c = self.coll(coll);
         let action = c.aggregate(pipeline.iter().cloned());
-        let mut n = 0;
-        match self.txn() {
-            Some(s) => {
-                let mut cursor = action.session(&mut *s).run().map_err(classify)?;
-                while cursor.advance(s).map_err(classify)? {
-                    n += 1;
-                    if !visit(cursor.current()) {
-                        break;
-                    }
-                }
-            }
-            None => {
-                let mut cursor = action.run().map_err(classify)?;
-                while cursor.advance().map_err(classify)? {
-                    n += 1;
-                    if !visit(cursor.current()) {
-                        break;
-                    }
-                }
-            }
-        }
-        Ok(n)
+        read_all!(self, action, visit)
     }
 
     fn distinct(&mut self, coll: &str, field: &str, filter: &Document) -> anyhow::Result<u64> {
