@@ -75,6 +75,21 @@ fn get(s: &mut dyn DocSession, key: &[u8]) -> anyhow::Result<Option<usize>> {
     Ok(len)
 }
 
+/// Reads a key's value into `out` with one `find` by `_id`; false when it is absent.
+fn read(s: &mut dyn DocSession, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
+    let filter = by_id(key);
+    let mut found = false;
+    s.find(COLLECTION, Find::new(&filter).limit(1), &mut |d| {
+        if let Some((_, v)) = entry(d) {
+            out.clear();
+            out.extend_from_slice(v);
+            found = true;
+        }
+        false
+    })?;
+    Ok(found)
+}
+
 fn put(s: &mut dyn DocSession, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
     let filter = by_id(key);
     let set = doc! {"$set": {"v": bin(value)}};
@@ -134,6 +149,9 @@ impl KvSession for DocKv<'_> {
     fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
         get(self.session.as_mut(), key)
     }
+    fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
+        read(self.session.as_mut(), key, out)
+    }
     fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
         put(self.session.as_mut(), key, value)
     }
@@ -162,18 +180,7 @@ struct InTxn<'a, 'e>(&'a mut (dyn DocSession + 'e));
 
 impl KvTxn for InTxn<'_, '_> {
     fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
-        let filter = by_id(key);
-        let mut found = false;
-        self.0
-            .find(COLLECTION, Find::new(&filter).limit(1), &mut |d| {
-                if let Some((_, v)) = entry(d) {
-                    out.clear();
-                    out.extend_from_slice(v);
-                    found = true;
-                }
-                false
-            })?;
-        Ok(found)
+        read(self.0, key, out)
     }
     fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
         get(self.0, key)
