@@ -35,6 +35,10 @@ pub struct MongoSettings {
     /// `fathom serve` prints them), so their CPU and memory are measured
     #[schemars(title = "PID[,PID...]")]
     pid: String,
+    /// with `url`: the server's data directory, for its size and device (a mongod's --dbpath);
+    /// empty: asked of the server (getCmdLineOpts), when it says
+    #[schemars(title = "DIR")]
+    data_dir: String,
     /// the database the workloads' collections live in
     database: String,
     /// write concern of every write: w (a number or majority); empty: the server's default
@@ -63,6 +67,7 @@ impl Default for MongoSettings {
         MongoSettings {
             url: String::new(),
             pid: String::new(),
+            data_dir: String::new(),
             database: "fathom".into(),
             write_concern: String::new(),
             journal: String::new(),
@@ -102,6 +107,9 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn DocEngine>> {
         if !config.options.trim().is_empty() {
             anyhow::bail!("engine `mongodb` with `url`: the setup's lines are for the PostgreSQL fathom starts under FerretDB; a running server's options are its own");
         }
+        if !s.data_dir.is_empty() && !std::path::Path::new(&s.data_dir).is_dir() {
+            anyhow::bail!("setting `data_dir`: {} is not a directory", s.data_dir);
+        }
         (s.url.clone(), crate::server::parse_pid(&s.pid)?, None)
     };
     let mut options = ClientOptions::parse(&url)
@@ -128,6 +136,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn DocEngine>> {
     let version = server_version(&build, backend.as_ref());
     let data_dirs = match &backend {
         Some(_) => vec![config.data_dir.clone()],
+        None if !s.data_dir.is_empty() => vec![PathBuf::from(&s.data_dir)],
         None => db_path(&client).into_iter().collect(),
     };
     let mut effective = BTreeMap::new();
@@ -273,8 +282,11 @@ impl Target for MongoDb {
             (Some(b), _) => b.maintain(action),
             (None, Maintenance::Flush) => {
                 let admin = self.client.database("admin");
-                admin.run_command(doc! {"fsync": 1}).run()?;
-                Ok(())
+                match admin.run_command(doc! {"fsync": 1}).run() {
+                    // A server without the command (FerretDB) has nothing to flush on demand.
+                    Err(e) if errors::command_not_found(&e) => Ok(()),
+                    done => done.map(|_| ()).map_err(classify),
+                }
             }
             _ => Ok(()),
         }

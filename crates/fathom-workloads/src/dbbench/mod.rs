@@ -441,6 +441,15 @@ impl Workload for DbBench {
         &self.plans
     }
 
+    /// On a document server fillseq starts from an empty collection, as it does on a fresh
+    /// embedded database: a server keeps what earlier runs wrote.
+    fn prepare_step(&self, engine: Db<'_>, step: usize) -> anyhow::Result<()> {
+        match (engine, self.work[step]) {
+            (Db::Doc(e), Work::FillSeq) => e.drop_collections(&[crate::dockv::COLLECTION]),
+            _ => Ok(()),
+        }
+    }
+
     fn client<'e>(&self, engine: Db<'e>, step: usize, thread: usize) -> NewClient<'e> {
         let work = self.work[step];
         let keys = match work {
