@@ -67,13 +67,25 @@ fn shared_cell(column: &str, f: &Figures) -> String {
     }
 }
 
+/// Operations per second as the seeds print them, whole; below 10 with decimals, so a slow
+/// step (a few requests a second, one check in minutes) does not read as none.
+fn rate(x: f64) -> String {
+    if x >= 9.95 || x <= 0.0 {
+        format!("{x:.0}")
+    } else if x >= 0.095 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
 fn row(label: &str, s: &StepSummary) -> Vec<String> {
     let has_ops = s.ops > 0;
     let f = Figures::new(has_ops, &s.latency_us, &s.per_op, s.rss_gb);
     let cell = |column: &str| match column {
         "step" if s.interrupted => format!("{}*", s.step),
         "step" => s.step.clone(),
-        "ops/s" if has_ops => format!("{:.0}", s.ops_per_sec),
+        "ops/s" if has_ops => rate(s.ops_per_sec),
         "ops/s" => "-".into(),
         "fathom/o" => opt(harness_us(s).filter(|_| has_ops)),
         "db.gb" => format!("{}/{}", num(s.db_gb.allocated), num(s.db_gb.apparent)),
@@ -130,7 +142,7 @@ pub fn intervals(input: &Input) -> anyhow::Result<Table> {
                     let cell = |column: &str| match column {
                         "step" => i.step.clone(),
                         "t" => format!("{:.0}", i.t_end),
-                        "ops/s" => format!("{:.0}", i.ops_per_sec),
+                        "ops/s" => rate(i.ops_per_sec),
                         "db.gb" => num(i.db_gb.allocated),
                         "setup" => label.clone(),
                         shared => shared_cell(shared, &f),
@@ -141,4 +153,17 @@ pub fn intervals(input: &Input) -> anyhow::Result<Table> {
         }
     }
     Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn slow_rates_keep_their_decimals() {
+        use super::rate;
+        assert_eq!(rate(12345.6), "12346");
+        assert_eq!(rate(10.0), "10");
+        assert_eq!(rate(0.4), "0.4");
+        assert_eq!(rate(0.0056), "0.006");
+        assert_eq!(rate(0.0), "0");
+    }
 }
