@@ -1,6 +1,6 @@
 //! LinkBench on real engines of both families: the load writes the documented graph, the
 //! request mix runs every operation, and the consistency check passes — and fails when a
-//! count row is made wrong.
+//! count row is made wrong; and, on a fake store, what the check does with drifted counts.
 
 use super::*;
 use crate::testing::{drive, open};
@@ -194,4 +194,85 @@ fn failed_requests_are_tolerated_up_to_max_failed_requests() {
     let (failed, e) = failures_of(requests("-1").as_ref(), &engine);
     assert_eq!(e, None, "-1 tolerates any number");
     assert!(failed > 20, "count and link writes fail: {failed} of 400");
+}
+
+/// A store whose check finds `wrong` of 10 pairs drifted, with or without transactions: the
+/// other operations are never called by the check.
+struct Drifted {
+    wrong: u64,
+    may_drift: bool,
+}
+
+impl Store for Drifted {
+    fn reset_nodes(&mut self, _: i64) -> anyhow::Result<()> {
+        unreachable!()
+    }
+    fn add_nodes(&mut self, _: &[model::Node]) -> anyhow::Result<Vec<i64>> {
+        unreachable!()
+    }
+    fn add_links_bulk(&mut self, _: &[model::Link]) -> anyhow::Result<()> {
+        unreachable!()
+    }
+    fn add_counts_bulk(&mut self, _: &[model::Count]) -> anyhow::Result<()> {
+        unreachable!()
+    }
+    fn add_link(&mut self, _: &model::Link) -> anyhow::Result<bool> {
+        unreachable!()
+    }
+    fn delete_link(&mut self, _: i64, _: i64, _: i64) -> anyhow::Result<bool> {
+        unreachable!()
+    }
+    fn update_link(&mut self, _: &model::Link) -> anyhow::Result<bool> {
+        unreachable!()
+    }
+    fn count_links(&mut self, _: i64, _: i64) -> anyhow::Result<i64> {
+        unreachable!()
+    }
+    fn multiget_links(&mut self, _: i64, _: i64, _: &[i64]) -> anyhow::Result<u64> {
+        unreachable!()
+    }
+    fn get_link_list(&mut self, _: &model::ListPage) -> anyhow::Result<(i64, Option<i64>)> {
+        unreachable!()
+    }
+    fn add_node(&mut self, _: &model::Node) -> anyhow::Result<Option<i64>> {
+        unreachable!()
+    }
+    fn update_node(&mut self, _: &model::Node) -> anyhow::Result<bool> {
+        unreachable!()
+    }
+    fn delete_node(&mut self, _: i64, _: i64) -> anyhow::Result<bool> {
+        unreachable!()
+    }
+    fn get_node(&mut self, _: i64, _: i64) -> anyhow::Result<Option<usize>> {
+        unreachable!()
+    }
+    fn check_counts(&mut self) -> anyhow::Result<(u64, u64)> {
+        Ok((self.wrong, 10))
+    }
+    fn counts_may_drift(&self) -> bool {
+        self.may_drift
+    }
+}
+
+/// Without transactions the check records each drifted pair as a failed DRIFTED_COUNT and
+/// passes; with them a drifted count fails the step.
+#[test]
+fn the_check_reports_drift_without_transactions_and_fails_with_them() {
+    let check = |wrong, may_drift| Check {
+        store: Box::new(Drifted { wrong, may_drift }),
+        done: false,
+        drifted: 0,
+    };
+    let mut c = check(3, true);
+    let mut seen = Vec::new();
+    while let Some(d) = c.next().unwrap() {
+        seen.push((d.kind, d.failed));
+    }
+    assert_eq!(seen, [(0, false), (1, true), (1, true), (1, true)]);
+    assert_eq!(DRIFTED.name, "DRIFTED_COUNT");
+    let e = check(3, false).next().unwrap_err().to_string();
+    assert!(e.contains("3 of 10"), "{e}");
+    let mut clean = check(0, true);
+    assert_eq!(clean.next().unwrap().map(|d| d.failed), Some(false));
+    assert!(clean.next().unwrap().is_none());
 }
