@@ -139,9 +139,14 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn DocEngine>> {
         None if !s.data_dir.is_empty() => vec![PathBuf::from(&s.data_dir)],
         None => db_path(&client).into_iter().collect(),
     };
+    let transactions = transactions.unwrap_or(replicated);
     let mut effective = BTreeMap::new();
     effective.insert("fathom.database".into(), s.database.clone());
-    effective.insert("fathom.transactions".into(), s.transactions.clone());
+    let used = if transactions { "used" } else { "not used" };
+    effective.insert(
+        "fathom.transactions".into(),
+        format!("{} ({used})", s.transactions),
+    );
     for (k, v) in [
         ("write_concern", &s.write_concern),
         ("journal", &s.journal),
@@ -161,7 +166,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn DocEngine>> {
     }
     Ok(Box::new(MongoDb {
         id: Identity::new("mongodb", version, data_dirs).running_as(pids),
-        transactions: transactions.unwrap_or(replicated),
+        transactions,
         url,
         client,
         db,
