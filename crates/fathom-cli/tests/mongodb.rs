@@ -95,6 +95,10 @@ fn every_workload_runs_on_ferretdb_by_url() {
     let text = report_as(&results("sysbench"), "text");
     assert!(text.contains("FerretDB"), "{text}");
     assert!(
+        text.contains("FerretDB's and its PostgreSQL's, not mongod's"),
+        "{text}"
+    );
+    assert!(
         text.contains("cpu/o") && text.contains("fathom/o"),
         "{text}"
     );

@@ -95,6 +95,14 @@ pub fn text(input: &Input) -> String {
     for n in host_notes {
         out += &format!("{n}\n");
     }
+    if input
+        .runs
+        .iter()
+        .any(|r| r.manifest.setup.engine_version.starts_with("FerretDB"))
+    {
+        out +=
+            "figures measured through FerretDB are FerretDB's and its PostgreSQL's, not mongod's\n";
+    }
     for s in &input.series {
         let lines = series_notes(s);
         if !lines.is_empty() {
