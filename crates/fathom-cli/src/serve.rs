@@ -35,6 +35,34 @@ pub struct ServeArgs {
     pub url_file: Option<PathBuf>,
 }
 
+/// Prints how to reach the server (its URL, its pids, a `fathom run` line) and writes the URL
+/// and pids to `url_file` for scripts.
+fn announce(
+    entry: &fathom_engines::EngineEntry,
+    engine: &Engine,
+    url_file: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    let url = engine.url().unwrap_or_default();
+    let pids: Vec<String> = engine.target().pids().iter().map(u32::to_string).collect();
+    let pid = pids.join(",");
+    println!("url {url}");
+    println!("pid {pid}");
+    let workload = if entry.family() == "doc" {
+        "linkbench"
+    } else {
+        "sysbench"
+    };
+    println!(
+        "fathom run --engine {} --set 'url={url}' --set pid={pid} --workload {workload} ...",
+        entry.name
+    );
+    if let Some(f) = url_file {
+        std::fs::write(f, format!("{url}\n{pid}\n"))
+            .with_context(|| format!("writing {}", f.display()))?;
+    }
+    Ok(())
+}
+
 pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     let settings = fathom_core::units::parse_key_values(&args.settings, "--set")
         .map_err(anyhow::Error::msg)?;
@@ -78,30 +106,8 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
             memory_group: limit.as_ref().map(|l| l.procs_file()),
         },
     )?;
-    let url = match &engine {
-        Engine::Sql(e) => e.url(),
-        Engine::Doc(e) => e.url(),
-        Engine::Kv(_) => None,
-    }
-    .unwrap_or_default();
+    announce(entry, &engine, args.url_file.as_deref())?;
     let target = engine.target();
-    let pids: Vec<String> = target.pids().iter().map(u32::to_string).collect();
-    let pid = pids.join(",");
-    println!("url {url}");
-    println!("pid {pid}");
-    println!(
-        "fathom run --engine {} --set 'url={url}' --set pid={pid} --workload {} ...",
-        entry.name,
-        if entry.family() == "doc" {
-            "linkbench"
-        } else {
-            "sysbench"
-        }
-    );
-    if let Some(f) = &args.url_file {
-        std::fs::write(f, format!("{url}\n{pid}\n"))
-            .with_context(|| format!("writing {}", f.display()))?;
-    }
     eprintln!(
         "fathom: {} {} is up; Ctrl-C stops it",
         entry.name,

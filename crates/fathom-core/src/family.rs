@@ -30,6 +30,15 @@ impl Engine {
         }
     }
 
+    /// How another client reaches the engine (a server's URL); none for an embedded one.
+    pub fn url(&self) -> Option<String> {
+        match self {
+            Engine::Kv(_) => None,
+            Engine::Sql(e) => e.url(),
+            Engine::Doc(e) => e.url(),
+        }
+    }
+
     pub fn target(&self) -> &dyn Target {
         match self {
             Engine::Kv(e) => e.as_ref(),

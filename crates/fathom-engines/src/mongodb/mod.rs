@@ -100,18 +100,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn DocEngine>> {
     };
     // The user's input is checked before any server starts.
     let (write, read) = (write_concern(&s)?, read_concern(&s.read_concern)?);
-    let (url, pids, backend) = if s.url.is_empty() {
-        let f = ferretdb::Ferret::start(config, &s.version, s.cache_size.value)?;
-        (f.url(), f.pids(), Some(f))
-    } else {
-        if !config.options.trim().is_empty() {
-            anyhow::bail!("engine `mongodb` with `url`: the setup's lines are for the PostgreSQL fathom starts under FerretDB; a running server's options are its own");
-        }
-        if !s.data_dir.is_empty() && !std::path::Path::new(&s.data_dir).is_dir() {
-            anyhow::bail!("setting `data_dir`: {} is not a directory", s.data_dir);
-        }
-        (s.url.clone(), crate::server::parse_pid(&s.pid)?, None)
-    };
+    let (url, pids, backend) = server(config, &s)?;
     let mut options = ClientOptions::parse(&url)
         .run()
         .map_err(|e| anyhow::anyhow!("setting `url`: `{url}` is not a MongoDB URL: {e}"))?;
@@ -133,17 +122,52 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn DocEngine>> {
         .map_err(|e| anyhow::anyhow!("cannot reach the server at {url}: {e}"))?;
     let build = db.run_command(doc! {"buildInfo": 1}).run()?;
     let replicated = hello.get_str("setName").is_ok() || hello.get_str("msg") == Ok("isdbgrid");
-    let version = server_version(&build, backend.as_ref());
+    let transactions = transactions.unwrap_or(replicated);
     let data_dirs = match &backend {
         Some(_) => vec![config.data_dir.clone()],
         None if !s.data_dir.is_empty() => vec![PathBuf::from(&s.data_dir)],
         None => db_path(&client).into_iter().collect(),
     };
-    let transactions = transactions.unwrap_or(replicated);
-    let mut effective = BTreeMap::new();
-    effective.insert("fathom.database".into(), s.database.clone());
+    let version = server_version(&build, backend.as_ref());
+    Ok(Box::new(MongoDb {
+        id: Identity::new("mongodb", version, data_dirs).running_as(pids),
+        effective: effective(&s, transactions, backend.as_ref()),
+        transactions,
+        url,
+        client,
+        db,
+        backend,
+    }))
+}
+
+/// The server's URL and pids: FerretDB started here when no `url` is given, else the one named.
+fn server(
+    config: &EngineConfig,
+    s: &MongoSettings,
+) -> anyhow::Result<(String, Vec<u32>, Option<ferretdb::Ferret>)> {
+    if s.url.is_empty() {
+        let f = ferretdb::Ferret::start(config, &s.version, s.cache_size.value)?;
+        return Ok((f.url(), f.pids(), Some(f)));
+    }
+    if !config.options.trim().is_empty() {
+        anyhow::bail!("engine `mongodb` with `url`: the setup's lines are for the PostgreSQL fathom starts under FerretDB; a running server's options are its own");
+    }
+    if !s.data_dir.is_empty() && !std::path::Path::new(&s.data_dir).is_dir() {
+        anyhow::bail!("setting `data_dir`: {} is not a directory", s.data_dir);
+    }
+    Ok((s.url.clone(), crate::server::parse_pid(&s.pid)?, None))
+}
+
+/// The run's record of the options in force: fathom's choices, and FerretDB's PostgreSQL's.
+fn effective(
+    s: &MongoSettings,
+    transactions: bool,
+    backend: Option<&ferretdb::Ferret>,
+) -> BTreeMap<String, String> {
+    let mut e = BTreeMap::new();
+    e.insert("fathom.database".into(), s.database.clone());
     let used = if transactions { "used" } else { "not used" };
-    effective.insert(
+    e.insert(
         "fathom.transactions".into(),
         format!("{} ({used})", s.transactions),
     );
@@ -152,27 +176,13 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn DocEngine>> {
         ("journal", &s.journal),
         ("read_concern", &s.read_concern),
     ] {
-        effective.insert(
-            k.into(),
-            if v.is_empty() {
-                "server default".into()
-            } else {
-                v.clone()
-            },
-        );
+        let v = if v.is_empty() { "server default" } else { v };
+        e.insert(k.into(), v.to_string());
     }
-    if let Some(f) = &backend {
-        effective.extend(f.effective());
+    if let Some(f) = backend {
+        e.extend(f.effective());
     }
-    Ok(Box::new(MongoDb {
-        id: Identity::new("mongodb", version, data_dirs).running_as(pids),
-        transactions,
-        url,
-        client,
-        db,
-        backend,
-        effective,
-    }))
+    e
 }
 
 fn write_concern(s: &MongoSettings) -> anyhow::Result<Option<WriteConcern>> {

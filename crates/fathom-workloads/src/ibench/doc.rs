@@ -41,25 +41,33 @@ pub struct DocStore<'e> {
     session: Box<dyn DocSession + 'e>,
     shape: Arc<Shape>,
     docs: Vec<Document>,
+    /// Each secondary index's keys (its sort and hint) and its projection, built once.
+    ranges: Vec<(Document, Document)>,
 }
 
 impl<'e> DocStore<'e> {
     pub fn new(engine: &'e dyn DocEngine, shape: Arc<Shape>) -> anyhow::Result<Self> {
+        let ranges = shape
+            .indexes
+            .iter()
+            .map(|ix| {
+                let keys: Document = ix
+                    .cols
+                    .iter()
+                    .map(|&c| (field(c).to_string(), Bson::Int32(1)))
+                    .collect();
+                let mut projection = keys.clone();
+                projection.insert("_id", 0);
+                (keys, projection)
+            })
+            .collect();
         Ok(DocStore {
             engine,
             session: engine.session()?,
             shape,
             docs: Vec::new(),
+            ranges,
         })
-    }
-
-    /// Index `i`'s fields in order, each ascending.
-    fn keys(&self, i: usize) -> Document {
-        self.shape.indexes[i]
-            .cols
-            .iter()
-            .map(|&c| (field(c).to_string(), Bson::Int32(1)))
-            .collect()
     }
 
     /// The smallest `_id`, or with `last` the largest.
@@ -132,7 +140,7 @@ impl Store for DocStore<'_> {
             .iter()
             .map(|&i| Index {
                 name: index_name(self.shape.indexes[i].name).to_string(),
-                keys: self.keys(i),
+                keys: self.ranges[i].0.clone(),
                 unique: false,
             })
             .collect();
@@ -141,16 +149,14 @@ impl Store for DocStore<'_> {
 
     fn range_query(&mut self, t: u32, index: usize, from: i64) -> anyhow::Result<u64> {
         let ix = self.shape.indexes[index];
-        let keys = self.keys(index);
-        let mut projection = keys.clone();
-        projection.insert("_id", 0);
+        let (keys, projection) = &self.ranges[index];
         let op = if ix.strict() { "$gt" } else { "$gte" };
         let filter = doc! {field(ix.cols[0]): {op: from}};
         let find = Find::new(&filter)
-            .project(&projection)
-            .sort(&keys)
+            .project(projection)
+            .sort(keys)
             .limit(self.shape.rows_per_query as i64)
-            .hint(&keys);
+            .hint(keys);
         let mut bytes = 0;
         self.session.find(&collection(t), find, &mut |d| {
             bytes += size(d);

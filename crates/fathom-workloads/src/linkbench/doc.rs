@@ -71,6 +71,8 @@ pub struct DocStore<'e> {
     session: Box<dyn DocSession + 'e>,
     transactions: bool,
     node_ids: NodeIds,
+    /// The list query's hint, built once.
+    id1_type: Document,
 }
 
 impl<'e> DocStore<'e> {
@@ -79,6 +81,7 @@ impl<'e> DocStore<'e> {
             session: engine.session()?,
             transactions: engine.transactions(),
             node_ids,
+            id1_type: id1_type(),
         })
     }
 
@@ -308,12 +311,12 @@ impl Store for DocStore<'_> {
             "id1": page.id1, "link_type": page.link_type, "visibility": VISIBLE,
             "time": {"$gte": 0_i64, "$lte": page.max_time},
         };
-        let (newest_first, hint) = (doc! {"time": -1}, id1_type());
+        let newest_first = doc! {"time": -1};
         let find = Find::new(&filter)
             .sort(&newest_first)
             .skip(page.offset.max(0) as u64)
             .limit(page.limit)
-            .hint(&hint);
+            .hint(&self.id1_type);
         let mut oldest = None;
         let found = self.session.find(LINKS, find, &mut |d| {
             oldest = d.get_i64("time").ok();

@@ -4,6 +4,7 @@
 //! visible links. The original's quirks are kept unless `fix` names them. On document servers
 //! with LinkbenchX's collections and indexes.
 
+mod check;
 pub mod degree;
 pub mod dist;
 mod doc;
@@ -21,22 +22,18 @@ mod tests;
 
 use crate::params::{record, seed_or_clock, Params, Span};
 use crate::shared::PerStep;
+use crate::statements::Statements;
 use crate::{NewClient, Workload, WorkloadEntry};
+use check::Check;
+pub use check::{CHECK, DRIFTED};
 use fathom_core::capability::Need;
-use fathom_core::driver::{Client, Done, StepPlan};
+use fathom_core::driver::StepPlan;
 use fathom_core::family::Db;
-use fathom_core::kind::{OpKind, Role};
 use fathom_core::kv::SessionOptions;
 pub use load::{now_ms, KINDS as LOAD_KINDS};
-pub use request::KINDS as REQUEST_KINDS;
-/// The consistency check's one operation.
-pub const CHECK: OpKind = OpKind::new("CHECK", Role::Check);
-/// A count that drifted from its visible links, on a store whose writes run without
-/// transactions (recorded as a failed operation per pair, so the report can say how many).
-pub const DRIFTED: OpKind = OpKind::new("DRIFTED_COUNT", Role::Check);
-use crate::statements::Statements;
 use load::{Chunks, Graph, LinkLoader, NodeLoader};
 use model::Store;
+pub use request::KINDS as REQUEST_KINDS;
 use request::{Access, AccessDist, Blend, Requester, MIX_ORDER};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -489,43 +486,6 @@ impl LinkBench {
     }
 }
 
-/// The consistency check as a step's one operation: fails naming the pairs that differ.
-struct Check<'e> {
-    store: Box<dyn Store + 'e>,
-    done: bool,
-    /// Drifted pairs still to record, one failed operation each.
-    drifted: u64,
-}
-
-impl Client for Check<'_> {
-    fn next(&mut self) -> anyhow::Result<Option<Done>> {
-        if self.drifted > 0 {
-            self.drifted -= 1;
-            return Ok(Some(Done {
-                kind: 1,
-                failed: true,
-                ..Done::default()
-            }));
-        }
-        if self.done {
-            return Ok(None);
-        }
-        self.done = true;
-        let (wrong, pairs) = self.store.check_counts()?;
-        if wrong > 0 && self.store.counts_may_drift() {
-            // The seed's LinkbenchX on a server without transactions: counts drift, and the
-            // check says by how many instead of failing the run.
-            self.drifted = wrong;
-        } else if wrong > 0 {
-            anyhow::bail!(
-                "consistency check failed: {wrong} of {pairs} (id1, link type) pairs have a count \
-                 row that differs from their visible links"
-            );
-        }
-        Ok(Some(Done::default()))
-    }
-}
-
 impl Workload for LinkBench {
     fn steps(&self) -> &[StepPlan] {
         &self.plans
@@ -585,11 +545,7 @@ impl Workload for LinkBench {
                 Arc::clone(&self.shape),
                 crate::params::thread_seed(self.seed, step, thread) as i64,
             )?),
-            Work::Check => Box::new(Check {
-                store: self.store(engine, &state)?,
-                done: false,
-                drifted: 0,
-            }),
+            Work::Check => Box::new(Check::new(self.store(engine, &state)?)),
         })
     }
 

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::testing::{drive, open};
-use fathom_core::driver::LatencyFrom;
+use fathom_core::driver::{Client, LatencyFrom};
 use fathom_core::family::Engine;
 use fathom_core::pace::Spacing;
 
@@ -258,11 +258,7 @@ impl Store for Drifted {
 /// passes; with them a drifted count fails the step.
 #[test]
 fn the_check_reports_drift_without_transactions_and_fails_with_them() {
-    let check = |wrong, may_drift| Check {
-        store: Box::new(Drifted { wrong, may_drift }),
-        done: false,
-        drifted: 0,
-    };
+    let check = |wrong, may_drift| Check::new(Box::new(Drifted { wrong, may_drift }));
     let mut c = check(3, true);
     let mut seen = Vec::new();
     while let Some(d) = c.next().unwrap() {
