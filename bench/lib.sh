@@ -23,11 +23,13 @@ new_chain() { rm -rf "$WORK/chain" "$WORK/copy" && mkdir -p "$WORK/chain"; }
 # database the previous step left: one tool runs in $WORK/chain, which goes on to the next
 # step, the other in a copy of it taken (and written back) before. In odd repeats $3 carries
 # the chain and goes first, in even ones $4, so the host's drift over minutes falls on both
-# alike.
+# alike. What the first wrote is synced before the second starts, so the kernel's writeback
+# of one tool's step does not run during the other's.
 on_copies() {
   local rep=$1 s=$2 first=$3 second=$4
   ((rep % 2)) || { first=$4; second=$3; }
   rm -rf "$WORK/copy" && cp -a "$WORK/chain" "$WORK/copy" && sync
   "$first" "$rep" "$s" "$WORK/chain"
+  sync
   "$second" "$rep" "$s" "$WORK/copy"
 }

@@ -22,4 +22,5 @@ pub mod secret;
 pub mod sql;
 pub mod store;
 pub mod target;
+pub mod tick;
 pub mod units;

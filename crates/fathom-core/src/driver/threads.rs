@@ -9,6 +9,7 @@ use crate::interrupt;
 use crate::pace::{sleep_until, Arrivals, UnitRate};
 use crate::recorder::Recorder;
 use crate::result::IntervalRecord;
+use crate::tick::Tick;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
@@ -111,7 +112,7 @@ struct Ended {
     rec: Recorder,
     epoch: usize,
     /// When its first measured operation started.
-    measured_from: Option<Instant>,
+    measured_from: Option<Tick>,
 }
 
 /// One client's loop: an operation at a time until the step ends, its recorder handed to the
@@ -128,12 +129,14 @@ fn client_loop(
         .plan
         .open_loop
         .is_some_and(|o| o.latency_from == LatencyFrom::Start);
-    let (max_ops, deadline, warm_end) = (clock.plan.ops_per_client, clock.deadline, clock.warm_end);
+    let max_ops = clock.plan.ops_per_client;
+    let deadline = clock.deadline.map(Tick::from_instant);
+    let warm_end = Tick::from_instant(clock.warm_end);
     let rec = &mut ended.rec;
     let mut my_epoch = 0usize;
     let mut measured_from = None;
     let mut done = 0u64;
-    let mut prev = Instant::now();
+    let mut prev = Tick::now();
     let result = loop {
         if clock.stop.load(Ordering::Relaxed) || interrupt::requested() {
             break Ok(());
@@ -146,7 +149,7 @@ fn client_loop(
                 rec: rec.take(),
             });
             my_epoch = epoch;
-            prev = Instant::now();
+            prev = Tick::now();
         }
         if max_ops.is_some_and(|n| done >= n) {
             break Ok(());
@@ -157,9 +160,9 @@ fn client_loop(
         let start = match starts.next() {
             Some(at) => {
                 sleep_until(at);
-                let now = Instant::now();
+                let (now, at) = (Tick::now(), Tick::from_instant(at));
                 if at >= warm_end {
-                    rec.record_queue(now.saturating_duration_since(at));
+                    rec.record_queue(now.since(at));
                 }
                 if from_real_start {
                     now
@@ -177,11 +180,11 @@ fn client_loop(
             Ok(None) => break Ok(()),
             Err(e) => break Err(e),
         };
-        let end = Instant::now();
+        let end = Tick::now();
         done += 1;
         if start >= warm_end {
             measured_from.get_or_insert(start);
-            rec.record_done(&op, end - start);
+            rec.record_done(&op, end.since(start));
         }
         prev = end;
     };
@@ -208,16 +211,16 @@ fn client_thread<'c>(
     client.stopped();
     match result {
         Ok(()) => {
-            let end = Instant::now();
+            let end = Tick::now();
             let busy = ended
                 .measured_from
-                .map_or(Duration::ZERO, |from| end - from);
+                .map_or(Duration::ZERO, |from| end.since(from));
             let _ = tx.send(Msg::Final {
                 thread,
                 epoch: ended.epoch,
                 rec: ended.rec.take(),
                 busy,
-                ended: end,
+                ended: end.to_instant(),
             });
         }
         Err(error) => {
@@ -261,13 +264,13 @@ fn background_thread(
         if stopping() || interrupt::requested() {
             break Ok(rec);
         }
-        let start = Instant::now();
+        let start = Tick::now();
         let op = match client.next() {
             Ok(Some(op)) => op,
             Ok(None) => break Ok(rec),
             Err(e) => break Err(e),
         };
-        rec.record_done(&op, start.elapsed());
+        rec.record_done(&op, Tick::now().since(start));
         let (Some(rate), Some(pace)) = (rate.as_mut(), pace) else {
             continue;
         };
