@@ -85,7 +85,13 @@ fn main() -> anyhow::Result<()> {
     };
     let started = Instant::now();
     let ops = match a.step.as_str() {
-        "fillseq" => fillseq(&*engine, a.num_keys)?,
+        // On a thread of its own, as fathom's client and db_bench's run one: the kernel's
+        // per-call work on a file descriptor (fdget/fput) is dearer in a process of several
+        // threads, which the engine pays on every write (docs/performance.md).
+        "fillseq" => std::thread::scope(|s| {
+            let thread = s.spawn(|| fillseq(&*engine, a.num_keys));
+            thread.join().expect("the fillseq thread panicked")
+        })?,
         "readrandom" | "fwdrange" => timed(&*engine, &a)?,
         other => anyhow::bail!("--step {other}: expected fillseq, readrandom or fwdrange"),
     };

@@ -128,6 +128,7 @@ const ENGINE_INPUT: &[Case] = &[
     case("run --engine mongodb --workload sysbench --set url=mongodb://127.0.0.1:1 --setup fsync=off", &["setup", "running server"]),
     case("run --engine mongodb --workload sysbench --set url=mongodb://127.0.0.1:1 --set data_dir=/no/such", &["data_dir", "/no/such", "not a directory"]),
     case("run --engine mongodb --workload sysbench --set version=0.0.1", &["ferretdb 0.0.1", "fetch-engine.sh ferretdb 0.0.1"]),
+    case("run --engine mongodb --workload sysbench --set client=pymongo", &["client", "pymongo", "auto, fathom or driver"]),
     case("run --engine innodb --workload sysbench --setup bind-address=0.0.0.0", &["bind_address", "unix socket"]),
 ];
 

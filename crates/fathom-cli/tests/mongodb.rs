@@ -1,7 +1,8 @@
 //! End to end on a MongoDB-protocol server: FerretDB (built by `scripts/setup.sh --test`) over a
 //! PostgreSQL from Debian's packages, started by `fathom serve --engine mongodb` on unix sockets
 //! and reached with `--set url=` as any mongod would be; every workload runs on it at small
-//! scale and the report has the columns of every other engine. After each, no server is left.
+//! scale, through fathom's own client and (sysbench) the official driver, and the report has
+//! the columns of every other engine. After each, no server is left.
 
 mod common;
 use common::*;
@@ -29,6 +30,16 @@ fn run_by_url(url: &str, pid: &str, args: &str, results: &std::path::Path) -> Va
     );
     ok(&out);
     report_json(results)["runs"][0].clone()
+}
+
+/// The client the run's sessions used, as its record says (`fathom.client`).
+fn client_of(run: &Value) -> String {
+    let record = std::path::Path::new(run["path"].as_str().unwrap()).join("run.json");
+    let record: Value = serde_json::from_str(&std::fs::read_to_string(record).unwrap()).unwrap();
+    record["setup"]["effective"]["fathom.client"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no fathom.client in {}", record["setup"]))
+        .to_string()
 }
 
 /// Every step ran operations, and the server's CPU and fathom's own were measured apart.
@@ -70,6 +81,20 @@ fn every_workload_runs_on_ferretdb_by_url() {
         &results("sysbench"),
     );
     measured(&sb, &["prepare", "oltp_point_select", "oltp_read_write"]);
+    assert_eq!(client_of(&sb), "fathom", "fathom's own client by default");
+    // The same statements through the official driver.
+    let driver = run_by_url(
+        &url,
+        &pid,
+        "--workload sysbench --duration 1s --param table_size=500 --set client=driver \
+         --param tests=oltp_point_select,oltp_read_write",
+        &results("sysbench-driver"),
+    );
+    measured(
+        &driver,
+        &["prepare", "oltp_point_select", "oltp_read_write"],
+    );
+    assert_eq!(client_of(&driver), "driver");
 
     let ib = run_by_url(
         &url,

@@ -1,16 +1,19 @@
-//! MongoDB's wire protocol as the document family, through the official `mongodb` crate's sync
-//! API: `--set url=mongodb://…` for any server (mongod, a replica set, FerretDB), `--set pid=`
-//! so its CPU and memory are measured. Without a URL fathom starts FerretDB over a PostgreSQL
+//! MongoDB's wire protocol as the document family, through fathom's own client (`lean.rs`) or
+//! the official `mongodb` crate's sync API: `--set url=mongodb://…` for any server (mongod, a
+//! replica set, FerretDB), `--set pid=` so its CPU and memory are measured. Without a URL fathom starts FerretDB over a PostgreSQL
 //! of its own (`ferretdb.rs`): figures measured so are FerretDB's and PostgreSQL's, not
 //! mongod's.
 
+use crate::netbuf::Endpoint;
 use crate::settings::{self, specs, Size};
 use crate::{EngineConfig, EngineEntry};
 use anyhow::Context;
 use fathom_core::doc::bson::{doc, Bson, Document};
 use fathom_core::doc::{DocEngine, DocSession, Index};
 use fathom_core::target::{Counters, Identity, Maintenance, Target};
-use mongodb::options::{Acknowledgment, ClientOptions, IndexOptions, ReadConcern, WriteConcern};
+use mongodb::options::{
+    Acknowledgment, ClientOptions, IndexOptions, ReadConcern, ServerAddress, Tls, WriteConcern,
+};
 use mongodb::sync::{Client, Database};
 use mongodb::IndexModel;
 use schemars::JsonSchema;
@@ -20,7 +23,9 @@ use std::path::PathBuf;
 
 mod errors;
 mod ferretdb;
+mod lean;
 mod session;
+mod wire;
 
 pub use errors::classify;
 
@@ -60,6 +65,11 @@ pub struct MongoSettings {
     version: String,
     /// without `url`: the PostgreSQL under FerretDB's shared_buffers
     cache_size: Size,
+    /// the sessions' client: fathom (its own: one write and one read per command), driver
+    /// (the official mongodb crate), or auto: fathom's unless the server needs what only the
+    /// driver does (a login, TLS, several hosts, transactions)
+    #[schemars(title = "auto|fathom|driver")]
+    client: String,
 }
 
 impl Default for MongoSettings {
@@ -75,6 +85,7 @@ impl Default for MongoSettings {
             transactions: "auto".into(),
             version: ferretdb::VERSION.into(),
             cache_size: Size::new("256m"),
+            client: "auto".into(),
         }
     }
 }
@@ -98,6 +109,12 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn DocEngine>> {
         "off" => Some(false),
         other => anyhow::bail!("setting `transactions`: `{other}` is not auto, on or off"),
     };
+    if !matches!(s.client.as_str(), "auto" | "fathom" | "driver") {
+        anyhow::bail!(
+            "setting `client`: `{}` is not auto, fathom or driver",
+            s.client
+        );
+    }
     // The user's input is checked before any server starts.
     let (write, read) = (write_concern(&s)?, read_concern(&s.read_concern)?);
     let (url, pids, backend) = server(config, &s)?;
@@ -110,6 +127,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn DocEngine>> {
     // connection; the pool's default of 10 would queue the 11th.
     options.max_pool_size = options.max_pool_size.or(Some(2048));
     options.app_name = Some("fathom".into());
+    let lean = LeanCandidate::of(&options, &s.database)?;
     // A server that is not there is an error within seconds, not the driver's 30.
     options.server_selection_timeout = options
         .server_selection_timeout
@@ -123,6 +141,11 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn DocEngine>> {
     let build = db.run_command(doc! {"buildInfo": 1}).run()?;
     let replicated = hello.get_str("setName").is_ok() || hello.get_str("msg") == Ok("isdbgrid");
     let transactions = transactions.unwrap_or(replicated);
+    let writable = hello
+        .get_bool("isWritablePrimary")
+        .or(hello.get_bool("ismaster"))
+        == Ok(true);
+    let client_used = lean.choose(&s.client, transactions, writable)?;
     let data_dirs = match &backend {
         Some(_) => vec![config.data_dir.clone()],
         None if !s.data_dir.is_empty() => vec![PathBuf::from(&s.data_dir)],
@@ -131,8 +154,9 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn DocEngine>> {
     let version = server_version(&build, backend.as_ref());
     Ok(Box::new(MongoDb {
         id: Identity::new("mongodb", version, data_dirs).running_as(pids),
-        effective: effective(&s, transactions, backend.as_ref()),
+        effective: effective(&s, transactions, &client_used, backend.as_ref()),
         transactions,
+        lean: client_used.ok(),
         url,
         client,
         db,
@@ -162,10 +186,17 @@ fn server(
 fn effective(
     s: &MongoSettings,
     transactions: bool,
+    client: &Result<lean::LeanConfig, String>,
     backend: Option<&ferretdb::Ferret>,
 ) -> BTreeMap<String, String> {
     let mut e = BTreeMap::new();
     e.insert("fathom.database".into(), s.database.clone());
+    let client = match client {
+        Ok(_) => "fathom".to_string(),
+        Err(why) if s.client == "auto" => format!("driver ({why})"),
+        Err(_) => "driver".to_string(),
+    };
+    e.insert("fathom.client".into(), client);
     let used = if transactions { "used" } else { "not used" };
     e.insert(
         "fathom.transactions".into(),
@@ -259,6 +290,8 @@ fn db_path(client: &Client) -> Option<PathBuf> {
 pub struct MongoDb {
     id: Identity,
     transactions: bool,
+    /// How fathom's own client reaches the server, when the sessions use it.
+    lean: Option<lean::LeanConfig>,
     url: String,
     client: Client,
     db: Database,
@@ -323,6 +356,9 @@ fn number(v: &Bson) -> Option<f64> {
 impl DocEngine for MongoDb {
     fn session(&self) -> anyhow::Result<Box<dyn DocSession + '_>> {
         self.check()?;
+        if let Some(lean) = &self.lean {
+            return Ok(Box::new(lean::LeanSession::connect(lean)?));
+        }
         Ok(Box::new(session::MongoSession::new(
             &self.client,
             self.db.clone(),
@@ -363,5 +399,64 @@ impl DocEngine for MongoDb {
     }
     fn url(&self) -> Option<String> {
         Some(self.url.clone())
+    }
+}
+
+/// What fathom's own client would use, taken from the driver's parsed options: the one host,
+/// the concerns; or why it cannot serve (a login, TLS, several hosts).
+struct LeanCandidate {
+    config: Result<lean::LeanConfig, String>,
+}
+
+impl LeanCandidate {
+    fn of(options: &ClientOptions, database: &str) -> anyhow::Result<LeanCandidate> {
+        let concern = |d: Option<anyhow::Result<Document>>| d.transpose();
+        let write_concern =
+            concern(options.write_concern.as_ref().map(|w| {
+                fathom_core::doc::bson::to_document(w).context("the write concern as BSON")
+            }))?;
+        let read_concern =
+            concern(options.read_concern.as_ref().map(|r| {
+                fathom_core::doc::bson::to_document(r).context("the read concern as BSON")
+            }))?;
+        let endpoint = match options.hosts.as_slice() {
+            _ if options.credential.is_some() => Err("the URL logs in".to_string()),
+            _ if matches!(options.tls, Some(Tls::Enabled(_))) => Err("TLS".to_string()),
+            [ServerAddress::Unix { path }] => Ok(Endpoint::Socket(path.display().to_string())),
+            [ServerAddress::Tcp { host, port }] => {
+                Ok(Endpoint::Tcp(host.clone(), port.unwrap_or(27017)))
+            }
+            _ => Err("several hosts".to_string()),
+        };
+        Ok(LeanCandidate {
+            config: endpoint.map(|endpoint| lean::LeanConfig {
+                endpoint,
+                db: database.to_string(),
+                write_concern,
+                read_concern,
+            }),
+        })
+    }
+
+    /// The client the sessions use (`Ok`: fathom's own; `Err`: the driver, and why), or an
+    /// error when `client=fathom` cannot serve this server.
+    fn choose(
+        self,
+        setting: &str,
+        transactions: bool,
+        writable: bool,
+    ) -> anyhow::Result<Result<lean::LeanConfig, String>> {
+        let config = self.config.and_then(|c| match (transactions, writable) {
+            (true, _) => Err("transactions".to_string()),
+            (_, false) => Err("the host is not a writable primary".to_string()),
+            _ => Ok(c),
+        });
+        match (setting, config) {
+            ("driver", _) => Ok(Err("client=driver".into())),
+            ("fathom", Err(why)) => anyhow::bail!(
+                "setting `client`: fathom's own client cannot serve this server ({why}); use client=driver or auto"
+            ),
+            (_, chosen) => Ok(chosen),
+        }
     }
 }
