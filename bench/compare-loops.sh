@@ -9,6 +9,7 @@
 # (lib.sh's on_copies).
 #   bench/compare-loops.sh                                   # 4 engines, 1M keys, 2 threads, 10 s, 5 repeats
 #   ENGINES="lmdb sqlite" NUM_KEYS=200000 REPEATS=3 bench/compare-loops.sh
+#   STEPS=fillseq bench/compare-loops.sh                    # some of the steps (in this order)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lib.sh
@@ -24,7 +25,7 @@ cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p fathom-cli -
 fathom="$CARGO_TARGET_DIR/release/fathom"
 kvloop="$CARGO_TARGET_DIR/release/examples/kvloop"
 rm -rf "$WORK" && mkdir -p "$WORK"
-steps=(fillseq readrandom fwdrange)
+read -r -a steps <<<"${STEPS:-fillseq readrandom fwdrange}"
 
 # One step of engine $e's loop in database $3; appends "engine step rep ops/s".
 loop_step() {

@@ -460,3 +460,48 @@ impl LeanCandidate {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn candidate(url: &str) -> LeanCandidate {
+        let options = ClientOptions::parse(url).run().unwrap();
+        LeanCandidate::of(&options, "fathom").unwrap()
+    }
+
+    /// fathom's own client where it can serve; the driver, saying why, where it cannot.
+    #[test]
+    fn the_client_is_chosen_by_what_the_server_needs() {
+        let lean = candidate("mongodb://%2Ftmp%2Fm.sock/?w=majority")
+            .choose("auto", false, true)
+            .unwrap()
+            .unwrap();
+        assert_eq!(lean.endpoint, Endpoint::Socket("/tmp/m.sock".into()));
+        assert_eq!(lean.write_concern, Some(doc! {"w": "majority"}));
+        let by_tcp = candidate("mongodb://127.0.0.1").choose("auto", false, true);
+        assert_eq!(
+            by_tcp.unwrap().unwrap().endpoint,
+            Endpoint::Tcp("127.0.0.1".into(), 27017)
+        );
+        let why = |url: &str, transactions: bool, writable: bool| {
+            candidate(url)
+                .choose("auto", transactions, writable)
+                .unwrap()
+                .unwrap_err()
+        };
+        assert_eq!(why("mongodb://u:p@h:1", false, true), "the URL logs in");
+        assert_eq!(why("mongodb://h:1,h:2", false, true), "several hosts");
+        assert_eq!(why("mongodb://h:1", true, true), "transactions");
+        assert_eq!(
+            why("mongodb://h:1", false, false),
+            "the host is not a writable primary"
+        );
+        let e = candidate("mongodb://h:1")
+            .choose("fathom", true, true)
+            .unwrap_err();
+        assert!(e.to_string().contains("client=driver"), "{e}");
+        let driver = candidate("mongodb://h:1").choose("driver", false, true);
+        assert!(driver.unwrap().is_err());
+    }
+}
