@@ -37,6 +37,11 @@ pub struct PerOp {
     /// its own writes here even when the device has not yet.
     #[serde(default)]
     pub engine_write_kb: Option<f64>,
+    /// Times fathom's own threads blocked per operation (voluntary context switches): at
+    /// least one per round trip to a server, which is where a client's kernel time goes
+    /// (docs/performance.md, "What one blocking wait costs"); null for an embedded engine.
+    #[serde(default)]
+    pub waits_harness: Option<f64>,
 }
 
 /// Database size in GiB, as `du` reports it and with `--apparent-size`.

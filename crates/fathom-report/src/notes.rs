@@ -230,8 +230,16 @@ pub fn bottleneck(s: &StepSummary) -> Option<String> {
             e
         };
         if whole > 0.0 && h / whole > HARNESS_SHARE_WARN {
+            // Each time a client blocks on a server's reply costs it kernel time of its own,
+            // whatever the client: the count says how much of fathom's share that is.
+            let waits = s
+                .per_op
+                .waits_harness
+                .filter(|w| *w > 0.0)
+                .map(|w| format!(", blocking {w:.1} times per op"))
+                .unwrap_or_default();
             why.push(format!(
-                "fathom used {:.0}% of the CPU per op",
+                "fathom used {:.0}% of the CPU per op{waits}",
                 100.0 * h / whole
             ));
         }
@@ -250,7 +258,32 @@ pub fn bottleneck(s: &StepSummary) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fathom_core::result::OpSummary;
+    use fathom_core::result::{OpSummary, PerOp};
+
+    /// A server client's share of the CPU is flagged with the times it blocked per op.
+    #[test]
+    fn a_heavy_client_is_noted_with_its_waits() {
+        let step = |harness: f64, waits: Option<f64>| StepSummary {
+            ops: 1000,
+            window_seconds: 10.0,
+            per_op: PerOp {
+                cpu_us_engine: Some(100.0),
+                cpu_us_harness: Some(harness),
+                waits_harness: waits,
+                ..PerOp::default()
+            },
+            ..StepSummary::default()
+        };
+        assert_eq!(
+            bottleneck(&step(40.0, Some(1.6))).as_deref(),
+            Some("fathom used 29% of the CPU per op, blocking 1.6 times per op")
+        );
+        assert_eq!(
+            bottleneck(&step(40.0, None)).as_deref(),
+            Some("fathom used 29% of the CPU per op")
+        );
+        assert_eq!(bottleneck(&step(10.0, Some(1.6))), None);
+    }
 
     #[test]
     fn failed_operations_are_noted_per_kind() {

@@ -43,6 +43,8 @@ pub struct Sample {
     pub engine: process::ProcCounters,
     /// The harness process (fathom).
     pub harness: process::ProcCounters,
+    /// The harness's voluntary context switches, all its threads' (`getrusage`).
+    pub harness_waits: u64,
     pub db: dbsize::DbSize,
 }
 
@@ -115,6 +117,7 @@ impl Sampler {
             cpu,
             engine,
             harness,
+            harness_waits: process::own_voluntary_switches(),
             db: dbsize::measure(&self.data_dirs),
         }
     }
@@ -154,6 +157,11 @@ impl Sampler {
                 None
             } else {
                 per(harness_ticks as f64 * tick_us)
+            },
+            waits_harness: if self.embedded() {
+                None
+            } else {
+                per(end.harness_waits.saturating_sub(start.harness_waits) as f64)
             },
         };
         let total = cpu.total().max(1) as f64;

@@ -138,6 +138,18 @@ pub fn read(pid: u32, reaped: bool) -> Option<ProcCounters> {
     })
 }
 
+/// The voluntary context switches of this process, every thread's, exited ones included: the
+/// times its threads blocked (`getrusage`'s `ru_nvcsw`).
+pub fn own_voluntary_switches() -> u64 {
+    // SAFETY: rusage is plain integers, for which all zeroes is a value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: one valid rusage to write, for the duration of the call.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return 0;
+    }
+    usage.ru_nvcsw.max(0) as u64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,5 +190,26 @@ mod tests {
     fn reads_this_process() {
         let me = read(std::process::id(), false).expect("own /proc entry");
         assert!(me.rss_bytes > 0);
+    }
+
+    /// A thread that blocks on a channel twice is counted, after it exited too.
+    #[test]
+    fn counts_the_times_its_threads_blocked() {
+        let before = own_voluntary_switches();
+        let (tx, rx) = std::sync::mpsc::channel::<u8>();
+        let (back, done) = std::sync::mpsc::channel::<u8>();
+        let t = std::thread::spawn(move || {
+            for _ in 0..2 {
+                let v = rx.recv().unwrap();
+                back.send(v).unwrap();
+            }
+        });
+        for i in 0..2 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            tx.send(i).unwrap();
+            done.recv().unwrap();
+        }
+        t.join().unwrap();
+        assert!(own_voluntary_switches() >= before + 4);
     }
 }
