@@ -10,8 +10,10 @@
 # Prints per client count: queries per second of each tool and fathom/sysbench, then each
 # tool's CPU µs per query, user and system apart, of its whole process (fathom's sampler,
 # progress and connections included; sysbench's Lua, its reporting thread and connections)
-# from the shell's `time`, and the ratio of the user times. A query's system time is mostly the
-# kernel's send and receive on the socket, the same two calls in both tools.
+# from GNU time, and the ratio of the user times; then the times each tool's threads blocked
+# per query (voluntary context switches). A query's system time is mostly the kernel's send,
+# wait and receive on the socket, the same in both tools: bench/roundtrip-floor.sh measures
+# what one wait costs on the machine.
 set -euo pipefail
 engine=${1:-innodb}
 clients=${2:-1,2,4,8}
@@ -72,36 +74,39 @@ case $test in
   oltp_read_only) qpe=16 ;; oltp_read_write) qpe=20 ;; oltp_write_only) qpe=6 ;; *) qpe=1 ;;
 esac
 
-# Appends "user_us/q sys_us/q" from a `time` file ("%U %S") and a query count.
+# Appends "user_us/q sys_us/q waits/q" from a GNU time file ("%U %S %w") and a query count.
 per_query() {
-  local user sys
-  read -r user sys <"$1"
-  awk -v u="$user" -v s="$sys" -v n="$2" 'BEGIN { printf "%.3f %.3f\n", u * 1e6 / n, s * 1e6 / n }'
+  local user sys waits
+  read -r user sys waits < <(tail -1 "$1")
+  awk -v u="$user" -v s="$sys" -v w="$waits" -v n="$2" \
+    'BEGIN { printf "%.3f %.3f %.3f\n", u * 1e6 / n, s * 1e6 / n, w / n }'
 }
+timed() { /usr/bin/time -f '%U %S %w' -o "$1" "${@:2}"; }
 median_of() { awk -v c="$2" '{ print $c }' "$1" | median; }
 
-printf '%8s %11s %11s %6s %9s %9s %6s %9s %9s\n' clients fathom_q/s sysb_q/s ratio fa_usr/q sb_usr/q ratio fa_sys/q sb_sys/q
+printf '%8s %11s %11s %6s %9s %9s %6s %9s %9s %8s %8s\n' clients fathom_q/s sysb_q/s ratio fa_usr/q sb_usr/q ratio fa_sys/q sb_sys/q fa_w/q sb_w/q
 for c in ${clients//,/ }; do
   : >"$work/f.qps" && : >"$work/f.us" && : >"$work/s.qps" && : >"$work/s.us"
   for rep in $(seq "$REPEATS"); do
     f="$work/fathom-c$c-r$rep"
-    { TIMEFORMAT='%U %S'; time "$fathom" run --engine "$engine" "${common[@]}" --param prepare=off \
-        --duration "${secs}s" --clients "$c" --results "$f" --format csv >"$f.csv" 2>"$f.log"; } 2>"$f.cpu"
+    timed "$f.cpu" "$fathom" run --engine "$engine" "${common[@]}" --param prepare=off \
+      --duration "${secs}s" --clients "$c" --results "$f" --format csv >"$f.csv" 2>"$f.log"
     awk -v o="$(column "$f.csv" ops/s)" -v q=$qpe 'BEGIN { print o * q }' >>"$work/f.qps"
     # The step's operations (events), from its summary file.
     ops=$(cat "$f"/*/steps/*.json | grep -o '"ops": *[0-9]*' | head -1 | grep -o '[0-9]*$')
     per_query "$f.cpu" "$((ops * qpe))" >>"$work/f.us"
     s="$work/sysbench-c$c-r$rep"
-    { TIMEFORMAT='%U %S'; time sysbench "$test" "${driver[@]}" --tables="$TABLES" \
-        --table-size="$TABLE_SIZE" --threads="$c" --time="$secs" run >"$s.log"; } 2>"$s.cpu"
+    timed "$s.cpu" sysbench "$test" "${driver[@]}" --tables="$TABLES" \
+      --table-size="$TABLE_SIZE" --threads="$c" --time="$secs" run >"$s.log"
     awk '/queries:/ { gsub(/[()]/, "", $3); print $3 }' "$s.log" >>"$work/s.qps"
     per_query "$s.cpu" "$(awk '/queries:/ { print $2 }' "$s.log")" >>"$work/s.us"
   done
   fq=$(median <"$work/f.qps") sq=$(median <"$work/s.qps")
   fu=$(median_of "$work/f.us" 1) su=$(median_of "$work/s.us" 1)
   fs=$(median_of "$work/f.us" 2) ss=$(median_of "$work/s.us" 2)
-  awk -v c="$c" -v fq="$fq" -v sq="$sq" -v fu="$fu" -v su="$su" -v fs="$fs" -v ss="$ss" \
-    'BEGIN { printf "%8d %11.0f %11.0f %6.2f %9.2f %9.2f %6.2f %9.2f %9.2f\n", c, fq, sq, fq / sq, fu, su, fu / su, fs, ss }'
+  fw=$(median_of "$work/f.us" 3) sw=$(median_of "$work/s.us" 3)
+  awk -v c="$c" -v fq="$fq" -v sq="$sq" -v fu="$fu" -v su="$su" -v fs="$fs" -v ss="$ss" -v fw="$fw" -v sw="$sw" \
+    'BEGIN { printf "%8d %11.0f %11.0f %6.2f %9.2f %9.2f %6.2f %9.2f %9.2f %8.2f %8.2f\n", c, fq, sq, fq / sq, fu, su, fu / su, fs, ss, fw, sw }'
 done
 echo "$engine, $test, $TABLES x $TABLE_SIZE rows, ${secs}s runs, medians of $REPEATS alternating repeats"
-echo "usr/q, sys/q: µs of CPU per query of each tool's whole process (the shell's time); ratio: fathom / sysbench"
+echo "usr/q, sys/q: µs of CPU per query of each tool's whole process (GNU time); ratio: fathom / sysbench; w/q: its threads' blocking waits per query"

@@ -2,7 +2,7 @@
 # Installs every system package fathom needs on a fresh Debian 12 machine (run as root).
 #   scripts/setup.sh          build dependencies (libclang for RocksDB's bindings)
 #   scripts/setup.sh --servers  also the database servers fathom starts (MariaDB with MyRocks, PostgreSQL)
-#   scripts/setup.sh --peers    also the peer tools used for side-by-side runs (db_bench, sysbench)
+#   scripts/setup.sh --peers    also the peer tools used for side-by-side runs (db_bench, sysbench, GNU time)
 #   scripts/setup.sh --dbbench  also what building db_bench against fathom's RocksDB needs (gflags)
 #   scripts/setup.sh --fetch    also what scripts/fetch-engine.sh needs (curl, unzip, xz, nm)
 #   scripts/setup.sh --build-wiredtiger  also what building a WiredTiger release needs (CMake, autotools, snappy)
@@ -19,7 +19,7 @@ servers=(mariadb-server mariadb-plugin-rocksdb postgresql)
 for arg in "$@"; do
   case "$arg" in
     --servers) packages+=("${servers[@]}") ;;
-    --peers) packages+=(rocksdb-tools sysbench) ;;
+    --peers) packages+=(rocksdb-tools sysbench time) ;;
     --dbbench) packages+=(libgflags-dev) ;;
     --fetch) packages+=(curl unzip xz-utils binutils) ;;
     --build-wiredtiger) packages+=(cmake autoconf automake libtool libsnappy-dev build-essential) ;;
