@@ -174,9 +174,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     let plan = run.plan;
     let started_at = crate::result::now_utc();
     let origin_wall = SystemTime::now();
-    // Calibrated before the step's clock starts, not during its first operation.
-    crate::tick::init();
-    let clock = Clock::new(plan, Instant::now());
+    let clock = Clock::start(plan);
     let threads = run.clients.len();
     let mut iv = Intervals::new(
         plan,
