@@ -3,7 +3,6 @@
 
 use clap::Args;
 use fathom_report::compare;
-use fathom_report::iostat;
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -20,11 +19,11 @@ pub struct CompareArgs {
     /// Smallest change called faster or slower (3% or 0.03).
     #[arg(long, default_value = "3%", value_parser = parse_threshold)]
     pub threshold: f64,
-    /// text, md, csv or json.
+    /// text, md, csv (the comparison alone), json (its rows) or html.
     #[arg(long, default_value = "text")]
     pub format: fathom_report::Format,
-    /// Also each setup's iostat figures during this step (seed 004's table for
-    /// overwriteandwait): text and md only.
+    /// Also each setup's iostat figures during this step, and each over its base's (seed
+    /// 004's table for overwriteandwait): text, md and html.
     #[arg(long, value_name = "STEP")]
     pub iostat: Option<String>,
 }
@@ -63,40 +62,26 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
             sides[0].label
         );
     }
-    let (rows, bases) =
-        compare::against_bases(&sides, args.base.as_deref(), args.threshold, |base, new| {
-            eprintln!(
-                "fathom: `{}` has no step at a client count `{}` also ran",
-                new.label, base.label
-            )
-        })?;
-    if rows.is_empty() {
-        anyhow::bail!("no steps in common between the base and the others");
-    }
-    let t = compare::table(&rows);
-    let mut legend = compare::legend(&bases.join(", "), args.threshold);
-    if let Some(step) = &args.iostat {
-        let io = iostat::table(&sides, step)
-            .ok_or_else(|| anyhow::anyhow!("--iostat: no setup ran a step `{step}`"))?;
-        let device = sides
-            .iter()
-            .flat_map(|s| s.runs.iter().flat_map(|r| r.steps.iter()))
-            .find_map(|s| s.host.device.clone());
-        let io = match args.format {
-            fathom_report::Format::Markdown => io.markdown(),
-            _ => io.text(),
-        };
-        legend = format!(
-            "{legend}\n{io}\n{}",
-            iostat::legend(step, device.as_deref())
+    let renderer = args.format.renderer();
+    if !renderer.renders_model() {
+        anyhow::bail!(
+            "--format: compare prints text, md, csv, json or html, not {:?}",
+            args.format
         );
     }
-    match args.format {
-        fathom_report::Format::Text => print!("{}\n{legend}", t.text()),
-        fathom_report::Format::Markdown => print!("{}\n{legend}", t.markdown()),
-        fathom_report::Format::Csv => print!("{}", t.csv()),
-        fathom_report::Format::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
-        other => anyhow::bail!("--format: compare prints text, md, csv or json, not {other:?}"),
-    }
+    let opts = fathom_report::ReportOptions {
+        base: args.base.clone(),
+        threshold: args.threshold,
+        iostat: args.iostat.clone(),
+        ..fathom_report::ReportOptions::default()
+    };
+    let model = compare::model(&sides, &opts, |base, new| {
+        eprintln!(
+            "fathom: `{}` has no step at a client count `{}` also ran",
+            new.label, base.label
+        )
+    })?;
+    let runs: Vec<_> = operands.into_iter().flat_map(|(_, r)| r).collect();
+    print!("{}", renderer.render(&model, &runs)?);
     Ok(())
 }

@@ -28,8 +28,9 @@ enum Command {
     Report {
         /// A run directory, or a directory holding runs (an experiment's results).
         dir: PathBuf,
-        /// text, md, csv, json, dbbench (db_bench's report.tsv columns), sysbench (its
-        /// interval lines and statistics), or html (one page with SVG charts).
+        /// text, md, csv, json, html (one page with SVG charts), or a workload's original
+        /// tool's output: dbbench (db_bench's report.tsv columns), sysbench (its interval
+        /// lines and statistics), linkbench (its load, latency and completion lines).
         #[arg(long, default_value = "text")]
         format: fathom_report::Format,
         /// Add every step's per-interval time series (text, md, csv, json).

@@ -47,7 +47,7 @@ fn announce(
     let pid = pids.join(",");
     println!("url {url}");
     println!("pid {pid}");
-    let workload = if entry.family() == "doc" {
+    let workload = if entry.family() == fathom_core::family::Family::Doc {
         "linkbench"
     } else {
         "sysbench"

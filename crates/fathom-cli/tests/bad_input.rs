@@ -116,6 +116,7 @@ const ENGINE_INPUT: &[Case] = &[
     case("run --engine postgres --workload sysbench --set client=jdbc", &["client", "jdbc"]),
     case("run --engine postgres --workload sysbench --setup 'shared_buffers'", &["setup line", "expected"]),
     case("run --engine postgres --workload sysbench --set url=mysql://x --set pid=", &["url"]),
+    case("run --engine postgres --workload sysbench --set url=postgresql://u@127.0.0.1:1/db?sslmode=require", &["url", "sslmode=require", "TLS"]),
     case("run --engine innodb --workload sysbench --set pid=notapid --set url=mysql://root@localhost/x", &["pid", "notapid"]),
     case("run --engine null --workload dbbench --set nosuch=1", &["no setting `nosuch`"]),
     case("run --engine postgres --workload sysbench --setup listen_addresses='*'", &["listen_addresses", "unix socket"]),

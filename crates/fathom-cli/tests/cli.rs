@@ -82,7 +82,11 @@ fn dbbench_on_rocksdb_reports_every_column_and_the_counters_move() {
         f(&owait["engine_stats"]["w_amp"]) >= 1.0,
         "flush alone writes at least the ingest: {owait}"
     );
-    assert!(f(&step(run, "flush")["maintenance_seconds"]) >= 0.0);
+    // flush_mt_l0 is all maintenance: its flush and compaction waits took time, inside the
+    // window its host figures cover.
+    let flush = step(run, "flush");
+    assert!(f(&flush["maintenance_seconds"]) > 0.0, "{flush}");
+    assert!(f(&flush["window_seconds"]) >= f(&flush["maintenance_seconds"]));
 
     // Every step wrote its time series and histogram log.
     let run_dir = Path::new(run["path"].as_str().unwrap());
@@ -302,8 +306,7 @@ fn ctrl_c_keeps_finished_steps_and_marks_the_run() {
 /// cgroup memory limit does.
 #[test]
 fn memory_limit_makes_reads_hit_the_device() {
-    if !Path::new("/sys/fs/cgroup").exists() || unsafe_uid() != 0 {
-        eprintln!("skipped: memory limits need root and cgroups");
+    if !needs_root("memory_limit_makes_reads_hit_the_device") {
         return;
     }
     let dir = scratch();
@@ -334,17 +337,6 @@ fn memory_limit_makes_reads_hit_the_device() {
         .as_str()
         .unwrap()
         .contains("cgroup"));
-}
-
-fn unsafe_uid() -> u32 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
-        .unwrap_or(u32::MAX)
 }
 
 #[test]

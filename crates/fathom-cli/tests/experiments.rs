@@ -145,6 +145,14 @@ fn experiment_runs_its_matrix_resumes_and_reports_in_html() {
         results.to_str().unwrap(),
     ]));
     assert!(e.contains("different definition"), "{e}");
+    // The first experiment file saved stays; the changed one is saved beside it, named.
+    let saved = |name: &str| std::fs::read_to_string(results.join(name)).unwrap();
+    assert!(saved("experiment.toml").contains("num_keys = 20000"));
+    assert!(saved("experiment.2.toml").contains("num_keys = 30000"));
+    assert!(
+        e.contains("holds a different experiment file") && e.contains("num_keys = 30000"),
+        "{e}"
+    );
 
     // The HTML page: self-contained, and every chart renders in a real browser.
     let html = report_as(&results, "html");

@@ -272,14 +272,21 @@ fn a_killed_fathom_leaves_no_server_and_the_next_run_removes_its_directories() {
     assert!(running_markers(&results).is_empty());
     let data_left: Vec<_> = std::fs::read_dir(results.join(".data")).unwrap().collect();
     assert!(data_left.is_empty(), "{data_left:?}");
-    // The killed run's finished step is readable; the run says it never ended.
+    // The killed run's finished step is readable; the report says it was killed (its
+    // recorded process is gone), not that it is still running.
     let report = report_json(&results);
+    let statuses: Vec<&serde_json::Value> = report["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["status"])
+        .collect();
     let killed = report["runs"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|r| r["status"] == "running")
-        .expect("the killed run");
+        .find(|r| r["status"] == "killed")
+        .unwrap_or_else(|| panic!("the killed run, among {statuses:?}"));
     assert!(f(&step(killed, "prepare")["ops"]) > 0.0);
 }
 

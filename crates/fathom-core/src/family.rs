@@ -6,6 +6,41 @@ use crate::kv::KvEngine;
 use crate::sql::SqlEngine;
 use crate::target::Target;
 
+/// The three interfaces an engine can offer, and a workload can be written against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Family {
+    /// Ordered keys and values (`kv.rs`).
+    Kv,
+    /// SQL statements (`sql.rs`).
+    Sql,
+    /// BSON documents (`doc.rs`).
+    Doc,
+}
+
+impl Family {
+    /// The family's name, as errors and `fathom engines` print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Kv => "kv",
+            Family::Sql => "sql",
+            Family::Doc => "doc",
+        }
+    }
+
+    /// Names joined with `and`, for errors (`kv and sql`).
+    pub fn list(families: &[Family]) -> String {
+        let names: Vec<&str> = families.iter().map(|f| f.name()).collect();
+        names.join(" and ")
+    }
+}
+
+impl std::fmt::Display for Family {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// An engine as opened, owning it.
 pub enum Engine {
     Kv(Box<dyn KvEngine>),
@@ -49,12 +84,12 @@ impl Engine {
 }
 
 impl Db<'_> {
-    /// The family's name, for errors (`kv`, `sql`, `doc`).
-    pub fn family(&self) -> &'static str {
+    /// The family of the engine.
+    pub fn family(&self) -> Family {
         match self {
-            Db::Kv(_) => "kv",
-            Db::Sql(_) => "sql",
-            Db::Doc(_) => "doc",
+            Db::Kv(_) => Family::Kv,
+            Db::Sql(_) => Family::Sql,
+            Db::Doc(_) => Family::Doc,
         }
     }
 }

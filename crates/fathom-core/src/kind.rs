@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// What an operation does, as reports group operations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// Reads one row or key (or a few by key).

@@ -1,5 +1,6 @@
-//! fathom-core: what every engine, workload and report shares — the kv, sql and document interfaces, the step
-//! driver and its per-thread recorders, the host samplers, and the result model on disk.
+//! fathom-core: what every engine, workload and report shares — the kv, sql and document
+//! interfaces, the step driver and its per-thread recorders, the host samplers, the result model
+//! on disk, and the shapes reports are made of (series of runs, tables of typed cells).
 
 pub mod capability;
 pub mod cgroup;
@@ -7,6 +8,7 @@ pub mod combine;
 pub mod doc;
 pub mod driver;
 pub mod family;
+pub mod group;
 pub mod interrupt;
 pub mod kind;
 pub mod knobs;
@@ -21,6 +23,7 @@ pub mod sample;
 pub mod secret;
 pub mod sql;
 pub mod store;
+pub mod table;
 pub mod target;
 pub mod tick;
 pub mod units;

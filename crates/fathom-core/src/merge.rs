@@ -71,27 +71,45 @@ fn write_log(path: &Path, step: &str, logged: &Logged) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// How hosts' figures combine: operations and rates add up, database size, RSS and times are
-/// the largest any host saw, idle CPU the least, per-operation costs are weighted by each
-/// host's operations, and the rest (host rates, engine statistics, the query mix) is the
-/// first host's. Latency is not combined: it comes from the merged histograms.
+/// How hosts' figures combine, for every field of a step summary and an interval record: the
+/// rule each field is declared with (`declared_rule`). A field without one is a test failure
+/// (`every_field_has_a_declared_rule`), so a renamed or added field cannot merge by accident.
 fn merge_rule(path: &str) -> Rule {
+    declared_rule(path).unwrap_or(Rule::First)
+}
+
+/// The declared rule of a field by its path (`ops`, `per_op.reads`, `by_op.GET_NODE.ops`):
+/// operations and rates add up; database size, RSS, lengths and steal take the largest any
+/// host saw, idle CPU and the start time the least; per-operation costs are weighted by each
+/// host's operations; latencies are replaced from the merged histograms afterwards; and what
+/// describes the step or one host's view (host rates, engine statistics, the query mix, an
+/// open loop's queue) is the first host's.
+fn declared_rule(path: &str) -> Option<Rule> {
+    let (head, rest) = path.split_once('.').unwrap_or((path, ""));
     let leaf = path.rsplit('.').next().unwrap_or(path);
-    match path {
+    Some(match head {
         "clients" | "ops" | "ops_per_sec" | "mb_per_sec" | "retries_per_sec" | "retries"
-        | "rows" | "rows_per_sec" | "arrival_rate" => Rule::Sum,
-        p if p.starts_with("background.") => Rule::Sum,
-        p if p.starts_with("by_op.") && matches!(leaf, "ops" | "bytes" | "rows") => Rule::Sum,
-        "seconds" | "rss_gb" | "maintenance_seconds" | "window_seconds" | "host.steal_pct" => {
+        | "rows" | "rows_per_sec" | "arrival_rate" | "failed" => Rule::Sum,
+        // A background writer's target is each host's own: they add up too.
+        "background" if rest.starts_with("latency_us") => Rule::First,
+        "background" => Rule::Sum,
+        "by_op" => match leaf {
+            "ops" | "bytes" | "rows" | "failed" => Rule::Sum,
+            _ if path.contains(".latency_us.") || leaf == "role" => Rule::First,
+            _ => return None,
+        },
+        "seconds" | "rss_gb" | "maintenance_seconds" | "window_seconds" | "db_gb" | "t_end" => {
             Rule::Max
         }
-        p if p.starts_with("db_gb.") => Rule::Max,
-        "host.idle_pct" | "started_at" => Rule::Min,
-        "usec_op" | "harness_ns_per_op" => Rule::ByOps,
-        p if p.starts_with("per_op.") => Rule::ByOps,
+        "host" if leaf == "steal_pct" => Rule::Max,
+        "host" if leaf == "idle_pct" => Rule::Min,
+        "started_at" | "t_start" => Rule::Min,
+        "usec_op" | "harness_ns_per_op" | "per_op" => Rule::ByOps,
         "interrupted" => Rule::Median,
-        _ => Rule::First,
-    }
+        "step" | "index" | "interval" | "latency_us" | "host" | "engine_stats" | "query_mix"
+        | "queue_us" | "shared_queue" | "latency_from_start" | "engine_options" => Rule::First,
+        _ => return None,
+    })
 }
 
 fn merge_step(
@@ -223,4 +241,95 @@ pub fn merge(runs: &[LoadedRun], out: &Path) -> anyhow::Result<std::path::PathBu
     }
     dir.write_manifest(&manifest)?;
     Ok(dir.path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::IntervalRecord;
+    use schemars::schema::{RootSchema, Schema, SchemaObject};
+
+    /// Every leaf path of a type's schema, map keys as `*`.
+    fn paths(root: &RootSchema) -> Vec<String> {
+        fn walk(root: &RootSchema, s: &SchemaObject, at: &str, out: &mut Vec<String>) {
+            let join = |k: &str| {
+                if at.is_empty() {
+                    k.to_string()
+                } else {
+                    format!("{at}.{k}")
+                }
+            };
+            if let Some(r) = &s.reference {
+                let name = r.trim_start_matches("#/definitions/");
+                if let Some(Schema::Object(d)) = root.definitions.get(name) {
+                    return walk(root, d, at, out);
+                }
+            }
+            let mut inner = false;
+            if let Some(sub) = &s.subschemas {
+                for list in [&sub.any_of, &sub.all_of, &sub.one_of]
+                    .into_iter()
+                    .flatten()
+                {
+                    for x in list {
+                        if let Schema::Object(o) = x {
+                            if o.reference.is_some() || o.object.is_some() {
+                                inner = true;
+                                walk(root, o, at, out);
+                            }
+                        }
+                    }
+                }
+            }
+            if let Some(obj) = &s.object {
+                for (k, v) in &obj.properties {
+                    if let Schema::Object(o) = v {
+                        walk(root, o, &join(k), out);
+                    }
+                }
+                if let Some(extra) = &obj.additional_properties {
+                    if let Schema::Object(o) = &**extra {
+                        walk(root, o, &join("*"), out);
+                    }
+                }
+                return;
+            }
+            if !inner {
+                out.push(at.to_string());
+            }
+        }
+        let mut out = Vec::new();
+        walk(root, &root.schema, "", &mut out);
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    #[test]
+    fn every_field_has_a_declared_rule() {
+        let mut all = paths(&schemars::schema_for!(StepSummary));
+        all.extend(paths(&schemars::schema_for!(IntervalRecord)));
+        assert!(
+            all.contains(&"by_op.*.latency_us.p99".to_string()),
+            "{all:?}"
+        );
+        assert!(all.contains(&"engine_stats.w_amp".to_string()), "{all:?}");
+        let undeclared: Vec<&String> = all.iter().filter(|p| declared_rule(p).is_none()).collect();
+        assert!(
+            undeclared.is_empty(),
+            "fields without a merge rule: {undeclared:?}"
+        );
+        // A few rules that matter, spelled out.
+        for (path, rule) in [
+            ("ops", Rule::Sum),
+            ("failed", Rule::Sum),
+            ("by_op.*.failed", Rule::Sum),
+            ("per_op.cpu_us", Rule::ByOps),
+            ("db_gb.allocated", Rule::Max),
+            ("host.idle_pct", Rule::Min),
+            ("host.rps", Rule::First),
+        ] {
+            assert_eq!(declared_rule(path), Some(rule), "{path}");
+        }
+    }
 }

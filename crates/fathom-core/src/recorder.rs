@@ -150,7 +150,7 @@ impl Recorder {
 }
 
 /// Latency percentiles in microseconds, as the reports print them.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Latency {
     /// The fastest operation (sysbench's `min`).
     #[serde(default)]

@@ -1,9 +1,9 @@
 //! The result model: what a run writes to disk and every report reads. Field names are a
-//! contract (design.md, "The command line and the report schema"): add fields, never rename
-//! or drop one.
+//! contract (docs/results.md): add fields, never rename or drop one.
 
 use crate::kind::Role;
 use crate::recorder::Latency;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 pub const FORMAT_VERSION: u32 = 1;
 
 /// Per-operation host cost. `None` where the figure is unknown (no block device, no ops).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PerOp {
     /// Disk reads per operation.
     pub reads: Option<f64>,
@@ -45,14 +45,14 @@ pub struct PerOp {
 }
 
 /// Database size in GiB, as `du` reports it and with `--apparent-size`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DbGb {
     pub allocated: f64,
     pub apparent: f64,
 }
 
 /// iostat- and vmstat-style rates over a window.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct HostRates {
     /// The block device holding the data directory (`None`: no device, IO figures missing).
     pub device: Option<String>,
@@ -84,7 +84,7 @@ pub struct HostRates {
 /// An engine's own statistics over one step. The named figures mean the same on every engine
 /// that has them (`None` on one that does not); `other` holds the engine's own, by name. On
 /// disk they are one JSON object, the named figures beside the others.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct EngineStats {
     /// GiB the user wrote (RocksDB's ingest: the WAL's payload).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -143,7 +143,7 @@ impl EngineStats {
 }
 
 /// Count and latency of one kind of operation.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct OpSummary {
     /// What the kind's operations do (absent in results written before kinds had roles).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -167,7 +167,7 @@ fn is_zero(n: &u64) -> bool {
 /// The rate-limited background writer of a `*whilewriting` step (or the insert benchmark's
 /// inserter and deleter during its query steps), reported apart and excluded from the step's
 /// figures, as db_bench does. Its target is in bytes or in rows per second, the other 0.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Background {
     pub ops: u64,
     pub bytes: u64,
@@ -185,7 +185,7 @@ pub struct Background {
 /// Statements per operation by sysbench's classes: a statement returning rows is a read, one
 /// changing rows a write, anything else (BEGIN, COMMIT) other. Queries per second are the
 /// step's operations per second times their sum.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct QueryMix {
     pub read: f64,
     pub write: f64,
@@ -199,7 +199,7 @@ impl QueryMix {
 }
 
 /// One step's summary.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StepSummary {
     pub step: String,
     /// Position of the step in the run, from 1.
@@ -270,7 +270,7 @@ pub struct StepSummary {
 }
 
 /// One interval of a step (the reports' time series).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct IntervalRecord {
     pub step: String,
     pub interval: usize,
@@ -286,6 +286,9 @@ pub struct IntervalRecord {
     /// Operations retried after a deadlock or conflict in this interval.
     #[serde(default)]
     pub retries: u64,
+    /// Operations that failed with a tolerated error in this interval (not among `ops`).
+    #[serde(default)]
+    pub failed: u64,
 }
 
 /// The setup a run used, resolved.
@@ -332,6 +335,13 @@ pub struct RunManifest {
     pub finished_at: Option<String>,
     pub status: RunStatus,
     pub error: Option<String>,
+    /// What the engine says of its figures, for reports to print under the tables.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// The fathom process running it, while it runs: a report shows a `running` run whose
+    /// process is gone as killed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
     /// The experiment cell this run is, when an experiment file ran it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub experiment: Option<ExperimentCell>,

@@ -3,7 +3,7 @@
 //! complete on disk before the next step starts; summaries are written atomically.
 
 use crate::driver::StepFiles;
-use crate::result::{IntervalRecord, RunManifest, StepSummary};
+use crate::result::{IntervalRecord, RunManifest, RunStatus, StepSummary};
 use anyhow::Context;
 use serde::{de::DeserializeOwned, Serialize};
 use std::path::{Path, PathBuf};
@@ -180,6 +180,18 @@ impl LoadedRun {
         })
     }
 
+    /// How the run stands as reports show it: its recorded status, except that a `running` run
+    /// whose fathom process is gone from this host shows as `killed`.
+    pub fn status(&self) -> &'static str {
+        let m = &self.manifest;
+        match (m.status, m.pid) {
+            (RunStatus::Running, Some(pid)) if m.host.hostname == this_host() && !alive(pid) => {
+                "killed"
+            }
+            (status, _) => status.as_str(),
+        }
+    }
+
     /// The HdrHistogram interval log of one step.
     pub fn histogram_log(&self, step: &StepSummary) -> PathBuf {
         step_file(&self.path, step.index, &step.step, "hlog")
@@ -197,6 +209,18 @@ impl LoadedRun {
             })
             .collect()
     }
+}
+
+fn this_host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// True when `pid` is a fathom process other than this one.
+fn alive(pid: u32) -> bool {
+    pid != std::process::id()
+        && std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "fathom")
 }
 
 /// Every run directory at or below `path` (a run directory itself, or a results directory),
@@ -241,6 +265,29 @@ pub fn find_runs(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run left `running` by a process that is gone shows as killed; one from another host,
+    /// or one that ended, shows as recorded.
+    #[test]
+    fn a_run_whose_process_is_gone_shows_as_killed() {
+        let mut run = LoadedRun {
+            path: PathBuf::from("r"),
+            manifest: RunManifest {
+                status: RunStatus::Running,
+                // init: alive, but not fathom.
+                pid: Some(1),
+                ..RunManifest::default()
+            },
+            steps: Vec::new(),
+        };
+        run.manifest.host.hostname = this_host();
+        assert_eq!(run.status(), "killed");
+        run.manifest.host.hostname = "another-host".into();
+        assert_eq!(run.status(), "running");
+        run.manifest.host.hostname = this_host();
+        run.manifest.status = RunStatus::Finished;
+        assert_eq!(run.status(), "finished");
+    }
 
     #[test]
     fn round_trip_and_discovery() {

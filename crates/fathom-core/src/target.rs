@@ -115,4 +115,9 @@ pub trait Target: Send + Sync {
     fn effective_options(&self) -> BTreeMap<String, String> {
         BTreeMap::new()
     }
+    /// What reports should say under the tables of every run on this engine (how its figures
+    /// are to be read), recorded in the run's `notes`.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
 }

@@ -23,7 +23,7 @@ pub mod wiredtiger;
 
 use fathom_core::capability::{Need, Offer};
 use fathom_core::doc::DocEngine;
-use fathom_core::family::Engine;
+use fathom_core::family::{Engine, Family};
 use fathom_core::kv::KvEngine;
 use fathom_core::sql::SqlEngine;
 use settings::{SettingSpec, Settings};
@@ -132,12 +132,12 @@ impl EngineEntry {
         }
     }
 
-    /// `kv`, `sql` or `doc`.
-    pub fn family(&self) -> &'static str {
+    /// The interface it opens as.
+    pub fn family(&self) -> Family {
         match self.open {
-            Opener::Kv(_) => "kv",
-            Opener::Sql(_) => "sql",
-            Opener::Doc(_) => "doc",
+            Opener::Kv(_) => Family::Kv,
+            Opener::Sql(_) => Family::Sql,
+            Opener::Doc(_) => Family::Doc,
         }
     }
 }

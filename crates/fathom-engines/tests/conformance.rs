@@ -397,7 +397,12 @@ fn wiredtiger_snapshot_reads() {
 #[test]
 fn every_engine_is_covered() {
     let source = include_str!("conformance.rs");
-    common::every_engine_has_its_line(source, "kv", "conformance", &["null"]);
+    common::every_engine_has_its_line(
+        source,
+        fathom_core::family::Family::Kv,
+        "conformance",
+        &["null"],
+    );
 }
 
 /// Plain RocksDB (the default) is not an OptimisticTransactionDB: a transaction is refused

@@ -142,7 +142,12 @@ sql_conformance!(sqlite_sql);
 #[test]
 fn every_sql_engine_is_covered() {
     let source = include_str!("sql_conformance.rs");
-    common::every_engine_has_its_line(source, "sql", "sql_conformance", &[]);
+    common::every_engine_has_its_line(
+        source,
+        fathom_core::family::Family::Sql,
+        "sql_conformance",
+        &[],
+    );
 }
 
 /// A server that cannot start is an error with the tail of its log, and nothing is left running.

@@ -3,7 +3,10 @@
 //! with repeats a bootstrap confidence interval and a verdict that accounts for noise.
 
 use crate::group::{median, median_step, series_of, step_order_of};
-use crate::table::{num, Table};
+use crate::iostat;
+use crate::model::{Model, Section, Titled};
+use crate::table::{Cell, Style, Table};
+use crate::ReportOptions;
 use fathom_core::result::StepSummary;
 use fathom_core::store::LoadedRun;
 use serde::Serialize;
@@ -213,23 +216,29 @@ pub const COLUMNS: &[&str] = &[
 /// The comparison table; figure columns are NEW/BASE ratios of the medians.
 pub fn table(rows: &[Row]) -> Table {
     let mut t = Table::new(COLUMNS);
-    let ratio = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.2}"));
+    let ratio = |x: Option<f64>| Cell::fixed(x, 2);
     for r in rows {
         t.push(vec![
-            r.step.clone(),
-            r.clients.to_string(),
-            num(median(&r.base_ops_per_sec)),
-            num(median(&r.new_ops_per_sec)),
-            format!("{:.3}", r.ratio),
-            r.ci95
-                .map_or("-".into(), |(lo, hi)| format!("{lo:.3}-{hi:.3}")),
-            r.verdict.text().to_string(),
+            Cell::text(&r.step),
+            Cell::count(r.clients as f64),
+            Cell::num(median(&r.base_ops_per_sec)),
+            Cell::num(median(&r.new_ops_per_sec)),
+            Cell::Number(r.ratio, Style::Fixed(3)),
+            r.ci95.map_or(Cell::Missing, |(lo, hi)| {
+                Cell::Pair(lo, hi, Style::Fixed(3), '-')
+            }),
+            Cell::text(r.verdict.text()),
             ratio(r.cpu_ratio),
             ratio(r.write_kb_ratio),
             ratio(r.reads_ratio),
-            format!("{}/{}", r.base_ops_per_sec.len(), r.new_ops_per_sec.len()),
-            r.new.clone(),
-            r.new_version.clone(),
+            Cell::Pair(
+                r.base_ops_per_sec.len() as f64,
+                r.new_ops_per_sec.len() as f64,
+                Style::Fixed(0),
+                '/',
+            ),
+            Cell::text(&r.new),
+            Cell::text(&r.new_version),
         ]);
     }
     t
@@ -287,14 +296,23 @@ pub fn pairs(labels: &[&str], base: Option<&str>) -> anyhow::Result<Vec<(usize, 
     Ok(pairs)
 }
 
-/// Each setup against its base as `pairs` chooses them: the rows, and the bases' names in
-/// order. `empty` hears of each setup with no step in common with its base.
+/// Each setup against its base, as `pairs` chose them.
+pub struct Against<'a> {
+    pub rows: Vec<Row>,
+    /// (base, new) indexes into the sides.
+    pub pairs: Vec<(usize, usize)>,
+    /// The bases' names, in order.
+    pub bases: Vec<&'a str>,
+}
+
+/// Each setup against its base as `pairs` chooses them. `empty` hears of each setup with no
+/// step in common with its base.
 pub fn against_bases<'a>(
     sides: &'a [Side],
     base: Option<&str>,
     threshold: f64,
     mut empty: impl FnMut(&Side, &Side),
-) -> anyhow::Result<(Vec<Row>, Vec<&'a str>)> {
+) -> anyhow::Result<Against<'a>> {
     let labels: Vec<&str> = sides.iter().map(|s| s.label.as_str()).collect();
     let pairs = pairs(&labels, base)?;
     let mut rows = Vec::new();
@@ -305,9 +323,72 @@ pub fn against_bases<'a>(
         }
         rows.extend(r);
     }
-    let mut bases: Vec<&str> = pairs.iter().map(|&(b, _)| labels[b]).collect();
+    let mut bases: Vec<&str> = pairs
+        .iter()
+        .map(|&(b, _)| sides[b].label.as_str())
+        .collect();
     bases.dedup();
-    Ok((rows, bases))
+    Ok(Against { rows, pairs, bases })
+}
+
+/// The iostat tables of `--iostat STEP` (each setup's figures, then each against its base)
+/// and their legend.
+pub fn iostat_tables(
+    sides: &[Side],
+    pairs: &[(usize, usize)],
+    step: &str,
+) -> anyhow::Result<(Vec<Titled>, String)> {
+    let table = iostat::table(sides, step)
+        .ok_or_else(|| anyhow::anyhow!("--iostat: no setup ran a step `{step}`"))?;
+    let mut tables = vec![Titled {
+        title: format!("iostat during {step}"),
+        table,
+    }];
+    if let Some(table) = iostat::relative(sides, pairs, step) {
+        tables.push(Titled {
+            title: format!("iostat during {step}, relative to the base"),
+            table,
+        });
+    }
+    let device = sides
+        .iter()
+        .flat_map(|s| s.runs.iter().flat_map(|r| r.steps.iter()))
+        .find_map(|s| s.host.device.clone());
+    Ok((tables, iostat::legend(step, device.as_deref())))
+}
+
+/// `fathom compare`'s model: the comparison as its main table, the iostat tables when asked
+/// for, the legend as its notes; the JSON format prints the rows.
+pub fn model(
+    sides: &[Side],
+    opts: &ReportOptions,
+    empty: impl FnMut(&Side, &Side),
+) -> anyhow::Result<Model> {
+    let against = against_bases(sides, opts.base.as_deref(), opts.threshold, empty)?;
+    if against.rows.is_empty() {
+        anyhow::bail!("no steps in common between the base and the others");
+    }
+    let mut notes = legend(&against.bases.join(", "), opts.threshold);
+    let mut sections = Vec::new();
+    if let Some(step) = &opts.iostat {
+        let (tables, legend) = iostat_tables(sides, &against.pairs, step)?;
+        let mut section = Section::new(format!("iostat during {step}"));
+        section.tables = tables;
+        sections.push(section);
+        notes += &legend;
+    }
+    Ok(Model {
+        title: format!("fathom compare against {}", against.bases.join(", ")),
+        runs: Vec::new(),
+        main: Titled {
+            title: "comparison".into(),
+            table: table(&against.rows),
+        },
+        sections,
+        intervals: None,
+        notes,
+        json: Some(serde_json::to_value(&against.rows)?),
+    })
 }
 
 #[cfg(test)]

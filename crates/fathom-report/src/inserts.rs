@@ -5,7 +5,8 @@
 
 use crate::group::median_step;
 use crate::model::{Input, Section, Titled};
-use crate::table::{num, Table};
+use crate::steps::db_gb;
+use crate::table::{Cell, Style, Table};
 use fathom_core::kind::Role;
 use fathom_core::result::StepSummary;
 
@@ -76,10 +77,6 @@ const OTHER_COLUMNS: &[&str] = &[
     "secs", "r/s", "rmb/s", "wmb/s", "us+sy", "cs/s", "db.gb", "rss", "setup",
 ];
 
-fn fixed(x: Option<f64>, decimals: usize) -> String {
-    x.map_or_else(|| "-".into(), |v| format!("{v:.decimals$}"))
-}
-
 /// KB the engine's processes wrote (dirtied) per inserted row, or per query.
 fn engine_write_kb(s: &StepSummary, k: Kind) -> Option<f64> {
     let per_op = s.per_op.engine_write_kb?;
@@ -90,7 +87,8 @@ fn engine_write_kb(s: &StepSummary, k: Kind) -> Option<f64> {
 }
 
 /// The row of one step of one setup.
-fn row(s: &StepSummary, k: Kind, setup: &str) -> Vec<String> {
+fn row(s: &StepSummary, k: Kind, setup: &str) -> Vec<Cell> {
+    let fixed = Cell::fixed;
     let h = &s.host;
     let us_sy = h.us_pct + h.sy_pct;
     // Per unit: the step's rates over the insert (or query) rate, as the seed divides them.
@@ -105,37 +103,37 @@ fn row(s: &StepSummary, k: Kind, setup: &str) -> Vec<String> {
         fixed(per(h.rmbps.map(|m| m * 1024.0)), 3),
         fixed(per(h.wmbps.map(|m| m * 1024.0)), 3),
         fixed(engine_write_kb(s, k), 3),
-        format!("{us_sy:.1}"),
+        Cell::Number(us_sy, Style::Percent),
         fixed(per(Some(h.cs_per_sec)), 1),
         fixed(per(Some(us_sy)), 6),
     ];
     let size = [
-        format!("{}/{}", num(s.db_gb.allocated), num(s.db_gb.apparent)),
-        format!("{}G", num(s.rss_gb)),
-        setup.to_string(),
+        db_gb(&s.db_gb),
+        Cell::Number(s.rss_gb, Style::Gib),
+        Cell::text(setup),
     ];
-    let mut out: Vec<String> = Vec::new();
+    let mut out: Vec<Cell> = Vec::new();
     match k {
         Kind::Inserts => {
             out.extend(rates);
             out.extend(per_unit);
-            out.push(format!("{:.0}", s.rows_per_sec));
-            out.push(format!("{:.1}", s.window_seconds));
+            out.push(Cell::Number(s.rows_per_sec, Style::Rate));
+            out.push(Cell::Number(s.window_seconds, Style::Seconds));
         }
         Kind::Queries => {
             let bg = s.background.as_ref().map_or(0.0, |b| b.rows_per_sec);
             let l = &s.latency_us;
             out.extend(rates);
             out.extend(per_unit);
-            out.push(format!("{:.0}", s.ops_per_sec));
-            out.extend([num(l.p50), num(l.p99), num(l.max)]);
-            out.push(format!("{bg:.0}"));
+            out.push(Cell::Number(s.ops_per_sec, Style::Rate));
+            out.extend([Cell::num(l.p50), Cell::num(l.p99), Cell::num(l.max)]);
+            out.push(Cell::Number(bg, Style::Rate));
         }
         Kind::Other => {
-            out.push(format!("{:.1}", s.window_seconds));
+            out.push(Cell::Number(s.window_seconds, Style::Seconds));
             out.extend(rates);
-            out.push(format!("{us_sy:.1}"));
-            out.push(format!("{:.0}", h.cs_per_sec));
+            out.push(Cell::Number(us_sy, Style::Percent));
+            out.push(Cell::Number(h.cs_per_sec, Style::Fixed(0)));
         }
     }
     out.extend(size);
@@ -230,7 +228,8 @@ mod tests {
     fn per_insert_figures_divide_the_rates_by_ips_as_the_seed() {
         // rocksdb.def in seed 001: r/s 77.8, wmb/s 176.6, ips 24923 → r/i 0.003122, wkb/i 7.256.
         let r = row(&summary(), Kind::Inserts, "rocksdb.def");
-        let col = |name: &str| r[INSERT_COLUMNS.iter().position(|c| *c == name).unwrap()].clone();
+        let col =
+            |name: &str| r[INSERT_COLUMNS.iter().position(|c| *c == name).unwrap()].to_string();
         assert_eq!(col("r/i"), "0.003122");
         assert_eq!(col("wkb/i"), "7.256");
         assert_eq!(col("us+sy"), "22.3");

@@ -4,46 +4,105 @@
 
 use crate::compare::Side;
 use crate::group::{median_step, series_of};
-use crate::table::Table;
+use crate::table::{Cell, Table};
 
 pub const COLUMNS: &[&str] = &[
     "rps", "rmbps", "rrqmps", "rawait", "rareqsz", "wps", "wmbps", "wrqmps", "wawait", "wareqsz",
     "ver", "clients", "setup",
 ];
 
+/// Decimals of each figure, as seed 004 prints them.
+const DECIMALS: [u8; 10] = [0, 1, 2, 2, 1, 0, 1, 2, 2, 1];
+
+/// One setup's figures during the step at one client count.
+struct Figures {
+    values: [Option<f64>; 10],
+    version: String,
+    clients: usize,
+}
+
+/// Per client count that ran the step, the median of the side's figures.
+fn figures(side: &Side, step: &str) -> Vec<Figures> {
+    series_of(&side.runs)
+        .iter()
+        .filter_map(|series| {
+            let steps = series.step(step);
+            if steps.is_empty() {
+                return None;
+            }
+            let h = median_step(&steps).host;
+            Some(Figures {
+                values: [
+                    h.rps,
+                    h.rmbps,
+                    h.rrqmps,
+                    h.rawait_ms,
+                    h.rareqsz_kb,
+                    h.wps,
+                    h.wmbps,
+                    h.wrqmps,
+                    h.wawait_ms,
+                    h.wareqsz_kb,
+                ],
+                version: series
+                    .runs
+                    .first()
+                    .map(|r| r.manifest.setup.engine_version.clone())
+                    .unwrap_or_default(),
+                clients: series.clients,
+            })
+        })
+        .collect()
+}
+
 /// The table for `step`: a row per side and client count that ran it; `None` when none did.
 pub fn table(sides: &[Side], step: &str) -> Option<Table> {
     let mut t = Table::new(COLUMNS);
     for side in sides {
-        for series in series_of(&side.runs) {
-            let steps = series.step(step);
-            if steps.is_empty() {
-                continue;
-            }
-            let h = median_step(&steps).host;
-            let version = series
-                .runs
-                .first()
-                .map(|r| r.manifest.setup.engine_version.clone())
-                .unwrap_or_default();
-            let cell = |x: Option<f64>, places: usize| {
-                x.map_or("-".to_string(), |v| format!("{v:.places$}"))
-            };
-            t.push(vec![
-                cell(h.rps, 0),
-                cell(h.rmbps, 1),
-                cell(h.rrqmps, 2),
-                cell(h.rawait_ms, 2),
-                cell(h.rareqsz_kb, 1),
-                cell(h.wps, 0),
-                cell(h.wmbps, 1),
-                cell(h.wrqmps, 2),
-                cell(h.wawait_ms, 2),
-                cell(h.wareqsz_kb, 1),
-                version,
-                series.clients.to_string(),
-                side.label.clone(),
+        for f in figures(side, step) {
+            let mut row: Vec<Cell> = f
+                .values
+                .iter()
+                .zip(DECIMALS)
+                .map(|(v, d)| Cell::fixed(*v, d))
+                .collect();
+            row.extend([
+                Cell::Text(f.version),
+                Cell::count(f.clients as f64),
+                Cell::text(&side.label),
             ]);
+            t.push(row);
+        }
+    }
+    (!t.rows.is_empty()).then_some(t)
+}
+
+/// Each compared setup's figures over its base's at the same client count (`pairs` as
+/// `compare::pairs` gives them): a change in request size or merges between releases reads as
+/// a ratio, as the comparison's throughput does. `None` when no pair ran the step.
+pub fn relative(sides: &[Side], pairs: &[(usize, usize)], step: &str) -> Option<Table> {
+    let mut header: Vec<&str> = COLUMNS.to_vec();
+    header.push("base");
+    let mut t = Table::new(&header);
+    for &(b, n) in pairs {
+        let base = figures(&sides[b], step);
+        for f in figures(&sides[n], step) {
+            let Some(against) = base.iter().find(|x| x.clients == f.clients) else {
+                continue;
+            };
+            let mut row: Vec<Cell> = f
+                .values
+                .iter()
+                .zip(&against.values)
+                .map(|(v, w)| Cell::fixed(v.zip(w.filter(|w| *w > 0.0)).map(|(v, w)| v / w), 2))
+                .collect();
+            row.extend([
+                Cell::Text(f.version),
+                Cell::count(f.clients as f64),
+                Cell::text(&sides[n].label),
+                Cell::text(&sides[b].label),
+            ]);
+            t.push(row);
         }
     }
     (!t.rows.is_empty()).then_some(t)
@@ -54,7 +113,8 @@ pub fn legend(step: &str, device: Option<&str>) -> String {
     format!(
         "iostat during {step}{}: r/w requests per second (rps, wps), MB/s, merged requests per \
          second (rrqmps, wrqmps), ms per request (rawait, wawait), KB per request (rareqsz, \
-         wareqsz); medians over repeats; ver: the engine's exact version.\n",
+         wareqsz); medians over repeats; ver: the engine's exact version. Relative to the base: \
+         each figure over the base's at the same client count.\n",
         device.map_or(String::new(), |d| format!(" on {d}"))
     )
 }
@@ -116,11 +176,21 @@ mod tests {
         let t = table(&sides, "overwriteandwait").unwrap();
         assert_eq!(t.rows.len(), 2);
         let col = |name: &str| COLUMNS.iter().position(|c| *c == name).unwrap();
-        assert_eq!(t.rows[0][col("rareqsz")], "28.3");
-        assert_eq!(t.rows[0][col("rrqmps")], "1.50");
-        assert_eq!(t.rows[0][col("ver")], "8.5.4");
-        assert_eq!(t.rows[1][col("rareqsz")], "9.0");
-        assert_eq!(t.rows[1][col("wps")], "-");
+        let at = |r: usize, c: &str| t.rows[r][col(c)].to_string();
+        assert_eq!(at(0, "rareqsz"), "28.3");
+        assert_eq!(at(0, "rrqmps"), "1.50");
+        assert_eq!(at(0, "ver"), "8.5.4");
+        assert_eq!(at(1, "rareqsz"), "9.0");
+        assert_eq!(at(1, "wps"), "-");
         assert!(table(&sides, "fillseq").is_none());
+        // Relative to a: b's request size is 9.0 / 28.3 of a's; a figure a lacks is unknown.
+        let r = relative(&sides, &[(0, 1)], "overwriteandwait").unwrap();
+        assert_eq!(r.rows.len(), 1);
+        let at = |c: &str| r.rows[0][r.header.iter().position(|h| h == c).unwrap()].clone();
+        assert_eq!(at("rareqsz").to_string(), "0.32");
+        assert_eq!(at("rps").to_string(), "1.00");
+        assert_eq!(at("wps"), Cell::Missing);
+        assert_eq!(at("base").to_string(), "a");
+        assert!(relative(&sides, &[(0, 1)], "fillseq").is_none());
     }
 }

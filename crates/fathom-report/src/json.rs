@@ -1,9 +1,9 @@
-//! `fathom report --format json`: the schema of design.md, one object with every run and its
-//! step summaries, and the report model's tables (medians over repeats) as the text report
-//! shows them. Field names are fixed once released.
+//! `fathom report --format json`: the results schema (docs/results.md), one object with every
+//! run and its step summaries, and the report model's tables (medians over repeats) with
+//! numbers as numbers. Field names are fixed once released.
 
 use crate::model::{Model, Titled};
-use crate::ReportOptions;
+use crate::Renderer;
 use fathom_core::result::{HostFacts, IntervalRecord, StepSummary};
 use fathom_core::store::LoadedRun;
 use serde::Serialize;
@@ -41,9 +41,19 @@ pub struct RunReport<'a> {
 }
 
 /// The report as pretty JSON.
-pub fn render(runs: &[LoadedRun], model: &Model, opts: &ReportOptions) -> anyhow::Result<String> {
-    let r = report(runs, opts.intervals, model.tables())?;
-    Ok(serde_json::to_string_pretty(&r)? + "\n")
+pub struct Json;
+
+impl Renderer for Json {
+    fn render(&self, model: &Model, runs: &[LoadedRun]) -> anyhow::Result<String> {
+        let text = match &model.json {
+            Some(v) => serde_json::to_string_pretty(v)?,
+            None => {
+                let r = report(runs, model.intervals.is_some(), model.tables())?;
+                serde_json::to_string_pretty(&r)?
+            }
+        };
+        Ok(text + "\n")
+    }
 }
 
 pub fn report(
@@ -71,7 +81,7 @@ pub fn report(
                     engine_version: &m.setup.engine_version,
                     workload: &m.workload,
                     clients: m.clients,
-                    status: m.status.as_str(),
+                    status: r.status(),
                     error: m.error.as_deref(),
                     path: r.path.display().to_string(),
                     options: &m.setup.options,

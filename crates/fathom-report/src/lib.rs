@@ -3,46 +3,74 @@
 
 pub mod charts;
 pub mod compare;
-pub mod dbbench_tsv;
-#[cfg(test)]
-mod fixture;
-pub mod group;
 pub mod html;
 pub mod inserts;
 pub mod iostat;
 pub mod json;
-pub mod linkbench;
 pub mod model;
 pub mod notes;
 pub mod relative;
 pub mod steps;
 pub mod svg;
 pub mod sweep;
-pub mod sysbench_log;
-pub mod table;
 pub mod text;
+pub mod workloads;
 
 use fathom_core::store::LoadedRun;
+pub use fathom_core::{group, table};
+use fathom_workloads::report::Original;
 use model::Model;
 
-/// Output formats of `fathom report` (names and aliases as the command line takes them).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+/// Output formats of `fathom report` and `fathom compare`: the model's, and each workload's
+/// original tool's (`fathom_workloads::originals`).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Format {
     Text,
-    #[value(name = "md", alias = "markdown")]
     Markdown,
     Csv,
     Json,
-    /// db_bench's `report.tsv` columns.
-    #[value(name = "dbbench", alias = "tsv")]
-    DbBench,
     /// One self-contained page with SVG charts.
     Html,
-    /// sysbench's interval lines and statistics blocks.
-    Sysbench,
-    /// LinkBench's load line, per-operation latency lines and completion lines.
-    #[value(name = "linkbench")]
-    LinkBench,
+    /// A workload's original tool's output (db_bench's report.tsv, sysbench's, LinkBench's).
+    Original(&'static Original),
+}
+
+impl Format {
+    /// The formats' names, as `--format` takes them.
+    pub fn names() -> Vec<&'static str> {
+        let mut names = vec!["text", "md", "csv", "json", "html"];
+        names.extend(fathom_workloads::originals().map(|o| o.name));
+        names
+    }
+
+    /// `--format`'s value: a model format's name (`md` or `markdown`), or an original's.
+    pub fn parse(name: &str) -> Result<Format, String> {
+        Ok(match name {
+            "text" => Format::Text,
+            "md" | "markdown" => Format::Markdown,
+            "csv" => Format::Csv,
+            "json" => Format::Json,
+            "html" => Format::Html,
+            other => Format::Original(
+                fathom_workloads::originals()
+                    .find(|o| o.answers_to(other))
+                    .ok_or_else(|| {
+                        format!(
+                            "`{other}` is not a format; expected one of {}",
+                            Format::names().join(", ")
+                        )
+                    })?,
+            ),
+        })
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Format, String> {
+        Format::parse(name)
+    }
 }
 
 /// What a report includes besides the step table.
@@ -69,18 +97,51 @@ impl Default for ReportOptions {
     }
 }
 
-/// Renders runs in a format: the model's formats render one `Model`; the originals' formats
-/// (db_bench, sysbench, LinkBench) print the runs as those tools printed theirs.
+/// One format of `fathom report` and `fathom compare`. Every format renders one `Model`; the
+/// originals' formats (db_bench, sysbench, LinkBench) print the runs behind it as those tools
+/// printed theirs.
+pub trait Renderer {
+    /// True when the format shows the page's parts (charts, the comparison against a base).
+    fn page(&self) -> bool {
+        false
+    }
+
+    /// True when the format renders the model's tables rather than the runs' own lines.
+    fn renders_model(&self) -> bool {
+        true
+    }
+
+    fn render(&self, model: &Model, runs: &[LoadedRun]) -> anyhow::Result<String>;
+}
+
+impl Format {
+    /// The format's renderer.
+    pub fn renderer(self) -> &'static dyn Renderer {
+        match self {
+            Format::Text => &text::Text,
+            Format::Markdown => &text::Markdown,
+            Format::Csv => &text::Csv,
+            Format::Json => &json::Json,
+            Format::Html => &html::Html,
+            Format::Original(o) => o,
+        }
+    }
+}
+
+/// An original's format prints the runs as the tool printed its own.
+impl Renderer for Original {
+    fn renders_model(&self) -> bool {
+        false
+    }
+
+    fn render(&self, _: &Model, runs: &[LoadedRun]) -> anyhow::Result<String> {
+        (self.render)(runs)
+    }
+}
+
+/// The report of `runs` in a format.
 pub fn render(runs: &[LoadedRun], format: Format, opts: &ReportOptions) -> anyhow::Result<String> {
-    let model = || Model::build(runs, opts, format == Format::Html);
-    Ok(match format {
-        Format::Text => text::render(&model()?, false),
-        Format::Markdown => text::render(&model()?, true),
-        Format::Csv => text::csv(&model()?),
-        Format::Json => json::render(runs, &model()?, opts)?,
-        Format::Html => html::render(&model()?),
-        Format::DbBench => dbbench_tsv::render(runs),
-        Format::Sysbench => sysbench_log::render(runs)?,
-        Format::LinkBench => linkbench::render(runs),
-    })
+    let renderer = format.renderer();
+    let model = Model::build(runs, opts, renderer.page())?;
+    renderer.render(&model, runs)
 }

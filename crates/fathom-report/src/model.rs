@@ -1,21 +1,14 @@
-//! The report model: every section of a report computed once from the results on disk. The
-//! text, Markdown, CSV, JSON and HTML formats render this model and compute no figure of
-//! their own; a new section is a builder and one line in `SECTIONS`.
+//! The report model: every section of a report computed once from the results on disk, its
+//! figures kept as typed cells. Each format's `Renderer` renders this model and computes no
+//! figure of its own; a new section is a builder and one line in `SECTIONS`.
 
 use crate::group::{series, step_order, Series};
 use crate::svg::{BarChart, LineChart};
 use crate::table::Table;
-use crate::{charts, inserts, linkbench, notes, relative, steps, sweep, ReportOptions};
+use crate::{charts, inserts, notes, relative, steps, sweep, workloads, ReportOptions};
 use fathom_core::store::LoadedRun;
-use serde::Serialize;
 
-/// A table with the title reports print above it.
-#[derive(Clone, Debug, Serialize)]
-pub struct Titled {
-    pub title: String,
-    #[serde(flatten)]
-    pub table: Table,
-}
+pub use crate::table::Titled;
 
 /// A chart of the page.
 pub enum Chart {
@@ -105,30 +98,45 @@ impl Input<'_> {
     }
 }
 
-type Build = fn(&Input) -> anyhow::Result<Option<Section>>;
+/// A section builder: the sections it adds (none, one, or one per workload).
+type Build = fn(&Input) -> anyhow::Result<Vec<Section>>;
 
 /// The sections beside the step table, in the order reports show them.
 const SECTIONS: &[(Shown, Build)] = &[
-    (Shown::Everywhere, sweep::section),
-    (Shown::Everywhere, inserts::section),
-    (Shown::Everywhere, linkbench::section),
-    (Shown::Page, relative::section),
-    (Shown::Page, charts::over_time),
-    (Shown::Page, charts::percentiles),
+    (Shown::Everywhere, |i| {
+        Ok(sweep::section(i)?.into_iter().collect())
+    }),
+    (Shown::Everywhere, |i| {
+        Ok(inserts::section(i)?.into_iter().collect())
+    }),
+    (Shown::Everywhere, |i| Ok(workloads::sections(i))),
+    (Shown::Page, |i| {
+        Ok(relative::section(i)?.into_iter().collect())
+    }),
+    (Shown::Page, |i| {
+        Ok(charts::over_time(i)?.into_iter().collect())
+    }),
+    (Shown::Page, |i| {
+        Ok(charts::percentiles(i)?.into_iter().collect())
+    }),
 ];
 
-/// A whole report.
+/// A whole report (or comparison).
 pub struct Model {
     pub title: String,
     /// A line per series saying what ran.
     pub runs: Vec<String>,
-    /// A row per step and setup, each figure the median over repeats.
-    pub steps: Table,
+    /// The main table, printed first without a title: a row per step and setup, each figure the
+    /// median over repeats (titled `steps` in JSON); `fathom compare`'s comparison.
+    pub main: Titled,
     pub sections: Vec<Section>,
     /// Every interval of every run (with `--intervals`).
     pub intervals: Option<Table>,
     /// How to read the tables, then what the runs say about themselves.
     pub notes: String,
+    /// What the JSON format prints in place of the runs and tables, when set: `fathom
+    /// compare`'s rows, as released.
+    pub json: Option<serde_json::Value>,
 }
 
 impl Model {
@@ -144,7 +152,11 @@ impl Model {
         let mut sections = Vec::new();
         for (shown, build) in SECTIONS {
             if page || *shown == Shown::Everywhere {
-                sections.extend(build(&input)?.map(|s| Section { shown: *shown, ..s }));
+                sections.extend(
+                    build(&input)?
+                        .into_iter()
+                        .map(|s| Section { shown: *shown, ..s }),
+                );
             }
         }
         let mut notes = notes::text(&input);
@@ -157,23 +169,23 @@ impl Model {
                 .find_map(|r| r.manifest.experiment.as_ref().map(|e| e.name.clone()))
                 .unwrap_or_else(|| "fathom report".into()),
             runs: notes::headers(&input),
-            steps: steps::table(&input),
+            main: Titled {
+                title: "steps".into(),
+                table: steps::table(&input),
+            },
             sections,
             intervals: opts
                 .intervals
                 .then(|| steps::intervals(&input))
                 .transpose()?,
             notes,
+            json: None,
         })
     }
 
-    /// Every table with a title, the step table first: what the JSON report lists.
+    /// Every table with a title, the main table first: what the JSON report lists.
     pub fn tables(&self) -> Vec<Titled> {
-        let steps = Titled {
-            title: "steps".into(),
-            table: self.steps.clone(),
-        };
-        std::iter::once(steps)
+        std::iter::once(self.main.clone())
             .chain(
                 self.sections
                     .iter()
@@ -245,9 +257,24 @@ mod tests {
             .map(|t| t["title"].as_str().unwrap())
             .collect();
         assert_eq!(listed, titles);
-        // The sweep's table holds the medians: a at 2 clients ran 180 ops/s.
+        // The sweep's table holds the medians as numbers: a at 2 clients ran 180 ops/s.
         let sweep = &json["tables"][1];
-        assert_eq!(sweep["rows"][0], serde_json::json!(["100", "180", "a"]));
+        assert_eq!(sweep["rows"][0], serde_json::json!([100.0, 180.0, "a"]));
+        assert_eq!(sweep["header"], serde_json::json!(["1", "2", "setup"]));
+        assert_eq!(sweep["columns_are"], "clients");
+        // The step table's figures too.
+        let steps = &json["tables"][0];
+        let col = |name: &str| {
+            let h = steps["header"].as_array().unwrap();
+            h.iter().position(|c| c == name).unwrap()
+        };
+        assert_eq!(steps["rows"][0][col("ops/s")], 100.0);
+        assert_eq!(steps["rows"][0][col("p50")], 0.0);
+        assert_eq!(steps["rows"][0][col("r/o")], serde_json::Value::Null);
+        assert_eq!(
+            steps["rows"][0][col("db.gb")],
+            serde_json::json!([0.0, 0.0])
+        );
         // The page alone carries the comparison against the base setup and the charts.
         assert!(page.contains("Relative throughput against a"));
         assert!(!text.contains("Relative throughput"));

@@ -7,8 +7,7 @@ use crate::model::Input;
 use crate::steps::harness_us;
 use crate::table::num;
 use fathom_core::result::StepSummary;
-/// The kind LinkBench's check records a drifted count under.
-const DRIFTED: &str = fathom_workloads::linkbench::DRIFTED.name;
+use fathom_workloads::report::ReportHooks;
 
 /// A line per series: setup, engine and version, status, workload, clients, repeats, cores,
 /// device, memory limit and the options it ran with.
@@ -18,7 +17,7 @@ pub fn headers(input: &Input) -> Vec<String> {
         .map(|s| {
             let m = &s.runs[0].manifest;
             let mut statuses: Vec<&str> =
-                s.runs.iter().map(|r| r.manifest.status.as_str()).collect();
+                s.runs.iter().map(|r| r.status()).collect();
             statuses.dedup();
             let repeats = if s.runs.len() > 1 {
                 format!("median of {} repeats, ", s.runs.len())
@@ -77,31 +76,26 @@ the page cache, where wKB/o counts it when the kernel writes it back); cs/o: con
 cpu/o: host us+sy µs per op; eng/o: the engine's processes (the server; fathom's whole process when the\n\
 engine is embedded); fathom/o: the harness's own µs per op (measured on its process beside a server,\n\
 calibrated on the null engine when embedded); rss: the engine's resident memory (a server's processes'\n\
-proportional sizes); db.gb: GiB allocated/apparent; w-amp: (flush + compaction writes) / ingest.\n\
-sysbench steps: an op is an event (a transaction of several queries except oltp_point_select and\n\
-select_random_points).\n";
+proportional sizes); db.gb: GiB allocated/apparent; w-amp: (flush + compaction writes) / ingest.\n";
 
-/// The legend, the hosts' notes, then each series' notes.
+/// The legend (the workloads' lines after the columns'), what the hosts and engines said of
+/// the runs, then each series' notes.
 pub fn text(input: &Input) -> String {
     let mut out = String::from(LEGEND);
-    let mut host_notes: Vec<&str> = Vec::new();
+    for hooks in crate::workloads::present(input) {
+        out += hooks.legend;
+    }
+    let mut run_notes: Vec<&str> = Vec::new();
     for r in input.runs {
-        if let Some(n) = &r.manifest.host.note {
-            if !host_notes.contains(&n.as_str()) {
-                host_notes.push(n);
+        let m = &r.manifest;
+        for n in m.host.note.iter().chain(&m.notes) {
+            if !run_notes.contains(&n.as_str()) {
+                run_notes.push(n);
             }
         }
     }
-    for n in host_notes {
+    for n in run_notes {
         out += &format!("{n}\n");
-    }
-    if input
-        .runs
-        .iter()
-        .any(|r| r.manifest.setup.engine_version.starts_with("FerretDB"))
-    {
-        out +=
-            "figures measured through FerretDB are FerretDB's and its PostgreSQL's, not mongod's\n";
     }
     for s in &input.series {
         let lines = series_notes(s);
@@ -117,13 +111,17 @@ pub fn text(input: &Input) -> String {
 
 /// What one series' steps say about themselves.
 fn series_notes(s: &Series) -> Vec<String> {
+    let hooks = fathom_workloads::find(&s.workload).map_or(&ReportHooks::NONE, |w| &w.report);
     let mut lines = Vec::new();
-    let mut limited = Vec::new();
+    let (mut limited, mut saturated) = (Vec::new(), Vec::new());
     for step in s.step_names() {
         let m = median_step(&s.step(step));
-        lines.extend(step_notes(&m));
+        lines.extend(step_notes(&m, hooks));
         if let Some(why) = bottleneck(&m) {
             limited.push(format!("{} ({why})", m.step));
+        }
+        if let Some(what) = host_saturated(&m) {
+            saturated.push(format!("{} ({what})", m.step));
         }
     }
     if !limited.is_empty() {
@@ -132,10 +130,17 @@ fn series_notes(s: &Series) -> Vec<String> {
             limited.join(", ")
         ));
     }
+    if !saturated.is_empty() {
+        lines.push(format!(
+            "the host's CPU was saturated in {}",
+            saturated.join(", ")
+        ));
+    }
     lines
 }
 
-fn step_notes(m: &StepSummary) -> Vec<String> {
+/// The notes every step may have, then its workload's own.
+fn step_notes(m: &StepSummary, hooks: &ReportHooks) -> Vec<String> {
     let mut lines = Vec::new();
     match &m.background {
         Some(b) if b.target_rows_per_sec > 0.0 => lines.push(format!(
@@ -178,25 +183,21 @@ fn step_notes(m: &StepSummary) -> Vec<String> {
             m.step
         ));
     }
-    let drifted = m.by_op.get(DRIFTED).map_or(0, |o| o.failed);
-    if drifted > 0 {
+    lines.extend((hooks.step_notes)(m));
+    // Failures the workload's notes explain are not failed operations.
+    let explained = |k: &str| hooks.explained_failures.contains(&k);
+    let failed: Vec<(&String, u64)> = m
+        .by_op
+        .iter()
+        .filter(|(k, o)| o.failed > 0 && !explained(k))
+        .map(|(k, o)| (k, o.failed))
+        .collect();
+    let total: u64 = failed.iter().map(|(_, n)| n).sum();
+    if total > 0 {
+        let kinds: Vec<String> = failed.iter().map(|(k, n)| format!("{k} {n}")).collect();
         lines.push(format!(
-            "{}: {drifted} (id1, link type) counts differ from their visible links: the writes ran \
-             without transactions (LinkbenchX on a server without them), so racing clients drift",
-            m.step
-        ));
-    }
-    if m.failed > drifted {
-        let kinds: Vec<String> = m
-            .by_op
-            .iter()
-            .filter(|(k, o)| o.failed > 0 && k.as_str() != DRIFTED)
-            .map(|(k, o)| format!("{k} {}", o.failed))
-            .collect();
-        lines.push(format!(
-            "{}: {} operations failed ({}), not timed and not in ops/s (max_failed_requests)",
+            "{}: {total} operations failed ({}), not timed and not in ops/s (max_failed_requests)",
             m.step,
-            m.failed - drifted,
             kinds.join(", ")
         ));
     }
@@ -206,53 +207,67 @@ fn step_notes(m: &StepSummary) -> Vec<String> {
 /// Share of the engine's CPU per operation that was fathom's own, above which the report
 /// warns that the client may have been the bottleneck.
 pub const HARNESS_SHARE_WARN: f64 = 0.25;
-/// Host idle CPU (percent) below which the report warns the same.
+/// Host idle CPU (percent) below which the report says the host's CPU was saturated.
 pub const IDLE_WARN_PCT: f64 = 5.0;
-/// Steal time (percent) above which the report warns the same.
+/// Steal time (percent) above which the report says the same.
 pub const STEAL_WARN_PCT: f64 = 10.0;
 
-/// Fewer operations than this in a step say nothing about the client as a bottleneck.
+/// Fewer operations than this in a step say nothing about what limited it.
 const FEW_OPS: u64 = 100;
 
-/// Why the client may have limited a step's throughput, if it may have.
+/// A step of a few long operations (index creation, cleanup) is limited by neither the client
+/// nor the host's CPU in a way worth a note.
+fn too_short(s: &StepSummary) -> bool {
+    s.ops < FEW_OPS || s.window_seconds <= 0.0
+}
+
+/// Why fathom itself may have limited a step's throughput: its own share of the CPU per
+/// operation. A busy host alone is not that (an embedded engine with as many clients as
+/// cores is meant to fill it): `host_saturated` says so apart.
 pub fn bottleneck(s: &StepSummary) -> Option<String> {
-    // A step of a few long operations (index creation, cleanup) is not the client's to limit.
-    if s.ops < FEW_OPS || s.window_seconds <= 0.0 {
+    if too_short(s) {
         return None;
     }
-    let mut why = Vec::new();
-    if let (Some(h), Some(e)) = (harness_us(s), s.per_op.cpu_us_engine.or(s.per_op.cpu_us)) {
-        // Embedded: the engine's figure is the whole process, harness included; a server's
-        // excludes fathom, so compare against the sum.
-        let whole = if s.per_op.cpu_us_harness.is_some() {
-            e + h
-        } else {
-            e
-        };
-        if whole > 0.0 && h / whole > HARNESS_SHARE_WARN {
-            // Each time a client blocks on a server's reply costs it kernel time of its own,
-            // whatever the client: the count says how much of fathom's share that is.
-            let waits = s
-                .per_op
-                .waits_harness
-                .filter(|w| *w > 0.0)
-                .map(|w| format!(", blocking {w:.1} times per op"))
-                .unwrap_or_default();
-            why.push(format!(
-                "fathom used {:.0}% of the CPU per op{waits}",
-                100.0 * h / whole
-            ));
-        }
+    let (h, e) = (harness_us(s)?, s.per_op.cpu_us_engine.or(s.per_op.cpu_us)?);
+    // Embedded: the engine's figure is the whole process, harness included; a server's
+    // excludes fathom, so compare against the sum.
+    let whole = if s.per_op.cpu_us_harness.is_some() {
+        e + h
+    } else {
+        e
+    };
+    if whole <= 0.0 || h / whole <= HARNESS_SHARE_WARN {
+        return None;
     }
+    // Each time a client blocks on a server's reply costs it kernel time of its own, whatever
+    // the client: the count says how much of fathom's share that is.
+    let waits = s
+        .per_op
+        .waits_harness
+        .filter(|w| *w > 0.0)
+        .map(|w| format!(", blocking {w:.1} times per op"))
+        .unwrap_or_default();
+    Some(format!(
+        "fathom used {:.0}% of the CPU per op{waits}",
+        100.0 * h / whole
+    ))
+}
+
+/// What the host's CPU showed when it had none to spare: little idle time, or much stolen.
+pub fn host_saturated(s: &StepSummary) -> Option<String> {
     // A window shorter than a second holds too few CPU ticks to say anything.
     let sampled = s.window_seconds >= 1.0 && s.host.idle_pct + s.host.us_pct + s.host.sy_pct > 0.0;
-    if sampled && s.host.idle_pct < IDLE_WARN_PCT {
-        why.push(format!("host idle {:.1}%", s.host.idle_pct));
+    if too_short(s) || !sampled {
+        return None;
     }
-    if sampled && s.host.steal_pct > STEAL_WARN_PCT {
-        why.push(format!("steal {:.1}%", s.host.steal_pct));
+    let mut what = Vec::new();
+    if s.host.idle_pct < IDLE_WARN_PCT {
+        what.push(format!("idle {:.1}%", s.host.idle_pct));
     }
-    (!why.is_empty()).then(|| why.join(", "))
+    if s.host.steal_pct > STEAL_WARN_PCT {
+        what.push(format!("steal {:.1}%", s.host.steal_pct));
+    }
+    (!what.is_empty()).then(|| what.join(", "))
 }
 
 #[cfg(test)]
@@ -285,6 +300,31 @@ mod tests {
         assert_eq!(bottleneck(&step(10.0, Some(1.6))), None);
     }
 
+    /// A busy host is said to be saturated, not the client a bottleneck: an embedded engine
+    /// with as many clients as cores fills the host by design.
+    #[test]
+    fn a_busy_host_is_saturated_not_a_client_bottleneck() {
+        let s = StepSummary {
+            ops: 1000,
+            window_seconds: 10.0,
+            per_op: PerOp {
+                cpu_us: Some(10.0),
+                cpu_us_engine: Some(10.0),
+                ..PerOp::default()
+            },
+            harness_ns_per_op: Some(300.0),
+            host: fathom_core::result::HostRates {
+                idle_pct: 3.7,
+                us_pct: 90.0,
+                sy_pct: 6.3,
+                ..Default::default()
+            },
+            ..StepSummary::default()
+        };
+        assert_eq!(bottleneck(&s), None, "fathom's 0.3 µs of 10 µs is 3%");
+        assert_eq!(host_saturated(&s).as_deref(), Some("idle 3.7%"));
+    }
+
     #[test]
     fn failed_operations_are_noted_per_kind() {
         let failed = |n| OpSummary {
@@ -303,21 +343,23 @@ mod tests {
             .collect(),
             ..StepSummary::default()
         };
-        let notes = step_notes(&m);
+        let notes = step_notes(&m, &ReportHooks::NONE);
         assert_eq!(
             notes,
             ["request: 3 operations failed (ADD_LINK 2, COUNT_LINK 1), not timed and not in ops/s (max_failed_requests)"]
         );
-        assert!(step_notes(&StepSummary::default()).is_empty());
+        assert!(step_notes(&StepSummary::default(), &ReportHooks::NONE).is_empty());
     }
 
+    /// A workload's own notes come with the step's, and the failures they explain are not
+    /// listed again as failed operations (LinkBench's drifted counts).
     #[test]
-    fn drifted_counts_are_said_apart_from_failures() {
+    fn a_workloads_notes_explain_its_failures() {
         let m = StepSummary {
             step: "check".into(),
             failed: 4,
             by_op: [(
-                DRIFTED.into(),
+                "DRIFTED_COUNT".into(),
                 OpSummary {
                     failed: 4,
                     ..OpSummary::default()
@@ -327,11 +369,17 @@ mod tests {
             .collect(),
             ..StepSummary::default()
         };
-        let notes = step_notes(&m);
+        let linkbench = &fathom_workloads::find("linkbench").unwrap().report;
+        let notes = step_notes(&m, linkbench);
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(
             notes[0]
                 .starts_with("check: 4 (id1, link type) counts differ from their visible links"),
+            "{notes:?}"
+        );
+        let notes = step_notes(&m, &ReportHooks::NONE);
+        assert!(
+            notes[0].contains("4 operations failed (DRIFTED_COUNT 4)"),
             "{notes:?}"
         );
     }

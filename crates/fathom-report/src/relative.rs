@@ -2,7 +2,6 @@
 //! comparison table of `fathom compare` and a bar chart of the ratios with their intervals.
 
 use crate::compare::{self, Row, Side};
-use crate::iostat;
 use crate::model::{Chart, Input, Section, Titled};
 use crate::svg::{BarChart, Bars};
 
@@ -13,16 +12,17 @@ pub fn section(input: &Input) -> anyhow::Result<Option<Section>> {
     if sides.len() < 2 {
         return Ok(None);
     }
-    let (rows, bases) = compare::against_bases(
+    let against = compare::against_bases(
         &sides,
         input.opts.base.as_deref(),
         input.opts.threshold,
         |_, _| {},
     )?;
+    let rows = against.rows;
     if rows.is_empty() {
         return Ok(None);
     }
-    let bases = bases.join(", ");
+    let bases = against.bases.join(", ");
     let mut section = Section::new(format!("Relative throughput against {bases}"));
     section
         .charts
@@ -33,13 +33,9 @@ pub fn section(input: &Input) -> anyhow::Result<Option<Section>> {
     });
     let mut legend = compare::legend(&bases, input.opts.threshold);
     if let Some(step) = &input.opts.iostat {
-        let table = iostat::table(&sides, step)
-            .ok_or_else(|| anyhow::anyhow!("--iostat: no setup ran a step `{step}`"))?;
-        section.tables.push(Titled {
-            title: format!("iostat during {step}"),
-            table,
-        });
-        legend.push_str(&iostat::legend(step, None));
+        let (tables, iostat_legend) = compare::iostat_tables(&sides, &against.pairs, step)?;
+        section.tables.extend(tables);
+        legend.push_str(&iostat_legend);
     }
     section.paragraph = Some(legend);
     Ok(Some(section))

@@ -4,9 +4,9 @@
 
 use crate::group::{median_step, Series};
 use crate::model::Input;
-use crate::table::{num, opt, Table};
+use crate::table::{Cell, Style, Table};
 use fathom_core::recorder::Latency;
-use fathom_core::result::{PerOp, StepSummary};
+use fathom_core::result::{DbGb, PerOp, StepSummary};
 
 pub const COLUMNS: &[&str] = &[
     "step", "ops/s", "p50", "p99", "p99.9", "max", "r/o", "rKB/o", "wKB/o", "erKB/o", "ewKB/o",
@@ -47,53 +47,45 @@ impl<'a> Figures<'a> {
 }
 
 /// The cell of a column the step table and the intervals table share.
-fn shared_cell(column: &str, f: &Figures) -> String {
-    let lat = |v: f64| if f.latency_known { num(v) } else { "-".into() };
+fn shared_cell(column: &str, f: &Figures) -> Cell {
+    let lat = |v: f64| Cell::styled(f.latency_known.then_some(v), Style::Auto);
     match column {
         "p50" => lat(f.latency.p50),
         "p99" => lat(f.latency.p99),
         "p99.9" => lat(f.latency.p99_9),
         "max" => lat(f.latency.max),
-        "r/o" => opt(f.per_op.reads),
-        "rKB/o" => opt(f.per_op.read_kb),
-        "wKB/o" => opt(f.per_op.write_kb),
-        "erKB/o" => opt(f.per_op.engine_read_kb),
-        "ewKB/o" => opt(f.per_op.engine_write_kb),
-        "cs/o" => opt(f.per_op.cs),
-        "cpu/o" => opt(f.per_op.cpu_us),
-        "eng/o" => opt(f.per_op.cpu_us_engine),
-        "rss" => format!("{}G", num(f.rss_gb)),
+        "r/o" => Cell::opt(f.per_op.reads),
+        "rKB/o" => Cell::opt(f.per_op.read_kb),
+        "wKB/o" => Cell::opt(f.per_op.write_kb),
+        "erKB/o" => Cell::opt(f.per_op.engine_read_kb),
+        "ewKB/o" => Cell::opt(f.per_op.engine_write_kb),
+        "cs/o" => Cell::opt(f.per_op.cs),
+        "cpu/o" => Cell::opt(f.per_op.cpu_us),
+        "eng/o" => Cell::opt(f.per_op.cpu_us_engine),
+        "rss" => Cell::Number(f.rss_gb, Style::Gib),
         other => unreachable!("no shared column `{other}`"),
     }
 }
 
-/// Operations per second as the seeds print them, whole; below 10 with decimals, so a slow
-/// step (a few requests a second, one check in minutes) does not read as none.
-fn rate(x: f64) -> String {
-    if x >= 9.95 || x <= 0.0 {
-        format!("{x:.0}")
-    } else if x >= 0.095 {
-        format!("{x:.1}")
-    } else {
-        format!("{x:.3}")
-    }
-}
-
-fn row(label: &str, s: &StepSummary) -> Vec<String> {
+fn row(label: &str, s: &StepSummary) -> Vec<Cell> {
     let has_ops = s.ops > 0;
     let f = Figures::new(has_ops, &s.latency_us, &s.per_op, s.rss_gb);
     let cell = |column: &str| match column {
-        "step" if s.interrupted => format!("{}*", s.step),
-        "step" => s.step.clone(),
-        "ops/s" if has_ops => rate(s.ops_per_sec),
-        "ops/s" => "-".into(),
-        "fathom/o" => opt(harness_us(s).filter(|_| has_ops)),
-        "db.gb" => format!("{}/{}", num(s.db_gb.allocated), num(s.db_gb.apparent)),
-        "w-amp" => opt(s.engine_stats.w_amp),
-        "setup" => label.to_string(),
+        "step" if s.interrupted => Cell::Text(format!("{}*", s.step)),
+        "step" => Cell::text(&s.step),
+        "ops/s" => Cell::styled(has_ops.then_some(s.ops_per_sec), Style::Rate),
+        "fathom/o" => Cell::opt(harness_us(s).filter(|_| has_ops)),
+        "db.gb" => db_gb(&s.db_gb),
+        "w-amp" => Cell::opt(s.engine_stats.w_amp),
+        "setup" => Cell::text(label),
         shared => shared_cell(shared, &f),
     };
     COLUMNS.iter().map(|c| cell(c)).collect()
+}
+
+/// GiB allocated/apparent.
+pub fn db_gb(d: &DbGb) -> Cell {
+    Cell::Pair(d.allocated, d.apparent, Style::Auto, '/')
 }
 
 /// All steps of all series: grouped by step (in first-seen order), one row per series, each
@@ -140,11 +132,11 @@ pub fn intervals(input: &Input) -> anyhow::Result<Table> {
                 for i in run.intervals(step)? {
                     let f = Figures::new(true, &i.latency_us, &i.per_op, i.rss_gb);
                     let cell = |column: &str| match column {
-                        "step" => i.step.clone(),
-                        "t" => format!("{:.0}", i.t_end),
-                        "ops/s" => rate(i.ops_per_sec),
-                        "db.gb" => num(i.db_gb.allocated),
-                        "setup" => label.clone(),
+                        "step" => Cell::text(&i.step),
+                        "t" => Cell::Number(i.t_end, Style::Fixed(0)),
+                        "ops/s" => Cell::Number(i.ops_per_sec, Style::Rate),
+                        "db.gb" => Cell::num(i.db_gb.allocated),
+                        "setup" => Cell::text(&label),
                         shared => shared_cell(shared, &f),
                     };
                     t.push(INTERVAL_COLUMNS.iter().map(|c| cell(c)).collect());
@@ -153,17 +145,4 @@ pub fn intervals(input: &Input) -> anyhow::Result<Table> {
         }
     }
     Ok(t)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn slow_rates_keep_their_decimals() {
-        use super::rate;
-        assert_eq!(rate(12345.6), "12346");
-        assert_eq!(rate(10.0), "10");
-        assert_eq!(rate(0.4), "0.4");
-        assert_eq!(rate(0.0056), "0.006");
-        assert_eq!(rate(0.0), "0");
-    }
 }

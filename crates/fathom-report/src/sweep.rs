@@ -7,14 +7,14 @@ use crate::group::{median, median_step};
 use crate::model::{Chart, Input, Section, Titled};
 use crate::steps::{counts_queries, queries_per_op};
 use crate::svg::{Line, LineChart};
-use crate::table::Table;
+use crate::table::{Cell, Style, Table};
 use fathom_core::result::StepSummary;
 
-/// A figure of a step summary, its title and its decimals.
+/// A figure of a step summary, its title and how it prints.
 struct Figure {
     title: String,
     value: fn(&StepSummary) -> Option<f64>,
-    decimals: usize,
+    style: Style,
 }
 
 /// The section; nothing when one client count ran.
@@ -59,7 +59,7 @@ fn figures(input: &Input, step: &str) -> [Figure; 3] {
         Figure {
             title: "rows inserted per second".into(),
             value: |s| Some(s.rows_per_sec),
-            decimals: 0,
+            style: Style::Rate,
         }
     } else {
         Figure {
@@ -70,7 +70,7 @@ fn figures(input: &Input, step: &str) -> [Figure; 3] {
             }
             .into(),
             value: |s| Some(s.ops_per_sec * queries_per_op(s)),
-            decimals: 0,
+            style: Style::Rate,
         }
     };
     [
@@ -78,12 +78,12 @@ fn figures(input: &Input, step: &str) -> [Figure; 3] {
         Figure {
             title: "disk reads per second (iostat r/s)".into(),
             value: |s| s.host.rps,
-            decimals: 0,
+            style: Style::Rate,
         },
         Figure {
             title: format!("disk reads per {unit}"),
             value: |s| s.per_op.reads.map(|r| r / queries_per_op(s)),
-            decimals: 2,
+            style: Style::Fixed(2),
         },
     ]
 }
@@ -114,9 +114,10 @@ fn table(
     figure: &Figure,
 ) -> Option<Table> {
     let mut header: Vec<String> = input.clients().iter().map(|c| c.to_string()).collect();
-    header.push("clients".into());
+    header.push("setup".into());
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
     let mut t = Table::new(&header);
+    t.over = Some("clients".into());
     for (setup, row) in summaries {
         let cells: Vec<Option<f64>> = row
             .iter()
@@ -125,11 +126,11 @@ fn table(
         if cells.iter().all(Option::is_none) {
             continue;
         }
-        let mut row: Vec<String> = cells
+        let mut row: Vec<Cell> = cells
             .iter()
-            .map(|v| v.map_or("-".into(), |x| format!("{x:.*}", figure.decimals)))
+            .map(|v| Cell::styled(*v, figure.style))
             .collect();
-        row.push(setup.to_string());
+        row.push(Cell::text(*setup));
         t.push(row);
     }
     (!t.rows.is_empty()).then_some(t)

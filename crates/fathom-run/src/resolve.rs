@@ -8,6 +8,7 @@ use crate::input::{DriveInput, SetupInput, WorkloadInput};
 use anyhow::Context;
 use fathom_core::capability::{Need, Offer};
 use fathom_core::driver::{LatencyFrom, OpenLoop, StepPlan};
+use fathom_core::family::Family;
 use fathom_core::pace::Spacing;
 use fathom_core::units::{parse_duration, parse_size};
 use fathom_engines::settings::Settings;
@@ -46,6 +47,44 @@ pub struct RunSpec {
     /// Settings fathom set because the workload needs them (`transactions=optimistic: ...`),
     /// printed in the run's header.
     pub implied: Vec<String>,
+    /// The workload as the check built it, for the spec's first run.
+    pub prebuilt: Prebuilt,
+}
+
+/// A workload built once by the check and handed to the first run that asks, so `fathom run`
+/// builds it once (a copy of a spec starts without one; later runs build their own).
+#[derive(Default)]
+pub struct Prebuilt(std::sync::Mutex<Option<Box<dyn fathom_workloads::Workload>>>);
+
+impl Prebuilt {
+    fn put(&self, w: Box<dyn fathom_workloads::Workload>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(w);
+    }
+
+    fn take(&self) -> Option<Box<dyn fathom_workloads::Workload>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    /// True while the check's workload waits for its run.
+    pub fn is_ready(&self) -> bool {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+    }
+}
+
+impl Clone for Prebuilt {
+    fn clone(&self) -> Self {
+        Prebuilt::default()
+    }
+}
+
+impl std::fmt::Debug for Prebuilt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Prebuilt({})",
+            if self.is_ready() { "ready" } else { "none" }
+        )
+    }
 }
 
 /// How errors name what the user wrote: flags, or keys of an experiment file.
@@ -136,6 +175,7 @@ pub fn resolve(
         interval,
         open_loop: open_loop(drive, keys)?,
         implied: Vec::new(),
+        prebuilt: Prebuilt::default(),
     };
     spec.check().map_err(|e| match keys {
         Keys::Flags => e,
@@ -191,15 +231,18 @@ impl RunSpec {
             anyhow::bail!(
                 "workload `{}` runs on {} engines; `{}` is a {family} engine",
                 w.name,
-                w.families.join(" and "),
+                Family::list(w.families),
                 engine.name
             );
         }
-        // A server stays up from step to step: a workload that reopens an embedded database
-        // between steps (dbbench, as benchmark.sh) keeps it open there unless told otherwise.
-        let reopen_given = self.params.given().contains_key("reopen");
-        if engine.server && !reopen_given && (w.params)().iter().any(|p| p.name == "reopen") {
-            self.params.set("reopen", "off");
+        // What a workload sets on servers unless given (dbbench keeps its database open
+        // between steps there, a server staying up from step to step).
+        if engine.server {
+            for (key, value) in w.on_servers {
+                if !self.params.given().contains_key(*key) {
+                    self.params.set(key, *value);
+                }
+            }
         }
         let built = (w.build)(&self.params, self.clients)?;
         let reopens = |s: &&StepPlan| s.reopen || s.engine_options.contains_key(engine.name);
@@ -214,6 +257,7 @@ impl RunSpec {
         for need in built.needs() {
             self.meet(need)?;
         }
+        self.prebuilt.put(built);
         Ok(())
     }
 
@@ -239,9 +283,12 @@ impl RunSpec {
         }
     }
 
-    /// The workload built for this spec's clients.
+    /// The workload built for this spec's clients: the check's, the first time.
     pub fn build(&self) -> anyhow::Result<Box<dyn fathom_workloads::Workload>> {
-        (self.workload.build)(&self.params, self.clients)
+        match self.prebuilt.take() {
+            Some(w) => Ok(w),
+            None => (self.workload.build)(&self.params, self.clients),
+        }
     }
 }
 
@@ -352,6 +399,22 @@ mod tests {
         assert_eq!(spec.build().unwrap().params()["query_secs"], "3s");
         let spec = flags(&setup("null"), &workload("dbbench", &[]), &d).unwrap();
         assert_eq!(spec.build().unwrap().params()["duration"], "3s");
+    }
+
+    /// The check's workload is the first run's: `fathom run` builds it once.
+    #[test]
+    fn the_first_run_takes_the_checks_workload() {
+        let spec = flags(
+            &setup("null"),
+            &workload("dbbench", &[]),
+            &Default::default(),
+        )
+        .unwrap();
+        assert!(spec.prebuilt.is_ready());
+        assert!(!spec.clone().prebuilt.is_ready(), "a copy builds its own");
+        spec.build().unwrap();
+        assert!(!spec.prebuilt.is_ready(), "taken by the first run");
+        spec.build().unwrap();
     }
 
     #[test]

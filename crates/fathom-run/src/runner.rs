@@ -265,6 +265,8 @@ fn manifest(
         finished_at: None,
         status: RunStatus::Running,
         error: None,
+        notes: target.notes(),
+        pid: Some(std::process::id()),
         experiment: place.cell.clone(),
         existing_data: place.existing_data,
     }
@@ -273,6 +275,7 @@ fn manifest(
 /// How the run ended, into its manifest.
 fn finish(manifest: &mut RunManifest, result: &anyhow::Result<()>, limit: Option<&MemoryLimit>) {
     manifest.finished_at = Some(now_utc());
+    manifest.pid = None;
     (manifest.status, manifest.error) = match result {
         Ok(()) if interrupt::requested() => (RunStatus::Interrupted, None),
         Ok(()) => (RunStatus::Finished, None),

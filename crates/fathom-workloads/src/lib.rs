@@ -7,6 +7,7 @@ pub mod dockv;
 pub mod ibench;
 pub mod linkbench;
 pub mod params;
+pub mod report;
 pub mod rows;
 pub mod shared;
 pub mod statements;
@@ -16,7 +17,7 @@ mod testing;
 
 use fathom_core::capability::Need;
 use fathom_core::driver::{BackgroundClient, Client, StepPlan};
-use fathom_core::family::Db;
+use fathom_core::family::{Db, Family};
 use fathom_core::knobs::Knobs;
 use fathom_core::kv::{KvSession, SessionOptions};
 use params::{specs, ParamSpec, Params};
@@ -64,10 +65,15 @@ pub struct WorkloadEntry {
     pub params: fn() -> Vec<ParamSpec>,
     /// Builds the workload for `clients` client threads.
     pub build: fn(&Params, usize) -> anyhow::Result<Box<dyn Workload>>,
-    /// The engine families it runs on (`kv`, `sql`).
-    pub families: &'static [&'static str],
+    /// The engine families it runs on.
+    pub families: &'static [Family],
     /// The parameter `--duration` sets: the length of every timed step.
     pub duration_param: &'static str,
+    /// Parameters set when the engine is a server, unless given (`reopen=off`: a server stays
+    /// up from step to step).
+    pub on_servers: &'static [(&'static str, &'static str)],
+    /// What it adds to reports: notes, tables of its own, its original tool's format.
+    pub report: report::ReportHooks,
 }
 
 impl WorkloadEntry {
@@ -81,8 +87,10 @@ impl WorkloadEntry {
             about: "",
             params: specs::<P>,
             build,
-            families: &["kv", "sql"],
+            families: &[Family::Kv, Family::Sql],
             duration_param: "duration",
+            on_servers: &[],
+            report: report::ReportHooks::NONE,
         }
     }
 }
@@ -118,6 +126,11 @@ pub static WORKLOADS: &[WorkloadEntry] = &[
     ibench::ENTRY,
     linkbench::ENTRY,
 ];
+
+/// Every workload's original output format, for `--format NAME`.
+pub fn originals() -> impl Iterator<Item = &'static report::Original> {
+    WORKLOADS.iter().filter_map(|w| w.report.original.as_ref())
+}
 
 /// Looks a workload up by name.
 pub fn find(name: &str) -> anyhow::Result<&'static WorkloadEntry> {

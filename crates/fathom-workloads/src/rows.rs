@@ -1,4 +1,4 @@
-//! The kv row/index mapping every workload shares (design.md, "The kv mapping"), as MyRocks
+//! The kv row/index mapping every workload shares (docs/results.md, "The kv mapping"), as MyRocks
 //! and MongoRocks lay rows out: a key is an index id (4 bytes, big-endian), then the indexed
 //! columns memcomparable-encoded, then the primary key; a primary index entry's value holds
 //! the row, a secondary index entry's value is empty. Keeping a secondary index is then a blind

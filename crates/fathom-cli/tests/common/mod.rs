@@ -21,6 +21,25 @@ pub fn run(args: &str, results: &Path) -> Output {
     fathom(&argv)
 }
 
+/// Whether a test that needs root (and cgroups) may run. Not root, it fails naming itself, unless
+/// `FATHOM_SKIP_ROOT_TESTS` is set: then it says by name that it was skipped. No test passes
+/// for want of root.
+pub fn needs_root(test: &str) -> bool {
+    // SAFETY: getuid has no preconditions.
+    let root = unsafe { libc::getuid() } == 0 && Path::new("/sys/fs/cgroup").exists();
+    if root {
+        return true;
+    }
+    if std::env::var_os("FATHOM_SKIP_ROOT_TESTS").is_some() {
+        println!("SKIPPED {test}: needs root and cgroups (FATHOM_SKIP_ROOT_TESTS is set)");
+        return false;
+    }
+    panic!(
+        "{test} needs root and cgroups: run the tests as root, or set FATHOM_SKIP_ROOT_TESTS=1 \
+         to skip it by name"
+    );
+}
+
 pub fn ok(out: &Output) -> String {
     assert!(
         out.status.success(),

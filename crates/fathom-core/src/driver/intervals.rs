@@ -134,10 +134,14 @@ impl<'a> Intervals<'a> {
                 db_gb: f.db_gb,
                 rss_gb: f.rss_gb,
                 retries: all.retries,
+                failed: all.failed,
             };
-            serde_json::to_writer(&mut self.out, &record)?;
-            self.out.write_all(b"\n")?;
-            self.out.flush()?;
+            crate::sample::charge_results(|| -> anyhow::Result<()> {
+                serde_json::to_writer(&mut self.out, &record)?;
+                self.out.write_all(b"\n")?;
+                self.out.flush()?;
+                Ok(())
+            })?;
             self.check_still_linked()?;
             on_interval(&record);
             self.step_total.merge(&rec);

@@ -57,6 +57,16 @@ fn run_clients(
     clients: Vec<Box<dyn Client>>,
     background: Vec<BackgroundClient<'static>>,
 ) -> StepSummary {
+    run_seen(plan, clients, background, &mut |_| {})
+}
+
+/// `run_clients`, telling `seen` of each interval.
+fn run_seen(
+    plan: &StepPlan,
+    clients: Vec<Box<dyn Client>>,
+    background: Vec<BackgroundClient<'static>>,
+    seen: &mut dyn FnMut(&IntervalRecord),
+) -> StepSummary {
     let dir = tempfile::tempdir().unwrap();
     let target = NoEngine(crate::target::Identity::new(
         "none",
@@ -64,7 +74,6 @@ fn run_clients(
         vec![dir.path().to_path_buf()],
     ));
     let sampler = Sampler::new(target.data_dirs(), target.pids());
-    let mut seen = |_: &IntervalRecord| {};
     run_step(StepRun {
         plan,
         index: 1,
@@ -77,9 +86,48 @@ fn run_clients(
             intervals: dir.path().join("i.jsonl"),
             histograms: dir.path().join("h.hlog"),
         },
-        on_interval: &mut seen,
+        on_interval: seen,
     })
     .unwrap()
+}
+
+/// Every third operation fails with a tolerated error, slowly enough to span intervals.
+struct FailsSome {
+    done: u64,
+}
+
+impl Client for FailsSome {
+    fn next(&mut self) -> anyhow::Result<Option<Done>> {
+        std::thread::sleep(Duration::from_millis(2));
+        self.done += 1;
+        Ok(Some(Done {
+            failed: self.done.is_multiple_of(3),
+            ..Done::default()
+        }))
+    }
+}
+
+/// Interval records count failed operations, and add up to the step's.
+#[test]
+fn intervals_count_failed_operations() {
+    let plan = StepPlan {
+        name: "fails".into(),
+        clients: 1,
+        ops_per_client: Some(300),
+        op_kinds: vec![crate::kind::OpKind::new("op", crate::kind::Role::Read)],
+        ..Default::default()
+    };
+    let mut records = Vec::new();
+    let s = run_seen(
+        &plan,
+        vec![Box::new(FailsSome { done: 0 })],
+        Vec::new(),
+        &mut |r| records.push(r.clone()),
+    );
+    assert_eq!(s.failed, 100);
+    assert!(records.len() > 1, "{} intervals", records.len());
+    assert_eq!(records.iter().map(|r| r.failed).sum::<u64>(), 100);
+    assert_eq!(records.iter().map(|r| r.ops).sum::<u64>(), s.ops);
 }
 
 #[test]

@@ -425,7 +425,13 @@ fn collect<'c>(
             if epoch == 1 {
                 measure_from_here();
             }
-            iv.samples.insert(epoch, iv.sampler.sample());
+            // The measured part's first sample is the step's start: its size is walked afresh.
+            let sample = if epoch == 1 {
+                iv.sampler.sample()
+            } else {
+                iv.sampler.sample_interval()
+            };
+            iv.samples.insert(epoch, sample);
             // An engine that can no longer serve (a server that exited, RocksDB with writes
             // stopped for good) ends the step now: its clients may wait forever.
             iv.target.check()?;

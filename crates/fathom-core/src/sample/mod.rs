@@ -11,7 +11,28 @@ use crate::result::{DbGb, HostRates, PerOp};
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Bytes fathom's own result files (interval records) caused to be written, so an embedded
+/// engine's `ewKB/o`, read off fathom's whole process, leaves them out.
+static RESULTS_WRITTEN: AtomicU64 = AtomicU64::new(0);
+
+/// Runs `write`, a write of fathom's results, charging what the calling thread wrote meanwhile
+/// to the results rather than to an embedded engine.
+pub fn charge_results<T>(write: impl FnOnce() -> T) -> T {
+    let before = process::thread_write_bytes();
+    let out = write();
+    let written = process::thread_write_bytes().saturating_sub(before);
+    RESULTS_WRITTEN.fetch_add(written, Ordering::Relaxed);
+    out
+}
+
+/// How often an interval's sample walks the data directory for its size; step boundaries
+/// always do. A walk stats every file (1,500 files on PostgreSQL), so once a second was too
+/// much of fathom's own cost.
+pub const DB_SIZE_EVERY: Duration = Duration::from_secs(5);
 
 /// The block device a directory lives on.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -46,6 +67,8 @@ pub struct Sample {
     /// The harness's voluntary context switches, all its threads' (`getrusage`).
     pub harness_waits: u64,
     pub db: dbsize::DbSize,
+    /// `RESULTS_WRITTEN` at the sample.
+    pub results_written: u64,
 }
 
 /// Reads samples for one engine.
@@ -54,6 +77,8 @@ pub struct Sampler {
     engine_pids: Vec<u32>,
     data_dirs: Vec<PathBuf>,
     ticks_per_sec: f64,
+    /// The last walk of the data directories, and when it was.
+    last_size: Mutex<Option<(Instant, dbsize::DbSize)>>,
 }
 
 impl Sampler {
@@ -66,6 +91,7 @@ impl Sampler {
             engine_pids,
             data_dirs,
             ticks_per_sec: if hz > 0 { hz as f64 } else { 100.0 },
+            last_size: Mutex::new(None),
         }
     }
 
@@ -78,7 +104,30 @@ impl Sampler {
         self.engine_pids == [std::process::id()]
     }
 
+    /// A sample at a step's boundary: the database's size walked afresh.
     pub fn sample(&self) -> Sample {
+        self.read(true)
+    }
+
+    /// A sample at an interval's boundary: the database's size as walked at most
+    /// `DB_SIZE_EVERY` ago.
+    pub fn sample_interval(&self) -> Sample {
+        self.read(false)
+    }
+
+    fn db_size(&self, fresh: bool) -> dbsize::DbSize {
+        let mut last = self.last_size.lock().unwrap_or_else(|p| p.into_inner());
+        match *last {
+            Some((at, size)) if !fresh && at.elapsed() < DB_SIZE_EVERY => size,
+            _ => {
+                let size = dbsize::measure(&self.data_dirs);
+                *last = Some((Instant::now(), size));
+                size
+            }
+        }
+    }
+
+    fn read(&self, fresh_size: bool) -> Sample {
         let disk = self.device.as_ref().and_then(|d| {
             let text = std::fs::read_to_string("/proc/diskstats").ok()?;
             diskstats::parse(&text, d.major, d.minor)
@@ -122,7 +171,8 @@ impl Sampler {
             engine,
             harness,
             harness_waits: process::own_voluntary_switches(),
-            db: dbsize::measure(&self.data_dirs),
+            db: self.db_size(fresh_size),
+            results_written: RESULTS_WRITTEN.load(Ordering::Relaxed),
         }
     }
 
@@ -152,11 +202,7 @@ impl Sampler {
                 .read_bytes
                 .saturating_sub(start.engine.read_bytes) as f64
                 / 1024.0),
-            engine_write_kb: per(end
-                .engine
-                .write_bytes
-                .saturating_sub(start.engine.write_bytes) as f64
-                / 1024.0),
+            engine_write_kb: per(self.engine_written(start, end) as f64 / 1024.0),
             cpu_us_harness: if self.embedded() {
                 None
             } else {
@@ -207,6 +253,22 @@ impl Sampler {
     }
 }
 
+impl Sampler {
+    /// Bytes the engine's processes wrote between two samples; embedded, less fathom's own
+    /// result files, which the same process wrote.
+    fn engine_written(&self, start: &Sample, end: &Sample) -> u64 {
+        let all = end
+            .engine
+            .write_bytes
+            .saturating_sub(start.engine.write_bytes);
+        if self.embedded() {
+            all.saturating_sub(end.results_written.saturating_sub(start.results_written))
+        } else {
+            all
+        }
+    }
+}
+
 fn ratio(a: f64, b: f64) -> f64 {
     if b > 0.0 {
         a / b
@@ -223,4 +285,54 @@ pub struct Figures {
     pub host: HostRates,
     pub db_gb: DbGb,
     pub rss_gb: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An embedded engine's writes leave out what fathom wrote to its result files.
+    #[test]
+    fn an_embedded_engines_writes_leave_out_the_results() {
+        let sampler = Sampler::new(Vec::new(), vec![std::process::id()]);
+        let mut start = sampler.sample();
+        let mut end = start.clone();
+        start.engine.write_bytes = 1 << 20;
+        end.engine.write_bytes = 4 << 20;
+        start.results_written = 10 << 20;
+        end.results_written = (10 << 20) + (1 << 20);
+        let f = sampler.figures(&start, &end, 1024);
+        assert_eq!(
+            f.per_op.engine_write_kb,
+            Some(2.0),
+            "(3 MiB - 1 MiB) / 1024 ops"
+        );
+        // A server's processes are not fathom's: nothing to leave out.
+        let server = Sampler::new(Vec::new(), vec![1]);
+        let f = server.figures(&start, &end, 1024);
+        assert_eq!(f.per_op.engine_write_kb, Some(3.0));
+    }
+
+    /// What a charged write dirtied is counted as the results'.
+    #[test]
+    fn a_charged_write_is_counted() {
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let before = RESULTS_WRITTEN.load(Ordering::Relaxed);
+        charge_results(|| std::fs::write(dir.path().join("r"), vec![7u8; 1 << 20]).unwrap());
+        // The crate's directory is on a disk, whose page cache accounts dirtied pages to the
+        // writer (a tmpfs would not).
+        let counted = RESULTS_WRITTEN.load(Ordering::Relaxed) - before;
+        assert!(counted >= 1 << 20, "{counted}");
+    }
+
+    /// Intervals reuse a recent walk of the data directory; boundaries walk it afresh.
+    #[test]
+    fn intervals_reuse_a_recent_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let sampler = Sampler::new(vec![dir.path().to_path_buf()], vec![std::process::id()]);
+        assert_eq!(sampler.sample().db.apparent_bytes, 0);
+        std::fs::write(dir.path().join("f"), vec![1u8; 5000]).unwrap();
+        assert_eq!(sampler.sample_interval().db.apparent_bytes, 0);
+        assert_eq!(sampler.sample().db.apparent_bytes, 5000);
+    }
 }

@@ -109,6 +109,14 @@ pub fn parse_io(text: &str) -> Option<(u64, u64)> {
     Some((get("read_bytes:")?, get("write_bytes:")?))
 }
 
+/// Bytes the calling thread has caused to be written (`/proc/thread-self/io`), 0 where unknown.
+pub fn thread_write_bytes() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/io")
+        .ok()
+        .and_then(|t| parse_io(&t))
+        .map_or(0, |(_, w)| w)
+}
+
 /// Reads the counters of a live process; `None` when it is gone. With `reaped`, its reaped
 /// children's CPU counts as its own, so the CPU of a process tree's exited members is kept.
 pub fn read(pid: u32, reaped: bool) -> Option<ProcCounters> {

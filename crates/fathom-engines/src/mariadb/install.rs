@@ -98,11 +98,12 @@ impl Install {
     }
 
     /// Fails unless the install has the MyRocks plugin.
-    pub fn check_myrocks(&self) -> anyhow::Result<()> {
-        let plugin = self.plugins.join("ha_rocksdb.so");
+    /// Fails unless the install has the storage engine's plugin (MyRocks' `ha_rocksdb.so`).
+    pub fn check_plugin(&self, name: &str) -> anyhow::Result<()> {
+        let plugin = self.plugins.join(name);
         if !plugin.is_file() {
             anyhow::bail!(
-                "this MariaDB install ({}) has no MyRocks plugin ({} is missing)",
+                "this MariaDB install ({}) has no {name} plugin ({} is missing)",
                 self.mariadbd.display(),
                 plugin.display()
             );
@@ -129,7 +130,7 @@ mod tests {
                 .unwrap();
             assert_eq!(i.base.as_deref(), Some(dir.path()));
             assert!(i.cnf_lines()[0].starts_with("basedir="));
-            let e = i.check_myrocks().unwrap_err().to_string();
+            let e = i.check_plugin("ha_rocksdb.so").unwrap_err().to_string();
             assert!(e.contains("ha_rocksdb.so"), "{e}");
         }
         let e = Install::chosen("", "", "/nonexistent")

@@ -54,8 +54,26 @@ pub struct MariaDbSettings {
     bin: String,
     /// the clients' protocol library: fathom (its own: one write and one read per statement,
     /// rows decoded in place) or mysql (the mysql crate)
-    #[schemars(title = "fathom|mysql")]
-    client: String,
+    client: ClientLib,
+}
+
+/// The clients' protocol library.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum ClientLib {
+    /// fathom's own.
+    Fathom,
+    /// The mysql crate.
+    Mysql,
+}
+
+impl ClientLib {
+    fn name(self) -> &'static str {
+        match self {
+            ClientLib::Fathom => "fathom",
+            ClientLib::Mysql => "mysql",
+        }
+    }
 }
 
 impl Default for MariaDbSettings {
@@ -66,7 +84,7 @@ impl Default for MariaDbSettings {
             pid: String::new(),
             version: String::new(),
             bin: String::new(),
-            client: "fathom".into(),
+            client: ClientLib::Fathom,
         }
     }
 }
@@ -116,28 +134,31 @@ struct Flavor {
     name: &'static str,
     storage: &'static str,
     cache_variable: &'static str,
+    /// The plugin the storage engine is loaded from at start-up (MyRocks'; loading it at run
+    /// time crashes mariadbd 10.11), which the install must have.
+    plugin: Option<&'static str>,
 }
 
+const INNODB_FLAVOR: Flavor = Flavor {
+    name: "innodb",
+    storage: "InnoDB",
+    cache_variable: "innodb_buffer_pool_size",
+    plugin: None,
+};
+
+const MYROCKS_FLAVOR: Flavor = Flavor {
+    name: "myrocks",
+    storage: "ROCKSDB",
+    cache_variable: "rocksdb_block_cache_size",
+    plugin: Some("ha_rocksdb.so"),
+};
+
 fn open_innodb(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
-    MariaDb::open(
-        config,
-        Flavor {
-            name: "innodb",
-            storage: "InnoDB",
-            cache_variable: "innodb_buffer_pool_size",
-        },
-    )
+    MariaDb::open(config, INNODB_FLAVOR)
 }
 
 fn open_myrocks(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
-    MariaDb::open(
-        config,
-        Flavor {
-            name: "myrocks",
-            storage: "ROCKSDB",
-            cache_variable: "rocksdb_block_cache_size",
-        },
-    )
+    MariaDb::open(config, MYROCKS_FLAVOR)
 }
 
 /// The setup's my.cnf lines, checked: `name=value` or a bare flag.
@@ -192,8 +213,8 @@ fn my_cnf(
         format!("default-storage-engine={}", flavor.storage),
         format!("{}={cache}", flavor.cache_variable),
     ]);
-    if flavor.storage == "ROCKSDB" {
-        cnf.push("plugin-load-add=ha_rocksdb.so".into());
+    if let Some(plugin) = flavor.plugin {
+        cnf.push(format!("plugin-load-add={plugin}"));
     }
     cnf.push("# the setup's lines".into());
     cnf.extend(setup.iter().cloned());
@@ -216,15 +237,11 @@ impl MariaDb {
     fn open(config: &EngineConfig, flavor: Flavor) -> anyhow::Result<Box<dyn SqlEngine>> {
         let s: MariaDbSettings = settings::read(&config.settings)?;
         let setup = setup_lines(&config.options)?;
-        let lean = match s.client.as_str() {
-            "fathom" => true,
-            "mysql" => false,
-            other => anyhow::bail!("setting `client`: `{other}` is not fathom or mysql"),
-        };
+        let lean = s.client == ClientLib::Fathom;
         let mut engine = match Install::chosen(&s.url, &s.version, &s.bin)? {
             Some(install) => {
-                if flavor.storage == "ROCKSDB" {
-                    install.check_myrocks()?;
+                if let Some(plugin) = flavor.plugin {
+                    install.check_plugin(plugin)?;
                 }
                 let mut engine = Self::start(config, flavor, &install, &setup, s.cache_size.value)?;
                 engine.effective = engine.variables(&setup);
@@ -244,7 +261,9 @@ impl MariaDb {
             }
         };
         engine.lean = lean;
-        engine.effective.insert("fathom.client".into(), s.client);
+        engine
+            .effective
+            .insert("fathom.client".into(), s.client.name().into());
         Ok(Box::new(engine))
     }
 
@@ -571,13 +590,8 @@ mod tests {
 
     #[test]
     fn myrocks_is_loaded_at_start_up() {
-        let f = Flavor {
-            name: "myrocks",
-            storage: "ROCKSDB",
-            cache_variable: "rocksdb_block_cache_size",
-        };
         let cnf = my_cnf(
-            f,
+            MYROCKS_FLAVOR,
             &Install::debian(),
             Path::new("/d"),
             Path::new("/s"),

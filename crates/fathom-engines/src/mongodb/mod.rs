@@ -57,8 +57,7 @@ pub struct MongoSettings {
     read_concern: String,
     /// multi-document transactions: auto (when the server is a replica set or mongos), on or
     /// off; workloads that wrap writes in a transaction send them alone without
-    #[schemars(title = "auto|on|off")]
-    transactions: String,
+    transactions: Transactions,
     /// without `url`: the FerretDB release fathom starts, built by
     /// `scripts/fetch-engine.sh ferretdb VERSION`
     #[schemars(title = "VERSION")]
@@ -68,8 +67,39 @@ pub struct MongoSettings {
     /// the sessions' client: fathom (its own: one write and one read per command), driver
     /// (the official mongodb crate), or auto: fathom's unless the server needs what only the
     /// driver does (a login, TLS, several hosts, transactions)
-    #[schemars(title = "auto|fathom|driver")]
-    client: String,
+    client: ClientChoice,
+}
+
+/// Whether writes a workload wraps in a transaction run in one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Transactions {
+    /// When the server is a replica set or mongos.
+    Auto,
+    On,
+    Off,
+}
+
+impl Transactions {
+    fn name(self) -> &'static str {
+        match self {
+            Transactions::Auto => "auto",
+            Transactions::On => "on",
+            Transactions::Off => "off",
+        }
+    }
+}
+
+/// The sessions' client library.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum ClientChoice {
+    /// fathom's unless the server needs what only the driver does.
+    Auto,
+    /// fathom's own.
+    Fathom,
+    /// The official mongodb crate.
+    Driver,
 }
 
 impl Default for MongoSettings {
@@ -82,10 +112,10 @@ impl Default for MongoSettings {
             write_concern: String::new(),
             journal: String::new(),
             read_concern: String::new(),
-            transactions: "auto".into(),
+            transactions: Transactions::Auto,
             version: ferretdb::VERSION.into(),
             cache_size: Size::new("256m"),
-            client: "auto".into(),
+            client: ClientChoice::Auto,
         }
     }
 }
@@ -103,18 +133,11 @@ pub const ENTRY: EngineEntry = EngineEntry {
 
 fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn DocEngine>> {
     let s: MongoSettings = settings::read(&config.settings)?;
-    let transactions = match s.transactions.as_str() {
-        "auto" => None,
-        "on" => Some(true),
-        "off" => Some(false),
-        other => anyhow::bail!("setting `transactions`: `{other}` is not auto, on or off"),
+    let transactions = match s.transactions {
+        Transactions::Auto => None,
+        Transactions::On => Some(true),
+        Transactions::Off => Some(false),
     };
-    if !matches!(s.client.as_str(), "auto" | "fathom" | "driver") {
-        anyhow::bail!(
-            "setting `client`: `{}` is not auto, fathom or driver",
-            s.client
-        );
-    }
     // The user's input is checked before any server starts.
     let (write, read) = (write_concern(&s)?, read_concern(&s.read_concern)?);
     let (url, pids, backend) = server(config, &s)?;
@@ -145,7 +168,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn DocEngine>> {
         .get_bool("isWritablePrimary")
         .or(hello.get_bool("ismaster"))
         == Ok(true);
-    let client_used = lean.choose(&s.client, transactions, writable)?;
+    let client_used = lean.choose(s.client, transactions, writable)?;
     let data_dirs = match &backend {
         Some(_) => vec![config.data_dir.clone()],
         None if !s.data_dir.is_empty() => vec![PathBuf::from(&s.data_dir)],
@@ -193,14 +216,14 @@ fn effective(
     e.insert("fathom.database".into(), s.database.clone());
     let client = match client {
         Ok(_) => "fathom".to_string(),
-        Err(why) if s.client == "auto" => format!("driver ({why})"),
+        Err(why) if s.client == ClientChoice::Auto => format!("driver ({why})"),
         Err(_) => "driver".to_string(),
     };
     e.insert("fathom.client".into(), client);
     let used = if transactions { "used" } else { "not used" };
     e.insert(
         "fathom.transactions".into(),
-        format!("{} ({used})", s.transactions),
+        format!("{} ({used})", s.transactions.name()),
     );
     for (k, v) in [
         ("write_concern", &s.write_concern),
@@ -322,6 +345,15 @@ impl Target for MongoDb {
         }
         c
     }
+    fn notes(&self) -> Vec<String> {
+        // FerretDB answers as a MongoDB server; what it costs is its own and its PostgreSQL's.
+        if self.version().starts_with("FerretDB") {
+            vec!["figures measured through FerretDB are FerretDB's and its PostgreSQL's, not mongod's".into()]
+        } else {
+            Vec::new()
+        }
+    }
+
     fn check(&self) -> anyhow::Result<()> {
         self.backend.as_ref().map_or(Ok(()), |b| b.check())
     }
@@ -442,7 +474,7 @@ impl LeanCandidate {
     /// error when `client=fathom` cannot serve this server.
     fn choose(
         self,
-        setting: &str,
+        setting: ClientChoice,
         transactions: bool,
         writable: bool,
     ) -> anyhow::Result<Result<lean::LeanConfig, String>> {
@@ -452,8 +484,8 @@ impl LeanCandidate {
             _ => Ok(c),
         });
         match (setting, config) {
-            ("driver", _) => Ok(Err("client=driver".into())),
-            ("fathom", Err(why)) => anyhow::bail!(
+            (ClientChoice::Driver, _) => Ok(Err("client=driver".into())),
+            (ClientChoice::Fathom, Err(why)) => anyhow::bail!(
                 "setting `client`: fathom's own client cannot serve this server ({why}); use client=driver or auto"
             ),
             (_, chosen) => Ok(chosen),
@@ -474,19 +506,19 @@ mod tests {
     #[test]
     fn the_client_is_chosen_by_what_the_server_needs() {
         let lean = candidate("mongodb://%2Ftmp%2Fm.sock/?w=majority")
-            .choose("auto", false, true)
+            .choose(ClientChoice::Auto, false, true)
             .unwrap()
             .unwrap();
         assert_eq!(lean.endpoint, Endpoint::Socket("/tmp/m.sock".into()));
         assert_eq!(lean.write_concern, Some(doc! {"w": "majority"}));
-        let by_tcp = candidate("mongodb://127.0.0.1").choose("auto", false, true);
+        let by_tcp = candidate("mongodb://127.0.0.1").choose(ClientChoice::Auto, false, true);
         assert_eq!(
             by_tcp.unwrap().unwrap().endpoint,
             Endpoint::Tcp("127.0.0.1".into(), 27017)
         );
         let why = |url: &str, transactions: bool, writable: bool| {
             candidate(url)
-                .choose("auto", transactions, writable)
+                .choose(ClientChoice::Auto, transactions, writable)
                 .unwrap()
                 .unwrap_err()
         };
@@ -498,10 +530,10 @@ mod tests {
             "the host is not a writable primary"
         );
         let e = candidate("mongodb://h:1")
-            .choose("fathom", true, true)
+            .choose(ClientChoice::Fathom, true, true)
             .unwrap_err();
         assert!(e.to_string().contains("client=driver"), "{e}");
-        let driver = candidate("mongodb://h:1").choose("driver", false, true);
+        let driver = candidate("mongodb://h:1").choose(ClientChoice::Driver, false, true);
         assert!(driver.unwrap().is_err());
     }
 }

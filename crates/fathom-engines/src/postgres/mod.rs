@@ -54,8 +54,26 @@ pub struct PostgresSettings {
     bin: String,
     /// the clients' protocol library: fathom (its own: one write and one read per statement,
     /// rows measured in place) or postgres (the postgres crate)
-    #[schemars(title = "fathom|postgres")]
-    client: String,
+    client: ClientLib,
+}
+
+/// The clients' protocol library.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum ClientLib {
+    /// fathom's own.
+    Fathom,
+    /// The postgres crate.
+    Postgres,
+}
+
+impl ClientLib {
+    fn name(self) -> &'static str {
+        match self {
+            ClientLib::Fathom => "fathom",
+            ClientLib::Postgres => "postgres",
+        }
+    }
 }
 
 impl Default for PostgresSettings {
@@ -66,7 +84,7 @@ impl Default for PostgresSettings {
             pid: String::new(),
             version: String::new(),
             bin: String::new(),
-            client: "fathom".into(),
+            client: ClientLib::Fathom,
         }
     }
 }
@@ -113,11 +131,7 @@ fn conf(socket_dir: &Path, cache: u64, setup: &[String]) -> String {
 fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
     let s: PostgresSettings = settings::read(&config.settings)?;
     let setup = setup_lines(&config.options)?;
-    let lean = match s.client.as_str() {
-        "fathom" => true,
-        "postgres" => false,
-        other => anyhow::bail!("setting `client`: `{other}` is not fathom or postgres"),
-    };
+    let lean = s.client == ClientLib::Fathom;
     let mut pg = match chosen_bin(&s)? {
         Some((bin, source)) => {
             let mut pg = Postgres::start(config, &bin, &setup, s.cache_size.value)?;
@@ -136,7 +150,8 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
         }
     };
     pg.lean = lean;
-    pg.effective.insert("fathom.client".into(), s.client);
+    pg.effective
+        .insert("fathom.client".into(), s.client.name().into());
     Ok(Box::new(pg))
 }
 
@@ -150,6 +165,19 @@ pub(crate) fn start_backend(config: &EngineConfig, cache: u64) -> anyhow::Result
     let mut pg = Postgres::start(config, &bin, &setup, cache)?;
     pg.effective = pg.settings(&setup);
     Ok(pg)
+}
+
+/// fathom's PostgreSQL clients (its own, and the postgres crate's as built here) speak no TLS: a
+/// URL that requires it is refused by name rather than sent in plaintext or failed obscurely.
+fn refuse_tls(cfg: &postgres::Config, url: &str) -> anyhow::Result<()> {
+    if cfg.get_ssl_mode() == postgres::config::SslMode::Require {
+        anyhow::bail!(
+            "setting `url`: `{url}` asks for TLS (sslmode=require), which fathom's PostgreSQL \
+             clients do not speak; connect over a unix socket or loopback with sslmode=disable \
+             or prefer"
+        );
+    }
+    Ok(())
 }
 
 pub struct Postgres {
@@ -256,6 +284,7 @@ impl Postgres {
         let cfg: postgres::Config = url
             .parse()
             .map_err(|e| anyhow::anyhow!("setting `url`: `{url}` is not a PostgreSQL URL: {e}"))?;
+        refuse_tls(&cfg, url)?;
         // Checked before connecting: a bad pid is the user's input, not the server's fault.
         let pids = server::parse_pid(pid)?;
         let mut admin = cfg

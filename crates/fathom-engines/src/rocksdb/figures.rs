@@ -102,10 +102,13 @@ const GAUGES: &[(&str, &str)] = &[
     ("l0_files", "rocksdb.num-files-at-level0"),
 ];
 
-/// Adds the gauges, `property` reading one integer property (0 when absent).
-pub fn add_gauges(c: &mut Counters, property: impl Fn(&str) -> f64) {
+/// Adds the gauges, `property` reading one integer property (`None` where the release lacks
+/// it: the gauge is then absent, not 0).
+pub fn add_gauges(c: &mut Counters, property: impl Fn(&str) -> Option<f64>) {
     for (name, p) in GAUGES {
-        c.insert(name.to_string(), property(p));
+        if let Some(v) = property(p) {
+            c.insert(name.to_string(), v);
+        }
     }
 }
 
@@ -139,52 +142,52 @@ pub fn from_statistics_string(text: &str) -> Counters {
 
 /// Per-step compaction figures, as db_bench's report.tsv names them, but with write
 /// amplification counted once: `w_amp = (flush + compaction bytes written) / ingest`.
-/// (benchmark.sh adds flush bytes to a compaction total that already holds them.)
-pub fn step_figures(
-    before: &Counters,
-    after: &Counters,
-    seconds: f64,
-    statistics: bool,
-) -> EngineStats {
-    let d = |k: &str| delta(before, after, k);
-    let gauge = |k: &str| after.get(k).copied().unwrap_or(0.0) / GB;
-    let flush = d("flush_write_bytes");
-    let compact = d("compact_write_bytes");
-    let ingest = d("ingest_bytes");
+/// (benchmark.sh adds flush bytes to a compaction total that already holds them.) A figure
+/// whose counters the release (or a run without statistics) lacks is absent.
+pub fn step_figures(before: &Counters, after: &Counters, seconds: f64) -> EngineStats {
+    let d = |k: &str| after.contains_key(k).then(|| delta(before, after, k));
+    let gauge = |k: &str| after.get(k).copied();
+    let gib = |x: Option<f64>| x.map(|v| v / GB);
+    let both = |a: Option<f64>, b: Option<f64>| Some(a? + b?);
+    let (flush, compact, ingest) = (
+        d("flush_write_bytes"),
+        d("compact_write_bytes"),
+        d("ingest_bytes"),
+    );
     let (hit, miss) = (d("block_cache_hit"), d("block_cache_miss"));
-    let gauges = EngineStats {
-        lsm_gb: Some(gauge("lsm_bytes")),
-        pending_compaction_gb: Some(gauge("pending_compaction_bytes")),
-        other: BTreeMap::from([
-            (
-                "block_cache_usage_gb".to_string(),
-                gauge("block_cache_usage_bytes"),
-            ),
-            // At the step's end, as db_bench's levelstats shows it after flush_mt_l0.
-            (
-                "l0_files".to_string(),
-                after.get("l0_files").copied().unwrap_or(0.0),
-            ),
-        ]),
-        ..EngineStats::default()
-    };
-    if !statistics {
-        return gauges;
-    }
+    let other: BTreeMap<String, f64> = [
+        (
+            "block_cache_usage_gb",
+            gib(gauge("block_cache_usage_bytes")),
+        ),
+        // At the step's end, as db_bench's levelstats shows it after flush_mt_l0.
+        ("l0_files", gauge("l0_files")),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| Some((k.to_string(), v?)))
+    .collect();
     EngineStats {
-        ingest_gb: Some(ingest / GB),
-        flush_gb: Some(flush / GB),
-        compact_write_gb: Some(compact / GB),
-        compact_read_gb: Some(d("compact_read_bytes") / GB),
+        ingest_gb: gib(ingest),
+        flush_gb: gib(flush),
+        compact_write_gb: gib(compact),
+        compact_read_gb: gib(d("compact_read_bytes")),
         // c_wgb as benchmark.sh reads it from RocksDB's compaction stats: flush included.
-        c_wgb: Some((flush + compact) / GB),
-        w_amp: (ingest > 0.0).then(|| (flush + compact) / ingest),
-        wal_gb: Some(d("wal_bytes") / GB),
-        c_wsecs: Some((d("compaction_micros") + d("flush_micros")) / 1e6),
-        c_csecs: Some(d("compaction_cpu_micros") / 1e6),
-        stall_pct: (seconds > 0.0).then(|| 100.0 * d("stall_micros") / 1e6 / seconds),
-        block_cache_hit_pct: (hit + miss > 0.0).then(|| 100.0 * hit / (hit + miss)),
-        ..gauges
+        c_wgb: gib(both(flush, compact)),
+        w_amp: both(flush, compact)
+            .zip(ingest.filter(|i| *i > 0.0))
+            .map(|(w, i)| w / i),
+        wal_gb: gib(d("wal_bytes")),
+        c_wsecs: both(d("compaction_micros"), d("flush_micros")).map(|us| us / 1e6),
+        c_csecs: d("compaction_cpu_micros").map(|us| us / 1e6),
+        stall_pct: d("stall_micros")
+            .filter(|_| seconds > 0.0)
+            .map(|us| 100.0 * us / 1e6 / seconds),
+        block_cache_hit_pct: both(hit, miss)
+            .filter(|n| *n > 0.0)
+            .map(|n| 100.0 * hit.unwrap_or(0.0) / n),
+        lsm_gb: gib(gauge("lsm_bytes")),
+        pending_compaction_gb: gib(gauge("pending_compaction_bytes")),
+        other,
     }
 }
 
@@ -207,5 +210,38 @@ mod tests {
             "a histogram's SUM, not its COUNT"
         );
         assert_eq!(c.len(), 3);
+    }
+
+    /// A statistic or gauge the release lacks leaves its figures absent, not 0; one it has is
+    /// a figure even when nothing happened.
+    #[test]
+    fn a_missing_statistic_is_absent() {
+        let before = from_statistics_string(
+            "rocksdb.bytes.written COUNT : 100
+",
+        );
+        let mut after = from_statistics_string(
+            "rocksdb.bytes.written COUNT : 1100
+rocksdb.flush.write.bytes COUNT : 0
+",
+        );
+        add_gauges(&mut after, |p| {
+            (p == "rocksdb.total-sst-files-size").then_some(0.0)
+        });
+        let s = step_figures(&before, &after, 10.0);
+        assert_eq!(s.ingest_gb, Some(1000.0 / GB));
+        assert_eq!(s.flush_gb, Some(0.0));
+        assert_eq!(s.lsm_gb, Some(0.0));
+        for (name, figure) in [
+            ("compact_write_gb", s.compact_write_gb),
+            ("w_amp", s.w_amp),
+            ("c_wgb", s.c_wgb),
+            ("stall_pct", s.stall_pct),
+            ("block_cache_hit_pct", s.block_cache_hit_pct),
+            ("pending_compaction_gb", s.pending_compaction_gb),
+        ] {
+            assert_eq!(figure, None, "{name}");
+        }
+        assert!(!s.other.contains_key("l0_files"));
     }
 }

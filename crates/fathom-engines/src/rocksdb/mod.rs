@@ -347,13 +347,13 @@ impl Target for RocksDb {
             on_db!(self.db, d => d.property_int_value(p))
                 .ok()
                 .flatten()
-                .unwrap_or(0) as f64
+                .map(|v| v as f64)
         });
         c
     }
 
     fn step_stats(&self, before: &Counters, after: &Counters, seconds: f64) -> EngineStats {
-        figures::step_figures(before, after, seconds, self.statistics)
+        figures::step_figures(before, after, seconds)
     }
 
     fn maintain(&self, action: Maintenance) -> anyhow::Result<()> {

@@ -58,6 +58,55 @@ fn set_aside(results: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
     Ok(to)
 }
 
+/// Copies the experiment file into `results` as `experiment.toml` (without a password a server
+/// URL in it may hold). A different file saved there by an earlier run stays: this one is saved
+/// beside it as `experiment.N.toml`, and the first line that differs is named.
+fn save_definition(exp: &Experiment, results: &Path) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(&exp.file)
+        .with_context(|| format!("reading {}", exp.file.display()))?;
+    let text = fathom_core::secret::redact(&text);
+    let first = results.join("experiment.toml");
+    let saved = std::fs::read_to_string(&first).ok();
+    let to = match &saved {
+        None => first.clone(),
+        Some(old) if *old == text => return Ok(()),
+        Some(_) => (2..)
+            .map(|n| results.join(format!("experiment.{n}.toml")))
+            .find(|p| std::fs::read_to_string(p).map_or(true, |t| t == text))
+            .expect("an unbounded range has a free name"),
+    };
+    std::fs::write(&to, text.as_bytes())
+        .with_context(|| format!("copying {} into {}", exp.file.display(), to.display()))?;
+    if let Some(old) = saved {
+        eprintln!(
+            "fathom: {} holds a different experiment file ({}); kept it, this one saved as {}",
+            first.display(),
+            first_difference(&old, &text),
+            to.display()
+        );
+    }
+    Ok(())
+}
+
+/// The first line two texts differ at, as `line N: `old` -> `new``.
+fn first_difference(old: &str, new: &str) -> String {
+    let (mut a, mut b) = (old.lines(), new.lines());
+    for n in 1.. {
+        match (a.next(), b.next()) {
+            (None, None) => break,
+            (x, y) if x == y => continue,
+            (x, y) => {
+                return format!(
+                    "line {n}: `{}` -> `{}`",
+                    x.unwrap_or("(end)").trim(),
+                    y.unwrap_or("(end)").trim()
+                )
+            }
+        }
+    }
+    "line endings".into()
+}
+
 /// Runs every cell not yet finished into `results`, saying what it does on stderr.
 pub fn run(
     exp: &Experiment,
@@ -67,14 +116,7 @@ pub fn run(
 ) -> anyhow::Result<()> {
     std::fs::create_dir_all(results)
         .with_context(|| format!("creating results directory {}", results.display()))?;
-    // The copy keeps the definition, not a password a server URL in it may hold.
-    let text = std::fs::read_to_string(&exp.file)
-        .with_context(|| format!("reading {}", exp.file.display()))?;
-    std::fs::write(
-        results.join("experiment.toml"),
-        fathom_core::secret::redact(&text).as_bytes(),
-    )
-    .with_context(|| format!("copying {} into {}", exp.file.display(), results.display()))?;
+    save_definition(exp, results)?;
     let total = exp.cells.len();
     eprintln!(
         "fathom: experiment {} ({total} runs) -> {}",

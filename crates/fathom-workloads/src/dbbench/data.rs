@@ -1,4 +1,4 @@
-//! db_bench's keys and values (specs/workloads.md §4.3): a key is the integer's 8 bytes
+//! db_bench's keys and values (docs/workloads.md §4.3): a key is the integer's 8 bytes
 //! big-endian padded with `'0'` to the key size; values are slices of a 1 MiB buffer built
 //! from 100-byte fragments that compress to `compression_ratio`, from a Lehmer generator
 //! seeded with 301, as db_bench's `RandomGenerator` does.

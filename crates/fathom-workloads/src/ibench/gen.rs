@@ -1,4 +1,4 @@
-//! The insert benchmark's rows and indexes as `iibench.py` defines them (specs/workloads.md
+//! The insert benchmark's rows and indexes as `iibench.py` defines them (docs/workloads.md
 //! §2.1–2.2), and the per-table id state a step's inserters, deleters and point queries share.
 
 use rand::rngs::SmallRng;

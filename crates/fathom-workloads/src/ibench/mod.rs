@@ -1,4 +1,4 @@
-//! The insert benchmark (specs/workloads.md §2): `l.i0` loads tables with their primary key
+//! The insert benchmark (docs/workloads.md §2): `l.i0` loads tables with their primary key
 //! only, `l.x` creates the three secondary indexes, `l.i1` and `l.i2` insert with matching
 //! deletes so the tables stay the same size, `cleanup` brings the engine to a steady state, and
 //! the `qr<N>`/`qp<N>` steps run range or point queries flat out while each client's
@@ -21,7 +21,7 @@ use crate::statements::Statements;
 use crate::{NewBackground, NewClient, Workload, WorkloadEntry};
 use clients::{Cleanup, Deleter, Indexer, Querier, Store, Tidy, Writer, KINDS};
 use fathom_core::driver::{BackgroundClient, Pace, StepPlan};
-use fathom_core::family::Db;
+use fathom_core::family::{Db, Family};
 use fathom_core::target::Maintenance;
 use gen::{RowGen, Shape, Table, CLASSIC, CURRENT};
 use lockstep::Lockstep;
@@ -53,7 +53,7 @@ pub struct IbenchParams {
     /// secondary indexes, 0-3 (--num_secondary_indexes)
     secondary_indexes: u64,
     /// current (iibench since 2023-12) or classic (v0/v1, iibench-mongodb) index columns
-    index_style: String,
+    index_style: IndexStyle,
     /// rows per INSERT in l.i0
     commit_i0: u64,
     /// rows per INSERT (and DELETE) in l.i1
@@ -99,7 +99,7 @@ impl Default for IbenchParams {
             query_secs: Span::new("60s"),
             settle: "auto".into(),
             secondary_indexes: 3,
-            index_style: "current".into(),
+            index_style: IndexStyle::Current,
             commit_i0: 100,
             commit_i1: 50,
             commit_i2: 5,
@@ -172,17 +172,24 @@ fn positive(name: &str, v: u64) -> anyhow::Result<u64> {
     Ok(v)
 }
 
+/// Which columns the secondary indexes hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum IndexStyle {
+    /// iibench.py since December 2023.
+    Current,
+    /// iibench v0/v1 and iibench-mongodb.
+    Classic,
+}
+
 fn shape(p: &IbenchParams) -> anyhow::Result<Shape> {
     let count = p.secondary_indexes;
     if count > 3 {
         anyhow::bail!("parameter `secondary_indexes`: expected 0 to 3, got {count}");
     }
-    let style = match p.index_style.as_str() {
-        "current" => CURRENT,
-        "classic" => CLASSIC,
-        other => {
-            anyhow::bail!("parameter `index_style`: expected current or classic, got `{other}`")
-        }
+    let style = match p.index_style {
+        IndexStyle::Current => CURRENT,
+        IndexStyle::Classic => CLASSIC,
     };
     let (data_min, data_max) = (p.data_length_min as usize, p.data_length_max as usize);
     if data_min > data_max || data_max > 4000 {
@@ -282,7 +289,7 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     name: "ibench",
     about: "the insert benchmark: load, create indexes, insert+delete, cleanup, then range and point queries beside rate-limited inserts",
     duration_param: "query_secs",
-    families: &["kv", "sql", "doc"],
+    families: &[Family::Kv, Family::Sql, Family::Doc],
     ..WorkloadEntry::kv_and_sql::<IbenchParams>(build)
 };
 

@@ -1,5 +1,5 @@
 //! Out-degree (links per id1) as LinkBench's default `nlinks_func = real` gives it
-//! (specs/workloads.md §1.4.1–1.4.2): the empirical CDF from `Distribution.dat`, looked up by
+//! (docs/workloads.md §1.4.1–1.4.2): the empirical CDF from `Distribution.dat`, looked up by
 //! the id's rank under the LINKS shuffler, then split across link types with the original's
 //! arithmetic (or, switched, an even split that sums to the total).
 

@@ -1,4 +1,4 @@
-//! LinkBench's probability distributions (specs/workloads.md §1.5.1), drawn from Java's
+//! LinkBench's probability distributions (docs/workloads.md §1.5.1), drawn from Java's
 //! generator in LinkBench's order: Zipf as Gray et al. generate it, uniform, geometric (the
 //! multiget size) and log-normal (payload sizes).
 

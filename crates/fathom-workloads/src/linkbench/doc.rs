@@ -3,7 +3,7 @@
 //! `{id1, link_type, visibility, time, id2, version, data}`, `count` with its unique
 //! `{id, link_type}`, and `node` keyed by `_id`, numbered by a counter primed from the largest
 //! `_id`, as LinkbenchX's. The operations keep the MySQL store's semantics (the reference;
-//! LinkbenchX's own count upkeep is not, specs/workloads.md §1.1): a write that changes a
+//! LinkbenchX's own count upkeep is not, docs/workloads.md §1.1): a write that changes a
 //! count runs in one transaction with it when the server has them, and, as the seed ran it,
 //! without one when it has not, where racing clients can leave counts that the check then
 //! reports as drifted.

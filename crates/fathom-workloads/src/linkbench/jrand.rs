@@ -1,4 +1,4 @@
-//! `java.util.Random` (specs/workloads.md §1.3): LinkBench draws everything from it, and its
+//! `java.util.Random` (docs/workloads.md §1.3): LinkBench draws everything from it, and its
 //! shufflers are seeded with constants, so the id permutations are only LinkBench's own when
 //! this generator is bit-for-bit Java's.
 

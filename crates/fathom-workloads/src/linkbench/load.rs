@@ -1,4 +1,4 @@
-//! LinkBench's load phase (specs/workloads.md §1.4): one node loader inserting every node in
+//! LinkBench's load phase (docs/workloads.md §1.4): one node loader inserting every node in
 //! order in bulk batches, and link loaders taking chunks of id1s (highest first) from a shared
 //! queue, writing each id1's links of every type with their count rows in bulk batches.
 

@@ -1,4 +1,4 @@
-//! LinkBench (specs/workloads.md §1): `load` writes the social graph (nodes, links with the
+//! LinkBench (docs/workloads.md §1): `load` writes the social graph (nodes, links with the
 //! out-degree of `Distribution.dat`, count rows), `request` runs the operation mix with
 //! LinkBench's access distributions, and `check` verifies that every count row equals its
 //! visible links. The original's quirks are kept unless `fix` names them. On document servers
@@ -13,6 +13,7 @@ mod kv;
 mod load;
 pub mod model;
 pub mod motif;
+pub mod report;
 mod request;
 mod schema;
 pub mod shuffle;
@@ -28,7 +29,7 @@ use check::Check;
 pub use check::{CHECK, DRIFTED};
 use fathom_core::capability::Need;
 use fathom_core::driver::StepPlan;
-use fathom_core::family::Db;
+use fathom_core::family::{Db, Family};
 use fathom_core::kv::SessionOptions;
 pub use load::{now_ms, KINDS as LOAD_KINDS};
 use load::{Chunks, Graph, LinkLoader, NodeLoader};
@@ -450,7 +451,8 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
     name: "linkbench",
     about: "LinkBench: load a social graph, run Facebook's request mix, check every count against its links",
-    families: &["kv", "sql", "doc"],
+    families: &[Family::Kv, Family::Sql, Family::Doc],
+    report: report::HOOKS,
     ..WorkloadEntry::kv_and_sql::<LinkBenchParams>(build)
 };
 

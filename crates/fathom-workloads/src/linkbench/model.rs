@@ -1,4 +1,4 @@
-//! LinkBench's data model (specs/workloads.md §1.1) and what a store must do with it, once per
+//! LinkBench's data model (docs/workloads.md §1.1) and what a store must do with it, once per
 //! engine family: the MySQL store's semantics (`LinkStoreMysql`) are the reference, so a count
 //! row always equals the number of visible links of its (id1, link type).
 

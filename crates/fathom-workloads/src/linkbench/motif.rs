@@ -1,4 +1,4 @@
-//! LinkBench's payload generator (specs/workloads.md §1.6): bytes from an alphabet, in chunks
+//! LinkBench's payload generator (docs/workloads.md §1.6): bytes from an alphabet, in chunks
 //! that are either fresh or copied from a motif buffer made on first use, so payloads compress
 //! about as Facebook's did. The original always uses a 512-byte motif (its `motif_length` key is
 //! never found); `motif_length` honours the configured length instead.

@@ -1,4 +1,4 @@
-//! LinkBench's request phase (specs/workloads.md §1.5–1.7): the operation mix, the access
+//! LinkBench's request phase (docs/workloads.md §1.5–1.7): the operation mix, the access
 //! distributions (Zipf ranks through the shufflers, blended correlated/uncorrelated), the id2
 //! chooser, the GET_LINKS_LIST history cache, and the original's quirks unless a fix asks
 //! otherwise.

@@ -1,4 +1,4 @@
-//! LinkBench's invertible shuffler (specs/workloads.md §1.5.3): ids are cut into 1024 residue
+//! LinkBench's invertible shuffler (docs/workloads.md §1.5.3): ids are cut into 1024 residue
 //! classes and each class is rotated by a shift drawn from `java.util.Random(seed)`, so a Zipf
 //! rank maps to a scattered id and, with the LINKS seed, the hottest rank to the id with most
 //! links.

@@ -1,4 +1,4 @@
-//! What each sysbench test does per event (specs/workloads.md §3.4, sysbench's
+//! What each sysbench test does per event (docs/workloads.md §3.4, sysbench's
 //! `oltp_common.lua`), decided apart from any engine: an event is a list of queries with their
 //! tables, ids and values, which the SQL and kv executors then perform.
 

@@ -1,4 +1,4 @@
-//! sysbench's OLTP tests (specs/workloads.md §3): a prepare step that creates and loads
+//! sysbench's OLTP tests (docs/workloads.md §3): a prepare step that creates and loads
 //! `sbtest1..N` as sysbench does, then one timed step per test (`oltp_point_select`,
 //! `select_random_points`, `oltp_read_only`, `oltp_update_index`, `oltp_update_non_index`,
 //! `oltp_write_only`, `oltp_read_write`) with sysbench's statements and every `--rand-type`.
@@ -9,6 +9,7 @@ mod doc;
 mod events;
 mod kv;
 pub mod rand;
+pub mod report;
 mod sql;
 
 use crate::params::{record, seed_or_clock, Params, Span, Switch};
@@ -16,7 +17,7 @@ use crate::{NewClient, Workload, WorkloadEntry};
 use events::{Events, Rows, Shape, Test, TESTS};
 use fathom_core::capability::Need;
 use fathom_core::driver::StepPlan;
-use fathom_core::family::Db;
+use fathom_core::family::{Db, Family};
 use fathom_core::kind::{OpKind, Role};
 use fathom_core::kv::SessionOptions;
 use rand::{RandType, SbRand};
@@ -37,7 +38,7 @@ pub struct SysbenchParams {
     /// rows per table (--table-size)
     table_size: u64,
     /// uniform, special (1.0.20's default), gaussian, pareto, zipfian (--rand-type)
-    rand_type: String,
+    rand_type: RandKind,
     /// --rand-spec-iter (special, gaussian)
     rand_spec_iter: u32,
     /// --rand-spec-pct (special)
@@ -95,7 +96,7 @@ impl Default for SysbenchParams {
             tests: "oltp_point_select".into(),
             tables: 1,
             table_size: 10_000,
-            rand_type: "special".into(),
+            rand_type: RandKind::Special,
             rand_spec_iter: 12,
             rand_spec_pct: 1.0,
             rand_spec_res: 75.0,
@@ -143,25 +144,33 @@ pub struct Sysbench {
     resolved: BTreeMap<String, String>,
 }
 
-fn rand_type(p: &SysbenchParams) -> anyhow::Result<RandType> {
+/// sysbench's `--rand-type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum RandKind {
+    Uniform,
+    /// 1.0.20's default: a hot spot in the middle of the range.
+    Special,
+    Gaussian,
+    Pareto,
+    Zipfian,
+}
+
+fn rand_type(p: &SysbenchParams) -> RandType {
     let iter = p.rand_spec_iter.max(1);
-    Ok(match p.rand_type.as_str() {
-        "uniform" => RandType::Uniform,
-        "special" => RandType::Special {
+    match p.rand_type {
+        RandKind::Uniform => RandType::Uniform,
+        RandKind::Special => RandType::Special {
             iter,
             pct: p.rand_spec_pct,
             res: p.rand_spec_res,
         },
-        "gaussian" => RandType::Gaussian { iter },
-        "pareto" => RandType::Pareto { h: p.rand_pareto_h },
-        "zipfian" => RandType::Zipfian {
+        RandKind::Gaussian => RandType::Gaussian { iter },
+        RandKind::Pareto => RandType::Pareto { h: p.rand_pareto_h },
+        RandKind::Zipfian => RandType::Zipfian {
             exp: p.rand_zipfian_exp,
         },
-        other => anyhow::bail!(
-            "parameter `rand_type`: unknown `{other}`; expected one of {}",
-            rand::NAMES.join(", ")
-        ),
-    })
+    }
 }
 
 /// The tables and the statements of an event.
@@ -218,7 +227,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     p.seed = seed_or_clock(p.seed);
     let (duration, warmup) = (p.duration.value, p.warmup.value);
     let mut s = Sysbench {
-        rand: rand_type(&p)?,
+        rand: rand_type(&p),
         batch: p.batch.max(1) as i64,
         create_secondary: p.create_secondary.value,
         kv_reads_in_trx: p.kv_reads_in_trx.value,
@@ -271,7 +280,8 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
     name: "sysbench",
     about: "sysbench 1.0.20's OLTP tests: prepare, then point selects, random points, read-only, updates, write-only, read-write",
-    families: &["kv", "sql", "doc"],
+    families: &[Family::Kv, Family::Sql, Family::Doc],
+    report: report::HOOKS,
     ..WorkloadEntry::kv_and_sql::<SysbenchParams>(build)
 };
 

@@ -1,4 +1,4 @@
-//! sysbench's random numbers (specs/workloads.md §3.3): `--rand-type` uniform, special (the
+//! sysbench's random numbers (docs/workloads.md §3.3): `--rand-type` uniform, special (the
 //! 1.0.20 default), gaussian, pareto and zipfian over `[a, b]`, from a per-thread generator.
 
 use rand::rngs::SmallRng;
@@ -24,8 +24,6 @@ pub enum RandType {
         exp: f64,
     },
 }
-
-pub const NAMES: &[&str] = &["uniform", "special", "gaussian", "pareto", "zipfian"];
 
 /// One thread's generator.
 pub struct SbRand {

@@ -10,7 +10,7 @@ mod session;
 mod txn;
 
 use super::compact::{self, Lsm};
-use super::figures::{self, CUMULATIVE};
+use super::figures;
 use super::RocksDbSettings;
 use super::{target_file_size, what_it_runs, CacheType, Compaction, Transactions};
 use crate::EngineConfig;
@@ -239,13 +239,12 @@ unsafe fn options(api: &Api, s: &RocksDbSettings, table: Obj, given: &str) -> an
 
 impl LibraryDb {
     /// An integer property, 0 when absent.
-    fn property(&self, name: &str) -> f64 {
-        let Ok(c) = CString::new(name) else {
-            return 0.0;
-        };
+    /// An integer property; `None` when this release does not have it.
+    fn property(&self, name: &str) -> Option<f64> {
+        let c = CString::new(name).ok()?;
         // SAFETY: a live database and a NUL-terminated name; the result is freed by take_string.
         let value = unsafe { (self.api.rocksdb_property_value)(self.db, c.as_ptr()) };
-        self.api.take_string(value).trim().parse().unwrap_or(0.0)
+        self.api.take_string(value).trim().parse().ok()
     }
 
     fn flush(&self) -> anyhow::Result<()> {
@@ -351,7 +350,7 @@ impl Lsm for LibraryDb {
             "rocksdb.num-running-flushes",
             "rocksdb.num-running-compactions",
         ];
-        while busy.iter().any(|p| self.property(p) > 0.0) {
+        while busy.iter().any(|p| self.property(p).unwrap_or(0.0) > 0.0) {
             if fathom_core::interrupt::requested() {
                 break;
             }
@@ -372,18 +371,15 @@ impl Target for LibraryDb {
             // SAFETY: the options the database was opened with; the string is freed once.
             let text =
                 unsafe { (self.api.rocksdb_options_statistics_get_string)(self.made.options) };
+            // A statistic this release does not print stays absent, and so do its figures.
             c = figures::from_statistics_string(&self.api.take_string(text));
-            // Every kept statistic is there, 0 when this release does not print it.
-            for s in CUMULATIVE {
-                c.entry(s.name.into()).or_insert(0.0);
-            }
         }
         figures::add_gauges(&mut c, |p| self.property(p));
         c
     }
 
     fn step_stats(&self, before: &Counters, after: &Counters, seconds: f64) -> EngineStats {
-        figures::step_figures(before, after, seconds, self.statistics)
+        figures::step_figures(before, after, seconds)
     }
 
     fn maintain(&self, action: Maintenance) -> anyhow::Result<()> {

@@ -1,16 +1,46 @@
-//! LinkBench's own report (specs/workloads.md §1.4.3, §1.7.5) from fathom's results: the load
-//! line and seed 000's per-node costs, each request step's per-operation latency lines in
-//! LinkBench's bucket format and as exact percentiles, the REQUEST PHASE COMPLETED line, and
-//! the consistency check's outcome.
+//! LinkBench's additions to reports (docs/workloads.md §1.4.3, §1.7.5): seed 000's per-node
+//! load costs and each request step's exact per-operation latency as tables; LinkBench's own
+//! output (the load line, the latency lines in its bucket format, the REQUEST PHASE COMPLETED
+//! line, the consistency check's outcome) as `--format linkbench`; and the check's drift note.
 
-use crate::group::{median_step, series, Series};
-use crate::model::{Input, Section, Titled};
-use crate::table::{num, opt, Table};
+use super::check::{CHECK, DRIFTED};
+use super::load::KINDS as LOAD_KINDS;
+use super::request::KINDS as REQUEST_KINDS;
+use crate::report::{Original, ReportHooks};
+use fathom_core::group::{median_step, series, Series};
 use fathom_core::kind::OpKind;
 use fathom_core::recorder::Latency;
 use fathom_core::result::StepSummary;
 use fathom_core::store::LoadedRun;
-use fathom_workloads::linkbench::{CHECK, LOAD_KINDS, REQUEST_KINDS};
+use fathom_core::table::{Cell, Style, Table, Titled};
+
+/// What LinkBench adds to reports.
+pub const HOOKS: ReportHooks = ReportHooks {
+    heading: "LinkBench",
+    tables,
+    step_notes: drift_note,
+    explained_failures: &[DRIFTED.name],
+    legend: "",
+    original: Some(Original {
+        name: "linkbench",
+        alias: None,
+        about: "LinkBench's load line, per-operation latency lines and completion lines",
+        render: |runs| Ok(render(runs)),
+    }),
+};
+
+/// The check's pairs whose count drifted from their visible links, said apart from failures.
+fn drift_note(m: &StepSummary) -> Vec<String> {
+    let drifted = m.by_op.get(DRIFTED.name).map_or(0, |o| o.failed);
+    if drifted == 0 {
+        return Vec::new();
+    }
+    vec![format!(
+        "{}: {drifted} (id1, link type) counts differ from their visible links: the writes ran \
+         without transactions (LinkbenchX on a server without them), so racing clients drift",
+        m.step
+    )]
+}
 
 /// Request operations in LinkBench's enum order, the load's bulk kinds and the check, as the
 /// workload declares them.
@@ -75,26 +105,22 @@ fn is_request(s: &StepSummary) -> bool {
 }
 
 /// The load's per-node costs and the requests' exact latencies, when the runs have them.
-pub fn section(input: &Input) -> anyhow::Result<Option<Section>> {
-    let mut section = Section::new("LinkBench");
-    for (title, table) in [
-        (
-            "LinkBench load, per node inserted",
-            load_table(&input.series),
-        ),
+pub fn tables(all: &[Series]) -> Vec<Titled> {
+    [
+        ("LinkBench load, per node inserted", load_table(all)),
         (
             "LinkBench requests, latency per operation in µs",
-            exact_table(&input.series),
+            exact_table(all),
         ),
-    ] {
-        if let Some(table) = table {
-            section.tables.push(Titled {
-                title: title.into(),
-                table,
-            });
-        }
-    }
-    Ok(section.if_any())
+    ]
+    .into_iter()
+    .filter_map(|(title, table)| {
+        Some(Titled {
+            title: title.into(),
+            table: table?,
+        })
+    })
+    .collect()
 }
 
 /// The load of every setup: nodes, links, links per node, seconds, links/s, and per node
@@ -135,23 +161,19 @@ fn load_table(all: &[Series]) -> Option<Table> {
                 .map(|v| v * m.ops as f64 / nodes as f64)
         };
         t.push(vec![
-            nodes.to_string(),
-            links.to_string(),
-            if nodes > 0 {
-                format!("{:.2}", links as f64 / nodes as f64)
-            } else {
-                "-".into()
-            },
-            format!("{:.1}", m.seconds),
-            format!("{:.0}", links as f64 / secs),
-            format!("{:.0}", nodes as f64 / secs),
-            opt(per_node(m.per_op.reads)),
-            opt(per_node(m.per_op.write_kb)),
-            opt(per_node(m.per_op.cs)),
-            opt(per_node(m.per_op.cpu_us)),
-            format!("{}/{}", num(m.db_gb.allocated), num(m.db_gb.apparent)),
-            format!("{}G", num(m.rss_gb)),
-            s.label(all),
+            Cell::count(nodes as f64),
+            Cell::count(links as f64),
+            Cell::fixed((nodes > 0).then(|| links as f64 / nodes as f64), 2),
+            Cell::Number(m.seconds, Style::Seconds),
+            Cell::Number(links as f64 / secs, Style::Rate),
+            Cell::Number(nodes as f64 / secs, Style::Rate),
+            Cell::opt(per_node(m.per_op.reads)),
+            Cell::opt(per_node(m.per_op.write_kb)),
+            Cell::opt(per_node(m.per_op.cs)),
+            Cell::opt(per_node(m.per_op.cpu_us)),
+            Cell::db_gb(&m.db_gb),
+            Cell::Number(m.rss_gb, Style::Gib),
+            Cell::Text(s.label(all)),
         ]);
     }
     (!t.rows.is_empty()).then_some(t)
@@ -230,15 +252,15 @@ fn exact_table(all: &[Series]) -> Option<Table> {
                 if let Some(o) = m.by_op.get(op.name) {
                     let l = &o.latency_us;
                     t.push(vec![
-                        name.to_string(),
-                        op.name.to_string(),
-                        o.ops.to_string(),
-                        num(l.p50),
-                        num(l.p99),
-                        num(l.p99_9),
-                        num(l.max),
-                        num(l.mean),
-                        s.label(all),
+                        Cell::text(name),
+                        Cell::text(op.name),
+                        Cell::count(o.ops as f64),
+                        Cell::num(l.p50),
+                        Cell::num(l.p99),
+                        Cell::num(l.p99_9),
+                        Cell::num(l.max),
+                        Cell::num(l.mean),
+                        Cell::Text(s.label(all)),
                     ]);
                 }
             }
@@ -292,7 +314,16 @@ mod tests {
     fn the_latency_table_over_repeats_shows_medians() {
         use fathom_core::result::{RunManifest, SetupRecord};
         let repeat = |p99: f64, ops: u64| {
-            let mut step = crate::fixture::step_with_get_node(p99, ops);
+            let mut get = fathom_core::result::OpSummary {
+                ops,
+                ..Default::default()
+            };
+            get.latency_us.p99 = p99;
+            let mut step = StepSummary {
+                ops,
+                ..StepSummary::default()
+            };
+            step.by_op.insert("GET_NODE".into(), get);
             step.step = "request".into();
             step.index = 1;
             LoadedRun {
@@ -316,7 +347,7 @@ mod tests {
             let i = t.header.iter().position(|h| h == name).unwrap();
             t.rows[0][i].clone()
         };
-        assert_eq!(col("p99"), num(500.0));
-        assert_eq!(col("count"), "20");
+        assert_eq!(col("p99"), Cell::num(500.0));
+        assert_eq!(col("count").to_string(), "20");
     }
 }

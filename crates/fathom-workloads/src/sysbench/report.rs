@@ -1,7 +1,8 @@
-//! sysbench's own output (specs/workloads.md §3.6), for users who compare against logs of the
+//! sysbench's own output (docs/workloads.md §3.6), for users who compare against logs of the
 //! real tool: per run and step, a `[ Ns ] thds: tps: qps: (r/w/o) lat (ms,95%): err/s:` line per
 //! interval, then the SQL statistics, general statistics and latency blocks.
 
+use crate::report::{Original, ReportHooks};
 use fathom_core::result::{QueryMix, StepSummary};
 use fathom_core::store::LoadedRun;
 use std::fmt::Write;
@@ -14,6 +15,21 @@ fn mix(s: &StepSummary) -> QueryMix {
     })
 }
 
+/// What sysbench adds to reports: how to read an event, and its own output as
+/// `--format sysbench`.
+pub const HOOKS: ReportHooks = ReportHooks {
+    legend: "sysbench steps: an op is an event (a transaction of several queries except \
+             oltp_point_select and select_random_points).\n",
+    original: Some(Original {
+        name: "sysbench",
+        alias: None,
+        about: "sysbench's interval lines and statistics blocks",
+        render,
+    }),
+    ..ReportHooks::NONE
+};
+
+/// Every step of every run that ran operations, prepare aside.
 pub fn render(runs: &[LoadedRun]) -> anyhow::Result<String> {
     let mut out = String::new();
     for r in runs {

@@ -1,8 +1,9 @@
-//! db_bench's `report.tsv` (specs/workloads.md §4.4), for users who keep spreadsheets of
+//! db_bench's `report.tsv` (docs/workloads.md §4.4), for users who keep spreadsheets of
 //! benchmark.sh output: the same column names, units and test names. Two differences, on
 //! purpose: w_amp counts flush bytes once, and u_cpu/s_cpu are the engine's CPU seconds over
 //! the step (benchmark.sh divides /usr/bin/time's seconds by 1000; so does this).
 
+use crate::report::{Original, ReportHooks};
 use fathom_core::result::StepSummary;
 use fathom_core::store::LoadedRun;
 
@@ -22,6 +23,18 @@ pub fn test_name(s: &StepSummary, value_size: &str) -> String {
     }
 }
 
+/// What db_bench adds to reports: benchmark.sh's `report.tsv` as `--format dbbench`.
+pub const HOOKS: ReportHooks = ReportHooks {
+    original: Some(Original {
+        name: "dbbench",
+        alias: Some("tsv"),
+        about: "db_bench's report.tsv columns",
+        render: |runs| Ok(render(runs)),
+    }),
+    ..ReportHooks::NONE
+};
+
+/// The header, then a line per step that ran operations.
 pub fn render(runs: &[LoadedRun]) -> String {
     let mut out = HEADER.join("\t") + "\n";
     for r in runs {

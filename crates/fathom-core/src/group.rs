@@ -2,8 +2,8 @@
 //! client count, holding its repeats; a step of a series is summarised by the median of each
 //! figure over the repeats.
 
-use fathom_core::result::StepSummary;
-use fathom_core::store::LoadedRun;
+use crate::result::StepSummary;
+use crate::store::LoadedRun;
 
 /// One setup × workload × client count, with its repeats in run order.
 pub struct Series<'a> {
@@ -92,22 +92,22 @@ pub fn step_order_of(runs: &[&LoadedRun]) -> Vec<String> {
 
 /// The median (the mean of the middle two for an even count); NaN for none.
 pub fn median(xs: &[f64]) -> f64 {
-    fathom_core::combine::median_of(xs)
+    crate::combine::median_of(xs)
 }
 
 /// One summary standing for a step's repeats: every figure is the median over the repeats that
-/// have it (`fathom_core::combine`), so a figure added to `StepSummary` (or to a per-operation
+/// have it (`crate::combine`), so a figure added to `StepSummary` (or to a per-operation
 /// summary, a background writer, an engine's statistics) is covered without being listed
 /// here. Whole numbers stay whole (rounded), flags are set when any repeat set them, and text
 /// is the first repeat's. With one repeat it is that repeat's summary unchanged.
 pub fn median_step(steps: &[&StepSummary]) -> StepSummary {
-    fathom_core::combine::median(steps)
+    crate::combine::median(steps)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fathom_core::result::PerOp;
+    use crate::result::PerOp;
 
     #[test]
     fn medians() {
@@ -138,7 +138,16 @@ mod tests {
     #[test]
     fn per_operation_figures_are_medians_too() {
         let step = |p99: f64, ops: u64, w_amp: Option<f64>| {
-            let mut s = crate::fixture::step_with_get_node(p99, ops);
+            let mut get = crate::result::OpSummary {
+                ops,
+                ..Default::default()
+            };
+            get.latency_us.p99 = p99;
+            let mut s = StepSummary {
+                ops,
+                ..StepSummary::default()
+            };
+            s.by_op.insert("GET_NODE".into(), get);
             s.interrupted = ops == 30;
             s.engine_stats.w_amp = w_amp;
             s

@@ -1,0 +1,61 @@
+//! What a workload adds to reports, through its registry entry: notes its steps say about
+//! themselves, tables of its own, and its original tool's output format. The report crate reads
+//! these from `WORKLOADS` and names no workload.
+
+use fathom_core::group::Series;
+use fathom_core::result::StepSummary;
+use fathom_core::store::LoadedRun;
+use fathom_core::table::Titled;
+
+/// A workload's additions to reports.
+pub struct ReportHooks {
+    /// The page's heading over its tables.
+    pub heading: &'static str,
+    /// Its own tables, from every series of the report (each the median over repeats).
+    pub tables: fn(&[Series]) -> Vec<Titled>,
+    /// What a step of it (the median over repeats) says about itself.
+    pub step_notes: fn(&StepSummary) -> Vec<String>,
+    /// Operation kinds whose failures its notes explain: not listed as failed operations.
+    pub explained_failures: &'static [&'static str],
+    /// Lines for the report's legend.
+    pub legend: &'static str,
+    /// Its original tool's output, printed by `fathom report --format NAME`.
+    pub original: Option<Original>,
+}
+
+impl ReportHooks {
+    /// Nothing added.
+    pub const NONE: ReportHooks = ReportHooks {
+        heading: "",
+        tables: |_| Vec::new(),
+        step_notes: |_| Vec::new(),
+        explained_failures: &[],
+        legend: "",
+        original: None,
+    };
+}
+
+/// An original tool's output format.
+#[derive(Debug)]
+pub struct Original {
+    /// Its `--format` name.
+    pub name: &'static str,
+    /// Another name it answers to.
+    pub alias: Option<&'static str>,
+    /// What it prints, for `--help`.
+    pub about: &'static str,
+    pub render: fn(&[LoadedRun]) -> anyhow::Result<String>,
+}
+
+impl Original {
+    /// True when `name` is this format's name or alias.
+    pub fn answers_to(&self, name: &str) -> bool {
+        self.name == name || self.alias == Some(name)
+    }
+}
+
+impl PartialEq for Original {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
