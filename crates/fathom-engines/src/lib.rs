@@ -165,6 +165,15 @@ pub static ENGINES: &[EngineEntry] = &[
     null::ENTRY,
 ];
 
+/// The names of the servers fathom starts (or is pointed at), in the registry's order.
+pub fn servers() -> Vec<&'static str> {
+    ENGINES
+        .iter()
+        .filter(|e| e.server)
+        .map(|e| e.name)
+        .collect()
+}
+
 /// Looks an engine up by name.
 pub fn find(name: &str) -> anyhow::Result<&'static EngineEntry> {
     ENGINES.iter().find(|e| e.name == name).ok_or_else(|| {

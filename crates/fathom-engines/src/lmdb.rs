@@ -110,7 +110,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
         env,
         db,
         id: Identity::new(
-            "lmdb",
+            ENTRY.name,
             version().unwrap_or_default(),
             vec![config.data_dir.clone()],
         ),

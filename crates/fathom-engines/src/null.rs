@@ -38,7 +38,7 @@ impl Null {
     /// A null engine for calibration, outside the registry's validation.
     pub fn new(dir: PathBuf) -> Null {
         Null {
-            id: Identity::new("null", version().unwrap_or_default(), vec![dir]),
+            id: Identity::new(ENTRY.name, version().unwrap_or_default(), vec![dir]),
         }
     }
 }

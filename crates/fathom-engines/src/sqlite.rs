@@ -131,7 +131,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     Ok(Box::new(Sqlite {
         dir: config.data_dir.clone(),
         id: Identity::new(
-            "sqlite",
+            ENTRY.name,
             version().unwrap_or_default(),
             vec![config.data_dir.clone()],
         ),

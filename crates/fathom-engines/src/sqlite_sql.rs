@@ -33,7 +33,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
     let admin = connect(&path, &pragmas)?;
     Ok(Box::new(SqliteSql {
         id: Identity::new(
-            "sqlite-sql",
+            ENTRY.name,
             version().unwrap_or_default(),
             vec![config.data_dir.clone()],
         ),

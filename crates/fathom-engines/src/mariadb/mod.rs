@@ -94,7 +94,7 @@ const OPTIONS_DOC: &str = "my.cnf lines for [mysqld], one per line (`--setup @FI
      (https://mariadb.com/kb/en/server-system-variables/); written after fathom's, so they win";
 
 pub const INNODB: EngineEntry = EngineEntry {
-    name: "innodb",
+    name: INNODB_FLAVOR.name,
     about: "MariaDB server with InnoDB (Debian's mariadb-server), started by fathom",
     options_doc: OPTIONS_DOC,
     settings: specs::<MariaDbSettings>,
@@ -103,7 +103,7 @@ pub const INNODB: EngineEntry = EngineEntry {
 };
 
 pub const MYROCKS: EngineEntry = EngineEntry {
-    name: "myrocks",
+    name: MYROCKS_FLAVOR.name,
     about: "MariaDB server with MyRocks (mariadb-plugin-rocksdb), started by fathom",
     open: Opener::Sql(open_myrocks),
     ..INNODB

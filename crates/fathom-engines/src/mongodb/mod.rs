@@ -176,7 +176,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn DocEngine>> {
     };
     let version = server_version(&build, backend.as_ref());
     Ok(Box::new(MongoDb {
-        id: Identity::new("mongodb", version, data_dirs).running_as(pids),
+        id: Identity::new(ENTRY.name, version, data_dirs).running_as(pids),
         effective: effective(&s, transactions, &client_used, backend.as_ref()),
         transactions,
         lean: client_used.ok(),

@@ -272,7 +272,7 @@ impl Postgres {
                 "host={} port={PORT} user={USER} dbname={DATABASE}",
                 sock_dir.path().display()
             ),
-            id: Identity::new("postgres", version, vec![config.data_dir.clone()])
+            id: Identity::new(ENTRY.name, version, vec![config.data_dir.clone()])
                 .running_as(vec![server.pid()]),
             managed: server::Managed::new(server, sock_dir),
             admin: Mutex::new(admin),
@@ -301,7 +301,7 @@ impl Postgres {
             lean: true,
             managed: server::Managed::default(),
             id: Identity::new(
-                "postgres",
+                ENTRY.name,
                 version,
                 datadir.filter(|d| d.exists()).into_iter().collect(),
             )

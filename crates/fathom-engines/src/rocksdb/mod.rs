@@ -259,7 +259,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     Ok(Box::new(RocksDb {
         db: Arc::new(db),
         options: opts,
-        id: Identity::new("rocksdb", version, vec![config.data_dir.clone()]),
+        id: Identity::new(ENTRY.name, version, vec![config.data_dir.clone()]),
         wal,
         sync,
         statistics: s.statistics.value,

@@ -197,11 +197,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     let mut engine = WiredTiger {
         lib,
         conn,
-        id: Identity::new(
-            "wiredtiger",
-            lib.api.version(),
-            vec![config.data_dir.clone()],
-        ),
+        id: Identity::new(ENTRY.name, lib.api.version(), vec![config.data_dir.clone()]),
         uri: CString::new("table:fathom")?,
         effective,
         admin: std::sync::Mutex::new(SessionHandle(ptr::null_mut())),

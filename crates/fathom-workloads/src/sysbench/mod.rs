@@ -399,7 +399,12 @@ mod tests {
     fn bad_parameters_say_what_is_accepted() {
         let e = |p: &[&str]| build_with(p, 1).err().unwrap().to_string();
         assert!(e(&["tests=oltp_nope"]).contains("tests are: oltp_point_select"));
-        assert!(e(&["rand_type=normal"]).contains("expected one of uniform, special"));
+        let rand = e(&["rand_type=normal"]);
+        assert!(
+            rand.contains("rand_type")
+                && rand.contains("uniform, special, gaussian, pareto or zipfian"),
+            "{rand}"
+        );
         assert!(e(&["tests=select_random_points", "tables=2"]).contains("needs tables=1"));
         assert!(e(&["skip_trx=maybe"]).contains("expected on or off"));
     }

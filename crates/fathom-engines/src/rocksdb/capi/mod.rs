@@ -128,7 +128,11 @@ pub fn open(
         api,
         db,
         otxn,
-        id: Identity::new("rocksdb", String::new(), vec![config.data_dir.clone()]),
+        id: Identity::new(
+            super::ENTRY.name,
+            String::new(),
+            vec![config.data_dir.clone()],
+        ),
         wal: s.wal.value,
         sync: s.sync.value,
         statistics: s.statistics.value,

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Follows docs/architecture.md's recipes for a new kv engine and a new workload, step by step as
+# the doc writes them, in a copy of the tree (the templates are scripts/recipes/), and checks
+# the copy with its tests: a recipe whose file, line or registry moved fails here, so the doc
+# cannot drift from the code. scripts/test.sh runs it; it takes about a minute (the copy
+# shares the Cargo target directory, so nothing outside the workspace is compiled again).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
+copy=$(mktemp -d)
+trap 'rm -rf "$copy"' EXIT
+git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$copy"
+python3 - "$copy" <<'PY'
+import pathlib, re, shutil, sys
+root = pathlib.Path(sys.argv[1])
+doc = (root / "docs/architecture.md").read_text()
+steps = 0
+# "Copy `FROM` to `TO`": a template into the tree.
+for src, dst in re.findall(r"Copy `(scripts/recipes/[^`]+)` to `([^`]+)`", doc):
+    shutil.copy(root / src, root / dst)
+    steps += 1
+# "In `FILE`, after the line `ANCHOR`:" then a fenced block: the block's lines go after it.
+for path, anchor, block in re.findall(
+        r"In `([^`]+)`, after the line `([^`]+)`:\s*```[a-z]*\n(.*?)```", doc, re.S):
+    f = root / path
+    lines = f.read_text().split("\n")
+    at = [i for i, l in enumerate(lines) if l.strip() == anchor.strip()]
+    if not at:
+        sys.exit(f"check-recipes: docs/architecture.md says to add lines after `{anchor}` in {path}, which has no such line")
+    lines[at[0] + 1:at[0] + 1] = block.rstrip("\n").split("\n")
+    f.write_text("\n".join(lines))
+    steps += 1
+if steps < 7:
+    sys.exit(f"check-recipes: docs/architecture.md's recipes have {steps} steps the script can follow; expected the kv engine's and the workload's (7)")
+print(f"check-recipes: followed {steps} steps of docs/architecture.md")
+PY
+(cd "$copy" && cargo check --release --workspace --all-targets --quiet)
+echo "check-recipes: a kv engine and a workload added as the doc says build, with their tests"

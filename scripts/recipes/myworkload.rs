@@ -1,0 +1,117 @@
+//! A template for a new workload (docs/architecture.md, "A workload"): one timed step in which
+//! each client puts random keys. It is written once against the kv interface, so every kv
+//! engine (and every document server, through `kv_session`) runs it. `scripts/check-recipes.sh`
+//! adds it to a copy of the tree the way the doc says and builds it.
+
+use crate::params::{record, seed_or_clock, thread_seed, Params, Span};
+use crate::{kv_session, NewClient, Workload, WorkloadEntry};
+use fathom_core::driver::{Client, StepPlan};
+use fathom_core::family::{Db, Family};
+use fathom_core::kind::{Done, OpKind, Role};
+use fathom_core::kv::{KvSession, SessionOptions};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Its parameters (`--param`): each field a knob, its doc comment the help `fathom workloads`
+/// prints, `Default` the defaults.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct MyWorkloadParams {
+    /// keys to put into, drawn uniformly
+    keys: u64,
+    /// bytes per value
+    value_size: u64,
+    /// how long the step runs (`--duration` sets it)
+    duration: Span,
+    /// 0: from the clock
+    seed: u64,
+}
+
+impl Default for MyWorkloadParams {
+    fn default() -> Self {
+        MyWorkloadParams {
+            keys: 100_000,
+            value_size: 100,
+            duration: Span::new("10s"),
+            seed: 0,
+        }
+    }
+}
+
+/// Its operation kinds, declared once; `Done::kind` indexes them.
+const KINDS: &[OpKind] = &[OpKind::new("put", Role::Write)];
+
+pub const ENTRY: WorkloadEntry = WorkloadEntry {
+    name: "myworkload",
+    about: "puts random keys for a while (the recipe's template)",
+    families: &[Family::Kv, Family::Doc],
+    ..WorkloadEntry::kv_and_sql::<MyWorkloadParams>(build)
+};
+
+fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
+    let mut p: MyWorkloadParams = params.read(ENTRY.name)?;
+    p.seed = seed_or_clock(p.seed);
+    if p.keys == 0 {
+        anyhow::bail!("parameter `keys`: must be at least 1");
+    }
+    let plan = StepPlan {
+        name: "put".into(),
+        clients,
+        duration: Some(p.duration.value),
+        op_kinds: KINDS.to_vec(),
+        ..StepPlan::default()
+    };
+    Ok(Box::new(MyWorkload {
+        steps: vec![plan],
+        resolved: record(&p),
+        p,
+    }))
+}
+
+struct MyWorkload {
+    p: MyWorkloadParams,
+    steps: Vec<StepPlan>,
+    resolved: BTreeMap<String, String>,
+}
+
+impl Workload for MyWorkload {
+    fn steps(&self) -> &[StepPlan] {
+        &self.steps
+    }
+
+    fn client<'e>(&self, engine: Db<'e>, step: usize, thread: usize) -> NewClient<'e> {
+        Ok(Box::new(Putter {
+            session: kv_session(engine, ENTRY.name, SessionOptions::default())?,
+            rng: SmallRng::seed_from_u64(thread_seed(self.p.seed, step, thread)),
+            keys: self.p.keys,
+            value: vec![b'x'; self.p.value_size as usize],
+        }))
+    }
+
+    fn params(&self) -> BTreeMap<String, String> {
+        self.resolved.clone()
+    }
+}
+
+/// One client thread: a put of a random key per operation.
+struct Putter<'e> {
+    session: Box<dyn KvSession + 'e>,
+    rng: SmallRng,
+    keys: u64,
+    value: Vec<u8>,
+}
+
+impl Client for Putter<'_> {
+    fn next(&mut self) -> anyhow::Result<Option<Done>> {
+        let key = self.rng.gen_range(0..self.keys).to_be_bytes();
+        self.session.put(&key, &self.value)?;
+        Ok(Some(Done {
+            kind: 0,
+            bytes: (key.len() + self.value.len()) as u64,
+            ..Done::default()
+        }))
+    }
+}
