@@ -35,6 +35,14 @@ fn dbbench_on_rocksdb_reports_every_column_and_the_counters_move() {
     );
     assert_eq!(run["status"], "finished");
 
+    every_step_has_its_figures(run);
+    every_step_wrote_its_files(run, &results);
+    every_format_has_the_steps(&results);
+}
+
+/// Each step's figures: operations, ordered percentiles, CPU, sizes, the engine's statistics,
+/// the background writer apart.
+fn every_step_has_its_figures(run: &Value) {
     let fill = step(run, "fillseq");
     assert_eq!(fill["ops"], 50_000);
     assert!(
@@ -87,8 +95,10 @@ fn dbbench_on_rocksdb_reports_every_column_and_the_counters_move() {
     let flush = step(run, "flush");
     assert!(f(&flush["maintenance_seconds"]) > 0.0, "{flush}");
     assert!(f(&flush["window_seconds"]) >= f(&flush["maintenance_seconds"]));
+}
 
-    // Every step wrote its time series and histogram log.
+/// Every step wrote its summary, time series and histogram log; the database was removed.
+fn every_step_wrote_its_files(run: &Value, results: &Path) {
     let run_dir = Path::new(run["path"].as_str().unwrap());
     let steps: Vec<_> = std::fs::read_dir(run_dir.join("steps"))
         .unwrap()
@@ -115,13 +125,15 @@ fn dbbench_on_rocksdb_reports_every_column_and_the_counters_move() {
         .unwrap()
         .next()
         .is_none());
+}
 
-    // Every report format has the step rows.
-    let md = report_as(&results, "md");
+/// Every report format has the step rows.
+fn every_format_has_the_steps(results: &Path) {
+    let md = report_as(results, "md");
     assert!(md.contains("| readrandom |"), "{md}");
-    let csv = report_as(&results, "csv");
+    let csv = report_as(results, "csv");
     assert!(csv.starts_with("step,ops/s,p50,p99"), "{csv}");
-    let tsv = report_as(&results, "dbbench");
+    let tsv = report_as(results, "dbbench");
     let header: Vec<&str> = tsv.lines().next().unwrap().split('\t').collect();
     for c in [
         "ops_sec", "mb_sec", "lsm_sz", "c_wgb", "w_amp", "c_wsecs", "c_csecs", "usec_op", "p50",

@@ -154,10 +154,15 @@ fn experiment_runs_its_matrix_resumes_and_reports_in_html() {
         "{e}"
     );
 
-    // The HTML page: self-contained, and every chart renders in a real browser.
-    let html = report_as(&results, "html");
+    the_page_renders_every_chart(dir.path(), &results);
+    compare_gives_verdicts_and_iostat(&results);
+}
+
+/// The HTML page: self-contained, and every chart renders in a real browser.
+fn the_page_renders_every_chart(dir: &Path, results: &Path) {
+    let html = report_as(results, "html");
     assert!(!html.contains("src=\"http") && !html.contains("href=\"http"));
-    let page = dir.path().join("report.html");
+    let page = dir.join("report.html");
     std::fs::write(&page, &html).unwrap();
     let dom = chromium_dom(&page);
     let total = attr(&dom, "data-charts-total");
@@ -166,8 +171,19 @@ fn experiment_runs_its_matrix_resumes_and_reports_in_html() {
     // latency percentiles (2 steps).
     assert!(total >= 7, "only {total} charts");
     assert_eq!(rendered, total, "charts that did not render");
+    // Real tables: the sweep's client counts under a `clients` header over their columns,
+    // numbers in right-aligned cells, no terminal text in <pre>.
+    assert!(
+        html.contains("<th colspan=\"2\" class=\"n\">clients</th><th></th></tr><tr><th class=\"n\">1</th><th class=\"n\">2</th><th>setup</th>"),
+        "the sweep's header"
+    );
+    assert!(html.contains("<td class=\"n\">"));
+    assert!(!html.contains("<pre>"));
+}
 
-    // Compare the two setups of one results directory: three repeats give verdicts.
+/// Compare the two setups of one results directory: three repeats give verdicts; seed 004's
+/// iostat tables.
+fn compare_gives_verdicts_and_iostat(results: &Path) {
     let cmp = ok(&fathom(&[
         "compare",
         results.to_str().unwrap(),
@@ -190,6 +206,11 @@ fn experiment_runs_its_matrix_resumes_and_reports_in_html() {
     assert!(
         header.contains("wareqsz") && header.contains("ver"),
         "{header}"
+    );
+    // And each setup's figures over its base's.
+    assert!(
+        text.contains("iostat during readrandom, relative to the base"),
+        "{text}"
     );
     let page = ok(&fathom(&[
         "report",

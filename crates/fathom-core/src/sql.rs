@@ -31,7 +31,7 @@ impl Dialect {
                 }
                 out
             }
-            _ => sql.to_string(),
+            Dialect::MariaDb | Dialect::Sqlite => sql.to_string(),
         }
     }
 
@@ -58,7 +58,7 @@ impl Dialect {
     pub fn datetime_type(self) -> &'static str {
         match self {
             Dialect::Postgres => "TIMESTAMP",
-            _ => "DATETIME",
+            Dialect::MariaDb | Dialect::Sqlite => "DATETIME",
         }
     }
 
@@ -67,7 +67,7 @@ impl Dialect {
     pub fn datetime_param(self) -> &'static str {
         match self {
             Dialect::Postgres => "?::text::timestamp",
-            _ => "?",
+            Dialect::MariaDb | Dialect::Sqlite => "?",
         }
     }
 
@@ -75,7 +75,7 @@ impl Dialect {
     pub fn table_suffix(self, storage_engine: Option<&str>) -> String {
         match (self, storage_engine) {
             (Dialect::MariaDb, Some(e)) => format!(" ENGINE = {e}"),
-            _ => String::new(),
+            (Dialect::MariaDb, None) | (Dialect::Postgres | Dialect::Sqlite, _) => String::new(),
         }
     }
 }

@@ -53,12 +53,24 @@ fn check_engine(name: &str, settings: &[(&str, &str)]) {
         "{name}: version"
     );
     let mut s = engine.session(SessionOptions::default()).unwrap();
-    let mut buf = Vec::new();
+    check_points(name, s.as_mut());
+    check_scans(name, s.as_mut());
+    check_batches(name, s.as_mut());
+    check_transactions(name, s.as_mut());
+    check_concurrency(name, engine.as_ref(), s.as_mut());
+    check_maintenance(name, engine.as_ref());
+    drop(s);
+    drop(engine);
+    check_reopen(name, open(name, dir.path(), settings).as_ref());
+}
 
+/// An empty database, then point writes and reads, values checked byte for byte.
+fn check_points(name: &str, s: &mut dyn KvSession) {
+    let mut buf = Vec::new();
     // An empty database.
     assert_eq!(s.get(&key(1)).unwrap(), None, "{name}: get on empty");
     assert!(
-        scan_keys(s.as_mut(), b"", Direction::Forward, 10).is_empty(),
+        scan_keys(s, b"", Direction::Forward, 10).is_empty(),
         "{name}: scan on empty"
     );
 
@@ -94,8 +106,10 @@ fn check_engine(name: &str, settings: &[(&str, &str)]) {
         (2, (value(10, 1).len() + value(14, 0).len()) as u64),
         "{name}: multi_get finds what is there, in any order"
     );
+}
 
-    // Ordered scans: bounds, limits, direction, early stop.
+/// Ordered scans: bounds, limits, direction, early stop.
+fn check_scans(name: &str, s: &mut dyn KvSession) {
     let (fwd, rev) = (Direction::Forward, Direction::Reverse);
     let back = Direction::PrevFromSeek;
     for (start, direction, limit, want, what) in [
@@ -108,23 +122,23 @@ fn check_engine(name: &str, settings: &[(&str, &str)]) {
         (0, back, 3, vec![0], "back from the first key"),
     ] {
         let want: Vec<Vec<u8>> = want.into_iter().map(key).collect();
-        let got = scan_keys(s.as_mut(), &key(start), direction, limit);
+        let got = scan_keys(s, &key(start), direction, limit);
         assert_eq!(got, want, "{name}: {what}");
     }
     assert!(
-        scan_keys(s.as_mut(), &key(999), Direction::Forward, 5).is_empty(),
+        scan_keys(s, &key(999), Direction::Forward, 5).is_empty(),
         "{name}: past the end"
     );
     assert!(
-        scan_keys(s.as_mut(), b"a", Direction::Reverse, 5).is_empty(),
+        scan_keys(s, b"a", Direction::Reverse, 5).is_empty(),
         "{name}: before the start"
     );
     assert!(
-        scan_keys(s.as_mut(), &key(999), Direction::PrevFromSeek, 5).is_empty(),
+        scan_keys(s, &key(999), Direction::PrevFromSeek, 5).is_empty(),
         "{name}: a seek past the end finds nothing to step back from"
     );
     assert_eq!(
-        scan_keys(s.as_mut(), &key(190), Direction::Forward, 100).len(),
+        scan_keys(s, &key(190), Direction::Forward, 100).len(),
         5,
         "{name}: limit beyond the end"
     );
@@ -151,8 +165,10 @@ fn check_engine(name: &str, settings: &[(&str, &str)]) {
         [(key(20), value(20, 0))],
         "{name}: scan yields values"
     );
+}
 
-    // Atomic batches.
+/// Atomic batches.
+fn check_batches(name: &str, s: &mut dyn KvSession) {
     let (k1, k2, v1) = (key(1001), key(1002), value(1001, 0));
     s.write_batch(&[
         BatchOp::Put(&k1, &v1),
@@ -163,7 +179,11 @@ fn check_engine(name: &str, settings: &[(&str, &str)]) {
     assert_eq!(s.get(&k1).unwrap(), Some(v1.len()), "{name}: batch put");
     assert_eq!(s.get(&k2).unwrap(), Some(v1.len()), "{name}: batch put");
     assert_eq!(s.get(&key(14)).unwrap(), None, "{name}: batch delete");
+}
 
+/// Transactions: reads see their own writes; commit, rollback and a failing body.
+fn check_transactions(name: &str, s: &mut dyn KvSession) {
+    let mut buf = Vec::new();
     // Transactions: reads see the transaction's own writes; commit applies them together;
     // rollback, or an error in the body, applies none.
     let (t1, t2, t3) = (key(2001), key(2002), key(2003));
@@ -232,11 +252,12 @@ fn check_engine(name: &str, settings: &[(&str, &str)]) {
         s.get(&key(2004)).unwrap().is_some(),
         "{name}: the session works after a failed transaction"
     );
+}
 
-    // Concurrent sessions, each writing its own range, all visible afterwards.
+/// Concurrent sessions, each writing its own range.
+fn check_concurrency(name: &str, engine: &dyn KvEngine, s: &mut dyn KvSession) {
     std::thread::scope(|scope| {
         for t in 0..4u32 {
-            let engine = &engine;
             scope.spawn(move || {
                 let mut s = engine.session(SessionOptions::default()).unwrap();
                 for i in 0..500 {
@@ -247,24 +268,26 @@ fn check_engine(name: &str, settings: &[(&str, &str)]) {
         }
     });
     assert_eq!(
-        scan_keys(s.as_mut(), &key(10_000), Direction::Forward, 5000).len(),
+        scan_keys(s, &key(10_000), Direction::Forward, 5000).len(),
         2000,
         "{name}: concurrent writes"
     );
+}
 
-    // Statistics and maintenance.
+/// Statistics and maintenance.
+fn check_maintenance(name: &str, engine: &dyn KvEngine) {
     engine.maintain(Maintenance::Flush).unwrap();
     engine.maintain(Maintenance::WaitForCompaction).unwrap();
     let counters = engine.counters();
     assert!(!counters.is_empty(), "{name}: no statistics");
     let stats = engine.step_stats(&Default::default(), &counters, 1.0);
     assert!(!stats.is_empty(), "{name}: no step statistics");
+}
 
-    // Everything is still there after close and reopen.
-    drop(s);
-    drop(engine);
-    let engine = open(name, dir.path(), settings);
+/// Everything written is still there after close and reopen.
+fn check_reopen(name: &str, engine: &dyn KvEngine) {
     let mut s = engine.session(SessionOptions::default()).unwrap();
+    let mut buf = Vec::new();
     assert!(s.read(&key(10), &mut buf).unwrap());
     assert_eq!(buf, value(10, 1), "{name}: after reopen");
     assert_eq!(

@@ -6,7 +6,7 @@
 //! `sql_conformance!` line (and a test fails until it does).
 
 use fathom_core::family::Engine;
-use fathom_core::sql::{SqlEngine, Value};
+use fathom_core::sql::{SqlConn, SqlEngine, Value};
 use fathom_engines::EngineConfig;
 use std::path::Path;
 
@@ -187,6 +187,74 @@ fn attached(name: &str, started: &dyn SqlEngine, dir: &Path, client: &str) -> Bo
     }
 }
 
+/// What each of MariaDB's kinds of statement gave on one client, prepared and as text, the
+/// rows numbered from `base`.
+fn mariadb_outcomes(c: &mut dyn SqlConn, statements: &[(&str, usize)], base: i64) -> Vec<String> {
+    let mut seen = Vec::new();
+    for text in [false, true] {
+        let base = base + if text { 500 } else { 0 };
+        let stmts: Vec<_> = statements
+            .iter()
+            .filter(|(sql, _)| text || !sql.contains(';'))
+            .map(|(sql, n)| {
+                let s = if text {
+                    c.prepare_text(sql)
+                } else {
+                    c.prepare(sql)
+                };
+                (s.unwrap(), *n)
+            })
+            .collect();
+        for i in 0..3 {
+            let blob = vec![b'\'' + i as u8; 100 * i];
+            let p = [
+                Value::Int(base + i as i64),
+                Value::Int(i as i64 * 2_000_000_000),
+                Value::Int(-(i as i64)),
+                Value::Bytes(&blob),
+                Value::Text("it's"),
+            ];
+            let o = c.run(stmts[0].0, &p).unwrap();
+            seen.push(format!("{:?}", (o.rows, o.affected, o.bytes)));
+        }
+        let o = c
+            .run_keeping(stmts[1].0, &[Value::Int(base)], Some(0))
+            .unwrap();
+        seen.push(format!("{:?}", (o.rows, o.bytes, o.kept.map(|k| k - base))));
+        let o = c
+            .run_keeping(stmts[2].0, &[Value::Int(base + 2)], Some(1))
+            .unwrap();
+        seen.push(format!("{o:?}"));
+        let top = c.scalar(stmts[3].0, &[Value::Int(base + 2)]).unwrap();
+        seen.push(format!("{:?}", top.map(|k| k - base)));
+        seen.push(format!(
+            "{:?}",
+            c.scalar(stmts[3].0, &[Value::Int(0)]).unwrap()
+        ));
+        let o = c
+            .run(stmts[4].0, &[Value::Text("x"), Value::Int(base + 1)])
+            .unwrap();
+        seen.push(format!("{:?}", (o.rows, o.affected >= 1)));
+        if text {
+            let o = c.run(stmts[5].0, &[Value::Int(base + 9)]).unwrap();
+            seen.push(format!("{o:?}"));
+        }
+        let dup = c.run(
+            stmts[0].0,
+            &[
+                Value::Int(base),
+                Value::Int(0),
+                Value::Int(0),
+                Value::Bytes(b""),
+                Value::Text(""),
+            ],
+        );
+        let err = format!("{:#}", dup.unwrap_err());
+        assert!(err.contains("1062"), "duplicate key error: {err}");
+    }
+    seen
+}
+
 /// fathom's own MariaDB client and the mysql crate's, on one server, give the same outcome for
 /// every statement the workloads send: prepared and text, rows of each column type, NULLs,
 /// several statements in one text, scalars, and a server error with its code.
@@ -214,78 +282,97 @@ fn mariadb_clients_agree() {
         ("UPDATE v SET c = ? WHERE id <= ?", 2),
         ("INSERT INTO v (id) VALUES (?); SELECT 1", 1),
     ];
-    let mut outcomes = Vec::new();
-    for (round, engine) in [&lean, &krate].into_iter().enumerate() {
-        let mut c = engine.connect().unwrap();
-        let base = 1000 * (round as i64 + 1);
-        let mut seen = Vec::new();
-        for text in [false, true] {
-            let base = base + if text { 500 } else { 0 };
-            let stmts: Vec<_> = statements
-                .iter()
-                .filter(|(sql, _)| text || !sql.contains(';'))
-                .map(|(sql, n)| {
-                    let s = if text {
-                        c.prepare_text(sql)
-                    } else {
-                        c.prepare(sql)
-                    };
-                    (s.unwrap(), *n)
-                })
-                .collect();
-            for i in 0..3 {
-                let blob = vec![b'\'' + i as u8; 100 * i];
-                let p = [
-                    Value::Int(base + i as i64),
-                    Value::Int(i as i64 * 2_000_000_000),
-                    Value::Int(-(i as i64)),
-                    Value::Bytes(&blob),
-                    Value::Text("it's"),
-                ];
-                let o = c.run(stmts[0].0, &p).unwrap();
-                seen.push(format!("{:?}", (o.rows, o.affected, o.bytes)));
-            }
-            let o = c
-                .run_keeping(stmts[1].0, &[Value::Int(base)], Some(0))
-                .unwrap();
-            seen.push(format!("{:?}", (o.rows, o.bytes, o.kept.map(|k| k - base))));
-            let o = c
-                .run_keeping(stmts[2].0, &[Value::Int(base + 2)], Some(1))
-                .unwrap();
-            seen.push(format!("{o:?}"));
-            let top = c.scalar(stmts[3].0, &[Value::Int(base + 2)]).unwrap();
-            seen.push(format!("{:?}", top.map(|k| k - base)));
-            seen.push(format!(
-                "{:?}",
-                c.scalar(stmts[3].0, &[Value::Int(0)]).unwrap()
-            ));
-            let o = c
-                .run(stmts[4].0, &[Value::Text("x"), Value::Int(base + 1)])
-                .unwrap();
-            seen.push(format!("{:?}", (o.rows, o.affected >= 1)));
-            if text {
-                let o = c.run(stmts[5].0, &[Value::Int(base + 9)]).unwrap();
-                seen.push(format!("{o:?}"));
-            }
-            let dup = c.run(
-                stmts[0].0,
-                &[
-                    Value::Int(base),
-                    Value::Int(0),
-                    Value::Int(0),
-                    Value::Bytes(b""),
-                    Value::Text(""),
-                ],
-            );
-            let err = format!("{:#}", dup.unwrap_err());
-            assert!(err.contains("1062"), "duplicate key error: {err}");
-        }
-        outcomes.push(seen);
-    }
+    let outcomes: Vec<Vec<String>> = [&lean, &krate]
+        .into_iter()
+        .enumerate()
+        .map(|(round, engine)| {
+            let mut c = engine.connect().unwrap();
+            mariadb_outcomes(c.as_mut(), &statements, 1000 * (round as i64 + 1))
+        })
+        .collect();
     assert_eq!(
         outcomes[0], outcomes[1],
         "fathom's client against the mysql crate's"
     );
+}
+
+/// What each of PostgreSQL's kinds of statement gave on one client, the rows numbered from
+/// `base`.
+fn postgres_outcomes(c: &mut dyn SqlConn, base: i64) -> Vec<String> {
+    let mut seen = Vec::new();
+    let mut prepare = |sql: &str| c.prepare(sql).unwrap();
+    let insert = prepare("INSERT INTO v VALUES (?, ?, ?, 1.5, 12.25, '2024-01-02 03:04:05', ?, ?)");
+    let from = prepare("SELECT * FROM v WHERE id >= ? ORDER BY id");
+    let one = prepare("SELECT u, t, c FROM v WHERE id = ?");
+    let top = prepare("SELECT max(id) FROM v WHERE id < ?");
+    let update = prepare("UPDATE v SET c = ? WHERE id BETWEEN ? AND ?");
+    let count = prepare("SELECT count(*) FROM v WHERE id >= ?");
+    for i in 0..3 {
+        let blob = vec![b'\\' + i as u8; 100 * i];
+        let p = [
+            Value::Int(base + i as i64),
+            Value::Int(i as i64 * 1_000_000_000),
+            Value::Int(-(i as i64)),
+            Value::Bytes(&blob),
+            Value::Text("it's"),
+        ];
+        let o = c.run(insert, &p).unwrap();
+        seen.push(format!("{:?}", (o.rows, o.affected, o.bytes)));
+    }
+    let o = c.run_keeping(from, &[Value::Int(base)], Some(0)).unwrap();
+    seen.push(format!("{:?}", (o.rows, o.bytes, o.kept.map(|k| k - base))));
+    for keep in [0, 1] {
+        let o = c
+            .run_keeping(one, &[Value::Int(base + 2)], Some(keep))
+            .unwrap();
+        seen.push(format!("{o:?}"));
+    }
+    let t = c.scalar(top, &[Value::Int(base + 2)]).unwrap();
+    seen.push(format!("{:?}", t.map(|k| k - base)));
+    seen.push(format!("{:?}", c.scalar(top, &[Value::Int(0)]).unwrap()));
+    let o = c
+        .run(
+            update,
+            &[Value::Text("x"), Value::Int(base), Value::Int(base + 1)],
+        )
+        .unwrap();
+    seen.push(format!("{:?}", (o.rows, o.affected)));
+    c.exec("BEGIN").unwrap();
+    let all = [
+        Value::Text("rolled back"),
+        Value::Int(base),
+        Value::Int(base + 2),
+    ];
+    assert_eq!(c.run(update, &all).unwrap().affected, 3);
+    c.exec("ROLLBACK").unwrap();
+    let o = c.run_keeping(one, &[Value::Int(base + 2)], None).unwrap();
+    seen.push(format!("{o:?}"));
+    seen.push(format!(
+        "{:?}",
+        c.scalar(count, &[Value::Int(base)]).unwrap()
+    ));
+    let dup = c.run(
+        insert,
+        &[
+            Value::Int(base),
+            Value::Int(0),
+            Value::Int(0),
+            Value::Bytes(b""),
+            Value::Text(""),
+        ],
+    );
+    let err = dup.unwrap_err();
+    assert!(
+        fathom_core::sql::retryable(&err),
+        "unique violation retried: {err:#}"
+    );
+    seen.push(format!("{err:#}").replace(&base.to_string(), "BASE"));
+    // The connection is usable after the error.
+    seen.push(format!(
+        "{:?}",
+        c.scalar(count, &[Value::Int(base)]).unwrap()
+    ));
+    seen
 }
 
 /// fathom's own PostgreSQL client and the postgres crate's, on one server, give the same
@@ -305,86 +392,14 @@ fn postgres_clients_agree() {
              d DOUBLE PRECISION, m NUMERIC(10,2), w TIMESTAMP, b BYTEA, c VARCHAR(40))",
         )
         .unwrap();
-    let mut outcomes = Vec::new();
-    for (round, engine) in [&lean, &krate].into_iter().enumerate() {
-        let mut c = engine.connect().unwrap();
-        let base = 1000 * (round as i64 + 1);
-        let mut seen = Vec::new();
-        let mut prepare = |sql: &str| c.prepare(sql).unwrap();
-        let insert =
-            prepare("INSERT INTO v VALUES (?, ?, ?, 1.5, 12.25, '2024-01-02 03:04:05', ?, ?)");
-        let from = prepare("SELECT * FROM v WHERE id >= ? ORDER BY id");
-        let one = prepare("SELECT u, t, c FROM v WHERE id = ?");
-        let top = prepare("SELECT max(id) FROM v WHERE id < ?");
-        let update = prepare("UPDATE v SET c = ? WHERE id BETWEEN ? AND ?");
-        let count = prepare("SELECT count(*) FROM v WHERE id >= ?");
-        for i in 0..3 {
-            let blob = vec![b'\\' + i as u8; 100 * i];
-            let p = [
-                Value::Int(base + i as i64),
-                Value::Int(i as i64 * 1_000_000_000),
-                Value::Int(-(i as i64)),
-                Value::Bytes(&blob),
-                Value::Text("it's"),
-            ];
-            let o = c.run(insert, &p).unwrap();
-            seen.push(format!("{:?}", (o.rows, o.affected, o.bytes)));
-        }
-        let o = c.run_keeping(from, &[Value::Int(base)], Some(0)).unwrap();
-        seen.push(format!("{:?}", (o.rows, o.bytes, o.kept.map(|k| k - base))));
-        for keep in [0, 1] {
-            let o = c
-                .run_keeping(one, &[Value::Int(base + 2)], Some(keep))
-                .unwrap();
-            seen.push(format!("{o:?}"));
-        }
-        let t = c.scalar(top, &[Value::Int(base + 2)]).unwrap();
-        seen.push(format!("{:?}", t.map(|k| k - base)));
-        seen.push(format!("{:?}", c.scalar(top, &[Value::Int(0)]).unwrap()));
-        let o = c
-            .run(
-                update,
-                &[Value::Text("x"), Value::Int(base), Value::Int(base + 1)],
-            )
-            .unwrap();
-        seen.push(format!("{:?}", (o.rows, o.affected)));
-        c.exec("BEGIN").unwrap();
-        let all = [
-            Value::Text("rolled back"),
-            Value::Int(base),
-            Value::Int(base + 2),
-        ];
-        assert_eq!(c.run(update, &all).unwrap().affected, 3);
-        c.exec("ROLLBACK").unwrap();
-        let o = c.run_keeping(one, &[Value::Int(base + 2)], None).unwrap();
-        seen.push(format!("{o:?}"));
-        seen.push(format!(
-            "{:?}",
-            c.scalar(count, &[Value::Int(base)]).unwrap()
-        ));
-        let dup = c.run(
-            insert,
-            &[
-                Value::Int(base),
-                Value::Int(0),
-                Value::Int(0),
-                Value::Bytes(b""),
-                Value::Text(""),
-            ],
-        );
-        let err = dup.unwrap_err();
-        assert!(
-            fathom_core::sql::retryable(&err),
-            "unique violation retried: {err:#}"
-        );
-        seen.push(format!("{err:#}").replace(&base.to_string(), "BASE"));
-        // The connection is usable after the error.
-        seen.push(format!(
-            "{:?}",
-            c.scalar(count, &[Value::Int(base)]).unwrap()
-        ));
-        outcomes.push(seen);
-    }
+    let outcomes: Vec<Vec<String>> = [&lean, &krate]
+        .into_iter()
+        .enumerate()
+        .map(|(round, engine)| {
+            let mut c = engine.connect().unwrap();
+            postgres_outcomes(c.as_mut(), 1000 * (round as i64 + 1))
+        })
+        .collect();
     assert_eq!(
         outcomes[0], outcomes[1],
         "fathom's client against the postgres crate's"

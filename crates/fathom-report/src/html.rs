@@ -26,7 +26,7 @@ const STYLE: &str = "body{font-family:sans-serif;margin:24px;color:#222;max-widt
 table{border-collapse:collapse;font-size:12px;margin:8px 0 16px}\
 td,th{border:1px solid #ccc;padding:3px 7px;text-align:left}\
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}\
-th{background:#f0f0f0}ul.runs{font-size:13px;padding-left:18px}ul.runs li{margin:3px 0}\
+th{background:#f0f0f0}ul.runs{font-size:13px;padding-left:18px}ul.runs li{margin:3px 0;overflow-wrap:anywhere}\
 .notes p{margin:2px 0;font-size:13px}.notes p.sub{margin-left:20px}.charts{display:flex;flex-wrap:wrap;gap:10px}\
 figure{margin:0;border:1px solid #ddd}pre{background:#f7f7f7;padding:8px;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere}\
 h2{margin-top:28px;border-bottom:1px solid #ccc}";

@@ -573,33 +573,4 @@ impl SqlEngine for MariaDb {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn setup_lines_are_checked() {
-        assert_eq!(
-            setup_lines("innodb_page_size=8k\n\n skip-log-bin \n").unwrap(),
-            vec!["innodb_page_size=8k", "skip-log-bin"]
-        );
-        let err = setup_lines("innodb page size = 8k")
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("expected a my.cnf line"), "{err}");
-    }
-
-    #[test]
-    fn myrocks_is_loaded_at_start_up() {
-        let cnf = my_cnf(
-            MYROCKS_FLAVOR,
-            &Install::debian(),
-            Path::new("/d"),
-            Path::new("/s"),
-            1 << 20,
-            &["x=1".into()],
-        );
-        assert!(cnf.contains("plugin-load-add=ha_rocksdb.so"));
-        assert!(cnf.contains("rocksdb_block_cache_size=1048576"));
-        assert!(cnf.ends_with("x=1\n"), "the setup's lines come last: {cnf}");
-    }
-}
+mod tests;

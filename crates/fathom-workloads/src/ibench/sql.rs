@@ -19,6 +19,43 @@ fn make(conn: &mut dyn SqlConn, text: bool, sql: &str) -> anyhow::Result<Stmt> {
     }
 }
 
+/// What differs by dialect in the insert benchmark's statements, chosen in one exhaustive match
+/// (`of`): a new dialect is one more arm there, and every statement below follows from it.
+#[derive(Clone, Copy, Debug)]
+struct Syntax {
+    /// MySQL's own, as iibench.py writes for it: `DELETE … ORDER BY … LIMIT n`, every index in
+    /// one `ALTER TABLE … ADD INDEX …, ADD INDEX …` (one per index on MyRocks), `FORCE INDEX`.
+    /// Otherwise a `DELETE … WHERE transactionid IN (subquery)`, a `CREATE INDEX` per index and
+    /// no hint.
+    mysql: bool,
+    /// iibench's `ALTER SEQUENCE … CACHE 1000` for PostgreSQL's serial key.
+    sequence_cache: bool,
+    /// How the cleanup step refreshes a table's statistics.
+    analyze: &'static str,
+}
+
+impl Syntax {
+    fn of(d: Dialect) -> Syntax {
+        match d {
+            Dialect::MariaDb => Syntax {
+                mysql: true,
+                sequence_cache: false,
+                analyze: "ANALYZE TABLE",
+            },
+            Dialect::Postgres => Syntax {
+                mysql: false,
+                sequence_cache: true,
+                analyze: "VACUUM (ANALYZE)",
+            },
+            Dialect::Sqlite => Syntax {
+                mysql: false,
+                sequence_cache: false,
+                analyze: "ANALYZE",
+            },
+        }
+    }
+}
+
 /// One table's prepared statements, made at first use (the table must exist by then).
 #[derive(Default)]
 struct Stmts {
@@ -36,6 +73,7 @@ pub struct SqlStore<'e> {
     engine: &'e dyn SqlEngine,
     conn: Box<dyn SqlConn + 'e>,
     dialect: Dialect,
+    syntax: Syntax,
     shape: Arc<Shape>,
     stmts: HashMap<u32, Stmts>,
     /// Statements go as SQL text (iibench.py's MySQLdb), not prepared.
@@ -55,6 +93,7 @@ impl<'e> SqlStore<'e> {
             text: statements.text_on(engine.dialect(), &[Dialect::MariaDb])?,
             conn: engine.connect()?,
             dialect: engine.dialect(),
+            syntax: Syntax::of(engine.dialect()),
             shape,
             stmts: HashMap::new(),
         })
@@ -119,7 +158,7 @@ pub fn create_table(dialect: Dialect, storage: Option<&str>, t: u32) -> Vec<Stri
             dialect.table_suffix(storage)
         ),
     ];
-    if dialect == Dialect::Postgres {
+    if Syntax::of(dialect).sequence_cache {
         ddl.push(format!("ALTER SEQUENCE pi{t}_transactionid_seq CACHE 1000"));
     }
     ddl
@@ -161,16 +200,16 @@ impl Store for SqlStore<'_> {
     }
 
     fn delete(&mut self, t: u32, from: i64, n: usize) -> anyhow::Result<u64> {
-        let dialect = self.dialect;
+        let mysql = self.syntax.mysql;
         let stmt = self.keyed(
             t,
             |s| &mut s.delete,
             n,
-            || match dialect {
-                Dialect::MariaDb => format!(
+            || match mysql {
+                true => format!(
                 "DELETE FROM pi{t} WHERE transactionid >= ? ORDER BY transactionid ASC LIMIT {n}"
             ),
-                _ => format!(
+                false => format!(
                     "DELETE FROM pi{t} WHERE transactionid IN (SELECT transactionid FROM pi{t} \
                  WHERE transactionid >= ? ORDER BY transactionid LIMIT {n})"
                 ),
@@ -190,7 +229,7 @@ impl Store for SqlStore<'_> {
     }
 
     fn index_groups(&self, count: usize) -> Vec<Vec<usize>> {
-        if self.dialect == Dialect::MariaDb && self.engine.storage_engine() != Some("ROCKSDB") {
+        if self.syntax.mysql && self.engine.storage_engine() != Some("ROCKSDB") {
             vec![(0..count).collect()]
         } else {
             (0..count).map(|i| vec![i]).collect()
@@ -199,7 +238,7 @@ impl Store for SqlStore<'_> {
 
     fn create_indexes(&mut self, t: u32, positions: &[usize]) -> anyhow::Result<()> {
         let name = |i: usize| Self::index_name(t, self.shape.indexes[i].name);
-        let sql = if self.dialect == Dialect::MariaDb {
+        let sql = if self.syntax.mysql {
             let adds: Vec<String> = positions
                 .iter()
                 .map(|&i| format!("ADD INDEX {} ({})", name(i), self.index_cols(i)))
@@ -222,9 +261,9 @@ impl Store for SqlStore<'_> {
     fn range_query(&mut self, t: u32, index: usize, from: i64) -> anyhow::Result<u64> {
         let ix = self.shape.indexes[index];
         let cols = self.index_cols(index);
-        let force = match self.dialect {
-            Dialect::MariaDb => format!(" FORCE INDEX ({})", Self::index_name(t, ix.name)),
-            _ => String::new(),
+        let force = match self.syntax.mysql {
+            true => format!(" FORCE INDEX ({})", Self::index_name(t, ix.name)),
+            false => String::new(),
         };
         let op = if ix.strict() { ">" } else { ">=" };
         let limit = self.shape.rows_per_query;
@@ -259,11 +298,7 @@ impl Store for SqlStore<'_> {
     }
 
     fn analyze(&mut self, t: u32) -> anyhow::Result<()> {
-        self.conn.exec(&match self.dialect {
-            Dialect::MariaDb => format!("ANALYZE TABLE pi{t}"),
-            Dialect::Postgres => format!("VACUUM (ANALYZE) pi{t}"),
-            Dialect::Sqlite => format!("ANALYZE pi{t}"),
-        })
+        self.conn.exec(&format!("{} pi{t}", self.syntax.analyze))
     }
 
     fn maintain(&mut self, action: Maintenance) -> anyhow::Result<()> {

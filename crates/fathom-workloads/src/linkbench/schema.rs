@@ -12,7 +12,7 @@ pub fn schema(dialect: Dialect, storage: Option<&str>, partitions: u64) -> Vec<S
         Dialect::MariaDb if partitions > 0 => {
             format!("{suffix} PARTITION BY KEY(id1) PARTITIONS {partitions}")
         }
-        _ => suffix.clone(),
+        Dialect::MariaDb | Dialect::Postgres | Dialect::Sqlite => suffix.clone(),
     };
     let (small, blob, text) = match dialect {
         Dialect::MariaDb => ("TINYINT", "VARBINARY(255)", "MEDIUMBLOB"),
@@ -21,9 +21,9 @@ pub fn schema(dialect: Dialect, storage: Option<&str>, partitions: u64) -> Vec<S
     };
     // MySQL keeps the covering index inside the table definition; the others create it apart.
     let index_cols = "id1, link_type, visibility, time, id2, version, data";
-    let inline_index = match dialect {
-        Dialect::MariaDb => format!(",\n  KEY id1_type ({index_cols})"),
-        _ => String::new(),
+    let (inline_index, apart) = match dialect {
+        Dialect::MariaDb => (format!(",\n  KEY id1_type ({index_cols})"), false),
+        Dialect::Postgres | Dialect::Sqlite => (String::new(), true),
     };
     let mut ddl = vec![
         "DROP TABLE IF EXISTS linktable".to_string(),
@@ -46,7 +46,7 @@ pub fn schema(dialect: Dialect, storage: Option<&str>, partitions: u64) -> Vec<S
             dialect.big_auto_increment_key()
         ),
     ];
-    if dialect != Dialect::MariaDb {
+    if apart {
         ddl.push(format!("CREATE INDEX id1_type ON linktable ({index_cols})"));
     }
     ddl

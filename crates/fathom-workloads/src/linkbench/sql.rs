@@ -16,6 +16,37 @@ const LINK_COLS: &str = "id1, id2, link_type, visibility, data, time, version";
 /// Where `time` is in `LINK_COLS`.
 const LINK_TIME_COL: usize = 5;
 
+/// What differs by dialect in LinkBench's statements, chosen in one exhaustive match (`of`): a
+/// new dialect is one more arm there, and every statement below follows from its answers.
+#[derive(Clone, Copy, Debug)]
+struct Syntax {
+    /// MySQL's own: `ON DUPLICATE KEY UPDATE` read by its affected rows, `REPLACE`, `IF()`,
+    /// `FORCE INDEX`, `LIMIT offset, count`. Otherwise `ON CONFLICT`, `CASE`, `LIMIT … OFFSET`,
+    /// and a locking read before a write where the affected rows say nothing.
+    mysql: bool,
+    /// `SELECT … FOR UPDATE` locks the row (SQLite locks the whole database instead).
+    row_locks: bool,
+}
+
+impl Syntax {
+    fn of(d: Dialect) -> Syntax {
+        match d {
+            Dialect::MariaDb => Syntax {
+                mysql: true,
+                row_locks: true,
+            },
+            Dialect::Postgres => Syntax {
+                mysql: false,
+                row_locks: true,
+            },
+            Dialect::Sqlite => Syntax {
+                mysql: false,
+                row_locks: false,
+            },
+        }
+    }
+}
+
 /// An operation's statement: one in the middle, or the last, which in text mode carries the
 /// operation's COMMIT.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -27,6 +58,7 @@ enum Place {
 pub struct SqlStore<'e> {
     conn: Box<dyn SqlConn + 'e>,
     dialect: Dialect,
+    syntax: Syntax,
     /// Statements by name, made at first use; variable-length ones also by their count.
     stmts: HashMap<(&'static str, usize, Place), Stmt>,
     /// Text statements on a connection with autocommit off.
@@ -48,6 +80,7 @@ impl<'e> SqlStore<'e> {
         Ok(SqlStore {
             conn,
             dialect: engine.dialect(),
+            syntax: Syntax::of(engine.dialect()),
             stmts: HashMap::new(),
             text,
             committed: false,
@@ -58,7 +91,7 @@ impl<'e> SqlStore<'e> {
         &mut self,
         name: &'static str,
         n: usize,
-        sql: impl FnOnce(Dialect) -> String,
+        sql: impl FnOnce(Syntax) -> String,
     ) -> anyhow::Result<Stmt> {
         self.placed(name, n, Place::Within, sql)
     }
@@ -68,7 +101,7 @@ impl<'e> SqlStore<'e> {
         &mut self,
         name: &'static str,
         n: usize,
-        sql: impl FnOnce(Dialect) -> String,
+        sql: impl FnOnce(Syntax) -> String,
     ) -> anyhow::Result<Stmt> {
         self.placed(name, n, Place::Last, sql)
     }
@@ -78,7 +111,7 @@ impl<'e> SqlStore<'e> {
         name: &'static str,
         n: usize,
         place: Place,
-        sql: impl FnOnce(Dialect) -> String,
+        sql: impl FnOnce(Syntax) -> String,
     ) -> anyhow::Result<Stmt> {
         if place == Place::Last {
             self.committed = true;
@@ -87,7 +120,7 @@ impl<'e> SqlStore<'e> {
         if let Some(s) = self.stmts.get(&(name, n, place)) {
             return Ok(*s);
         }
-        let mut text = sql(self.dialect);
+        let mut text = sql(self.syntax);
         let s = if self.text {
             if place == Place::Last {
                 text.push_str("; COMMIT");
@@ -151,11 +184,7 @@ impl<'e> SqlStore<'e> {
     /// The link's visibility, locking the row where the dialect can.
     fn visibility(&mut self, id1: i64, link_type: i64, id2: i64) -> anyhow::Result<Option<i64>> {
         let stmt = self.stmt("visibility", 0, |d| {
-            let lock = if d == Dialect::Sqlite {
-                ""
-            } else {
-                " FOR UPDATE"
-            };
+            let lock = if d.row_locks { " FOR UPDATE" } else { "" };
             format!(
                 "SELECT visibility FROM linktable WHERE id1 = ? AND id2 = ? AND link_type = ?{lock}"
             )
@@ -178,20 +207,20 @@ impl<'e> SqlStore<'e> {
         let name = if delta > 0 { "count_up" } else { "count_down" };
         let stmt = self.placed(name, 0, place, |d| {
             let first = if delta > 0 { 1 } else { 0 };
-            let (new, down) = match d {
-                Dialect::MariaDb => ("count + 1", "IF(count = 0, 0, count - 1)"),
-                _ => (
+            let (new, down) = match d.mysql {
+                true => ("count + 1", "IF(count = 0, 0, count - 1)"),
+                false => (
                     "counttable.count + 1",
                     "CASE WHEN counttable.count = 0 THEN 0 ELSE counttable.count - 1 END",
                 ),
             };
             let set = if delta > 0 { new } else { down };
-            match d {
-                Dialect::MariaDb => format!(
+            match d.mysql {
+                true => format!(
                     "INSERT INTO counttable (id, link_type, count, time, version) VALUES (?, ?, {first}, ?, 0) \
                      ON DUPLICATE KEY UPDATE count = {set}, version = version + 1, time = VALUES(time)"
                 ),
-                _ => format!(
+                false => format!(
                     "INSERT INTO counttable (id, link_type, count, time, version) VALUES (?, ?, {first}, ?, 0) \
                      ON CONFLICT (id, link_type) DO UPDATE SET count = {set}, \
                      version = counttable.version + 1, time = excluded.time"
@@ -228,9 +257,9 @@ impl<'e> SqlStore<'e> {
 
     fn insert_link(&mut self, link: &Link) -> anyhow::Result<u64> {
         let stmt = self.stmt("insert_link", 0, |d| {
-            let upsert = match d {
-                Dialect::MariaDb => " ON DUPLICATE KEY UPDATE visibility = VALUES(visibility)",
-                _ => "",
+            let upsert = match d.mysql {
+                true => " ON DUPLICATE KEY UPDATE visibility = VALUES(visibility)",
+                false => "",
             };
             format!("INSERT INTO linktable ({LINK_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?){upsert}")
         })?;
@@ -303,9 +332,9 @@ impl Store for SqlStore<'_> {
     fn add_links_bulk(&mut self, links: &[Link]) -> anyhow::Result<()> {
         let n = links.len();
         let stmt = self.stmt("add_links_bulk", n, |d| {
-            let upsert = match d {
-                Dialect::MariaDb => "ON DUPLICATE KEY UPDATE visibility = VALUES(visibility)",
-                _ => "ON CONFLICT (link_type, id1, id2) DO UPDATE SET visibility = excluded.visibility",
+            let upsert = match d.mysql {
+                true => "ON DUPLICATE KEY UPDATE visibility = VALUES(visibility)",
+                false => "ON CONFLICT (link_type, id1, id2) DO UPDATE SET visibility = excluded.visibility",
             };
             format!("INSERT INTO linktable ({LINK_COLS}) VALUES {} {upsert}", rows(n, 7))
         })?;
@@ -316,12 +345,12 @@ impl Store for SqlStore<'_> {
 
     fn add_counts_bulk(&mut self, counts: &[Count]) -> anyhow::Result<()> {
         let n = counts.len();
-        let stmt = self.stmt("add_counts_bulk", n, |d| match d {
-            Dialect::MariaDb => format!(
+        let stmt = self.stmt("add_counts_bulk", n, |d| match d.mysql {
+            true => format!(
                 "REPLACE INTO counttable (id, link_type, count, time, version) VALUES {}",
                 rows(n, 5)
             ),
-            _ => format!(
+            false => format!(
                 "INSERT INTO counttable (id, link_type, count, time, version) VALUES {} \
                  ON CONFLICT (id, link_type) DO UPDATE SET count = excluded.count, \
                  time = excluded.time, version = excluded.version",
@@ -346,7 +375,7 @@ impl Store for SqlStore<'_> {
 
     fn add_link(&mut self, link: &Link) -> anyhow::Result<bool> {
         self.transaction(|s| {
-            if s.dialect == Dialect::MariaDb {
+            if s.syntax.mysql {
                 // LinkStoreMysql: 1 = inserted, 2 = existed hidden and became visible, 0 = existed
                 // visible already.
                 // The last statement carries the COMMIT in text mode.
@@ -443,13 +472,13 @@ impl Store for SqlStore<'_> {
 
     fn get_link_list(&mut self, page: &ListPage) -> anyhow::Result<(i64, Option<i64>)> {
         let ListPage { id1, link_type, .. } = *page;
-        let list = |what: &str, d: Dialect| {
-            let force = if d == Dialect::MariaDb {
+        let list = |what: &str, d: Syntax| {
+            let force = if d.mysql {
                 " FORCE INDEX (id1_type)"
             } else {
                 ""
             };
-            let page = if d == Dialect::MariaDb {
+            let page = if d.mysql {
                 "LIMIT ?, ?"
             } else {
                 "LIMIT ? OFFSET ?"
@@ -460,7 +489,7 @@ impl Store for SqlStore<'_> {
             )
         };
         // MariaDB's LIMIT takes the offset first, the others' LIMIT … OFFSET last.
-        let mariadb = self.dialect == Dialect::MariaDb;
+        let mariadb = self.syntax.mysql;
         let params = |offset: i64, limit: i64| {
             let (a, b) = if mariadb {
                 (offset, limit)
