@@ -314,16 +314,19 @@ mod tests {
     fn the_latency_table_over_repeats_shows_medians() {
         use fathom_core::result::{RunManifest, SetupRecord};
         let repeat = |p99: f64, ops: u64| {
-            let mut get = fathom_core::result::OpSummary {
+            let get = fathom_core::result::OpSummary {
                 ops,
+                latency_us: Latency {
+                    p99,
+                    ..Latency::default()
+                },
                 ..Default::default()
             };
-            get.latency_us.p99 = p99;
             let mut step = StepSummary {
                 ops,
+                by_op: [("GET_NODE".to_string(), get)].into(),
                 ..StepSummary::default()
             };
-            step.by_op.insert("GET_NODE".into(), get);
             step.step = "request".into();
             step.index = 1;
             LoadedRun {
