@@ -110,7 +110,47 @@ pub use crate::retry::{retryable, EngineError as SqlError};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stmt(pub usize);
 
-/// One client's connection.
+/// What running a statement gives: its outcome, or the engine's error.
+pub type Ran = anyhow::Result<Outcome>;
+
+/// What a client takes from a statement's rows beside their count and bytes: one column as an
+/// integer, of the last row (a page's last entry) or of the first (a scalar: later rows may go
+/// unread).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Keep {
+    pub column: Option<usize>,
+    pub first: bool,
+}
+
+impl Keep {
+    pub const NOTHING: Keep = Keep {
+        column: None,
+        first: false,
+    };
+    /// The first row's first column (`SqlConn::scalar`).
+    pub const SCALAR: Keep = Keep {
+        column: Some(0),
+        first: true,
+    };
+
+    /// Column `column` of the last row (`SqlConn::run_keeping`).
+    pub fn last(column: Option<usize>) -> Keep {
+        Keep {
+            column,
+            first: false,
+        }
+    }
+
+    /// Records the kept value of the row just counted in `out`.
+    pub fn row(self, out: &mut Outcome, value: Option<i64>) {
+        if !(self.first && out.rows > 1) {
+            out.kept = value;
+        }
+    }
+}
+
+/// One client's connection. An engine implements `run_with`; `run`, `run_keeping` and
+/// `scalar` are what workloads call.
 pub trait SqlConn: Send {
     /// Runs a statement without parameters (DDL, BEGIN, COMMIT).
     fn exec(&mut self, sql: &str) -> anyhow::Result<()>;
@@ -125,9 +165,13 @@ pub trait SqlConn: Send {
         let _ = sql;
         anyhow::bail!("this engine has no text protocol; its statements are prepared")
     }
+    /// Runs a prepared statement, reading every row it returns (a scalar's may stop after its
+    /// first), and takes what `keep` asks of them.
+    fn run_with(&mut self, stmt: Stmt, params: &[Value<'_>], keep: Keep)
+        -> anyhow::Result<Outcome>;
     /// Runs a prepared statement, reading every row it returns.
     fn run(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Outcome> {
-        self.run_keeping(stmt, params, None)
+        self.run_with(stmt, params, Keep::NOTHING)
     }
     /// Runs a prepared statement as `run` does, and keeps column `keep` (0-based) of the last
     /// row it returns as an integer (`Outcome::kept`): what a client reads off a page of rows
@@ -137,10 +181,15 @@ pub trait SqlConn: Send {
         stmt: Stmt,
         params: &[Value<'_>],
         keep: Option<usize>,
-    ) -> anyhow::Result<Outcome>;
+    ) -> anyhow::Result<Outcome> {
+        self.run_with(stmt, params, Keep::last(keep))
+    }
     /// Runs a prepared statement and returns its first row's first column as an integer
-    /// (`SELECT max(id) ...`); `None` when there is no row or the value is NULL.
-    fn scalar(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Option<i64>>;
+    /// (`SELECT max(id) ...`, the first id of a multi-row `INSERT … RETURNING`); `None` when
+    /// there is no row or the value is NULL.
+    fn scalar(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Option<i64>> {
+        Ok(self.run_with(stmt, params, Keep::SCALAR)?.kept)
+    }
 }
 
 /// An open SQL database (a server fathom started, one it was pointed at, or an embedded one).

@@ -2,7 +2,6 @@
 //! (unix or TCP) with one read buffer reused for every message, so a reply that fits the buffer
 //! costs one read and no allocation; and what a client keeps from a statement's rows.
 
-use fathom_core::sql::Outcome;
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::ops::Range;
@@ -113,40 +112,7 @@ impl NetBuf {
     }
 }
 
-/// What a client takes from a statement's rows beside their count and bytes: one column as an
-/// integer, of the last row (a page's last entry) or the first (a scalar).
-#[derive(Clone, Copy, Debug)]
-pub struct Keep {
-    pub column: Option<usize>,
-    pub first: bool,
-}
-
-impl Keep {
-    pub const NOTHING: Keep = Keep {
-        column: None,
-        first: false,
-    };
-    /// The first row's first column (`SqlConn::scalar`).
-    pub const SCALAR: Keep = Keep {
-        column: Some(0),
-        first: true,
-    };
-
-    /// Column `column` of the last row (`SqlConn::run_keeping`).
-    pub fn last(column: Option<usize>) -> Keep {
-        Keep {
-            column,
-            first: false,
-        }
-    }
-
-    /// Records the kept value of the row just counted in `out`.
-    pub fn row(self, out: &mut Outcome, value: Option<i64>) {
-        if !(self.first && out.rows > 1) {
-            out.kept = value;
-        }
-    }
-}
+pub use fathom_core::sql::Keep;
 
 /// Sleeps until a unix socket has bytes to read. A reader blocked in `read` itself sleeps on
 /// the socket's one wait queue and is woken also when the server takes the request off the

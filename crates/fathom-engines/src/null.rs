@@ -124,22 +124,14 @@ impl fathom_core::sql::SqlConn for NullConn {
     fn prepare_text(&mut self, sql: &str) -> anyhow::Result<fathom_core::sql::Stmt> {
         self.prepare(sql)
     }
-    fn run_keeping(
+    fn run_with(
         &mut self,
         _stmt: fathom_core::sql::Stmt,
         params: &[fathom_core::sql::Value<'_>],
-        _keep: Option<usize>,
-    ) -> anyhow::Result<fathom_core::sql::Outcome> {
+        _keep: fathom_core::sql::Keep,
+    ) -> fathom_core::sql::Ran {
         std::hint::black_box(params);
         Ok(fathom_core::sql::Outcome::default())
-    }
-    fn scalar(
-        &mut self,
-        _stmt: fathom_core::sql::Stmt,
-        params: &[fathom_core::sql::Value<'_>],
-    ) -> anyhow::Result<Option<i64>> {
-        std::hint::black_box(params);
-        Ok(None)
     }
 }
 

@@ -5,7 +5,7 @@
 use crate::settings::specs;
 use crate::sqlite::{connect, pragmas, SqliteSettings};
 use crate::{EngineConfig, EngineEntry};
-use fathom_core::sql::{Dialect, Outcome, SqlConn, SqlEngine, SqlError, Stmt, Value};
+use fathom_core::sql::{Dialect, Keep, Outcome, Ran, SqlConn, SqlEngine, SqlError, Stmt, Value};
 use fathom_core::target::{Counters, Identity, Maintenance, Target};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ToSql};
@@ -128,18 +128,13 @@ impl SqlConn for SqliteConn {
         Ok(Stmt(self.sqls.len() - 1))
     }
 
-    fn run_keeping(
-        &mut self,
-        stmt: Stmt,
-        params: &[Value<'_>],
-        keep: Option<usize>,
-    ) -> anyhow::Result<Outcome> {
+    fn run_with(&mut self, stmt: Stmt, params: &[Value<'_>], keep: Keep) -> Ran {
         let mut st = self
             .conn
             .prepare_cached(&self.sqls[stmt.0])
             .map_err(error)?;
         let params = rusqlite::params_from_iter(params.iter().map(|v| Param(*v)));
-        if st.column_count() == 0 {
+        if st.column_count() == 0 && !keep.first {
             let affected = st.execute(params).map_err(error)? as u64;
             return Ok(Outcome {
                 affected,
@@ -151,8 +146,12 @@ impl SqlConn for SqliteConn {
         let mut out = Outcome::default();
         while let Some(row) = rows.next().map_err(error)? {
             out.rows += 1;
-            if let Some(c) = keep {
-                out.kept = row.get::<_, Option<i64>>(c).map_err(error)?;
+            if let Some(c) = keep.column {
+                keep.row(&mut out, row.get::<_, Option<i64>>(c).map_err(error)?);
+            }
+            // A scalar reads its first row only.
+            if keep.first {
+                break;
             }
             for i in 0..columns {
                 out.bytes += match row.get_ref(i).map_err(error)? {
@@ -163,18 +162,5 @@ impl SqlConn for SqliteConn {
             }
         }
         Ok(out)
-    }
-
-    fn scalar(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Option<i64>> {
-        let mut st = self
-            .conn
-            .prepare_cached(&self.sqls[stmt.0])
-            .map_err(error)?;
-        let params = rusqlite::params_from_iter(params.iter().map(|v| Param(*v)));
-        let mut rows = st.query(params).map_err(error)?;
-        Ok(match rows.next().map_err(error)? {
-            Some(row) => row.get::<_, Option<i64>>(0).map_err(error)?,
-            None => None,
-        })
     }
 }

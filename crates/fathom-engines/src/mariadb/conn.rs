@@ -2,7 +2,7 @@
 //! sysbench's way) or kept as SQL text whose values are written in as literals each time they
 //! run (the text protocol, as JDBC's `Statement` and MySQLdb send them).
 
-use fathom_core::sql::{Outcome, SqlConn, SqlError, Stmt, Value};
+use fathom_core::sql::{Keep, Outcome, Ran, SqlConn, SqlError, Stmt, Value};
 use mysql::prelude::Queryable;
 use std::fmt::Write;
 
@@ -32,12 +32,13 @@ fn error(e: mysql::Error) -> anyhow::Error {
 
 /// What one row adds to an outcome: its values' bytes (a number counts 8, as the binary
 /// protocol sends it), and column `keep` as an integer.
-fn add_row(out: &mut Outcome, row: &mysql::Row, keep: Option<usize>) {
+fn add_row(out: &mut Outcome, row: &mysql::Row, keep: Keep) {
     out.rows += 1;
-    if let Some(c) = keep {
-        out.kept = row
+    if let Some(c) = keep.column {
+        let value = row
             .get_opt::<Option<i64>, _>(c)
             .and_then(|v| v.ok().flatten());
+        keep.row(out, value);
     }
     let columns = row.columns_ref();
     for i in 0..row.len() {
@@ -170,12 +171,7 @@ impl SqlConn for MariaConn {
         Ok(Stmt(self.stmts.len() - 1))
     }
 
-    fn run_keeping(
-        &mut self,
-        stmt: Stmt,
-        params: &[Value<'_>],
-        keep: Option<usize>,
-    ) -> anyhow::Result<Outcome> {
+    fn run_with(&mut self, stmt: Stmt, params: &[Value<'_>], keep: Keep) -> Ran {
         let mut out = Outcome::default();
         let prepared = match &self.stmts[stmt.0] {
             Kept::Prepared(p) => p,
@@ -185,6 +181,14 @@ impl SqlConn for MariaConn {
             }
         };
         let params = mysql::Params::Positional(params.iter().map(value).collect());
+        if keep.first {
+            // A scalar: the first row alone.
+            let row: Option<mysql::Row> = self.conn.exec_first(prepared, params).map_err(error)?;
+            if let Some(row) = row {
+                add_row(&mut out, &row, keep);
+            }
+            return Ok(out);
+        }
         if prepared.num_columns() == 0 {
             self.conn.exec_drop(prepared, params).map_err(error)?;
             out.affected = self.conn.affected_rows();
@@ -194,29 +198,6 @@ impl SqlConn for MariaConn {
             add_row(&mut out, &row.map_err(error)?, keep);
         }
         Ok(out)
-    }
-
-    fn scalar(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Option<i64>> {
-        let first = |row: &mysql::Row| row.get_opt::<Option<i64>, _>(0)?.ok().flatten();
-        match &self.stmts[stmt.0] {
-            Kept::Prepared(p) => {
-                let values: Vec<mysql::Value> = params.iter().map(value).collect();
-                let row: Option<mysql::Row> = self
-                    .conn
-                    .exec_first(p, mysql::Params::Positional(values))
-                    .map_err(error)?;
-                Ok(row.as_ref().and_then(first))
-            }
-            Kept::Text(_) => {
-                let mut found = None;
-                self.run_text(stmt, params, |row| {
-                    if found.is_none() {
-                        found = Some(first(row));
-                    }
-                })?;
-                Ok(found.flatten())
-            }
-        }
     }
 }
 

@@ -6,7 +6,7 @@
 use super::conn::{text_parts, write_text, RETRYABLE};
 use super::wire::{protocol, server_error, Cursor, Login, Wire, WireError, WireResult};
 use crate::netbuf::Keep;
-use fathom_core::sql::{Outcome, SqlConn, SqlError, Stmt, Value};
+use fathom_core::sql::{Outcome, Ran, SqlConn, SqlError, Stmt, Value};
 
 const COM_QUERY: u8 = 0x03;
 const COM_STMT_PREPARE: u8 = 0x16;
@@ -327,20 +327,8 @@ impl SqlConn for LeanConn {
         Ok(Stmt(self.stmts.len() - 1))
     }
 
-    fn run_keeping(
-        &mut self,
-        stmt: Stmt,
-        params: &[Value<'_>],
-        keep: Option<usize>,
-    ) -> anyhow::Result<Outcome> {
-        self.execute(stmt, params, Keep::last(keep)).map_err(error)
-    }
-
-    fn scalar(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Option<i64>> {
-        Ok(self
-            .execute(stmt, params, Keep::SCALAR)
-            .map_err(error)?
-            .kept)
+    fn run_with(&mut self, stmt: Stmt, params: &[Value<'_>], keep: Keep) -> Ran {
+        self.execute(stmt, params, keep).map_err(error)
     }
 }
 

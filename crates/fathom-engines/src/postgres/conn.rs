@@ -2,7 +2,7 @@
 //! prepared statements, parameters typed as each statement declares them, rows read through
 //! the crate's row API.
 
-use fathom_core::sql::{Dialect, Outcome, SqlConn, SqlError, Stmt, Value};
+use fathom_core::sql::{Dialect, Keep, Outcome, Ran, SqlConn, SqlError, Stmt, Value};
 use postgres::types::{FromSql, ToSql, Type};
 use postgres::Client;
 
@@ -87,16 +87,11 @@ impl SqlConn for PgConn {
         Ok(Stmt(self.stmts.len() - 1))
     }
 
-    fn run_keeping(
-        &mut self,
-        stmt: Stmt,
-        params: &[Value<'_>],
-        keep: Option<usize>,
-    ) -> anyhow::Result<Outcome> {
+    fn run_with(&mut self, stmt: Stmt, params: &[Value<'_>], keep: Keep) -> Ran {
         let s = &self.stmts[stmt.0];
         let owned = pg_params(s, params);
         let refs: Vec<&(dyn ToSql + Sync)> = owned.iter().map(|p| p as _).collect();
-        if s.columns().is_empty() {
+        if s.columns().is_empty() && !keep.first {
             let affected = self.client.execute(s, &refs).map_err(error)?;
             return Ok(Outcome {
                 affected,
@@ -104,9 +99,16 @@ impl SqlConn for PgConn {
             });
         }
         let rows = self.client.query(s, &refs).map_err(error)?;
+        // A scalar is the first row's of however many (a multi-row INSERT … RETURNING gives
+        // several); a page's is its last row's.
+        let kept_row = if keep.first {
+            rows.first()
+        } else {
+            rows.last()
+        };
         let mut out = Outcome {
             rows: rows.len() as u64,
-            kept: keep.and_then(|c| int_at(s, rows.last()?, c)),
+            kept: keep.column.and_then(|c| int_at(s, kept_row?, c)),
             ..Outcome::default()
         };
         for r in &rows {
@@ -115,15 +117,6 @@ impl SqlConn for PgConn {
             }
         }
         Ok(out)
-    }
-
-    fn scalar(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Option<i64>> {
-        let s = &self.stmts[stmt.0];
-        let owned = pg_params(s, params);
-        let refs: Vec<&(dyn ToSql + Sync)> = owned.iter().map(|p| p as _).collect();
-        // The first row of however many (a multi-row INSERT … RETURNING gives several).
-        let rows = self.client.query(s, &refs).map_err(error)?;
-        Ok(rows.first().and_then(|row| int_at(s, row, 0)))
     }
 }
 

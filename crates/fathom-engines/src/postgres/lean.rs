@@ -6,7 +6,7 @@
 use super::conn::RETRYABLE;
 use super::wire::{protocol, put_cstr, server_error, Body, Login, PgResult, PgWire, PgWireError};
 use crate::netbuf::Keep;
-use fathom_core::sql::{Dialect, Outcome, SqlConn, SqlError, Stmt, Value};
+use fathom_core::sql::{Dialect, Outcome, Ran, SqlConn, SqlError, Stmt, Value};
 
 /// Type OIDs of the integers, sent and read in binary.
 const INT8: u32 = 20;
@@ -261,20 +261,8 @@ impl SqlConn for LeanConn {
         Ok(Stmt(self.stmts.len() - 1))
     }
 
-    fn run_keeping(
-        &mut self,
-        stmt: Stmt,
-        params: &[Value<'_>],
-        keep: Option<usize>,
-    ) -> anyhow::Result<Outcome> {
-        self.execute(stmt, params, Keep::last(keep)).map_err(error)
-    }
-
-    fn scalar(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Option<i64>> {
-        Ok(self
-            .execute(stmt, params, Keep::SCALAR)
-            .map_err(error)?
-            .kept)
+    fn run_with(&mut self, stmt: Stmt, params: &[Value<'_>], keep: Keep) -> Ran {
+        self.execute(stmt, params, keep).map_err(error)
     }
 }
 
