@@ -184,12 +184,17 @@ impl Table {
         h
     }
 
-    /// Whether column `c` holds numbers: right-aligned where it does.
-    pub fn numeric(&self, c: usize) -> bool {
-        self.rows
-            .iter()
-            .any(|r| matches!(r[c], Cell::Number(..) | Cell::Pair(..)))
-            && self.rows.iter().all(|r| r[c].is_numeric())
+    /// Per column, whether it holds numbers (some number, and no text): right-aligned where it
+    /// does. Computed once per rendering.
+    pub fn numeric_columns(&self) -> Vec<bool> {
+        (0..self.header.len())
+            .map(|c| {
+                self.rows
+                    .iter()
+                    .any(|r| matches!(r[c], Cell::Number(..) | Cell::Pair(..)))
+                    && self.rows.iter().all(|r| r[c].is_numeric())
+            })
+            .collect()
     }
 
     fn cells(&self) -> Vec<Vec<String>> {
@@ -212,7 +217,7 @@ impl Table {
                 .unwrap_or(0)
         };
         let widths: Vec<usize> = (0..header.len()).map(width).collect();
-        let right: Vec<bool> = (0..header.len()).map(|c| self.numeric(c)).collect();
+        let right = self.numeric_columns();
         let line = |cells: &[String]| {
             let parts: Vec<String> = cells
                 .iter()
@@ -239,8 +244,10 @@ impl Table {
         let header = self.text_header();
         let row = |cells: &[String]| format!("| {} |\n", cells.join(" | "));
         let mut out = row(&header);
-        let rule: String = (0..header.len())
-            .map(|c| if self.numeric(c) { "---:|" } else { "---|" })
+        let rule: String = self
+            .numeric_columns()
+            .into_iter()
+            .map(|n| if n { "---:|" } else { "---|" })
             .collect();
         out += &format!("|{rule}\n");
         for r in &self.cells() {

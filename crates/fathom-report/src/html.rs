@@ -41,10 +41,11 @@ document.body.setAttribute('data-charts-total',c.length);document.body.setAttrib
 /// A table of typed cells: numeric columns right-aligned; a caption over the numeric columns
 /// (the sweep's `clients`) as a header row of its own.
 fn html_table(t: &Table) -> String {
-    let class = |c: usize| if t.numeric(c) { " class=\"n\"" } else { "" };
+    let numeric = t.numeric_columns();
+    let class = |c: usize| if numeric[c] { " class=\"n\"" } else { "" };
     let mut out = String::from("<table>");
     if let Some(over) = &t.over {
-        let numbers = (0..t.header.len()).filter(|&c| t.numeric(c)).count();
+        let numbers = numeric.iter().filter(|n| **n).count();
         let _ = write!(
             out,
             "<tr><th colspan=\"{numbers}\" class=\"n\">{}</th><th></th></tr>",

@@ -176,6 +176,20 @@ impl Sampler {
         }
     }
 
+    /// Bytes the engine's processes wrote between two samples; embedded, less fathom's own
+    /// result files, which the same process wrote.
+    fn engine_written(&self, start: &Sample, end: &Sample) -> u64 {
+        let all = end
+            .engine
+            .write_bytes
+            .saturating_sub(start.engine.write_bytes);
+        if self.embedded() {
+            all.saturating_sub(end.results_written.saturating_sub(start.results_written))
+        } else {
+            all
+        }
+    }
+
     /// The figures of the window between two samples, normalised by `ops` operations.
     pub fn figures(&self, start: &Sample, end: &Sample, ops: u64) -> Figures {
         let secs = end.at.duration_since(start.at).as_secs_f64().max(1e-9);
@@ -249,22 +263,6 @@ impl Sampler {
                 apparent: gb(end.db.apparent_bytes),
             },
             rss_gb: gb(end.engine.rss_bytes),
-        }
-    }
-}
-
-impl Sampler {
-    /// Bytes the engine's processes wrote between two samples; embedded, less fathom's own
-    /// result files, which the same process wrote.
-    fn engine_written(&self, start: &Sample, end: &Sample) -> u64 {
-        let all = end
-            .engine
-            .write_bytes
-            .saturating_sub(start.engine.write_bytes);
-        if self.embedded() {
-            all.saturating_sub(end.results_written.saturating_sub(start.results_written))
-        } else {
-            all
         }
     }
 }
