@@ -5,7 +5,7 @@
 //! error naming the knob and what was expected.
 
 use crate::units;
-use schemars::schema::{InstanceType, Schema, SchemaObject, SingleOrVec};
+use schemars::schema::{InstanceType, Schema, SchemaObject, SingleOrVec, SubschemaValidation};
 use schemars::JsonSchema;
 use serde::de::{self, DeserializeOwned, IntoDeserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
@@ -64,6 +64,28 @@ pub fn specs<T: Knobs>() -> Vec<Spec> {
         .collect()
 }
 
+/// A field's schema with its title and help, as the derive makes a documented field's: a
+/// reference (an enum) is wrapped in `allOf` so the text can sit beside it. For knob structs
+/// whose help is not one text for every instance (a generic struct's).
+pub fn documented(schema: Schema, title: Option<&str>, help: &str) -> Schema {
+    let mut o = match schema {
+        Schema::Object(o) if o.reference.is_none() => o,
+        other => SchemaObject {
+            subschemas: Some(Box::new(SubschemaValidation {
+                all_of: Some(vec![other]),
+                ..Default::default()
+            })),
+            ..Default::default()
+        },
+    };
+    let meta = o.metadata();
+    if let Some(title) = title {
+        meta.title = Some(title.to_string());
+    }
+    meta.description = Some(help.to_string());
+    Schema::Object(o)
+}
+
 /// The schema a `$ref` names.
 fn resolve(defs: &schemars::Map<String, Schema>, reference: &str) -> Option<SchemaObject> {
     match defs.get(reference.rsplit('/').next()?)? {
@@ -78,12 +100,28 @@ fn values(o: &SchemaObject) -> String {
     if let Some(title) = o.metadata.as_ref().and_then(|m| m.title.clone()) {
         return title;
     }
-    if let Some(names) = &o.enum_values {
-        let names: Vec<String> = names
+    let names = |values: &Vec<serde_json::Value>| -> Vec<String> {
+        values
             .iter()
             .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+            .collect()
+    };
+    if let Some(values) = &o.enum_values {
+        return names(values).join("|");
+    }
+    // An enum whose variants carry doc comments: one schema of one value per variant.
+    let variants = o.subschemas.as_ref().and_then(|s| s.one_of.as_ref());
+    if let Some(variants) = variants {
+        let each: Option<Vec<Vec<String>>> = variants
+            .iter()
+            .map(|v| match v {
+                Schema::Object(v) => v.enum_values.as_ref().map(names),
+                Schema::Bool(_) => None,
+            })
             .collect();
-        return names.join("|");
+        if let Some(each) = each {
+            return each.concat().join("|");
+        }
     }
     match &o.instance_type {
         Some(SingleOrVec::Single(t)) => match **t {
@@ -374,7 +412,9 @@ mod tests {
     #[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
     #[serde(rename_all = "lowercase")]
     enum Style {
+        /// Documented variants make the schema a `oneOf`, still listed as values.
         Leveled,
+        /// The other style.
         Universal,
     }
 

@@ -110,6 +110,14 @@ pub use crate::retry::{retryable, EngineError as SqlError};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stmt(pub usize);
 
+impl Stmt {
+    /// Keeps `prepared` as a connection's next statement; its handle is its place in `kept`.
+    pub fn keep<T>(kept: &mut Vec<T>, prepared: T) -> Stmt {
+        kept.push(prepared);
+        Stmt(kept.len() - 1)
+    }
+}
+
 /// What running a statement gives: its outcome, or the engine's error.
 pub type Ran = anyhow::Result<Outcome>;
 

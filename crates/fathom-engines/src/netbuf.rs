@@ -1,4 +1,4 @@
-//! What fathom's own protocol clients (MariaDB's and PostgreSQL's) share: a connection's socket
+//! What fathom's own protocol clients (MariaDB's, PostgreSQL's and MongoDB's) share: their errors, a connection's socket
 //! (unix or TCP) with one read buffer reused for every message, so a reply that fits the buffer
 //! costs one read and no allocation; and what a client keeps from a statement's rows.
 
@@ -6,6 +6,38 @@ use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::ops::Range;
 use std::os::unix::net::UnixStream;
+
+/// A failure of one of fathom's protocol clients: the server's error answer (`S`, in the
+/// protocol's own terms), the connection's, or a reply fathom could not read.
+#[derive(Debug)]
+pub enum WireError<S> {
+    Server(S),
+    Io(io::Error),
+    Protocol(String),
+}
+
+impl<S: std::fmt::Display> std::fmt::Display for WireError<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WireError::Server(e) => e.fmt(f),
+            WireError::Io(e) => write!(f, "connection to the server: {e}"),
+            WireError::Protocol(m) => write!(f, "unexpected reply from the server: {m}"),
+        }
+    }
+}
+
+impl<S: std::fmt::Display + std::fmt::Debug> std::error::Error for WireError<S> {}
+
+impl<S> From<io::Error> for WireError<S> {
+    fn from(e: io::Error) -> Self {
+        WireError::Io(e)
+    }
+}
+
+/// A reply fathom could not read, as an error.
+pub fn protocol<T, S>(what: impl Into<String>) -> Result<T, WireError<S>> {
+    Err(WireError::Protocol(what.into()))
+}
 
 /// Where a server listens.
 #[derive(Clone, Debug, PartialEq, Eq)]

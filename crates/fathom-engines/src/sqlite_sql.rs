@@ -124,8 +124,7 @@ impl SqlConn for SqliteConn {
         self.conn
             .prepare_cached(sql)
             .map_err(|e| anyhow::anyhow!("preparing `{sql}`: {e}"))?;
-        self.sqls.push(sql.to_string());
-        Ok(Stmt(self.sqls.len() - 1))
+        Ok(Stmt::keep(&mut self.sqls, sql.to_string()))
     }
 
     fn run_with(&mut self, stmt: Stmt, params: &[Value<'_>], keep: Keep) -> Ran {

@@ -162,13 +162,11 @@ impl SqlConn for MariaConn {
             .conn
             .prep(sql)
             .map_err(|e| anyhow::anyhow!("preparing `{sql}`: {e}"))?;
-        self.stmts.push(Kept::Prepared(s));
-        Ok(Stmt(self.stmts.len() - 1))
+        Ok(Stmt::keep(&mut self.stmts, Kept::Prepared(s)))
     }
 
     fn prepare_text(&mut self, sql: &str) -> anyhow::Result<Stmt> {
-        self.stmts.push(Kept::Text(text_parts(sql)));
-        Ok(Stmt(self.stmts.len() - 1))
+        Ok(Stmt::keep(&mut self.stmts, Kept::Text(text_parts(sql))))
     }
 
     fn run_with(&mut self, stmt: Stmt, params: &[Value<'_>], keep: Keep) -> Ran {

@@ -47,7 +47,7 @@ impl Col {
 
 /// The server's retryable errors (`conn::RETRYABLE`) are classified as the mysql crate's are.
 fn error(e: WireError) -> anyhow::Error {
-    let retryable = matches!(&e, WireError::Server { code, .. } if RETRYABLE.contains(code));
+    let retryable = matches!(&e, WireError::Server(s) if RETRYABLE.contains(&s.code));
     SqlError::classified(retryable, e.to_string())
 }
 
@@ -165,11 +165,7 @@ fn read_result(
             }
             Some(0xFF) => return Err(server_error(p)),
             _ => {
-                let kept = if binary {
-                    binary_row(p, cols, keep.column, out)?
-                } else {
-                    text_row(p, cols, keep.column, out)?
-                };
+                let kept = row(p, cols, keep.column, binary, out)?;
                 keep.row(out, kept);
             }
         }
@@ -207,60 +203,35 @@ fn skip_eof(wire: &mut Wire) -> WireResult<()> {
     }
 }
 
-/// A text row: each value a length-encoded string or NULL. Returns column `keep` as an integer.
-fn text_row(
+/// One row of a result set, counted into `out`: a text row (each value a length-encoded
+/// string or NULL) or, `binary`, a prepared statement's (a NULL bitmap from offset 2, then
+/// each value in its type's encoding). Strings count their length; numbers and dates count 8,
+/// as the mysql crate's values do. Returns column `keep` as an integer.
+fn row(
     p: &[u8],
     cols: &[Col],
     keep: Option<usize>,
+    binary: bool,
     out: &mut Outcome,
 ) -> WireResult<Option<i64>> {
     out.rows += 1;
     let mut c = Cursor::new(p);
+    let bitmap = if binary {
+        c.at = 1;
+        Some(c.bytes((cols.len() + 9) / 8)?)
+    } else {
+        None
+    };
     let mut kept = None;
     for (i, col) in cols.iter().enumerate() {
-        let Some(v) = c.lenenc_bytes()? else { continue };
-        out.bytes += if col.numeric() { 8 } else { v.len() as u64 };
-        if keep == Some(i) {
-            kept = std::str::from_utf8(v).ok().and_then(|s| s.parse().ok());
-        }
-    }
-    Ok(kept)
-}
-
-/// A binary row: a NULL bitmap (offset 2), then each value in its type's encoding.
-fn binary_row(
-    p: &[u8],
-    cols: &[Col],
-    keep: Option<usize>,
-    out: &mut Outcome,
-) -> WireResult<Option<i64>> {
-    out.rows += 1;
-    let mut c = Cursor::new(p);
-    c.at = 1;
-    let bitmap = c.bytes((cols.len() + 9) / 8)?;
-    let mut kept = None;
-    for (i, col) in cols.iter().enumerate() {
-        let bit = i + 2;
-        if bitmap[bit / 8] & (1 << (bit % 8)) != 0 {
-            continue;
-        }
-        let fixed = match col.ty {
-            1 => Some(1),
-            2 | 13 => Some(2),
-            3 | 9 | 4 => Some(4),
-            8 | 5 => Some(8),
-            _ => None,
-        };
-        // The value, whether it is an integer, and whether it is a string (whose length counts;
-        // numbers and dates count 8, as the mysql crate's values do).
-        let (v, is_int, string) = match (fixed, col.ty) {
-            (Some(n), _) => (c.bytes(n)?, !matches!(col.ty, 4 | 5), false),
-            // DATE, DATETIME, TIMESTAMP, TIME: a length byte, then that many bytes.
-            (None, 7 | 10 | 11 | 12) => {
-                let n = c.u8()? as usize;
-                (c.bytes(n)?, false, false)
-            }
-            _ => (c.lenenc_bytes()?.unwrap_or(&[]), false, !col.numeric()),
+        // The value, whether it is a binary integer, and whether it is a string.
+        let (v, is_int, string) = match bitmap {
+            Some(bitmap) if bitmap[(i + 2) / 8] & (1 << ((i + 2) % 8)) != 0 => continue,
+            Some(_) => binary_value(&mut c, col)?,
+            None => match c.lenenc_bytes()? {
+                Some(v) => (v, false, !col.numeric()),
+                None => continue,
+            },
         };
         out.bytes += if string { v.len() as u64 } else { 8 };
         if keep == Some(i) {
@@ -272,6 +243,27 @@ fn binary_row(
         }
     }
     Ok(kept)
+}
+
+/// A non-NULL value of a binary row: its bytes, whether it is an integer, and whether it is a
+/// string.
+fn binary_value<'p>(c: &mut Cursor<'p>, col: &Col) -> WireResult<(&'p [u8], bool, bool)> {
+    let fixed = match col.ty {
+        1 => Some(1),
+        2 | 13 => Some(2),
+        3 | 9 | 4 => Some(4),
+        8 | 5 => Some(8),
+        _ => None,
+    };
+    Ok(match (fixed, col.ty) {
+        (Some(n), _) => (c.bytes(n)?, !matches!(col.ty, 4 | 5), false),
+        // DATE, DATETIME, TIMESTAMP, TIME: a length byte, then that many bytes.
+        (None, 7 | 10 | 11 | 12) => {
+            let n = c.u8()? as usize;
+            (c.bytes(n)?, false, false)
+        }
+        _ => (c.lenenc_bytes()?.unwrap_or(&[]), false, !col.numeric()),
+    })
 }
 
 /// A little-endian integer of 1, 2, 4 or 8 bytes.
@@ -318,13 +310,11 @@ impl SqlConn for LeanConn {
             })
         })()
         .map_err(|e| anyhow::anyhow!("preparing `{sql}`: {e}"))?;
-        self.stmts.push(prepared);
-        Ok(Stmt(self.stmts.len() - 1))
+        Ok(Stmt::keep(&mut self.stmts, prepared))
     }
 
     fn prepare_text(&mut self, sql: &str) -> anyhow::Result<Stmt> {
-        self.stmts.push(Kept::Text(text_parts(sql)));
-        Ok(Stmt(self.stmts.len() - 1))
+        Ok(Stmt::keep(&mut self.stmts, Kept::Text(text_parts(sql))))
     }
 
     fn run_with(&mut self, stmt: Stmt, params: &[Value<'_>], keep: Keep) -> Ran {
@@ -362,16 +352,19 @@ mod tests {
         row.extend_from_slice(&[3, b'a', b'b', b'c', 0xFF]);
         let mut out = Outcome::default();
         assert_eq!(
-            binary_row(&row, &cols, Some(0), &mut out).unwrap(),
+            super::row(&row, &cols, Some(0), true, &mut out).unwrap(),
             Some(-5)
         );
         assert_eq!((out.rows, out.bytes), (1, 8 + 3 + 8));
         assert_eq!(
-            binary_row(&row, &cols, Some(3), &mut out).unwrap(),
+            super::row(&row, &cols, Some(3), true, &mut out).unwrap(),
             Some(-1)
         );
-        assert_eq!(binary_row(&row, &cols, Some(2), &mut out).unwrap(), None);
-        assert!(binary_row(&row[..5], &cols, None, &mut out).is_err());
+        assert_eq!(
+            super::row(&row, &cols, Some(2), true, &mut out).unwrap(),
+            None
+        );
+        assert!(super::row(&row[..5], &cols, None, true, &mut out).is_err());
     }
 
     #[test]
@@ -388,7 +381,10 @@ mod tests {
         ];
         let row = [2, b'4', b'2', 0xFB];
         let mut out = Outcome::default();
-        assert_eq!(text_row(&row, &cols, Some(0), &mut out).unwrap(), Some(42));
+        assert_eq!(
+            super::row(&row, &cols, Some(0), false, &mut out).unwrap(),
+            Some(42)
+        );
         assert_eq!((out.rows, out.bytes), (1, 8));
     }
 

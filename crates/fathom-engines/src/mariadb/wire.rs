@@ -5,7 +5,6 @@
 
 use crate::netbuf::{Endpoint, NetBuf};
 use sha1::{Digest, Sha1};
-use std::io;
 
 /// The largest payload one packet frame carries; longer ones continue in the next frame.
 const MAX_FRAME: usize = 0xFF_FFFF;
@@ -42,43 +41,29 @@ pub(super) struct Wire {
     seq: u8,
 }
 
-/// A server's error packet, or a protocol failure.
+/// A server's error packet.
 #[derive(Debug)]
-pub(super) enum WireError {
-    Server {
-        code: u16,
-        state: String,
-        message: String,
-    },
-    Io(io::Error),
-    Protocol(String),
+pub(super) struct ServerError {
+    pub code: u16,
+    pub state: String,
+    pub message: String,
 }
 
-impl std::fmt::Display for WireError {
+impl std::fmt::Display for ServerError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            WireError::Server {
-                code,
-                state,
-                message,
-            } => write!(f, "ERROR {code} ({state}): {message}"),
-            WireError::Io(e) => write!(f, "connection to the server: {e}"),
-            WireError::Protocol(m) => write!(f, "unexpected reply from the server: {m}"),
-        }
+        let ServerError {
+            code,
+            state,
+            message,
+        } = self;
+        write!(f, "ERROR {code} ({state}): {message}")
     }
 }
 
-impl From<io::Error> for WireError {
-    fn from(e: io::Error) -> Self {
-        WireError::Io(e)
-    }
-}
-
+/// A server's error packet, or a failure of the connection or the protocol.
+pub(super) type WireError = crate::netbuf::WireError<ServerError>;
 pub(super) type WireResult<T> = Result<T, WireError>;
-
-pub(super) fn protocol<T>(what: impl Into<String>) -> WireResult<T> {
-    Err(WireError::Protocol(what.into()))
-}
+pub(super) use crate::netbuf::protocol;
 
 /// An error packet (first byte 0xFF) read into its parts.
 pub(super) fn server_error(p: &[u8]) -> WireError {
@@ -90,11 +75,11 @@ pub(super) fn server_error(p: &[u8]) -> WireError {
         Some(b'#') if p.len() >= 9 => (&p[4..9], &p[9..]),
         _ => (&b"HY000"[..], p.get(3..).unwrap_or(&[])),
     };
-    WireError::Server {
+    WireError::Server(ServerError {
         code,
         state: String::from_utf8_lossy(state).into_owned(),
         message: String::from_utf8_lossy(message).into_owned(),
-    }
+    })
 }
 
 impl Wire {

@@ -9,7 +9,7 @@
 //! no implicit session id (`lsid`) with each command: a server without sessions in use keeps
 //! none.
 
-use super::wire::{as_f64, BsonOut, MsgConn, WireError};
+use super::wire::{as_f64, BsonOut, MsgConn, ServerError, WireError};
 use crate::netbuf::Endpoint;
 use fathom_core::doc::bson::{doc, Bson, Document, RawDocument};
 use fathom_core::doc::{DocSession, DocVisit, DuplicateKey, Find, Update, Updated};
@@ -248,7 +248,7 @@ impl DocSession for LeanSession<'_> {
 /// a transient transaction error retryable, anything else ends the step with the message.
 pub fn classify(e: WireError) -> anyhow::Error {
     let retryable = match &e {
-        WireError::Server { codes, labels, .. } => {
+        WireError::Server(ServerError { codes, labels, .. }) => {
             if codes.contains(&DUPLICATE_KEY) {
                 return DuplicateKey(e.to_string()).into();
             }

@@ -5,7 +5,7 @@
 
 use crate::netbuf::{Endpoint, NetBuf};
 use fathom_core::doc::bson::{self, Bson, Document, RawDocument};
-use std::io;
+
 use std::ops::Range;
 
 /// OP_MSG, the only opcode of servers since MongoDB 3.6 (wire version 6).
@@ -17,52 +17,32 @@ const MORE_TO_COME: u32 = 2;
 /// Larger than any reply a server sends (48 MB, its maxMessageSizeBytes).
 const MAX_MESSAGE: usize = 48_000_000;
 
-/// A server's error answer, or a failure of the connection or the protocol.
+/// A server's error answer: `ok: 0`, a failed write (`writeErrors`) or a write concern that
+/// was not met.
 #[derive(Debug)]
-pub enum WireError {
-    /// `ok: 0`, a failed write (`writeErrors`) or a write concern that was not met.
-    Server {
-        /// Every error code in the reply (one per failed write of an unordered insert).
-        codes: Vec<i32>,
-        code_name: String,
-        message: String,
-        labels: Vec<String>,
-    },
-    Io(io::Error),
-    Protocol(String),
+pub struct ServerError {
+    /// Every error code in the reply (one per failed write of an unordered insert).
+    pub codes: Vec<i32>,
+    pub code_name: String,
+    pub message: String,
+    pub labels: Vec<String>,
 }
 
-impl std::fmt::Display for WireError {
+impl std::fmt::Display for ServerError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            WireError::Server {
-                codes,
-                code_name,
-                message,
-                ..
-            } => {
-                let code = codes.first().copied().unwrap_or(0);
-                write!(f, "Command failed ({code_name}, code {code}): {message}")
-            }
-            WireError::Io(e) => write!(f, "connection to the server: {e}"),
-            WireError::Protocol(m) => write!(f, "unexpected reply from the server: {m}"),
-        }
+        let code = self.codes.first().copied().unwrap_or(0);
+        write!(
+            f,
+            "Command failed ({}, code {code}): {}",
+            self.code_name, self.message
+        )
     }
 }
 
-impl std::error::Error for WireError {}
-
-impl From<io::Error> for WireError {
-    fn from(e: io::Error) -> Self {
-        WireError::Io(e)
-    }
-}
-
+/// A server's error answer, or a failure of the connection or the protocol.
+pub type WireError = crate::netbuf::WireError<ServerError>;
 pub type WireResult<T> = Result<T, WireError>;
-
-fn protocol<T>(what: impl Into<String>) -> WireResult<T> {
-    Err(WireError::Protocol(what.into()))
-}
+use crate::netbuf::protocol;
 
 /// One connection: its socket and read buffer, the reused write buffer, the last request id.
 pub struct MsgConn {
@@ -174,12 +154,12 @@ fn check(reply: &RawDocument) -> WireResult<()> {
             .flatten()
             .map(str::to_string)
             .collect();
-        return Err(WireError::Server {
+        return Err(WireError::Server(ServerError {
             codes: vec![number("code").unwrap_or(0.0) as i32],
             code_name: text(reply, "codeName"),
             message: text(reply, "errmsg"),
             labels,
-        });
+        }));
     }
     let failed: Vec<&RawDocument> = match reply.get_array("writeErrors") {
         Ok(a) => a
@@ -194,7 +174,7 @@ fn check(reply: &RawDocument) -> WireResult<()> {
         return Ok(());
     };
     let code = |d: &RawDocument| d.get("code").ok().flatten().and_then(as_f64).unwrap_or(0.0);
-    Err(WireError::Server {
+    Err(WireError::Server(ServerError {
         codes: failed
             .iter()
             .chain(concern.iter())
@@ -203,7 +183,7 @@ fn check(reply: &RawDocument) -> WireResult<()> {
         code_name: text(first, "codeName"),
         message: text(first, "errmsg"),
         labels: Vec::new(),
-    })
+    }))
 }
 
 /// A number in any of BSON's numeric types (`ok`, `n` and codes come as any of them).
@@ -417,7 +397,7 @@ mod tests {
         ))
         .unwrap_err();
         match e {
-            WireError::Server { codes, labels, .. } => {
+            WireError::Server(ServerError { codes, labels, .. }) => {
                 assert_eq!(codes, [59]);
                 assert_eq!(labels, ["TransientTransactionError"]);
             }
@@ -427,11 +407,11 @@ mod tests {
         {"index": 1, "code": 11000, "errmsg": "E11000 duplicate key"},
         {"index": 2, "code": 11000, "errmsg": "E11000 duplicate key"}]}))
         .unwrap_err();
-        assert!(matches!(e, WireError::Server { ref codes, .. } if codes == &[11000, 11000]));
+        assert!(matches!(e, WireError::Server(ref s) if s.codes == [11000, 11000]));
         assert!(e.to_string().contains("E11000"), "{e}");
         let e = check(&raw(
             doc! {"ok": 1, "writeConcernError": {"code": 64, "errmsg": "waiting"}},
         ));
-        assert!(matches!(e, Err(WireError::Server { codes, .. }) if codes == [64]));
+        assert!(matches!(e, Err(WireError::Server(s)) if s.codes == [64]));
     }
 }

@@ -83,8 +83,7 @@ impl SqlConn for PgConn {
             .client
             .prepare(&text)
             .map_err(|e| anyhow::anyhow!("preparing `{text}`: {e}"))?;
-        self.stmts.push(s);
-        Ok(Stmt(self.stmts.len() - 1))
+        Ok(Stmt::keep(&mut self.stmts, s))
     }
 
     fn run_with(&mut self, stmt: Stmt, params: &[Value<'_>], keep: Keep) -> Ran {

@@ -2,18 +2,24 @@
 //! `scripts/fetch-engine.sh postgres VERSION` (`--set version=X`), or any other install
 //! (`--set bin=DIR`); and whether the `postgres` user, which the server runs as, can reach it.
 
-use super::{PostgresSettings, USER};
+use super::{Pg, USER};
 use crate::fetched::{self, ServerInstall};
+use crate::server::settings::ServerSettings;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The bin directory of the server a setup starts and, for a fetched release, where it came
-/// from; None for a running server (`url`).
-pub(super) fn chosen_bin(
-    s: &PostgresSettings,
-) -> anyhow::Result<Option<(PathBuf, Option<String>)>> {
+/// A PostgreSQL install fathom can start.
+pub struct Bin {
+    /// The directory holding `postgres` and `initdb`.
+    pub dir: PathBuf,
+    /// Where a fetched release came from (its SOURCE file).
+    pub source: Option<String>,
+}
+
+/// The install a setup starts; None for a running server (`url`).
+pub(super) fn chosen_bin(s: &ServerSettings<Pg>) -> anyhow::Result<Option<Bin>> {
     let install = fetched::server_install("postgres", "bin/postgres", &s.url, &s.version, &s.bin)?;
-    Ok(Some(match install {
+    let (dir, source) = match install {
         ServerInstall::Running => return Ok(None),
         ServerInstall::Packaged => (bin_dir()?, None),
         ServerInstall::Fetched { dir, source } => (dir.join("bin"), source),
@@ -29,7 +35,8 @@ pub(super) fn chosen_bin(
                 })?;
             (bin, None)
         }
-    }))
+    };
+    Ok(Some(Bin { dir, source }))
 }
 
 /// The newest installed Debian server's bin directory (`/usr/lib/postgresql/15/bin`).

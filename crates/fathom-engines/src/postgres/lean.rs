@@ -30,8 +30,7 @@ pub(super) struct LeanConn {
 }
 
 fn error(e: PgWireError) -> anyhow::Error {
-    let retryable =
-        matches!(&e, PgWireError::Server { code, .. } if RETRYABLE.contains(&code.as_str()));
+    let retryable = matches!(&e, PgWireError::Server(s) if RETRYABLE.contains(&s.code.as_str()));
     SqlError::classified(retryable, e.to_string())
 }
 
@@ -257,8 +256,7 @@ impl SqlConn for LeanConn {
         let prepared = self
             .parse(&name, &text)
             .map_err(|e| anyhow::anyhow!("preparing `{text}`: {e}"))?;
-        self.stmts.push(prepared);
-        Ok(Stmt(self.stmts.len() - 1))
+        Ok(Stmt::keep(&mut self.stmts, prepared))
     }
 
     fn run_with(&mut self, stmt: Stmt, params: &[Value<'_>], keep: Keep) -> Ran {

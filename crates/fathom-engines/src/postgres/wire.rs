@@ -21,42 +21,25 @@ pub(super) struct Login<'a> {
     pub options: Option<&'a str>,
 }
 
-/// A server's ErrorResponse, or a failure of the connection or the protocol.
+/// A server's ErrorResponse.
 #[derive(Debug)]
-pub(super) enum PgWireError {
-    Server {
-        severity: String,
-        code: String,
-        message: String,
-    },
-    Io(io::Error),
-    Protocol(String),
+pub(super) struct ServerError {
+    pub severity: String,
+    pub code: String,
+    pub message: String,
 }
 
-impl std::fmt::Display for PgWireError {
+impl std::fmt::Display for ServerError {
+    /// As the postgres crate's errors read in fathom's messages.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            // As the postgres crate's errors read in fathom's messages.
-            PgWireError::Server {
-                severity, message, ..
-            } => write!(f, "{severity}: {message}"),
-            PgWireError::Io(e) => write!(f, "connection to the server: {e}"),
-            PgWireError::Protocol(m) => write!(f, "unexpected reply from the server: {m}"),
-        }
+        write!(f, "{}: {}", self.severity, self.message)
     }
 }
 
-impl From<io::Error> for PgWireError {
-    fn from(e: io::Error) -> Self {
-        PgWireError::Io(e)
-    }
-}
-
+/// A server's ErrorResponse, or a failure of the connection or the protocol.
+pub(super) type PgWireError = crate::netbuf::WireError<ServerError>;
 pub(super) type PgResult<T> = Result<T, PgWireError>;
-
-pub(super) fn protocol<T>(what: impl Into<String>) -> PgResult<T> {
-    Err(PgWireError::Protocol(what.into()))
-}
+pub(super) use crate::netbuf::protocol;
 
 /// A backend message's body read field by field, every read checked against its length.
 pub(super) struct Body<'a> {
@@ -131,11 +114,11 @@ pub(super) fn server_error(body: &[u8]) -> PgWireError {
             _ => {}
         }
     }
-    PgWireError::Server {
+    PgWireError::Server(ServerError {
         severity,
         code,
         message,
-    }
+    })
 }
 
 pub(super) fn put_cstr(out: &mut Vec<u8>, s: &[u8]) {

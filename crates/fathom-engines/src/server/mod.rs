@@ -4,6 +4,9 @@
 //! step), inside the run's memory cgroup when there is one, and with a parent-death signal so
 //! it cannot outlive fathom even when fathom is killed.
 
+pub mod bootstrap;
+pub mod settings;
+
 use anyhow::Context;
 use fathom_core::leftovers;
 use std::ffi::CString;

@@ -48,7 +48,7 @@ pub struct DbBenchParams {
     revrange_keys: u64,
     /// how the reverse range steps scan: prev_from_seek (db_bench's --reverse_iterator: Seek,
     /// then Prev, paying the change of direction) or for_prev (SeekForPrev, then Prev)
-    reverse_seek: String,
+    reverse_seek: ReverseSeek,
     /// share of num_keys that overwritesome writes
     overwrite_fraction: f64,
     /// random seed; 0 picks one from the clock (recorded)
@@ -59,7 +59,7 @@ pub struct DbBenchParams {
     steps: String,
     /// the sequence benchmark_compare.sh runs for this COMPACTION_STYLE: leveled, or universal
     /// (no flush step, overwrite instead of overwriteandwait: waitforcompaction can hang there)
-    sequence: String,
+    sequence: Sequence,
     /// close and reopen the database before each step, as benchmark.sh runs each step as a
     /// db_bench process of its own (cold caches; closing flushes what no WAL holds); off keeps
     /// one open database for the whole sequence
@@ -83,11 +83,11 @@ impl Default for DbBenchParams {
             seek_nexts: 10,
             multiread_batch: 10,
             revrange_keys: 100,
-            reverse_seek: "prev_from_seek".into(),
+            reverse_seek: ReverseSeek::PrevFromSeek,
             overwrite_fraction: 0.1,
             seed: 0,
             steps: "all".into(),
-            sequence: "leveled".into(),
+            sequence: Sequence::Leveled,
             reopen: Switch::new("on"),
             fillseq_rocksdb_options: FILLSEQ_ROCKSDB_OPTIONS.into(),
         }
@@ -131,7 +131,8 @@ enum Work {
     None,
 }
 
-/// benchmark_compare.sh's sequence for leveled compaction.
+/// benchmark_compare.sh's sequence for leveled compaction; `whole_sequence` gives the
+/// universal one from it.
 const STEP_NAMES: &[&str] = &[
     "fillseq",
     "revrange",
@@ -146,19 +147,37 @@ const STEP_NAMES: &[&str] = &[
     "overwriteandwait",
 ];
 
-/// Its sequence for universal compaction: flush_mt_l0 skipped, overwrite without the wait.
-const UNIVERSAL_STEPS: &[&str] = &[
-    "fillseq",
-    "revrange",
-    "readrandom",
-    "fwdrange",
-    "multireadrandom",
-    "overwritesome",
-    "revrangewhilewriting",
-    "fwdrangewhilewriting",
-    "readwhilewriting",
-    "overwrite",
-];
+/// The compaction style whose sequence `steps=all` runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Sequence {
+    Leveled,
+    /// flush_mt_l0 skipped, overwrite without the wait.
+    Universal,
+}
+
+/// How the reverse range steps scan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum ReverseSeek {
+    /// Seek, then Prev, paying the change of direction.
+    PrevFromSeek,
+    /// SeekForPrev, then Prev.
+    ForPrev,
+}
+
+/// benchmark_compare.sh's whole sequence for the compaction style.
+fn whole_sequence(sequence: Sequence) -> Vec<String> {
+    STEP_NAMES
+        .iter()
+        .filter_map(|&step| match (sequence, step) {
+            (Sequence::Universal, "flush") => None,
+            (Sequence::Universal, "overwriteandwait") => Some("overwrite"),
+            _ => Some(step),
+        })
+        .map(str::to_string)
+        .collect()
+}
 
 pub struct DbBench {
     num_keys: u64,
@@ -184,16 +203,9 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
 
 /// The steps `steps` names, in its order, or for `all` benchmark_compare.sh's sequence for
 /// the compaction style `sequence` names.
-fn wanted_steps(steps: &str, sequence: &str) -> anyhow::Result<Vec<String>> {
-    let whole = match sequence {
-        "leveled" => STEP_NAMES,
-        "universal" => UNIVERSAL_STEPS,
-        other => {
-            anyhow::bail!("parameter `sequence`: expected leveled or universal, got `{other}`")
-        }
-    };
+fn wanted_steps(steps: &str, sequence: Sequence) -> anyhow::Result<Vec<String>> {
     let wanted: Vec<String> = match steps {
-        "all" => whole.iter().map(|s| s.to_string()).collect(),
+        "all" => whole_sequence(sequence),
         list => list.split(',').map(|s| s.trim().to_string()).collect(),
     };
     for w in &wanted {
@@ -205,17 +217,6 @@ fn wanted_steps(steps: &str, sequence: &str) -> anyhow::Result<Vec<String>> {
         }
     }
     Ok(wanted)
-}
-
-/// The reverse range steps' scan `reverse_seek` names.
-fn reverse_scan(name: &str) -> anyhow::Result<Direction> {
-    match name {
-        "prev_from_seek" => Ok(Direction::PrevFromSeek),
-        "for_prev" => Ok(Direction::Reverse),
-        other => anyhow::bail!(
-            "parameter `reverse_seek`: expected prev_from_seek or for_prev, got `{other}`"
-        ),
-    }
 }
 
 /// The sequence's steps for `clients`, from the parameters.
@@ -235,7 +236,7 @@ fn sequence(params: &Params, clients: usize) -> anyhow::Result<DbBench> {
         );
     }
     p.seed = seed_or_clock(p.seed);
-    let wanted = wanted_steps(&p.steps, &p.sequence)?;
+    let wanted = wanted_steps(&p.steps, p.sequence)?;
     let mut d = DbBench {
         num_keys: p.num_keys,
         key_size: p.key_size as usize,
@@ -243,7 +244,10 @@ fn sequence(params: &Params, clients: usize) -> anyhow::Result<DbBench> {
         compression_ratio: p.compression_ratio,
         seek_nexts: p.seek_nexts as usize,
         multiread_batch: p.multiread_batch.max(1) as usize,
-        reverse: reverse_scan(&p.reverse_seek)?,
+        reverse: match p.reverse_seek {
+            ReverseSeek::PrevFromSeek => Direction::PrevFromSeek,
+            ReverseSeek::ForPrev => Direction::Reverse,
+        },
         seed: p.seed,
         key_space: Vec::new(),
         plans: Vec::new(),

@@ -52,12 +52,20 @@ pub trait Store: Send {
     /// Deletes up to `n` rows of `t` with the smallest ids at or after `from`; returns how
     /// many it deleted.
     fn delete(&mut self, t: u32, from: i64, n: usize) -> anyhow::Result<u64>;
-    /// The table's smallest and largest id (`None` when it is empty).
-    fn min_id(&mut self, t: u32) -> anyhow::Result<Option<i64>>;
-    fn max_id(&mut self, t: u32) -> anyhow::Result<Option<i64>>;
+    /// The table's smallest id, or with `last` its largest (`None` when it is empty).
+    fn end_id(&mut self, t: u32, last: bool) -> anyhow::Result<Option<i64>>;
+    fn min_id(&mut self, t: u32) -> anyhow::Result<Option<i64>> {
+        self.end_id(t, false)
+    }
+    fn max_id(&mut self, t: u32) -> anyhow::Result<Option<i64>> {
+        self.end_id(t, true)
+    }
     /// How secondary indexes are created: the positions each statement creates (InnoDB adds
-    /// all three in one ALTER; MyRocks, PostgreSQL and the kv mapping one at a time).
-    fn index_groups(&self, count: usize) -> Vec<Vec<usize>>;
+    /// all three in one ALTER; MyRocks, PostgreSQL, documents and the kv mapping one at a
+    /// time, the default).
+    fn index_groups(&self, count: usize) -> Vec<Vec<usize>> {
+        (0..count).map(|i| vec![i]).collect()
+    }
     /// Creates the secondary indexes at `positions` on `t`.
     fn create_indexes(&mut self, t: u32, positions: &[usize]) -> anyhow::Result<()>;
     /// The range query on index `index` from `from`; returns the bytes fetched.

@@ -69,19 +69,6 @@ impl<'e> DocStore<'e> {
             ranges,
         })
     }
-
-    /// The smallest `_id`, or with `last` the largest.
-    fn end_id(&mut self, t: u32, last: bool) -> anyhow::Result<Option<i64>> {
-        let (all, only_id) = (doc! {}, doc! {"_id": 1});
-        let sort = doc! {"_id": if last { -1 } else { 1 }};
-        let mut id = None;
-        let find = Find::new(&all).project(&only_id).sort(&sort).limit(1);
-        self.session.find(&collection(t), find, &mut |d| {
-            id = d.get_i64("_id").ok();
-            false
-        })?;
-        Ok(id)
-    }
 }
 
 fn size(d: &RawDocument) -> u64 {
@@ -123,16 +110,17 @@ impl Store for DocStore<'_> {
         self.session.delete(&collection(t), &range, true)
     }
 
-    fn min_id(&mut self, t: u32) -> anyhow::Result<Option<i64>> {
-        self.end_id(t, false)
-    }
-
-    fn max_id(&mut self, t: u32) -> anyhow::Result<Option<i64>> {
-        self.end_id(t, true)
-    }
-
-    fn index_groups(&self, count: usize) -> Vec<Vec<usize>> {
-        (0..count).map(|i| vec![i]).collect()
+    /// The smallest `_id`, or with `last` the largest.
+    fn end_id(&mut self, t: u32, last: bool) -> anyhow::Result<Option<i64>> {
+        let (all, only_id) = (doc! {}, doc! {"_id": 1});
+        let sort = doc! {"_id": if last { -1 } else { 1 }};
+        let mut id = None;
+        let find = Find::new(&all).project(&only_id).sort(&sort).limit(1);
+        self.session.find(&collection(t), find, &mut |d| {
+            id = d.get_i64("_id").ok();
+            false
+        })?;
+        Ok(id)
     }
 
     fn create_indexes(&mut self, t: u32, positions: &[usize]) -> anyhow::Result<()> {

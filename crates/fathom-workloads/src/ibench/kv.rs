@@ -131,26 +131,6 @@ impl<'e> KvStore<'e> {
             .collect();
         self.session.write_batch(&ops)
     }
-
-    /// The table's smallest id, or with `last` its largest.
-    fn end_id(&mut self, t: u32, last: bool) -> anyhow::Result<Option<i64>> {
-        let (index, direction) = if last {
-            (index_id(t, 1), Direction::Reverse)
-        } else {
-            (index_id(t, 0), Direction::Forward)
-        };
-        let start = Key::default().start(index).as_slice().to_vec();
-        let prefix = index_id(t, 0).to_be_bytes();
-        let mut id = None;
-        self.session
-            .scan(Seek::new(&start, direction, 1), &mut |k, _| {
-                if k.starts_with(&prefix) {
-                    id = key_int(k, 4);
-                }
-                false
-            })?;
-        Ok(id)
-    }
 }
 
 /// A row read back for a delete or an index build.
@@ -225,16 +205,24 @@ impl Store for KvStore<'_> {
         Ok(rows.len() as u64)
     }
 
-    fn min_id(&mut self, t: u32) -> anyhow::Result<Option<i64>> {
-        self.end_id(t, false)
-    }
-
-    fn max_id(&mut self, t: u32) -> anyhow::Result<Option<i64>> {
-        self.end_id(t, true)
-    }
-
-    fn index_groups(&self, count: usize) -> Vec<Vec<usize>> {
-        (0..count).map(|i| vec![i]).collect()
+    /// The table's smallest id, or with `last` its largest.
+    fn end_id(&mut self, t: u32, last: bool) -> anyhow::Result<Option<i64>> {
+        let (index, direction) = if last {
+            (index_id(t, 1), Direction::Reverse)
+        } else {
+            (index_id(t, 0), Direction::Forward)
+        };
+        let start = Key::default().start(index).as_slice().to_vec();
+        let prefix = index_id(t, 0).to_be_bytes();
+        let mut id = None;
+        self.session
+            .scan(Seek::new(&start, direction, 1), &mut |k, _| {
+                if k.starts_with(&prefix) {
+                    id = key_int(k, 4);
+                }
+                false
+            })?;
+        Ok(id)
     }
 
     fn create_indexes(&mut self, t: u32, positions: &[usize]) -> anyhow::Result<()> {

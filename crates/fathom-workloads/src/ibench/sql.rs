@@ -218,13 +218,12 @@ impl Store for SqlStore<'_> {
         Ok(self.conn.run(stmt, &[Value::Int(from)])?.affected)
     }
 
-    fn min_id(&mut self, t: u32) -> anyhow::Result<Option<i64>> {
-        let stmt = self.stmt(t, |s| &mut s.min, || aggregate_id("min", t))?;
-        self.conn.scalar(stmt, &[])
-    }
-
-    fn max_id(&mut self, t: u32) -> anyhow::Result<Option<i64>> {
-        let stmt = self.stmt(t, |s| &mut s.max, || aggregate_id("max", t))?;
+    fn end_id(&mut self, t: u32, last: bool) -> anyhow::Result<Option<i64>> {
+        let stmt = if last {
+            self.stmt(t, |s| &mut s.max, || aggregate_id("max", t))?
+        } else {
+            self.stmt(t, |s| &mut s.min, || aggregate_id("min", t))?
+        };
         self.conn.scalar(stmt, &[])
     }
 

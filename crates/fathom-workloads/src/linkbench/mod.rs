@@ -404,7 +404,7 @@ fn plans(
                 plans.push(StepPlan {
                     name: "check".into(),
                     clients: 1,
-                    op_kinds: vec![CHECK, DRIFTED],
+                    op_kinds: check::KINDS.to_vec(),
                     ..StepPlan::default()
                 });
                 work.push(Work::Check);

@@ -8,7 +8,8 @@
 //! clients can delete and insert the same id at once, and the second insert's duplicate key
 //! is taken as the other client's pair having run first.
 
-use super::events::{Events, Query, RangeKind, Rows};
+use super::events::{Events, Query, RangeKind};
+use super::load::{self, Next, Plan};
 use fathom_core::doc::bson::{doc, Document};
 use fathom_core::doc::{duplicate_key, DocEngine, DocSession, Find, Index, Update};
 use fathom_core::driver::{Client, Done};
@@ -156,79 +157,50 @@ impl Client for DocEvents<'_> {
 }
 
 /// The prepare step's client: per collection, drops it, creates the index on k (when the
-/// tables have it), then inserts documents `_id` 1..=table_size in batches of `batch`; the
-/// index's creation is recorded as kind 1, as sysbench's CREATE INDEX on the other families.
+/// tables have it, recorded as sysbench's CREATE INDEX is on the other families), then inserts
+/// documents `_id` 1..=table_size in batches.
 pub struct DocLoad<'e> {
     engine: &'e dyn DocEngine,
     session: Box<dyn DocSession + 'e>,
-    tables: Vec<u32>,
-    rows: Rows,
-    batch: i64,
-    create_secondary: bool,
-    /// The collection being loaded and the next id; `None` before it is created.
-    at: Option<(u32, i64)>,
+    plan: Plan,
 }
 
 impl<'e> DocLoad<'e> {
-    pub fn new(
-        engine: &'e dyn DocEngine,
-        tables: Vec<u32>,
-        rows: Rows,
-        batch: i64,
-        create_secondary: bool,
-    ) -> anyhow::Result<DocLoad<'e>> {
+    pub fn new(engine: &'e dyn DocEngine, plan: Plan) -> anyhow::Result<DocLoad<'e>> {
         Ok(DocLoad {
             engine,
             session: engine.session()?,
-            tables,
-            rows,
-            batch,
-            create_secondary,
-            at: None,
+            plan,
         })
     }
 }
 
 impl Client for DocLoad<'_> {
     fn next(&mut self) -> anyhow::Result<Option<Done>> {
-        let (table, next) = match self.at {
-            Some(at) => at,
-            None => {
-                let Some(&t) = self.tables.first() else {
-                    return Ok(None);
-                };
-                let name = collection(t);
-                self.engine.drop_collections(&[&name])?;
-                self.at = Some((t, 1));
-                if self.create_secondary {
-                    self.engine.create_indexes(&name, &[k_index()])?;
-                    return Ok(Some(Done {
-                        kind: 1,
-                        ..Done::default()
-                    }));
+        loop {
+            match self.plan.next() {
+                Next::Finished => return Ok(None),
+                Next::TableDone(_) => {}
+                Next::Table(t) => {
+                    let name = collection(t);
+                    self.engine.drop_collections(&[&name])?;
+                    if self.plan.create_secondary {
+                        self.engine.create_indexes(&name, &[k_index()])?;
+                        return Ok(Some(load::index_done()));
+                    }
                 }
-                (t, 1)
+                Next::Batch { table, first, n } => {
+                    let rows = &mut self.plan.rows;
+                    let docs: Vec<Document> = (0..n)
+                        .map(|i| {
+                            let k = rows.next_row();
+                            doc! {"_id": first + i, "k": k, "c": &rows.c, "pad": &rows.pad}
+                        })
+                        .collect();
+                    self.session.insert(&collection(table), &docs, true)?;
+                    return Ok(Some(load::rows_done(n)));
+                }
             }
-        };
-        let size = self.rows.table_size;
-        if next > size {
-            self.tables.remove(0);
-            self.at = None;
-            return self.next();
         }
-        let n = self.batch.min(size - next + 1);
-        let docs: Vec<Document> = (0..n)
-            .map(|i| {
-                let k = self.rows.next_row();
-                doc! {"_id": next + i, "k": k, "c": &self.rows.c, "pad": &self.rows.pad}
-            })
-            .collect();
-        self.session.insert(&collection(table), &docs, true)?;
-        self.at = Some((table, next + n));
-        Ok(Some(Done {
-            bytes: (n * (4 + 4 + 120 + 60)) as u64,
-            rows: n as u64,
-            ..Done::default()
-        }))
     }
 }

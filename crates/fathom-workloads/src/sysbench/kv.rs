@@ -5,7 +5,8 @@
 //! (`kv_reads_in_trx=off` runs the reads on the session before it; with `skip_trx` each write is
 //! its own transaction). A read-only event's reads run on the session, each at the latest data.
 
-use super::events::{Event, Events, Query, Range, RangeKind, Rows};
+use super::events::{Event, Events, Query, Range, RangeKind};
+use super::load::{Next, Plan};
 use crate::rows::{decode_row, encode_row, index_id, key_int, Col, Key};
 use fathom_core::driver::{Client, Done};
 use fathom_core::kv::{BatchOp, Direction, KvSession, KvTxn, Seek, TxnEnd, Visit};
@@ -314,61 +315,54 @@ impl Client for KvEvents<'_> {
 /// to an atomic batch (the index is written with the rows: a blind put per row).
 pub struct KvLoad<'e> {
     session: Box<dyn KvSession + 'e>,
-    tables: Vec<u32>,
-    rows: Rows,
-    batch: i64,
-    create_secondary: bool,
-    next: i64,
+    plan: Plan,
 }
 
 impl<'e> KvLoad<'e> {
-    pub fn new(
-        session: Box<dyn KvSession + 'e>,
-        tables: Vec<u32>,
-        rows: Rows,
-        batch: i64,
-        create_secondary: bool,
-    ) -> KvLoad<'e> {
-        KvLoad {
-            session,
-            tables,
-            rows,
-            batch,
-            create_secondary,
-            next: 1,
-        }
+    pub fn new(session: Box<dyn KvSession + 'e>, plan: Plan) -> KvLoad<'e> {
+        KvLoad { session, plan }
     }
 }
 
 impl Client for KvLoad<'_> {
     fn next(&mut self) -> anyhow::Result<Option<Done>> {
-        let Some(&table) = self.tables.first() else {
-            return Ok(None);
-        };
-        let size = self.rows.table_size;
-        let n = self.batch.min(size - self.next + 1);
+        loop {
+            match self.plan.next() {
+                Next::Finished => return Ok(None),
+                Next::Table(_) | Next::TableDone(_) => {}
+                Next::Batch { table, first, n } => return self.insert(table, first, n).map(Some),
+            }
+        }
+    }
+}
+
+impl KvLoad<'_> {
+    /// Writes rows `first..first + n` of `table` with their index entries in one batch.
+    fn insert(&mut self, table: u32, first: i64, n: i64) -> anyhow::Result<Done> {
+        let create_secondary = self.plan.create_secondary;
+        let rows = &mut self.plan.rows;
         let mut keys: Vec<Vec<u8>> = Vec::with_capacity(2 * n as usize);
         let mut values: Vec<Vec<u8>> = Vec::with_capacity(n as usize);
         let mut key = Key::default();
         for i in 0..n {
-            let id = self.next + i;
-            let k = self.rows.next_row();
+            let id = first + i;
+            let k = rows.next_row();
             let mut v = Vec::new();
             encode_row(
                 &[
                     Col::Int(k),
-                    Col::Bytes(self.rows.c.as_bytes()),
-                    Col::Bytes(self.rows.pad.as_bytes()),
+                    Col::Bytes(rows.c.as_bytes()),
+                    Col::Bytes(rows.pad.as_bytes()),
                 ],
                 &mut v,
             );
             keys.push(primary(&mut key, table, id).to_vec());
             values.push(v);
-            if self.create_secondary {
+            if create_secondary {
                 keys.push(secondary(&mut key, table, k, id).to_vec());
             }
         }
-        let per_row = if self.create_secondary { 2 } else { 1 };
+        let per_row = if create_secondary { 2 } else { 1 };
         let ops: Vec<BatchOp> = keys
             .iter()
             .enumerate()
@@ -383,24 +377,19 @@ impl Client for KvLoad<'_> {
         if n > 0 {
             self.session.write_batch(&ops)?;
         }
-        self.next += n;
-        if self.next > size {
-            self.tables.remove(0);
-            self.next = 1;
-        }
         let bytes = keys.iter().map(|k| k.len()).sum::<usize>()
             + values.iter().map(|v| v.len()).sum::<usize>();
-        Ok(Some(Done {
+        Ok(Done {
             bytes: bytes as u64,
             rows: n as u64,
             ..Done::default()
-        }))
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::events::{Shape, Test};
+    use super::super::events::{Rows, Shape, Test};
     use super::super::rand::{RandType, SbRand};
     use super::*;
     use fathom_core::family::Engine;
@@ -485,7 +474,7 @@ mod tests {
             pad: String::new(),
         };
         let session = || engine.session(SessionOptions::default()).unwrap();
-        let mut load = KvLoad::new(session(), vec![1], rows, 64, indexed);
+        let mut load = KvLoad::new(session(), Plan::new(vec![1], rows, 64, indexed));
         while load.next().unwrap().is_some() {}
         let mut client = KvEvents::new(session(), read_write(2), indexed, true);
         for _ in 0..400 {

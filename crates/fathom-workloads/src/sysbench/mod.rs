@@ -8,6 +8,7 @@
 mod doc;
 mod events;
 mod kv;
+mod load;
 pub mod rand;
 pub mod report;
 mod sql;
@@ -242,10 +243,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
             name: "prepare".into(),
             // sysbench prepares tables in parallel, one thread per table at most.
             clients: clients.min(s.shape.tables as usize),
-            op_kinds: vec![
-                OpKind::new("insert", Role::Load),
-                OpKind::new("create_index", Role::Maintenance),
-            ],
+            op_kinds: load::KINDS.to_vec(),
             ..Default::default()
         });
         s.work.push(Work::Prepare);
@@ -313,28 +311,13 @@ impl Workload for Sysbench {
                     c: String::new(),
                     pad: String::new(),
                 };
+                let plan = load::Plan::new(tables, rows, self.batch, self.create_secondary);
                 Ok(match engine {
-                    Db::Sql(e) => Box::new(sql::SqlLoad::new(
-                        e,
-                        tables,
-                        rows,
-                        self.batch,
-                        self.create_secondary,
-                    )?),
-                    Db::Kv(e) => Box::new(kv::KvLoad::new(
-                        e.session(SessionOptions::default())?,
-                        tables,
-                        rows,
-                        self.batch,
-                        self.create_secondary,
-                    )),
-                    Db::Doc(e) => Box::new(doc::DocLoad::new(
-                        e,
-                        tables,
-                        rows,
-                        self.batch,
-                        self.create_secondary,
-                    )?),
+                    Db::Sql(e) => Box::new(sql::SqlLoad::new(e, plan)?),
+                    Db::Kv(e) => {
+                        Box::new(kv::KvLoad::new(e.session(SessionOptions::default())?, plan))
+                    }
+                    Db::Doc(e) => Box::new(doc::DocLoad::new(e, plan)?),
                 })
             }
             Work::Test(test) => {

@@ -2,7 +2,8 @@
 //! and connection) and transactions; a deadlock or serialization failure rolls the event back
 //! and runs a new one, as sysbench's ignored errors do.
 
-use super::events::{Events, Query, RangeKind, Rows, Test};
+use super::events::{Events, Query, RangeKind, Test};
+use super::load::{self, Next, Plan};
 use fathom_core::driver::{Client, Done};
 use fathom_core::retry::{retryable, retrying};
 use fathom_core::sql::{Dialect, SqlConn, SqlEngine, Stmt, Value};
@@ -169,37 +170,25 @@ impl Client for SqlEvents<'_> {
 }
 
 /// The prepare step's client: creates its tables, loads them in multi-row INSERTs of `batch`
-/// rows, then creates the secondary index on k (kind 1) as sysbench does after loading.
+/// rows, then creates the secondary index on k as sysbench does after loading.
 pub struct SqlLoad<'e> {
     conn: Box<dyn SqlConn + 'e>,
     dialect: Dialect,
     storage: Option<String>,
-    tables: Vec<u32>,
-    rows: Rows,
-    batch: i64,
-    create_secondary: bool,
-    /// The table being loaded and the next id; `None` before the table is created.
-    at: Option<(u32, i64)>,
+    plan: Plan,
+    /// The INSERT of a full batch into the table being loaded.
     full: Option<Stmt>,
+    batch: i64,
 }
 
 impl<'e> SqlLoad<'e> {
-    pub fn new(
-        engine: &'e dyn SqlEngine,
-        tables: Vec<u32>,
-        rows: Rows,
-        batch: i64,
-        create_secondary: bool,
-    ) -> anyhow::Result<SqlLoad<'e>> {
+    pub fn new(engine: &'e dyn SqlEngine, plan: Plan) -> anyhow::Result<SqlLoad<'e>> {
         Ok(SqlLoad {
             conn: engine.connect()?,
             dialect: engine.dialect(),
             storage: engine.storage_engine().map(str::to_string),
-            tables,
-            rows,
-            batch,
-            create_secondary,
-            at: None,
+            batch: plan.batch(),
+            plan,
             full: None,
         })
     }
@@ -211,63 +200,56 @@ impl<'e> SqlLoad<'e> {
             vec![one; n as usize].join(", ")
         )
     }
-}
 
-impl Client for SqlLoad<'_> {
-    fn next(&mut self) -> anyhow::Result<Option<Done>> {
-        let (table, next) = match self.at {
-            Some(at) => at,
-            None => {
-                let Some(&t) = self.tables.first() else {
-                    return Ok(None);
-                };
-                for ddl in table_ddl(self.dialect, self.storage.as_deref(), t) {
-                    self.conn.exec(&ddl)?;
-                }
-                self.full = Some(self.conn.prepare(&Self::insert_sql(t, self.batch))?);
-                self.at = Some((t, 1));
-                (t, 1)
-            }
+    /// Inserts rows `first..first + n` of `table`.
+    fn insert(&mut self, table: u32, first: i64, n: i64) -> anyhow::Result<()> {
+        let stmt = match self.full {
+            Some(full) if n == self.batch => full,
+            _ => self.conn.prepare(&Self::insert_sql(table, n))?,
         };
-        let size = self.rows.table_size;
-        if next > size {
-            if self.create_secondary {
-                self.conn
-                    .exec(&format!("CREATE INDEX k_{table} ON sbtest{table}(k)"))?;
-            }
-            self.tables.remove(0);
-            self.at = None;
-            return Ok(Some(Done {
-                kind: 1,
-                ..Done::default()
-            }));
-        }
-        let n = self.batch.min(size - next + 1);
-        let stmt = if n == self.batch {
-            self.full.expect("prepared with the table")
-        } else {
-            self.conn.prepare(&Self::insert_sql(table, n))?
-        };
+        let rows = &mut self.plan.rows;
         let mut ks = Vec::with_capacity(n as usize);
         let mut texts = Vec::with_capacity(2 * n as usize);
         for _ in 0..n {
-            ks.push(self.rows.next_row());
-            texts.push(self.rows.c.clone());
-            texts.push(self.rows.pad.clone());
+            ks.push(rows.next_row());
+            texts.push(rows.c.clone());
+            texts.push(rows.pad.clone());
         }
         let mut params = Vec::with_capacity(4 * n as usize);
         for i in 0..n as usize {
-            params.push(Value::Int(next + i as i64));
+            params.push(Value::Int(first + i as i64));
             params.push(Value::Int(ks[i]));
             params.push(Value::Text(&texts[2 * i]));
             params.push(Value::Text(&texts[2 * i + 1]));
         }
         self.conn.run(stmt, &params)?;
-        self.at = Some((table, next + n));
-        Ok(Some(Done {
-            bytes: (n * (4 + 4 + 120 + 60)) as u64,
-            rows: n as u64,
-            ..Done::default()
-        }))
+        Ok(())
+    }
+}
+
+impl Client for SqlLoad<'_> {
+    fn next(&mut self) -> anyhow::Result<Option<Done>> {
+        loop {
+            match self.plan.next() {
+                Next::Finished => return Ok(None),
+                Next::Table(t) => {
+                    for ddl in table_ddl(self.dialect, self.storage.as_deref(), t) {
+                        self.conn.exec(&ddl)?;
+                    }
+                    self.full = Some(self.conn.prepare(&Self::insert_sql(t, self.batch))?);
+                }
+                Next::Batch { table, first, n } => {
+                    self.insert(table, first, n)?;
+                    return Ok(Some(load::rows_done(n)));
+                }
+                Next::TableDone(table) => {
+                    if self.plan.create_secondary {
+                        self.conn
+                            .exec(&format!("CREATE INDEX k_{table} ON sbtest{table}(k)"))?;
+                    }
+                    return Ok(Some(load::index_done()));
+                }
+            }
+        }
     }
 }

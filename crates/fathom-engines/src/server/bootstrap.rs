@@ -1,0 +1,259 @@
+//! One bootstrap for the sql servers fathom starts or attaches to (MariaDB, PostgreSQL, and the
+//! PostgreSQL under FerretDB): the choice between a running server (`url`) and an install, the
+//! socket directory, the server's own config and init tool, the launch, the wait until it
+//! accepts connections, the workloads' database, and what the run records of it. A server
+//! supplies its own steps as a `ServerKind`; `SqlServer` is the engine either way.
+
+use super::settings::{ServerDocs, ServerSettings};
+use super::{parse_pid, user_ids, Launch, Managed, Server, SocketDir};
+use crate::settings;
+use crate::EngineConfig;
+use anyhow::Context;
+use fathom_core::sql::{Dialect, SqlConn, SqlEngine};
+use fathom_core::target::{Counters, Identity, Maintenance, Target};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+/// How long a fresh server has to accept its first connection.
+const READY_WAIT: Duration = Duration::from_secs(120);
+
+/// What one sql server does its own way; the value is the server's flavor (MariaDB's storage
+/// engine), a unit where there is one.
+pub trait ServerKind: Copy + Send + Sync + 'static {
+    /// The `client` setting: the protocol library the workloads' connections use.
+    type Client: Copy + PartialEq + Serialize + DeserializeOwned + JsonSchema + Send + Sync;
+    /// The connection fathom keeps for counters, variables and maintenance.
+    type Admin: Send;
+    /// How clients reach the server (a parsed URL).
+    type Address: Clone + Send + Sync;
+    /// An install fathom can start.
+    type Install;
+
+    /// The shared settings' help in this server's words.
+    const DOCS: ServerDocs;
+    /// fathom's own client, the `client` default.
+    const OWN_CLIENT: Self::Client;
+    /// The system user the server runs as when fathom is root (PostgreSQL refuses root).
+    const RUN_AS: Option<&'static str>;
+    const DIALECT: Dialect;
+
+    /// The engine's name (`innodb`, `postgres`).
+    fn name(self) -> &'static str;
+    /// The process as messages name it (`mariadbd (innodb)`).
+    fn process(self) -> String;
+    fn client_name(client: Self::Client) -> &'static str;
+    /// The setup's config lines, checked.
+    fn setup_lines(options: &str) -> anyhow::Result<Vec<String>>;
+    /// The install the settings name; None for a running server (`url`).
+    fn install(self, s: &ServerSettings<Self>) -> anyhow::Result<Option<Self::Install>>;
+    /// What the run records of the install (`fathom.bin`, `fathom.source`).
+    fn install_record(install: &Self::Install) -> Vec<(String, String)>;
+    /// Writes the server's config and initialises its data directory under `p.config`'s;
+    /// the launch that starts it (its user and memory group are the bootstrap's).
+    fn prepare(self, p: &Prepare<'_, Self::Install>) -> anyhow::Result<Launch>;
+    /// The URL of a server fathom started, listening in `socket_dir`.
+    fn local_url(socket_dir: &Path) -> String;
+    /// A `url` setting (or `local_url`'s) parsed, or an error naming the setting.
+    fn parse_url(url: &str) -> anyhow::Result<Self::Address>;
+    /// The admin connection; `fresh`: to a server just initialised, whose workloads'
+    /// database does not exist yet.
+    fn connect_admin(address: &Self::Address, fresh: bool) -> anyhow::Result<Self::Admin>;
+    /// Makes sure the workloads' database exists (creating it where the server is fresh or
+    /// the server's way is to) and can hold their tables; the admin connection and address
+    /// that use it.
+    fn use_database(
+        self,
+        admin: Self::Admin,
+        address: Self::Address,
+        fresh: bool,
+    ) -> anyhow::Result<(Self::Admin, Self::Address)>;
+    fn version(admin: &mut Self::Admin) -> String;
+    /// The server's data directory as it reports it.
+    fn data_dir(admin: &mut Self::Admin) -> Option<PathBuf>;
+    /// The server's variables that matter for a run, plus those the setup's lines set.
+    fn variables(admin: &mut Self::Admin, setup: &[String]) -> BTreeMap<String, String>;
+    fn counters(admin: &mut Self::Admin) -> Counters;
+    fn maintain(self, admin: &mut Self::Admin, action: Maintenance) -> anyhow::Result<()>;
+    /// The storage engine tables are created with, where the server has several.
+    fn storage_engine(self) -> Option<&'static str> {
+        None
+    }
+    /// A workload's connection, with fathom's own client (`own`) or the crate's.
+    fn connect(address: &Self::Address, own: bool) -> anyhow::Result<Box<dyn SqlConn>>;
+}
+
+/// What `ServerKind::prepare` works from.
+pub struct Prepare<'a, I> {
+    pub config: &'a EngineConfig,
+    pub install: &'a I,
+    pub socket_dir: &'a Path,
+    pub setup: &'a [String],
+    /// The `cache_size` setting, in bytes.
+    pub cache: u64,
+    /// The (uid, gid) the server runs as, when not fathom's.
+    pub owner: Option<(u32, u32)>,
+}
+
+/// A sql server as an engine: one fathom started (stopped when dropped) or a running one.
+pub struct SqlServer<K: ServerKind> {
+    pub kind: K,
+    address: K::Address,
+    url: String,
+    /// fathom's own client, not the crate's, for the workloads' connections.
+    own_client: bool,
+    managed: Managed,
+    id: Identity,
+    admin: Mutex<K::Admin>,
+    effective: BTreeMap<String, String>,
+}
+
+impl<K: ServerKind> SqlServer<K> {
+    /// The engine `config` describes: a running server when its settings give `url`, else
+    /// one fathom starts from the install they name.
+    pub fn open(kind: K, config: &EngineConfig) -> anyhow::Result<SqlServer<K>> {
+        let s: ServerSettings<K> = settings::read(&config.settings)?;
+        let setup = K::setup_lines(&config.options)?;
+        let mut engine = match kind.install(&s)? {
+            Some(install) => Self::start(kind, config, &install, &setup, s.cache_size.value)?,
+            None => Self::attach(kind, &s.url, &s.pid, &setup)?,
+        };
+        engine.own_client = s.client == K::OWN_CLIENT;
+        engine
+            .effective
+            .insert("fathom.client".into(), K::client_name(s.client).into());
+        Ok(engine)
+    }
+
+    /// Starts a fresh server from `install` in `config.data_dir`.
+    pub fn start(
+        kind: K,
+        config: &EngineConfig,
+        install: &K::Install,
+        setup: &[String],
+        cache: u64,
+    ) -> anyhow::Result<SqlServer<K>> {
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        let owner = match K::RUN_AS {
+            Some(user) if root => Some(user_ids(user)?),
+            _ => None,
+        };
+        let socket_dir = SocketDir::create(owner)?;
+        let mut launch = kind.prepare(&Prepare {
+            config,
+            install,
+            socket_dir: socket_dir.path(),
+            setup,
+            cache,
+            owner,
+        })?;
+        launch.user = owner;
+        launch.memory_group = config.memory_group.clone();
+        let server = Server::start(&kind.process(), launch)?;
+        let local = K::local_url(socket_dir.path());
+        let address = K::parse_url(&local)?;
+        let mut admin = None;
+        server.wait_ready(READY_WAIT, || {
+            admin = Some(K::connect_admin(&address, true)?);
+            Ok(())
+        })?;
+        let admin = admin.expect("connected");
+        let (mut admin, address) = kind
+            .use_database(admin, address, true)
+            .map_err(|e| anyhow::anyhow!("{e:#}; {}", super::log_tail(server.log(), 20)))?;
+        let version = K::version(&mut admin);
+        let mut effective = K::variables(&mut admin, setup);
+        effective.extend(K::install_record(install));
+        Ok(SqlServer {
+            kind,
+            address,
+            url: local,
+            own_client: true,
+            id: Identity::new(kind.name(), version, vec![config.data_dir.clone()])
+                .running_as(vec![server.pid()]),
+            managed: Managed::new(server, socket_dir),
+            admin: Mutex::new(admin),
+            effective,
+        })
+    }
+
+    /// Uses the running server at `url`, whose processes are `pid`.
+    fn attach(kind: K, url: &str, pid: &str, setup: &[String]) -> anyhow::Result<SqlServer<K>> {
+        let address = K::parse_url(url)?;
+        // Checked before connecting: a bad pid is the user's input, not the server's fault.
+        let pids = parse_pid(pid)?;
+        let admin = K::connect_admin(&address, false)
+            .with_context(|| format!("cannot connect to the server at {url}"))?;
+        let (mut admin, address) = kind.use_database(admin, address, false)?;
+        let version = K::version(&mut admin);
+        let data_dirs = K::data_dir(&mut admin).filter(|d| d.exists());
+        let effective = K::variables(&mut admin, setup);
+        Ok(SqlServer {
+            kind,
+            address,
+            url: url.to_string(),
+            own_client: true,
+            managed: Managed::default(),
+            id: Identity::new(kind.name(), version, data_dirs.into_iter().collect())
+                .running_as(pids),
+            admin: Mutex::new(admin),
+            effective,
+        })
+    }
+
+    /// The admin connection (still usable after a panic elsewhere held it).
+    fn admin(&self) -> MutexGuard<'_, K::Admin> {
+        self.admin.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn address(&self) -> &K::Address {
+        &self.address
+    }
+}
+
+impl<K: ServerKind> Target for SqlServer<K> {
+    fn identity(&self) -> &Identity {
+        &self.id
+    }
+    fn counters(&self) -> Counters {
+        K::counters(&mut self.admin())
+    }
+    fn check(&self) -> anyhow::Result<()> {
+        self.managed.check()
+    }
+    fn effective_options(&self) -> BTreeMap<String, String> {
+        self.effective.clone()
+    }
+    fn maintain(&self, action: Maintenance) -> anyhow::Result<()> {
+        self.kind.maintain(&mut self.admin(), action)
+    }
+}
+
+impl<K: ServerKind> SqlEngine for SqlServer<K> {
+    fn dialect(&self) -> Dialect {
+        K::DIALECT
+    }
+    fn storage_engine(&self) -> Option<&str> {
+        self.kind.storage_engine()
+    }
+    fn url(&self) -> Option<String> {
+        Some(self.url.clone())
+    }
+    /// A workload's connection; when it cannot be made, the error says whether the server
+    /// is still running.
+    fn connect(&self) -> anyhow::Result<Box<dyn SqlConn + '_>> {
+        K::connect(&self.address, self.own_client).map_err(|e| {
+            let why = self
+                .check()
+                .err()
+                .map(|e| format!("; {e}"))
+                .unwrap_or_default();
+            anyhow::anyhow!("cannot connect to {}: {e}{why}", self.kind.name())
+        })
+    }
+}
