@@ -132,9 +132,15 @@ fn experiment_runs_its_matrix_resumes_and_reports_in_html() {
         .is_file());
     assert_eq!(run_dirs(&results).len(), 12);
 
-    // A changed definition of a finished cell is refused rather than mixed in.
+    a_changed_definition_is_refused(dir.path(), &results);
+    the_page_renders_every_chart(dir.path(), &results);
+    compare_gives_verdicts_and_iostat(&results);
+}
+
+/// A changed definition of a finished cell is refused rather than mixed in.
+fn a_changed_definition_is_refused(dir: &Path, results: &Path) {
     let changed = write(
-        dir.path(),
+        dir,
         "pair.toml",
         &EXPERIMENT.replace("num_keys = 20000", "num_keys = 30000"),
     );
@@ -153,9 +159,6 @@ fn experiment_runs_its_matrix_resumes_and_reports_in_html() {
         e.contains("holds a different experiment file") && e.contains("num_keys = 30000"),
         "{e}"
     );
-
-    the_page_renders_every_chart(dir.path(), &results);
-    compare_gives_verdicts_and_iostat(&results);
 }
 
 /// The HTML page: self-contained, and every chart renders in a real browser.

@@ -107,30 +107,28 @@ pub fn duplicate_key(e: &anyhow::Error) -> bool {
     e.chain().any(|c| c.is::<DuplicateKey>())
 }
 
+/// How many documents a session's call read, wrote, matched or counted; or its error.
+pub type Count = anyhow::Result<u64>;
+
 /// One client's session. Between `begin` and `commit` (or `abort`) every call runs in the
 /// session's transaction.
 pub trait DocSession: Send {
     /// Inserts documents in one `insert` command; `ordered` stops at the first failure, as
     /// the drivers' default, where unordered (iibench's bulk writes) goes on.
-    fn insert(&mut self, coll: &str, docs: &[Document], ordered: bool) -> anyhow::Result<u64>;
+    fn insert(&mut self, coll: &str, docs: &[Document], ordered: bool) -> Count;
     /// Runs a `find`, reading every document it returns (and every batch of its cursor);
     /// returns how many documents were read.
-    fn find(&mut self, coll: &str, find: Find<'_>, visit: &mut DocVisit) -> anyhow::Result<u64>;
+    fn find(&mut self, coll: &str, find: Find<'_>, visit: &mut DocVisit) -> Count;
     /// Runs an `aggregate` pipeline, reading every document it returns.
-    fn aggregate(
-        &mut self,
-        coll: &str,
-        pipeline: &[Document],
-        visit: &mut DocVisit,
-    ) -> anyhow::Result<u64>;
+    fn aggregate(&mut self, coll: &str, pipeline: &[Document], visit: &mut DocVisit) -> Count;
     /// Runs a `distinct` of `field` over the documents `filter` matches; returns how many
     /// distinct values came back.
-    fn distinct(&mut self, coll: &str, field: &str, filter: &Document) -> anyhow::Result<u64>;
+    fn distinct(&mut self, coll: &str, field: &str, filter: &Document) -> Count;
     fn update(&mut self, coll: &str, update: Update<'_>) -> anyhow::Result<Updated>;
     /// Deletes the first document `filter` matches, or every one with `many`; returns how many.
-    fn delete(&mut self, coll: &str, filter: &Document, many: bool) -> anyhow::Result<u64>;
+    fn delete(&mut self, coll: &str, filter: &Document, many: bool) -> Count;
     /// Counts the documents `filter` matches.
-    fn count(&mut self, coll: &str, filter: &Document) -> anyhow::Result<u64>;
+    fn count(&mut self, coll: &str, filter: &Document) -> Count;
     /// Starts a multi-document transaction (engines without them fail).
     fn begin(&mut self) -> anyhow::Result<()>;
     fn commit(&mut self) -> anyhow::Result<()>;

@@ -94,3 +94,14 @@ pub struct Done {
     pub failed: bool,
     pub counts_as: u32,
 }
+
+impl Done {
+    /// An operation of the step's first kind that moved `bytes`, after `retries` retries.
+    pub fn after_retries(bytes: u64, retries: u32) -> Done {
+        Done {
+            bytes,
+            retries,
+            ..Done::default()
+        }
+    }
+}

@@ -81,6 +81,13 @@ pub trait KvTxn {
     fn delete(&mut self, key: &[u8]) -> anyhow::Result<()>;
 }
 
+/// Replaces `out`'s bytes with `value`'s; true, for a read that found its value.
+pub fn fill(out: &mut Vec<u8>, value: &[u8]) -> bool {
+    out.clear();
+    out.extend_from_slice(value);
+    true
+}
+
 /// A client's connection to a kv engine.
 pub trait KvSession: Send {
     /// Reads a key; returns the value's length when present (the fast path: no copy).
@@ -89,11 +96,7 @@ pub trait KvSession: Send {
     fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
         let mut found = false;
         self.scan(Seek::new(key, Direction::Forward, 1), &mut |k, v| {
-            if k == key {
-                out.clear();
-                out.extend_from_slice(v);
-                found = true;
-            }
+            found = k == key && fill(out, v);
             false
         })?;
         Ok(found)

@@ -45,18 +45,15 @@ pub fn retryable(e: &anyhow::Error) -> bool {
         .any(|c| c.downcast_ref::<EngineError>().is_some_and(|x| x.retryable))
 }
 
-/// Runs `op` until it succeeds, again after each retryable failure (calling `undo` first: a
-/// SQL client's ROLLBACK), at most `MAX_RETRIES` times; returns its value and the retries.
-pub fn retrying<T>(
-    mut op: impl FnMut() -> anyhow::Result<T>,
-    mut undo: impl FnMut(),
-) -> anyhow::Result<(T, u32)> {
+/// Runs `op` until it succeeds, again after each retryable failure (which `op` undoes itself
+/// before it returns: a SQL client's ROLLBACK), at most `MAX_RETRIES` times; returns its value
+/// and the retries.
+pub fn retrying<T>(mut op: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<(T, u32)> {
     let mut retries = 0;
     loop {
         match op() {
             Ok(v) => return Ok((v, retries)),
             Err(e) if retryable(&e) && retries < MAX_RETRIES => {
-                undo();
                 retries += 1;
             }
             Err(e) => return Err(e),
@@ -71,27 +68,21 @@ mod tests {
     #[test]
     fn retries_only_what_engines_call_retryable() {
         let mut n = 0;
-        let (v, retries) = retrying(
-            || {
-                n += 1;
-                if n < 3 {
-                    Err(EngineError::retryable("conflict"))
-                } else {
-                    Ok(n)
-                }
-            },
-            || {},
-        )
+        let (v, retries) = retrying(|| {
+            n += 1;
+            if n < 3 {
+                Err(EngineError::retryable("conflict"))
+            } else {
+                Ok(n)
+            }
+        })
         .unwrap();
         assert_eq!((v, retries), (3, 2));
         let mut calls = 0;
-        let e = retrying::<()>(
-            || {
-                calls += 1;
-                Err(anyhow::anyhow!("transactions need a setting"))
-            },
-            || {},
-        )
+        let e = retrying::<()>(|| {
+            calls += 1;
+            Err(anyhow::anyhow!("transactions need a setting"))
+        })
         .unwrap_err();
         assert_eq!(calls, 1, "a fatal error is not retried: {e}");
         let wrapped = EngineError::retryable("deadlock").context("ADD_LINK");

@@ -8,7 +8,7 @@
 
 use fathom_core::doc::bson::{doc, spec::BinarySubtype, Binary, Bson, Document, RawDocument};
 use fathom_core::doc::{DocSession, Find, Update};
-use fathom_core::kv::{Direction, KvSession, KvTxn, Seek, TxnBody, TxnEnd, Visit};
+use fathom_core::kv::{fill, Direction, KvSession, KvTxn, Seek, TxnBody, TxnEnd, Visit};
 
 /// The collection the kv mapping keeps its keys in.
 pub const COLLECTION: &str = "kv";
@@ -80,11 +80,7 @@ fn read(s: &mut dyn DocSession, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result
     let filter = by_id(key);
     let mut found = false;
     s.find(COLLECTION, Find::new(&filter).limit(1), &mut |d| {
-        if let Some((_, v)) = entry(d) {
-            out.clear();
-            out.extend_from_slice(v);
-            found = true;
-        }
+        found = entry(d).is_some_and(|(_, v)| fill(out, v));
         false
     })?;
     Ok(found)

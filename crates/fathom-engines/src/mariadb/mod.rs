@@ -11,7 +11,7 @@ mod lean;
 mod wire;
 
 use crate::netbuf::Endpoint;
-use crate::server::bootstrap::{Prepare, ServerKind, SqlServer};
+use crate::server::bootstrap::{ConfigSyntax, Prepare, ServerKind, SqlServer};
 use crate::server::settings::{ServerDocs, ServerSettings};
 use crate::server::{self, Launch};
 use crate::settings::specs;
@@ -120,28 +120,6 @@ fn open_myrocks(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
     Ok(Box::new(SqlServer::open(MYROCKS_FLAVOR, config)?))
 }
 
-/// The setup's my.cnf lines, checked: `name=value` or a bare flag.
-fn setup_lines(options: &str) -> anyhow::Result<Vec<String>> {
-    let lines = server::config_lines(
-        options,
-        '-',
-        false,
-        "a my.cnf line such as innodb_buffer_pool_size=1G",
-    )?;
-    server::refuse_listening(
-        &lines,
-        &[
-            "skip_networking",
-            "networking",
-            "bind_address",
-            "port",
-            "socket",
-            "extra_port",
-        ],
-    )?;
-    Ok(lines)
-}
-
 /// The server's temporary directory, beside its data directory.
 fn tmp_dir(data: &Path) -> PathBuf {
     data.with_file_name("tmp")
@@ -203,6 +181,20 @@ impl ServerKind for Flavor {
     };
     const OWN_CLIENT: ClientLib = ClientLib::Fathom;
     const RUN_AS: Option<&'static str> = None;
+    /// my.cnf lines: `name=value` or a bare flag.
+    const CONFIG: ConfigSyntax = ConfigSyntax {
+        name_char: '-',
+        need_value: false,
+        example: "a my.cnf line such as innodb_buffer_pool_size=1G",
+        listening: &[
+            "skip_networking",
+            "networking",
+            "bind_address",
+            "port",
+            "socket",
+            "extra_port",
+        ],
+    };
     const DIALECT: Dialect = Dialect::MariaDb;
 
     fn name(self) -> &'static str {
@@ -216,9 +208,6 @@ impl ServerKind for Flavor {
             ClientLib::Fathom => "fathom",
             ClientLib::Mysql => "mysql",
         }
-    }
-    fn setup_lines(options: &str) -> anyhow::Result<Vec<String>> {
-        setup_lines(options)
     }
     fn install(self, s: &ServerSettings<Self>) -> anyhow::Result<Option<Install>> {
         let install = Install::chosen(&s.url, &s.version, &s.bin)?;

@@ -5,10 +5,10 @@ use super::*;
 #[test]
 fn setup_lines_are_checked() {
     assert_eq!(
-        setup_lines("innodb_page_size=8k\n\n skip-log-bin \n").unwrap(),
+        Flavor::setup_lines("innodb_page_size=8k\n\n skip-log-bin \n").unwrap(),
         vec!["innodb_page_size=8k", "skip-log-bin"]
     );
-    let err = setup_lines("innodb page size = 8k")
+    let err = Flavor::setup_lines("innodb page size = 8k")
         .unwrap_err()
         .to_string();
     assert!(err.contains("expected a my.cnf line"), "{err}");

@@ -12,7 +12,7 @@
 use super::wire::{as_f64, BsonOut, MsgConn, ServerError, WireError};
 use crate::netbuf::Endpoint;
 use fathom_core::doc::bson::{doc, Bson, Document, RawDocument};
-use fathom_core::doc::{DocSession, DocVisit, DuplicateKey, Find, Update, Updated};
+use fathom_core::doc::{Count, DocSession, DocVisit, DuplicateKey, Find, Update, Updated};
 use fathom_core::retry::EngineError;
 use std::ops::Range;
 
@@ -114,7 +114,7 @@ fn count_of(reply: &RawDocument, key: &str) -> u64 {
 }
 
 impl DocSession for LeanSession<'_> {
-    fn insert(&mut self, coll: &str, docs: &[Document], ordered: bool) -> anyhow::Result<u64> {
+    fn insert(&mut self, coll: &str, docs: &[Document], ordered: bool) -> Count {
         let reply = self.write(|out| {
             out.str("insert", coll);
             out.array("documents", docs, |o, d| o.fields(d));
@@ -123,7 +123,7 @@ impl DocSession for LeanSession<'_> {
         Ok(count_of(reply, "n"))
     }
 
-    fn find(&mut self, coll: &str, find: Find<'_>, visit: &mut DocVisit) -> anyhow::Result<u64> {
+    fn find(&mut self, coll: &str, find: Find<'_>, visit: &mut DocVisit) -> Count {
         let first = {
             let rc = self.config.read_concern.as_ref();
             self.run(|out| {
@@ -152,12 +152,7 @@ impl DocSession for LeanSession<'_> {
         self.read_cursor(coll, first, visit)
     }
 
-    fn aggregate(
-        &mut self,
-        coll: &str,
-        pipeline: &[Document],
-        visit: &mut DocVisit,
-    ) -> anyhow::Result<u64> {
+    fn aggregate(&mut self, coll: &str, pipeline: &[Document], visit: &mut DocVisit) -> Count {
         let rc = self.config.read_concern.as_ref();
         let first = self.run(|out| {
             out.str("aggregate", coll);
@@ -170,7 +165,7 @@ impl DocSession for LeanSession<'_> {
         self.read_cursor(coll, first, visit)
     }
 
-    fn distinct(&mut self, coll: &str, field: &str, filter: &Document) -> anyhow::Result<u64> {
+    fn distinct(&mut self, coll: &str, field: &str, filter: &Document) -> Count {
         let rc = self.config.read_concern.as_ref();
         let at = self.run(|out| {
             out.str("distinct", coll);
@@ -206,7 +201,7 @@ impl DocSession for LeanSession<'_> {
         })
     }
 
-    fn delete(&mut self, coll: &str, filter: &Document, many: bool) -> anyhow::Result<u64> {
+    fn delete(&mut self, coll: &str, filter: &Document, many: bool) -> Count {
         let reply = self.write(|out| {
             out.str("delete", coll);
             out.array("deletes", [filter], |o, f| {
@@ -218,7 +213,7 @@ impl DocSession for LeanSession<'_> {
         Ok(count_of(reply, "n"))
     }
 
-    fn count(&mut self, coll: &str, filter: &Document) -> anyhow::Result<u64> {
+    fn count(&mut self, coll: &str, filter: &Document) -> Count {
         let pipeline = [
             doc! {"$match": filter.clone()},
             doc! {"$group": {"_id": 1, "n": {"$sum": 1}}},

@@ -5,7 +5,7 @@
 
 use super::classify;
 use fathom_core::doc::bson::{Document, RawDocumentBuf};
-use fathom_core::doc::{DocSession, DocVisit, Find, Update, Updated};
+use fathom_core::doc::{Count, DocSession, DocVisit, Find, Update, Updated};
 use mongodb::options::{FindOptions, Hint};
 use mongodb::sync::{Client, ClientSession, Collection, Database};
 
@@ -98,13 +98,13 @@ fn find_options(find: &Find<'_>) -> FindOptions {
 }
 
 impl DocSession for MongoSession<'_> {
-    fn insert(&mut self, coll: &str, docs: &[Document], ordered: bool) -> anyhow::Result<u64> {
+    fn insert(&mut self, coll: &str, docs: &[Document], ordered: bool) -> Count {
         let c = self.coll(coll);
         let done = run!(self, c.insert_many(docs).ordered(ordered))?;
         Ok(done.inserted_ids.len() as u64)
     }
 
-    fn find(&mut self, coll: &str, find: Find<'_>, visit: &mut DocVisit) -> anyhow::Result<u64> {
+    fn find(&mut self, coll: &str, find: Find<'_>, visit: &mut DocVisit) -> Count {
         let c = self.raw(coll);
         let action = c
             .find(find.filter.clone())
@@ -112,18 +112,13 @@ impl DocSession for MongoSession<'_> {
         read_all!(self, action, visit)
     }
 
-    fn aggregate(
-        &mut self,
-        coll: &str,
-        pipeline: &[Document],
-        visit: &mut DocVisit,
-    ) -> anyhow::Result<u64> {
+    fn aggregate(&mut self, coll: &str, pipeline: &[Document], visit: &mut DocVisit) -> Count {
         let c = self.coll(coll);
         let action = c.aggregate(pipeline.iter().cloned());
         read_all!(self, action, visit)
     }
 
-    fn distinct(&mut self, coll: &str, field: &str, filter: &Document) -> anyhow::Result<u64> {
+    fn distinct(&mut self, coll: &str, field: &str, filter: &Document) -> Count {
         let c = self.coll(coll);
         let values = run!(self, c.distinct(field, filter.clone()))?;
         Ok(values.len() as u64)
@@ -147,7 +142,7 @@ impl DocSession for MongoSession<'_> {
         })
     }
 
-    fn delete(&mut self, coll: &str, filter: &Document, many: bool) -> anyhow::Result<u64> {
+    fn delete(&mut self, coll: &str, filter: &Document, many: bool) -> Count {
         let c = self.coll(coll);
         let done = if many {
             run!(self, c.delete_many(filter.clone()))?
@@ -157,7 +152,7 @@ impl DocSession for MongoSession<'_> {
         Ok(done.deleted_count)
     }
 
-    fn count(&mut self, coll: &str, filter: &Document) -> anyhow::Result<u64> {
+    fn count(&mut self, coll: &str, filter: &Document) -> Count {
         let c = self.coll(coll);
         run!(self, c.count_documents(filter.clone()))
     }

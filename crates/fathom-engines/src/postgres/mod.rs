@@ -4,7 +4,7 @@
 //! directory of its own. With the `url` setting fathom uses a running server instead.
 
 use crate::netbuf::Endpoint;
-use crate::server::bootstrap::{Prepare, ServerKind, SqlServer};
+use crate::server::bootstrap::{ConfigSyntax, Prepare, ServerKind, SqlServer};
 use crate::server::settings::{ServerDocs, ServerSettings};
 use crate::server::{self, Launch};
 use crate::settings::specs;
@@ -63,20 +63,6 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
     Ok(Box::new(SqlServer::open(Pg, config)?))
 }
 
-fn setup_lines(options: &str) -> anyhow::Result<Vec<String>> {
-    let lines = server::config_lines(
-        options,
-        '.',
-        true,
-        "a postgresql.conf line such as shared_buffers = 1GB",
-    )?;
-    server::refuse_listening(
-        &lines,
-        &["listen_addresses", "port", "unix_socket_directories"],
-    )?;
-    Ok(lines)
-}
-
 fn conf(socket_dir: &Path, cache: u64, setup: &[String]) -> String {
     let mut c = vec![
         "# fathom".to_string(),
@@ -95,7 +81,7 @@ fn conf(socket_dir: &Path, cache: u64, setup: &[String]) -> String {
 /// (FerretDB), in `config`'s data directory, with the setup's postgresql.conf lines as for the
 /// postgres engine itself; stopped when dropped.
 pub(crate) fn start_backend(config: &EngineConfig, cache: u64) -> anyhow::Result<Postgres> {
-    let setup = setup_lines(&config.options)?;
+    let setup = Pg::setup_lines(&config.options)?;
     let bin = Pg
         .install(&ServerSettings::default())?
         .ok_or_else(|| anyhow::anyhow!("no PostgreSQL install to start"))?;
@@ -154,6 +140,13 @@ impl ServerKind for Pg {
     const OWN_CLIENT: ClientLib = ClientLib::Fathom;
     /// PostgreSQL refuses to run as root.
     const RUN_AS: Option<&'static str> = Some(USER);
+    /// postgresql.conf lines: `name = value`, names with dots (`auto_explain.log_min_duration`).
+    const CONFIG: ConfigSyntax = ConfigSyntax {
+        name_char: '.',
+        need_value: true,
+        example: "a postgresql.conf line such as shared_buffers = 1GB",
+        listening: &["listen_addresses", "port", "unix_socket_directories"],
+    };
     const DIALECT: Dialect = Dialect::Postgres;
 
     fn name(self) -> &'static str {
@@ -167,9 +160,6 @@ impl ServerKind for Pg {
             ClientLib::Fathom => "fathom",
             ClientLib::Postgres => "postgres",
         }
-    }
-    fn setup_lines(options: &str) -> anyhow::Result<Vec<String>> {
-        setup_lines(options)
     }
     fn install(self, s: &ServerSettings<Pg>) -> anyhow::Result<Option<Bin>> {
         chosen_bin(s)
@@ -322,10 +312,10 @@ mod tests {
     #[test]
     fn setup_lines_are_checked() {
         assert_eq!(
-            setup_lines("shared_buffers = 1GB\n").unwrap(),
+            Pg::setup_lines("shared_buffers = 1GB\n").unwrap(),
             vec!["shared_buffers = 1GB"]
         );
-        assert!(setup_lines("shared_buffers")
+        assert!(Pg::setup_lines("shared_buffers")
             .unwrap_err()
             .to_string()
             .contains("expected a postgresql.conf line"));

@@ -47,8 +47,16 @@ pub trait ServerKind: Copy + Send + Sync + 'static {
     /// The process as messages name it (`mariadbd (innodb)`).
     fn process(self) -> String;
     fn client_name(client: Self::Client) -> &'static str;
-    /// The setup's config lines, checked.
-    fn setup_lines(options: &str) -> anyhow::Result<Vec<String>>;
+    /// How the server's config lines are written.
+    const CONFIG: ConfigSyntax;
+    /// The setup's config lines, checked: each begins with a variable name, and none sets
+    /// where the server listens.
+    fn setup_lines(options: &str) -> anyhow::Result<Vec<String>> {
+        let c = Self::CONFIG;
+        let lines = super::config_lines(options, c.name_char, c.need_value, c.example)?;
+        super::refuse_listening(&lines, c.listening)?;
+        Ok(lines)
+    }
     /// The install the settings name; None for a running server (`url`).
     fn install(self, s: &ServerSettings<Self>) -> anyhow::Result<Option<Self::Install>>;
     /// What the run records of the install (`fathom.bin`, `fathom.source`).
@@ -85,6 +93,18 @@ pub trait ServerKind: Copy + Send + Sync + 'static {
     }
     /// A workload's connection, with fathom's own client (`own`) or the crate's.
     fn connect(address: &Self::Address, own: bool) -> anyhow::Result<Box<dyn SqlConn>>;
+}
+
+/// How a server's config-file lines are written, for checking a setup's.
+pub struct ConfigSyntax {
+    /// A character variable names have beside letters, digits and `_`.
+    pub name_char: char,
+    /// Every line is `name = value` (no bare flags).
+    pub need_value: bool,
+    /// What a line looks like, for errors.
+    pub example: &'static str,
+    /// The variables that set where the server listens, which fathom sets itself.
+    pub listening: &'static [&'static str],
 }
 
 /// What `ServerKind::prepare` works from.

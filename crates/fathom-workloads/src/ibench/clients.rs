@@ -145,7 +145,7 @@ impl Client for Writer<'_> {
         ids_of(self.store.as_mut(), &table)?;
         self.gen.fill(&mut self.batch, n);
         let (store, batch) = (&mut self.store, &self.batch);
-        let (_, retries) = retrying(|| store.insert(&table, batch), || {})?;
+        let (_, retries) = retrying(|| store.insert(&table, batch))?;
         if let Some(left) = self.rows_left.as_mut() {
             *left -= n as u64;
         }
@@ -220,7 +220,7 @@ impl Client for Deleter<'_> {
         }
         let from = ids.claim_delete(n);
         let store = &mut self.store;
-        let (_, retries) = retrying(|| store.delete(t, from, n), || {})?;
+        let (_, retries) = retrying(|| store.delete(t, from, n))?;
         if let Some(left) = self.rows_left.as_mut() {
             *left -= n as u64;
         }

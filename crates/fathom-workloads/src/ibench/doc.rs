@@ -12,7 +12,6 @@ use super::gen::{Batch, Col, Shape, Table};
 use fathom_core::doc::bson::{doc, Bson, DateTime, Document, RawDocument};
 use fathom_core::doc::{DocEngine, DocSession, Find, Index};
 use fathom_core::target::Maintenance;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// A column's field name in iibench.py's mongo documents.
@@ -81,11 +80,7 @@ impl Store for DocStore<'_> {
     }
 
     fn insert(&mut self, t: &Table, batch: &Batch) -> anyhow::Result<()> {
-        let n = batch.len();
-        let ids = t
-            .known()
-            .expect("the writer reads the ids before inserting");
-        let first = ids.next.fetch_add(n as i64, Ordering::Relaxed);
+        let first = t.claim_insert(batch.len());
         let when = DateTime::from_millis(batch.dateandtime * 1000);
         self.docs.clear();
         for (i, (r, data)) in batch.rows.iter().zip(&batch.data).enumerate() {

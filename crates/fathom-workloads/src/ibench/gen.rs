@@ -247,6 +247,15 @@ impl Table {
     pub fn known(&self) -> Option<&Ids> {
         self.ids.get()
     }
+
+    /// Claims the next `n` ids to insert, returning the first (stores that assign ids
+    /// themselves: the kv mapping and documents).
+    pub fn claim_insert(&self, n: usize) -> i64 {
+        let ids = self
+            .known()
+            .expect("the writer reads the ids before inserting");
+        ids.next.fetch_add(n as i64, Ordering::Relaxed)
+    }
 }
 
 impl Ids {

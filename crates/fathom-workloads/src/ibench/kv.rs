@@ -9,7 +9,6 @@ use crate::rows::{decode_row, encode_row, index_id, key_int, Col as V, Key};
 use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, Seek, SessionOptions};
 use fathom_core::target::Maintenance;
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// The catalog entry of table `t`: how many secondary indexes it has.
@@ -149,11 +148,7 @@ impl Store for KvStore<'_> {
     }
 
     fn insert(&mut self, t: &Table, batch: &Batch) -> anyhow::Result<()> {
-        let n = batch.len();
-        let ids = t
-            .known()
-            .expect("the writer reads the ids before inserting");
-        let first = ids.next.fetch_add(n as i64, Ordering::Relaxed);
+        let first = t.claim_insert(batch.len());
         let indexes = self.indexes(t.n)?;
         self.keys.clear();
         self.values.clear();

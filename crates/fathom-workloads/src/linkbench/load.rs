@@ -222,7 +222,7 @@ impl<'e> LinkLoader<'e> {
 
     fn flush_links(&mut self) -> anyhow::Result<Done> {
         let (store, links) = (&mut self.store, &self.links);
-        let ((), retries) = retrying(|| store.add_links_bulk(links), || {})?;
+        let ((), retries) = retrying(|| store.add_links_bulk(links))?;
         let bytes = self.links.iter().map(|l| 40 + l.data.len() as u64).sum();
         let rows = self.links.len() as u64;
         self.links.clear();
@@ -237,7 +237,7 @@ impl<'e> LinkLoader<'e> {
 
     fn flush_counts(&mut self) -> anyhow::Result<Done> {
         let (store, counts) = (&mut self.store, &self.counts);
-        let ((), retries) = retrying(|| store.add_counts_bulk(counts), || {})?;
+        let ((), retries) = retrying(|| store.add_counts_bulk(counts))?;
         let rows = self.counts.len() as u64;
         self.counts.clear();
         // Count rows are not inserts of the graph: only nodes and links count as rows.

@@ -138,21 +138,14 @@ fn one<'a>(filter: &'a Document, update: &'a Document) -> Update<'a> {
 impl Client for DocEvents<'_> {
     fn next(&mut self) -> anyhow::Result<Option<Done>> {
         // A write conflict aborts the event's transaction, which then runs again.
-        let (bytes, retries) = retrying(
-            || {
-                self.event().inspect_err(|e| {
-                    if retryable(e) && self.transactions {
-                        let _ = self.session.abort();
-                    }
-                })
-            },
-            || {},
-        )?;
-        Ok(Some(Done {
-            bytes,
-            retries,
-            ..Done::default()
-        }))
+        let (bytes, retries) = retrying(|| {
+            self.event().inspect_err(|e| {
+                if retryable(e) && self.transactions {
+                    let _ = self.session.abort();
+                }
+            })
+        })?;
+        Ok(Some(Done::after_retries(bytes, retries)))
     }
 }
 

@@ -264,20 +264,17 @@ fn transact<'q, I: Iterator<Item = &'q Query>>(
     with_reads: bool,
 ) -> anyhow::Result<(u64, u32)> {
     let mut bytes = 0;
-    let (_, retries) = retrying(
-        || {
-            session.transaction(&mut |t| {
-                if with_reads {
-                    bytes = run.reads(&mut Reader::Txn(t), ev)?;
-                }
-                for q in queries().filter(|q| q.is_write()) {
-                    run.write(t, q, ev)?;
-                }
-                Ok(TxnEnd::Commit)
-            })
-        },
-        || {},
-    )?;
+    let (_, retries) = retrying(|| {
+        session.transaction(&mut |t| {
+            if with_reads {
+                bytes = run.reads(&mut Reader::Txn(t), ev)?;
+            }
+            for q in queries().filter(|q| q.is_write()) {
+                run.write(t, q, ev)?;
+            }
+            Ok(TxnEnd::Commit)
+        })
+    })?;
     Ok((bytes, retries))
 }
 
@@ -303,11 +300,7 @@ impl Client for KvEvents<'_> {
             }
             (bytes, retries)
         };
-        Ok(Some(Done {
-            bytes,
-            retries,
-            ..Done::default()
-        }))
+        Ok(Some(Done::after_retries(bytes, retries)))
     }
 }
 

@@ -151,21 +151,14 @@ impl<'e> SqlEvents<'e> {
 impl Client for SqlEvents<'_> {
     fn next(&mut self) -> anyhow::Result<Option<Done>> {
         // A failed event's transaction is rolled back before it runs again.
-        let (bytes, retries) = retrying(
-            || {
-                self.event().inspect_err(|e| {
-                    if retryable(e) {
-                        let _ = self.conn.exec("ROLLBACK");
-                    }
-                })
-            },
-            || {},
-        )?;
-        Ok(Some(Done {
-            bytes,
-            retries,
-            ..Done::default()
-        }))
+        let (bytes, retries) = retrying(|| {
+            self.event().inspect_err(|e| {
+                if retryable(e) {
+                    let _ = self.conn.exec("ROLLBACK");
+                }
+            })
+        })?;
+        Ok(Some(Done::after_retries(bytes, retries)))
     }
 }
 
