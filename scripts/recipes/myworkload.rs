@@ -44,12 +44,12 @@ impl Default for MyWorkloadParams {
 /// Its operation kinds, declared once; `Done::kind` indexes them.
 const KINDS: &[OpKind] = &[OpKind::new("put", Role::Write)];
 
-pub const ENTRY: WorkloadEntry = WorkloadEntry {
-    name: "myworkload",
-    about: "puts random keys for a while (the recipe's template)",
-    families: &[Family::Kv, Family::Doc],
-    ..WorkloadEntry::kv_and_sql::<MyWorkloadParams>(build)
-};
+pub const ENTRY: WorkloadEntry = WorkloadEntry::new::<MyWorkloadParams>(
+    "myworkload",
+    "puts random keys for a while (the recipe's template)",
+    &[Family::Kv, Family::Doc],
+    build,
+);
 
 fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     let mut p: MyWorkloadParams = params.read(ENTRY.name)?;

@@ -37,29 +37,8 @@ pub struct RunArgs {
     /// Client threads; a list (1,4,8) runs once per count, each on a fresh database [default: 2].
     #[arg(long, value_delimiter = ',')]
     pub clients: Vec<usize>,
-    /// Length of each timed step (sets the workload's `duration` parameter; with an
-    /// experiment file, overrides the file's).
-    #[arg(long)]
-    pub duration: Option<String>,
-    /// Limit the engine's memory, page cache included (e.g. 256m), with a cgroup child group.
-    #[arg(long)]
-    pub memory_limit: Option<String>,
-    /// Open loop: total intended operations per second for every timed step (loads and other
-    /// fixed-work steps stay closed loop); latency then counts from each operation's intended
-    /// start.
-    #[arg(long)]
-    pub rate: Option<f64>,
-    /// Spacing of open-loop arrivals: uniform or poisson [default: poisson].
-    #[arg(long)]
-    pub arrivals: Option<String>,
-    /// Open-loop queueing: per-client (each client its own arrivals) or shared (one stream
-    /// at the total rate, each idle client taking the next arrival, as LinkbenchX's
-    /// requesters) [default: per-client].
-    #[arg(long)]
-    pub queue: Option<String>,
-    /// Seconds between interval records [default: 1s].
-    #[arg(long)]
-    pub interval: Option<String>,
+    #[command(flatten)]
+    pub drive: DriveInput,
     /// Where run directories are written [default: results; for an experiment,
     /// results/NAME].
     #[arg(long)]
@@ -83,18 +62,6 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    /// The flags every run shares, as the resolver takes them.
-    fn drive(&self) -> DriveInput {
-        DriveInput {
-            duration: self.duration.clone(),
-            interval: self.interval.clone(),
-            memory_limit: self.memory_limit.clone(),
-            rate: self.rate,
-            arrivals: self.arrivals.clone(),
-            queue: self.queue.clone(),
-        }
-    }
-
     /// Every (engine, client count) the flags ask for, resolved and checked before anything
     /// runs.
     fn specs(&self, workload: &str) -> anyhow::Result<Vec<RunSpec>> {
@@ -118,7 +85,7 @@ impl RunArgs {
             name: workload.to_string(),
             params,
         };
-        let drive = self.drive();
+        let drive = self.drive.clone();
         let mut specs = Vec::new();
         for engine in &self.engine {
             let setup = SetupInput {
@@ -152,11 +119,11 @@ impl RunArgs {
             ("--set", !self.settings.is_empty()),
             ("--param", !self.params.is_empty()),
             ("--clients", !self.clients.is_empty()),
-            ("--memory-limit", self.memory_limit.is_some()),
-            ("--rate", self.rate.is_some()),
-            ("--arrivals", self.arrivals.is_some()),
-            ("--queue", self.queue.is_some()),
-            ("--interval", self.interval.is_some()),
+            ("--memory-limit", self.drive.memory_limit.is_some()),
+            ("--rate", self.drive.rate.is_some()),
+            ("--arrivals", self.drive.arrivals.is_some()),
+            ("--queue", self.drive.queue.is_some()),
+            ("--interval", self.drive.interval.is_some()),
             ("--data-dir", self.data_dir.is_some()),
             ("--keep-data", self.keep_data),
             ("--existing-data", self.existing_data),
@@ -217,7 +184,7 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
             file.display()
         );
     }
-    let exp = Experiment::load(file, args.duration.as_deref())?;
+    let exp = Experiment::load(file, args.drive.duration.as_deref())?;
     let results = args
         .results
         .clone()

@@ -1,6 +1,8 @@
 //! Memory limits through a cgroup child group (v1 or v2) holding the engine's processes, so a
 //! database several times the limit is IO-bound as on a real server. The group is created
-//! under the caller's own group and removed when the limit is dropped.
+//! under the caller's own group and removed when the limit is dropped: as root anywhere, as
+//! anyone else in a group delegated to them (`systemd-run --user --scope -p Delegate=yes` on
+//! cgroup v2, a directory chowned to them on v1), which `delegation_help` says how to get.
 
 use std::path::{Path, PathBuf};
 
@@ -8,12 +10,15 @@ use std::path::{Path, PathBuf};
 pub enum CgroupError {
     #[error("memory limits need a cgroup memory controller, but none is mounted (looked in /proc/self/mountinfo)")]
     NoController,
-    #[error("cannot {action} {path}: {source} (memory limits need root or a delegated cgroup)")]
+    #[error("cannot {action} {path}: {source}; memory limits need root or a cgroup delegated to you: {help}")]
     Io {
         action: &'static str,
         path: PathBuf,
         source: std::io::Error,
+        help: String,
     },
+    #[error("cannot enable the memory controller for the groups under {group}: it holds processes other than fathom (cgroup v2 lets a group with processes of its own give no controller to its children); start fathom alone in a group of its own: {help}")]
+    Busy { group: PathBuf, help: String },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,15 +32,39 @@ pub enum Version {
 pub struct MemoryLimit {
     dir: PathBuf,
     parent: PathBuf,
+    /// On cgroup v2, the leaf beside the group that fathom moved itself to, so that its own
+    /// group could give the memory controller to its children; moved back and removed after.
+    leaf: Option<PathBuf>,
     version: Version,
     limit_bytes: u64,
 }
 
-fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> CgroupError + 'a {
+/// How an ordinary user gets a group of their own to run fathom in, for the cgroup version
+/// that holds the memory controller (mounted at `mount`).
+pub fn delegation_help(version: Version, mount: &Path) -> String {
+    match version {
+        Version::V2 => "start fathom in a delegated scope, `systemd-run --user --scope -p Delegate=yes fathom run ...`".to_string(),
+        Version::V1 => {
+            let dir = mount.join("fathom-$USER");
+            let dir = dir.display();
+            format!(
+                "have root make one and give it to you, `sudo mkdir {dir} && sudo chown -R $USER {dir}`, \
+                 then start fathom in it: `echo $$ > {dir}/cgroup.procs; fathom run ...`"
+            )
+        }
+    }
+}
+
+fn io<'a>(
+    action: &'static str,
+    path: &'a Path,
+    help: &'a str,
+) -> impl FnOnce(std::io::Error) -> CgroupError + 'a {
     move |source| CgroupError::Io {
         action,
         path: path.to_path_buf(),
         source,
+        help: help.to_string(),
     }
 }
 
@@ -83,33 +112,34 @@ impl MemoryLimit {
         let groups = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
         let (m1, m2) = mounts(&mountinfo);
         let (g1, g2) = own_groups(&groups);
-        let (parent, version) = match (m1, g1, m2, g2) {
-            (Some(m), Some(g), _, _) => (m.join(g.trim_start_matches('/')), Version::V1),
-            (_, _, Some(m), Some(g)) => (m.join(g.trim_start_matches('/')), Version::V2),
+        let (mount, group, version) = match (m1, g1, m2, g2) {
+            (Some(m), Some(g), _, _) => (m, g, Version::V1),
+            (_, _, Some(m), Some(g)) => (m, g, Version::V2),
             _ => return Err(CgroupError::NoController),
         };
+        let parent = mount.join(group.trim_start_matches('/'));
+        let help = delegation_help(version, &mount);
         remove_stale(&parent);
         let dir = parent.join(format!("fathom-{}", std::process::id()));
         if !dir.exists() {
-            std::fs::create_dir(&dir).map_err(io("create", &dir))?;
+            std::fs::create_dir(&dir).map_err(io("create", &dir, &help))?;
         }
-        let limit = MemoryLimit {
+        let mut limit = MemoryLimit {
             dir,
             parent,
+            leaf: None,
             version,
             limit_bytes,
         };
-        let (file, value) = match version {
-            Version::V1 => ("memory.limit_in_bytes", limit_bytes.to_string()),
+        let file = match version {
+            Version::V1 => "memory.limit_in_bytes",
             Version::V2 => {
-                let control = limit.parent.join("cgroup.subtree_control");
-                std::fs::write(&control, "+memory")
-                    .map_err(io("enable the memory controller in", &control))?;
-                ("memory.max", limit_bytes.to_string())
+                limit.leaf = enable_memory(&limit.parent, &help)?;
+                "memory.max"
             }
         };
         let path = limit.dir.join(file);
-        std::fs::write(&path, value).map_err(io("write", &path))?;
+        std::fs::write(&path, limit_bytes.to_string()).map_err(io("write", &path, &help))?;
         for pid in pids {
             limit.add(*pid)?;
         }
@@ -119,7 +149,7 @@ impl MemoryLimit {
     /// Moves a process (all its threads) into the group.
     pub fn add(&self, pid: u32) -> Result<(), CgroupError> {
         let procs = self.dir.join("cgroup.procs");
-        std::fs::write(&procs, pid.to_string()).map_err(io("write", &procs))
+        std::fs::write(&procs, pid.to_string()).map_err(io("write", &procs, ""))
     }
 
     /// The file a process writes its pid (or 0 for itself) to, to join the group.
@@ -165,22 +195,74 @@ impl MemoryLimit {
     }
 }
 
-impl Drop for MemoryLimit {
-    fn drop(&mut self) {
-        let procs = std::fs::read_to_string(self.dir.join("cgroup.procs")).unwrap_or_default();
-        for pid in procs.split_whitespace() {
-            let _ = std::fs::write(self.parent.join("cgroup.procs"), pid);
+/// Enables the memory controller for the children of cgroup v2 group `parent`. A group holding
+/// processes cannot (but the root): where `parent` holds only fathom (a delegated scope fathom
+/// was started in), fathom moves itself to a leaf beside the limited group first, and that
+/// leaf is returned.
+fn enable_memory(parent: &Path, help: &str) -> Result<Option<PathBuf>, CgroupError> {
+    let control = parent.join("cgroup.subtree_control");
+    let enable = || std::fs::write(&control, "+memory");
+    let busy = |e: &std::io::Error| e.kind() == std::io::ErrorKind::ResourceBusy;
+    match enable() {
+        Ok(()) => return Ok(None),
+        Err(e) if busy(&e) => {}
+        Err(e) => return Err(io("enable the memory controller in", &control, help)(e)),
+    }
+    let leaf = parent.join(format!("fathom-{}-self", std::process::id()));
+    if !leaf.exists() {
+        std::fs::create_dir(&leaf).map_err(io("create", &leaf, help))?;
+    }
+    let procs = leaf.join("cgroup.procs");
+    std::fs::write(&procs, std::process::id().to_string()).map_err(io("write", &procs, help))?;
+    match enable() {
+        Ok(()) => Ok(Some(leaf)),
+        Err(e) => {
+            let _ = std::fs::write(parent.join("cgroup.procs"), std::process::id().to_string());
+            let _ = std::fs::remove_dir(&leaf);
+            Err(if busy(&e) {
+                CgroupError::Busy {
+                    group: parent.to_path_buf(),
+                    help: help.to_string(),
+                }
+            } else {
+                io("enable the memory controller in", &control, help)(e)
+            })
         }
-        let _ = std::fs::remove_dir(&self.dir);
     }
 }
 
-/// Removes `fathom-<pid>` groups left by processes that no longer exist.
+impl Drop for MemoryLimit {
+    fn drop(&mut self) {
+        // Back to where fathom is: its leaf on v2 when it made one (a group giving controllers
+        // to its children takes no processes), else the parent.
+        let home = self.leaf.as_ref().unwrap_or(&self.parent);
+        let procs = std::fs::read_to_string(self.dir.join("cgroup.procs")).unwrap_or_default();
+        for pid in procs.split_whitespace() {
+            let _ = std::fs::write(home.join("cgroup.procs"), pid);
+        }
+        let _ = std::fs::remove_dir(&self.dir);
+        if let Some(leaf) = &self.leaf {
+            // The parent as fathom found it: the controller fathom enabled off, fathom back in it.
+            let _ = std::fs::write(self.parent.join("cgroup.subtree_control"), "-memory");
+            let _ = std::fs::write(
+                self.parent.join("cgroup.procs"),
+                std::process::id().to_string(),
+            );
+            let _ = std::fs::remove_dir(leaf);
+        }
+    }
+}
+
+/// Removes `fathom-<pid>` groups (and v2 leaves `fathom-<pid>-self`) left by processes that
+/// no longer exist.
 fn remove_stale(parent: &Path) {
     crate::leftovers::remove_dead(
         parent,
         "memory cgroup",
-        |n| crate::leftovers::pid_after(n, "fathom-", None),
+        |n| {
+            crate::leftovers::pid_after(n, "fathom-", None)
+                .or_else(|| crate::leftovers::pid_after(n, "fathom-", Some('-')))
+        },
         |p: &Path| std::fs::remove_dir(p),
     );
 }

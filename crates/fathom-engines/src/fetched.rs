@@ -11,8 +11,7 @@ pub fn engines_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("FATHOM_ENGINES").filter(|d| !d.is_empty()) {
         return PathBuf::from(dir);
     }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
+    if crate::server::is_root() {
         return PathBuf::from("/var/cache/fathom/engines");
     }
     let home = std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into());

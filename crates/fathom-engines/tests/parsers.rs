@@ -4,7 +4,7 @@
 //! a panic.
 
 use fathom_engines::server::{config_lines, parse_pid};
-use fathom_engines::settings::{validate, Settings};
+use fathom_engines::settings::{validate, SettingSpec, Settings};
 use fathom_engines::{open, EngineConfig, ENGINES};
 use proptest::prelude::*;
 
@@ -16,6 +16,17 @@ fn value() -> impl Strategy<Value = String> {
         "\\PC{0,16}",
         Just(String::new()),
     ]
+}
+
+/// Settings of `specs` named by the picked indexes, with the picked values.
+fn picked(specs: &[SettingSpec], pick: &[(prop::sample::Index, String)]) -> Settings {
+    let mut given = Settings::new();
+    if !specs.is_empty() {
+        for (i, v) in pick {
+            given.insert(specs[i.index(specs.len())].name.to_string(), v.clone());
+        }
+    }
+    given
 }
 
 /// An options string in the shape engines take (`a=b;c=d`, `a=b,c=(d=e)`), with noise.
@@ -52,12 +63,7 @@ proptest! {
     ) {
         let entry = &ENGINES[engine];
         let specs = (entry.settings)();
-        let mut given = Settings::new();
-        for (i, v) in &pick {
-            if !specs.is_empty() {
-                given.insert(specs[i.index(specs.len())].name.to_string(), v.clone());
-            }
-        }
+        let mut given = picked(&specs, &pick);
         if let Some(k) = &unknown {
             given.insert(k.clone(), "1".into());
         }
@@ -93,12 +99,7 @@ proptest! {
     ) {
         let entry = &ENGINES[engine];
         let specs = (entry.settings)();
-        let mut settings = Settings::new();
-        for (i, v) in &pick {
-            if !specs.is_empty() {
-                settings.insert(specs[i.index(specs.len())].name.to_string(), v.clone());
-            }
-        }
+        let settings = picked(&specs, &pick);
         let dir = tempfile::tempdir().unwrap();
         let config = EngineConfig {
             data_dir: dir.path().join("db"),

@@ -5,7 +5,7 @@
 //! engine is dropped, no server process left. A new sql engine gets the suite by adding one
 //! `sql_conformance!` line (and a test fails until it does).
 
-use fathom_core::family::Engine;
+use fathom_core::family::{Engine, Family};
 use fathom_core::sql::{SqlConn, SqlEngine, Value};
 use fathom_engines::EngineConfig;
 use std::path::Path;
@@ -141,16 +141,11 @@ sql_conformance!(sqlite_sql);
 
 #[test]
 fn every_sql_engine_is_covered() {
-    let source = include_str!("sql_conformance.rs");
-    common::every_engine_has_its_line(
-        source,
-        fathom_core::family::Family::Sql,
-        "sql_conformance",
-        &[],
-    );
+    common::every_engine_has_its_line(include_str!("sql_conformance.rs"), Family::Sql, &[]);
 }
 
-/// A server that cannot start is an error with the tail of its log, and nothing is left running.
+/// A server that cannot start is an error with the tail of its log (and of its install step's
+/// output, when that step failed), and nothing is left running.
 #[test]
 fn a_bad_setup_shows_the_servers_log() {
     for (name, bad) in [
@@ -166,6 +161,13 @@ fn a_bad_setup_shows_the_servers_log() {
             err.contains("last lines of") && err.contains(bad.split('=').next().unwrap().trim()),
             "{name}: {err}"
         );
+        if name == "innodb" {
+            // The install step's own output, not only the server's log.
+            assert!(
+                err.contains("mariadb-install-db failed") && err.contains("install-db.log"),
+                "{err}"
+            );
+        }
     }
 }
 
@@ -207,13 +209,8 @@ fn mariadb_outcomes(c: &mut dyn SqlConn, statements: &[(&str, usize)], base: i64
             .collect();
         for i in 0..3 {
             let blob = vec![b'\'' + i as u8; 100 * i];
-            let p = [
-                Value::Int(base + i as i64),
-                Value::Int(i as i64 * 2_000_000_000),
-                Value::Int(-(i as i64)),
-                Value::Bytes(&blob),
-                Value::Text("it's"),
-            ];
+            let i = i as i64;
+            let p = row(base + i, i * 2_000_000_000, -i, &blob, "it's");
             let o = c.run(stmts[0].0, &p).unwrap();
             seen.push(format!("{:?}", (o.rows, o.affected, o.bytes)));
         }
@@ -239,16 +236,7 @@ fn mariadb_outcomes(c: &mut dyn SqlConn, statements: &[(&str, usize)], base: i64
             let o = c.run(stmts[5].0, &[Value::Int(base + 9)]).unwrap();
             seen.push(format!("{o:?}"));
         }
-        let dup = c.run(
-            stmts[0].0,
-            &[
-                Value::Int(base),
-                Value::Int(0),
-                Value::Int(0),
-                Value::Bytes(b""),
-                Value::Text(""),
-            ],
-        );
+        let dup = c.run(stmts[0].0, &row(base, 0, 0, b"", ""));
         let err = format!("{:#}", dup.unwrap_err());
         assert!(err.contains("1062"), "duplicate key error: {err}");
     }
@@ -260,17 +248,6 @@ fn mariadb_outcomes(c: &mut dyn SqlConn, statements: &[(&str, usize)], base: i64
 /// several statements in one text, scalars, and a server error with its code.
 #[test]
 fn mariadb_clients_agree() {
-    let dir = tempfile::tempdir().unwrap();
-    let lean = open("innodb", dir.path(), "").unwrap();
-    let krate = attached("innodb", &*lean, dir.path(), "mysql");
-    let mut setup = lean.connect().unwrap();
-    setup.exec("DROP TABLE IF EXISTS v").unwrap();
-    setup
-        .exec(
-            "CREATE TABLE v (id BIGINT NOT NULL PRIMARY KEY, u INT UNSIGNED, t TINYINT, \
-             d DOUBLE, m DECIMAL(10,2), w DATETIME, b VARBINARY(300), c VARCHAR(40))",
-        )
-        .unwrap();
     let statements = [
         (
             "INSERT INTO v VALUES (?, ?, ?, 1.5, 12.25, '2024-01-02 03:04:05', ?, ?)",
@@ -282,18 +259,52 @@ fn mariadb_clients_agree() {
         ("UPDATE v SET c = ? WHERE id <= ?", 2),
         ("INSERT INTO v (id) VALUES (?); SELECT 1", 1),
     ];
-    let outcomes: Vec<Vec<String>> = [&lean, &krate]
+    clients_agree(
+        "innodb",
+        "mysql",
+        "CREATE TABLE v (id BIGINT NOT NULL PRIMARY KEY, u INT UNSIGNED, t TINYINT, \
+         d DOUBLE, m DECIMAL(10,2), w DATETIME, b VARBINARY(300), c VARCHAR(40))",
+        |c, base| mariadb_outcomes(c, &statements, base),
+    );
+}
+
+/// Runs `outcomes` on a connection of fathom's own client and then of the crate's (`krate`),
+/// both on one server of engine `name` with table `v` made by `create`, and checks they agree.
+fn clients_agree(
+    name: &str,
+    krate: &str,
+    create: &str,
+    outcomes: impl Fn(&mut dyn SqlConn, i64) -> Vec<String>,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let lean = open(name, dir.path(), "").unwrap();
+    let by_crate = attached(name, &*lean, dir.path(), krate);
+    let mut setup = lean.connect().unwrap();
+    setup.exec("DROP TABLE IF EXISTS v").unwrap();
+    setup.exec(create).unwrap();
+    let seen: Vec<Vec<String>> = [&lean, &by_crate]
         .into_iter()
         .enumerate()
         .map(|(round, engine)| {
             let mut c = engine.connect().unwrap();
-            mariadb_outcomes(c.as_mut(), &statements, 1000 * (round as i64 + 1))
+            outcomes(c.as_mut(), 1000 * (round as i64 + 1))
         })
         .collect();
     assert_eq!(
-        outcomes[0], outcomes[1],
-        "fathom's client against the mysql crate's"
+        seen[0], seen[1],
+        "fathom's client against the {krate} crate's"
     );
+}
+
+/// The parameters of a row of `v`: id, u, t, b, c.
+fn row<'a>(id: i64, u: i64, t: i64, b: &'a [u8], c: &'a str) -> [Value<'a>; 5] {
+    [
+        Value::Int(id),
+        Value::Int(u),
+        Value::Int(t),
+        Value::Bytes(b),
+        Value::Text(c),
+    ]
 }
 
 /// What each of PostgreSQL's kinds of statement gave on one client, the rows numbered from
@@ -309,13 +320,8 @@ fn postgres_outcomes(c: &mut dyn SqlConn, base: i64) -> Vec<String> {
     let count = prepare("SELECT count(*) FROM v WHERE id >= ?");
     for i in 0..3 {
         let blob = vec![b'\\' + i as u8; 100 * i];
-        let p = [
-            Value::Int(base + i as i64),
-            Value::Int(i as i64 * 1_000_000_000),
-            Value::Int(-(i as i64)),
-            Value::Bytes(&blob),
-            Value::Text("it's"),
-        ];
+        let i = i as i64;
+        let p = row(base + i, i * 1_000_000_000, -i, &blob, "it's");
         let o = c.run(insert, &p).unwrap();
         seen.push(format!("{:?}", (o.rows, o.affected, o.bytes)));
     }
@@ -351,16 +357,7 @@ fn postgres_outcomes(c: &mut dyn SqlConn, base: i64) -> Vec<String> {
         "{:?}",
         c.scalar(count, &[Value::Int(base)]).unwrap()
     ));
-    let dup = c.run(
-        insert,
-        &[
-            Value::Int(base),
-            Value::Int(0),
-            Value::Int(0),
-            Value::Bytes(b""),
-            Value::Text(""),
-        ],
-    );
+    let dup = c.run(insert, &row(base, 0, 0, b"", ""));
     let err = dup.unwrap_err();
     assert!(
         fathom_core::sql::retryable(&err),
@@ -381,28 +378,12 @@ fn postgres_outcomes(c: &mut dyn SqlConn, base: i64) -> Vec<String> {
 /// transaction, and a unique violation classified as retryable.
 #[test]
 fn postgres_clients_agree() {
-    let dir = tempfile::tempdir().unwrap();
-    let lean = open("postgres", dir.path(), "").unwrap();
-    let krate = attached("postgres", &*lean, dir.path(), "postgres");
-    let mut setup = lean.connect().unwrap();
-    setup.exec("DROP TABLE IF EXISTS v").unwrap();
-    setup
-        .exec(
-            "CREATE TABLE v (id BIGINT NOT NULL PRIMARY KEY, u INTEGER, t SMALLINT, \
-             d DOUBLE PRECISION, m NUMERIC(10,2), w TIMESTAMP, b BYTEA, c VARCHAR(40))",
-        )
-        .unwrap();
-    let outcomes: Vec<Vec<String>> = [&lean, &krate]
-        .into_iter()
-        .enumerate()
-        .map(|(round, engine)| {
-            let mut c = engine.connect().unwrap();
-            postgres_outcomes(c.as_mut(), 1000 * (round as i64 + 1))
-        })
-        .collect();
-    assert_eq!(
-        outcomes[0], outcomes[1],
-        "fathom's client against the postgres crate's"
+    clients_agree(
+        "postgres",
+        "postgres",
+        "CREATE TABLE v (id BIGINT NOT NULL PRIMARY KEY, u INTEGER, t SMALLINT, \
+         d DOUBLE PRECISION, m NUMERIC(10,2), w TIMESTAMP, b BYTEA, c VARCHAR(40))",
+        postgres_outcomes,
     );
 }
 

@@ -40,17 +40,34 @@ pub struct WorkloadInput {
     pub params: BTreeMap<String, String>,
 }
 
-/// How every run of one invocation is driven: `--duration`, `--interval`, `--memory-limit`,
-/// `--rate`, `--arrivals`, `--queue`, or the same keys at an experiment file's top level.
-#[derive(Clone, Debug, Default)]
+/// How every run of one invocation is driven: `fathom run`'s flags below, or the same keys at
+/// an experiment file's top level.
+#[derive(clap::Args, Clone, Debug, Default)]
 pub struct DriveInput {
-    /// The length of every timed step (the workload's duration parameter).
+    /// Length of each timed step (sets the workload's `duration` parameter; with an
+    /// experiment file, overrides the file's).
+    #[arg(long)]
     pub duration: Option<String>,
-    pub interval: Option<String>,
+    /// Limit the engine's memory, page cache included (e.g. 256m), with a cgroup child group
+    /// (as root, or in a cgroup delegated to you: see the README's `--memory-limit`).
+    #[arg(long)]
     pub memory_limit: Option<String>,
+    /// Open loop: total intended operations per second for every timed step (loads and other
+    /// fixed-work steps stay closed loop); latency then counts from each operation's intended
+    /// start.
+    #[arg(long)]
     pub rate: Option<f64>,
+    /// Spacing of open-loop arrivals: uniform or poisson [default: poisson].
+    #[arg(long)]
     pub arrivals: Option<String>,
+    /// Open-loop queueing: per-client (each client its own arrivals) or shared (one stream
+    /// at the total rate, each idle client taking the next arrival, as LinkbenchX's
+    /// requesters) [default: per-client].
+    #[arg(long)]
     pub queue: Option<String>,
+    /// Seconds between interval records [default: 1s].
+    #[arg(long)]
+    pub interval: Option<String>,
 }
 
 /// A table of scalars (strings, numbers, booleans) read as the strings `--set`/`--param` would

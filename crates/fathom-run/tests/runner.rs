@@ -126,7 +126,7 @@ fn every_bundled_experiment_loads() {
         }
     }
     assert!(
-        loaded >= 5,
+        loaded >= 9,
         "only {loaded} experiments in {}",
         dir.display()
     );

@@ -77,17 +77,20 @@ pub struct WorkloadEntry {
 }
 
 impl WorkloadEntry {
-    /// The fields every workload on both engine families shares, for `..` in its entry: its
-    /// parameters are the struct `P`'s, and `--duration` sets its `duration` parameter.
-    pub const fn kv_and_sql<P: Knobs>(
+    /// A workload's entry, for `..` in its own: its parameters are the struct `P`'s,
+    /// `--duration` sets its `duration` parameter, and it adds nothing to reports.
+    pub const fn new<P: Knobs>(
+        name: &'static str,
+        about: &'static str,
+        families: &'static [Family],
         build: fn(&Params, usize) -> anyhow::Result<Box<dyn Workload>>,
     ) -> WorkloadEntry {
         WorkloadEntry {
-            name: "",
-            about: "",
+            name,
+            about,
             params: specs::<P>,
             build,
-            families: &[Family::Kv, Family::Sql],
+            families,
             duration_param: "duration",
             on_servers: &[],
             report: report::ReportHooks::NONE,

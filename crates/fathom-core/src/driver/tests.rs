@@ -11,6 +11,16 @@ impl Target for NoEngine {
     }
 }
 
+/// A step of `clients` clients whose operations are of one kind, reads.
+fn reading(name: &str, clients: usize) -> StepPlan {
+    StepPlan {
+        name: name.into(),
+        clients,
+        op_kinds: vec![crate::kind::OpKind::new("op", crate::kind::Role::Read)],
+        ..Default::default()
+    }
+}
+
 /// Instant operations, except the first, which stalls for 200 ms.
 struct StallOnce {
     done: u64,
@@ -33,15 +43,12 @@ impl Client for StallOnce {
 
 fn run(open_loop: Option<OpenLoop>, ops: u64) -> StepSummary {
     let plan = StepPlan {
-        name: "stall".into(),
-        clients: 1,
         duration: None,
         ops_per_client: Some(ops),
         warmup: Duration::ZERO,
-        op_kinds: vec![crate::kind::OpKind::new("op", crate::kind::Role::Read)],
         background: None,
         open_loop,
-        ..Default::default()
+        ..reading("stall", 1)
     };
     run_plan(&plan, Vec::new())
 }
@@ -111,11 +118,8 @@ impl Client for FailsSome {
 #[test]
 fn intervals_count_failed_operations() {
     let plan = StepPlan {
-        name: "fails".into(),
-        clients: 1,
         ops_per_client: Some(300),
-        op_kinds: vec![crate::kind::OpKind::new("op", crate::kind::Role::Read)],
-        ..Default::default()
+        ..reading("fails", 1)
     };
     let mut records = Vec::new();
     let s = run_seen(
@@ -216,12 +220,9 @@ impl Client for RowsUpTo {
 #[test]
 fn a_step_until_its_background_ends_lasts_as_long_as_the_writers() {
     let plan = StepPlan {
-        name: "qr".into(),
-        clients: 1,
-        op_kinds: vec![crate::kind::OpKind::new("op", crate::kind::Role::Read)],
         background: Some(Pace::RowsPerSec(200.0)),
         until_background: true,
-        ..Default::default()
+        ..reading("qr", 1)
     };
     let writers = vec![
         paced(Box::new(RowsUpTo { left: 100 })),
@@ -241,12 +242,9 @@ fn a_step_until_its_background_ends_lasts_as_long_as_the_writers() {
 #[test]
 fn a_background_writer_paced_in_rows_keeps_under_its_rate() {
     let plan = StepPlan {
-        name: "queries".into(),
-        clients: 1,
         duration: Some(Duration::from_secs(1)),
-        op_kinds: vec![crate::kind::OpKind::new("op", crate::kind::Role::Read)],
         background: Some(Pace::RowsPerSec(200.0)),
-        ..Default::default()
+        ..reading("queries", 1)
     };
     let s = run_plan(&plan, vec![paced(Box::new(TenRows))]);
     let bg = s.background.unwrap();
@@ -264,17 +262,14 @@ fn with_one_queue_an_idle_client_takes_what_a_stalled_one_cannot() {
     // the stalled client's operations wait behind it. One queue: the other client takes them.
     let run_two = |shared: bool| {
         let plan = StepPlan {
-            name: "queue".into(),
-            clients: 2,
             ops_per_client: Some(500),
-            op_kinds: vec![crate::kind::OpKind::new("op", crate::kind::Role::Read)],
             open_loop: Some(OpenLoop {
                 ops_per_sec: 1000.0,
                 spacing: Spacing::Uniform,
                 shared,
                 latency_from: LatencyFrom::Arrival,
             }),
-            ..Default::default()
+            ..reading("queue", 2)
         };
         run_clients(
             &plan,

@@ -144,7 +144,6 @@ fn my_cnf(
         // Temporary tables of its own: two servers installing at once in one /tmp clashed
         // ("Could not remove temporary table '/tmp/#sql-temptable-...'").
         format!("tmpdir={}", tmp_dir(data).display()),
-        "user=root".into(),
         "skip-networking".into(),
         "max_connections=1000".into(),
         format!("default-storage-engine={}", flavor.storage),
@@ -152,6 +151,11 @@ fn my_cnf(
     ]);
     if let Some(plugin) = flavor.plugin {
         cnf.push(format!("plugin-load-add={plugin}"));
+    }
+    // As root, mariadbd runs as root only when told to; as anyone else it runs as them, and
+    // a `user=` line would make mariadb-install-db try to hand the files to that user.
+    if server::is_root() {
+        cnf.push("user=root".into());
     }
     cnf.push("# the setup's lines".into());
     cnf.extend(setup.iter().cloned());

@@ -27,4 +27,6 @@ fn myrocks_is_loaded_at_start_up() {
     assert!(cnf.contains("plugin-load-add=ha_rocksdb.so"));
     assert!(cnf.contains("rocksdb_block_cache_size=1048576"));
     assert!(cnf.ends_with("x=1\n"), "the setup's lines come last: {cnf}");
+    // Told to run as root only when fathom is root: as anyone else it runs as them.
+    assert_eq!(cnf.contains("user=root"), server::is_root(), "{cnf}");
 }

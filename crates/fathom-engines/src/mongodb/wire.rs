@@ -261,7 +261,7 @@ impl<'b> BsonOut<'b> {
         self.key(0x04, name);
         let mut a = BsonOut::open(self.buf);
         for (i, item) in items.into_iter().enumerate() {
-            a.key(0x03, itoa(i, &mut [0; 20]));
+            a.key(0x03, itoa::Buffer::new().format(i));
             let mut d = BsonOut::open(a.buf);
             body(&mut d, item);
             d.close();
@@ -294,7 +294,7 @@ impl<'b> BsonOut<'b> {
                 self.key(0x04, name);
                 let mut a = BsonOut::open(self.buf);
                 for (i, item) in items.iter().enumerate() {
-                    a.value(itoa(i, &mut [0; 20]), item);
+                    a.value(itoa::Buffer::new().format(i), item);
                 }
                 a.close();
             }
@@ -331,20 +331,6 @@ impl<'b> BsonOut<'b> {
         // The document's length (4) before its one element, its terminating NUL after.
         self.buf.extend_from_slice(&bytes[4..bytes.len() - 1]);
     }
-}
-
-/// `i` in decimal, the key of an array's element.
-fn itoa(mut i: usize, buf: &mut [u8; 20]) -> &str {
-    let mut at = buf.len();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (i % 10) as u8;
-        i /= 10;
-        if i == 0 {
-            break;
-        }
-    }
-    std::str::from_utf8(&buf[at..]).expect("ASCII digits")
 }
 
 #[cfg(test)]

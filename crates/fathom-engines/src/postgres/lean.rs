@@ -98,21 +98,7 @@ fn data_row(body: &[u8], columns: &[u32], keep: Keep, out: &mut Outcome) -> PgRe
 
 /// Writes `v` in decimal (a parameter sent as text).
 fn put_decimal(out: &mut Vec<u8>, v: i64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut n = v.unsigned_abs();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if v < 0 {
-        out.push(b'-');
-    }
-    out.extend_from_slice(&digits[at..]);
+    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
 impl LeanConn {

@@ -157,10 +157,8 @@ impl<K: ServerKind> SqlServer<K> {
         setup: &[String],
         cache: u64,
     ) -> anyhow::Result<SqlServer<K>> {
-        // SAFETY: geteuid has no preconditions.
-        let root = unsafe { libc::geteuid() } == 0;
         let owner = match K::RUN_AS {
-            Some(user) if root => Some(user_ids(user)?),
+            Some(user) if super::is_root() => Some(user_ids(user)?),
             _ => None,
         };
         let socket_dir = SocketDir::create(owner)?;

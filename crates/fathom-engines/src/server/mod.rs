@@ -104,6 +104,13 @@ pub fn parse_pid(pid: &str) -> anyhow::Result<Vec<u32>> {
         .collect()
 }
 
+/// Whether fathom runs as root: servers then run as their own system user where they must
+/// (PostgreSQL), else as fathom's user.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
 /// The uid and gid of a system user (`postgres`).
 pub fn user_ids(name: &str) -> anyhow::Result<(u32, u32)> {
     let c = CString::new(name)?;

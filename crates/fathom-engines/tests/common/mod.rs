@@ -4,8 +4,14 @@ use fathom_core::family::Family;
 use fathom_engines::ENGINES;
 
 /// Asserts that `source` (a suite's own text) has a `MACRO!(name` line for every engine of
-/// `family` in the registry but those in `skip`: a line of code, not a comment.
-pub fn every_engine_has_its_line(source: &str, family: Family, macro_name: &str, skip: &[&str]) {
+/// `family` in the registry but those in `skip`: a line of code, not a comment. The macro is
+/// named after its family's suite (`conformance!`, `sql_conformance!`).
+pub fn every_engine_has_its_line(source: &str, family: Family, skip: &[&str]) {
+    let macro_name = match family {
+        Family::Kv => "conformance",
+        Family::Sql => "sql_conformance",
+        other => panic!("no conformance suite for the {other:?} family"),
+    };
     let lines: Vec<&str> = source
         .lines()
         .map(str::trim_start)

@@ -6,7 +6,7 @@ mod clients;
 pub mod data;
 pub mod report;
 
-use crate::params::{record, seed_or_clock, specs, Params, Size, Span, Switch};
+use crate::params::{record, seed_or_clock, Params, Size, Span, Switch};
 use crate::{kv_session, NewBackground, NewClient, Workload, WorkloadEntry};
 use clients::{Action, DbBenchClient, Keys};
 use data::{KeyFormat, ValueSource};
@@ -95,15 +95,15 @@ impl Default for DbBenchParams {
 }
 
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
-    name: "dbbench",
-    about: "RocksDB's db_bench sequence from benchmark_compare.sh, on any kv engine",
-    params: specs::<DbBenchParams>,
-    build,
-    families: &[Family::Kv, Family::Doc],
-    duration_param: "duration",
     // A server stays up from step to step: the database is not reopened between steps there.
     on_servers: &[("reopen", "off")],
     report: report::HOOKS,
+    ..WorkloadEntry::new::<DbBenchParams>(
+        "dbbench",
+        "RocksDB's db_bench sequence from benchmark_compare.sh, on any kv engine",
+        &[Family::Kv, Family::Doc],
+        build,
+    )
 };
 
 /// The options benchmark.sh's fillseq adds for RocksDB: a vector memtable (appends, sorted at

@@ -286,11 +286,13 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
 }
 
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
-    name: "ibench",
-    about: "the insert benchmark: load, create indexes, insert+delete, cleanup, then range and point queries beside rate-limited inserts",
     duration_param: "query_secs",
-    families: &[Family::Kv, Family::Sql, Family::Doc],
-    ..WorkloadEntry::kv_and_sql::<IbenchParams>(build)
+    ..WorkloadEntry::new::<IbenchParams>(
+        "ibench",
+        "the insert benchmark: load, create indexes, insert+delete, cleanup, then range and point queries beside rate-limited inserts",
+        &[Family::Kv, Family::Sql, Family::Doc],
+        build,
+    )
 };
 
 /// How much each step does.

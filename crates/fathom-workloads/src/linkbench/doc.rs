@@ -9,7 +9,7 @@
 //! reports as drifted.
 
 use super::kv::NodeIds;
-use super::model::{Count, Link, ListPage, Node, Store, HIDDEN, VISIBLE};
+use super::model::{self, Count, Link, LinkRows, ListPage, Node, Store, HIDDEN, VISIBLE};
 use fathom_core::doc::bson::{doc, spec::BinarySubtype, Binary, Bson, Document, RawDocument};
 use fathom_core::doc::{duplicate_key, DocEngine, DocSession, Find, Index, Update};
 use std::collections::HashMap;
@@ -117,21 +117,6 @@ impl<'e> DocStore<'e> {
         Ok(self.node_ids.get().expect("set above"))
     }
 
-    /// The link's visibility, when it exists.
-    fn visibility(&mut self, id1: i64, link_type: i64, id2: i64) -> anyhow::Result<Option<i64>> {
-        let (key, only) = (
-            link_key(id1, link_type, id2),
-            doc! {"visibility": 1, "_id": 0},
-        );
-        let mut v = None;
-        let find = Find::new(&key).project(&only).limit(1);
-        self.session.find(LINKS, find, &mut |d| {
-            v = d.get_i64("visibility").ok();
-            false
-        })?;
-        Ok(v)
-    }
-
     fn update(
         &mut self,
         coll: &str,
@@ -149,8 +134,56 @@ impl<'e> DocStore<'e> {
         Ok(done.matched + done.upserted as u64)
     }
 
-    /// Adds `delta` (±1) to the count of (id1, link_type), never below 0, creating it (at 1
-    /// or 0) when missing, as LinkStoreMysql's INSERT … ON DUPLICATE KEY UPDATE.
+    /// Inserts documents in one `insert`; on a duplicate key, `each` is applied to every
+    /// document's key instead (the ones inserted already are unchanged by it).
+    fn insert_or(
+        &mut self,
+        coll: &str,
+        docs: &[Document],
+        mut each: impl FnMut(&mut Self, usize) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        match self.session.insert(coll, docs, false) {
+            Err(e) if duplicate_key(&e) => (0..docs.len()).try_for_each(|i| each(self, i)),
+            done => done.map(|_| ()),
+        }
+    }
+}
+
+impl LinkRows for DocStore<'_> {
+    fn visibility(&mut self, id1: i64, link_type: i64, id2: i64) -> anyhow::Result<Option<i64>> {
+        let (key, only) = (
+            link_key(id1, link_type, id2),
+            doc! {"visibility": 1, "_id": 0},
+        );
+        let mut v = None;
+        let find = Find::new(&key).project(&only).limit(1);
+        self.session.find(LINKS, find, &mut |d| {
+            v = d.get_i64("visibility").ok();
+            false
+        })?;
+        Ok(v)
+    }
+
+    fn insert_link(&mut self, link: &Link) -> anyhow::Result<()> {
+        self.session.insert(LINKS, &[link_doc(link)], true)?;
+        Ok(())
+    }
+
+    fn set_link(&mut self, l: &Link) -> anyhow::Result<()> {
+        let set = doc! {"$set": {
+            "visibility": l.visibility, "data": bin(&l.data), "time": l.time, "version": l.version,
+        }};
+        self.update(LINKS, &link_key(l.id1, l.link_type, l.id2), &set, false)?;
+        Ok(())
+    }
+
+    fn hide_link(&mut self, id1: i64, link_type: i64, id2: i64) -> anyhow::Result<()> {
+        let hide = doc! {"$set": {"visibility": HIDDEN}};
+        self.update(LINKS, &link_key(id1, link_type, id2), &hide, false)?;
+        Ok(())
+    }
+
+    /// As LinkStoreMysql's INSERT ... ON DUPLICATE KEY UPDATE: created at 1 or 0 when missing.
     fn bump_count(&mut self, id1: i64, link_type: i64, delta: i64, now: i64) -> anyhow::Result<()> {
         let key = doc! {"id": id1, "link_type": link_type};
         if delta > 0 {
@@ -168,28 +201,6 @@ impl<'e> DocStore<'e> {
             self.update(COUNTS, &key, &zero, true)?;
         }
         Ok(())
-    }
-
-    fn set_link(&mut self, l: &Link) -> anyhow::Result<()> {
-        let set = doc! {"$set": {
-            "visibility": l.visibility, "data": bin(&l.data), "time": l.time, "version": l.version,
-        }};
-        self.update(LINKS, &link_key(l.id1, l.link_type, l.id2), &set, false)?;
-        Ok(())
-    }
-
-    /// Inserts documents in one `insert`; on a duplicate key, `each` is applied to every
-    /// document's key instead (the ones inserted already are unchanged by it).
-    fn insert_or(
-        &mut self,
-        coll: &str,
-        docs: &[Document],
-        mut each: impl FnMut(&mut Self, usize) -> anyhow::Result<()>,
-    ) -> anyhow::Result<()> {
-        match self.session.insert(coll, docs, false) {
-            Err(e) if duplicate_key(&e) => (0..docs.len()).try_for_each(|i| each(self, i)),
-            done => done.map(|_| ()),
-        }
     }
 }
 
@@ -240,51 +251,16 @@ impl Store for DocStore<'_> {
     }
 
     fn add_link(&mut self, link: &Link) -> anyhow::Result<bool> {
-        self.transact(
-            |s| match s.visibility(link.id1, link.link_type, link.id2)? {
-                None => {
-                    s.session.insert(LINKS, &[link_doc(link)], true)?;
-                    if link.visibility == VISIBLE {
-                        s.bump_count(link.id1, link.link_type, 1, link.time)?;
-                    }
-                    Ok(false)
-                }
-                Some(v) => {
-                    if v != VISIBLE && link.visibility == VISIBLE {
-                        s.bump_count(link.id1, link.link_type, 1, link.time)?;
-                    }
-                    s.set_link(link)?;
-                    Ok(true)
-                }
-            },
-        )
+        self.transact(|s| model::add_link(s, link))
     }
 
     fn delete_link(&mut self, id1: i64, link_type: i64, id2: i64) -> anyhow::Result<bool> {
         let now = super::now_ms();
-        self.transact(|s| {
-            if s.visibility(id1, link_type, id2)? != Some(VISIBLE) {
-                return Ok(false);
-            }
-            let hide = doc! {"$set": {"visibility": HIDDEN}};
-            s.update(LINKS, &link_key(id1, link_type, id2), &hide, false)?;
-            s.bump_count(id1, link_type, -1, now)?;
-            Ok(true)
-        })
+        self.transact(|s| model::delete_link(s, id1, link_type, id2, now))
     }
 
     fn update_link(&mut self, link: &Link) -> anyhow::Result<bool> {
-        self.transact(|s| {
-            let Some(v) = s.visibility(link.id1, link.link_type, link.id2)? else {
-                return Ok(false);
-            };
-            s.set_link(link)?;
-            if v != link.visibility {
-                let delta = if link.visibility == VISIBLE { 1 } else { -1 };
-                s.bump_count(link.id1, link.link_type, delta, link.time)?;
-            }
-            Ok(true)
-        })
+        self.transact(|s| model::update_link(s, link))
     }
 
     fn count_links(&mut self, id1: i64, link_type: i64) -> anyhow::Result<i64> {

@@ -449,11 +449,13 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
 }
 
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
-    name: "linkbench",
-    about: "LinkBench: load a social graph, run Facebook's request mix, check every count against its links",
-    families: &[Family::Kv, Family::Sql, Family::Doc],
     report: report::HOOKS,
-    ..WorkloadEntry::kv_and_sql::<LinkBenchParams>(build)
+    ..WorkloadEntry::new::<LinkBenchParams>(
+        "linkbench",
+        "LinkBench: load a social graph, run Facebook's request mix, check every count against its links",
+        &[Family::Kv, Family::Sql, Family::Doc],
+        build,
+    )
 };
 
 /// A client's store on the engine: a connection of its own, or a session.

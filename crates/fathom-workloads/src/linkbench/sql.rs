@@ -7,7 +7,7 @@
 //! operation's COMMIT sent with its last statement (`statements=prepared` prepares them once and
 //! wraps writes in BEGIN … COMMIT).
 
-use super::model::{Count, Link, ListPage, Node, Store, HIDDEN, VISIBLE};
+use super::model::{self, Count, Link, LinkRows, ListPage, Node, Store, HIDDEN, VISIBLE};
 use crate::statements::Statements;
 use fathom_core::sql::{Dialect, SqlConn, SqlEngine, Stmt, Value};
 use std::collections::HashMap;
@@ -87,26 +87,9 @@ impl<'e> SqlStore<'e> {
         })
     }
 
+    /// A statement by name (and count, for variable-length ones), prepared at first use;
+    /// `Place::Last`, an operation's last: in text mode its COMMIT goes with it.
     fn stmt(
-        &mut self,
-        name: &'static str,
-        n: usize,
-        sql: impl FnOnce(Syntax) -> String,
-    ) -> anyhow::Result<Stmt> {
-        self.placed(name, n, Place::Within, sql)
-    }
-
-    /// The last statement of an operation: in text mode its COMMIT goes with it.
-    fn last(
-        &mut self,
-        name: &'static str,
-        n: usize,
-        sql: impl FnOnce(Syntax) -> String,
-    ) -> anyhow::Result<Stmt> {
-        self.placed(name, n, Place::Last, sql)
-    }
-
-    fn placed(
         &mut self,
         name: &'static str,
         n: usize,
@@ -181,22 +164,8 @@ impl<'e> SqlStore<'e> {
         }
     }
 
-    /// The link's visibility, locking the row where the dialect can.
-    fn visibility(&mut self, id1: i64, link_type: i64, id2: i64) -> anyhow::Result<Option<i64>> {
-        let stmt = self.stmt("visibility", 0, |d| {
-            let lock = if d.row_locks { " FOR UPDATE" } else { "" };
-            format!(
-                "SELECT visibility FROM linktable WHERE id1 = ? AND id2 = ? AND link_type = ?{lock}"
-            )
-        })?;
-        self.conn.scalar(
-            stmt,
-            &[Value::Int(id1), Value::Int(id2), Value::Int(link_type)],
-        )
-    }
-
     /// The count row of (id1, type) moves by `delta` (+1 or -1, never below 0), made if missing.
-    fn bump_count(
+    fn bump_count_at(
         &mut self,
         id1: i64,
         link_type: i64,
@@ -205,7 +174,7 @@ impl<'e> SqlStore<'e> {
         place: Place,
     ) -> anyhow::Result<()> {
         let name = if delta > 0 { "count_up" } else { "count_down" };
-        let stmt = self.placed(name, 0, place, |d| {
+        let stmt = self.stmt(name, 0, place, |d| {
             let first = if delta > 0 { 1 } else { 0 };
             let (new, down) = match d.mysql {
                 true => ("count + 1", "IF(count = 0, 0, count - 1)"),
@@ -234,8 +203,8 @@ impl<'e> SqlStore<'e> {
         Ok(())
     }
 
-    fn set_link(&mut self, link: &Link, place: Place) -> anyhow::Result<()> {
-        let stmt = self.placed("update_link", 0, place, |_| {
+    fn set_link_at(&mut self, link: &Link, place: Place) -> anyhow::Result<()> {
+        let stmt = self.stmt("update_link", 0, place, |_| {
             "UPDATE linktable SET visibility = ?, data = ?, time = ?, version = ? \
              WHERE id1 = ? AND id2 = ? AND link_type = ?"
                 .to_string()
@@ -255,8 +224,8 @@ impl<'e> SqlStore<'e> {
         Ok(())
     }
 
-    fn insert_link(&mut self, link: &Link) -> anyhow::Result<u64> {
-        let stmt = self.stmt("insert_link", 0, |d| {
+    fn insert_link_row(&mut self, link: &Link) -> anyhow::Result<u64> {
+        let stmt = self.stmt("insert_link", 0, Place::Within, |d| {
             let upsert = match d.mysql {
                 true => " ON DUPLICATE KEY UPDATE visibility = VALUES(visibility)",
                 false => "",
@@ -284,6 +253,45 @@ fn rows(n: usize, cols: usize) -> String {
     vec![one; n].join(", ")
 }
 
+/// The rows of a link write off MariaDB, in the operation's transaction.
+impl LinkRows for SqlStore<'_> {
+    /// Locking the row where the dialect can.
+    fn visibility(&mut self, id1: i64, link_type: i64, id2: i64) -> anyhow::Result<Option<i64>> {
+        let stmt = self.stmt("visibility", 0, Place::Within, |d| {
+            let lock = if d.row_locks { " FOR UPDATE" } else { "" };
+            format!(
+                "SELECT visibility FROM linktable WHERE id1 = ? AND id2 = ? AND link_type = ?{lock}"
+            )
+        })?;
+        self.conn.scalar(
+            stmt,
+            &[Value::Int(id1), Value::Int(id2), Value::Int(link_type)],
+        )
+    }
+
+    fn insert_link(&mut self, link: &Link) -> anyhow::Result<()> {
+        self.insert_link_row(link).map(|_| ())
+    }
+
+    fn set_link(&mut self, link: &Link) -> anyhow::Result<()> {
+        self.set_link_at(link, Place::Within)
+    }
+
+    fn hide_link(&mut self, id1: i64, link_type: i64, id2: i64) -> anyhow::Result<()> {
+        let stmt = self.stmt("hide_link", 0, Place::Within, |_| {
+            "UPDATE linktable SET visibility = ? WHERE id1 = ? AND id2 = ? AND link_type = ?"
+                .to_string()
+        })?;
+        let params = [HIDDEN, id1, id2, link_type].map(Value::Int);
+        self.run(stmt, &params)?;
+        Ok(())
+    }
+
+    fn bump_count(&mut self, id1: i64, link_type: i64, delta: i64, now: i64) -> anyhow::Result<()> {
+        self.bump_count_at(id1, link_type, delta, now, Place::Within)
+    }
+}
+
 impl Store for SqlStore<'_> {
     fn reset_nodes(&mut self, start: i64) -> anyhow::Result<()> {
         let sql: Vec<String> = match self.dialect {
@@ -308,7 +316,7 @@ impl Store for SqlStore<'_> {
 
     fn add_nodes(&mut self, nodes: &[Node]) -> anyhow::Result<Vec<i64>> {
         let n = nodes.len();
-        let stmt = self.last("add_nodes", n, |_| {
+        let stmt = self.stmt("add_nodes", n, Place::Last, |_| {
             format!(
                 "INSERT INTO nodetable (type, version, time, data) VALUES {} RETURNING id",
                 rows(n, 4)
@@ -331,7 +339,7 @@ impl Store for SqlStore<'_> {
 
     fn add_links_bulk(&mut self, links: &[Link]) -> anyhow::Result<()> {
         let n = links.len();
-        let stmt = self.stmt("add_links_bulk", n, |d| {
+        let stmt = self.stmt("add_links_bulk", n, Place::Within, |d| {
             let upsert = match d.mysql {
                 true => "ON DUPLICATE KEY UPDATE visibility = VALUES(visibility)",
                 false => "ON CONFLICT (link_type, id1, id2) DO UPDATE SET visibility = excluded.visibility",
@@ -345,7 +353,7 @@ impl Store for SqlStore<'_> {
 
     fn add_counts_bulk(&mut self, counts: &[Count]) -> anyhow::Result<()> {
         let n = counts.len();
-        let stmt = self.stmt("add_counts_bulk", n, |d| match d.mysql {
+        let stmt = self.stmt("add_counts_bulk", n, Place::Within, |d| match d.mysql {
             true => format!(
                 "REPLACE INTO counttable (id, link_type, count, time, version) VALUES {}",
                 rows(n, 5)
@@ -379,76 +387,32 @@ impl Store for SqlStore<'_> {
                 // LinkStoreMysql: 1 = inserted, 2 = existed hidden and became visible, 0 = existed
                 // visible already.
                 // The last statement carries the COMMIT in text mode.
-                let affected = s.insert_link(link)?;
+                let affected = s.insert_link_row(link)?;
                 let data = affected != 1;
                 if affected != 0 && link.visibility == VISIBLE {
                     let place = if data { Place::Within } else { Place::Last };
-                    s.bump_count(link.id1, link.link_type, 1, link.time, place)?;
+                    s.bump_count_at(link.id1, link.link_type, 1, link.time, place)?;
                 }
                 if data {
-                    s.set_link(link, Place::Last)?;
+                    s.set_link_at(link, Place::Last)?;
                 }
                 return Ok(data);
             }
-            match s.visibility(link.id1, link.link_type, link.id2)? {
-                None => {
-                    s.insert_link(link)?;
-                    if link.visibility == VISIBLE {
-                        s.bump_count(link.id1, link.link_type, 1, link.time, Place::Within)?;
-                    }
-                    Ok(false)
-                }
-                Some(v) => {
-                    if v != VISIBLE && link.visibility == VISIBLE {
-                        s.bump_count(link.id1, link.link_type, 1, link.time, Place::Within)?;
-                    }
-                    s.set_link(link, Place::Within)?;
-                    Ok(true)
-                }
-            }
+            model::add_link(s, link)
         })
     }
 
     fn delete_link(&mut self, id1: i64, link_type: i64, id2: i64) -> anyhow::Result<bool> {
         let now = super::now_ms();
-        self.transaction(|s| {
-            if s.visibility(id1, link_type, id2)? != Some(VISIBLE) {
-                return Ok(false);
-            }
-            let stmt = s.stmt("hide_link", 0, |_| {
-                "UPDATE linktable SET visibility = ? WHERE id1 = ? AND id2 = ? AND link_type = ?"
-                    .to_string()
-            })?;
-            s.run(
-                stmt,
-                &[
-                    Value::Int(HIDDEN),
-                    Value::Int(id1),
-                    Value::Int(id2),
-                    Value::Int(link_type),
-                ],
-            )?;
-            s.bump_count(id1, link_type, -1, now, Place::Within)?;
-            Ok(true)
-        })
+        self.transaction(|s| model::delete_link(s, id1, link_type, id2, now))
     }
 
     fn update_link(&mut self, link: &Link) -> anyhow::Result<bool> {
-        self.transaction(|s| {
-            let Some(v) = s.visibility(link.id1, link.link_type, link.id2)? else {
-                return Ok(false);
-            };
-            s.set_link(link, Place::Within)?;
-            if v != link.visibility {
-                let delta = if link.visibility == VISIBLE { 1 } else { -1 };
-                s.bump_count(link.id1, link.link_type, delta, link.time, Place::Within)?;
-            }
-            Ok(true)
-        })
+        self.transaction(|s| model::update_link(s, link))
     }
 
     fn count_links(&mut self, id1: i64, link_type: i64) -> anyhow::Result<i64> {
-        let stmt = self.last("count_links", 0, |_| {
+        let stmt = self.stmt("count_links", 0, Place::Last, |_| {
             "SELECT count FROM counttable WHERE id = ? AND link_type = ?".to_string()
         })?;
         Ok(self
@@ -459,7 +423,7 @@ impl Store for SqlStore<'_> {
 
     fn multiget_links(&mut self, id1: i64, link_type: i64, id2s: &[i64]) -> anyhow::Result<u64> {
         let n = id2s.len();
-        let stmt = self.last("multiget", n, |_| {
+        let stmt = self.stmt("multiget", n, Place::Last, |_| {
             format!(
                 "SELECT {LINK_COLS} FROM linktable WHERE id1 = ? AND link_type = ? AND id2 IN ({})",
                 vec!["?"; n].join(", ")
@@ -506,7 +470,7 @@ impl Store for SqlStore<'_> {
                 Value::Int(b),
             ]
         };
-        let stmt = self.last("link_list", 0, |d| list(LINK_COLS, d))?;
+        let stmt = self.stmt("link_list", 0, Place::Last, |d| list(LINK_COLS, d))?;
         // A full page: the history cache keeps its oldest (last) link's time, read off the
         // page as LinkStoreMysql does.
         let page_rows =
@@ -521,7 +485,7 @@ impl Store for SqlStore<'_> {
     }
 
     fn update_node(&mut self, node: &Node) -> anyhow::Result<bool> {
-        let stmt = self.last("update_node", 0, |_| {
+        let stmt = self.stmt("update_node", 0, Place::Last, |_| {
             "UPDATE nodetable SET version = ?, time = ?, data = ? WHERE id = ? AND type = ?"
                 .to_string()
         })?;
@@ -539,14 +503,14 @@ impl Store for SqlStore<'_> {
     }
 
     fn delete_node(&mut self, node_type: i64, id: i64) -> anyhow::Result<bool> {
-        let stmt = self.last("delete_node", 0, |_| {
+        let stmt = self.stmt("delete_node", 0, Place::Last, |_| {
             "DELETE FROM nodetable WHERE id = ? AND type = ?".to_string()
         })?;
         Ok(self.run(stmt, &[Value::Int(id), Value::Int(node_type)])? == 1)
     }
 
     fn get_node(&mut self, node_type: i64, id: i64) -> anyhow::Result<Option<usize>> {
-        let stmt = self.last("get_node", 0, |_| {
+        let stmt = self.stmt("get_node", 0, Place::Last, |_| {
             "SELECT id, type, version, time, data FROM nodetable WHERE id = ? AND type = ?"
                 .to_string()
         })?;

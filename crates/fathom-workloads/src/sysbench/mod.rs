@@ -276,11 +276,13 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
 }
 
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
-    name: "sysbench",
-    about: "sysbench 1.0.20's OLTP tests: prepare, then point selects, random points, read-only, updates, write-only, read-write",
-    families: &[Family::Kv, Family::Sql, Family::Doc],
     report: report::HOOKS,
-    ..WorkloadEntry::kv_and_sql::<SysbenchParams>(build)
+    ..WorkloadEntry::new::<SysbenchParams>(
+        "sysbench",
+        "sysbench 1.0.20's OLTP tests: prepare, then point selects, random points, read-only, updates, write-only, read-write",
+        &[Family::Kv, Family::Sql, Family::Doc],
+        build,
+    )
 };
 
 impl Sysbench {

@@ -1,0 +1,261 @@
+//! fathom as an ordinary user: servers it starts without root, and memory limits in a cgroup
+//! delegated to the user. Run as root, each test makes a fresh account and runs a copy of the
+//! binary as it with `runuser`; run as anyone else, fathom runs as that user. Every run ends
+//! with a report and leaves no process, data directory or socket directory behind.
+
+mod common;
+
+use common::*;
+use fathom_core::cgroup::{mounts, own_groups};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The account fathom runs as, and the copy of fathom it runs.
+struct Account {
+    /// The account made for the test (as root); `None`: the tests' own user.
+    made: Option<String>,
+    uid: u32,
+    home: PathBuf,
+    bin: PathBuf,
+    _scratch: Option<tempfile::TempDir>,
+}
+
+impl Account {
+    /// A fresh account named after `tag` when root (its home under /var/tmp, with a copy of
+    /// the binary: the target directory may be under root's private home); else the tests'
+    /// own user in a scratch directory.
+    fn new(tag: &str) -> Account {
+        if !is_root() {
+            let scratch = server_scratch();
+            return Account {
+                made: None,
+                // SAFETY: geteuid has no preconditions.
+                uid: unsafe { libc::geteuid() },
+                home: scratch.path().to_path_buf(),
+                bin: PathBuf::from(env!("CARGO_BIN_EXE_fathom")),
+                _scratch: Some(scratch),
+            };
+        }
+        let name = format!("fathom-{tag}-{}", std::process::id());
+        let home = Path::new("/var/tmp").join(&name);
+        let made = Command::new("useradd")
+            .args(["--create-home", "--shell", "/bin/sh", "--home-dir"])
+            .arg(&home)
+            .arg(&name)
+            .status()
+            .expect("useradd runs");
+        assert!(made.success(), "useradd {name}: {made}");
+        let bin = home.join("fathom");
+        std::fs::copy(env!("CARGO_BIN_EXE_fathom"), &bin).unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let uid = std::fs::metadata(&home).unwrap().uid();
+        Account {
+            made: Some(name),
+            uid,
+            home,
+            bin,
+            _scratch: None,
+        }
+    }
+
+    /// A shell command line run as the account, with its own HOME (fathom's engines
+    /// directory and caches are under it).
+    fn shell(&self, line: &str) -> Output {
+        let mut cmd = match &self.made {
+            Some(name) => {
+                let mut c = Command::new("runuser");
+                c.args(["-u", name, "--", "env"])
+                    .arg(format!("HOME={}", self.home.display()))
+                    .args(["sh", "-c", line]);
+                c
+            }
+            None => {
+                let mut c = Command::new("sh");
+                c.args(["-c", line]);
+                c
+            }
+        };
+        cmd.current_dir(&self.home)
+            .output()
+            .expect("the shell runs")
+    }
+
+    /// `fathom ARGS` as the account, after `before` (a shell command, or nothing).
+    fn fathom(&self, before: &str, args: &str) -> Output {
+        self.shell(&format!("{before} exec {} {args}", self.bin.display()))
+    }
+
+    /// Processes of the account still alive (none for the tests' own user: it is running).
+    fn processes(&self) -> Vec<String> {
+        if self.made.is_none() {
+            return Vec::new();
+        }
+        let mut left = Vec::new();
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let status = std::fs::read_to_string(e.path().join("status")).unwrap_or_default();
+            let uid = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|l| l.split_whitespace().next()?.parse::<u32>().ok());
+            let zombie = status.lines().any(|l| l.starts_with("State:\tZ"));
+            if uid == Some(self.uid) && !zombie {
+                left.push(status.lines().next().unwrap_or("").to_string());
+            }
+        }
+        left
+    }
+
+    /// Entries of /tmp the account owns (fathom's socket directories are `fathom-PID-N`).
+    fn temp_entries(&self) -> Vec<PathBuf> {
+        if self.made.is_none() {
+            return Vec::new();
+        }
+        let tmp = std::env::temp_dir();
+        std::fs::read_dir(tmp)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.metadata().is_ok_and(|m| m.uid() == self.uid))
+            .map(|e| e.path())
+            .collect()
+    }
+
+    /// Nothing of a run into `results` is left: no process, no data directory, no socket
+    /// directory.
+    fn nothing_left(&self, results: &Path) {
+        no_server_left(results);
+        let left = self.processes();
+        assert!(
+            left.is_empty(),
+            "processes of the account still run: {left:?}"
+        );
+        let data = results.join(".data");
+        let kept: Vec<_> = std::fs::read_dir(&data)
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        assert!(kept.is_empty(), "data directories left: {kept:?}");
+        let tmp = self.temp_entries();
+        assert!(tmp.is_empty(), "left in the temporary directory: {tmp:?}");
+    }
+}
+
+impl Drop for Account {
+    fn drop(&mut self) {
+        if let Some(name) = &self.made {
+            let _ = Command::new("pkill").args(["-KILL", "-u", name]).status();
+            let _ = Command::new("userdel").args(["--remove", name]).output();
+            let _ = std::fs::remove_dir_all(&self.home);
+        }
+    }
+}
+
+/// The sysbench workload on PostgreSQL, InnoDB and MyRocks servers fathom starts as the
+/// account: initdb, mariadb-install-db and the servers run as it, with no `chown` and no
+/// `user=` line, and each run ends with a report.
+#[test]
+fn servers_start_as_an_ordinary_user() {
+    let me = Account::new("srv");
+    for engine in ["postgres", "innodb", "myrocks"] {
+        let results = me.home.join("results").join(engine);
+        let out = me.fathom(
+            "",
+            &format!(
+                "run --engine {engine} --workload sysbench --duration 2s --param table_size=2000 \
+                 --param tests=oltp_point_select --results {}",
+                results.display()
+            ),
+        );
+        let printed = ok(&out);
+        assert!(printed.contains("oltp_point_select"), "{engine}: {printed}");
+        let run = &report_json(&results)["runs"][0];
+        assert_eq!(run["status"], "finished", "{engine}: {run}");
+        assert!(f(&step(run, "oltp_point_select")["ops"]) > 0.0, "{engine}");
+        me.nothing_left(&results);
+    }
+}
+
+/// Without root and outside a delegated group, `--memory-limit` fails and says how to get a
+/// group: the command for the cgroup version that holds the memory controller.
+#[test]
+fn a_memory_limit_without_a_delegated_group_says_how_to_get_one() {
+    let me = Account::new("nolim");
+    let results = me.home.join("results");
+    let out = me.fathom(
+        "",
+        &format!(
+            "run --engine rocksdb --workload dbbench --param steps=fillseq --param num_keys=1000 \
+             --memory-limit 256m --results {}",
+            results.display()
+        ),
+    );
+    let e = err(&out);
+    assert!(e.contains("--memory-limit"), "{e}");
+    assert!(
+        e.contains("systemd-run --user --scope -p Delegate=yes")
+            || (e.contains("sudo mkdir") && e.contains("cgroup.procs")),
+        "the error names how to get a delegated group: {e}"
+    );
+    me.nothing_left(&results);
+}
+
+/// In a cgroup v1 memory group root made and gave to the account (what the error above says
+/// to do), fathom as the account limits an embedded engine's memory in a child group of it,
+/// and removes that child afterwards.
+#[test]
+fn a_memory_limit_in_a_group_delegated_to_the_user() {
+    if !needs_root("a_memory_limit_in_a_group_delegated_to_the_user") {
+        return;
+    }
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let (Some(v1), _) = mounts(&info) else {
+        // cgroup v2 only: delegation is systemd's (`systemd-run --user --scope -p
+        // Delegate=yes`), which needs a user session this test does not have.
+        println!(
+            "SKIPPED a_memory_limit_in_a_group_delegated_to_the_user: the memory controller \
+             is not on cgroup v1 here"
+        );
+        return;
+    };
+    let own = own_groups(&std::fs::read_to_string("/proc/self/cgroup").unwrap()).0;
+    let me = Account::new("lim");
+    let group = v1
+        .join(own.unwrap_or_default().trim_start_matches('/'))
+        .join(format!("fathom-delegated-{}", std::process::id()));
+    std::fs::create_dir(&group).unwrap();
+    let owner = Command::new("chown")
+        .args(["-R", &me.uid.to_string()])
+        .arg(&group)
+        .status()
+        .unwrap();
+    assert!(owner.success());
+    let results = me.home.join("results");
+    let out = me.fathom(
+        &format!("echo $$ > {}/cgroup.procs &&", group.display()),
+        &format!(
+            "run --engine rocksdb --workload dbbench --param steps=fillseq,readrandom \
+             --param num_keys=20000 --duration 1s --memory-limit 64m --results {}",
+            results.display()
+        ),
+    );
+    ok(&out);
+    let run = &report_json(&results)["runs"][0];
+    let limit = run["host"]["memory_limit"].as_str().unwrap_or_default();
+    assert!(
+        limit.contains(group.to_str().unwrap()) && limit.contains("limited to 67108864"),
+        "the limit's group is a child of the delegated one: {limit:?} in {run}"
+    );
+    let children: Vec<_> = std::fs::read_dir(&group)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.path())
+        .collect();
+    assert!(children.is_empty(), "child groups left: {children:?}");
+    std::fs::remove_dir(&group).unwrap();
+    me.nothing_left(&results);
+}
