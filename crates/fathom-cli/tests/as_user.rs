@@ -70,8 +70,11 @@ impl Account {
         let mut cmd = match &self.made {
             Some(name) => {
                 let mut c = Command::new("runuser");
+                // Releases fetched as root (FerretDB) are where root's fathom finds them.
+                let engines = fathom_engines::fetched::engines_dir();
                 c.args(["-u", name, "--", "env"])
                     .arg(format!("HOME={}", self.home.display()))
+                    .arg(format!("FATHOM_ENGINES={}", engines.display()))
                     .args(["sh", "-c", line]);
                 c
             }
@@ -154,13 +157,13 @@ impl Drop for Account {
     }
 }
 
-/// The sysbench workload on PostgreSQL, InnoDB and MyRocks servers fathom starts as the
-/// account: initdb, mariadb-install-db and the servers run as it, with no `chown` and no
-/// `user=` line, and each run ends with a report.
+/// The sysbench workload on PostgreSQL, InnoDB, MyRocks and FerretDB (over its PostgreSQL)
+/// servers fathom starts as the account: initdb, mariadb-install-db and the servers run as
+/// it, with no `chown` and no `user=` line, and each run ends with a report.
 #[test]
 fn servers_start_as_an_ordinary_user() {
     let me = Account::new("srv");
-    for engine in ["postgres", "innodb", "myrocks"] {
+    for engine in ["postgres", "innodb", "myrocks", "mongodb"] {
         let results = me.home.join("results").join(engine);
         let out = me.fathom(
             "",
@@ -172,6 +175,9 @@ fn servers_start_as_an_ordinary_user() {
         );
         let printed = ok(&out);
         assert!(printed.contains("oltp_point_select"), "{engine}: {printed}");
+        // Written by fathom as the account.
+        let owner = std::fs::metadata(&results).unwrap().uid();
+        assert_eq!(owner, me.uid, "{engine}: the results' owner");
         let run = &report_json(&results)["runs"][0];
         assert_eq!(run["status"], "finished", "{engine}: {run}");
         assert!(f(&step(run, "oltp_point_select")["ops"]) > 0.0, "{engine}");

@@ -10,11 +10,12 @@ use std::path::{Path, PathBuf};
 pub enum CgroupError {
     #[error("memory limits need a cgroup memory controller, but none is mounted (looked in /proc/self/mountinfo)")]
     NoController,
-    #[error("cannot {action} {path}: {source}; memory limits need root or a cgroup delegated to you: {help}")]
+    #[error("cannot {action} {path}: {cause}; memory limits need root or a cgroup delegated to you: {help}")]
     Io {
         action: &'static str,
         path: PathBuf,
-        source: std::io::Error,
+        /// Not a `source`: the message says it already, before the help.
+        cause: std::io::Error,
         help: String,
     },
     #[error("cannot enable the memory controller for the groups under {group}: it holds processes other than fathom (cgroup v2 lets a group with processes of its own give no controller to its children); start fathom alone in a group of its own: {help}")]
@@ -60,10 +61,10 @@ fn io<'a>(
     path: &'a Path,
     help: &'a str,
 ) -> impl FnOnce(std::io::Error) -> CgroupError + 'a {
-    move |source| CgroupError::Io {
+    move |cause| CgroupError::Io {
         action,
         path: path.to_path_buf(),
-        source,
+        cause,
         help: help.to_string(),
     }
 }
