@@ -38,6 +38,8 @@ pub struct MemoryLimit {
     leaf: Option<PathBuf>,
     version: Version,
     limit_bytes: u64,
+    /// How to get a delegated group, for errors.
+    help: String,
 }
 
 /// How an ordinary user gets a group of their own to run fathom in, for the cgroup version
@@ -131,16 +133,17 @@ impl MemoryLimit {
             leaf: None,
             version,
             limit_bytes,
+            help,
         };
         let file = match version {
             Version::V1 => "memory.limit_in_bytes",
             Version::V2 => {
-                limit.leaf = enable_memory(&limit.parent, &help)?;
+                limit.leaf = enable_memory(&limit.parent, &limit.help)?;
                 "memory.max"
             }
         };
         let path = limit.dir.join(file);
-        std::fs::write(&path, limit_bytes.to_string()).map_err(io("write", &path, &help))?;
+        std::fs::write(&path, limit_bytes.to_string()).map_err(io("write", &path, &limit.help))?;
         for pid in pids {
             limit.add(*pid)?;
         }
@@ -150,7 +153,7 @@ impl MemoryLimit {
     /// Moves a process (all its threads) into the group.
     pub fn add(&self, pid: u32) -> Result<(), CgroupError> {
         let procs = self.dir.join("cgroup.procs");
-        std::fs::write(&procs, pid.to_string()).map_err(io("write", &procs, ""))
+        std::fs::write(&procs, pid.to_string()).map_err(io("write", &procs, &self.help))
     }
 
     /// The file a process writes its pid (or 0 for itself) to, to join the group.
@@ -281,6 +284,23 @@ mod tests {
         let (v1, v2) = mounts(info);
         assert_eq!(v1, Some(PathBuf::from("/sys/fs/cgroup/memory")));
         assert_eq!(v2, Some(PathBuf::from("/sys/fs/cgroup/unified")));
+    }
+
+    /// The way to a delegated group is the one for the version holding the controller, with
+    /// this machine's paths.
+    #[test]
+    fn delegation_help_names_the_command() {
+        let v1 = delegation_help(Version::V1, Path::new("/sys/fs/cgroup/memory"));
+        assert!(
+            v1.contains("sudo mkdir /sys/fs/cgroup/memory/fathom-$USER")
+                && v1.contains("echo $$ > /sys/fs/cgroup/memory/fathom-$USER/cgroup.procs"),
+            "{v1}"
+        );
+        let v2 = delegation_help(Version::V2, Path::new("/sys/fs/cgroup"));
+        assert!(
+            v2.contains("systemd-run --user --scope -p Delegate=yes"),
+            "{v2}"
+        );
     }
 
     #[test]
