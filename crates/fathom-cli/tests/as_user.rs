@@ -67,6 +67,11 @@ impl Account {
     /// A shell command line run as the account, with its own HOME (fathom's engines
     /// directory and caches are under it).
     fn shell(&self, line: &str) -> Output {
+        self.shell_command(line).output().expect("the shell runs")
+    }
+
+    /// The command that runs `line` as the account, not yet started.
+    fn shell_command(&self, line: &str) -> Command {
         let mut cmd = match &self.made {
             Some(name) => {
                 let mut c = Command::new("runuser");
@@ -84,14 +89,25 @@ impl Account {
                 c
             }
         };
-        cmd.current_dir(&self.home)
-            .output()
-            .expect("the shell runs")
+        cmd.current_dir(&self.home);
+        cmd
     }
 
     /// `fathom ARGS` as the account, after `before` (a shell command, or nothing).
     fn fathom(&self, before: &str, args: &str) -> Output {
         self.shell(&format!("{before} exec {} {args}", self.bin.display()))
+    }
+
+    /// The account's live `fathom run` processes writing into `results`.
+    fn fathom_pids(&self, results: &Path) -> Vec<u32> {
+        processes_mentioning(results.to_str().unwrap())
+            .into_iter()
+            .filter(|(pid, cmd)| {
+                let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+                comm.trim() == "fathom" && cmd.contains(" run ")
+            })
+            .map(|(pid, _)| pid)
+            .collect()
     }
 
     /// Processes of the account still alive (none for the tests' own user: it is running).
@@ -263,5 +279,50 @@ fn a_memory_limit_in_a_group_delegated_to_the_user() {
         .collect();
     assert!(children.is_empty(), "child groups left: {children:?}");
     std::fs::remove_dir(&group).unwrap();
+    me.nothing_left(&results);
+}
+
+/// Ctrl-C (SIGINT) to fathom running as the account mid-step, on a PostgreSQL server it started
+/// as the account: fathom stops the server and exits, the finished step is readable, and
+/// nothing is left.
+#[test]
+fn an_interrupted_server_run_as_an_ordinary_user_leaves_nothing() {
+    let me = Account::new("int");
+    let results = me.home.join("results");
+    let mut child = me
+        .shell_command(&format!(
+            "exec {} run --engine postgres --workload sysbench --duration 60s \
+             --param table_size=2000 --param tests=oltp_point_select --results {}",
+            me.bin.display(),
+            results.display()
+        ))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = wait_for(90, || {
+        std::fs::read_dir(&results).is_ok_and(|d| {
+            d.flatten().any(|e| {
+                let f = e.path().join("steps/02-oltp_point_select.intervals.jsonl");
+                std::fs::metadata(f).is_ok_and(|m| m.len() > 0)
+            })
+        })
+    });
+    assert!(started, "the timed step never started");
+    let pids = me.fathom_pids(&results);
+    assert_eq!(pids.len(), 1, "one fathom process: {pids:?}");
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(pids[0] as i32, libc::SIGINT) };
+    let ended = wait_for(60, || child.try_wait().unwrap().is_some());
+    if !ended {
+        let _ = child.kill();
+    }
+    assert!(ended, "fathom did not end within 60 s of SIGINT");
+    let run = &report_json(&results)["runs"][0];
+    assert_eq!(run["status"], "interrupted", "{run}");
+    assert!(
+        f(&step(run, "prepare")["ops"]) > 0.0,
+        "the finished step: {run}"
+    );
     me.nothing_left(&results);
 }
