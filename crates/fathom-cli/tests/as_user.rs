@@ -11,11 +11,6 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 /// The account fathom runs as, and the copy of fathom it runs.
 struct Account {
     /// The account made for the test (as root); `None`: the tests' own user.
@@ -31,12 +26,11 @@ impl Account {
     /// the binary: the target directory may be under root's private home); else the tests'
     /// own user in a scratch directory.
     fn new(tag: &str) -> Account {
-        if !is_root() {
+        if uid() != 0 {
             let scratch = server_scratch();
             return Account {
                 made: None,
-                // SAFETY: geteuid has no preconditions.
-                uid: unsafe { libc::geteuid() },
+                uid: uid(),
                 home: scratch.path().to_path_buf(),
                 bin: PathBuf::from(env!("CARGO_BIN_EXE_fathom")),
                 _scratch: Some(scratch),
@@ -115,19 +109,11 @@ impl Account {
         if self.made.is_none() {
             return Vec::new();
         }
-        let mut left = Vec::new();
-        for e in std::fs::read_dir("/proc").unwrap().flatten() {
-            let status = std::fs::read_to_string(e.path().join("status")).unwrap_or_default();
-            let uid = status
-                .lines()
-                .find_map(|l| l.strip_prefix("Uid:"))
-                .and_then(|l| l.split_whitespace().next()?.parse::<u32>().ok());
-            let zombie = status.lines().any(|l| l.starts_with("State:\tZ"));
-            if uid == Some(self.uid) && !zombie {
-                left.push(status.lines().next().unwrap_or("").to_string());
-            }
-        }
-        left
+        live_processes()
+            .into_iter()
+            .filter(|p| p.uid == self.uid)
+            .map(|p| p.cmd)
+            .collect()
     }
 
     /// Entries of /tmp the account owns (fathom's socket directories are `fathom-PID-N`).
@@ -300,15 +286,7 @@ fn an_interrupted_server_run_as_an_ordinary_user_leaves_nothing() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let started = wait_for(90, || {
-        std::fs::read_dir(&results).is_ok_and(|d| {
-            d.flatten().any(|e| {
-                let f = e.path().join("steps/02-oltp_point_select.intervals.jsonl");
-                std::fs::metadata(f).is_ok_and(|m| m.len() > 0)
-            })
-        })
-    });
-    assert!(started, "the timed step never started");
+    wait_for_point_selects(&results);
     let pids = me.fathom_pids(&results);
     assert_eq!(pids.len(), 1, "one fathom process: {pids:?}");
     // SAFETY: kill has no memory-safety preconditions.

@@ -25,8 +25,7 @@ pub fn run(args: &str, results: &Path) -> Output {
 /// `FATHOM_SKIP_ROOT_TESTS` is set: then it says by name that it was skipped. No test passes
 /// for want of root.
 pub fn needs_root(test: &str) -> bool {
-    // SAFETY: getuid has no preconditions.
-    let root = unsafe { libc::getuid() } == 0 && Path::new("/sys/fs/cgroup").exists();
+    let root = uid() == 0 && Path::new("/sys/fs/cgroup").exists();
     if root {
         return true;
     }
@@ -118,28 +117,52 @@ pub fn server_scratch() -> tempfile::TempDir {
     tempfile::tempdir_in("/var/tmp").expect("scratch dir in /var/tmp")
 }
 
-/// Live (not zombie) processes whose command line mentions `needle`: servers fathom started
-/// for a results directory carry its path in their arguments.
-pub fn processes_mentioning(needle: &str) -> Vec<(u32, String)> {
+/// The tests' user id.
+pub fn uid() -> u32 {
+    // SAFETY: getuid has no preconditions.
+    unsafe { libc::getuid() }
+}
+
+/// A live process seen in /proc.
+pub struct Proc {
+    pub pid: u32,
+    /// Its real user id.
+    pub uid: u32,
+    /// Its command line, arguments joined by spaces.
+    pub cmd: String,
+}
+
+/// Live (not zombie) processes but the tests' own.
+pub fn live_processes() -> Vec<Proc> {
     let mut found = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
             continue;
         };
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let uid = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|l| l.split_whitespace().next()?.parse::<u32>().ok());
+        let zombie = status.lines().any(|l| l.starts_with("State:\tZ"));
+        let (Some(uid), false) = (uid, zombie || pid == std::process::id()) else {
+            continue;
+        };
         let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
         let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let zombie = stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z');
-        if cmd.contains(needle) && !zombie && pid != std::process::id() {
-            found.push((pid, cmd));
-        }
+        found.push(Proc { pid, uid, cmd });
     }
     found
+}
+
+/// Live (not zombie) processes whose command line mentions `needle`: servers fathom started
+/// for a results directory carry its path in their arguments.
+pub fn processes_mentioning(needle: &str) -> Vec<(u32, String)> {
+    live_processes()
+        .into_iter()
+        .filter(|p| p.cmd.contains(needle))
+        .map(|p| (p.pid, p.cmd))
+        .collect()
 }
 
 /// Waits up to `secs` for `cond`.
@@ -185,6 +208,13 @@ pub fn start_long_run(engine: &str, results: &Path) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    wait_for_point_selects(results);
+    child
+}
+
+/// Returns once a sysbench run into `results` has recorded an interval of its timed step (the
+/// run's second), within 90 s.
+pub fn wait_for_point_selects(results: &Path) {
     let started = wait_for(90, || {
         std::fs::read_dir(results).is_ok_and(|d| {
             d.flatten().any(|e| {
@@ -194,7 +224,6 @@ pub fn start_long_run(engine: &str, results: &Path) -> Child {
         })
     });
     assert!(started, "the timed step never started");
-    child
 }
 
 /// `fathom serve --engine ENGINE` with its data under `dir`, once ready: the process, the
