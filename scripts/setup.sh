@@ -6,7 +6,9 @@
 #   scripts/setup.sh --dbbench  also what building db_bench against fathom's RocksDB needs (gflags)
 #   scripts/setup.sh --fetch    also what scripts/fetch-engine.sh needs (curl, unzip, xz, nm)
 #   scripts/setup.sh --build-wiredtiger  also what building a WiredTiger release needs (CMake, autotools, snappy)
-#   scripts/setup.sh --test     also what the tests use: the servers, sysbench (run on fathom's tables),
+#   scripts/setup.sh --profile  also Linux perf, for `fathom run --profile`
+#   scripts/setup.sh --test     also what the tests use: perf (the profile tests), the servers,
+#                               sysbench (run on fathom's tables),
 #                               python3 (scripts/check-recipes.sh follows the architecture doc's steps),
 #                               chromium to render the HTML report, Debian's RocksDB release
 #                               (librocksdb7.8) for the engine run through a library's C API, and
@@ -24,8 +26,9 @@ for arg in "$@"; do
     --dbbench) packages+=(libgflags-dev) ;;
     --fetch) packages+=(curl unzip xz-utils binutils) ;;
     --build-wiredtiger) packages+=(cmake autoconf automake libtool libsnappy-dev build-essential) ;;
-    --test) packages+=("${servers[@]}" sysbench chromium librocksdb7.8 python3) ;;
-    *) echo "setup.sh: unknown option $arg (expected --servers, --peers, --dbbench, --fetch, --build-wiredtiger or --test)" >&2; exit 2 ;;
+    --profile) packages+=(linux-perf) ;;
+    --test) packages+=("${servers[@]}" sysbench chromium librocksdb7.8 python3 linux-perf) ;;
+    *) echo "setup.sh: unknown option $arg (expected --servers, --peers, --dbbench, --fetch, --build-wiredtiger, --profile or --test)" >&2; exit 2 ;;
   esac
 done
 

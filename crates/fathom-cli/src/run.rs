@@ -184,7 +184,7 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
             file.display()
         );
     }
-    let exp = Experiment::load(file, args.drive.duration.as_deref())?;
+    let exp = Experiment::load(file, &args.drive)?;
     let results = args
         .results
         .clone()

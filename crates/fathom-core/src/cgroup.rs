@@ -156,6 +156,15 @@ impl MemoryLimit {
         std::fs::write(&procs, pid.to_string()).map_err(io("write", &procs, &self.help))
     }
 
+    /// The `cgroup.procs` of where fathom was before the limit: a helper fathom starts (perf)
+    /// moves there, so the limit holds the engine alone.
+    pub fn outside_procs_file(&self) -> PathBuf {
+        self.leaf
+            .as_ref()
+            .unwrap_or(&self.parent)
+            .join("cgroup.procs")
+    }
+
     /// The file a process writes its pid (or 0 for itself) to, to join the group.
     pub fn procs_file(&self) -> PathBuf {
         self.dir.join("cgroup.procs")

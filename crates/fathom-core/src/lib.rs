@@ -16,6 +16,7 @@ pub mod kv;
 pub mod leftovers;
 pub mod merge;
 pub mod pace;
+pub mod profile;
 pub mod recorder;
 pub mod result;
 pub mod retry;

@@ -108,6 +108,8 @@ fn declared_rule(path: &str) -> Option<Rule> {
         "interrupted" => Rule::Median,
         "step" | "index" | "interval" | "latency_us" | "host" | "engine_stats" | "query_mix"
         | "queue_us" | "shared_queue" | "latency_from_start" | "engine_options" => Rule::First,
+        // A profile is one host's processes: the first host's is kept, its file beside it.
+        "profile" => Rule::First,
         _ => return None,
     })
 }

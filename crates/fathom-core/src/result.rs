@@ -267,6 +267,10 @@ pub struct StepSummary {
     /// Options the step's engine was opened with beyond the setup's (the step's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine_options: Option<String>,
+    /// Where the step's CPU went (`--profile`): the folded stacks' file and how they were
+    /// taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::profile::ProfileRecord>,
 }
 
 /// One interval of a step (the reports' time series).

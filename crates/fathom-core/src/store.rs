@@ -37,7 +37,8 @@ pub fn read_json<T: DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
 
 /// A step's file in a run directory: `steps/NN-<step>.<ext>`. Built whole, not with
 /// `with_extension`, which would cut a step name with a dot in it (`l.i0`).
-fn step_file(run: &Path, index: usize, step: &str, ext: &str) -> PathBuf {
+/// A step's file in a run directory: `steps/NN-step.EXT`.
+pub fn step_file(run: &Path, index: usize, step: &str, ext: &str) -> PathBuf {
     run.join(STEPS)
         .join(format!("{index:02}-{}.{ext}", slug(step)))
 }

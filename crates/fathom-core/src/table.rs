@@ -43,6 +43,9 @@ pub enum Cell {
     Missing,
     Text(String),
     Number(f64, Style),
+    /// Text that the page links to an anchor of its own (a profiled step's flame graph);
+    /// other formats print the text alone.
+    Link(String, String),
     /// Two numbers read together: `a/b` (GiB allocated/apparent, runs base/new) or `a-b` (an
     /// interval); a two-element array in JSON.
     Pair(f64, f64, Style, char),
@@ -84,7 +87,7 @@ impl Cell {
 
     /// True for cells that print as numbers (right-aligned).
     pub fn is_numeric(&self) -> bool {
-        !matches!(self, Cell::Text(_))
+        !matches!(self, Cell::Text(_) | Cell::Link(..))
     }
 
     /// The cell as JSON: a number, a string, null or a pair of numbers.
@@ -93,7 +96,7 @@ impl Cell {
         let number = |x: f64| serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number);
         match self {
             Cell::Missing => Value::Null,
-            Cell::Text(s) => Value::String(s.clone()),
+            Cell::Text(s) | Cell::Link(s, _) => Value::String(s.clone()),
             Cell::Number(x, _) => number(*x),
             Cell::Pair(a, b, _, _) => Value::Array(vec![number(*a), number(*b)]),
         }
@@ -104,7 +107,7 @@ impl fmt::Display for Cell {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Cell::Missing => f.write_str("-"),
-            Cell::Text(s) => f.write_str(s),
+            Cell::Text(s) | Cell::Link(s, _) => f.write_str(s),
             Cell::Number(x, style) => f.write_str(&style.format(*x)),
             Cell::Pair(a, b, style, sep) => {
                 write!(f, "{}{sep}{}", style.format(*a), style.format(*b))

@@ -76,6 +76,10 @@ pub struct EngineEntry {
     pub server: bool,
     /// How the engine, with the settings given, meets what a workload needs.
     pub offers: fn(Need, &Settings) -> Offer,
+    /// Function-name prefixes of the engine's own code in fathom's process (an embedded
+    /// engine's, its compression libraries included), for a profile's engine share. A
+    /// server's code is told by its process.
+    pub code: &'static [&'static str],
 }
 
 impl std::fmt::Debug for EngineEntry {
@@ -109,6 +113,7 @@ impl EngineEntry {
             open,
             server: false,
             offers: fathom_core::capability::offers_everything,
+            code: &[],
         }
     }
 

@@ -53,6 +53,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     separator: ",",
     settings: specs::<LmdbSettings>,
     version,
+    code: &["mdb_", "heed::"],
     ..EngineEntry::embedded_kv(open)
 };
 

@@ -46,6 +46,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
                   (SQLite docs: PRAGMA statements); run on every connection after fathom's settings, so they win",
     settings: specs::<SqliteSettings>,
     version,
+    code: &["sqlite3", "rusqlite::"],
     ..EngineEntry::embedded_kv(open)
 };
 

@@ -18,6 +18,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     options_doc: "PRAGMAs, `;`-separated, as for `sqlite`",
     settings: specs::<SqliteSettings>,
     version,
+    code: &["sqlite3", "rusqlite::"],
     ..EngineEntry::embedded_sql(open)
 };
 

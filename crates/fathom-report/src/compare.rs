@@ -377,6 +377,10 @@ pub fn model(
         sections.push(section);
         notes += &legend;
     }
+    if let Some(section) = crate::profile_diff::section(sides, &against.pairs)? {
+        notes += section.legend.unwrap_or_default();
+        sections.push(section);
+    }
     Ok(Model {
         title: format!("fathom compare against {}", against.bases.join(", ")),
         runs: Vec::new(),

@@ -4,7 +4,7 @@
 
 use crate::model::{Model, Section};
 use crate::svg::escape;
-use crate::table::Table;
+use crate::table::{Cell, Table};
 use crate::Renderer;
 use fathom_core::store::LoadedRun;
 use std::fmt::Write;
@@ -28,7 +28,7 @@ td,th{border:1px solid #ccc;padding:3px 7px;text-align:left}\
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}\
 th{background:#f0f0f0}ul.runs{font-size:13px;padding-left:18px}ul.runs li{margin:3px 0;overflow-wrap:anywhere}\
 .notes p{margin:2px 0;font-size:13px}.notes p.sub{margin-left:20px}.charts{display:flex;flex-wrap:wrap;gap:10px}\
-figure{margin:0;border:1px solid #ddd}pre{background:#f7f7f7;padding:8px;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere}\
+figure{margin:0;border:1px solid #ddd}figure.flame{width:100%}figcaption{font-size:13px;padding:3px 6px}pre{background:#f7f7f7;padding:8px;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere}\
 h2{margin-top:28px;border-bottom:1px solid #ccc}";
 
 /// Marks each chart as rendered when the browser laid it out with visible marks; a test reads
@@ -60,7 +60,16 @@ fn html_table(t: &Table) -> String {
     for r in &t.rows {
         out += "<tr>";
         for (c, cell) in r.iter().enumerate() {
-            let _ = write!(out, "<td{}>{}</td>", class(c), escape(&cell.to_string()));
+            let _ = match cell {
+                Cell::Link(text, to) => write!(
+                    out,
+                    "<td{}><a href=\"#{}\">{}</a></td>",
+                    class(c),
+                    escape(to),
+                    escape(text)
+                ),
+                _ => write!(out, "<td{}>{}</td>", class(c), escape(&cell.to_string())),
+            };
         }
         out += "</tr>";
     }
@@ -109,7 +118,7 @@ fn section(s: &Section) -> String {
     if !s.charts.is_empty() {
         out += "<div class=\"charts\">";
         for c in &s.charts {
-            let _ = writeln!(out, "<figure>{}</figure>", c.svg());
+            let _ = writeln!(out, "{}", c.html());
         }
         out += "</div>\n";
     }

@@ -3,12 +3,15 @@
 
 pub mod charts;
 pub mod compare;
+pub mod flame;
 pub mod html;
 pub mod inserts;
 pub mod iostat;
 pub mod json;
 pub mod model;
 pub mod notes;
+pub mod profile_diff;
+pub mod profiles;
 pub mod relative;
 pub mod steps;
 pub mod svg;

@@ -5,7 +5,7 @@
 use crate::group::{series, step_order, Series};
 use crate::svg::{BarChart, LineChart};
 use crate::table::Table;
-use crate::{charts, inserts, notes, relative, steps, sweep, workloads, ReportOptions};
+use crate::{charts, inserts, notes, profiles, relative, steps, sweep, workloads, ReportOptions};
 use fathom_core::store::LoadedRun;
 
 pub use crate::table::Titled;
@@ -14,13 +14,17 @@ pub use crate::table::Titled;
 pub enum Chart {
     Line(LineChart),
     Bar(BarChart),
+    /// A profiled step's flame graph, with its own frame and anchor.
+    Flame(crate::flame::Flame),
 }
 
 impl Chart {
-    pub fn svg(&self) -> String {
+    /// The chart's figure on the page.
+    pub fn html(&self) -> String {
         match self {
-            Chart::Line(c) => c.svg(),
-            Chart::Bar(c) => c.svg(),
+            Chart::Line(c) => format!("<figure>{}</figure>", c.svg()),
+            Chart::Bar(c) => format!("<figure>{}</figure>", c.svg()),
+            Chart::Flame(f) => f.html(),
         }
     }
 }
@@ -110,6 +114,9 @@ const SECTIONS: &[(Shown, Build)] = &[
         Ok(inserts::section(i)?.into_iter().collect())
     }),
     (Shown::Everywhere, |i| Ok(workloads::sections(i))),
+    (Shown::Everywhere, |i| {
+        Ok(profiles::section(i)?.into_iter().collect())
+    }),
     (Shown::Page, |i| {
         Ok(relative::section(i)?.into_iter().collect())
     }),

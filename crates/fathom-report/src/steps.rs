@@ -96,7 +96,13 @@ pub fn table(input: &Input) -> Table {
         for s in &input.series {
             let repeats = s.step(step);
             if !repeats.is_empty() {
-                t.push(row(&s.label(&input.series), &median_step(&repeats)));
+                let label = s.label(&input.series);
+                let mut row = row(&label, &median_step(&repeats));
+                // A profiled step's name links to its flame graph on the page.
+                if repeats.iter().any(|r| r.profile.is_some()) {
+                    row[0] = Cell::Link(row[0].to_string(), crate::profiles::anchor(&label, step));
+                }
+                t.push(row);
             }
         }
     }

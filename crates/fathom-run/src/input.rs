@@ -25,6 +25,8 @@ pub struct SetupInput {
     pub settings: BTreeMap<String, String>,
     /// This setup's memory limit, over the one every run has.
     pub memory_limit: Option<String>,
+    /// Profile this setup's steps (`true`) or not (`false`), over the experiment's `profile`.
+    pub profile: Option<bool>,
     /// Workload parameters this setup's runs take over the workload's own (a universal
     /// compaction setup's `sequence = "universal"` for dbbench).
     #[serde(default, deserialize_with = "scalars")]
@@ -68,6 +70,14 @@ pub struct DriveInput {
     /// Seconds between interval records [default: 1s].
     #[arg(long)]
     pub interval: Option<String>,
+    /// Sample where each timed step's CPU goes with Linux perf (call graphs of fathom's
+    /// process and the server's, over the step's measured span): folded stacks per step,
+    /// flame graphs in the HTML report, top functions in the others.
+    #[arg(long)]
+    pub profile: bool,
+    /// Samples per second per CPU for --profile [default: 99].
+    #[arg(long, value_name = "HZ")]
+    pub profile_hz: Option<u32>,
 }
 
 /// A table of scalars (strings, numbers, booleans) read as the strings `--set`/`--param` would

@@ -6,6 +6,7 @@
 pub mod experiment;
 pub mod input;
 mod open;
+pub mod profile;
 pub mod resolve;
 pub mod runner;
 mod steps;

@@ -32,6 +32,8 @@ pub struct Setup {
     pub options: String,
     pub settings: Settings,
     pub memory_limit: Option<u64>,
+    /// `--profile`: samples per second per CPU; `None` for no profile.
+    pub profile_hz: Option<u32>,
 }
 
 /// One run, resolved and checked: a setup, a workload with its parameters, the client count
@@ -206,6 +208,7 @@ pub fn resolve_setup(
     };
     fathom_engines::settings::validate(engine.name, &(engine.settings)(), &setup.settings)
         .map_err(|e| anyhow::anyhow!("{}: {e}", keys.setup("settings")))?;
+    let profile_hz = profile_hz(setup, engine, drive, keys)?;
     Ok(Setup {
         name: if setup.name.is_empty() {
             setup.engine.clone()
@@ -216,7 +219,43 @@ pub fn resolve_setup(
         options: options(setup, engine, keys, base)?,
         settings: setup.settings.clone(),
         memory_limit,
+        profile_hz,
     })
+}
+
+/// The setup's profile frequency, when it is profiled: the setup's `profile` over the run's,
+/// checked before anything runs (perf there and allowed, a server's processes known).
+fn profile_hz(
+    setup: &SetupInput,
+    engine: &EngineEntry,
+    drive: &DriveInput,
+    keys: &Keys,
+) -> anyhow::Result<Option<u32>> {
+    let hz = drive.profile_hz.unwrap_or(crate::profile::DEFAULT_HZ);
+    if !(1..=crate::profile::MAX_HZ).contains(&hz) {
+        anyhow::bail!(
+            "{}: {hz} is not a sampling frequency: expected 1 to {}",
+            keys.drive("profile_hz"),
+            crate::profile::MAX_HZ
+        );
+    }
+    if !setup.profile.unwrap_or(drive.profile) {
+        return Ok(None);
+    }
+    let key = match setup.profile {
+        Some(_) => keys.setup("profile"),
+        None => keys.drive("profile"),
+    };
+    crate::profile::check_perf().map_err(|e| anyhow::anyhow!("{key}: {e}"))?;
+    let given = |k: &str| setup.settings.get(k).is_some_and(|v| !v.is_empty());
+    if engine.server && given("url") && !given("pid") {
+        anyhow::bail!(
+            "{key}: a profile samples the server's processes, and fathom did not start this one: \
+             name them with `{} pid=PID[,PID...]`",
+            keys.setup("settings")
+        );
+    }
+    Ok(Some(hz))
 }
 
 impl RunSpec {

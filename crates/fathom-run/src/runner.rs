@@ -4,6 +4,7 @@
 //! through an `Observer`.
 
 use crate::open::OpenEngine;
+use crate::profile::Profiler;
 use crate::resolve::RunSpec;
 use anyhow::Context;
 use fathom_core::cgroup::MemoryLimit;
@@ -180,6 +181,16 @@ pub fn run(spec: &RunSpec, place: &Place, observer: &mut dyn Observer) -> anyhow
         },
     )?;
     let target = engine.get().expect("just opened").target();
+    // Checked before the run directory exists, like the setup.
+    let outside = limit
+        .as_ref()
+        .filter(|_| !server)
+        .map(MemoryLimit::outside_procs_file);
+    let profiler = spec
+        .setup
+        .profile_hz
+        .map(|hz| Profiler::new(hz, spec.setup.engine, &target.pids(), outside))
+        .transpose()?;
     // The run directory exists only once the engine has accepted its setup.
     let run_dir = match &place.dir_name {
         Some(name) => RunDir::create_named(&place.results, name)?,
@@ -201,6 +212,7 @@ pub fn run(spec: &RunSpec, place: &Place, observer: &mut dyn Observer) -> anyhow
         engine: &mut engine,
         sampler: &sampler,
         run_dir: &run_dir,
+        profiler: profiler.as_ref(),
     };
     let dirs = [
         ("data directory", data.path.as_path()),

@@ -4,10 +4,11 @@
 //! summary written before the next starts.
 
 use crate::open::OpenEngine;
+use crate::profile::Profiler;
 use crate::resolve::RunSpec;
 use crate::runner::Observer;
 use anyhow::Context;
-use fathom_core::driver::{self, StepPlan, StepRun};
+use fathom_core::driver::{self, StepPlan, StepRun, Watch};
 use fathom_core::family::{Db, Engine};
 use fathom_core::interrupt;
 use fathom_core::result::IntervalRecord;
@@ -26,6 +27,8 @@ pub struct Steps<'a> {
     pub engine: &'a mut OpenEngine,
     pub sampler: &'a Sampler,
     pub run_dir: &'a RunDir,
+    /// `--profile`: samples each step's measured span.
+    pub profiler: Option<&'a Profiler>,
 }
 
 impl Steps<'_> {
@@ -101,8 +104,14 @@ impl Steps<'_> {
             .map(|t| self.workload.client(db, i, t))
             .collect::<anyhow::Result<Vec<_>>>()?;
         let background = self.workload.background(db, i)?;
+        // Attached once the clients are connected (a server's backends exist), events off
+        // until the driver says the measured span begins.
+        let mut profile = self
+            .profiler
+            .map(|p| p.start(&self.run_dir.path, i + 1, &plan.name))
+            .transpose()?;
         let mut on_interval = |r: &IntervalRecord| observer.interval(r);
-        driver::run_step(StepRun {
+        let mut summary = driver::run_step(StepRun {
             plan,
             index: i + 1,
             clients,
@@ -112,6 +121,11 @@ impl Steps<'_> {
             interval: self.spec.interval,
             files: self.run_dir.step_files(i + 1, &plan.name),
             on_interval: &mut on_interval,
-        })
+            watch: profile.as_mut().map(|p| p as &mut dyn Watch),
+        })?;
+        if let Some(p) = profile {
+            summary.profile = Some(p.finish()?);
+        }
+        Ok(summary)
     }
 }

@@ -119,7 +119,9 @@ fn every_bundled_experiment_loads() {
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "toml") {
-            if let Err(e) = fathom_run::experiment::Experiment::load(&path, None) {
+            if let Err(e) =
+                fathom_run::experiment::Experiment::load(&path, &fathom_run::DriveInput::default())
+            {
                 panic!("{}: {e:#}", path.display());
             }
             loaded += 1;

@@ -154,6 +154,13 @@ pub struct StepFiles {
     pub histograms: PathBuf,
 }
 
+/// Watches a step's measured span: told when it begins (after warmup) and when the step's
+/// figures end (after its maintenance), so a profiler samples exactly what the figures cover.
+pub trait Watch {
+    fn measuring(&mut self);
+    fn ended(&mut self);
+}
+
 /// Everything a step needs besides its plan.
 pub struct StepRun<'a> {
     pub plan: &'a StepPlan,
@@ -166,6 +173,8 @@ pub struct StepRun<'a> {
     pub files: StepFiles,
     /// Called after each interval (progress display).
     pub on_interval: &'a mut dyn FnMut(&IntervalRecord),
+    /// Told when the measured span begins and ends (`--profile`).
+    pub watch: Option<&'a mut (dyn Watch + 'static)>,
 }
 
 /// Runs one step to completion (or interruption) and returns its summary. Interval records and
@@ -185,8 +194,12 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         &run.files.intervals,
     )?;
     let mut counters_before = None;
+    let mut watch = run.watch.take();
     // Without warmup, measurement starts before the first operation.
     if plan.warmup.is_zero() {
+        if let Some(w) = watch.as_deref_mut() {
+            w.measuring();
+        }
         counters_before = Some(run.target.counters());
         iv.samples.insert(1, run.sampler.sample());
         clock.start_measuring();
@@ -195,7 +208,12 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     let background = std::mem::take(&mut run.background);
     let on_interval = &mut *run.on_interval;
     let target = run.target;
-    let mut measure_from_here = || counters_before = Some(target.counters());
+    let mut measure_from_here = || {
+        if let Some(w) = watch.as_deref_mut() {
+            w.measuring();
+        }
+        counters_before = Some(target.counters());
+    };
     let ran: Collected = threads::run(
         &clock,
         clients,
@@ -212,6 +230,9 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     // A step with no clients (maintenance only), or one that ended during warmup, still
     // measures from here.
     if iv.samples.is_empty() {
+        if let Some(w) = watch.as_deref_mut() {
+            w.measuring();
+        }
         counters_before = Some(target.counters());
         iv.samples.insert(1, run.sampler.sample());
     }
@@ -221,6 +242,9 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     drop(ran.clients);
     iv.emit(Some(&end_of_ops), on_interval)?;
     let (maintenance_seconds, end) = maintain(target, run.sampler, &plan.after, end_of_ops)?;
+    if let Some(w) = watch {
+        w.ended();
+    }
     let counters_after = target.counters();
     hlog::write(
         &run.files.histograms,

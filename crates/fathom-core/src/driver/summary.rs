@@ -92,6 +92,7 @@ impl Measured<'_> {
                 .is_some_and(|o| o.latency_from == super::LatencyFrom::Start),
             failed: all.failed,
             engine_options: plan.engine_options.get(&target.identity().name).cloned(),
+            profile: None,
         }
     }
 }

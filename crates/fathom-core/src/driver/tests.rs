@@ -74,6 +74,17 @@ fn run_seen(
     background: Vec<BackgroundClient<'static>>,
     seen: &mut dyn FnMut(&IntervalRecord),
 ) -> StepSummary {
+    run_watched(plan, clients, background, seen, None)
+}
+
+/// `run_seen`, with a watch told of the measured span.
+fn run_watched(
+    plan: &StepPlan,
+    clients: Vec<Box<dyn Client>>,
+    background: Vec<BackgroundClient<'static>>,
+    seen: &mut dyn FnMut(&IntervalRecord),
+    watch: Option<&mut (dyn super::Watch + 'static)>,
+) -> StepSummary {
     let dir = tempfile::tempdir().unwrap();
     let target = NoEngine(crate::target::Identity::new(
         "none",
@@ -94,8 +105,52 @@ fn run_seen(
             histograms: dir.path().join("h.hlog"),
         },
         on_interval: seen,
+        watch,
     })
     .unwrap()
+}
+
+/// When a watch was told the measured span began and ended.
+#[derive(Default)]
+struct Told {
+    measuring: Vec<std::time::Instant>,
+    ended: Vec<std::time::Instant>,
+}
+
+impl super::Watch for Told {
+    fn measuring(&mut self) {
+        self.measuring.push(std::time::Instant::now());
+    }
+    fn ended(&mut self) {
+        self.ended.push(std::time::Instant::now());
+    }
+}
+
+#[test]
+fn a_watch_is_told_the_measured_span_once_after_warmup() {
+    let plan = StepPlan {
+        duration: Some(Duration::from_millis(300)),
+        warmup: Duration::from_millis(300),
+        ..reading("watched", 1)
+    };
+    let mut told = Told::default();
+    let start = std::time::Instant::now();
+    let s = run_watched(
+        &plan,
+        vec![Box::new(FailsSome { done: 0 })],
+        Vec::new(),
+        &mut |_| {},
+        Some(&mut told),
+    );
+    assert!(s.ops > 0);
+    assert_eq!((told.measuring.len(), told.ended.len()), (1, 1));
+    let began = told.measuring[0] - start;
+    assert!(
+        began >= Duration::from_millis(300),
+        "began {began:?}, within warmup"
+    );
+    let span = told.ended[0] - told.measuring[0];
+    assert!(span >= Duration::from_millis(290), "span {span:?}");
 }
 
 /// Every third operation fails with a tolerated error, slowly enough to span intervals.

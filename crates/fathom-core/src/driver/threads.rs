@@ -330,7 +330,7 @@ pub(super) fn run<'c>(
             let tx = tx.clone();
             handles.push(
                 std::thread::Builder::new()
-                    .name(format!("client-{t}"))
+                    .name(format!("fathom:client{t}"))
                     .spawn_scoped(s, move || client_thread(t, client, clock, tx))?,
             );
         }
@@ -385,7 +385,7 @@ fn spawn_background<'s, 'c: 's>(
         let pace = if b.paced { share } else { None };
         handles.push(
             std::thread::Builder::new()
-                .name(format!("background-{i}"))
+                .name(format!("fathom:bg{i}"))
                 .spawn_scoped(s, move || background_thread(b.client, kinds, pace, end))?,
         );
     }

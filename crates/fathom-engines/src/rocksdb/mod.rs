@@ -134,6 +134,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     settings: specs::<RocksDbSettings>,
     version,
     offers,
+    code: &["rocksdb::", "rocksdb_", "librocksdb_sys::", "snappy::", "ZSTD_", "LZ4_", "crc32c", "XXH"],
     ..EngineEntry::embedded_kv(open)
 };
 

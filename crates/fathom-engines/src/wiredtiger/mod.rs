@@ -75,6 +75,10 @@ pub const ENTRY: EngineEntry = EngineEntry {
     separator: ",",
     settings: specs::<WiredTigerSettings>,
     version,
+    code: &[
+        "__wt_", "wiredtiger_", "fwt_", "__session_", "__curfile_", "__cursor_", "__conn_",
+        "__evict", "__rec_", "__txn_", "__btcur_", "__log_", "__checkpoint", "snappy",
+    ],
     ..EngineEntry::embedded_kv(open)
 };
 

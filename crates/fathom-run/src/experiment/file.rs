@@ -37,6 +37,9 @@ struct ExperimentFile {
     rate: Option<f64>,
     arrivals: Option<String>,
     queue: Option<String>,
+    #[serde(default)]
+    profile: bool,
+    profile_hz: Option<u32>,
 }
 
 fn default_clients() -> Vec<usize> {
@@ -48,30 +51,28 @@ fn default_repeats() -> usize {
 }
 
 impl Experiment {
-    /// Reads and checks `file`; `duration` overrides every workload's step length.
-    pub fn load(file: &Path, duration: Option<&str>) -> anyhow::Result<Experiment> {
+    /// Reads and checks `file`; the command line's `duration` overrides every workload's step
+    /// length, and its `--profile` profiles every setup the file does not say otherwise of.
+    pub fn load(file: &Path, cli: &DriveInput) -> anyhow::Result<Experiment> {
         let text = std::fs::read_to_string(file)
             .with_context(|| format!("cannot read experiment file {}", file.display()))?;
         let spec: ExperimentFile =
             toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-        Self::resolve(file, spec, duration)
-            .map_err(|e| anyhow::anyhow!("{}: {e:#}", file.display()))
+        Self::resolve(file, spec, cli).map_err(|e| anyhow::anyhow!("{}: {e:#}", file.display()))
     }
 
-    fn resolve(
-        file: &Path,
-        spec: ExperimentFile,
-        duration: Option<&str>,
-    ) -> anyhow::Result<Experiment> {
+    fn resolve(file: &Path, spec: ExperimentFile, cli: &DriveInput) -> anyhow::Result<Experiment> {
         check_shape(&spec)?;
         let order = order(spec.order.clone())?;
         let drive = DriveInput {
-            duration: duration.map(str::to_string).or(spec.duration.clone()),
+            duration: cli.duration.clone().or(spec.duration.clone()),
             interval: spec.interval.clone(),
             memory_limit: spec.memory_limit.clone(),
             rate: spec.rate,
             arrivals: spec.arrivals.clone(),
             queue: spec.queue.clone(),
+            profile: spec.profile || cli.profile,
+            profile_hz: cli.profile_hz.or(spec.profile_hz),
         };
         let base = file.parent().unwrap_or(Path::new("."));
         let mut specs = Vec::new();
@@ -196,7 +197,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("e.toml");
         std::fs::write(&file, text).unwrap();
-        Experiment::load(&file, None)
+        Experiment::load(&file, &DriveInput::default())
     }
 
     const GOOD: &str = r#"

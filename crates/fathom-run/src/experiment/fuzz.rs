@@ -90,7 +90,7 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("e.toml");
         std::fs::write(&path, &text).unwrap();
-        if let Err(e) = Experiment::load(&path, None) {
+        if let Err(e) = Experiment::load(&path, &crate::DriveInput::default()) {
             let msg = format!("{e:#}");
             prop_assert!(msg.contains("e.toml"), "{text}\n=> {msg}");
         }

@@ -1,0 +1,258 @@
+//! `--profile` end to end, with Linux perf on real engines: every timed step of a RocksDB,
+//! an InnoDB and a PostgreSQL run leaves folded stacks that name the engine's functions and
+//! fathom's client threads; the page has a flame graph per step, linked from its row; the text
+//! and JSON reports list the top functions and the shares; `compare` of RocksDB with
+//! compression against without shows the compression library's CPU per operation grow; and
+//! what cannot be profiled fails before anything runs.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+
+/// Every `.folded` file under `results`, by file name.
+fn folded(results: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for run in std::fs::read_dir(results).unwrap().flatten() {
+        let steps = run.path().join("steps");
+        for f in std::fs::read_dir(&steps).into_iter().flatten().flatten() {
+            let name = f.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".folded") {
+                out.push((name, std::fs::read_to_string(f.path()).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn folded_step<'a>(all: &'a [(String, String)], step: &str) -> &'a str {
+    &all.iter()
+        .find(|(n, _)| n.ends_with(&format!("-{step}.folded")))
+        .unwrap_or_else(|| {
+            panic!(
+                "no folded stacks for {step}: {:?}",
+                all.iter().map(|x| &x.0).collect::<Vec<_>>()
+            )
+        })
+        .1
+}
+
+/// The samples of the stacks whose frames include `frame` (a prefix of a frame).
+fn samples_with(folded: &str, frame: &str) -> u64 {
+    folded
+        .lines()
+        .filter(|l| l.split(';').any(|f| f.starts_with(frame)))
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<u64>().ok())
+        .sum()
+}
+
+#[test]
+fn rocksdb_steps_are_profiled_engine_and_client_frames_and_a_flame_graph_each() {
+    let (_dir, results, stdout) = run_ok(
+        "--engine rocksdb --workload dbbench --param num_keys=200000 \
+         --param steps=fillseq,readrandom,overwrite --duration 3s --profile",
+    );
+    let all = folded(&results);
+    assert_eq!(all.len(), 3, "a folded file per step: {all:?}");
+    let reads = folded_step(&all, "readrandom");
+    assert!(
+        samples_with(reads, "rocksdb::DBImpl::GetImpl") > 0,
+        "RocksDB's Get in:\n{reads}"
+    );
+    assert!(
+        samples_with(reads, "fathom:client0") > 0,
+        "the client thread by name"
+    );
+    assert!(samples_with(reads, "fathom_") > 0, "fathom's own functions");
+    // Every stack is under fathom's process, then a thread.
+    assert!(reads.lines().all(|l| l.starts_with("fathom;")), "{reads}");
+
+    let json = report_json(&results);
+    let run = &json["runs"][0];
+    for s in ["fillseq", "readrandom", "overwrite"] {
+        let p = &step(run, s)["profile"];
+        assert!(f(&p["samples"]) > 0.0, "{s}: {p}");
+        assert_eq!(p["frequency_hz"], 99);
+        assert_eq!(p["processes"][0]["label"], "fathom");
+        assert_eq!(
+            p["processes"][0]["unwinding"], "dwarf",
+            "a Rust release build: {p}"
+        );
+    }
+    // The text report: the shares and the top functions.
+    assert!(
+        stdout.contains("profile shares") && stdout.contains("top functions"),
+        "{stdout}"
+    );
+    let tables = json["tables"].as_array().unwrap();
+    let shares = tables
+        .iter()
+        .find(|t| t["title"] == "profile shares")
+        .unwrap();
+    let header: Vec<&str> = shares["header"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h.as_str().unwrap())
+        .collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let row = shares["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r[col("step")] == "readrandom")
+        .unwrap();
+    assert!(
+        f(&row[col("engine%")]) > 20.0,
+        "reads are mostly RocksDB's: {row}"
+    );
+    assert!(f(&row[col("samples")]) > 0.0, "numbers as numbers: {row}");
+
+    let page = report_as(&results, "html");
+    assert_eq!(
+        page.matches("class=\"flame\"").count(),
+        3,
+        "a flame graph per step"
+    );
+    assert!(
+        page.contains("href=\"#profile-rocksdb-readrandom\""),
+        "the step's row links to it"
+    );
+    assert!(page.contains("id=\"profile-rocksdb-readrandom\""));
+    // The scratch data perf wrote is gone.
+    assert!(
+        std::fs::read_dir("/dev/shm").unwrap().flatten().all(|e| !e
+            .file_name()
+            .to_string_lossy()
+            .starts_with("fathom-profile-")),
+        "perf's data left in /dev/shm"
+    );
+    assert!(
+        processes_mentioning("perf record").is_empty(),
+        "perf left running"
+    );
+}
+
+#[test]
+fn a_server_is_profiled_in_its_own_processes_beside_fathom() {
+    let dir = server_scratch();
+    let results = dir.path().join("results");
+    ok(&run(
+        "--engine innodb,postgres --workload sysbench --clients 2 --duration 2s \
+         --param table_size=2000 --param tests=oltp_point_select --profile",
+        &results,
+    ));
+    no_server_left(dir.path());
+    let json = report_json(&results);
+    for run in json["runs"].as_array().unwrap() {
+        let engine = run["engine"].as_str().unwrap();
+        let p = &step(run, "oltp_point_select")["profile"];
+        let file = Path::new(run["path"].as_str().unwrap()).join(p["folded"].as_str().unwrap());
+        let stacks = std::fs::read_to_string(&file).unwrap();
+        let (server, function) = match engine {
+            "innodb" => ("mariadbd;", "dispatch_command"),
+            _ => ("postgres;", "PortalRun"),
+        };
+        assert!(
+            stacks.lines().any(|l| l.starts_with(server)),
+            "{engine}: the server's own stacks: {p}"
+        );
+        assert!(
+            samples_with(&stacks, function) > 0,
+            "{engine}: {function} in\n{stacks}"
+        );
+        assert!(
+            stacks
+                .lines()
+                .any(|l| l.starts_with("fathom;fathom:client")),
+            "{engine}: fathom's clients beside the server"
+        );
+        let labels: Vec<&str> = p["processes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["label"].as_str().unwrap())
+            .collect();
+        assert_eq!(labels[0], "fathom", "{engine}: {p}");
+        // Debian builds both servers with frame pointers.
+        assert_eq!(
+            p["processes"][1]["unwinding"], "frame_pointers",
+            "{engine}: {p}"
+        );
+    }
+}
+
+#[test]
+fn compare_of_profiled_runs_shows_compressions_cost_per_operation() {
+    let dir = scratch();
+    let results = dir.path().join("results");
+    for (name, compression) in [("plain", "kNoCompression"), ("zstd", "kZSTD")] {
+        ok(&run(
+            &format!(
+                "--engine rocksdb --name {name} --workload dbbench --param num_keys=300000 \
+                 --param steps=fillseq --setup write_buffer_size=2m;compression={compression} \
+                 --profile --profile-hz 499"
+            ),
+            &results,
+        ));
+    }
+    let out = ok(&fathom(&[
+        "compare",
+        results.to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
+    assert!(out.contains("fillseq"), "{out}");
+    let text = ok(&fathom(&["compare", results.to_str().unwrap()]));
+    let table = text
+        .split("functions whose CPU per operation changed most")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no per-function table:\n{text}"));
+    // The rows name ZSTD's functions with more CPU per operation in the new setup.
+    let zstd: Vec<&str> = table.lines().filter(|l| l.contains("ZSTD_")).collect();
+    assert!(
+        !zstd.is_empty(),
+        "ZSTD's functions among the changes:\n{table}"
+    );
+    let grows = zstd.iter().any(|l| {
+        let cells: Vec<&str> = l.split_whitespace().collect();
+        // step, function, self base, self new, self diff, ...
+        cells
+            .get(4)
+            .and_then(|d| d.parse::<f64>().ok())
+            .is_some_and(|d| d > 0.0)
+    });
+    assert!(grows, "ZSTD's CPU per operation grows:\n{table}");
+    let page = ok(&fathom(&[
+        "compare",
+        results.to_str().unwrap(),
+        "--format",
+        "html",
+    ]));
+    assert_eq!(
+        page.matches("class=\"flame\"").count(),
+        1,
+        "a differential graph"
+    );
+}
+
+#[test]
+fn what_cannot_be_profiled_fails_before_anything_runs() {
+    let dir = scratch();
+    let results = dir.path().join("results");
+    let e = err(&run(
+        "--engine innodb --set url=mysql://root@127.0.0.1:1/x --workload sysbench --profile",
+        &results,
+    ));
+    assert!(e.contains("--profile") && e.contains("pid="), "{e}");
+    let e = err(&run(
+        "--engine rocksdb --workload dbbench --profile --profile-hz 0",
+        &results,
+    ));
+    assert!(
+        e.contains("--profile-hz") && e.contains("expected 1 to"),
+        "{e}"
+    );
+    assert!(!results.exists() || std::fs::read_dir(&results).unwrap().next().is_none());
+}

@@ -1,0 +1,311 @@
+//! Where each profiled step's CPU went (`fathom run --profile`): per step and setup, the
+//! shares of the engine, fathom, the kernel and the rest, and the functions with the most
+//! samples by self and by total; on the page, a flame graph per step, each reachable from its
+//! row of the step table. Repeats' stacks are added together.
+
+use crate::group::Series;
+use crate::model::{Chart, Input, Section};
+use crate::table::{Cell, Style, Table, Titled};
+use fathom_core::profile::{Part, ProfileRecord, Stacks};
+use fathom_core::store::slug;
+
+/// Functions listed per step, by self and by total.
+pub const TOP: usize = 10;
+
+/// A profile that lost more of its samples than this (%) says so.
+pub const LOST_PCT: f64 = 5.0;
+
+/// The page's anchor of one series' step's flame graph.
+pub fn anchor(label: &str, step: &str) -> String {
+    format!("profile-{}-{}", slug(label), slug(step))
+}
+
+/// One series' step, profiled: its repeats' stacks together.
+pub struct Profiled<'a> {
+    pub label: String,
+    pub step: String,
+    /// The first repeat's record (how it was taken).
+    pub record: &'a ProfileRecord,
+    pub stacks: Stacks,
+    /// Operations over the profiled repeats.
+    pub ops: u64,
+    /// Samples and lost samples over the repeats.
+    pub samples: u64,
+    pub lost: u64,
+    /// Problems the records name, each once.
+    pub problems: Vec<String>,
+}
+
+impl Profiled<'_> {
+    /// Lost samples as a share of those taken and lost.
+    pub fn lost_pct(&self) -> f64 {
+        fathom_core::profile::lost_pct(self.samples, self.lost)
+    }
+}
+
+/// A series' profiled step, when any repeat has a profile.
+pub fn of_series<'a>(
+    s: &Series<'a>,
+    label: &str,
+    step: &str,
+) -> anyhow::Result<Option<Profiled<'a>>> {
+    let mut out: Option<Profiled> = None;
+    for run in &s.runs {
+        let Some(summary) = run.steps.iter().find(|x| x.step == step) else {
+            continue;
+        };
+        let Some(record) = summary.profile.as_ref() else {
+            continue;
+        };
+        let path = run.path.join(&record.folded);
+        let (stacks, missing) = match Stacks::read(&path) {
+            Ok(s) => (s, None),
+            Err(e) => (Stacks::default(), Some(format!("{e:#}"))),
+        };
+        let p = out.get_or_insert_with(|| Profiled {
+            label: label.to_string(),
+            step: step.to_string(),
+            record,
+            stacks: Stacks::default(),
+            ops: 0,
+            samples: 0,
+            lost: 0,
+            problems: Vec::new(),
+        });
+        p.stacks.lines.extend(stacks.lines);
+        p.ops += summary.ops;
+        p.samples += record.samples;
+        p.lost += record.lost;
+        for problem in record.problems.iter().cloned().chain(missing) {
+            if !p.problems.contains(&problem) {
+                p.problems.push(problem);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Every profiled step of every series, in the step table's order.
+pub fn all<'a>(input: &Input<'a>) -> anyhow::Result<Vec<Profiled<'a>>> {
+    let mut out = Vec::new();
+    for step in &input.steps {
+        for s in &input.series {
+            if let Some(p) = of_series(s, &s.label(&input.series), step)? {
+                out.push(p);
+            }
+        }
+    }
+    Ok(out)
+}
+
+const SHARES: &[&str] = &[
+    "step",
+    "samples",
+    "cpu.s",
+    "lost%",
+    "engine%",
+    "fathom%",
+    "kernel%",
+    "other%",
+    "unwinding",
+    "setup",
+];
+const FUNCTIONS: &[&str] = &[
+    "step", "#", "self%", "by self", "total%", "by total", "setup",
+];
+
+fn pct(n: u64, of: u64) -> Cell {
+    Cell::styled(
+        (of > 0).then(|| 100.0 * n as f64 / of as f64),
+        Style::Percent,
+    )
+}
+
+fn shares_row(p: &Profiled) -> Vec<Cell> {
+    let total = p.stacks.total();
+    let shares = p.stacks.shares(&p.record.engine_code);
+    let unwinding: Vec<String> = p
+        .record
+        .processes
+        .iter()
+        .map(|pr| {
+            let how = match pr.unwinding {
+                fathom_core::profile::Unwinding::FramePointers => "fp",
+                fathom_core::profile::Unwinding::Dwarf => "dwarf",
+            };
+            format!("{} {how}", pr.label)
+        })
+        .collect();
+    let mut row = vec![
+        Cell::text(&p.step),
+        Cell::count(p.samples as f64),
+        Cell::num(total as f64 / 1e9),
+        Cell::Number(p.lost_pct(), Style::Percent),
+    ];
+    row.extend(Part::ALL.iter().map(|part| pct(shares[part], total)));
+    row.push(Cell::text(unwinding.join(", ")));
+    row.push(Cell::text(&p.label));
+    row
+}
+
+fn function_rows(p: &Profiled, t: &mut Table) {
+    let total = p.stacks.total();
+    let by_self = p.stacks.top(TOP, true);
+    let by_total = p.stacks.top(TOP, false);
+    for i in 0..by_self.len().max(by_total.len()) {
+        let (own_pct, own_name) = by_self
+            .get(i)
+            .map_or((Cell::Missing, Cell::Missing), |(f, s)| {
+                (pct(s.own, total), Cell::text(short_name(f)))
+            });
+        let (all_pct, all_name) = by_total
+            .get(i)
+            .map_or((Cell::Missing, Cell::Missing), |(f, s)| {
+                (pct(s.total, total), Cell::text(short_name(f)))
+            });
+        t.push(vec![
+            Cell::text(&p.step),
+            Cell::count((i + 1) as f64),
+            own_pct,
+            own_name,
+            all_pct,
+            all_name,
+            Cell::text(&p.label),
+        ]);
+    }
+}
+
+/// The longest function name a table prints; the folded file keeps every name whole.
+const NAME_CHARS: usize = 90;
+
+/// A function's name as tables print it: C++ template arguments and parameter lists elided
+/// (`Foo<…>::bar`), a Rust trait impl's `<Type as Trait>::f` kept, and at most `NAME_CHARS`.
+pub fn short_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len().min(NAME_CHARS));
+    let mut depth = 0usize;
+    let mut prev = ' ';
+    for c in name.chars() {
+        match c {
+            // A `<` or `(` right after a name opens its arguments; a leading `<` is Rust's
+            // `<Type as Trait>`.
+            '<' | '(' if depth > 0 || prev.is_alphanumeric() || prev == '_' => {
+                if depth == 0 {
+                    out.push(c);
+                    out.push('…');
+                }
+                depth += 1;
+            }
+            '>' | ')' if depth > 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    out.push(c);
+                }
+            }
+            _ if depth > 0 => {}
+            _ => out.push(c),
+        }
+        prev = c;
+    }
+    if out.chars().count() > NAME_CHARS {
+        out = out.chars().take(NAME_CHARS - 1).collect::<String>() + "…";
+    }
+    out
+}
+
+/// What the profiles cannot show or lost, a line each.
+fn problems(all: &[Profiled]) -> Option<String> {
+    let mut lines = Vec::new();
+    for p in all {
+        if p.lost_pct() > LOST_PCT {
+            lines.push(format!(
+                "{} {}: lost {:.1}% of its samples (perf fell behind): the shares are less sure",
+                p.label,
+                p.step,
+                p.lost_pct()
+            ));
+        }
+        for pr in &p.record.processes {
+            if pr.unnamed_pct > 20.0 {
+                lines.push(format!(
+                    "{} {}: {:.0}% of {}'s frames have no symbol ({}): its own functions show as [unknown]",
+                    p.label, p.step, pr.unnamed_pct, pr.label, pr.exe
+                ));
+            }
+        }
+        for problem in &p.problems {
+            lines.push(format!("{} {}: {problem}", p.label, p.step));
+        }
+    }
+    (!lines.is_empty()).then(|| lines.join("\n"))
+}
+
+/// The section, when any step was profiled.
+pub fn section(input: &Input) -> anyhow::Result<Option<Section>> {
+    let all = all(input)?;
+    if all.is_empty() {
+        return Ok(None);
+    }
+    let mut shares = Table::new(SHARES);
+    let mut functions = Table::new(FUNCTIONS);
+    for p in &all {
+        shares.push(shares_row(p));
+        function_rows(p, &mut functions);
+    }
+    let mut section = Section::new("Where the CPU went");
+    section.tables = vec![
+        Titled {
+            title: "profile shares".into(),
+            table: shares,
+        },
+        Titled {
+            title: "top functions".into(),
+            table: functions,
+        },
+    ];
+    section.paragraph = problems(&all);
+    section.legend = Some(LEGEND);
+    if input.page {
+        for p in &all {
+            section.charts.push(Chart::Flame(crate::flame::graph(
+                &anchor(&p.label, &p.step),
+                &format!("{} {}", p.label, p.step),
+                &p.stacks,
+            )?));
+        }
+    }
+    Ok(Some(section))
+}
+
+const LEGEND: &str = "\nprofile shares: samples taken by perf over each step's measured span \
+(repeats together), each share of the CPU time they stand for; engine% is the engine's code (a server's processes, or an embedded \
+engine's functions), fathom% fathom's own crates, kernel% samples in the kernel, other% the \
+rest (the C library, Rust's std, code without symbols). top functions: self% is where the CPU \
+was running, total% where the function was on the stack.";
+
+#[cfg(test)]
+mod tests {
+    use super::short_name;
+
+    #[test]
+    fn names_lose_their_template_arguments_not_their_trait() {
+        assert_eq!(
+            short_name("rocksdb::BlockIter<rocksdb::Slice>::BinarySeekRestartPointIndex<rocksdb::DecodeKey>"),
+            "rocksdb::BlockIter<…>::BinarySeekRestartPointIndex<…>"
+        );
+        assert_eq!(
+            short_name(
+                "<fathom_engines::rocksdb::session::Session as fathom_core::kv::KvSession>::put"
+            ),
+            "<fathom_engines::rocksdb::session::Session as fathom_core::kv::KvSession>::put"
+        );
+        assert_eq!(
+            short_name("rocksdb::X::PutCFImpl<rocksdb::Y::PutCF(unsigned int, rocksdb::Slice const&)::{lambda(rocksdb::WriteBatch*)#1}>"),
+            "rocksdb::X::PutCFImpl<…>"
+        );
+        assert_eq!(
+            short_name("memcg1_commit_charge_[k]"),
+            "memcg1_commit_charge_[k]"
+        );
+        assert!(short_name(&"a".repeat(200)).chars().count() <= 90);
+    }
+}
