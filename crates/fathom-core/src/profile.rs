@@ -64,6 +64,10 @@ pub struct ProfileRecord {
     pub frequency_hz: u32,
     /// Seconds sampled: the step's measured part and its maintenance.
     pub seconds: f64,
+    /// perf's own CPU seconds over them (reading and writing the samples; the kernel's part
+    /// of sampling is charged to the sampled threads).
+    #[serde(default)]
+    pub perf_cpu_seconds: f64,
     pub samples: u64,
     /// The CPU nanoseconds the samples stand for (the folded counts' total).
     pub cpu_ns: u64,

@@ -31,6 +31,8 @@ pub struct Profiled<'a> {
     pub ops: u64,
     /// Samples and lost samples over the repeats.
     pub samples: u64,
+    /// perf's own CPU seconds over the repeats.
+    pub perf_cpu_seconds: f64,
     pub lost: u64,
     /// Problems the records name, each once.
     pub problems: Vec<String>,
@@ -69,12 +71,14 @@ pub fn of_series<'a>(
             stacks: Stacks::default(),
             ops: 0,
             samples: 0,
+            perf_cpu_seconds: 0.0,
             lost: 0,
             problems: Vec::new(),
         });
         p.stacks.lines.extend(stacks.lines);
         p.ops += summary.ops;
         p.samples += record.samples;
+        p.perf_cpu_seconds += record.perf_cpu_seconds;
         p.lost += record.lost;
         for problem in record.problems.iter().cloned().chain(missing) {
             if !p.problems.contains(&problem) {
@@ -102,6 +106,7 @@ const SHARES: &[&str] = &[
     "step",
     "samples",
     "cpu.s",
+    "perf%",
     "lost%",
     "engine%",
     "fathom%",
@@ -140,6 +145,10 @@ fn shares_row(p: &Profiled) -> Vec<Cell> {
         Cell::text(&p.step),
         Cell::count(p.samples as f64),
         Cell::num(total as f64 / 1e9),
+        Cell::styled(
+            (total > 0).then(|| 100.0 * p.perf_cpu_seconds * 1e9 / total as f64),
+            Style::Percent,
+        ),
         Cell::Number(p.lost_pct(), Style::Percent),
     ];
     row.extend(Part::ALL.iter().map(|part| pct(shares[part], total)));
@@ -277,7 +286,8 @@ pub fn section(input: &Input) -> anyhow::Result<Option<Section>> {
 }
 
 const LEGEND: &str = "\nprofile shares: samples taken by perf over each step's measured span \
-(repeats together), each share of the CPU time they stand for; engine% is the engine's code (a server's processes, or an embedded \
+(repeats together), cpu.s the CPU seconds they stand for, perf% perf's own CPU as a share of \
+those; each share below is of that CPU time: engine% is the engine's code (a server's processes, or an embedded \
 engine's functions), fathom% fathom's own crates, kernel% samples in the kernel, other% the \
 rest (the C library, Rust's std, code without symbols). top functions: self% is where the CPU \
 was running, total% where the function was on the stack.";

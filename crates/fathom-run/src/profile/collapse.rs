@@ -1,30 +1,58 @@
 //! perf's samples folded into stacks: `perf script` read by inferno's perf collapser (kernel
-//! frames marked `_[k]`), each stack then put under its process's label, so one file holds
-//! fathom's process and the server's side by side.
+//! frames marked `_[k]`, each stack under its thread's name and pid), then each stack of a
+//! sampled process put under its group's label, the rest (other processes, idle CPUs)
+//! dropped: one file holds fathom's process and the server's side by side.
 
 use anyhow::Context;
 use inferno::collapse::perf::{Folder, Options};
 use inferno::collapse::Collapse;
+use std::fmt::Write;
 use std::io::BufReader;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-/// One recording's stacks, folded and labelled.
+/// One group's stacks, folded and labelled.
+#[derive(Default)]
 pub struct Folded {
     /// `LABEL;THREAD;frames... NS` lines.
     pub text: String,
     /// CPU nanoseconds the stacks stand for.
     pub cpu_ns: u64,
-    /// Of all frames (weighted by CPU time), the share (0–100) without a symbol.
-    pub unnamed_pct: f64,
+    /// Frames (weighted by CPU time), and those without a symbol.
+    frames: u64,
+    unnamed: u64,
 }
 
-/// Folds the samples of perf's `data` file under `label`. inferno weighs each sample by its
-/// period (perf script prints it), so a stack's count is the CPU nanoseconds it stands for.
-pub fn fold(data: &Path, label: &str) -> anyhow::Result<Folded> {
+impl Folded {
+    /// Of all frames (weighted by CPU time), the share (0–100) without a symbol.
+    pub fn unnamed_pct(&self) -> f64 {
+        if self.frames == 0 {
+            0.0
+        } else {
+            100.0 * self.unnamed as f64 / self.frames as f64
+        }
+    }
+}
+
+/// Folds the samples of perf's `data` file into `into[group]` for the processes `group_of`
+/// knows, under `labels[group]`. inferno weighs each sample by its period (perf script
+/// prints it), so a stack's count is the CPU nanoseconds it stands for.
+pub fn fold(
+    data: &Path,
+    group_of: &dyn Fn(u32) -> Option<usize>,
+    labels: &[String],
+    into: &mut [Folded],
+) -> anyhow::Result<()> {
     let mut child = Command::new("perf")
-        // Inline frames would need addr2line on every address: 60 times slower here.
-        .args(["script", "--no-inline", "-i"])
+        // The process id beside the thread's (`PID/TID`), to pick the processes out; inline
+        // frames would need addr2line on every address: 60 times slower here.
+        .args([
+            "script",
+            "--no-inline",
+            "-F",
+            "comm,pid,tid,time,period,event,ip,sym,dso",
+            "-i",
+        ])
         .arg(data)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -34,6 +62,7 @@ pub fn fold(data: &Path, label: &str) -> anyhow::Result<Folded> {
     let stdout = child.stdout.take().expect("piped");
     let mut options = Options::default();
     options.annotate_kernel = true;
+    options.include_pid = true;
     let mut folded = Vec::new();
     let result = Folder::from(options).collapse(BufReader::new(stdout), &mut folded);
     let status = child.wait()?;
@@ -41,13 +70,18 @@ pub fn fold(data: &Path, label: &str) -> anyhow::Result<Folded> {
     if !status.success() {
         anyhow::bail!("perf script -i {} failed ({status})", data.display());
     }
-    Ok(labelled(&String::from_utf8_lossy(&folded), label))
+    labelled(&String::from_utf8_lossy(&folded), group_of, labels, into);
+    Ok(())
 }
 
-/// Puts every stack under `label` and counts what it holds.
-fn labelled(folded: &str, label: &str) -> Folded {
-    let mut text = String::with_capacity(folded.len() + folded.len() / 8);
-    let (mut cpu_ns, mut frames, mut unnamed) = (0u64, 0u64, 0u64);
+/// Puts each stack of a known process under its group's label (its first frame, `THREAD-PID`,
+/// becoming `LABEL;THREAD`) and counts what it holds; drops the others.
+fn labelled(
+    folded: &str,
+    group_of: &dyn Fn(u32) -> Option<usize>,
+    labels: &[String],
+    into: &mut [Folded],
+) {
     for line in folded.lines() {
         let Some((stack, count)) = line.rsplit_once(' ') else {
             continue;
@@ -55,27 +89,22 @@ fn labelled(folded: &str, label: &str) -> Folded {
         let Ok(count) = count.parse::<u64>() else {
             continue;
         };
-        cpu_ns += count;
-        // The thread's name is the first frame; the rest are functions.
-        for f in stack.split(';').skip(1) {
-            frames += count;
-            if fathom_core::profile::is_unnamed(f) {
-                unnamed += count;
+        let (first, frames) = stack.split_once(';').unwrap_or((stack, ""));
+        let Some((thread, pid)) = first.rsplit_once('-') else {
+            continue;
+        };
+        let Some(g) = pid.parse().ok().and_then(group_of) else {
+            continue;
+        };
+        let f = &mut into[g];
+        f.cpu_ns += count;
+        for frame in frames.split(';').filter(|x| !x.is_empty()) {
+            f.frames += count;
+            if fathom_core::profile::is_unnamed(frame) {
+                f.unnamed += count;
             }
         }
-        text.push_str(label);
-        text.push(';');
-        text.push_str(line);
-        text.push('\n');
-    }
-    Folded {
-        text,
-        cpu_ns,
-        unnamed_pct: if frames == 0 {
-            0.0
-        } else {
-            100.0 * unnamed as f64 / frames as f64
-        },
+        let _ = writeln!(f.text, "{};{thread};{frames} {count}", labels[g]);
     }
 }
 
@@ -84,21 +113,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn stacks_go_under_their_process() {
-        let f = labelled(
-            "postgres;main;ExecScan;[postgres] 3\npostgres;main;heap_getnext 1\n",
-            "postgres",
-        );
-        assert_eq!(f.cpu_ns, 4);
-        assert!(f
+    fn stacks_go_under_their_process_and_others_are_dropped() {
+        let folded = "postgres-10;main;ExecScan;[postgres] 3\n\
+                      postgres-11;main;heap_getnext 1\n\
+                      swapper-0;cpu_idle_[k] 50\n\
+                      fathom:client0-7;fathom_core::x 2\n";
+        let group_of = |pid: u32| match pid {
+            7 => Some(0),
+            10 | 11 => Some(1),
+            _ => None,
+        };
+        let labels = ["fathom".to_string(), "postgres".to_string()];
+        let mut into = [Folded::default(), Folded::default()];
+        labelled(folded, &group_of, &labels, &mut into);
+        assert_eq!(into[0].text, "fathom;fathom:client0;fathom_core::x 2\n");
+        assert_eq!(into[1].cpu_ns, 4, "the idle CPU is nobody's");
+        assert!(into[1]
             .text
             .starts_with("postgres;postgres;main;ExecScan;[postgres] 3\n"));
-        // The thread (`postgres`) is no function: 3 × (main, ExecScan, [postgres]) and
-        // 1 × (main, heap_getnext) are 11 frames, 3 of them unnamed.
-        assert!(
-            (f.unnamed_pct - 300.0 / 11.0).abs() < 1e-9,
-            "{}",
-            f.unnamed_pct
-        );
+        // 3 × (main, ExecScan, [postgres]) and 1 × (main, heap_getnext): 11 frames, 3 unnamed.
+        assert!((into[1].unnamed_pct() - 300.0 / 11.0).abs() < 1e-9);
     }
 }

@@ -1,18 +1,20 @@
-//! `--profile`: where each timed step's CPU went. Before a step, perf attaches (events off)
-//! to the processes doing its work — fathom's own, and a server's processes grouped by
-//! executable, each unwound as its executable allows; the driver switches the events on when
-//! the measured span begins and off when the step's figures end; then the samples are folded
-//! into `steps/NN-step.folded` and described by the step's `ProfileRecord`.
+//! `--profile`: where each timed step's CPU went. Before a step, perf starts with its events
+//! off — one per unwinding the processes doing the work need (fathom's own, a server's grouped
+//! by executable), sampling every CPU where allowed and following the processes otherwise;
+//! the driver switches the events on when the measured span begins and off when the step's
+//! figures end; then the processes' samples are folded into `steps/NN-step.folded` and
+//! described by the step's `ProfileRecord`.
 
 mod collapse;
+mod groups;
 mod perf;
 mod unwind;
 
 use anyhow::Context;
 use fathom_core::driver::Watch;
-use fathom_core::profile::{ProfileRecord, ProfiledProcess, Unwinding, FATHOM};
-use fathom_core::sample::process::with_descendants;
-use perf::Recording;
+use fathom_core::profile::{ProfileRecord, ProfiledProcess, Unwinding};
+use groups::Group;
+use perf::{Recording, Scope};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -46,14 +48,6 @@ pub fn check_perf() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Processes sampled by one perf: one executable's.
-struct Group {
-    label: String,
-    pids: Vec<u32>,
-    exe: PathBuf,
-    unwinding: Unwinding,
-}
-
 /// What profiles a run's steps.
 pub struct Profiler {
     hz: u32,
@@ -69,6 +63,8 @@ pub struct Profiler {
     /// The `cgroup.procs` perf moves to when fathom is under a memory limit, so its buffers
     /// are not charged to the engine's limit.
     outside: Option<PathBuf>,
+    /// Sample every CPU and pick the processes out (root), or follow the processes.
+    system: bool,
 }
 
 impl Profiler {
@@ -91,9 +87,19 @@ impl Profiler {
         let mut limits = Vec::new();
         let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
             .ok()
-            .and_then(|v| v.trim().parse::<i32>().ok());
+            .and_then(|v| v.trim().parse::<i32>().ok())
+            .unwrap_or(2);
         // SAFETY: geteuid has no preconditions.
-        if paranoid.is_some_and(|p| p > 1) && unsafe { libc::geteuid() } != 0 {
+        let root = unsafe { libc::geteuid() } == 0;
+        let system = root || paranoid <= 0;
+        if !system {
+            limits.push(format!(
+                "perf followed the processes (kernel.perf_event_paranoid is {paranoid}, not \
+                 root): its events cost every context switch, which slows a server's round \
+                 trips (docs/performance.md); root or paranoid 0 samples every CPU instead"
+            ));
+        }
+        if !root && paranoid > 1 {
             limits.push(
                 "kernel frames are not sampled (kernel.perf_event_paranoid > 1): time in \
                  system calls is missing"
@@ -116,47 +122,37 @@ impl Profiler {
             limits,
             scratch,
             outside,
+            system,
         })
     }
 
-    /// The processes to sample now, one group per executable: fathom's first.
-    fn groups(&self) -> Vec<Group> {
-        let mut by_exe: BTreeMap<PathBuf, Vec<u32>> = BTreeMap::new();
-        for pid in with_descendants(&self.server) {
-            if let Ok(exe) = std::fs::read_link(format!("/proc/{pid}/exe")) {
-                by_exe.entry(exe).or_default().push(pid);
-            }
-        }
-        let own = std::env::current_exe().unwrap_or_default();
-        std::iter::once((own, vec![std::process::id()]))
-            .chain(by_exe)
-            .enumerate()
-            .map(|(i, (exe, pids))| Group {
-                label: if i == 0 {
-                    FATHOM.to_string()
-                } else {
-                    exe.file_name()
-                        .map_or("server".into(), |n| n.to_string_lossy().into_owned())
-                },
-                unwinding: unwind::unwinding(&exe),
-                pids,
-                exe,
-            })
-            .collect()
-    }
-
-    /// Attaches perf, events off, for step `index` named `step` of the run in `run_dir`.
+    /// Attaches perf, events off, for step `index` named `step` of the run in `run_dir`: one
+    /// perf per unwinding the processes need.
     pub fn start(&self, run_dir: &Path, index: usize, step: &str) -> anyhow::Result<Session> {
         let folded = fathom_core::store::step_file(run_dir, index, step, "folded");
+        let groups = groups::read(&self.server);
         let mut recordings = Vec::new();
-        for (i, g) in self.groups().into_iter().enumerate() {
+        for (i, mode) in groups::modes(&groups).into_iter().enumerate() {
+            let scope = if self.system {
+                Scope::System
+            } else {
+                Scope::Processes(
+                    groups
+                        .iter()
+                        .filter(|g| g.unwinding == mode)
+                        .flat_map(|g| g.pids.iter().copied())
+                        .collect(),
+                )
+            };
             let data = self.scratch.join(format!("{index:02}-{i}.perf"));
-            let r = Recording::start(&g.pids, g.unwinding, self.hz, data, self.outside.as_deref())
-                .with_context(|| format!("--profile: sampling {} ({:?})", g.label, g.pids))?;
-            recordings.push((g, r));
+            let r = Recording::start(&scope, mode, self.hz, data, self.outside.as_deref())
+                .with_context(|| format!("--profile: starting perf ({scope:?})"))?;
+            recordings.push((mode, r));
         }
         Ok(Session {
             recordings,
+            groups,
+            server: self.server.clone(),
             errors: Vec::new(),
             run_dir: run_dir.to_path_buf(),
             folded,
@@ -175,7 +171,10 @@ impl Drop for Profiler {
 
 /// One step's recordings, switched on and off by the driver.
 pub struct Session {
-    recordings: Vec<(Group, Recording)>,
+    recordings: Vec<(Unwinding, Recording)>,
+    groups: Vec<Group>,
+    /// The server's processes, to read its groups again at the step's end.
+    server: Vec<u32>,
     /// What went wrong while the step ran (the step itself goes on).
     errors: Vec<String>,
     run_dir: PathBuf,
@@ -187,55 +186,52 @@ pub struct Session {
 
 impl Watch for Session {
     fn measuring(&mut self) {
-        for (g, r) in &mut self.recordings {
+        for (_, r) in &mut self.recordings {
             if let Err(e) = r.enable() {
-                self.errors.push(format!("{}: {e:#}", g.label));
+                self.errors.push(format!("{e:#}"));
             }
         }
     }
 
     fn ended(&mut self) {
-        for (g, r) in &mut self.recordings {
+        for (_, r) in &mut self.recordings {
             if let Err(e) = r.disable() {
-                self.errors.push(format!("{}: {e:#}", g.label));
+                self.errors.push(format!("{e:#}"));
             }
         }
+        groups::extend(&mut self.groups, groups::read(&self.server));
     }
 }
 
 impl Session {
     /// Stops perf, folds the samples into the step's `.folded` file and describes them.
     pub fn finish(mut self) -> anyhow::Result<ProfileRecord> {
-        let mut text = String::new();
-        let mut processes = Vec::new();
-        let (mut samples, mut cpu_ns, mut lost, mut seconds) = (0, 0, 0, 0.0f64);
-        for (g, r) in &mut self.recordings {
+        let by_pid = groups::by_pid(&self.groups);
+        let labels: Vec<String> = self.groups.iter().map(|g| g.label.clone()).collect();
+        let mut folded: Vec<collapse::Folded> =
+            self.groups.iter().map(|_| Default::default()).collect();
+        let mut lost = 0;
+        let (mut seconds, mut perf_cpu_seconds) = (0.0f64, 0.0);
+        for (mode, r) in &mut self.recordings {
             let log = r.stop()?;
             seconds = seconds.max(r.seconds);
-            let written = perf::samples_written(&log);
+            perf_cpu_seconds += r.cpu_seconds;
             lost += perf::lost(&r.data).unwrap_or(0);
-            let folded = if written > 0 {
-                collapse::fold(&r.data, &g.label)?
-            } else {
-                collapse::Folded {
-                    text: String::new(),
-                    cpu_ns: 0,
-                    unnamed_pct: 0.0,
-                }
-            };
+            if perf::samples_written(&log) > 0 {
+                let groups = &self.groups;
+                let mode = *mode;
+                // This perf's samples of the groups it unwinds as they need.
+                let group_of = |pid: u32| {
+                    by_pid
+                        .get(&pid)
+                        .copied()
+                        .filter(|g| groups[*g].unwinding == mode)
+                };
+                collapse::fold(&r.data, &group_of, &labels, &mut folded)?;
+            }
             let _ = std::fs::remove_file(&r.data);
-            samples += written;
-            cpu_ns += folded.cpu_ns;
-            text += &folded.text;
-            processes.push(ProfiledProcess {
-                label: g.label.clone(),
-                pids: g.pids.clone(),
-                exe: g.exe.display().to_string(),
-                unwinding: g.unwinding,
-                cpu_ns: folded.cpu_ns,
-                unnamed_pct: folded.unnamed_pct,
-            });
         }
+        let text: String = folded.iter().map(|f| f.text.as_str()).collect();
         fathom_core::sample::charge_results(|| std::fs::write(&self.folded, &text))
             .with_context(|| format!("writing {}", self.folded.display()))?;
         let stacks = fathom_core::profile::Stacks::parse(&text)?;
@@ -245,6 +241,22 @@ impl Session {
                 *thread_cpu_ns.entry(t.clone()).or_default() += count;
             }
         }
+        // The sampled processes' samples: their CPU time over a sample's period (1/hz s).
+        let cpu_ns: u64 = folded.iter().map(|f| f.cpu_ns).sum();
+        let samples = (cpu_ns as f64 * f64::from(self.hz) / 1e9).round() as u64;
+        let processes = self
+            .groups
+            .iter()
+            .zip(&folded)
+            .map(|(g, f)| ProfiledProcess {
+                label: g.label.clone(),
+                pids: g.pids.clone(),
+                exe: g.exe.display().to_string(),
+                unwinding: g.unwinding,
+                cpu_ns: f.cpu_ns,
+                unnamed_pct: f.unnamed_pct(),
+            })
+            .collect();
         let mut problems = std::mem::take(&mut self.limits);
         problems.append(&mut self.errors);
         Ok(ProfileRecord {
@@ -256,6 +268,7 @@ impl Session {
                 .to_string(),
             frequency_hz: self.hz,
             seconds,
+            perf_cpu_seconds,
             samples,
             cpu_ns,
             lost,

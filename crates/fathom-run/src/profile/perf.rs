@@ -1,7 +1,7 @@
-//! One `perf record` attached to a set of processes with its events off: started before the
-//! step (attaching takes tens of milliseconds), switched on and off through its control FIFO
-//! at the measured span's edges, stopped with SIGINT. Dropped early (an error, Ctrl-C), it
-//! kills perf, so no recorder outlives the run.
+//! One `perf record` with its events off: started before the step (attaching takes tens of
+//! milliseconds), switched on and off through its control FIFO at the measured span's edges,
+//! stopped with SIGINT. Dropped early (an error, Ctrl-C), it kills perf, so no recorder
+//! outlives the run.
 
 use anyhow::Context;
 use fathom_core::profile::Unwinding;
@@ -16,6 +16,19 @@ use std::time::{Duration, Instant};
 /// How long perf may take to answer a control command (attaching to many threads included).
 const ANSWER: Duration = Duration::from_secs(20);
 
+/// What one perf samples.
+#[derive(Clone, Debug)]
+pub enum Scope {
+    /// Every CPU: no cost when a sampled thread is switched in or out, so a server's round
+    /// trips are not slowed; the processes are picked out of the samples afterwards. Needs
+    /// root (or `perf_event_paranoid` 0 or less).
+    System,
+    /// These processes' threads (and children they fork): perf's events follow each thread
+    /// through every context switch, which costs a round-trip-bound server a quarter of its
+    /// throughput here.
+    Processes(Vec<u32>),
+}
+
 pub struct Recording {
     child: Child,
     ctl: File,
@@ -27,12 +40,15 @@ pub struct Recording {
     enabled_at: Option<Instant>,
     /// Seconds its events were on.
     pub seconds: f64,
+    /// perf's own CPU seconds while its events were on (reading and writing the samples).
+    pub cpu_seconds: f64,
+    cpu_at_enable: f64,
 }
 
 impl Recording {
     /// Starts perf on `pids` with its events off, and waits until it answers.
     pub fn start(
-        pids: &[u32],
+        scope: &Scope,
         unwinding: Unwinding,
         hz: u32,
         data: PathBuf,
@@ -59,7 +75,13 @@ impl Recording {
         };
         let (ctl, ack) = (open(&fifos[0])?, open(&fifos[1])?);
         let stderr = data.with_extension("log");
-        let list: Vec<String> = pids.iter().map(u32::to_string).collect();
+        let target: Vec<String> = match scope {
+            Scope::System => vec!["-a".into()],
+            Scope::Processes(pids) => {
+                let list: Vec<String> = pids.iter().map(u32::to_string).collect();
+                vec!["-p".into(), list.join(",")]
+            }
+        };
         let child = Command::new("perf")
             // cpu-clock on every host (no hardware counters in most VMs): each sample then
             // weighs its period in nanoseconds of CPU.
@@ -78,7 +100,8 @@ impl Recording {
                 fifos[0].display(),
                 fifos[1].display()
             ))
-            .args(["-p", &list.join(","), "-o"])
+            .args(&target)
+            .arg("-o")
             .arg(&data)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -94,6 +117,8 @@ impl Recording {
             stderr,
             enabled_at: None,
             seconds: 0.0,
+            cpu_seconds: 0.0,
+            cpu_at_enable: 0.0,
         };
         if let Some(procs) = outside {
             std::fs::write(procs, r.child.id().to_string()).with_context(|| {
@@ -135,6 +160,7 @@ impl Recording {
     pub fn enable(&mut self) -> anyhow::Result<()> {
         self.command("enable")?;
         self.enabled_at = Some(Instant::now());
+        self.cpu_at_enable = self.own_cpu();
         Ok(())
     }
 
@@ -142,6 +168,7 @@ impl Recording {
         self.command("disable")?;
         if let Some(at) = self.enabled_at.take() {
             self.seconds += at.elapsed().as_secs_f64();
+            self.cpu_seconds += self.own_cpu() - self.cpu_at_enable;
         }
         Ok(())
     }
@@ -159,6 +186,18 @@ impl Recording {
             std::thread::sleep(Duration::from_millis(20));
         }
         Ok(self.log())
+    }
+
+    /// perf's CPU seconds so far (user and system).
+    fn own_cpu(&self) -> f64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id()));
+        let ticks = stat
+            .ok()
+            .and_then(|s| fathom_core::sample::process::parse_stat(&s))
+            .map_or(0, |(user, system, _)| user + system);
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1);
+        ticks as f64 / hz as f64
     }
 
     fn log(&self) -> String {
