@@ -304,3 +304,58 @@ fn an_interrupted_server_run_as_an_ordinary_user_leaves_nothing() {
     );
     me.nothing_left(&results);
 }
+
+/// `--profile` as an ordinary user: perf may not sample every CPU, so it follows fathom's own
+/// process, and with Debian's `kernel.perf_event_paranoid` 2 it sees user space only; the
+/// step's record says both. Above 2 the run is refused before anything runs, naming the fix.
+#[test]
+fn a_profile_as_an_ordinary_user_follows_its_own_processes() {
+    let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let me = Account::new("prof");
+    let results = me.home.join("results");
+    let out = me.fathom(
+        "",
+        &format!(
+            "run --engine rocksdb --workload dbbench --param num_keys=100000 \
+             --param steps=fillseq,readrandom --duration 2s --profile --results {}",
+            results.display()
+        ),
+    );
+    if paranoid > 2 {
+        let e = err(&out);
+        assert!(
+            e.contains("perf_event_paranoid") && e.contains("sysctl"),
+            "{e}"
+        );
+        return;
+    }
+    ok(&out);
+    let run = &report_json(&results)["runs"][0];
+    let p = &step(run, "readrandom")["profile"];
+    assert!(f(&p["samples"]) > 0.0, "{p}");
+    let problems = p["problems"].to_string();
+    assert_eq!(
+        problems.contains("followed the processes"),
+        paranoid > 0,
+        "{p}"
+    );
+    assert_eq!(
+        problems.contains("kernel frames are not sampled"),
+        paranoid > 1,
+        "{p}"
+    );
+    let folded = results
+        .read_dir()
+        .unwrap()
+        .flatten()
+        .map(|r| r.path().join(p["folded"].as_str().unwrap()))
+        .find(|f| f.exists())
+        .expect("the folded stacks");
+    let stacks = std::fs::read_to_string(folded).unwrap();
+    assert!(stacks.contains("rocksdb::DBImpl::GetImpl"), "{stacks}");
+    me.nothing_left(&results);
+}

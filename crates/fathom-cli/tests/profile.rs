@@ -49,9 +49,33 @@ fn samples_with(folded: &str, frame: &str) -> u64 {
 
 #[test]
 fn rocksdb_steps_are_profiled_engine_and_client_frames_and_a_flame_graph_each() {
-    let (_dir, results, stdout) = run_ok(
-        "--engine rocksdb --workload dbbench --param num_keys=200000 \
-         --param steps=fillseq,readrandom,overwrite --duration 3s --profile",
+    // A HOME of its own, to see that perf keeps no build-id cache there.
+    let dir = scratch();
+    let results = dir.path().join("results");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fathom"))
+        .args([
+            "run",
+            "--engine",
+            "rocksdb",
+            "--workload",
+            "dbbench",
+            "--param",
+            "num_keys=200000",
+            "--param",
+            "steps=fillseq,readrandom,overwrite",
+            "--duration",
+            "3s",
+            "--profile",
+            "--results",
+        ])
+        .arg(&results)
+        .env("HOME", dir.path())
+        .output()
+        .unwrap();
+    let stdout = ok(&out);
+    assert!(
+        !dir.path().join(".debug").exists(),
+        "perf's build-id cache in HOME"
     );
     let all = folded(&results);
     assert_eq!(all.len(), 3, "a folded file per step: {all:?}");

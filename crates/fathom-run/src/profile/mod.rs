@@ -213,11 +213,12 @@ impl Session {
         let mut lost = 0;
         let (mut seconds, mut perf_cpu_seconds) = (0.0f64, 0.0);
         for (mode, r) in &mut self.recordings {
-            let log = r.stop()?;
+            r.stop()?;
             seconds = seconds.max(r.seconds);
             perf_cpu_seconds += r.cpu_seconds;
             lost += perf::lost(&r.data).unwrap_or(0);
-            if perf::samples_written(&log) > 0 {
+            // perf's `(N samples)` is not always printed: fold whatever it wrote.
+            if r.data.metadata().is_ok_and(|m| m.len() > 0) {
                 let groups = &self.groups;
                 let mode = *mode;
                 // This perf's samples of the groups it unwinds as they need.
