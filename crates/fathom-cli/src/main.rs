@@ -4,6 +4,7 @@ mod compare;
 mod info;
 mod interrupt;
 mod merge;
+mod profile;
 mod progress;
 mod run;
 mod serve;
@@ -53,6 +54,9 @@ enum Command {
     /// Merge runs of one step sequence made on several client hosts into one run, exactly:
     /// operations add up and latency comes from the merged HdrHistogram logs.
     Merge(merge::MergeArgs),
+    /// Run a command (db_bench, sysbench, a minimal loop) under the perf `fathom run
+    /// --profile` uses, writing its folded stacks and printing where its CPU went.
+    Profile(profile::ProfileArgs),
     /// Start a server engine from a setup and keep it up until Ctrl-C, printing its URL and
     /// pid for `--set url=... --set pid=...` and other tools.
     Serve(serve::ServeArgs),
@@ -66,6 +70,7 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(*args),
+        Command::Profile(args) => profile::run(&args),
         Command::Report {
             dir,
             format,

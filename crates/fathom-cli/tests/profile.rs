@@ -286,5 +286,90 @@ fn what_cannot_be_profiled_fails_before_anything_runs() {
         e.contains("--profile-hz") && e.contains("expected 1 to"),
         "{e}"
     );
+    // Without perf on the PATH.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fathom"))
+        .args([
+            "run",
+            "--engine",
+            "rocksdb",
+            "--workload",
+            "dbbench",
+            "--profile",
+        ])
+        .arg("--results")
+        .arg(&results)
+        .env("PATH", dir.path())
+        .output()
+        .unwrap();
+    let e = err(&out);
+    assert!(
+        e.contains("Linux perf") && e.contains("setup.sh --profile"),
+        "{e}"
+    );
     assert!(!results.exists() || std::fs::read_dir(&results).unwrap().next().is_none());
+}
+
+#[test]
+fn a_merge_keeps_the_first_hosts_profile_and_its_stacks() {
+    let (dir, results, _) = run_ok(
+        "--engine null --workload dbbench --param num_keys=30000 --param steps=readrandom \
+         --duration 1s --clients 1 --profile",
+    );
+    let one = std::fs::read_dir(&results)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join("run.json").is_file())
+        .unwrap();
+    let merged = dir.path().join("merged");
+    ok(&fathom(&[
+        "merge",
+        one.to_str().unwrap(),
+        one.to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+    ]));
+    let json = report_json(&merged);
+    let p = &step(&json["runs"][0], "readrandom")["profile"];
+    let copied = merged.join(p["folded"].as_str().unwrap());
+    let original = one.join(p["folded"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(copied).unwrap(),
+        std::fs::read_to_string(original).unwrap()
+    );
+    let text = report_as(&merged, "text");
+    assert!(
+        text.contains("profile shares") && !text.contains("cannot read"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_peer_tool_is_profiled_under_the_same_perf() {
+    let dir = scratch();
+    let out = dir.path().join("sysbench.folded");
+    let printed = ok(&fathom(&[
+        "profile",
+        "--out",
+        out.to_str().unwrap(),
+        "--",
+        "sysbench",
+        "cpu",
+        "--time=2",
+        "run",
+    ]));
+    let stacks = std::fs::read_to_string(&out).unwrap();
+    assert!(samples_with(&stacks, "sysbench") > 0, "{stacks}");
+    assert!(
+        printed.contains("profile shares") && printed.contains("top functions"),
+        "{printed}"
+    );
+    let e = err(&fathom(&[
+        "profile",
+        "--out",
+        out.to_str().unwrap(),
+        "--",
+        "/nonexistent/tool",
+    ]));
+    assert!(e.contains("/nonexistent/tool"), "{e}");
 }

@@ -108,7 +108,8 @@ fn declared_rule(path: &str) -> Option<Rule> {
         "interrupted" => Rule::Median,
         "step" | "index" | "interval" | "latency_us" | "host" | "engine_stats" | "query_mix"
         | "queue_us" | "shared_queue" | "latency_from_start" | "engine_options" => Rule::First,
-        // A profile is one host's processes: the first host's is kept, its file beside it.
+        // A profile is one host's processes: the first host's is kept, its folded stacks
+        // copied beside it.
         "profile" => Rule::First,
         _ => return None,
     })
@@ -239,6 +240,12 @@ pub fn merge(runs: &[LoadedRun], out: &Path) -> anyhow::Result<std::path::PathBu
             .map(serde_json::to_string)
             .collect::<Result<_, _>>()?;
         std::fs::write(&files.intervals, lines.join("\n") + "\n")?;
+        // The first host's profile (its rule), with its folded stacks beside it.
+        if let Some(p) = &summary.profile {
+            let (from, to) = (first.path.join(&p.folded), dir.path.join(&p.folded));
+            std::fs::copy(&from, &to)
+                .with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
+        }
         dir.write_summary(&summary)?;
     }
     dir.write_manifest(&manifest)?;

@@ -45,6 +45,23 @@ impl Profiled<'_> {
     }
 }
 
+impl<'a> Profiled<'a> {
+    /// One profile on its own (`fathom profile -- COMMAND`): its record and stacks.
+    pub fn single(label: &str, step: &str, record: &'a ProfileRecord, stacks: Stacks) -> Self {
+        Profiled {
+            label: label.to_string(),
+            step: step.to_string(),
+            record,
+            stacks,
+            ops: 0,
+            samples: record.samples,
+            perf_cpu_seconds: record.perf_cpu_seconds,
+            lost: record.lost,
+            problems: record.problems.clone(),
+        }
+    }
+}
+
 /// A series' profiled step, when any repeat has a profile.
 pub fn of_series<'a>(
     s: &Series<'a>,
@@ -248,20 +265,15 @@ fn problems(all: &[Profiled]) -> Option<String> {
     (!lines.is_empty()).then(|| lines.join("\n"))
 }
 
-/// The section, when any step was profiled.
-pub fn section(input: &Input) -> anyhow::Result<Option<Section>> {
-    let all = all(input)?;
-    if all.is_empty() {
-        return Ok(None);
-    }
+/// The shares table and the top functions table of `all`.
+pub fn tables(all: &[Profiled]) -> Vec<Titled> {
     let mut shares = Table::new(SHARES);
     let mut functions = Table::new(FUNCTIONS);
-    for p in &all {
+    for p in all {
         shares.push(shares_row(p));
         function_rows(p, &mut functions);
     }
-    let mut section = Section::new("Where the CPU went");
-    section.tables = vec![
+    vec![
         Titled {
             title: "profile shares".into(),
             table: shares,
@@ -270,7 +282,17 @@ pub fn section(input: &Input) -> anyhow::Result<Option<Section>> {
             title: "top functions".into(),
             table: functions,
         },
-    ];
+    ]
+}
+
+/// The section, when any step was profiled.
+pub fn section(input: &Input) -> anyhow::Result<Option<Section>> {
+    let all = all(input)?;
+    if all.is_empty() {
+        return Ok(None);
+    }
+    let mut section = Section::new("Where the CPU went");
+    section.tables = tables(&all);
     section.paragraph = problems(&all);
     section.legend = Some(LEGEND);
     if input.page {

@@ -65,6 +65,8 @@ pub struct Profiler {
     outside: Option<PathBuf>,
     /// Sample every CPU and pick the processes out (root), or follow the processes.
     system: bool,
+    /// Sessions started, to name their scratch files.
+    started: std::sync::atomic::AtomicUsize,
 }
 
 impl Profiler {
@@ -84,6 +86,19 @@ impl Profiler {
                 engine.name
             );
         }
+        let code = engine.code.iter().map(|c| c.to_string()).collect();
+        Profiler::of(hz, server, code, outside)
+    }
+
+    /// The profiler of fathom's process and the processes `others` (with their children),
+    /// `engine_code` naming an embedded engine's functions.
+    pub fn of(
+        hz: u32,
+        others: Vec<u32>,
+        engine_code: Vec<String>,
+        outside: Option<PathBuf>,
+    ) -> anyhow::Result<Profiler> {
+        let own = std::process::id();
         let mut limits = Vec::new();
         let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
             .ok()
@@ -117,12 +132,13 @@ impl Profiler {
             .with_context(|| format!("--profile: creating {}", scratch.display()))?;
         Ok(Profiler {
             hz,
-            engine_code: engine.code.iter().map(|c| c.to_string()).collect(),
-            server,
+            engine_code,
+            server: others,
             limits,
             scratch,
             outside,
             system,
+            started: Default::default(),
         })
     }
 
@@ -130,6 +146,15 @@ impl Profiler {
     /// perf per unwinding the processes need.
     pub fn start(&self, run_dir: &Path, index: usize, step: &str) -> anyhow::Result<Session> {
         let folded = fathom_core::store::step_file(run_dir, index, step, "folded");
+        self.start_into(run_dir, folded)
+    }
+
+    /// Attaches perf, events off, its folded stacks to go to `folded` (named in the record
+    /// relative to `base`).
+    pub fn start_into(&self, base: &Path, folded: PathBuf) -> anyhow::Result<Session> {
+        let index = self
+            .started
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let groups = groups::read(&self.server);
         let mut recordings = Vec::new();
         for (i, mode) in groups::modes(&groups).into_iter().enumerate() {
@@ -154,7 +179,7 @@ impl Profiler {
             groups,
             server: self.server.clone(),
             errors: Vec::new(),
-            run_dir: run_dir.to_path_buf(),
+            run_dir: base.to_path_buf(),
             folded,
             hz: self.hz,
             engine_code: self.engine_code.clone(),
