@@ -3,7 +3,8 @@
 #   scripts/setup.sh          build dependencies (libclang for RocksDB's bindings)
 #   scripts/setup.sh --servers  also the database servers fathom starts (MariaDB with MyRocks, PostgreSQL)
 #   scripts/setup.sh --peers    also the peer tools used for side-by-side runs (db_bench, sysbench, GNU time)
-#   scripts/setup.sh --dbbench  also what building db_bench against fathom's RocksDB needs (gflags)
+#   scripts/setup.sh --dbbench  also what building db_bench against fathom's RocksDB needs (gflags, and
+#                               the compression libraries' headers its sources include)
 #   scripts/setup.sh --fetch    also what scripts/fetch-engine.sh needs (curl, unzip, xz, nm)
 #   scripts/setup.sh --build-wiredtiger  also what building a WiredTiger release needs (CMake, autotools, snappy)
 #   scripts/setup.sh --profile  also Linux perf, for `fathom run --profile`
@@ -23,7 +24,7 @@ for arg in "$@"; do
   case "$arg" in
     --servers) packages+=("${servers[@]}") ;;
     --peers) packages+=(rocksdb-tools sysbench time) ;;
-    --dbbench) packages+=(libgflags-dev) ;;
+    --dbbench) packages+=(libgflags-dev libzstd-dev liblz4-dev libsnappy-dev zlib1g-dev) ;;
     --fetch) packages+=(curl unzip xz-utils binutils) ;;
     --build-wiredtiger) packages+=(cmake autoconf automake libtool libsnappy-dev build-essential) ;;
     --profile) packages+=(linux-perf) ;;

@@ -35,17 +35,6 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     p
 }
 
-fn run_dirs(results: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(results)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.path().join("run.json").is_file())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
 fn chromium_dom(page: &Path) -> String {
     let out = Command::new("chromium")
         .args([
@@ -376,13 +365,7 @@ fn merge_adds_operations_and_keeps_latency_exact() {
     // The same run merged with itself: twice the operations, the very same percentiles, which
     // the recorder computed without the logs.
     let merged = dir.path().join("merged");
-    ok(&fathom(&[
-        "merge",
-        one.to_str().unwrap(),
-        one.to_str().unwrap(),
-        "--out",
-        merged.to_str().unwrap(),
-    ]));
+    merge_with_itself(&one, &merged);
     let a = report_json(&one);
     let m = report_json(&merged);
     for name in ["fillseq", "readrandom"] {

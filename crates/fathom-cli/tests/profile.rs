@@ -52,26 +52,15 @@ fn rocksdb_steps_are_profiled_engine_and_client_frames_and_a_flame_graph_each() 
     // A HOME of its own, to see that perf keeps no build-id cache there.
     let dir = scratch();
     let results = dir.path().join("results");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fathom"))
-        .args([
-            "run",
-            "--engine",
-            "rocksdb",
-            "--workload",
-            "dbbench",
-            "--param",
-            "num_keys=200000",
-            "--param",
-            "steps=fillseq,readrandom,overwrite",
-            "--duration",
-            "3s",
-            "--profile",
-            "--results",
-        ])
-        .arg(&results)
-        .env("HOME", dir.path())
-        .output()
-        .unwrap();
+    let out = fathom_with(
+        &format!(
+            "run --engine rocksdb --workload dbbench --param num_keys=200000 \
+             --param steps=fillseq,readrandom,overwrite --duration 3s --profile --results {}",
+            results.display()
+        ),
+        "HOME",
+        dir.path(),
+    );
     let stdout = ok(&out);
     assert!(
         !dir.path().join(".debug").exists(),
@@ -287,20 +276,14 @@ fn what_cannot_be_profiled_fails_before_anything_runs() {
         "{e}"
     );
     // Without perf on the PATH.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fathom"))
-        .args([
-            "run",
-            "--engine",
-            "rocksdb",
-            "--workload",
-            "dbbench",
-            "--profile",
-        ])
-        .arg("--results")
-        .arg(&results)
-        .env("PATH", dir.path())
-        .output()
-        .unwrap();
+    let out = fathom_with(
+        &format!(
+            "run --engine rocksdb --workload dbbench --profile --results {}",
+            results.display()
+        ),
+        "PATH",
+        dir.path(),
+    );
     let e = err(&out);
     assert!(
         e.contains("Linux perf") && e.contains("setup.sh --profile"),
@@ -315,20 +298,9 @@ fn a_merge_keeps_the_first_hosts_profile_and_its_stacks() {
         "--engine null --workload dbbench --param num_keys=30000 --param steps=readrandom \
          --duration 1s --clients 1 --profile",
     );
-    let one = std::fs::read_dir(&results)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.join("run.json").is_file())
-        .unwrap();
+    let one = results.join(&run_dirs(&results)[0]);
     let merged = dir.path().join("merged");
-    ok(&fathom(&[
-        "merge",
-        one.to_str().unwrap(),
-        one.to_str().unwrap(),
-        "--out",
-        merged.to_str().unwrap(),
-    ]));
+    merge_with_itself(&one, &merged);
     let json = report_json(&merged);
     let p = &step(&json["runs"][0], "readrandom")["profile"];
     let copied = merged.join(p["folded"].as_str().unwrap());

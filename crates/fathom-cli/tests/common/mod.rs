@@ -13,6 +13,40 @@ pub fn fathom(args: &[&str]) -> Output {
         .expect("fathom runs")
 }
 
+/// `fathom ARGS` (one whitespace-separated line) with the environment variable `key` set to
+/// `value`.
+pub fn fathom_with(args: &str, key: &str, value: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fathom"))
+        .args(args.split_whitespace())
+        .env(key, value)
+        .output()
+        .expect("fathom runs")
+}
+
+/// The run directories in `results`, by name.
+pub fn run_dirs(results: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(results)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join("run.json").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// `fathom merge RUN RUN --out OUT`: one run merged with itself, as two hosts' runs.
+pub fn merge_with_itself(run: &Path, out: &Path) -> String {
+    let run = run.to_str().unwrap();
+    ok(&fathom(&[
+        "merge",
+        run,
+        run,
+        "--out",
+        out.to_str().unwrap(),
+    ]))
+}
+
 /// `fathom run ARGS --results RESULTS`, the arguments written as one whitespace-separated line.
 pub fn run(args: &str, results: &Path) -> Output {
     let mut argv = vec!["run"];
