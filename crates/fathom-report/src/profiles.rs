@@ -316,7 +316,53 @@ was running, total% where the function was on the stack.";
 
 #[cfg(test)]
 mod tests {
-    use super::short_name;
+    use super::*;
+    use fathom_core::profile::{ProfiledProcess, Unwinding};
+
+    fn record(samples: u64, lost: u64, unnamed_pct: f64) -> ProfileRecord {
+        ProfileRecord {
+            folded: "steps/01-x.folded".into(),
+            frequency_hz: 99,
+            seconds: 1.0,
+            perf_cpu_seconds: 0.0,
+            samples,
+            cpu_ns: 0,
+            lost,
+            processes: vec![ProfiledProcess {
+                pids: vec![1],
+                label: "postgres".into(),
+                exe: "/usr/lib/postgresql/15/bin/postgres".into(),
+                unwinding: Unwinding::FramePointers,
+                cpu_ns: 0,
+                unnamed_pct,
+            }],
+            thread_cpu_ns: Default::default(),
+            engine_code: vec![],
+            problems: vec!["kernel frames are not sampled".into()],
+        }
+    }
+
+    #[test]
+    fn lost_samples_and_unnamed_code_are_said_under_the_tables() {
+        let bad = record(90, 10, 25.0);
+        let fine = record(99, 1, 5.0);
+        let said = problems(&[Profiled::single("pg", "select", &bad, Stacks::default())]).unwrap();
+        assert!(
+            said.contains("pg select: lost 10.0% of its samples"),
+            "{said}"
+        );
+        assert!(
+            said.contains("25% of postgres's frames have no symbol"),
+            "{said}"
+        );
+        assert!(said.contains("kernel frames are not sampled"), "{said}");
+        let quiet =
+            problems(&[Profiled::single("pg", "select", &fine, Stacks::default())]).unwrap();
+        assert!(
+            !quiet.contains("lost") && !quiet.contains("no symbol"),
+            "{quiet}"
+        );
+    }
 
     #[test]
     fn names_lose_their_template_arguments_not_their_trait() {
