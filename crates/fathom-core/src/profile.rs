@@ -84,13 +84,6 @@ pub struct ProfileRecord {
     pub problems: Vec<String>,
 }
 
-impl ProfileRecord {
-    /// Lost samples as a share (0–100) of those taken and lost.
-    pub fn lost_pct(&self) -> f64 {
-        lost_pct(self.samples, self.lost)
-    }
-}
-
 /// CPU microseconds per operation of `ns` nanoseconds of CPU over `ops` operations.
 pub fn us_per_op(ns: f64, ops: u64) -> f64 {
     if ops == 0 {

@@ -113,8 +113,8 @@ pub fn section(sides: &[Side], pairs: &[(usize, usize)]) -> anyhow::Result<Optio
             for step in ns.step_names() {
                 let label = |side: &Side| format!("{}.c{}", side.label, ns.clients);
                 let (Some(base), Some(new)) = (
-                    of_series(bs, &label(&sides[b]), step)?,
-                    of_series(ns, &label(&sides[n]), step)?,
+                    of_series(bs, &label(&sides[b]), step),
+                    of_series(ns, &label(&sides[n]), step),
                 ) else {
                     continue;
                 };

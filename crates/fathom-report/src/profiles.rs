@@ -63,11 +63,7 @@ impl<'a> Profiled<'a> {
 }
 
 /// A series' profiled step, when any repeat has a profile.
-pub fn of_series<'a>(
-    s: &Series<'a>,
-    label: &str,
-    step: &str,
-) -> anyhow::Result<Option<Profiled<'a>>> {
+pub fn of_series<'a>(s: &Series<'a>, label: &str, step: &str) -> Option<Profiled<'a>> {
     let mut out: Option<Profiled> = None;
     for run in &s.runs {
         let Some(summary) = run.steps.iter().find(|x| x.step == step) else {
@@ -103,20 +99,20 @@ pub fn of_series<'a>(
             }
         }
     }
-    Ok(out)
+    out
 }
 
 /// Every profiled step of every series, in the step table's order.
-pub fn all<'a>(input: &Input<'a>) -> anyhow::Result<Vec<Profiled<'a>>> {
+pub fn all<'a>(input: &Input<'a>) -> Vec<Profiled<'a>> {
     let mut out = Vec::new();
     for step in &input.steps {
         for s in &input.series {
-            if let Some(p) = of_series(s, &s.label(&input.series), step)? {
+            if let Some(p) = of_series(s, &s.label(&input.series), step) {
                 out.push(p);
             }
         }
     }
-    Ok(out)
+    out
 }
 
 const SHARES: &[&str] = &[
@@ -287,7 +283,7 @@ pub fn tables(all: &[Profiled]) -> Vec<Titled> {
 
 /// The section, when any step was profiled.
 pub fn section(input: &Input) -> anyhow::Result<Option<Section>> {
-    let all = all(input)?;
+    let all = all(input);
     if all.is_empty() {
         return Ok(None);
     }

@@ -182,15 +182,7 @@ pub fn run(spec: &RunSpec, place: &Place, observer: &mut dyn Observer) -> anyhow
     )?;
     let target = engine.get().expect("just opened").target();
     // Checked before the run directory exists, like the setup.
-    let outside = limit
-        .as_ref()
-        .filter(|_| !server)
-        .map(MemoryLimit::outside_procs_file);
-    let profiler = spec
-        .setup
-        .profile_hz
-        .map(|hz| Profiler::new(hz, spec.setup.engine, &target.pids(), outside))
-        .transpose()?;
+    let profiler = profiler(spec, target, limit.as_ref())?;
     // The run directory exists only once the engine has accepted its setup.
     let run_dir = match &place.dir_name {
         Some(name) => RunDir::create_named(&place.results, name)?,
@@ -231,6 +223,22 @@ pub fn run(spec: &RunSpec, place: &Place, observer: &mut dyn Observer) -> anyhow
         // What failed the step says more than the manifest that could not follow it.
         (Err(e), Err(saving)) => Err(anyhow::anyhow!("{e:#}\n(and {saving:#})")),
     }
+}
+
+/// `--profile`'s profiler of the run's processes; perf leaves an embedded engine's memory
+/// limit (fathom is in it) for the group fathom came from.
+fn profiler(
+    spec: &RunSpec,
+    target: &dyn fathom_core::target::Target,
+    limit: Option<&MemoryLimit>,
+) -> anyhow::Result<Option<Profiler>> {
+    let outside = limit
+        .filter(|_| !spec.setup.engine.server)
+        .map(MemoryLimit::outside_procs_file);
+    spec.setup
+        .profile_hz
+        .map(|hz| Profiler::new(hz, spec.setup.engine, &target.pids(), outside))
+        .transpose()
 }
 
 /// `--existing-data` needs a data directory given and an engine that keeps one.

@@ -19,7 +19,7 @@ use crate::kind::OpKind;
 use crate::pace::Spacing;
 use crate::result::{IntervalRecord, QueryMix, StepSummary};
 use crate::sample::Sampler;
-use crate::target::{Maintenance, Target};
+use crate::target::{Counters, Maintenance, Target};
 use anyhow::Context;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -194,13 +194,9 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         &run.files.intervals,
     )?;
     let mut counters_before = None;
-    let mut watch = run.watch.take();
     // Without warmup, measurement starts before the first operation.
     if plan.warmup.is_zero() {
-        if let Some(w) = watch.as_deref_mut() {
-            w.measuring();
-        }
-        counters_before = Some(run.target.counters());
+        counters_before = Some(begin_measuring(&mut run.watch, run.target));
         iv.samples.insert(1, run.sampler.sample());
         clock.start_measuring();
     }
@@ -208,12 +204,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     let background = std::mem::take(&mut run.background);
     let on_interval = &mut *run.on_interval;
     let target = run.target;
-    let mut measure_from_here = || {
-        if let Some(w) = watch.as_deref_mut() {
-            w.measuring();
-        }
-        counters_before = Some(target.counters());
-    };
+    let mut measure_from_here = || counters_before = Some(begin_measuring(&mut run.watch, target));
     let ran: Collected = threads::run(
         &clock,
         clients,
@@ -230,10 +221,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     // A step with no clients (maintenance only), or one that ended during warmup, still
     // measures from here.
     if iv.samples.is_empty() {
-        if let Some(w) = watch.as_deref_mut() {
-            w.measuring();
-        }
-        counters_before = Some(target.counters());
+        counters_before = Some(begin_measuring(&mut run.watch, target));
         iv.samples.insert(1, run.sampler.sample());
     }
     let end_of_ops = run.sampler.sample();
@@ -242,7 +230,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     drop(ran.clients);
     iv.emit(Some(&end_of_ops), on_interval)?;
     let (maintenance_seconds, end) = maintain(target, run.sampler, &plan.after, end_of_ops)?;
-    if let Some(w) = watch {
+    if let Some(w) = run.watch {
         w.ended();
     }
     let counters_after = target.counters();
@@ -273,6 +261,17 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         &counters_before.unwrap_or_default(),
         &counters_after,
     ))
+}
+
+/// The measured span begins: the watch is told, and the engine's counters read.
+fn begin_measuring(
+    watch: &mut Option<&mut (dyn Watch + 'static)>,
+    target: &dyn Target,
+) -> Counters {
+    if let Some(w) = watch.as_deref_mut() {
+        w.measuring();
+    }
+    target.counters()
 }
 
 /// Runs the step's maintenance actions after its operations; returns the seconds they took

@@ -7,6 +7,7 @@ use anyhow::Context;
 use fathom_core::profile::FATHOM;
 use inferno::collapse::perf::{Folder, Options};
 use inferno::collapse::Collapse;
+use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -19,6 +20,8 @@ pub struct Folded {
     pub text: String,
     /// CPU nanoseconds the stacks stand for.
     pub cpu_ns: u64,
+    /// CPU nanoseconds per thread name.
+    pub threads: BTreeMap<String, u64>,
     /// Frames (weighted by CPU time), and those without a symbol.
     frames: u64,
     unnamed: u64,
@@ -139,6 +142,7 @@ fn labelled(
                 f.unnamed += count;
             }
         }
+        *f.threads.entry(thread.to_string()).or_default() += count;
         let _ = writeln!(f.text, "{};{thread};{frames} {count}", labels[g]);
     }
 }

@@ -13,6 +13,7 @@ mod unwind;
 use anyhow::Context;
 use fathom_core::driver::Watch;
 use fathom_core::profile::{ProfileRecord, ProfiledProcess, Unwinding};
+use fathom_engines::server::is_root;
 use groups::Group;
 use perf::{Recording, Scope};
 use std::collections::BTreeMap;
@@ -24,6 +25,14 @@ pub const DEFAULT_HZ: u32 = 99;
 /// The highest `--profile-hz` taken (the kernel throttles far above it anyway).
 pub const MAX_HZ: u32 = 5000;
 
+/// `kernel.perf_event_paranoid`: who may sample what (Debian's default, 2, when unreadable).
+fn paranoid() -> i32 {
+    std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|v| v.trim().parse::<i32>().ok())
+        .unwrap_or(2)
+}
+
 /// Checks that perf runs and may sample this user's processes; the error names the fix.
 pub fn check_perf() -> anyhow::Result<()> {
     let version = std::process::Command::new("perf").arg("--version").output();
@@ -33,12 +42,8 @@ pub fn check_perf() -> anyhow::Result<()> {
              `scripts/setup.sh --profile` installs it (Debian's linux-perf)"
         );
     }
-    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
-        .ok()
-        .and_then(|v| v.trim().parse::<i32>().ok())
-        .unwrap_or(2);
-    // SAFETY: geteuid has no preconditions.
-    if paranoid > 2 && unsafe { libc::geteuid() } != 0 {
+    let paranoid = paranoid();
+    if paranoid > 2 && !is_root() {
         anyhow::bail!(
             "perf may not sample processes here (kernel.perf_event_paranoid is {paranoid}); \
              allow it for your processes with `sudo sysctl kernel.perf_event_paranoid=2` \
@@ -100,12 +105,8 @@ impl Profiler {
     ) -> anyhow::Result<Profiler> {
         let own = std::process::id();
         let mut limits = Vec::new();
-        let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
-            .ok()
-            .and_then(|v| v.trim().parse::<i32>().ok())
-            .unwrap_or(2);
-        // SAFETY: geteuid has no preconditions.
-        let root = unsafe { libc::geteuid() } == 0;
+        let paranoid = paranoid();
+        let root = is_root();
         let system = root || paranoid <= 0;
         if !system {
             limits.push(format!(
@@ -260,12 +261,9 @@ impl Session {
         let text: String = folded.iter().map(|f| f.text.as_str()).collect();
         fathom_core::sample::charge_results(|| std::fs::write(&self.folded, &text))
             .with_context(|| format!("writing {}", self.folded.display()))?;
-        let stacks = fathom_core::profile::Stacks::parse(&text)?;
         let mut thread_cpu_ns: BTreeMap<String, u64> = BTreeMap::new();
-        for (stack, count) in &stacks.lines {
-            if let Some(t) = stack.get(1) {
-                *thread_cpu_ns.entry(t.clone()).or_default() += count;
-            }
+        for (thread, ns) in folded.iter().flat_map(|f| &f.threads) {
+            *thread_cpu_ns.entry(thread.clone()).or_default() += ns;
         }
         // The sampled processes' samples: their CPU time over a sample's period (1/hz s).
         let cpu_ns: u64 = folded.iter().map(|f| f.cpu_ns).sum();

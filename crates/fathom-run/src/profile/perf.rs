@@ -46,7 +46,7 @@ pub struct Recording {
 }
 
 impl Recording {
-    /// Starts perf on `pids` with its events off, and waits until it answers.
+    /// Starts perf on `scope` with its events off, and waits until it answers.
     pub fn start(
         scope: &Scope,
         unwinding: Unwinding,
@@ -54,63 +54,9 @@ impl Recording {
         data: PathBuf,
         outside: Option<&Path>,
     ) -> anyhow::Result<Recording> {
-        let fifos = [data.with_extension("ctl"), data.with_extension("ack")];
-        for f in &fifos {
-            let _ = std::fs::remove_file(f);
-            let c = std::ffi::CString::new(f.as_os_str().as_encoded_bytes())?;
-            // SAFETY: mkfifo reads a NUL-terminated path.
-            if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
-                return Err(std::io::Error::last_os_error())
-                    .with_context(|| format!("creating {}", f.display()));
-            }
-        }
-        // Opened read-write, a FIFO never blocks on its other end.
-        let open = |p: &Path| {
-            std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .custom_flags(libc::O_CLOEXEC)
-                .open(p)
-                .with_context(|| format!("opening {}", p.display()))
-        };
-        let (ctl, ack) = (open(&fifos[0])?, open(&fifos[1])?);
+        let (fifos, ctl, ack) = control_fifos(&data)?;
         let stderr = data.with_extension("log");
-        let target: Vec<String> = match scope {
-            Scope::System => vec!["-a".into()],
-            Scope::Processes(pids) => {
-                let list: Vec<String> = pids.iter().map(u32::to_string).collect();
-                vec!["-p".into(), list.join(",")]
-            }
-        };
-        let child = Command::new("perf")
-            // cpu-clock on every host (no hardware counters in most VMs): each sample then
-            // weighs its period in nanoseconds of CPU.
-            .args([
-                "record",
-                "-e",
-                "cpu-clock",
-                "-F",
-                &hz.to_string(),
-                "--call-graph",
-            ])
-            .arg(unwinding.perf_mode())
-            // No build-id cache: perf would copy every binary it saw into ~/.debug (fathom's
-            // alone is over a gigabyte with its line tables), and read them all at its exit.
-            .args([
-                "--no-buildid",
-                "--no-buildid-cache",
-                "-D",
-                "-1",
-                "--control",
-            ])
-            .arg(format!(
-                "fifo:{},{}",
-                fifos[0].display(),
-                fifos[1].display()
-            ))
-            .args(&target)
-            .arg("-o")
-            .arg(&data)
+        let child = record(scope, unwinding, hz, &fifos, &data)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(File::create(&stderr)?)
@@ -223,6 +169,69 @@ impl Drop for Recording {
             let _ = std::fs::remove_file(f);
         }
     }
+}
+
+/// perf's control FIFO and its answers beside `data`, both opened read-write: a FIFO so opened
+/// never blocks on its other end.
+fn control_fifos(data: &Path) -> anyhow::Result<([PathBuf; 2], File, File)> {
+    let fifos = [data.with_extension("ctl"), data.with_extension("ack")];
+    for f in &fifos {
+        let _ = std::fs::remove_file(f);
+        let c = std::ffi::CString::new(f.as_os_str().as_encoded_bytes())?;
+        // SAFETY: mkfifo reads a NUL-terminated path.
+        if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
+            return Err(std::io::Error::last_os_error())
+                .with_context(|| format!("creating {}", f.display()));
+        }
+    }
+    let open = |p: &Path| {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_CLOEXEC)
+            .open(p)
+            .with_context(|| format!("opening {}", p.display()))
+    };
+    let (ctl, ack) = (open(&fifos[0])?, open(&fifos[1])?);
+    Ok((fifos, ctl, ack))
+}
+
+/// `perf record` of `scope` into `data`, its events off until the control FIFO says.
+fn record(
+    scope: &Scope,
+    unwinding: Unwinding,
+    hz: u32,
+    fifos: &[PathBuf; 2],
+    data: &Path,
+) -> Command {
+    let mut perf = Command::new("perf");
+    // cpu-clock on every host (no hardware counters in most VMs): each sample then weighs its
+    // period in nanoseconds of CPU.
+    perf.args(["record", "-e", "cpu-clock", "-F", &hz.to_string()])
+        .args(["--call-graph", unwinding.perf_mode()])
+        // No build-id cache: perf would copy every binary it saw into ~/.debug (fathom's alone
+        // is over a gigabyte with its line tables), and read them all at its exit.
+        .args([
+            "--no-buildid",
+            "--no-buildid-cache",
+            "-D",
+            "-1",
+            "--control",
+        ])
+        .arg(format!(
+            "fifo:{},{}",
+            fifos[0].display(),
+            fifos[1].display()
+        ));
+    match scope {
+        Scope::System => perf.arg("-a"),
+        Scope::Processes(pids) => {
+            let list: Vec<String> = pids.iter().map(u32::to_string).collect();
+            perf.args(["-p", &list.join(",")])
+        }
+    };
+    perf.arg("-o").arg(data);
+    perf
 }
 
 /// Samples the kernel dropped, from `perf report --stats` (its LOST events).
