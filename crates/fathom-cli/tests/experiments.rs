@@ -382,3 +382,68 @@ fn merge_adds_operations_and_keeps_latency_exact() {
     let e = err(&fathom(&["merge", one.to_str().unwrap(), "--out", "x"]));
     assert!(e.contains("at least two runs"), "{e}");
 }
+
+/// An embedded engine's run killed by the kernel for memory (its run in a child process inside
+/// the limited group) is recorded as failed with the cause, the experiment's next run still
+/// runs, and nothing of the killed run is left running or on disk but its record.
+#[test]
+fn a_run_killed_for_memory_is_recorded_and_the_experiment_goes_on() {
+    if !needs_root("a_run_killed_for_memory_is_recorded_and_the_experiment_goes_on") {
+        return;
+    }
+    let dir = scratch();
+    let file = write(
+        dir.path(),
+        "starved.toml",
+        r#"
+name = "starved"
+clients = [1]
+duration = "1s"
+
+[[setup]]
+name = "starved"
+engine = "rocksdb"
+memory_limit = "4m"
+
+[[setup]]
+name = "fed"
+engine = "rocksdb"
+memory_limit = "256m"
+
+[[workload]]
+name = "dbbench"
+params = { num_keys = 20000, steps = "fillseq,readrandom" }
+"#,
+    );
+    let results = dir.path().join("results");
+    let out = fathom(&[
+        "run",
+        file.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+        "--no-calibrate",
+    ]);
+    let e = err(&out);
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    assert!(e.contains("out-of-memory killer"), "{e}");
+    assert!(e.contains("going on with the next run"), "{e}");
+    assert!(e.contains("1 of 2 runs failed (starved.dbbench"), "{e}");
+    let report = report_json(&results);
+    let starved = row_where(&report["runs"], "setup", "starved");
+    let fed = row_where(&report["runs"], "setup", "fed");
+    assert_eq!(starved["status"], "failed");
+    assert_eq!(fed["status"], "finished");
+    assert!(f(&step(&fed, "readrandom")["ops"]) > 0.0);
+    let text = report_as(&results, "text");
+    assert!(
+        text.contains("failed: killed by the kernel's out-of-memory killer")
+            && text.contains("limited to 4194304 bytes"),
+        "{text}"
+    );
+    // The killed run's data directory is gone, and so is every group of this experiment.
+    let data: Vec<_> = std::fs::read_dir(results.join(".data"))
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(data.is_empty(), "{data:?}");
+    assert!(processes_mentioning(file.to_str().unwrap()).is_empty());
+}

@@ -18,6 +18,8 @@ pub enum CgroupError {
         cause: std::io::Error,
         help: String,
     },
+    #[error("the memory group handed over by the supervising fathom reads `{0}`, not the lines VERSION, LIMIT, DIR, OUTSIDE")]
+    Handoff(String),
     #[error("cannot enable the memory controller for the groups under {group}: it holds processes other than fathom (cgroup v2 lets a group with processes of its own give no controller to its children); start fathom alone in a group of its own: {help}")]
     Busy { group: PathBuf, help: String },
 }
@@ -40,6 +42,9 @@ pub struct MemoryLimit {
     limit_bytes: u64,
     /// How to get a delegated group, for errors.
     help: String,
+    /// Whether dropping it removes the group: false for a group a supervising fathom made
+    /// and handed to this process (`adopt`), which the supervisor removes.
+    owned: bool,
 }
 
 /// How an ordinary user gets a group of their own to run fathom in, for the cgroup version
@@ -134,6 +139,7 @@ impl MemoryLimit {
             version,
             limit_bytes,
             help,
+            owned: true,
         };
         let file = match version {
             Version::V1 => "memory.limit_in_bytes",
@@ -147,6 +153,50 @@ impl MemoryLimit {
         for pid in pids {
             limit.add(*pid)?;
         }
+        Ok(limit)
+    }
+
+    /// The group as text (a line each: version, limit, directory, the `cgroup.procs` outside),
+    /// for a child process to `adopt`.
+    pub fn handoff(&self) -> String {
+        let v = match self.version {
+            Version::V1 => 1,
+            Version::V2 => 2,
+        };
+        let outside = self.outside_procs_file();
+        format!(
+            "{v}\n{}\n{}\n{}",
+            self.limit_bytes,
+            self.dir.display(),
+            outside.display()
+        )
+    }
+
+    /// Joins the group a supervising fathom made (`handoff`'s text): this process moves into
+    /// it, and dropping the result leaves the group to the supervisor.
+    pub fn adopt(line: &str) -> Result<MemoryLimit, CgroupError> {
+        let bad = || CgroupError::Handoff(line.to_string());
+        let mut fields = line.split('\n');
+        let mut next = || fields.next().ok_or_else(bad);
+        let version = match next()? {
+            "1" => Version::V1,
+            "2" => Version::V2,
+            _ => return Err(bad()),
+        };
+        let limit_bytes = next()?.parse().map_err(|_| bad())?;
+        let dir = PathBuf::from(next()?);
+        let outside = PathBuf::from(next()?);
+        let parent = outside.parent().ok_or_else(bad)?.to_path_buf();
+        let limit = MemoryLimit {
+            dir,
+            parent,
+            leaf: None,
+            version,
+            limit_bytes,
+            help: String::new(),
+            owned: false,
+        };
+        limit.add(std::process::id())?;
         Ok(limit)
     }
 
@@ -246,6 +296,9 @@ fn enable_memory(parent: &Path, help: &str) -> Result<Option<PathBuf>, CgroupErr
 
 impl Drop for MemoryLimit {
     fn drop(&mut self) {
+        if !self.owned {
+            return;
+        }
         // Back to where fathom is: its leaf on v2 when it made one (a group giving controllers
         // to its children takes no processes), else the parent.
         let home = self.leaf.as_ref().unwrap_or(&self.parent);

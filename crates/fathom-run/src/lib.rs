@@ -10,6 +10,7 @@ pub mod profile;
 pub mod resolve;
 pub mod runner;
 mod steps;
+mod supervise;
 
 pub use input::{DriveInput, SetupInput, WorkloadInput};
 pub use resolve::{read_options_file, resolve, resolve_setup, Keys, RunSpec, Setup};

@@ -39,6 +39,10 @@ pub struct Place {
     pub calibrate: bool,
     /// The experiment cell this run is, if any.
     pub cell: Option<ExperimentCell>,
+    /// The arguments of a `fathom` command line that runs this run alone: with them, an
+    /// embedded engine under a memory limit runs in a child process inside the limited group,
+    /// so that a kill for memory is recorded and survived (`supervise`).
+    pub relaunch: Option<Vec<std::ffi::OsString>>,
 }
 
 /// What a run tells whoever watches it (the command's progress display).
@@ -77,7 +81,7 @@ const RUNNING: &str = ".running";
 
 /// Removes the data directories of `RESULTS/.data` whose run was killed (their marker names a
 /// process that no longer exists); directories kept on purpose have no marker.
-fn remove_dead_data_dirs(data_root: &Path) {
+pub(crate) fn remove_dead_data_dirs(data_root: &Path) {
     leftovers::remove_dead(
         data_root,
         "data directory",
@@ -159,18 +163,24 @@ pub fn run(spec: &RunSpec, place: &Place, observer: &mut dyn Observer) -> anyhow
         )
     });
     check_existing_data(spec, place)?;
+    if let Some(args) = crate::supervise::relaunch(spec, place) {
+        return crate::supervise::run_child(spec, place, args);
+    }
     let data = DataDir::fresh(place, &label)?;
     // The limit is in place before the database opens, so its pages are charged to the group:
     // fathom's own process for an embedded engine, the server's processes for a server (which
     // joins the group as it starts).
     let own = [std::process::id()];
     let server = spec.setup.engine.server;
-    let limit = spec
-        .setup
-        .memory_limit
-        .map(|bytes| MemoryLimit::create(bytes, if server { &[] } else { &own }))
-        .transpose()
-        .context("--memory-limit")?;
+    let limit = match crate::supervise::adopted()? {
+        Some(handed) => Some(handed),
+        None => spec
+            .setup
+            .memory_limit
+            .map(|bytes| MemoryLimit::create(bytes, if server { &[] } else { &own }))
+            .transpose()
+            .context("--memory-limit")?,
+    };
     let mut engine = OpenEngine::open(
         spec.setup.engine,
         EngineConfig {

@@ -9,7 +9,7 @@ mod fuzz;
 mod resume;
 
 pub use file::DEFAULT_ORDER;
-pub use resume::run;
+pub use resume::{run, run_one, Failed};
 
 use crate::resolve::RunSpec;
 use fathom_core::store::slug;

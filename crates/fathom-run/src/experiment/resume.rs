@@ -8,6 +8,7 @@ use anyhow::Context;
 use fathom_core::interrupt;
 use fathom_core::result::{ExperimentCell, RunManifest, RunStatus};
 use fathom_core::store::{read_json, MANIFEST};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// Where a cell stands in the results directory.
@@ -107,13 +108,23 @@ fn first_difference(old: &str, new: &str) -> String {
     "line endings".into()
 }
 
-/// Runs every cell not yet finished into `results`, saying what it does on stderr.
+/// A run of the experiment that failed: its cell's name and why.
+pub struct Failed {
+    pub cell: String,
+    pub error: anyhow::Error,
+}
+
+/// Runs every cell not yet finished into `results`, saying what it does on stderr; a cell that
+/// fails is reported and the next one runs. `relaunch` is the command line's arguments: with
+/// it, a cell that needs a process of its own (`supervise`) gets one, as that command line with
+/// `--run-index N`, which runs cell N alone (`run_one`).
 pub fn run(
     exp: &Experiment,
     results: &Path,
     calibrate: bool,
+    relaunch: Option<&[OsString]>,
     observer: &mut dyn Observer,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Vec<Failed>> {
     std::fs::create_dir_all(results)
         .with_context(|| format!("creating results directory {}", results.display()))?;
     save_definition(exp, results)?;
@@ -126,15 +137,16 @@ pub fn run(
     if !exp.description.is_empty() {
         eprintln!("fathom: {}", exp.description.trim());
     }
+    let mut failed = Vec::new();
     for (n, cell) in exp.cells.iter().enumerate() {
         if interrupt::requested() {
             break;
         }
         let name = exp.cell_name(cell);
-        let fingerprint = exp.fingerprint(cell);
         let dir = results.join(&name);
         let at = format!("[{}/{total}] {name}", n + 1);
-        match cell_state(&dir, &[fingerprint.clone(), exp.legacy_fingerprint(cell)])? {
+        let fingerprints = [exp.fingerprint(cell), exp.legacy_fingerprint(cell)];
+        match cell_state(&dir, &fingerprints)? {
             CellState::Finished => {
                 eprintln!("fathom: {at}: finished before, skipped");
                 continue;
@@ -149,20 +161,51 @@ pub fn run(
             CellState::New => {}
         }
         eprintln!("fathom: {at}");
-        let place = Place {
-            results: results.to_path_buf(),
-            dir_name: Some(name.clone()),
-            calibrate,
-            cell: Some(ExperimentCell {
-                name: exp.name.clone(),
-                cell: name.clone(),
-                repeat: cell.repeat,
-                fingerprint,
-            }),
-            ..Place::default()
-        };
-        crate::runner::run(exp.spec(cell), &place, observer)
-            .with_context(|| format!("experiment {}, run {name}", exp.name))?;
+        let mut place = place(exp, results, calibrate, n);
+        place.relaunch = relaunch.map(|args| {
+            let mut args = args.to_vec();
+            args.extend(["--run-index".into(), n.to_string().into()]);
+            args
+        });
+        if let Err(error) = crate::runner::run(exp.spec(cell), &place, observer) {
+            eprintln!("fathom: {at} failed: {error:#}; going on with the next run");
+            failed.push(Failed { cell: name, error });
+        }
     }
-    Ok(())
+    Ok(failed)
+}
+
+/// Runs cell `n` alone (a supervising fathom's child, `--run-index N`), as `run` would have:
+/// the same run directory and record.
+pub fn run_one(
+    exp: &Experiment,
+    results: &Path,
+    calibrate: bool,
+    n: usize,
+    observer: &mut dyn Observer,
+) -> anyhow::Result<PathBuf> {
+    let Some(cell) = exp.cells.get(n) else {
+        anyhow::bail!("--run-index {n}: {} has {} runs", exp.name, exp.cells.len());
+    };
+    let name = exp.cell_name(cell);
+    crate::runner::run(exp.spec(cell), &place(exp, results, calibrate, n), observer)
+        .with_context(|| format!("experiment {}, run {name}", exp.name))
+}
+
+/// Where and as what cell `n` runs.
+fn place(exp: &Experiment, results: &Path, calibrate: bool, n: usize) -> Place {
+    let cell = &exp.cells[n];
+    let name = exp.cell_name(cell);
+    Place {
+        results: results.to_path_buf(),
+        dir_name: Some(name.clone()),
+        calibrate,
+        cell: Some(ExperimentCell {
+            name: exp.name.clone(),
+            cell: name,
+            repeat: cell.repeat,
+            fingerprint: exp.fingerprint(cell),
+        }),
+        ..Place::default()
+    }
 }
