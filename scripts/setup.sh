@@ -8,6 +8,7 @@
 #   scripts/setup.sh --fetch    also what scripts/fetch-engine.sh needs (curl, unzip, xz, nm, patchelf, cc)
 #   scripts/setup.sh --build-wiredtiger  also what building a WiredTiger release needs (CMake, autotools, snappy)
 #   scripts/setup.sh --profile  also Linux perf, for `fathom run --profile`
+#   scripts/setup.sh --allocators  also tcmalloc and jemalloc, for a setup's `allocator`
 #   scripts/setup.sh --test     also what the tests use: perf (the profile tests), the servers,
 #                               sysbench (run on fathom's tables),
 #                               python3 (scripts/check-recipes.sh follows the architecture doc's steps),
@@ -28,8 +29,9 @@ for arg in "$@"; do
     --fetch) packages+=(curl unzip xz-utils binutils patchelf gcc) ;;
     --build-wiredtiger) packages+=(cmake autoconf automake libtool libsnappy-dev build-essential) ;;
     --profile) packages+=(linux-perf) ;;
-    --test) packages+=("${servers[@]}" sysbench chromium librocksdb7.8 python3 linux-perf) ;;
-    *) echo "setup.sh: unknown option $arg (expected --servers, --peers, --dbbench, --fetch, --build-wiredtiger, --profile or --test)" >&2; exit 2 ;;
+    --allocators) packages+=(libtcmalloc-minimal4 libjemalloc2) ;;
+    --test) packages+=("${servers[@]}" sysbench chromium librocksdb7.8 python3 linux-perf libtcmalloc-minimal4 libjemalloc2) ;;
+    *) echo "setup.sh: unknown option $arg (expected --servers, --peers, --dbbench, --fetch, --build-wiredtiger, --profile, --allocators or --test)" >&2; exit 2 ;;
   esac
 done
 

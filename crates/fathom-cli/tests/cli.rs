@@ -453,5 +453,20 @@ fn every_engine_runs_dbbench_into_one_report() {
                 .is_empty(),
             "{name}: statistics"
         );
+        // Whose memory: the process's C heap (fathom holds the embedded engine) and its
+        // anonymous memory, beside the engine's own account of its cache where it keeps one.
+        let memory = &step(run, "readrandom")["memory"];
+        assert!(f(&memory["heap_used"]) > 0.0, "{name}: heap {memory}");
+        assert!(f(&memory["anon"]) > 0.0, "{name}: anon {memory}");
+        if name == "rocksdb" || name == "wiredtiger" {
+            let stats = &step(run, "readrandom")["engine_stats"];
+            assert!(f(&stats["cache_gb"]) > 0.0, "{name}: cache {stats}");
+            assert!(
+                f(&stats["cache_max_gb"]) > 0.0,
+                "{name}: cache size {stats}"
+            );
+        }
     }
+    assert!(text.contains("memory (median over repeats)"), "{text}");
+    assert!(text.contains("wiredtiger: engine counters"), "{text}");
 }

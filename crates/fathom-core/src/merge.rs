@@ -98,9 +98,14 @@ fn declared_rule(path: &str) -> Option<Rule> {
             _ if path.contains(".latency_us.") || leaf == "role" => Rule::First,
             _ => return None,
         },
-        "seconds" | "rss_gb" | "maintenance_seconds" | "window_seconds" | "db_gb" | "t_end" => {
-            Rule::Max
-        }
+        // Memory across client hosts: one engine's, seen by each (the largest).
+        "seconds"
+        | "rss_gb"
+        | "maintenance_seconds"
+        | "window_seconds"
+        | "db_gb"
+        | "t_end"
+        | "memory" => Rule::Max,
         "host" if leaf == "steal_pct" => Rule::Max,
         "host" if leaf == "idle_pct" => Rule::Min,
         "started_at" | "t_start" => Rule::Min,

@@ -122,6 +122,15 @@ pub struct EngineStats {
     pub lsm_gb: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_compaction_gb: Option<f64>,
+    /// The engine's cache at the step's end, GiB: in use (WiredTiger's bytes in the cache,
+    /// RocksDB's block cache and memtables), of that not yet written (WiredTiger's dirty bytes,
+    /// RocksDB's memtables), and its configured size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_gb: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_dirty_gb: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_max_gb: Option<f64>,
     /// Engine-specific figures, by name.
     #[serde(flatten)]
     pub other: BTreeMap<String, f64>,
@@ -271,6 +280,24 @@ pub struct StepSummary {
     /// taken.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<crate::profile::ProfileRecord>,
+    /// Whose memory the engine's resident size is, at the step's end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryGb>,
+}
+
+/// Whose memory an engine's resident size is, at a step's end, GiB. The engine's own account of
+/// its cache is in `EngineStats` (`cache_gb`, `cache_dirty_gb`, `cache_max_gb`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MemoryGb {
+    /// Anonymous resident memory of the engine's processes (RssAnon: heap, stacks and
+    /// anonymous maps, no file pages).
+    pub anon: f64,
+    /// Embedded engines (fathom's process holds them): the C heap (glibc malloc) in use by the
+    /// engine and fathom together, and held free by malloc (free chunks, arenas' slack).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap_used: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap_free: Option<f64>,
 }
 
 /// One interval of a step (the reports' time series).

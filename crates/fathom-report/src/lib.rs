@@ -8,6 +8,7 @@ pub mod html;
 pub mod inserts;
 pub mod iostat;
 pub mod json;
+pub mod memory;
 pub mod model;
 pub mod notes;
 pub mod profile_diff;

@@ -5,7 +5,9 @@
 use crate::group::{series, step_order, Series};
 use crate::svg::{BarChart, LineChart};
 use crate::table::Table;
-use crate::{charts, inserts, notes, profiles, relative, steps, sweep, workloads, ReportOptions};
+use crate::{
+    charts, inserts, memory, notes, profiles, relative, steps, sweep, workloads, ReportOptions,
+};
 use fathom_core::store::LoadedRun;
 
 pub use crate::table::Titled;
@@ -114,6 +116,7 @@ const SECTIONS: &[(Shown, Build)] = &[
         Ok(inserts::section(i)?.into_iter().collect())
     }),
     (Shown::Everywhere, |i| Ok(workloads::sections(i))),
+    (Shown::Everywhere, |i| Ok(memory::sections(i))),
     (Shown::Everywhere, |i| {
         Ok(profiles::section(i)?.into_iter().collect())
     }),

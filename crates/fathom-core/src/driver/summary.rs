@@ -5,7 +5,7 @@
 use super::{Pace, StepPlan};
 use crate::kind::Role;
 use crate::recorder::{KindRecord, Latency, Recorder};
-use crate::result::{Background, OpSummary, StepSummary};
+use crate::result::{Background, MemoryGb, OpSummary, StepSummary};
 use crate::sample::{Sample, Sampler};
 use crate::target::{Counters, Target};
 use std::time::{Duration, Instant};
@@ -62,6 +62,11 @@ impl Measured<'_> {
             per_op: figures.per_op,
             db_gb: figures.db_gb,
             rss_gb: figures.rss_gb,
+            memory: Some(MemoryGb {
+                anon: figures.memory.anon_gb,
+                heap_used: figures.memory.heap.map(|h| h.0),
+                heap_free: figures.memory.heap.map(|h| h.1),
+            }),
             engine_stats: target.step_stats(counters_before, counters_after, figures.seconds),
             by_op: plan
                 .op_kinds

@@ -69,6 +69,9 @@ pub struct Sample {
     pub db: dbsize::DbSize,
     /// `RESULTS_WRITTEN` at the sample.
     pub results_written: u64,
+    /// An embedded engine's C heap at a step's boundary (bytes in use, held free): the
+    /// engine's and fathom's allocations, which share the process.
+    pub heap: Option<(u64, u64)>,
 }
 
 /// Reads samples for one engine.
@@ -159,6 +162,7 @@ impl Sampler {
                 engine.major_faults += p.major_faults;
                 engine.rss_bytes += p.rss_bytes;
                 engine.rss_peak_bytes += p.rss_peak_bytes;
+                engine.anon_bytes += p.anon_bytes;
                 engine.read_bytes += p.read_bytes;
                 engine.write_bytes += p.write_bytes;
             }
@@ -173,6 +177,10 @@ impl Sampler {
             harness_waits: process::own_voluntary_switches(),
             db: self.db_size(fresh_size),
             results_written: RESULTS_WRITTEN.load(Ordering::Relaxed),
+            // mallinfo2 takes every arena's lock: at a step's boundaries only.
+            heap: (fresh_size && self.embedded())
+                .then(process::own_heap)
+                .flatten(),
         }
     }
 
@@ -263,6 +271,10 @@ impl Sampler {
                 apparent: gb(end.db.apparent_bytes),
             },
             rss_gb: gb(end.engine.rss_bytes),
+            memory: Memory {
+                anon_gb: gb(end.engine.anon_bytes),
+                heap: end.heap.map(|(used, free)| (gb(used), gb(free))),
+            },
         }
     }
 }
@@ -275,6 +287,14 @@ fn ratio(a: f64, b: f64) -> f64 {
     }
 }
 
+/// Where the engine's memory was at a window's end, GiB: its processes' anonymous resident
+/// memory and, embedded, the C heap in use and held free.
+#[derive(Clone, Debug, Default)]
+pub struct Memory {
+    pub anon_gb: f64,
+    pub heap: Option<(f64, f64)>,
+}
+
 /// What the host did during one window.
 #[derive(Clone, Debug)]
 pub struct Figures {
@@ -283,6 +303,7 @@ pub struct Figures {
     pub host: HostRates,
     pub db_gb: DbGb,
     pub rss_gb: f64,
+    pub memory: Memory,
 }
 
 #[cfg(test)]

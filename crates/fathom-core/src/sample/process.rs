@@ -14,6 +14,8 @@ pub struct ProcCounters {
     /// Resident set size and its peak, bytes.
     pub rss_bytes: u64,
     pub rss_peak_bytes: u64,
+    /// Anonymous resident memory (RssAnon: heap, stacks, anonymous maps; no file pages), bytes.
+    pub anon_bytes: u64,
     /// Bytes this process caused to be read from storage, and to be written to it (counted
     /// when it dirtied them, as pidstat's kB_wr/s: a file deleted before its pages reached the
     /// device still counts).
@@ -89,14 +91,30 @@ pub fn pss_bytes(pid: u32) -> Option<u64> {
 
 /// Parses `VmRSS` and `VmHWM` (kB) from `/proc/<pid>/status`, in bytes.
 pub fn parse_status(text: &str) -> Option<(u64, u64)> {
-    let kb = |key: &str| {
-        text.lines()
-            .find(|l| l.starts_with(key))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse::<u64>().ok())
-            .map(|v| v * 1024)
-    };
-    Some((kb("VmRSS:")?, kb("VmHWM:").unwrap_or(0)))
+    Some((
+        status_kb(text, "VmRSS:")?,
+        status_kb(text, "VmHWM:").unwrap_or(0),
+    ))
+}
+
+/// One `KEY: N kB` line of `/proc/<pid>/status`, in bytes.
+pub fn status_kb(text: &str, key: &str) -> Option<u64> {
+    text.lines()
+        .find(|l| l.starts_with(key))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(|v| v * 1024)
+}
+
+/// This process's C heap (glibc's malloc, every arena and mmap'd chunk): bytes in use, and
+/// bytes malloc holds free (its arenas' free chunks and slack, resident or not). None when
+/// another allocator took malloc's place (LD_PRELOAD of tcmalloc or jemalloc): glibc's
+/// bookkeeping then reads nothing in use.
+pub fn own_heap() -> Option<(u64, u64)> {
+    // SAFETY: mallinfo2 only reads malloc's own bookkeeping, under its arenas' locks.
+    let m = unsafe { libc::mallinfo2() };
+    let used = (m.uordblks + m.hblkhd) as u64;
+    (used > 0).then_some((used, m.fordblks as u64))
 }
 
 /// Parses `read_bytes` and `write_bytes` from `/proc/<pid>/io`.
@@ -128,8 +146,9 @@ pub fn read(pid: u32, reaped: bool) -> Option<ProcCounters> {
         utime += cu;
         stime += cs;
     }
-    let (rss_bytes, rss_peak_bytes) =
-        parse_status(&std::fs::read_to_string(format!("{dir}/status")).ok()?)?;
+    let status = std::fs::read_to_string(format!("{dir}/status")).ok()?;
+    let (rss_bytes, rss_peak_bytes) = parse_status(&status)?;
+    let anon_bytes = status_kb(&status, "RssAnon:").unwrap_or(0);
     // `io` is readable only by the owner or root; missing IO figures are not fatal.
     let (read_bytes, write_bytes) = std::fs::read_to_string(format!("{dir}/io"))
         .ok()
@@ -141,6 +160,7 @@ pub fn read(pid: u32, reaped: bool) -> Option<ProcCounters> {
         major_faults,
         rss_bytes,
         rss_peak_bytes,
+        anon_bytes,
         read_bytes,
         write_bytes,
     })

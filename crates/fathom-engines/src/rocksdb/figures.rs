@@ -99,6 +99,8 @@ const GAUGES: &[(&str, &str)] = &[
         "rocksdb.estimate-pending-compaction-bytes",
     ),
     ("block_cache_usage_bytes", "rocksdb.block-cache-usage"),
+    ("block_cache_capacity_bytes", "rocksdb.block-cache-capacity"),
+    ("memtable_bytes", "rocksdb.cur-size-all-mem-tables"),
     ("l0_files", "rocksdb.num-files-at-level0"),
 ];
 
@@ -187,6 +189,13 @@ pub fn step_figures(before: &Counters, after: &Counters, seconds: f64) -> Engine
             .map(|n| 100.0 * hit.unwrap_or(0.0) / n),
         lsm_gb: gib(gauge("lsm_bytes")),
         pending_compaction_gb: gib(gauge("pending_compaction_bytes")),
+        // The cache as WiredTiger's counts it: the blocks cached and the writes not yet flushed.
+        cache_gb: gib(both(
+            gauge("block_cache_usage_bytes"),
+            gauge("memtable_bytes"),
+        )),
+        cache_dirty_gb: gib(gauge("memtable_bytes")),
+        cache_max_gb: gib(gauge("block_cache_capacity_bytes")),
         other,
     }
 }
