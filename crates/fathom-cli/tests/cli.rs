@@ -470,3 +470,44 @@ fn every_engine_runs_dbbench_into_one_report() {
     assert!(text.contains("memory (median over repeats)"), "{text}");
     assert!(text.contains("wiredtiger: engine counters"), "{text}");
 }
+
+/// `--allocator` runs the embedded engine in a process of its own with the allocator preloaded
+/// (the run records it, and glibc's heap figures, which would read nothing, are absent); a
+/// server or an unknown name is refused before anything runs.
+#[test]
+fn an_allocator_is_preloaded_into_a_process_of_its_own() {
+    let (_dir, results, text) = run_ok(
+        "--engine rocksdb --allocator jemalloc --workload dbbench --param num_keys=20000 \
+         --param steps=fillseq,readrandom --duration 1s --no-calibrate",
+    );
+    assert!(text.contains("allocator jemalloc"), "{text}");
+    let report = report_json(&results);
+    let first = &report["runs"][0];
+    let dir = results.join(run_dirs(&results)[0].as_str());
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    let allocator = manifest["setup"]["effective"]["fathom.allocator"]
+        .as_str()
+        .unwrap();
+    assert!(allocator.starts_with("jemalloc (/"), "{allocator}");
+    let memory = &step(first, "readrandom")["memory"];
+    assert!(memory["heap_used"].is_null(), "{memory}");
+    assert!(f(&memory["anon"]) > 0.0, "{memory}");
+    for (args, expected) in [
+        (
+            "--engine innodb --allocator tcmalloc --workload sysbench",
+            "is a server",
+        ),
+        (
+            "--engine rocksdb --allocator hoard --workload dbbench",
+            "(glibc, tcmalloc, jemalloc)",
+        ),
+        (
+            "--engine rocksdb --set version=5.9.2 --allocator tcmalloc --workload dbbench",
+            "deep-bound",
+        ),
+    ] {
+        let e = err(&run(args, &results));
+        assert!(e.contains("--allocator") && e.contains(expected), "{e}");
+    }
+}

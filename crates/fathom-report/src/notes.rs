@@ -24,10 +24,14 @@ pub fn headers(input: &Input) -> Vec<String> {
             } else {
                 String::new()
             };
-            let limit = m
+            let mut limit = m
                 .setup
                 .memory_limit_bytes
                 .map_or(String::new(), |b| format!(", memory limit {}", human_bytes(b)));
+            if let Some(a) = m.setup.effective.get("fathom.allocator") {
+                let name = a.split_whitespace().next().unwrap_or(a);
+                limit.push_str(&format!(", allocator {name}"));
+            }
             // Options files (my.cnf lines) keep their lines, each under the header.
             let options = if m.setup.options.is_empty() {
                 String::new()

@@ -25,6 +25,8 @@ pub struct SetupInput {
     pub settings: BTreeMap<String, String>,
     /// This setup's memory limit, over the one every run has.
     pub memory_limit: Option<String>,
+    /// This setup's C allocator, over the one every run has (`allocator` below).
+    pub allocator: Option<String>,
     /// Profile this setup's steps (`true`) or not (`false`), over the experiment's `profile`.
     pub profile: Option<bool>,
     /// Workload parameters this setup's runs take over the workload's own (a universal
@@ -70,6 +72,11 @@ pub struct DriveInput {
     /// Seconds between interval records [default: 1s].
     #[arg(long)]
     pub interval: Option<String>,
+    /// The C allocator an embedded engine runs with: glibc (the default), tcmalloc (as
+    /// MongoDB links it) or jemalloc, preloaded into a process of its own for the run
+    /// (`scripts/setup.sh --allocators` installs them).
+    #[arg(long)]
+    pub allocator: Option<String>,
     /// Sample where each timed step's CPU goes with Linux perf (call graphs of fathom's
     /// process and the server's, over the step's measured span): folded stacks per step,
     /// flame graphs in the HTML report, top functions in the others.

@@ -32,6 +32,8 @@ pub struct Setup {
     pub options: String,
     pub settings: Settings,
     pub memory_limit: Option<u64>,
+    /// The C allocator preloaded into the run's process (`--allocator`); `None` for glibc's.
+    pub allocator: Option<Allocator>,
     /// `--profile`: samples per second per CPU; `None` for no profile.
     pub profile_hz: Option<u32>,
 }
@@ -209,6 +211,17 @@ pub fn resolve_setup(
     fathom_engines::settings::validate(engine.name, &(engine.settings)(), &setup.settings)
         .map_err(|e| anyhow::anyhow!("{}: {e}", keys.setup("settings")))?;
     let profile_hz = profile_hz(setup, engine, drive, keys)?;
+    let allocator = match (&setup.allocator, &drive.allocator) {
+        (Some(a), _) => Some((a, keys.setup("allocator"))),
+        (None, Some(a)) => Some((a, keys.drive("allocator"))),
+        (None, None) => None,
+    };
+    let allocator = match allocator {
+        Some((name, key)) => Allocator::named(name, engine, &key)?
+            .map(|a| a.reaches(&setup.settings, &key).map(|_| a))
+            .transpose()?,
+        None => None,
+    };
     Ok(Setup {
         name: if setup.name.is_empty() {
             setup.engine.clone()
@@ -219,8 +232,80 @@ pub fn resolve_setup(
         options: options(setup, engine, keys, base)?,
         settings: setup.settings.clone(),
         memory_limit,
+        allocator,
         profile_hz,
     })
+}
+
+/// A C allocator other than glibc's, preloaded (LD_PRELOAD) into the process a run gets of
+/// its own (`supervise`): the one its engine's own builds link (MongoDB links tcmalloc).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Allocator {
+    pub name: &'static str,
+    pub library: &'static str,
+}
+
+/// The allocators `--allocator` knows: Debian's libraries (`scripts/setup.sh --allocators`).
+const ALLOCATORS: &[Allocator] = &[
+    Allocator {
+        name: "tcmalloc",
+        library: "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4",
+    },
+    Allocator {
+        name: "jemalloc",
+        library: "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2",
+    },
+];
+
+impl Allocator {
+    /// The allocator `name` (at `key`); None for glibc's.
+    fn named(name: &str, engine: &EngineEntry, key: &str) -> anyhow::Result<Option<Allocator>> {
+        if name == "glibc" {
+            return Ok(None);
+        }
+        let Some(a) = ALLOCATORS.iter().find(|a| a.name == name) else {
+            anyhow::bail!(
+                "{key}: `{name}` is not an allocator fathom knows (glibc, tcmalloc, jemalloc)"
+            );
+        };
+        if engine.server {
+            anyhow::bail!(
+                "{key}: `{}` is a server, whose allocator is its build's; `allocator` is for \
+                 embedded engines, which live in fathom's process",
+                engine.name
+            );
+        }
+        if !Path::new(a.library).exists() {
+            anyhow::bail!(
+                "{key}: {name} is not installed ({} is missing); install it with \
+                 `scripts/setup.sh --allocators`",
+                a.library
+            );
+        }
+        Ok(Some(a.clone()))
+    }
+
+    /// A release loaded at run time (`version`, `library`) is deep-bound (its own dependencies
+    /// first, so releases never meet): its malloc stays glibc's whatever is preloaded, and
+    /// memory passing between it and the C++ runtime would meet two allocators.
+    fn reaches(&self, settings: &Settings, key: &str) -> anyhow::Result<()> {
+        for loaded in ["version", "library"] {
+            if let Some(v) = settings.get(loaded).filter(|v| !v.trim().is_empty()) {
+                anyhow::bail!(
+                    "{key}: the setting `{loaded} = {v}` loads a release at run time, deep-bound \
+                     to its own dependencies, where a preloaded {} would not reach its malloc; \
+                     run the linked release with it, or this one with glibc's",
+                    self.name
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether this process runs with it: its library is mapped.
+    pub fn is_loaded(&self) -> bool {
+        std::fs::read_to_string("/proc/self/maps").is_ok_and(|m| m.contains(self.library))
+    }
 }
 
 /// The setup's profile frequency, when it is profiled: the setup's `profile` over the run's,

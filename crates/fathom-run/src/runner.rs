@@ -166,6 +166,14 @@ pub fn run(spec: &RunSpec, place: &Place, observer: &mut dyn Observer) -> anyhow
     if let Some(args) = crate::supervise::relaunch(spec, place) {
         return crate::supervise::run_child(spec, place, args);
     }
+    if let Some(a) = spec.setup.allocator.as_ref().filter(|a| !a.is_loaded()) {
+        anyhow::bail!(
+            "allocator {}: a run with it needs a process of its own, started with {} preloaded \
+             (`fathom run` starts one; a caller of the library gives `Place::relaunch`)",
+            a.name,
+            a.library
+        );
+    }
     let data = DataDir::fresh(place, &label)?;
     // The limit is in place before the database opens, so its pages are charged to the group:
     // fathom's own process for an embedded engine, the server's processes for a server (which
@@ -285,7 +293,7 @@ fn manifest(
             options: spec.setup.options.clone(),
             settings: spec.setup.settings.clone(),
             memory_limit_bytes: spec.setup.memory_limit,
-            effective: target.effective_options(),
+            effective: effective_options(spec, target),
         },
         workload: spec.workload.name.to_string(),
         params,
@@ -300,6 +308,22 @@ fn manifest(
         experiment: place.cell.clone(),
         existing_data: place.existing_data,
     }
+}
+
+/// The options the engine reports it runs with, and the allocator the run's process has when
+/// it is not glibc's.
+fn effective_options(
+    spec: &RunSpec,
+    target: &dyn fathom_core::target::Target,
+) -> std::collections::BTreeMap<String, String> {
+    let mut effective = target.effective_options();
+    if let Some(a) = &spec.setup.allocator {
+        effective.insert(
+            "fathom.allocator".into(),
+            format!("{} ({})", a.name, a.library),
+        );
+    }
+    effective
 }
 
 /// How the run ended, into its manifest.

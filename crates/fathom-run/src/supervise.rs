@@ -3,7 +3,8 @@
 //! goes to a child process of fathom's own (the same command line, told which run it is), which
 //! joins the limited group while this process waits outside it. A child the kernel kills is
 //! recorded as failed with the cause (the group's OOM kills, peak and limit), its data directory
-//! removed, and the caller goes on to the next run.
+//! removed, and the caller goes on to the next run. A run with another C allocator
+//! (`--allocator`) gets such a process too, started with the allocator preloaded.
 
 use crate::runner::{remove_dead_data_dirs, Place};
 use crate::RunSpec;
@@ -20,6 +21,8 @@ use std::time::Duration;
 
 /// The environment variable that hands the limited group to the child (`MemoryLimit::handoff`).
 const GROUP_ENV: &str = "FATHOM_MEMORY_GROUP";
+/// Set in the child: it runs its run itself.
+const CHILD_ENV: &str = "FATHOM_RUN_CHILD";
 
 /// The group this process was handed by a supervising fathom, joined; None when it was not.
 pub fn adopted() -> anyhow::Result<Option<MemoryLimit>> {
@@ -32,23 +35,37 @@ pub fn adopted() -> anyhow::Result<Option<MemoryLimit>> {
 }
 
 /// The command line that runs `spec` alone in a child process, when it should: an embedded
-/// engine under a memory limit, with the caller able to relaunch it.
+/// engine under a memory limit or with another allocator, with the caller able to relaunch it
+/// (and not itself that child).
 pub fn relaunch<'p>(spec: &RunSpec, place: &'p Place) -> Option<&'p [OsString]> {
-    let embedded_limit = spec.setup.memory_limit.is_some() && !spec.setup.engine.server;
-    place.relaunch.as_deref().filter(|_| embedded_limit)
+    let own_process = spec.setup.memory_limit.is_some() || spec.setup.allocator.is_some();
+    let is_child = std::env::var_os(CHILD_ENV).is_some();
+    place
+        .relaunch
+        .as_deref()
+        .filter(|_| own_process && !spec.setup.engine.server && !is_child)
 }
 
 /// Runs the child `args` describe inside a fresh group limited as `spec` asks; returns the run
 /// directory it made, or why it failed (recorded in its run.json when the kernel killed it).
 pub fn run_child(spec: &RunSpec, place: &Place, args: &[OsString]) -> anyhow::Result<PathBuf> {
-    let bytes = spec.setup.memory_limit.expect("relaunch checks the limit");
-    let limit = MemoryLimit::create(bytes, &[]).context("--memory-limit")?;
-    let kills_before = limit.oom_kills().unwrap_or(0);
+    let limit = spec
+        .setup
+        .memory_limit
+        .map(|bytes| MemoryLimit::create(bytes, &[]))
+        .transpose()
+        .context("--memory-limit")?;
+    let kills_before = limit.as_ref().and_then(MemoryLimit::oom_kills).unwrap_or(0);
     let exe = std::env::current_exe().context("finding fathom's own executable")?;
     let mut command = Command::new(&exe);
+    command.args(args).env(CHILD_ENV, "1");
+    if let Some(limit) = &limit {
+        command.env(GROUP_ENV, limit.handoff());
+    }
+    if let Some(a) = &spec.setup.allocator {
+        command.env("LD_PRELOAD", a.library);
+    }
     command
-        .args(args)
-        .env(GROUP_ENV, limit.handoff())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         // Its own process group: a terminal's Ctrl-C reaches this process, which passes it on
@@ -77,8 +94,12 @@ pub fn run_child(spec: &RunSpec, place: &Place, args: &[OsString]) -> anyhow::Re
     if place.data_dir.is_none() {
         remove_dead_data_dirs(&place.results.join(".data"));
     }
-    let kills = limit.oom_kills().unwrap_or(0).saturating_sub(kills_before);
-    let Some(cause) = killed(status, kills, &limit) else {
+    let kills = limit
+        .as_ref()
+        .and_then(MemoryLimit::oom_kills)
+        .unwrap_or(0)
+        .saturating_sub(kills_before);
+    let Some(cause) = killed(status, kills, limit.as_ref()) else {
         anyhow::bail!(
             "the run failed ({status}); its error is above{}",
             run_dir.map_or(String::new(), |d| format!(
@@ -88,7 +109,7 @@ pub fn run_child(spec: &RunSpec, place: &Place, args: &[OsString]) -> anyhow::Re
         );
     };
     match run_dir {
-        Some(dir) => record_kill(&dir, &cause, &limit)?,
+        Some(dir) => record_kill(&dir, &cause, limit.as_ref())?,
         None => eprintln!("fathom: the run was killed before its run directory existed"),
     }
     anyhow::bail!("{cause}")
@@ -112,24 +133,30 @@ fn wait(child: &mut std::process::Child) -> anyhow::Result<ExitStatus> {
 
 /// Why a child that died of a signal died, in words; None when it exited on its own (its own
 /// error is on stderr and in its run.json).
-fn killed(status: ExitStatus, oom_kills: u64, limit: &MemoryLimit) -> Option<String> {
+fn killed(status: ExitStatus, oom_kills: u64, limit: Option<&MemoryLimit>) -> Option<String> {
     let signal = status.signal()?;
-    let peak = limit
-        .peak_bytes()
-        .map_or(String::new(), |p| format!(", peak {p} bytes"));
+    let group = limit.map_or(String::new(), |l| {
+        let peak = l
+            .peak_bytes()
+            .map_or(String::new(), |p| format!(", peak {p} bytes"));
+        format!("{}{peak}", l.describe())
+    });
     Some(if oom_kills > 0 {
         format!(
             "killed by the kernel's out-of-memory killer: the run outgrew its memory limit \
-             ({}{peak}; the group counted {oom_kills} OOM kill{})",
-            limit.describe(),
+             ({group}; the group counted {oom_kills} OOM kill{})",
             if oom_kills == 1 { "" } else { "s" }
+        )
+    } else if limit.is_some() {
+        format!(
+            "the run's process died of signal {signal} ({}); its memory group counted no \
+             OOM kill ({group})",
+            signal_name(signal)
         )
     } else {
         format!(
-            "the run's process died of signal {signal} ({}); its memory group counted no \
-             OOM kill ({}{peak})",
-            signal_name(signal),
-            limit.describe()
+            "the run's process died of signal {signal} ({})",
+            signal_name(signal)
         )
     })
 }
@@ -160,15 +187,15 @@ fn run_dir_of(place: &Place, pid: u32) -> Option<PathBuf> {
 }
 
 /// Marks a killed child's run failed with `cause`; its finished steps stay as they were saved.
-fn record_kill(dir: &Path, cause: &str, limit: &MemoryLimit) -> anyhow::Result<()> {
+fn record_kill(dir: &Path, cause: &str, limit: Option<&MemoryLimit>) -> anyhow::Result<()> {
     let path = dir.join(MANIFEST);
     let mut manifest: RunManifest = read_json(&path)?;
     manifest.status = RunStatus::Failed;
     manifest.error = Some(cause.to_string());
     manifest.finished_at = Some(now_utc());
     manifest.pid = None;
-    if let Some(peak) = limit.peak_bytes() {
-        manifest.host.memory_limit = Some(format!("{} (peak {peak} bytes)", limit.describe()));
+    if let Some((l, peak)) = limit.and_then(|l| Some((l, l.peak_bytes()?))) {
+        manifest.host.memory_limit = Some(format!("{} (peak {peak} bytes)", l.describe()));
     }
     write_json_atomic(&path, &manifest)
 }
