@@ -163,32 +163,11 @@ pub fn run(spec: &RunSpec, place: &Place, observer: &mut dyn Observer) -> anyhow
         )
     });
     check_existing_data(spec, place)?;
-    if let Some(args) = crate::supervise::relaunch(spec, place) {
-        return crate::supervise::run_child(spec, place, args);
-    }
-    if let Some(a) = spec.setup.allocator.as_ref().filter(|a| !a.is_loaded()) {
-        anyhow::bail!(
-            "allocator {}: a run with it needs a process of its own, started with {} preloaded \
-             (`fathom run` starts one; a caller of the library gives `Place::relaunch`)",
-            a.name,
-            a.library
-        );
+    if let Some(elsewhere) = crate::supervise::in_own_process(spec, place) {
+        return elsewhere;
     }
     let data = DataDir::fresh(place, &label)?;
-    // The limit is in place before the database opens, so its pages are charged to the group:
-    // fathom's own process for an embedded engine, the server's processes for a server (which
-    // joins the group as it starts).
-    let own = [std::process::id()];
-    let server = spec.setup.engine.server;
-    let limit = match crate::supervise::adopted()? {
-        Some(handed) => Some(handed),
-        None => spec
-            .setup
-            .memory_limit
-            .map(|bytes| MemoryLimit::create(bytes, if server { &[] } else { &own }))
-            .transpose()
-            .context("--memory-limit")?,
-    };
+    let limit = memory_limit(spec)?;
     let mut engine = OpenEngine::open(
         spec.setup.engine,
         EngineConfig {
@@ -241,6 +220,22 @@ pub fn run(spec: &RunSpec, place: &Place, observer: &mut dyn Observer) -> anyhow
         // What failed the step says more than the manifest that could not follow it.
         (Err(e), Err(saving)) => Err(anyhow::anyhow!("{e:#}\n(and {saving:#})")),
     }
+}
+
+/// The memory limit, in place before the database opens so its pages are charged to the group:
+/// fathom's own process for an embedded engine (or the group a supervising fathom handed this
+/// process), the server's processes for a server (which joins the group as it starts).
+fn memory_limit(spec: &RunSpec) -> anyhow::Result<Option<MemoryLimit>> {
+    if let Some(handed) = crate::supervise::adopted()? {
+        return Ok(Some(handed));
+    }
+    let own = [std::process::id()];
+    let pids: &[u32] = if spec.setup.engine.server { &[] } else { &own };
+    spec.setup
+        .memory_limit
+        .map(|bytes| MemoryLimit::create(bytes, pids))
+        .transpose()
+        .context("--memory-limit")
 }
 
 /// `--profile`'s profiler of the run's processes; perf leaves an embedded engine's memory

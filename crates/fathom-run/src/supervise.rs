@@ -37,7 +37,7 @@ pub fn adopted() -> anyhow::Result<Option<MemoryLimit>> {
 /// The command line that runs `spec` alone in a child process, when it should: an embedded
 /// engine under a memory limit or with another allocator, with the caller able to relaunch it
 /// (and not itself that child).
-pub fn relaunch<'p>(spec: &RunSpec, place: &'p Place) -> Option<&'p [OsString]> {
+fn relaunch<'p>(spec: &RunSpec, place: &'p Place) -> Option<&'p [OsString]> {
     let own_process = spec.setup.memory_limit.is_some() || spec.setup.allocator.is_some();
     let is_child = std::env::var_os(CHILD_ENV).is_some();
     place
@@ -46,9 +46,24 @@ pub fn relaunch<'p>(spec: &RunSpec, place: &'p Place) -> Option<&'p [OsString]> 
         .filter(|_| own_process && !spec.setup.engine.server && !is_child)
 }
 
+/// The run's result when it belongs in a process of its own: run there (this process waits),
+/// or an error when it needs one and cannot have it. None: it runs here.
+pub fn in_own_process(spec: &RunSpec, place: &Place) -> Option<anyhow::Result<PathBuf>> {
+    if let Some(args) = relaunch(spec, place) {
+        return Some(run_child(spec, place, args));
+    }
+    let a = spec.setup.allocator.as_ref().filter(|a| !a.is_loaded())?;
+    Some(Err(anyhow::anyhow!(
+        "allocator {}: a run with it needs a process of its own, started with {} preloaded \
+         (`fathom run` starts one; a caller of the library gives `Place::relaunch`)",
+        a.name,
+        a.library
+    )))
+}
+
 /// Runs the child `args` describe inside a fresh group limited as `spec` asks; returns the run
 /// directory it made, or why it failed (recorded in its run.json when the kernel killed it).
-pub fn run_child(spec: &RunSpec, place: &Place, args: &[OsString]) -> anyhow::Result<PathBuf> {
+fn run_child(spec: &RunSpec, place: &Place, args: &[OsString]) -> anyhow::Result<PathBuf> {
     let limit = spec
         .setup
         .memory_limit
