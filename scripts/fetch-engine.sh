@@ -53,7 +53,8 @@ pypi=${PYPI_INDEX:-https://pypi.org/simple}
 downloads=$HOME/.cache/fathom/downloads
 
 # checked_download URL FILE SUMCMD WANT: downloads URL to FILE (once), checked with SUMCMD
-# (sha1sum, sha256sum) against WANT (a `-` reads it from URL.sha1, as Maven publishes it);
+# (sha1sum, sha256sum) against WANT (a `-` reads it from URL.sha1, as Maven publishes it; empty:
+# none published, nothing to check);
 # fails quietly when the URL is missing, and loudly when the checksum differs.
 checked_download() {
   local url=$1 file=$2 sum=$3 want=$4
@@ -61,7 +62,7 @@ checked_download() {
   mkdir -p "$(dirname "$file")"
   curl -fsL --retry 3 -o "$file.part" "$url" || { rm -f "$file.part"; return 1; }
   [[ $want == - ]] && want=$(curl -fsL --retry 3 "$url.sha1" | cut -c1-40)
-  if [[ $($sum "$file.part" | cut -d' ' -f1) != "$want" ]]; then
+  if [[ -n $want && $($sum "$file.part" | cut -d' ' -f1) != "$want" ]]; then
     echo "fetch-engine.sh: $url does not match its checksum ($sum: $want)" >&2
     rm -f "$file.part"
     exit 1
@@ -222,15 +223,11 @@ wiredtiger_source() {
   else
     archive=$downloads/wiredtiger-$version.tar.gz
     local url=${WIREDTIGER_GITHUB:-https://github.com/wiredtiger/wiredtiger}/archive/$version.tar.gz
-    if [[ ! -f $archive ]]; then
-      mkdir -p "$downloads"
-      curl -fsL --retry 3 -o "$archive.part" "$url" || {
-        rm -f "$archive.part"
-        echo "fetch-engine.sh: cannot download $url (neither PyPI nor GitHub has WiredTiger $version here); give its source with --source DIR|TARBALL" >&2
-        exit 1
-      }
-      mv "$archive.part" "$archive"
-    fi
+    # GitHub publishes no checksum of its archives: SOURCE records the one downloaded.
+    checked_download "$url" "$archive" sha256sum "" || {
+      echo "fetch-engine.sh: cannot download $url (neither PyPI nor GitHub has WiredTiger $version here); give its source with --source DIR|TARBALL" >&2
+      exit 1
+    }
   fi
   tar -xf "$archive" -C "$into" || { echo "fetch-engine.sh: $archive is not a tar archive" >&2; exit 1; }
   local sum

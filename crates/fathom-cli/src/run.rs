@@ -239,8 +239,13 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
         println!("{}", dir.display());
         return Ok(());
     }
-    let base: Vec<OsString> = std::env::args_os().skip(1).collect();
-    let failed = experiment::run(&exp, &results, calibrate, Some(&base), &mut progress)?;
+    let failed = experiment::run(
+        &exp,
+        &results,
+        calibrate,
+        Some(&relaunch_args),
+        &mut progress,
+    )?;
     let runs = crate::load_runs(&results)?;
     print!(
         "{}",

@@ -21,8 +21,6 @@ use std::time::Duration;
 
 /// The environment variable that hands the limited group to the child (`MemoryLimit::handoff`).
 const GROUP_ENV: &str = "FATHOM_MEMORY_GROUP";
-/// Set in the child: it runs its run itself.
-const CHILD_ENV: &str = "FATHOM_RUN_CHILD";
 
 /// The group this process was handed by a supervising fathom, joined; None when it was not.
 pub fn adopted() -> anyhow::Result<Option<MemoryLimit>> {
@@ -36,14 +34,13 @@ pub fn adopted() -> anyhow::Result<Option<MemoryLimit>> {
 
 /// The command line that runs `spec` alone in a child process, when it should: an embedded
 /// engine under a memory limit or with another allocator, with the caller able to relaunch it
-/// (and not itself that child).
+/// (the child itself is given no `relaunch`).
 fn relaunch<'p>(spec: &RunSpec, place: &'p Place) -> Option<&'p [OsString]> {
     let own_process = spec.setup.memory_limit.is_some() || spec.setup.allocator.is_some();
-    let is_child = std::env::var_os(CHILD_ENV).is_some();
     place
         .relaunch
         .as_deref()
-        .filter(|_| own_process && !spec.setup.engine.server && !is_child)
+        .filter(|_| own_process && !spec.setup.engine.server)
 }
 
 /// The run's result when it belongs in a process of its own: run there (this process waits),
@@ -73,7 +70,7 @@ fn run_child(spec: &RunSpec, place: &Place, args: &[OsString]) -> anyhow::Result
     let kills_before = limit.as_ref().and_then(MemoryLimit::oom_kills).unwrap_or(0);
     let exe = std::env::current_exe().context("finding fathom's own executable")?;
     let mut command = Command::new(&exe);
-    command.args(args).env(CHILD_ENV, "1");
+    command.args(args);
     if let Some(limit) = &limit {
         command.env(GROUP_ENV, limit.handoff());
     }

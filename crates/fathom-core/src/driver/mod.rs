@@ -180,7 +180,7 @@ pub struct StepRun<'a> {
 /// Runs one step to completion (or interruption) and returns its summary. Interval records and
 /// histograms are on disk when it returns.
 pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
-    let plan = run.plan;
+    let (plan, target, sampler) = (run.plan, run.target, run.sampler);
     let started_at = crate::result::now_utc();
     let origin_wall = SystemTime::now();
     let clock = Clock::start(plan);
@@ -188,22 +188,20 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     let mut iv = Intervals::new(
         plan,
         threads,
-        run.sampler,
-        run.target,
+        sampler,
+        target,
         clock.warm_end,
         &run.files.intervals,
     )?;
     let mut counters_before = None;
     // Without warmup, measurement starts before the first operation.
     if plan.warmup.is_zero() {
-        counters_before = Some(begin_measuring(&mut run.watch, run.target));
-        iv.samples.insert(1, run.sampler.sample());
+        counters_before = Some(span_from_here(&mut run.watch, target, &mut iv, sampler));
         clock.start_measuring();
     }
     let clients = std::mem::take(&mut run.clients);
     let background = std::mem::take(&mut run.background);
     let on_interval = &mut *run.on_interval;
-    let target = run.target;
     let mut measure_from_here = || counters_before = Some(begin_measuring(&mut run.watch, target));
     let ran: Collected = threads::run(
         &clock,
@@ -214,22 +212,19 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         &mut measure_from_here,
         on_interval,
     )
+    .and_then(Collected::succeeded)
     .with_context(|| format!("step {} failed", plan.name))?;
-    if let Some(e) = ran.failure {
-        return Err(e.context(format!("step {} failed", plan.name)));
-    }
     // A step with no clients (maintenance only), or one that ended during warmup, still
     // measures from here.
     if iv.samples.is_empty() {
-        counters_before = Some(begin_measuring(&mut run.watch, target));
-        iv.samples.insert(1, run.sampler.sample());
+        counters_before = Some(span_from_here(&mut run.watch, target, &mut iv, sampler));
     }
-    let end_of_ops = run.sampler.sample();
+    let end_of_ops = sampler.sample();
     // Clients are dropped after the step's last sample, so a server backend serving one (and
     // the CPU it used) is still counted.
     drop(ran.clients);
     iv.emit(Some(&end_of_ops), on_interval)?;
-    let (maintenance_seconds, end) = maintain(target, run.sampler, &plan.after, end_of_ops)?;
+    let (maintenance_seconds, end) = maintain(target, sampler, &plan.after, end_of_ops)?;
     if let Some(w) = run.watch {
         w.ended();
     }
@@ -256,11 +251,24 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         started_at,
     };
     Ok(measured.summary(
-        run.sampler,
+        sampler,
         target,
         &counters_before.unwrap_or_default(),
         &counters_after,
     ))
+}
+
+/// The measured span begins before the first interval: as `begin_measuring`, and the
+/// interval's first host sample taken.
+fn span_from_here(
+    watch: &mut Option<&mut (dyn Watch + 'static)>,
+    target: &dyn Target,
+    iv: &mut Intervals<'_>,
+    sampler: &Sampler,
+) -> Counters {
+    let counters = begin_measuring(watch, target);
+    iv.samples.insert(1, sampler.sample());
+    counters
 }
 
 /// The measured span begins: the watch is told, and the engine's counters read.

@@ -303,6 +303,16 @@ pub(super) struct Collected<'c> {
     pub(super) failure: Option<anyhow::Error>,
 }
 
+impl Collected<'_> {
+    /// The collection, or the first client error, which fails the step.
+    pub(super) fn succeeded(mut self) -> anyhow::Result<Self> {
+        match self.failure.take() {
+            Some(e) => Err(e),
+            None => Ok(self),
+        }
+    }
+}
+
 /// Runs the clients and the background clients on their own threads while this thread
 /// collects: `measure_from_here` is called when the measured part begins (after warmup).
 pub(super) fn run<'c>(

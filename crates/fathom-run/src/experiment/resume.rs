@@ -115,14 +115,14 @@ pub struct Failed {
 }
 
 /// Runs every cell not yet finished into `results`, saying what it does on stderr; a cell that
-/// fails is reported and the next one runs. `relaunch` is the command line's arguments: with
-/// it, a cell that needs a process of its own (`supervise`) gets one, as that command line with
-/// `--run-index N`, which runs cell N alone (`run_one`).
+/// fails is reported and the next one runs. `relaunch` gives the arguments of a command line
+/// that runs cell N alone (`run_one`): with it, a cell that needs a process of its own
+/// (`supervise`) gets one.
 pub fn run(
     exp: &Experiment,
     results: &Path,
     calibrate: bool,
-    relaunch: Option<&[OsString]>,
+    relaunch: Option<&dyn Fn(usize) -> Vec<OsString>>,
     observer: &mut dyn Observer,
 ) -> anyhow::Result<Vec<Failed>> {
     std::fs::create_dir_all(results)
@@ -162,11 +162,7 @@ pub fn run(
         }
         eprintln!("fathom: {at}");
         let mut place = place(exp, results, calibrate, n);
-        place.relaunch = relaunch.map(|args| {
-            let mut args = args.to_vec();
-            args.extend(["--run-index".into(), n.to_string().into()]);
-            args
-        });
+        place.relaunch = relaunch.map(|args| args(n));
         if let Err(error) = crate::runner::run(exp.spec(cell), &place, observer) {
             eprintln!("fathom: {at} failed: {error:#}; going on with the next run");
             failed.push(Failed { cell: name, error });
