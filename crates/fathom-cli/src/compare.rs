@@ -17,7 +17,7 @@ pub struct CompareArgs {
     #[arg(long)]
     pub base: Option<String>,
     /// Smallest change called faster or slower (3% or 0.03).
-    #[arg(long, default_value = "3%", value_parser = parse_threshold)]
+    #[arg(long, default_value = "3%", value_parser = fathom_core::units::parse_threshold)]
     pub threshold: f64,
     /// text, md, csv (the comparison alone), json (its rows) or html.
     #[arg(long, default_value = "text")]
@@ -26,21 +26,10 @@ pub struct CompareArgs {
     /// 004's table for overwriteandwait): text, md and html.
     #[arg(long, value_name = "STEP")]
     pub iostat: Option<String>,
-}
-
-/// `3%` or `0.03`.
-pub fn parse_threshold(s: &str) -> Result<f64, String> {
-    let v = match s.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
-        None => s.trim().parse::<f64>(),
-    }
-    .map_err(|_| {
-        format!("`{s}` is not a threshold (expected a percentage like 3% or a fraction like 0.03)")
-    })?;
-    if !(0.0..1.0).contains(&v) {
-        return Err(format!("`{s}`: expected a threshold from 0% to 100%"));
-    }
-    Ok(v)
+    /// Leave out repeats of a step that other processes or steal disturbed (the report marks
+    /// them `!`); without it they count, and the verdict says how many there were.
+    #[arg(long)]
+    pub exclude_disturbed: bool,
 }
 
 pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
@@ -73,6 +62,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
         base: args.base.clone(),
         threshold: args.threshold,
         iostat: args.iostat.clone(),
+        exclude_disturbed: args.exclude_disturbed,
         ..fathom_report::ReportOptions::default()
     };
     let model = compare::model(&sides, &opts, |base, new| {

@@ -41,12 +41,15 @@ enum Command {
         #[arg(long)]
         base: Option<String>,
         /// Smallest change called faster or slower (3% or 0.03).
-        #[arg(long, default_value = "3%", value_parser = compare::parse_threshold)]
+        #[arg(long, default_value = "3%", value_parser = fathom_core::units::parse_threshold)]
         threshold: f64,
         /// Add each setup's iostat figures during this step to the HTML page's comparison
         /// (seed 004's table for overwriteandwait).
         #[arg(long, value_name = "STEP")]
         iostat: Option<String>,
+        /// Leave repeats of a step that other processes disturbed out of the verdicts.
+        #[arg(long)]
+        exclude_disturbed: bool,
     },
     /// Relative throughput of NEW against BASE per step, with the change in cpu/o, wKB/o and
     /// r/o, and with repeats a bootstrap confidence interval and a verdict.
@@ -78,6 +81,7 @@ fn main() {
             base,
             threshold,
             iostat,
+            exclude_disturbed,
         } => report(
             &dir,
             format,
@@ -86,6 +90,7 @@ fn main() {
                 base,
                 threshold,
                 iostat,
+                exclude_disturbed,
             },
         ),
         Command::Compare(args) => compare::run(&args),

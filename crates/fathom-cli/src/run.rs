@@ -60,6 +60,23 @@ pub struct RunArgs {
     /// Report format printed at the end: text, md, csv, json, dbbench, sysbench, html.
     #[arg(long, default_value = "text")]
     pub format: fathom_report::Format,
+    /// An experiment's repeats: a count (5), or a range (3..12) that runs at least 3 rounds and
+    /// then, up to 12, another round of the cells whose comparison with the base is undecided
+    /// [default: the file's `repeats`].
+    #[arg(long, value_name = "N|MIN..MAX")]
+    pub repeats: Option<String>,
+    /// The setup an experiment's other setups are compared with, as `fathom compare --base`
+    /// [default: the file's `base`, else the first setup].
+    #[arg(long)]
+    pub base: Option<String>,
+    /// The band of relative change that counts as the same, for an experiment's verdicts
+    /// [default: the file's `threshold`, else 3%].
+    #[arg(long, value_parser = fathom_core::units::parse_threshold)]
+    pub threshold: Option<f64>,
+    /// Print an experiment's plan and run nothing: its runs and their steps, the time its
+    /// timed steps take at the fewest and the most rounds, and the engine releases it needs.
+    #[arg(long)]
+    pub dry_run: bool,
     /// Run only the Nth run of this command line and print its directory: how fathom runs an
     /// embedded engine under a memory limit in a process of its own (`supervise`).
     #[arg(long, hide = true)]
@@ -144,6 +161,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     if let Some(file) = &args.experiment {
         return run_experiment(&args, file);
     }
+    if args.repeats.is_some() || args.base.is_some() || args.threshold.is_some() || args.dry_run {
+        anyhow::bail!(
+            "--repeats, --base, --threshold and --dry-run are for an experiment file (fathom run FILE)"
+        );
+    }
     let Some(workload) = args.workload.as_deref() else {
         anyhow::bail!("fathom run needs an experiment file, or --engine and --workload");
     };
@@ -226,7 +248,16 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
             file.display()
         );
     }
-    let exp = Experiment::load(file, &args.drive)?;
+    let rounds = experiment::RoundsInput {
+        repeats: args.repeats.clone(),
+        base: args.base.clone(),
+        threshold: args.threshold,
+    };
+    let exp = Experiment::load_with(file, &args.drive, &rounds)?;
+    if args.dry_run {
+        print!("{}", experiment::plan(&exp)?);
+        return Ok(());
+    }
     let results = args
         .results
         .clone()
@@ -247,10 +278,13 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
         &mut progress,
     )?;
     let runs = crate::load_runs(&results)?;
-    print!(
-        "{}",
-        fathom_report::render(&runs, args.format, &Default::default())?
-    );
+    let opts = fathom_report::ReportOptions {
+        base: exp.rounds.base.clone(),
+        threshold: exp.rounds.threshold,
+        exclude_disturbed: exp.rounds.exclude_disturbed,
+        ..Default::default()
+    };
+    print!("{}", fathom_report::render(&runs, args.format, &opts)?);
     eprintln!("results: {}", results.display());
     if interrupt::requested() {
         anyhow::bail!("interrupted; every step that finished is saved, and a re-run resumes");

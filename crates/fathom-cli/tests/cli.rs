@@ -132,7 +132,7 @@ fn every_format_has_the_steps(results: &Path) {
     let md = report_as(results, "md");
     assert!(md.contains("| readrandom |"), "{md}");
     let csv = report_as(results, "csv");
-    assert!(csv.starts_with("step,ops/s,p50,p99"), "{csv}");
+    assert!(csv.starts_with("step,!,ops/s,±,p50,p99"), "{csv}");
     let tsv = report_as(results, "dbbench");
     let header: Vec<&str> = tsv.lines().next().unwrap().split('\t').collect();
     for c in [
@@ -147,10 +147,10 @@ fn every_format_has_the_steps(results: &Path) {
     );
 }
 
-fn fathom_report_columns() -> [&'static str; 18] {
+fn fathom_report_columns() -> [&'static str; 20] {
     [
-        "step", "ops/s", "p50", "p99", "p99.9", "max", "r/o", "rKB/o", "wKB/o", "erKB/o", "ewKB/o",
-        "cs/o", "cpu/o", "eng/o", "fathom/o", "db.gb", "rss", "w-amp",
+        "step", "!", "ops/s", "±", "p50", "p99", "p99.9", "max", "r/o", "rKB/o", "wKB/o", "erKB/o",
+        "ewKB/o", "cs/o", "cpu/o", "eng/o", "fathom/o", "db.gb", "rss", "w-amp",
     ]
 }
 

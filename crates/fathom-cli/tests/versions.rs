@@ -69,7 +69,7 @@ params = {{ num_keys = 20000, steps = "fillseq,readrandom" }}
         assert!(f(&row["ratio"]) > 0.0, "{row}");
         let verdict = row["verdict"].as_str().unwrap();
         assert!(
-            ["faster", "slower", "within_noise"].contains(&verdict),
+            ["faster", "slower", "same", "undecided"].contains(&verdict),
             "{step}: {verdict}"
         );
     }

@@ -28,3 +28,4 @@ pub mod table;
 pub mod target;
 pub mod tick;
 pub mod units;
+pub mod verdict;

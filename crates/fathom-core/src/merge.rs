@@ -79,8 +79,8 @@ fn merge_rule(path: &str) -> Rule {
 }
 
 /// The declared rule of a field by its path (`ops`, `per_op.reads`, `by_op.GET_NODE.ops`):
-/// operations and rates add up; database size, RSS, lengths and steal take the largest any
-/// host saw, idle CPU and the start time the least; per-operation costs are weighted by each
+/// operations and rates add up; database size, RSS, lengths, steal and interference take the
+/// largest any host saw, idle CPU and the start time the least; per-operation costs are weighted by each
 /// host's operations; latencies are replaced from the merged histograms afterwards; and what
 /// describes the step or one host's view (host rates, engine statistics, the query mix, an
 /// open loop's queue) is the first host's.
@@ -106,7 +106,7 @@ fn declared_rule(path: &str) -> Option<Rule> {
         | "db_gb"
         | "t_end"
         | "memory" => Rule::Max,
-        "host" if leaf == "steal_pct" => Rule::Max,
+        "host" if matches!(leaf, "steal_pct" | "others_cores" | "cpu_pressure_pct") => Rule::Max,
         "host" if leaf == "idle_pct" => Rule::Min,
         "started_at" | "t_start" => Rule::Min,
         "usec_op" | "harness_ns_per_op" | "per_op" => Rule::ByOps,

@@ -79,6 +79,43 @@ pub struct HostRates {
     /// CPU seconds of the engine's processes (db_bench's u_cpu and s_cpu before its /1000).
     pub engine_user_secs: f64,
     pub engine_system_secs: f64,
+    /// Interference: cores' worth of CPU (user + system) that processes other than fathom's
+    /// and the engine's used over the window; at step boundaries only (`None` in intervals,
+    /// and where the engine's processes are not known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_cores: Option<f64>,
+    /// The share of the window in which some task waited for a CPU (PSI), percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_pressure_pct: Option<f64>,
+}
+
+/// Other processes' CPU, in cores, above which a step is marked disturbed.
+pub const DISTURBED_OTHERS_CORES: f64 = 0.10;
+/// Steal time, percent of the host's CPU, above which a step is marked disturbed.
+pub const DISTURBED_STEAL_PCT: f64 = 2.0;
+
+impl HostRates {
+    /// What else used the host over a window of `seconds`, when it passed a threshold: other
+    /// processes' CPU or steal. A window under a second holds too few ticks to say.
+    pub fn disturbance(&self, seconds: f64) -> Option<String> {
+        if seconds < 1.0 {
+            return None;
+        }
+        let mut what = Vec::new();
+        if let Some(c) = self.others_cores.filter(|c| *c > DISTURBED_OTHERS_CORES) {
+            what.push(format!("other processes used {c:.2} cores"));
+        }
+        if self.steal_pct > DISTURBED_STEAL_PCT {
+            what.push(format!("steal {:.1}%", self.steal_pct));
+        }
+        if what.is_empty() {
+            return None;
+        }
+        if let Some(p) = self.cpu_pressure_pct {
+            what.push(format!("CPU pressure {p:.0}%"));
+        }
+        Some(what.join(", "))
+    }
 }
 
 /// An engine's own statistics over one step. The named figures mean the same on every engine
@@ -427,6 +464,10 @@ pub struct ExperimentCell {
     /// A digest of everything that defines the cell (setup, settings, parameters, clients),
     /// so a re-run skips a finished cell only when its definition is unchanged.
     pub fingerprint: String,
+    /// Adaptive repeats' `max`: the most rounds the experiment runs while a comparison is
+    /// undecided (`None`: a fixed number of repeats).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_repeats: Option<usize>,
 }
 
 /// Formats a Unix time as an RFC 3339 UTC timestamp (second precision).

@@ -22,6 +22,9 @@ pub enum Style {
     Seconds,
     /// A percentage, one decimal, without the sign (vmstat's us+sy).
     Percent,
+    /// A spread given as a fraction (a coefficient of variation), as `±x%`: one decimal
+    /// below 10%.
+    Spread,
 }
 
 impl Style {
@@ -32,6 +35,8 @@ impl Style {
             Style::Rate => rate(x),
             Style::Gib => format!("{}G", num(x)),
             Style::Seconds | Style::Percent => format!("{x:.1}"),
+            Style::Spread if x < 0.1 => format!("±{:.1}%", x * 100.0),
+            Style::Spread => format!("±{:.0}%", x * 100.0),
         }
     }
 }

@@ -78,6 +78,21 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     seconds(total)
 }
 
+/// A relative threshold: `3%` or `0.03`.
+pub fn parse_threshold(s: &str) -> Result<f64, String> {
+    let v = match s.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
+        None => s.trim().parse::<f64>(),
+    }
+    .map_err(|_| {
+        format!("`{s}` is not a threshold (expected a percentage like 3% or a fraction like 0.03)")
+    })?;
+    if !(0.0..1.0).contains(&v) {
+        return Err(format!("`{s}`: expected a threshold from 0% to 100%"));
+    }
+    Ok(v)
+}
+
 /// Parses `KEY=VALUE` strings (as `--set` and `--param` take them) into a map; `what` names
 /// the option in the error.
 pub fn parse_key_values(

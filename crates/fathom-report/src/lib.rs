@@ -88,6 +88,18 @@ pub struct ReportOptions {
     pub threshold: f64,
     /// A step whose iostat figures the comparison shows per setup (seed 004's table).
     pub iostat: Option<String>,
+    /// Leave repeats of a step that other processes disturbed out of the verdicts.
+    pub exclude_disturbed: bool,
+}
+
+impl ReportOptions {
+    /// How the comparisons judge.
+    pub fn judge(&self) -> fathom_core::verdict::Judge {
+        fathom_core::verdict::Judge {
+            threshold: self.threshold,
+            exclude_disturbed: self.exclude_disturbed,
+        }
+    }
 }
 
 impl Default for ReportOptions {
@@ -97,6 +109,7 @@ impl Default for ReportOptions {
             intervals: false,
             base: None,
             threshold: 0.03,
+            exclude_disturbed: false,
         }
     }
 }

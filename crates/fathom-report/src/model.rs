@@ -120,8 +120,11 @@ const SECTIONS: &[(Shown, Build)] = &[
     (Shown::Everywhere, |i| {
         Ok(profiles::section(i)?.into_iter().collect())
     }),
+    (Shown::Everywhere, |i| {
+        Ok(relative::with_verdicts(i)?.into_iter().collect())
+    }),
     (Shown::Page, |i| {
-        Ok(relative::section(i)?.into_iter().collect())
+        Ok(relative::without_verdicts(i)?.into_iter().collect())
     }),
     (Shown::Page, |i| {
         Ok(charts::over_time(i)?.into_iter().collect())

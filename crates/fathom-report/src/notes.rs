@@ -80,7 +80,10 @@ the page cache, where wKB/o counts it when the kernel writes it back); cs/o: con
 cpu/o: host us+sy µs per op; eng/o: the engine's processes (the server; fathom's whole process when the\n\
 engine is embedded); fathom/o: the harness's own µs per op (measured on its process beside a server,\n\
 calibrated on the null engine when embedded); rss: the engine's resident memory (a server's processes'\n\
-proportional sizes); db.gb: GiB allocated/apparent; w-amp: (flush + compaction writes) / ingest.\n";
+proportional sizes); db.gb: GiB allocated/apparent; w-amp: (flush + compaction writes) / ingest.\n\
+±: coefficient of variation of ops/s over the repeats. !: the step was disturbed in some repeat:\n\
+processes other than fathom's and the engine's used over 0.1 of a core, or steal passed 2% (the notes\n\
+say which; `fathom compare --exclude-disturbed` leaves such repeats out).\n";
 
 /// The legend (the workloads' lines after the columns'), what the hosts and engines said of
 /// the runs, then each series' notes.
@@ -139,6 +142,22 @@ fn series_notes(s: &Series) -> Vec<String> {
             "the host's CPU was saturated in {}",
             saturated.join(", ")
         ));
+    }
+    lines.extend(disturbed(s));
+    lines
+}
+
+/// Each repeat of a step that something besides fathom and the engine disturbed (marked `!`
+/// in the step table): other processes' CPU, or steal.
+fn disturbed(s: &Series) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (n, run) in s.runs.iter().enumerate() {
+        let repeat = run.manifest.experiment.as_ref().map_or(n + 1, |e| e.repeat);
+        for step in &run.steps {
+            if let Some(what) = step.host.disturbance(step.window_seconds) {
+                lines.push(format!("{} disturbed (repeat {repeat}): {what}", step.step));
+            }
+        }
     }
     lines
 }

@@ -1,12 +1,28 @@
-//! The page's comparison of every setup against the base (`--base`, else the first): the
-//! comparison table of `fathom compare` and a bar chart of the ratios with their intervals.
+//! The comparison of every setup against the base (`--base`, else the first): the comparison
+//! table of `fathom compare` and, on the page, a bar chart of the ratios with their intervals.
+//! Every format shows it once the runs hold verdicts (repeats enough on both sides); before
+//! that, the page alone.
 
 use crate::compare::{self, Row, Side};
 use crate::model::{Chart, Input, Section, Titled};
 use crate::svg::{BarChart, Bars};
 
-/// The section; nothing when the runs hold one setup.
-pub fn section(input: &Input) -> anyhow::Result<Option<Section>> {
+/// The section for every format: the comparison when some step has a verdict.
+pub fn with_verdicts(input: &Input) -> anyhow::Result<Option<Section>> {
+    Ok(section(input)?
+        .filter(|(_, verdicts)| *verdicts)
+        .map(|(s, _)| s))
+}
+
+/// The section for the page alone: the comparison when no step has a verdict.
+pub fn without_verdicts(input: &Input) -> anyhow::Result<Option<Section>> {
+    Ok(section(input)?
+        .filter(|(_, verdicts)| !*verdicts)
+        .map(|(s, _)| s))
+}
+
+/// The section, and whether a step in it has a verdict; nothing when the runs hold one setup.
+fn section(input: &Input) -> anyhow::Result<Option<(Section, bool)>> {
     let operands = [(String::new(), input.runs)];
     let sides = compare::sides(&operands);
     if sides.len() < 2 {
@@ -15,7 +31,7 @@ pub fn section(input: &Input) -> anyhow::Result<Option<Section>> {
     let against = compare::against_bases(
         &sides,
         input.opts.base.as_deref(),
-        input.opts.threshold,
+        &input.opts.judge(),
         |_, _| {},
     )?;
     let rows = against.rows;
@@ -38,7 +54,10 @@ pub fn section(input: &Input) -> anyhow::Result<Option<Section>> {
         legend.push_str(&iostat_legend);
     }
     section.paragraph = Some(legend);
-    Ok(Some(section))
+    let verdicts = rows
+        .iter()
+        .any(|r| r.verdict != compare::Verdict::NoVerdict);
+    Ok(Some((section, verdicts)))
 }
 
 /// A bar per compared setup and step (and client count, when several ran).

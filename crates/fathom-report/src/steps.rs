@@ -7,10 +7,11 @@ use crate::model::Input;
 use crate::table::{Cell, Style, Table};
 use fathom_core::recorder::Latency;
 use fathom_core::result::{DbGb, PerOp, StepSummary};
+use fathom_core::verdict::cv;
 
 pub const COLUMNS: &[&str] = &[
-    "step", "ops/s", "p50", "p99", "p99.9", "max", "r/o", "rKB/o", "wKB/o", "erKB/o", "ewKB/o",
-    "cs/o", "cpu/o", "eng/o", "fathom/o", "db.gb", "rss", "w-amp", "setup",
+    "step", "!", "ops/s", "±", "p50", "p99", "p99.9", "max", "r/o", "rKB/o", "wKB/o", "erKB/o",
+    "ewKB/o", "cs/o", "cpu/o", "eng/o", "fathom/o", "db.gb", "rss", "w-amp", "setup",
 ];
 
 const INTERVAL_COLUMNS: &[&str] = &[
@@ -67,13 +68,18 @@ fn shared_cell(column: &str, f: &Figures) -> Cell {
     }
 }
 
-fn row(label: &str, s: &StepSummary) -> Vec<Cell> {
+/// A step's row; `spread` is the coefficient of variation of its ops/s over the repeats, and
+/// `disturbed` marks it `!` (another process used the host during a repeat) in a column of its
+/// own, so the step's name stays a key in csv and json.
+fn row(label: &str, s: &StepSummary, spread: Option<f64>, disturbed: bool) -> Vec<Cell> {
     let has_ops = s.ops > 0;
     let f = Figures::new(has_ops, &s.latency_us, &s.per_op, s.rss_gb);
     let cell = |column: &str| match column {
         "step" if s.interrupted => Cell::Text(format!("{}*", s.step)),
         "step" => Cell::text(&s.step),
+        "!" => Cell::text(if disturbed { "!" } else { "" }),
         "ops/s" => Cell::styled(has_ops.then_some(s.ops_per_sec), Style::Rate),
+        "±" => Cell::styled(spread.filter(|_| has_ops), Style::Spread),
         "fathom/o" => Cell::opt(harness_us(s).filter(|_| has_ops)),
         "db.gb" => db_gb(&s.db_gb),
         "w-amp" => Cell::opt(s.engine_stats.w_amp),
@@ -89,7 +95,7 @@ pub fn db_gb(d: &DbGb) -> Cell {
 }
 
 /// All steps of all series: grouped by step (in first-seen order), one row per series, each
-/// figure the median over the series' repeats.
+/// figure the median over the series' repeats, its ops/s beside their spread.
 pub fn table(input: &Input) -> Table {
     let mut t = Table::new(COLUMNS);
     for step in &input.steps {
@@ -97,7 +103,11 @@ pub fn table(input: &Input) -> Table {
             let repeats = s.step(step);
             if !repeats.is_empty() {
                 let label = s.label(&input.series);
-                let mut row = row(&label, &median_step(&repeats));
+                let ops: Vec<f64> = repeats.iter().map(|r| r.ops_per_sec).collect();
+                let disturbed = repeats
+                    .iter()
+                    .any(|r| r.host.disturbance(r.window_seconds).is_some());
+                let mut row = row(&label, &median_step(&repeats), cv(&ops), disturbed);
                 // A profiled step's name links to its flame graph on the page.
                 if repeats.iter().any(|r| r.profile.is_some()) {
                     row[0] = Cell::Link(row[0].to_string(), crate::profiles::anchor(&label, step));

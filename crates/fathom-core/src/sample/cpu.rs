@@ -40,6 +40,20 @@ pub fn parse(text: &str) -> Option<CpuCounters> {
     seen_cpu.then_some(c)
 }
 
+/// The `some` total of `/proc/pressure/cpu`: µs in which some task waited for a CPU.
+pub fn pressure_some_us() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/pressure/cpu").ok()?;
+    parse_pressure(&text)
+}
+
+fn parse_pressure(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with("some "))?;
+    line.split_whitespace()
+        .find_map(|f| f.strip_prefix("total="))?
+        .parse()
+        .ok()
+}
+
 impl CpuCounters {
     pub fn delta(&self, later: &CpuCounters) -> CpuCounters {
         CpuCounters {
@@ -73,6 +87,13 @@ impl CpuCounters {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parses_cpu_pressure() {
+        let text = "some avg10=0.26 avg60=8.21 avg300=18.80 total=4035524313\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
+        assert_eq!(parse_pressure(text), Some(4_035_524_313));
+        assert_eq!(parse_pressure("garbage"), None);
+    }
 
     #[test]
     fn parses_real_proc_stat() {

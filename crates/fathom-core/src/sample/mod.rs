@@ -9,6 +9,7 @@ pub mod process;
 
 use crate::result::{DbGb, HostRates, PerOp};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -72,6 +73,11 @@ pub struct Sample {
     /// An embedded engine's C heap at a step's boundary (bytes in use, held free): the
     /// engine's and fathom's allocations, which share the process.
     pub heap: Option<(u64, u64)>,
+    /// At a step's boundary, the CPU ticks of every process of fathom's and the engine's, by
+    /// pid: what the host's busy time is measured against for interference.
+    pub measured: Option<BTreeMap<u32, u64>>,
+    /// The kernel's CPU pressure (`/proc/pressure/cpu`, some), µs, where it has it.
+    pub cpu_pressure_us: Option<u64>,
 }
 
 /// Reads samples for one engine.
@@ -181,7 +187,27 @@ impl Sampler {
             heap: (fresh_size && self.embedded())
                 .then(process::own_heap)
                 .flatten(),
+            measured: (fresh_size && !self.engine_pids.is_empty()).then(|| {
+                let mut roots = self.engine_pids.clone();
+                roots.push(std::process::id());
+                process::tree_ticks(&roots)
+            }),
+            cpu_pressure_us: cpu::pressure_some_us(),
         }
+    }
+
+    /// Cores' worth of CPU that processes other than fathom's and the engine's used between two
+    /// boundary samples: the host's user and system time less the measured processes' (irq
+    /// and softirq time left out: the engine's own IO is served there).
+    fn others_cores(&self, start: &Sample, end: &Sample, secs: f64) -> Option<f64> {
+        let (a, b) = (start.measured.as_ref()?, end.measured.as_ref()?);
+        let measured: u64 = b
+            .iter()
+            .map(|(pid, t)| t.saturating_sub(a.get(pid).copied().unwrap_or(0)))
+            .sum();
+        let cpu = start.cpu.delta(&end.cpu);
+        let busy = cpu.user + cpu.nice + cpu.system;
+        Some(busy.saturating_sub(measured) as f64 / self.ticks_per_sec / secs)
     }
 
     /// Bytes the engine's processes wrote between two samples; embedded, less fathom's own
@@ -260,6 +286,11 @@ impl Sampler {
                 / self.ticks_per_sec,
             engine_system_secs: end.engine.stime.saturating_sub(start.engine.stime) as f64
                 / self.ticks_per_sec,
+            others_cores: self.others_cores(start, end, secs),
+            cpu_pressure_pct: match (start.cpu_pressure_us, end.cpu_pressure_us) {
+                (Some(a), Some(b)) => Some(b.saturating_sub(a) as f64 / 1e4 / secs),
+                _ => None,
+            },
         };
         let gb = |b: u64| b as f64 / crate::units::GIB;
         Figures {

@@ -79,6 +79,20 @@ pub fn with_descendants(roots: &[u32]) -> Vec<u32> {
     all
 }
 
+/// CPU ticks (user + system, with reaped children's) of `roots` and every live process
+/// descending from them, by pid: the processes an interference figure leaves out.
+pub fn tree_ticks(roots: &[u32]) -> std::collections::BTreeMap<u32, u64> {
+    with_descendants(roots)
+        .into_iter()
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let (u, s, _) = parse_stat(&stat)?;
+            let (cu, cs) = parse_reaped(&stat)?;
+            Some((pid, u + s + cu + cs))
+        })
+        .collect()
+}
+
 /// Proportional set size (shared pages divided among the processes mapping them), bytes: the
 /// memory of a multi-process server without counting its shared buffers once per backend.
 pub fn pss_bytes(pid: u32) -> Option<u64> {

@@ -1,6 +1,7 @@
 //! An experiment file read and resolved: its tables are the same inputs the command line
 //! gives, so every cell's spec comes from the one resolver; errors name the file's keys.
 
+use super::rounds::{repeats_of, Rounds, RoundsInput};
 use super::{Cell, Experiment};
 use crate::input::{DriveInput, SetupInput, WorkloadInput};
 use crate::resolve::{resolve, Keys};
@@ -12,9 +13,6 @@ use std::path::Path;
 
 /// The loops of the matrix, outermost first, when the file does not say.
 pub const DEFAULT_ORDER: [&str; 4] = ["repeat", "workload", "clients", "setup"];
-
-/// More repeats than this is a typo, and would make a matrix too large to hold.
-const MAX_REPEATS: usize = 10_000;
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
@@ -28,8 +26,12 @@ struct ExperimentFile {
     workloads: Vec<WorkloadInput>,
     #[serde(default = "default_clients")]
     clients: Vec<usize>,
-    #[serde(default = "default_repeats")]
-    repeats: usize,
+    repeats: Option<toml::Value>,
+    base: Option<String>,
+    threshold: Option<toml::Value>,
+    decide: Option<Vec<String>>,
+    #[serde(default)]
+    exclude_disturbed: bool,
     order: Option<Vec<String>>,
     duration: Option<String>,
     interval: Option<String>,
@@ -47,23 +49,36 @@ fn default_clients() -> Vec<usize> {
     vec![2]
 }
 
-fn default_repeats() -> usize {
-    1
-}
-
 impl Experiment {
     /// Reads and checks `file`; the command line's `duration` overrides every workload's step
     /// length, and its `--profile` profiles every setup the file does not say otherwise of.
     pub fn load(file: &Path, cli: &DriveInput) -> anyhow::Result<Experiment> {
+        Self::load_with(file, cli, &RoundsInput::default())
+    }
+
+    /// `load`, with the command line's `--repeats`, `--base` and `--threshold` over the
+    /// file's.
+    pub fn load_with(
+        file: &Path,
+        cli: &DriveInput,
+        rounds: &RoundsInput,
+    ) -> anyhow::Result<Experiment> {
         let text = std::fs::read_to_string(file)
             .with_context(|| format!("cannot read experiment file {}", file.display()))?;
         let spec: ExperimentFile =
             toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-        Self::resolve(file, spec, cli).map_err(|e| anyhow::anyhow!("{}: {e:#}", file.display()))
+        Self::resolve(file, spec, cli, rounds)
+            .map_err(|e| anyhow::anyhow!("{}: {e:#}", file.display()))
     }
 
-    fn resolve(file: &Path, spec: ExperimentFile, cli: &DriveInput) -> anyhow::Result<Experiment> {
+    fn resolve(
+        file: &Path,
+        spec: ExperimentFile,
+        cli: &DriveInput,
+        given: &RoundsInput,
+    ) -> anyhow::Result<Experiment> {
         check_shape(&spec)?;
+        let rounds = rounds(&spec, given)?;
         let order = order(spec.order.clone())?;
         let drive = DriveInput {
             duration: cli.duration.clone().or(spec.duration.clone()),
@@ -91,7 +106,7 @@ impl Experiment {
         }
         let cells = matrix(
             &order,
-            spec.repeats,
+            rounds.max,
             spec.workloads.len(),
             &spec.clients,
             spec.setups.len(),
@@ -102,8 +117,11 @@ impl Experiment {
             description: spec.description,
             specs,
             setups: spec.setups.len(),
+            setup_names: spec.setups.iter().map(|s| s.name.clone()).collect(),
+            workloads: spec.workloads.len(),
             client_counts: spec.clients,
             cells,
+            rounds,
         })
     }
 }
@@ -128,9 +146,6 @@ fn check_shape(spec: &ExperimentFile) -> anyhow::Result<()> {
             spec.clients
         );
     }
-    if spec.repeats == 0 || spec.repeats > MAX_REPEATS {
-        anyhow::bail!("repeats: expected 1 to {MAX_REPEATS}, got {}", spec.repeats);
-    }
     let mut names: Vec<&str> = Vec::new();
     for (i, s) in spec.setups.iter().enumerate() {
         if s.name.trim().is_empty() || names.contains(&s.name.as_str()) {
@@ -142,6 +157,51 @@ fn check_shape(spec: &ExperimentFile) -> anyhow::Result<()> {
         names.push(&s.name);
     }
     Ok(())
+}
+
+/// The rounds: the command line's `--repeats`, `--base` and `--threshold` over the file's
+/// `repeats`, `base`, `threshold` and `decide`.
+fn rounds(spec: &ExperimentFile, given: &RoundsInput) -> anyhow::Result<Rounds> {
+    let (min, max) = match (&given.repeats, &spec.repeats) {
+        (Some(text), _) => {
+            super::parse_repeats(text).map_err(|e| anyhow::anyhow!("--repeats: {e}"))?
+        }
+        (None, Some(v)) => repeats_of(v).map_err(|e| anyhow::anyhow!("repeats: {e}"))?,
+        (None, None) => (1, 1),
+    };
+    let threshold = match (given.threshold, &spec.threshold) {
+        (Some(t), _) => t,
+        (None, Some(toml::Value::String(s))) => {
+            fathom_core::units::parse_threshold(s).map_err(|e| anyhow::anyhow!("threshold: {e}"))?
+        }
+        (None, Some(toml::Value::Float(f))) => fathom_core::units::parse_threshold(&f.to_string())
+            .map_err(|e| anyhow::anyhow!("threshold: {e}"))?,
+        (None, Some(other)) => {
+            anyhow::bail!("threshold: expected \"5%\" or 0.05, got {other}")
+        }
+        (None, None) => super::rounds::DEFAULT_THRESHOLD,
+    };
+    let base = given.base.clone().or(spec.base.clone());
+    let names: Vec<&str> = spec.setups.iter().map(|s| s.name.as_str()).collect();
+    if let Some(b) = &base {
+        fathom_core::verdict::pairs(&names, Some(b)).map_err(|e| {
+            anyhow::anyhow!("base: {}", e.to_string().trim_start_matches("--base: "))
+        })?;
+    }
+    let decide = spec.decide.clone().unwrap_or_default();
+    if max > min && spec.setups.len() < 2 {
+        anyhow::bail!(
+            "repeats: {min}..{max} decides comparisons between setups, and there is one setup; give a count"
+        );
+    }
+    Ok(Rounds {
+        min,
+        max,
+        base,
+        threshold,
+        decide,
+        exclude_disturbed: spec.exclude_disturbed,
+    })
 }
 
 /// The loops of the matrix, outermost first.

@@ -6,10 +6,14 @@
 mod file;
 #[cfg(test)]
 mod fuzz;
+mod plan;
 mod resume;
+mod rounds;
 
 pub use file::DEFAULT_ORDER;
+pub use plan::plan;
 pub use resume::{run, run_one, Failed};
+pub use rounds::{parse_repeats, Rounds, RoundsInput};
 
 use crate::resolve::RunSpec;
 use fathom_core::store::slug;
@@ -32,8 +36,13 @@ pub struct Experiment {
     /// Specs of every (workload, setup, client count), in that nesting.
     specs: Vec<RunSpec>,
     setups: usize,
+    setup_names: Vec<String>,
+    workloads: usize,
     client_counts: Vec<usize>,
+    /// Every cell up to `rounds.max` repeats, in the file's order: a cell's index here is its
+    /// `--run-index`. Rounds past `min` run only the cells an undecided comparison needs.
     pub cells: Vec<Cell>,
+    pub rounds: Rounds,
 }
 
 impl Experiment {

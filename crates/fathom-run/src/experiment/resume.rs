@@ -115,8 +115,9 @@ pub struct Failed {
 }
 
 /// Runs every cell not yet finished into `results`, saying what it does on stderr; a cell that
-/// fails is reported and the next one runs. `relaunch` gives the arguments of a command line
-/// that runs cell N alone (`run_one`): with it, a cell that needs a process of its own
+/// fails is reported and the next one runs. With adaptive repeats, the rounds past `min` run
+/// the cells of the comparisons still undecided. `relaunch` gives the arguments of a command
+/// line that runs cell N alone (`run_one`): with it, a cell that needs a process of its own
 /// (`supervise`) gets one.
 pub fn run(
     exp: &Experiment,
@@ -128,47 +129,134 @@ pub fn run(
     std::fs::create_dir_all(results)
         .with_context(|| format!("creating results directory {}", results.display()))?;
     save_definition(exp, results)?;
-    let total = exp.cells.len();
+    let rounds = &exp.rounds;
+    let first: Vec<usize> = (0..exp.cells.len())
+        .filter(|&n| exp.cells[n].repeat <= rounds.min)
+        .collect();
+    let most = if rounds.adaptive() {
+        format!(
+            "; up to {} rounds while a comparison is undecided at ±{:.1}%",
+            rounds.max,
+            rounds.threshold * 100.0
+        )
+    } else {
+        String::new()
+    };
     eprintln!(
-        "fathom: experiment {} ({total} runs) -> {}",
+        "fathom: experiment {} ({} runs{most}) -> {}",
         exp.name,
+        first.len(),
         results.display()
     );
     if !exp.description.is_empty() {
         eprintln!("fathom: {}", exp.description.trim());
     }
-    let mut failed = Vec::new();
-    for (n, cell) in exp.cells.iter().enumerate() {
+    let mut runner = Cells {
+        exp,
+        results,
+        calibrate,
+        relaunch,
+        failed: Vec::new(),
+    };
+    runner.run(&first, "", observer)?;
+    for round in rounds.min + 1..=rounds.max {
         if interrupt::requested() {
             break;
         }
-        let name = exp.cell_name(cell);
-        let dir = results.join(&name);
-        let at = format!("[{}/{total}] {name}", n + 1);
-        let fingerprints = [exp.fingerprint(cell), exp.legacy_fingerprint(cell)];
-        match cell_state(&dir, &fingerprints)? {
-            CellState::Finished => {
-                eprintln!("fathom: {at}: finished before, skipped");
-                continue;
-            }
-            CellState::Unfinished(how) => {
-                let to = set_aside(results, &dir)?;
-                eprintln!(
-                    "fathom: {at}: an earlier attempt ended {how}; set aside in {}",
-                    to.display()
-                );
-            }
-            CellState::New => {}
+        let super::rounds::Pending { cells: need, open } =
+            super::rounds::undecided(exp, results, round)?;
+        if open.is_empty() {
+            eprintln!(
+                "fathom: every compared step decided after {} rounds",
+                round - 1
+            );
+            break;
         }
-        eprintln!("fathom: {at}");
-        let mut place = place(exp, results, calibrate, n);
-        place.relaunch = relaunch.map(|args| args(n));
-        if let Err(error) = crate::runner::run(exp.spec(cell), &place, observer) {
-            eprintln!("fathom: {at} failed: {error:#}; going on with the next run");
-            failed.push(Failed { cell: name, error });
+        let cells: Vec<usize> = (0..exp.cells.len())
+            .filter(|&n| {
+                let c = &exp.cells[n];
+                c.repeat == round && need.contains(&(c.workload, c.clients, c.setup))
+            })
+            .collect();
+        let what: Vec<String> = open
+            .iter()
+            .map(|o| format!("{} ({})", o.what, o.verdict.text()))
+            .collect();
+        eprintln!(
+            "fathom: round {round} of at most {}: {} undecided: {}; {} runs",
+            rounds.max,
+            open.len(),
+            what.join(", "),
+            cells.len()
+        );
+        runner.run(&cells, &format!("round {round}: "), observer)?;
+    }
+    if rounds.adaptive() && !interrupt::requested() {
+        let pending = super::rounds::undecided(exp, results, rounds.max + 1)?;
+        for o in &pending.open {
+            eprintln!(
+                "fathom: {} still {} after {} rounds (the most)",
+                o.what,
+                o.verdict.text(),
+                rounds.max
+            );
         }
     }
-    Ok(failed)
+    Ok(runner.failed)
+}
+
+/// Runs cells of an experiment, resuming: what one run of `run` shares between its rounds.
+struct Cells<'a> {
+    exp: &'a Experiment,
+    results: &'a Path,
+    calibrate: bool,
+    relaunch: Option<&'a dyn Fn(usize) -> Vec<OsString>>,
+    failed: Vec<Failed>,
+}
+
+impl Cells<'_> {
+    /// Runs the cells at these indexes that have not finished; `label` goes before each
+    /// one's count.
+    fn run(
+        &mut self,
+        cells: &[usize],
+        label: &str,
+        observer: &mut dyn Observer,
+    ) -> anyhow::Result<()> {
+        let (exp, results) = (self.exp, self.results);
+        for (i, &n) in cells.iter().enumerate() {
+            if interrupt::requested() {
+                break;
+            }
+            let cell = &exp.cells[n];
+            let name = exp.cell_name(cell);
+            let dir = results.join(&name);
+            let at = format!("[{label}{}/{}] {name}", i + 1, cells.len());
+            let fingerprints = [exp.fingerprint(cell), exp.legacy_fingerprint(cell)];
+            match cell_state(&dir, &fingerprints)? {
+                CellState::Finished => {
+                    eprintln!("fathom: {at}: finished before, skipped");
+                    continue;
+                }
+                CellState::Unfinished(how) => {
+                    let to = set_aside(results, &dir)?;
+                    eprintln!(
+                        "fathom: {at}: an earlier attempt ended {how}; set aside in {}",
+                        to.display()
+                    );
+                }
+                CellState::New => {}
+            }
+            eprintln!("fathom: {at}");
+            let mut place = place(exp, results, self.calibrate, n);
+            place.relaunch = self.relaunch.map(|args| args(n));
+            if let Err(error) = crate::runner::run(exp.spec(cell), &place, observer) {
+                eprintln!("fathom: {at} failed: {error:#}; going on with the next run");
+                self.failed.push(Failed { cell: name, error });
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Runs cell `n` alone (a supervising fathom's child, `--run-index N`), as `run` would have:
@@ -201,6 +289,7 @@ fn place(exp: &Experiment, results: &Path, calibrate: bool, n: usize) -> Place {
             cell: name,
             repeat: cell.repeat,
             fingerprint: exp.fingerprint(cell),
+            max_repeats: exp.rounds.adaptive().then_some(exp.rounds.max),
         }),
         ..Place::default()
     }

@@ -1,0 +1,50 @@
+//! Interference: a step run while another process keeps a core busy is marked with that
+//! process's share, and the same step without it is not. One test in its own binary, so no
+//! other test's fathom runs beside it and counts as interference.
+
+mod common;
+
+use common::*;
+use std::process::{Command, Stdio};
+
+const RUN: &str = "--engine rocksdb --workload dbbench --param num_keys=100000 \
+                   --param steps=fillseq,readrandom --duration 3s --clients 1 --no-calibrate";
+
+/// readrandom's `others_cores`, and the text report.
+fn readrandom_others(results: &std::path::Path) -> (f64, String) {
+    let report = report_json(results);
+    let step = step(&report["runs"][0], "readrandom");
+    let others = step["host"]["others_cores"].as_f64().expect("others_cores");
+    (others, report_as(results, "text"))
+}
+
+#[test]
+fn a_step_beside_a_busy_process_is_marked_with_its_share() {
+    let (_quiet_dir, quiet, _) = run_ok(RUN);
+    let mut hog = Command::new("sh")
+        .args(["-c", "while :; do :; done"])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("sh runs");
+    let busy = run_ok(RUN);
+    hog.kill().unwrap();
+    hog.wait().unwrap();
+    let (_busy_dir, busy, _) = busy;
+
+    let (others, text) = readrandom_others(&quiet);
+    assert!(
+        others < 0.1,
+        "nothing else ran, yet others used {others} cores"
+    );
+    assert!(!text.contains("readrandom disturbed"), "{text}");
+
+    // The loop gets the core the single client leaves: most of one.
+    let (others, text) = readrandom_others(&busy);
+    assert!(others > 0.5, "the busy loop's share read {others} cores");
+    let row = text.lines().find(|l| l.starts_with("readrandom ")).unwrap();
+    assert!(row.contains(" ! "), "{row}");
+    assert!(
+        text.contains("readrandom disturbed (repeat 1): other processes used"),
+        "{text}"
+    );
+}

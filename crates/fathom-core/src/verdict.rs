@@ -1,0 +1,412 @@
+//! Whether a setup is faster than its base, beyond the noise of repeats: per step and client
+//! count, the ratio of median throughputs, its bootstrap interval, and a verdict against a
+//! threshold band. `fathom compare` prints it; an experiment with adaptive repeats runs rounds
+//! until each compared step has one.
+
+use crate::group::{median, median_step, series_of, step_order_of};
+use crate::result::StepSummary;
+use crate::store::LoadedRun;
+use serde::Serialize;
+
+/// Bootstrap resamples per interval.
+pub const RESAMPLES: usize = 10_000;
+/// Runs each side needs for a verdict: with fewer, the percentile bootstrap of a median is no
+/// 95% interval (with two runs a side it misses an unchanged ratio one time in three; with
+/// three, one time in ten).
+pub const MIN_REPEATS: usize = 3;
+
+/// One side of a comparison: a setup's runs from one results directory.
+pub struct Side<'a> {
+    pub label: String,
+    pub runs: Vec<&'a LoadedRun>,
+}
+
+/// Splits each operand's runs by setup name, in order; labels are the setup names, prefixed
+/// with the operand when two operands hold the same name.
+pub fn sides<'a>(operands: &[(String, &'a [LoadedRun])]) -> Vec<Side<'a>> {
+    let mut out: Vec<(String, String, Vec<&LoadedRun>)> = Vec::new();
+    for (operand, runs) in operands {
+        for r in runs.iter() {
+            let name = &r.manifest.setup.name;
+            match out.iter_mut().find(|(o, n, _)| o == operand && n == name) {
+                Some(side) => side.2.push(r),
+                None => out.push((operand.clone(), name.clone(), vec![r])),
+            }
+        }
+    }
+    let clash = |n: &str| out.iter().filter(|(_, m, _)| m == n).count() > 1;
+    out.iter()
+        .map(|(operand, name, runs)| Side {
+            label: if clash(name) {
+                format!("{operand}:{name}")
+            } else {
+                name.clone()
+            },
+            runs: runs.clone(),
+        })
+        .collect()
+}
+
+/// Where a comparison stands. The band is 1 ± the threshold: an interval wholly above it is
+/// faster, wholly below slower, wholly inside it the same (an equivalence, which a mere
+/// overlap with 1 is not); one that crosses an edge of the band is undecided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Faster,
+    Slower,
+    Same,
+    Undecided,
+    /// Fewer than `MIN_REPEATS` runs on a side: noise cannot be told from change.
+    NoVerdict,
+}
+
+impl Verdict {
+    pub fn text(&self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::Same => "same",
+            Verdict::Undecided => "undecided",
+            Verdict::NoVerdict => "no verdict",
+        }
+    }
+
+    /// True when more runs could not change the answer's kind: faster, slower or same.
+    pub fn decided(&self) -> bool {
+        matches!(self, Verdict::Faster | Verdict::Slower | Verdict::Same)
+    }
+}
+
+/// One step at one client count, NEW against BASE.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub workload: String,
+    pub step: String,
+    pub clients: usize,
+    pub base: String,
+    pub new: String,
+    pub base_ops_per_sec: Vec<f64>,
+    pub new_ops_per_sec: Vec<f64>,
+    /// median(NEW) / median(BASE).
+    pub ratio: f64,
+    /// 95% bootstrap interval of the ratio; `None` without repeats on both sides.
+    pub ci95: Option<(f64, f64)>,
+    /// Coefficients of variation of BASE's and NEW's ops/s over their repeats.
+    pub base_cv: Option<f64>,
+    pub new_cv: Option<f64>,
+    pub verdict: Verdict,
+    /// Repeats of the step (both sides) that other processes disturbed, and whether they were
+    /// left out of the figures.
+    pub disturbed: usize,
+    pub disturbed_excluded: bool,
+    /// The most rounds the experiment would run (adaptive repeats' `max`), when its runs say.
+    pub max_rounds: Option<usize>,
+    /// NEW / BASE of the medians of cpu/o, wKB/o and r/o (`None` where unknown or zero).
+    pub cpu_ratio: Option<f64>,
+    pub write_kb_ratio: Option<f64>,
+    pub reads_ratio: Option<f64>,
+    /// The engine's exact version in NEW's runs (a release comparison's "ver").
+    pub new_version: String,
+}
+
+/// A small deterministic generator (SplitMix64), so a report prints the same interval twice.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        ((z >> 11) as f64 / (1u64 << 53) as f64 * n as f64) as usize
+    }
+}
+
+/// The 95% percentile-bootstrap interval of median(new) / median(base).
+pub fn bootstrap_ratio(base: &[f64], new: &[f64]) -> (f64, f64) {
+    let mut rng = SplitMix(0x5eed);
+    let mut draw = |v: &[f64]| {
+        let sample: Vec<f64> = (0..v.len()).map(|_| v[rng.below(v.len())]).collect();
+        median(&sample)
+    };
+    let mut ratios: Vec<f64> = (0..RESAMPLES)
+        .map(|_| {
+            let b = draw(base);
+            draw(new) / b
+        })
+        .filter(|r| r.is_finite())
+        .collect();
+    ratios.sort_by(|a, b| a.total_cmp(b));
+    let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
+    (at(0.025), at(0.975))
+}
+
+/// The verdict of an interval against the band 1 ± `threshold`; without an interval, none.
+pub fn verdict(ci: Option<(f64, f64)>, threshold: f64) -> Verdict {
+    match ci {
+        None => Verdict::NoVerdict,
+        Some((lo, _)) if lo > 1.0 + threshold => Verdict::Faster,
+        Some((_, hi)) if hi < 1.0 - threshold => Verdict::Slower,
+        Some((lo, hi)) if lo >= 1.0 - threshold && hi <= 1.0 + threshold => Verdict::Same,
+        Some(_) => Verdict::Undecided,
+    }
+}
+
+/// The coefficient of variation (sample standard deviation over mean); `None` for fewer than
+/// two values or a mean of zero.
+pub fn cv(xs: &[f64]) -> Option<f64> {
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    if xs.len() < 2 || mean == 0.0 {
+        return None;
+    }
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    Some(var.sqrt() / mean.abs())
+}
+
+fn figure_ratio(
+    base: &[&StepSummary],
+    new: &[&StepSummary],
+    f: fn(&StepSummary) -> Option<f64>,
+) -> Option<f64> {
+    let b = f(&median_step(base))?;
+    let n = f(&median_step(new))?;
+    (b > 0.0).then_some(n / b)
+}
+
+/// The experiment's most rounds, when both sides' runs ran under adaptive repeats.
+fn max_rounds(base: &[&LoadedRun], new: &[&LoadedRun]) -> Option<usize> {
+    let max = |runs: &[&LoadedRun]| {
+        runs.iter()
+            .filter_map(|r| r.manifest.experiment.as_ref()?.max_repeats)
+            .max()
+    };
+    max(base).max(max(new))
+}
+
+impl Row {
+    /// The verdict as the tables print it: an undecided step that ran its experiment's most
+    /// rounds is "undecided at max".
+    pub fn verdict_text(&self) -> String {
+        let runs = self.base_ops_per_sec.len().min(self.new_ops_per_sec.len());
+        let text = match self.max_rounds {
+            Some(max) if self.verdict == Verdict::Undecided && runs >= max => "undecided at max",
+            _ => self.verdict.text(),
+        };
+        match (self.disturbed, self.disturbed_excluded) {
+            (0, _) => text.into(),
+            (n, false) => format!("{text}, {n} disturbed"),
+            (n, true) => format!("{text}, {n} disturbed left out"),
+        }
+    }
+}
+
+/// How a comparison judges: the band, and whether repeats of a step that other processes
+/// disturbed are left out.
+#[derive(Clone, Copy, Debug)]
+pub struct Judge {
+    pub threshold: f64,
+    pub exclude_disturbed: bool,
+}
+
+impl Judge {
+    pub fn new(threshold: f64) -> Judge {
+        Judge {
+            threshold,
+            exclude_disturbed: false,
+        }
+    }
+}
+
+/// A step's repeats, split into those kept and the number of disturbed ones.
+fn kept<'a>(steps: Vec<&'a StepSummary>, judge: &Judge) -> (Vec<&'a StepSummary>, usize) {
+    let disturbed = |s: &&StepSummary| s.host.disturbance(s.window_seconds).is_some();
+    let n = steps.iter().filter(|s| disturbed(s)).count();
+    if judge.exclude_disturbed {
+        (steps.into_iter().filter(|s| !disturbed(s)).collect(), n)
+    } else {
+        (steps, n)
+    }
+}
+
+/// Every step NEW and BASE share, per client count.
+pub fn compare(base: &Side, new: &Side, judge: &Judge) -> Vec<Row> {
+    let threshold = judge.threshold;
+    let bs = series_of(&base.runs);
+    let ns = series_of(&new.runs);
+    let mut rows = Vec::new();
+    for step in step_order_of(&base.runs) {
+        for b in &bs {
+            let Some(n) = ns
+                .iter()
+                .find(|n| n.workload == b.workload && n.clients == b.clients)
+            else {
+                continue;
+            };
+            let (bsteps, bd) = kept(b.step(&step), judge);
+            let (nsteps, nd) = kept(n.step(&step), judge);
+            if bsteps.is_empty() || nsteps.is_empty() || bsteps[0].ops == 0 {
+                continue;
+            }
+            let bops: Vec<f64> = bsteps.iter().map(|s| s.ops_per_sec).collect();
+            let nops: Vec<f64> = nsteps.iter().map(|s| s.ops_per_sec).collect();
+            let ratio = median(&nops) / median(&bops);
+            let ci = (bops.len() > 1 && nops.len() > 1).then(|| bootstrap_ratio(&bops, &nops));
+            rows.push(Row {
+                workload: b.workload.clone(),
+                step: step.clone(),
+                clients: b.clients,
+                base: base.label.clone(),
+                new: new.label.clone(),
+                ratio,
+                ci95: ci,
+                base_cv: cv(&bops),
+                new_cv: cv(&nops),
+                verdict: if bops.len() >= MIN_REPEATS && nops.len() >= MIN_REPEATS {
+                    verdict(ci, threshold)
+                } else {
+                    Verdict::NoVerdict
+                },
+                max_rounds: max_rounds(&b.runs, &n.runs),
+                cpu_ratio: figure_ratio(&bsteps, &nsteps, |s| s.per_op.cpu_us),
+                write_kb_ratio: figure_ratio(&bsteps, &nsteps, |s| s.per_op.write_kb),
+                reads_ratio: figure_ratio(&bsteps, &nsteps, |s| s.per_op.reads),
+                disturbed: bd + nd,
+                disturbed_excluded: judge.exclude_disturbed,
+                base_ops_per_sec: bops,
+                new_ops_per_sec: nops,
+                new_version: n
+                    .runs
+                    .first()
+                    .map(|r| r.manifest.setup.engine_version.clone())
+                    .unwrap_or_default(),
+            });
+        }
+    }
+    rows
+}
+
+/// Which setup each other setup is compared with, as (base, new) indexes into `labels`. With no
+/// base, the first setup is the base of every other; with a setup's name, that setup. With a
+/// name no setup has but that begins some names, as a version does (`8.0.0` in
+/// `8.0.0.leveled.buffered`), each configuration has its own base: `8.6.7.leveled.buffered` is
+/// compared with `8.0.0.leveled.buffered`, `8.6.7.universal` with `8.0.0.universal`.
+pub fn pairs(labels: &[&str], base: Option<&str>) -> anyhow::Result<Vec<(usize, usize)>> {
+    let others = |b: usize| {
+        (0..labels.len())
+            .filter(move |&i| i != b)
+            .map(move |i| (b, i))
+    };
+    let Some(base) = base else {
+        return Ok(others(0).collect());
+    };
+    if let Some(b) = labels.iter().position(|l| *l == base) {
+        return Ok(others(b).collect());
+    }
+    let prefix = format!("{base}.");
+    let mut pairs = Vec::new();
+    for (b, label) in labels.iter().enumerate() {
+        let Some(rest) = label.strip_prefix(&prefix) else {
+            continue;
+        };
+        let suffix = format!(".{rest}");
+        pairs.extend(
+            labels
+                .iter()
+                .enumerate()
+                .filter(|&(i, l)| i != b && l.ends_with(&suffix))
+                .map(|(i, _)| (b, i)),
+        );
+    }
+    if pairs.is_empty() {
+        anyhow::bail!(
+            "--base: no setup `{base}`, and none named `{base}.…`; the setups are: {}",
+            labels.join(", ")
+        );
+    }
+    Ok(pairs)
+}
+
+/// Each setup against its base, as `pairs` chose them.
+pub struct Against<'a> {
+    pub rows: Vec<Row>,
+    /// (base, new) indexes into the sides.
+    pub pairs: Vec<(usize, usize)>,
+    /// The bases' names, in order.
+    pub bases: Vec<&'a str>,
+}
+
+/// Each setup against its base as `pairs` chooses them. `empty` hears of each setup with no
+/// step in common with its base.
+pub fn against_bases<'a>(
+    sides: &'a [Side],
+    base: Option<&str>,
+    judge: &Judge,
+    mut empty: impl FnMut(&Side, &Side),
+) -> anyhow::Result<Against<'a>> {
+    let labels: Vec<&str> = sides.iter().map(|s| s.label.as_str()).collect();
+    let pairs = pairs(&labels, base)?;
+    let mut rows = Vec::new();
+    for &(b, n) in &pairs {
+        let r = compare(&sides[b], &sides[n], judge);
+        if r.is_empty() {
+            empty(&sides[b], &sides[n]);
+        }
+        rows.extend(r);
+    }
+    let mut bases: Vec<&str> = pairs
+        .iter()
+        .map(|&(b, _)| sides[b].label.as_str())
+        .collect();
+    bases.dedup();
+    Ok(Against { rows, pairs, bases })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_as_base_pairs_each_configuration_with_its_own() {
+        let labels = ["8.0.0.lev", "8.6.7.lev", "8.0.0.uni", "8.6.7.uni", "other"];
+        assert_eq!(pairs(&labels, Some("8.0.0")).unwrap(), vec![(0, 1), (2, 3)]);
+        assert_eq!(pairs(&labels, Some("8.6.7.uni")).unwrap().len(), 4);
+        assert_eq!(pairs(&labels, None).unwrap()[0], (0, 1));
+        let e = pairs(&labels, Some("9.0")).unwrap_err().to_string();
+        assert!(
+            e.contains("no setup `9.0`") && e.contains("8.6.7.uni"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn verdicts() {
+        let base = [100.0, 101.0, 99.0, 100.5, 99.5];
+        let same = [100.2, 99.8, 100.9, 99.1, 100.0];
+        let faster = [110.0, 111.0, 109.0, 110.5, 109.5];
+        let (lo, hi) = bootstrap_ratio(&base, &faster);
+        assert!(lo > 1.05 && hi < 1.15, "{lo} {hi}");
+        assert_eq!(verdict(Some((lo, hi)), 0.03), Verdict::Faster);
+        let ci = bootstrap_ratio(&faster, &base);
+        assert_eq!(verdict(Some(ci), 0.03), Verdict::Slower);
+        let ci = bootstrap_ratio(&base, &same);
+        assert!(ci.0 <= 1.0 && ci.1 >= 1.0, "{ci:?}");
+        assert_eq!(verdict(Some(ci), 0.03), Verdict::Same);
+        // A real change of 1–2% is the same within a 3% band...
+        assert_eq!(verdict(Some((1.005, 1.02)), 0.03), Verdict::Same);
+        // ...and one that may be 2% or 6% is undecided: neither inside the band nor beyond it.
+        assert_eq!(verdict(Some((1.02, 1.06)), 0.03), Verdict::Undecided);
+        assert_eq!(verdict(Some((0.9, 1.1)), 0.03), Verdict::Undecided);
+        assert_eq!(verdict(None, 0.03), Verdict::NoVerdict);
+        assert!(Verdict::Same.decided() && !Verdict::Undecided.decided());
+    }
+
+    #[test]
+    fn spread() {
+        assert_eq!(cv(&[5.0]), None);
+        let c = cv(&[90.0, 100.0, 110.0]).unwrap();
+        assert!((c - 0.1).abs() < 1e-12, "{c}");
+    }
+}

@@ -1,0 +1,223 @@
+//! Adaptive repeats: an experiment runs `min` rounds, then, while a compared step's verdict is
+//! undecided and `max` is not reached, another round of the cells that step needs. The
+//! verdicts are `fathom compare`'s, read from the runs on disk, so a resumed experiment
+//! decides as the interrupted one did.
+
+use super::{Cell, Experiment};
+use fathom_core::result::RunStatus;
+use fathom_core::store::{LoadedRun, MANIFEST};
+use fathom_core::verdict::{self, Side, Verdict};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// How many rounds an experiment runs, and what decides between `min` and `max`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rounds {
+    pub min: usize,
+    pub max: usize,
+    /// The setup (or version prefix) the others are compared with; `None`: the first setup.
+    pub base: Option<String>,
+    /// The band around a ratio of 1 that counts as the same.
+    pub threshold: f64,
+    /// The steps whose verdicts decide; empty: every step.
+    pub decide: Vec<String>,
+    /// Leave repeats that other processes disturbed out of the verdicts (a disturbed round
+    /// then decides nothing, and another runs).
+    pub exclude_disturbed: bool,
+}
+
+/// The threshold `fathom compare` uses when none is given.
+pub const DEFAULT_THRESHOLD: f64 = 0.03;
+
+impl Rounds {
+    pub fn adaptive(&self) -> bool {
+        self.max > self.min
+    }
+}
+
+/// The command line's say over an experiment's rounds (`--repeats`, `--base`, `--threshold`).
+#[derive(Clone, Debug, Default)]
+pub struct RoundsInput {
+    pub repeats: Option<String>,
+    pub base: Option<String>,
+    pub threshold: Option<f64>,
+}
+
+/// More repeats than this is a typo, and would make a matrix too large to hold.
+const MAX_REPEATS: usize = 10_000;
+
+/// `5` (fixed) or `3..12` (adaptive, from 3 to 12 rounds).
+pub fn parse_repeats(text: &str) -> Result<(usize, usize), String> {
+    let count = |s: &str| s.trim().parse::<usize>().ok();
+    let (min, max) = match text.split_once("..") {
+        Some((a, b)) => (count(a), count(b.trim_start_matches('='))),
+        None => (count(text), count(text)),
+    };
+    match (min, max) {
+        (Some(min), Some(max)) => check(min, max),
+        _ => Err(format!(
+            "expected a count (3) or a range of rounds (3..12), got `{text}`"
+        )),
+    }
+}
+
+/// `repeats` in an experiment file: a count, `"3..12"`, or `{ min = 3, max = 12 }`.
+pub fn repeats_of(value: &toml::Value) -> Result<(usize, usize), String> {
+    let int = |v: Option<&toml::Value>| {
+        v.and_then(toml::Value::as_integer)
+            .and_then(|n| usize::try_from(n).ok())
+    };
+    match value {
+        toml::Value::Integer(_) => {
+            let n = int(Some(value)).ok_or("expected a count of at least 1")?;
+            check(n, n)
+        }
+        toml::Value::String(s) => parse_repeats(s),
+        toml::Value::Table(t) => {
+            if let Some(k) = t.keys().find(|k| *k != "min" && *k != "max") {
+                return Err(format!(
+                    "unknown key `{k}`; expected {{ min = 3, max = 12 }}"
+                ));
+            }
+            match (int(t.get("min")), int(t.get("max"))) {
+                (Some(min), Some(max)) => check(min, max),
+                _ => Err("expected { min = 3, max = 12 }, two counts".into()),
+            }
+        }
+        other => Err(format!(
+            "expected a count (3), \"3..12\" or {{ min = 3, max = 12 }}, got {other}"
+        )),
+    }
+}
+
+fn check(min: usize, max: usize) -> Result<(usize, usize), String> {
+    if min == 0 || max > MAX_REPEATS || min > max {
+        return Err(format!(
+            "expected 1 <= min <= max <= {MAX_REPEATS}, got min {min} and max {max}"
+        ));
+    }
+    Ok((min, max))
+}
+
+/// One compared step that is not decided yet, for the progress line.
+pub struct Open {
+    pub what: String,
+    pub verdict: Verdict,
+}
+
+/// What the runs of rounds before a round leave undecided.
+pub struct Pending {
+    /// The cells the round runs, as (workload, clients, setup).
+    pub cells: BTreeSet<(usize, usize, usize)>,
+    /// The comparisons that need them.
+    pub open: Vec<Open>,
+}
+
+/// What the runs of rounds before `round` leave undecided.
+pub fn undecided(exp: &Experiment, results: &Path, round: usize) -> anyhow::Result<Pending> {
+    let rounds = &exp.rounds;
+    let mut need = BTreeSet::new();
+    let mut open = Vec::new();
+    let mut steps: BTreeSet<String> = BTreeSet::new();
+    for w in 0..exp.workloads {
+        for &c in &exp.client_counts {
+            let runs = finished_runs(exp, results, round, |cell| {
+                cell.workload == w && cell.clients == c
+            })?;
+            let sides: Vec<Side> = (0..exp.setups)
+                .map(|s| Side {
+                    label: exp.setup_names[s].clone(),
+                    runs: runs
+                        .iter()
+                        .filter(|(i, _)| *i == s)
+                        .map(|(_, r)| r)
+                        .collect(),
+                })
+                .collect();
+            let labels: Vec<&str> = exp.setup_names.iter().map(String::as_str).collect();
+            for (b, n) in verdict::pairs(&labels, rounds.base.as_deref())? {
+                if sides[b].runs.is_empty() || sides[n].runs.is_empty() {
+                    continue; // every run of a side failed: nothing to decide with
+                }
+                let judge = verdict::Judge {
+                    threshold: rounds.threshold,
+                    exclude_disturbed: rounds.exclude_disturbed,
+                };
+                for row in verdict::compare(&sides[b], &sides[n], &judge) {
+                    steps.insert(row.step.clone());
+                    let counted = rounds.decide.is_empty() || rounds.decide.contains(&row.step);
+                    if counted && !row.verdict.decided() {
+                        need.insert((w, c, b));
+                        need.insert((w, c, n));
+                        open.push(Open {
+                            what: format!("{} {} c{} vs {}", row.new, row.step, c, row.base),
+                            verdict: row.verdict,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    if let Some(d) = rounds
+        .decide
+        .iter()
+        .find(|d| !steps.is_empty() && !steps.contains(*d))
+    {
+        anyhow::bail!(
+            "decide: no compared step is named `{d}`; the steps are {}",
+            steps.into_iter().collect::<Vec<_>>().join(", ")
+        );
+    }
+    Ok(Pending { cells: need, open })
+}
+
+/// The finished runs of this experiment's cells before `round` that `keep` selects, with their
+/// setup's index.
+fn finished_runs(
+    exp: &Experiment,
+    results: &Path,
+    round: usize,
+    keep: impl Fn(&Cell) -> bool,
+) -> anyhow::Result<Vec<(usize, LoadedRun)>> {
+    let mut runs = Vec::new();
+    for cell in exp.cells.iter().filter(|c| c.repeat < round && keep(c)) {
+        let dir = results.join(exp.cell_name(cell));
+        if !dir.join(MANIFEST).exists() {
+            continue;
+        }
+        let run = LoadedRun::load(&dir)?;
+        let mine = run
+            .manifest
+            .experiment
+            .as_ref()
+            .is_some_and(|e| e.fingerprint == exp.fingerprint(cell));
+        if mine && run.manifest.status == RunStatus::Finished {
+            runs.push((cell.setup, run));
+        }
+    }
+    Ok(runs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeats_read_as_a_count_or_a_range() {
+        assert_eq!(parse_repeats("5"), Ok((5, 5)));
+        assert_eq!(parse_repeats("3..12"), Ok((3, 12)));
+        assert!(parse_repeats("12..3").unwrap_err().contains("min <= max"));
+        assert!(parse_repeats("three")
+            .unwrap_err()
+            .contains("expected a count"));
+        let v: toml::Table =
+            toml::from_str("a = { min = 2, max = 8 }\nb = 4\nc = { min = 2 }\nd = { low = 1 }")
+                .unwrap();
+        assert_eq!(repeats_of(&v["a"]), Ok((2, 8)));
+        assert_eq!(repeats_of(&v["b"]), Ok((4, 4)));
+        assert!(repeats_of(&v["c"]).unwrap_err().contains("two counts"));
+        assert!(repeats_of(&v["d"])
+            .unwrap_err()
+            .contains("unknown key `low`"));
+    }
+}
