@@ -267,6 +267,22 @@ fn experiment_errors_name_the_file_the_key_and_what_was_expected() {
         &EXPERIMENT.replace("num_keys = 20000", "num_keys = \"lots\""),
         &["bad.toml", "num_keys", "not a whole number"],
     );
+    check(
+        &EXPERIMENT.replace("repeats = 3", "repeats = { min = 4, max = 2 }"),
+        &["bad.toml", "repeats", "min <= max", "min 4 and max 2"],
+    );
+    check(
+        &EXPERIMENT.replace("repeats = 3", "repeats = { min = 2, most = 8 }"),
+        &["bad.toml", "repeats", "unknown key `most`"],
+    );
+    check(
+        &EXPERIMENT.replace("repeats = 3", "repeats = 3\nbase = \"three\""),
+        &["bad.toml", "base: no setup `three`", "one, two"],
+    );
+    check(
+        &EXPERIMENT.replace("repeats = 3", "repeats = 3\nthreshold = \"150%\""),
+        &["bad.toml", "threshold", "from 0% to 100%"],
+    );
     let file = write(dir.path(), "ok.toml", EXPERIMENT);
     let e = err(&fathom(&[
         "run",
@@ -275,6 +291,61 @@ fn experiment_errors_name_the_file_the_key_and_what_was_expected() {
         "rocksdb",
     ]));
     assert!(e.contains("--engine with an experiment file"), "{e}");
+    let e = err(&fathom(&[
+        "run",
+        file.to_str().unwrap(),
+        "--repeats",
+        "3..x",
+    ]));
+    assert!(e.contains("--repeats") && e.contains("3..12"), "{e}");
+    let e = err(&fathom(&[
+        "run",
+        "--engine",
+        "null",
+        "--workload",
+        "dbbench",
+        "--repeats",
+        "3",
+    ]));
+    assert!(e.contains("for an experiment file"), "{e}");
+}
+
+/// `--dry-run` prints the plan (runs, steps and their lengths, the time at the fewest and the
+/// most rounds) and runs nothing.
+#[test]
+fn a_dry_run_prints_the_plan_and_runs_nothing() {
+    let dir = scratch();
+    let results = dir.path().join("results");
+    let file = write(dir.path(), "plan.toml", EXPERIMENT);
+    let plan = ok(&fathom(&[
+        "run",
+        file.to_str().unwrap(),
+        "--dry-run",
+        "--repeats",
+        "3..5",
+        "--results",
+        results.to_str().unwrap(),
+    ]));
+    assert!(!results.exists(), "a dry run wrote {}", results.display());
+    // 2 setups x 1 workload x 2 client counts; readrandom 1s a run, fillseq ends on a count.
+    assert!(
+        plan.contains("2 setups, 1 workload, 2 client counts: 4 runs a round"),
+        "{plan}"
+    );
+    assert!(plan.contains("rounds: 3 to 5"), "{plan}");
+    assert!(
+        plan.contains("one.dbbench.c1: null dbbench, 1 client: fillseq"),
+        "{plan}"
+    );
+    assert!(plan.contains("readrandom 1s"), "{plan}");
+    assert!(
+        plan.contains("timed steps: 4s a round; 12s at 3 rounds, 20s at 5 rounds"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("engine releases: the ones built in"),
+        "{plan}"
+    );
 }
 
 /// A results directory holding one setup's runs with the given ops/s, one run per value.

@@ -44,7 +44,7 @@ fn section(input: &Input) -> anyhow::Result<Option<(Section, bool)>> {
         .charts
         .push(Chart::Bar(chart(&sides, &bases, &rows)));
     section.tables.push(Titled {
-        title: String::new(),
+        title: format!("relative throughput against {bases}"),
         table: compare::table(&rows),
     });
     let mut legend = compare::legend(&bases, input.opts.threshold);

@@ -45,6 +45,9 @@ fn render(m: &Model, markdown: bool) -> String {
             out += &format!("\n{} (median over repeats):\n{gap}", t.title);
             out += &table(&t.table);
         }
+        if let Some(p) = &section.paragraph {
+            out += &format!("{gap}{}\n", p.trim_end());
+        }
     }
     out += "\n";
     out += &m.notes;

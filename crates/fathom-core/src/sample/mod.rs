@@ -287,10 +287,7 @@ impl Sampler {
             engine_system_secs: end.engine.stime.saturating_sub(start.engine.stime) as f64
                 / self.ticks_per_sec,
             others_cores: self.others_cores(start, end, secs),
-            cpu_pressure_pct: match (start.cpu_pressure_us, end.cpu_pressure_us) {
-                (Some(a), Some(b)) => Some(b.saturating_sub(a) as f64 / 1e4 / secs),
-                _ => None,
-            },
+            cpu_pressure_pct: pressure_pct(start, end, secs),
         };
         let gb = |b: u64| b as f64 / crate::units::GIB;
         Figures {
@@ -308,6 +305,12 @@ impl Sampler {
             },
         }
     }
+}
+
+/// The share of a window in which some task waited for a CPU, percent.
+fn pressure_pct(start: &Sample, end: &Sample, secs: f64) -> Option<f64> {
+    let waited_us = end.cpu_pressure_us?.saturating_sub(start.cpu_pressure_us?);
+    Some(waited_us as f64 / 1e4 / secs)
 }
 
 fn ratio(a: f64, b: f64) -> f64 {

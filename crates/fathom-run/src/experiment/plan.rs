@@ -34,12 +34,16 @@ fn human(d: Duration) -> String {
     }
 }
 
+/// `n` things, in the plural unless one.
+fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
 /// The plan, as printed.
 pub fn plan(exp: &Experiment) -> anyhow::Result<String> {
     let rounds = &exp.rounds;
     let mut out = String::new();
     let per_round = exp.cells.iter().filter(|c| c.repeat == 1).count();
-    let count = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
     writeln!(
         out,
         "experiment {}: {}, {}, {}: {} a round",
@@ -83,11 +87,11 @@ pub fn plan(exp: &Experiment) -> anyhow::Result<String> {
         }
         writeln!(
             out,
-            "  {}: {} {}, {} clients: {}",
+            "  {}: {} {}, {}: {}",
             exp.cell_name(cell).trim_end_matches(".r1"),
             spec.setup.engine.name,
             spec.workload.name,
-            cell.clients,
+            count(cell.clients, "client"),
             steps.join(", ")
         )?;
     }

@@ -133,24 +133,7 @@ pub fn run(
     let first: Vec<usize> = (0..exp.cells.len())
         .filter(|&n| exp.cells[n].repeat <= rounds.min)
         .collect();
-    let most = if rounds.adaptive() {
-        format!(
-            "; up to {} rounds while a comparison is undecided at ±{:.1}%",
-            rounds.max,
-            rounds.threshold * 100.0
-        )
-    } else {
-        String::new()
-    };
-    eprintln!(
-        "fathom: experiment {} ({} runs{most}) -> {}",
-        exp.name,
-        first.len(),
-        results.display()
-    );
-    if !exp.description.is_empty() {
-        eprintln!("fathom: {}", exp.description.trim());
-    }
+    announce(exp, results, first.len());
     let mut runner = Cells {
         exp,
         results,
@@ -178,15 +161,11 @@ pub fn run(
                 c.repeat == round && need.contains(&(c.workload, c.clients, c.setup))
             })
             .collect();
-        let what: Vec<String> = open
-            .iter()
-            .map(|o| format!("{} ({})", o.what, o.verdict.text()))
-            .collect();
         eprintln!(
-            "fathom: round {round} of at most {}: {} undecided: {}; {} runs",
+            "fathom: round {round} of at most {}: {} undecided ({}); {} runs",
             rounds.max,
             open.len(),
-            what.join(", "),
+            super::rounds::some(&open, 4),
             cells.len()
         );
         runner.run(&cells, &format!("round {round}: "), observer)?;
@@ -203,6 +182,28 @@ pub fn run(
         }
     }
     Ok(runner.failed)
+}
+
+/// Says on stderr what the experiment runs first, and where.
+fn announce(exp: &Experiment, results: &Path, first: usize) {
+    let rounds = &exp.rounds;
+    let most = if rounds.adaptive() {
+        format!(
+            "; up to {} rounds while a comparison is undecided at ±{:.1}%",
+            rounds.max,
+            rounds.threshold * 100.0
+        )
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "fathom: experiment {} ({first} runs{most}) -> {}",
+        exp.name,
+        results.display()
+    );
+    if !exp.description.is_empty() {
+        eprintln!("fathom: {}", exp.description.trim());
+    }
 }
 
 /// Runs cells of an experiment, resuming: what one run of `run` shares between its rounds.

@@ -105,6 +105,22 @@ pub struct Open {
     pub verdict: Verdict,
 }
 
+/// The first `n` comparisons, and how many more: a progress line's length.
+pub fn some(open: &[Open], n: usize) -> String {
+    let named: Vec<String> = open
+        .iter()
+        .take(n)
+        .map(|o| match o.verdict {
+            Verdict::Undecided => o.what.clone(),
+            v => format!("{} ({})", o.what, v.text()),
+        })
+        .collect();
+    match open.len().saturating_sub(n) {
+        0 => named.join(", "),
+        more => format!("{}, and {more} more", named.join(", ")),
+    }
+}
+
 /// What the runs of rounds before a round leave undecided.
 pub struct Pending {
     /// The cells the round runs, as (workload, clients, setup).
