@@ -2,7 +2,9 @@
 //! with a verdict that accounts for noise when both sides have repeats.
 
 use clap::Args;
+use fathom_core::store::LoadedRun;
 use fathom_report::compare;
+use fathom_run::experiment::union;
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -32,12 +34,25 @@ pub struct CompareArgs {
     pub exclude_disturbed: bool,
 }
 
+/// Each directory's runs, labelled by the directory; a directory that holds more shards of the
+/// experiment the one before it holds joins it (`A+B`).
+fn operands(dirs: &[PathBuf]) -> anyhow::Result<Vec<(String, Vec<LoadedRun>)>> {
+    let mut out: Vec<(String, Vec<LoadedRun>)> = Vec::new();
+    for d in dirs {
+        let runs = crate::load_runs(d)?;
+        match out.last_mut() {
+            Some((label, last)) if union::same_experiment(last, &runs) => {
+                *label = format!("{label}+{}", d.display());
+                last.extend(runs);
+            }
+            _ => out.push((d.display().to_string(), runs)),
+        }
+    }
+    Ok(out)
+}
+
 pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
-    let operands = args
-        .dirs
-        .iter()
-        .map(|d| Ok((d.display().to_string(), crate::load_runs(d)?)))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let operands = operands(&args.dirs)?;
     let borrowed: Vec<(String, &[_])> = operands
         .iter()
         .map(|(o, r)| (o.clone(), r.as_slice()))

@@ -27,8 +27,10 @@ enum Command {
     Run(Box<run::RunArgs>),
     /// Print the report of a run directory or of every run below a results directory.
     Report {
-        /// A run directory, or a directory holding runs (an experiment's results).
-        dir: PathBuf,
+        /// A run directory, or a directory holding runs (an experiment's results); several
+        /// directories are read as one experiment (its shards), and must hold one definition.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
         /// text, md, csv, json, html (one page with SVG charts), or a workload's original
         /// tool's output: dbbench (db_bench's report.tsv columns), sysbench (its interval
         /// lines and statistics), linkbench (its load, latency and completion lines).
@@ -75,7 +77,7 @@ fn main() {
         Command::Run(args) => run::run(*args),
         Command::Profile(args) => profile::run(&args),
         Command::Report {
-            dir,
+            dirs,
             format,
             intervals,
             base,
@@ -83,7 +85,7 @@ fn main() {
             iostat,
             exclude_disturbed,
         } => report(
-            &dir,
+            &dirs,
             format,
             &fathom_report::ReportOptions {
                 intervals,
@@ -123,10 +125,25 @@ pub fn load_runs(dir: &std::path::Path) -> anyhow::Result<Vec<fathom_core::store
 }
 
 fn report(
-    dir: &std::path::Path,
+    dirs: &[PathBuf],
     format: fathom_report::Format,
     opts: &fathom_report::ReportOptions,
 ) -> anyhow::Result<()> {
-    print!("{}", fathom_report::render(&load_runs(dir)?, format, opts)?);
+    let runs = match dirs {
+        [dir] => load_runs(dir)?,
+        _ => {
+            let loaded = dirs
+                .iter()
+                .map(|d| {
+                    Ok(fathom_run::experiment::union::Loaded {
+                        dir: d.clone(),
+                        runs: load_runs(d)?,
+                    })
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            fathom_run::experiment::union::one_experiment(loaded)?
+        }
+    };
+    print!("{}", fathom_report::render(&runs, format, opts)?);
     Ok(())
 }

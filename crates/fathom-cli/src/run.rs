@@ -73,6 +73,11 @@ pub struct RunArgs {
     /// [default: the file's `threshold`, else 3%].
     #[arg(long, value_parser = fathom_core::units::parse_threshold)]
     pub threshold: Option<f64>,
+    /// Run a share of an experiment's cells: `K/N` (shard K of N, K from 1), or `auto` from a
+    /// Kubernetes Indexed Job's or a Slurm array's variables. Every setup of a (repeat,
+    /// workload, client count) runs on one shard; shards are balanced by expected time.
+    #[arg(long, value_name = "K/N|auto", value_parser = fathom_run::experiment::parse_shard)]
+    pub shard: Option<fathom_run::experiment::Shard>,
     /// Print an experiment's plan and run nothing: its runs and their steps, the time its
     /// timed steps take at the fewest and the most rounds, and the engine releases it needs.
     #[arg(long)]
@@ -161,9 +166,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     if let Some(file) = &args.experiment {
         return run_experiment(&args, file);
     }
-    if args.repeats.is_some() || args.base.is_some() || args.threshold.is_some() || args.dry_run {
+    let experiment_only = [
+        args.repeats.is_some(),
+        args.base.is_some(),
+        args.threshold.is_some(),
+        args.dry_run,
+        args.shard.is_some(),
+    ];
+    if experiment_only.contains(&true) {
         anyhow::bail!(
-            "--repeats, --base, --threshold and --dry-run are for an experiment file (fathom run FILE)"
+            "--repeats, --base, --threshold, --dry-run and --shard are for an experiment file (fathom run FILE)"
         );
     }
     let Some(workload) = args.workload.as_deref() else {
@@ -253,7 +265,17 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
         base: args.base.clone(),
         threshold: args.threshold,
     };
-    let exp = Experiment::load_with(file, &args.drive, &rounds)?;
+    let mut exp = Experiment::load_with(file, &args.drive, &rounds)?;
+    if let Some(shard) = args.shard {
+        if exp.rounds.adaptive() {
+            anyhow::bail!(
+                "--shard {shard}: adaptive repeats ({}..{}) decide from every run, and a shard sees its own; give a count of repeats",
+                exp.rounds.min,
+                exp.rounds.max
+            );
+        }
+        exp.shard = Some(shard);
+    }
     if args.dry_run {
         print!("{}", experiment::plan(&exp)?);
         return Ok(());

@@ -428,6 +428,26 @@ fn compare_gives_verdicts_only_with_repeats() {
     assert!(e.contains("nothing to compare"), "{e}");
 }
 
+/// A verdict over runs from hosts that differ says how they differ.
+#[test]
+fn compare_warns_when_the_hosts_differ() {
+    let dir = scratch();
+    let base = fake_runs(dir.path(), "v8.5", &[100.0, 101.0, 99.0]);
+    let new = fake_runs(dir.path(), "v8.7", &[95.0, 94.5, 95.5]);
+    let args = ["compare", base.to_str().unwrap(), new.to_str().unwrap()];
+    assert!(!ok(&fathom(&args)).contains("hosts that differ"));
+    let manifest = new.join("v8.7.r2/run.json");
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    m["host"]["cpu_model"] = "Other CPU".into();
+    m["host"]["kernel"] = "k2".into();
+    std::fs::write(&manifest, m.to_string()).unwrap();
+    let out = ok(&fathom(&args));
+    assert!(
+        out.contains("warning: v8.7 vs v8.5: the runs come from hosts that differ (CPU `-` vs `Other CPU`, kernel `k` vs `k2`)"),
+        "{out}"
+    );
+}
+
 #[test]
 fn merge_adds_operations_and_keeps_latency_exact() {
     let (dir, results, _) = run_ok("--engine null --workload dbbench --param num_keys=30000 --param steps=fillseq,readrandom --duration 1s --clients 1");

@@ -20,7 +20,23 @@ fn readrandom_others(results: &std::path::Path) -> (f64, String) {
 
 #[test]
 fn a_step_beside_a_busy_process_is_marked_with_its_share() {
-    let (_quiet_dir, quiet, _) = run_ok(RUN);
+    // Quiet, the step is not marked. The test's machine may not be quiet (another job, a
+    // build): then the mark is right, so up to three tries look for a quiet moment.
+    let mut tries = Vec::new();
+    for _ in 0..3 {
+        let (_quiet_dir, quiet, _) = run_ok(RUN);
+        let (others, text) = readrandom_others(&quiet);
+        tries.push(others);
+        if others < 0.1 {
+            assert!(!text.contains("readrandom disturbed"), "{text}");
+            break;
+        }
+    }
+    assert!(
+        tries.iter().any(|o| *o < 0.1),
+        "three runs with nothing of the test's beside them all read other processes' CPU: {tries:?} cores"
+    );
+
     let mut hog = Command::new("sh")
         .args(["-c", "while :; do :; done"])
         .stdout(Stdio::null())
@@ -30,14 +46,6 @@ fn a_step_beside_a_busy_process_is_marked_with_its_share() {
     hog.kill().unwrap();
     hog.wait().unwrap();
     let (_busy_dir, busy, _) = busy;
-
-    let (others, text) = readrandom_others(&quiet);
-    assert!(
-        others < 0.1,
-        "nothing else ran, yet others used {others} cores"
-    );
-    assert!(!text.contains("readrandom disturbed"), "{text}");
-
     // The loop gets the core the single client leaves: most of one.
     let (others, text) = readrandom_others(&busy);
     assert!(others > 0.5, "the busy loop's share read {others} cores");

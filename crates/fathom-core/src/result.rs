@@ -388,6 +388,19 @@ pub struct HostFacts {
     /// How memory was limited, e.g. `cgroup v1 /sys/fs/cgroup/memory/.../fathom-123`.
     pub memory_limit: Option<String>,
     pub note: Option<String>,
+    /// The host's identity for comparisons (`sample/identity.rs`): CPU model, the data
+    /// directory's disk (model or driver), its IO scheduler and filesystem, and the CPU and
+    /// memory limits of the cgroup fathom ran in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_scheduler: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filesystem: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup_limits: Option<String>,
 }
 
 /// `run.json`: what was run, where, and how it ended.
@@ -468,6 +481,13 @@ pub struct ExperimentCell {
     /// undecided (`None`: a fixed number of repeats).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_repeats: Option<usize>,
+    /// A digest of the whole experiment's definition (every cell's, repeats aside): shards of
+    /// one experiment share it, and reports refuse to mix runs whose digests differ.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub definition: String,
+    /// The shard that ran it (`K/N`), when the experiment was sharded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
 }
 
 /// Formats a Unix time as an RFC 3339 UTC timestamp (second precision).

@@ -336,6 +336,30 @@ pub struct Against<'a> {
     pub pairs: Vec<(usize, usize)>,
     /// The bases' names, in order.
     pub bases: Vec<&'a str>,
+    /// Each comparison whose runs came from hosts that differ, and how.
+    pub host_differences: Vec<String>,
+}
+
+/// How the hosts of two sides' runs differ (the first difference found between any two of
+/// them), as a line naming the comparison; `None` when every run's host is alike.
+pub fn host_difference(base: &Side, new: &Side) -> Option<String> {
+    let hosts: Vec<&crate::result::HostFacts> = base
+        .runs
+        .iter()
+        .chain(&new.runs)
+        .map(|r| &r.manifest.host)
+        .collect();
+    let first = hosts.first()?;
+    let what = hosts
+        .iter()
+        .map(|h| first.differences(h))
+        .find(|d| !d.is_empty())?;
+    Some(format!(
+        "{} vs {}: the runs come from hosts that differ ({})",
+        new.label,
+        base.label,
+        what.join(", ")
+    ))
 }
 
 /// Each setup against its base as `pairs` chooses them. `empty` hears of each setup with no
@@ -361,7 +385,16 @@ pub fn against_bases<'a>(
         .map(|&(b, _)| sides[b].label.as_str())
         .collect();
     bases.dedup();
-    Ok(Against { rows, pairs, bases })
+    let host_differences = pairs
+        .iter()
+        .filter_map(|&(b, n)| host_difference(&sides[b], &sides[n]))
+        .collect();
+    Ok(Against {
+        rows,
+        pairs,
+        bases,
+        host_differences,
+    })
 }
 
 #[cfg(test)]

@@ -112,6 +112,9 @@ pub fn model(
         anyhow::bail!("no steps in common between the base and the others");
     }
     let mut notes = legend(&against.bases.join(", "), opts.threshold);
+    for d in &against.host_differences {
+        notes += &format!("warning: {d}\n");
+    }
     let mut sections = Vec::new();
     if let Some(step) = &opts.iostat {
         let (tables, legend) = iostat_tables(sides, &against.pairs, step)?;

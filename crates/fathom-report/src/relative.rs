@@ -34,20 +34,21 @@ fn section(input: &Input) -> anyhow::Result<Option<(Section, bool)>> {
         &input.opts.judge(),
         |_, _| {},
     )?;
-    let rows = against.rows;
+    let rows = &against.rows;
     if rows.is_empty() {
         return Ok(None);
     }
     let bases = against.bases.join(", ");
     let mut section = Section::new(format!("Relative throughput against {bases}"));
-    section
-        .charts
-        .push(Chart::Bar(chart(&sides, &bases, &rows)));
+    section.charts.push(Chart::Bar(chart(&sides, &bases, rows)));
     section.tables.push(Titled {
         title: format!("relative throughput against {bases}"),
-        table: compare::table(&rows),
+        table: compare::table(rows),
     });
     let mut legend = compare::legend(&bases, input.opts.threshold);
+    for d in &against.host_differences {
+        legend += &format!("warning: {d}\n");
+    }
     if let Some(step) = &input.opts.iostat {
         let (tables, iostat_legend) = compare::iostat_tables(&sides, &against.pairs, step)?;
         section.tables.extend(tables);

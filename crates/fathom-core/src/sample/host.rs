@@ -60,6 +60,11 @@ impl HostFacts {
             fathom_version: env!("CARGO_PKG_VERSION").to_string(),
             memory_limit,
             note: device_note(device),
+            cpu_model: super::identity::cpu_model(),
+            disk_model: device.and_then(super::identity::disk_model),
+            disk_scheduler: device.and_then(super::identity::disk_scheduler),
+            filesystem: super::identity::filesystem(data_dir),
+            cgroup_limits: super::identity::cgroup_limits(),
         }
     }
 }

@@ -5,6 +5,7 @@ pub mod cpu;
 pub mod dbsize;
 pub mod diskstats;
 pub mod host;
+pub mod identity;
 pub mod process;
 
 use crate::result::{DbGb, HostRates, PerOp};

@@ -122,6 +122,7 @@ impl Experiment {
             client_counts: spec.clients,
             cells,
             rounds,
+            shard: None,
         })
     }
 }

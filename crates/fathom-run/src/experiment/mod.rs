@@ -9,11 +9,14 @@ mod fuzz;
 mod plan;
 mod resume;
 mod rounds;
+mod shard;
+pub mod union;
 
 pub use file::DEFAULT_ORDER;
 pub use plan::plan;
 pub use resume::{run, run_one, Failed};
 pub use rounds::{parse_repeats, Rounds, RoundsInput};
+pub use shard::{parse as parse_shard, Shard};
 
 use crate::resolve::RunSpec;
 use fathom_core::store::slug;
@@ -43,6 +46,8 @@ pub struct Experiment {
     /// `--run-index`. Rounds past `min` run only the cells an undecided comparison needs.
     pub cells: Vec<Cell>,
     pub rounds: Rounds,
+    /// The share of the cells this process runs (`--shard`); `None`: all of them.
+    pub shard: Option<Shard>,
 }
 
 impl Experiment {
@@ -63,6 +68,13 @@ impl Experiment {
             "{}.{}.c{}.r{}",
             p.setup.name, p.workload.name, cell.clients, cell.repeat
         ))
+    }
+
+    /// A digest of the whole experiment's definition, repeats aside: every cell's, in order.
+    /// Shards of one experiment share it.
+    pub fn definition(&self) -> String {
+        let all: Vec<String> = self.specs.iter().map(fingerprint).collect();
+        fnv1a(&all.join(","))
     }
 
     /// A digest of everything that defines a cell's run, repeat aside: a stable hash of its

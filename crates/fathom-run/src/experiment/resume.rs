@@ -90,7 +90,7 @@ fn save_definition(exp: &Experiment, results: &Path) -> anyhow::Result<()> {
 }
 
 /// The first line two texts differ at, as `line N: `old` -> `new``.
-fn first_difference(old: &str, new: &str) -> String {
+pub(super) fn first_difference(old: &str, new: &str) -> String {
     let (mut a, mut b) = (old.lines(), new.lines());
     for n in 1.. {
         match (a.next(), b.next()) {
@@ -130,7 +130,12 @@ pub fn run(
         .with_context(|| format!("creating results directory {}", results.display()))?;
     save_definition(exp, results)?;
     let rounds = &exp.rounds;
-    let first: Vec<usize> = (0..exp.cells.len())
+    let mine = match exp.shard {
+        Some(shard) => exp.shard_cells(shard)?,
+        None => (0..exp.cells.len()).collect(),
+    };
+    let first: Vec<usize> = mine
+        .into_iter()
         .filter(|&n| exp.cells[n].repeat <= rounds.min)
         .collect();
     announce(exp, results, first.len());
@@ -196,8 +201,11 @@ fn announce(exp: &Experiment, results: &Path, first: usize) {
     } else {
         String::new()
     };
+    let shard = exp
+        .shard
+        .map_or(String::new(), |s| format!(", shard {s} of the matrix"));
     eprintln!(
-        "fathom: experiment {} ({first} runs{most}) -> {}",
+        "fathom: experiment {} ({first} runs{shard}{most}) -> {}",
         exp.name,
         results.display()
     );
@@ -291,6 +299,8 @@ fn place(exp: &Experiment, results: &Path, calibrate: bool, n: usize) -> Place {
             repeat: cell.repeat,
             fingerprint: exp.fingerprint(cell),
             max_repeats: exp.rounds.adaptive().then_some(exp.rounds.max),
+            definition: exp.definition(),
+            shard: exp.shard.map(|s| s.to_string()),
         }),
         ..Place::default()
     }
