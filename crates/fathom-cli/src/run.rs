@@ -73,6 +73,21 @@ pub struct RunArgs {
     /// [default: the file's `threshold`, else 3%].
     #[arg(long, value_parser = fathom_core::units::parse_threshold)]
     pub threshold: Option<f64>,
+    /// Hold the first step until this time: RFC 3339 UTC (2026-11-26T07:00:00Z) or Unix
+    /// seconds; for client hosts started by a scheduler at different moments.
+    #[arg(long, value_parser = fathom_run::gate::parse_start_at)]
+    pub start_at: Option<std::time::SystemTime>,
+    /// A directory every client host shares (the results volume): before each step, with its
+    /// clients ready, each host marks itself there and waits for the others
+    /// (--barrier-hosts), so steps start together. A fresh directory per coordinated run.
+    #[arg(long, requires = "barrier_hosts")]
+    pub barrier: Option<PathBuf>,
+    /// How many hosts meet at the barrier.
+    #[arg(long, requires = "barrier")]
+    pub barrier_hosts: Option<usize>,
+    /// How long a host waits at the barrier for the others before failing.
+    #[arg(long, default_value = "10m", value_parser = fathom_core::units::parse_duration)]
+    pub barrier_timeout: std::time::Duration,
     /// Run a share of an experiment's cells: `K/N` (shard K of N, K from 1), or `auto` from a
     /// Kubernetes Indexed Job's or a Slurm array's variables. Every setup of a (repeat,
     /// workload, client count) runs on one shard; shards are balanced by expected time.
@@ -136,6 +151,22 @@ impl RunArgs {
         Ok(specs)
     }
 
+    /// When steps may start: `--start-at` and `--barrier`.
+    fn gate(&self) -> fathom_run::gate::Gate {
+        fathom_run::gate::Gate {
+            start_at: self.start_at,
+            barrier: self
+                .barrier
+                .clone()
+                .zip(self.barrier_hosts)
+                .map(|(dir, hosts)| fathom_run::gate::Barrier {
+                    dir,
+                    hosts,
+                    timeout: self.barrier_timeout,
+                }),
+        }
+    }
+
     /// The flags an experiment file sets itself; given with one, they are an error.
     fn set_by_experiment(&self) -> Vec<&'static str> {
         [
@@ -188,6 +219,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         keep_data: args.keep_data,
         existing_data: args.existing_data,
         calibrate: !args.no_calibrate,
+        gate: args.gate(),
         ..Place::default()
     };
     crate::interrupt::install_handler();
@@ -276,6 +308,7 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
         }
         exp.shard = Some(shard);
     }
+    exp.gate = args.gate();
     if args.dry_run {
         print!("{}", experiment::plan(&exp)?);
         return Ok(());

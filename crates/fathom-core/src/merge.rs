@@ -108,7 +108,9 @@ fn declared_rule(path: &str) -> Option<Rule> {
         | "memory" => Rule::Max,
         "host" if matches!(leaf, "steal_pct" | "others_cores" | "cpu_pressure_pct") => Rule::Max,
         "host" if leaf == "idle_pct" => Rule::Min,
-        "started_at" | "t_start" => Rule::Min,
+        "started_at" | "t_start" | "start_unix_ms" => Rule::Min,
+        // Set from the parts' starts after the walk.
+        "start_skew_seconds" => Rule::Max,
         "usec_op" | "harness_ns_per_op" | "per_op" => Rule::ByOps,
         "interrupted" => Rule::Median,
         "step" | "index" | "interval" | "latency_us" | "host" | "engine_stats" | "query_mix"
@@ -151,6 +153,10 @@ fn merge_step(
     }
     let weights: Vec<u64> = parts.iter().map(|s| s.ops).collect();
     let mut summary: StepSummary = combine(parts, &weights, &merge_rule);
+    let starts: Vec<u64> = parts.iter().filter_map(|p| p.start_unix_ms).collect();
+    summary.start_skew_seconds = (starts.len() == parts.len() && !starts.is_empty()).then(|| {
+        (starts.iter().max().unwrap_or(&0) - starts.iter().min().unwrap_or(&0)) as f64 / 1000.0
+    });
     summary.latency_us = Latency::of(&all);
     for (kind, o) in summary.by_op.iter_mut() {
         if let Some(h) = kinds.get(kind.as_str()) {

@@ -280,6 +280,13 @@ pub struct StepSummary {
     /// True when Ctrl-C ended the step early.
     pub interrupted: bool,
     pub started_at: String,
+    /// When the step's clients started, Unix milliseconds: `started_at` to the millisecond.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_unix_ms: Option<u64>,
+    /// A merge of several client hosts' runs: how far apart, in seconds, the hosts started
+    /// the step (the latest start less the earliest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_skew_seconds: Option<f64>,
     /// SQL statements per operation, for workloads whose operation is a transaction of
     /// several (sysbench's events).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -513,6 +520,30 @@ pub fn utc_timestamp(unix_secs: u64) -> String {
 }
 
 /// Now, as `utc_timestamp` formats it.
+/// Reads `utc_timestamp`'s form back (`YYYY-MM-DDTHH:MM:SSZ`) as Unix seconds.
+pub fn parse_utc_timestamp(text: &str) -> Option<u64> {
+    let t = text.strip_suffix('Z')?;
+    let (date, time) = t.split_once('T')?;
+    let num = |s: &str| s.parse::<i64>().ok();
+    let d: Vec<i64> = date.split('-').map(num).collect::<Option<_>>()?;
+    let h: Vec<i64> = time.split(':').map(num).collect::<Option<_>>()?;
+    let (&[year, month, day], &[hh, mm, ss]) = (d.as_slice(), h.as_slice()) else {
+        return None;
+    };
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    // Days-from-civil (Howard Hinnant's algorithm), the inverse of `utc_timestamp`'s.
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    u64::try_from(days * 86_400 + hh * 3600 + mm * 60 + ss).ok()
+}
+
 pub fn now_utc() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -524,6 +555,15 @@ pub fn now_utc() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timestamps_read_back() {
+        for t in [0u64, 951_782_400, 1_795_676_400, 4_102_444_799] {
+            assert_eq!(parse_utc_timestamp(&utc_timestamp(t)), Some(t));
+        }
+        assert_eq!(parse_utc_timestamp("2026-13-01T00:00:00Z"), None);
+        assert_eq!(parse_utc_timestamp("2026-11-26 07:00:00"), None);
+    }
 
     #[test]
     fn timestamps() {

@@ -194,6 +194,12 @@ fn step_notes(m: &StepSummary, hooks: &ReportHooks) -> Vec<String> {
             },
         ));
     }
+    if let Some(skew) = m.start_skew_seconds {
+        lines.push(format!(
+            "{}: the hosts started it within {skew:.2} s of each other",
+            m.step
+        ));
+    }
     if m.maintenance_seconds > 0.05 {
         lines.push(format!(
             "{}: {:.1}s of flush/compaction wait after the operations, charged to its per-op figures",

@@ -4,6 +4,7 @@
 //! command and the end-to-end tests both drive it.
 
 pub mod experiment;
+pub mod gate;
 pub mod input;
 mod open;
 pub mod profile;

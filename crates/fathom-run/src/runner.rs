@@ -43,6 +43,8 @@ pub struct Place {
     /// embedded engine under a memory limit runs in a child process inside the limited group,
     /// so that a kill for memory is recorded and survived (`supervise`).
     pub relaunch: Option<Vec<std::ffi::OsString>>,
+    /// When steps may start (`--start-at`, `--barrier`).
+    pub gate: crate::gate::Gate,
 }
 
 /// What a run tells whoever watches it (the command's progress display).
@@ -202,6 +204,7 @@ pub fn run(spec: &RunSpec, place: &Place, observer: &mut dyn Observer) -> anyhow
         sampler: &sampler,
         run_dir: &run_dir,
         profiler: profiler.as_ref(),
+        gate: &place.gate,
     };
     let dirs = [
         ("data directory", data.path.as_path()),

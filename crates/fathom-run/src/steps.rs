@@ -29,6 +29,8 @@ pub struct Steps<'a> {
     pub run_dir: &'a RunDir,
     /// `--profile`: samples each step's measured span.
     pub profiler: Option<&'a Profiler>,
+    /// When each step may start (other client hosts' readiness).
+    pub gate: &'a crate::gate::Gate,
 }
 
 impl Steps<'_> {
@@ -104,6 +106,8 @@ impl Steps<'_> {
             .map(|t| self.workload.client(db, i, t))
             .collect::<anyhow::Result<Vec<_>>>()?;
         let background = self.workload.background(db, i)?;
+        // Clients connected and ready: wait here for the other hosts, if any.
+        self.gate.wait(i + 1, &plan.name)?;
         // Attached once the clients are connected (a server's backends exist), events off
         // until the driver says the measured span begins.
         let mut profile = self

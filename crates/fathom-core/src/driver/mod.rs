@@ -250,12 +250,17 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         maintenance_seconds,
         started_at,
     };
-    Ok(measured.summary(
+    let mut summary = measured.summary(
         sampler,
         target,
         &counters_before.unwrap_or_default(),
         &counters_after,
-    ))
+    );
+    summary.start_unix_ms = origin_wall
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .map(|d| d.as_millis() as u64);
+    Ok(summary)
 }
 
 /// The measured span begins before the first interval: as `begin_measuring`, and the

@@ -83,6 +83,8 @@ impl Measured<'_> {
             harness_ns_per_op: None,
             interrupted: crate::interrupt::requested(),
             started_at: self.started_at.clone(),
+            start_unix_ms: None,
+            start_skew_seconds: None,
             query_mix: plan.queries,
             retries_per_sec: per_sec(all.retries as f64),
             rows: all.rows,

@@ -123,6 +123,7 @@ impl Experiment {
             cells,
             rounds,
             shard: None,
+            gate: Default::default(),
         })
     }
 }

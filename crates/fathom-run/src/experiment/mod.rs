@@ -48,6 +48,8 @@ pub struct Experiment {
     pub rounds: Rounds,
     /// The share of the cells this process runs (`--shard`); `None`: all of them.
     pub shard: Option<Shard>,
+    /// When each run's steps may start (`--start-at`, `--barrier`).
+    pub gate: crate::gate::Gate,
 }
 
 impl Experiment {

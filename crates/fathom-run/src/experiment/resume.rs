@@ -302,6 +302,7 @@ fn place(exp: &Experiment, results: &Path, calibrate: bool, n: usize) -> Place {
             definition: exp.definition(),
             shard: exp.shard.map(|s| s.to_string()),
         }),
+        gate: exp.gate.clone(),
         ..Place::default()
     }
 }

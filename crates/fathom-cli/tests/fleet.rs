@@ -1,6 +1,8 @@
-//! An experiment run as concurrent shards, each with the variables a Kubernetes Indexed Job or
-//! a Slurm array sets, holds the cells of the unsharded run, each once; reports read the
-//! shards' directories as one experiment and refuse directories of different definitions.
+//! Several machines on one benchmark. An experiment run as concurrent shards, each with the
+//! variables a Kubernetes Indexed Job or a Slurm array sets, holds the cells of the unsharded
+//! run, each once; reports read the shards' directories as one experiment and refuse
+//! directories of different definitions. Client hosts meeting at a barrier start each step
+//! together, and the merge of their runs says how far apart they started.
 
 mod common;
 
@@ -168,4 +170,90 @@ fn shards_hold_the_unsharded_cells_once_and_report_as_one() {
         first.to_str().unwrap(),
     ]));
     assert!(e.contains("both hold cell"), "{e}");
+}
+
+/// Two client hosts (here two processes) meet at a barrier before each step: the merge of
+/// their runs started each step within a fraction of a second. A third host that never comes
+/// makes the barrier fail after its timeout, naming the hosts that were ready.
+#[test]
+fn hosts_at_a_barrier_start_each_step_together() {
+    let dir = scratch();
+    let barrier = dir.path().join("barrier");
+    let host = |i: usize, hosts: &str, timeout: &str| {
+        Command::new(env!("CARGO_BIN_EXE_fathom"))
+            .args([
+                "run",
+                "--engine",
+                "null",
+                "--workload",
+                "dbbench",
+                "--no-calibrate",
+            ])
+            .args([
+                "--param",
+                "num_keys=2000",
+                "--param",
+                "steps=fillseq,readrandom",
+            ])
+            .args([
+                "--duration",
+                "300ms",
+                "--barrier-hosts",
+                hosts,
+                "--barrier-timeout",
+                timeout,
+            ])
+            .arg("--barrier")
+            .arg(&barrier)
+            .arg("--results")
+            .arg(dir.path().join(format!("host-{i}")))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("fathom runs")
+    };
+    // The second host starts a second later: the first waits for it at fillseq.
+    let first = host(0, "2", "30s");
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let second = host(1, "2", "30s");
+    for c in [first, second] {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let run_of = |i: usize| {
+        let h = dir.path().join(format!("host-{i}"));
+        h.join(&run_dirs(&h)[0])
+    };
+    let merged = dir.path().join("merged");
+    ok(&fathom(&[
+        "merge",
+        run_of(0).to_str().unwrap(),
+        run_of(1).to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+    ]));
+    let report = report_json(&merged);
+    for name in ["fillseq", "readrandom"] {
+        let skew = step(&report["runs"][0], name)["start_skew_seconds"]
+            .as_f64()
+            .expect("a merged step's start skew");
+        assert!(skew < 0.5, "{name} started {skew}s apart");
+    }
+    let text = report_as(&merged, "text");
+    assert!(
+        text.contains("fillseq: the hosts started it within"),
+        "{text}"
+    );
+
+    std::fs::remove_dir_all(&barrier).unwrap();
+    let out = host(2, "3", "2s").wait_with_output().unwrap();
+    let e = err(&out);
+    assert!(
+        e.contains("1 of 3 hosts were ready for step fillseq after 2s") && e.contains("01-fillseq"),
+        "{e}"
+    );
 }

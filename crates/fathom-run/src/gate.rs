@@ -1,0 +1,138 @@
+//! Steps that start together on several client hosts: `--start-at TIME` holds the first step
+//! until a wall-clock time, and `--barrier DIR` makes each step wait, its clients ready, until
+//! every host has marked itself ready for it in a directory they share (the shared results
+//! volume), or fails after a timeout naming the hosts that were ready.
+
+use anyhow::Context;
+use fathom_core::interrupt;
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime};
+
+/// How often a waiting host looks for the others' marks.
+const POLL: Duration = Duration::from_millis(20);
+
+/// A barrier through a shared directory.
+#[derive(Clone, Debug)]
+pub struct Barrier {
+    pub dir: PathBuf,
+    /// How many hosts meet at each step.
+    pub hosts: usize,
+    pub timeout: Duration,
+}
+
+/// When a run's steps may start.
+#[derive(Clone, Debug, Default)]
+pub struct Gate {
+    /// The first step waits until then.
+    pub start_at: Option<SystemTime>,
+    pub barrier: Option<Barrier>,
+}
+
+impl Gate {
+    /// Waits until step `index` (from 1) may start.
+    pub fn wait(&self, index: usize, step: &str) -> anyhow::Result<()> {
+        if let (1, Some(at)) = (index, self.start_at) {
+            while let Ok(left) = at.duration_since(SystemTime::now()) {
+                if interrupt::requested() {
+                    anyhow::bail!("interrupted while waiting for --start-at");
+                }
+                std::thread::sleep(left.min(Duration::from_millis(200)));
+            }
+        }
+        match &self.barrier {
+            Some(b) => b.meet(index, step),
+            None => Ok(()),
+        }
+    }
+}
+
+/// This host's mark: its name and fathom's pid, unique across hosts and runs on one.
+fn mark() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    format!("{}.{}", host.trim(), std::process::id())
+}
+
+impl Barrier {
+    /// Marks this host ready for step `index` and waits for the others.
+    pub fn meet(&self, index: usize, step: &str) -> anyhow::Result<()> {
+        let dir = self.dir.join(format!("{index:02}-{step}"));
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("--barrier: creating {}", dir.display()))?;
+        let me = dir.join(mark());
+        std::fs::write(&me, b"").with_context(|| format!("--barrier: marking {}", me.display()))?;
+        let started = Instant::now();
+        loop {
+            let ready = ready(&dir)?;
+            if ready.len() >= self.hosts {
+                return Ok(());
+            }
+            if interrupt::requested() {
+                anyhow::bail!("interrupted at the barrier before step {step}");
+            }
+            if started.elapsed() >= self.timeout {
+                anyhow::bail!(
+                    "--barrier: {} of {} hosts were ready for step {step} after {}s ({}: {}); \
+                     the others did not arrive (started late, failed, or do not share the directory)",
+                    ready.len(),
+                    self.hosts,
+                    self.timeout.as_secs(),
+                    dir.display(),
+                    ready.join(", ")
+                );
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+}
+
+/// The hosts marked ready in a step's directory.
+fn ready(dir: &std::path::Path) -> anyhow::Result<Vec<String>> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .with_context(|| format!("--barrier: reading {}", dir.display()))?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// `--start-at`: an RFC 3339 UTC time (`2026-11-26T07:00:00Z`) or Unix seconds.
+pub fn parse_start_at(text: &str) -> Result<SystemTime, String> {
+    let secs = match text.trim().parse::<u64>() {
+        Ok(s) => s,
+        Err(_) => fathom_core::result::parse_utc_timestamp(text.trim()).ok_or_else(|| {
+            format!(
+                "`{text}`: expected an RFC 3339 UTC time (2026-11-26T07:00:00Z) or Unix seconds"
+            )
+        })?,
+    };
+    Ok(SystemTime::UNIX_EPOCH + Duration::from_secs(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_meet_at_each_step_or_fail_naming_the_ready_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let barrier = Barrier {
+            dir: dir.path().to_path_buf(),
+            hosts: 2,
+            timeout: Duration::from_millis(200),
+        };
+        let e = barrier.meet(1, "fillseq").unwrap_err().to_string();
+        assert!(
+            e.contains("1 of 2 hosts were ready for step fillseq"),
+            "{e}"
+        );
+        // Another host's mark lets this one through.
+        std::fs::write(dir.path().join("01-fillseq/other.1"), b"").unwrap();
+        barrier.meet(1, "fillseq").unwrap();
+        assert_eq!(
+            parse_start_at("2026-11-26T07:00:00Z"),
+            Ok(SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_676_400))
+        );
+        assert!(parse_start_at("soon").unwrap_err().contains("RFC 3339"));
+    }
+}
