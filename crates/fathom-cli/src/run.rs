@@ -151,6 +151,15 @@ impl RunArgs {
         Ok(specs)
     }
 
+    /// True when a flag only an experiment file takes is given.
+    fn experiments_only(&self) -> bool {
+        self.repeats.is_some()
+            || self.base.is_some()
+            || self.threshold.is_some()
+            || self.dry_run
+            || self.shard.is_some()
+    }
+
     /// When steps may start: `--start-at` and `--barrier`.
     fn gate(&self) -> fathom_run::gate::Gate {
         fathom_run::gate::Gate {
@@ -197,14 +206,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     if let Some(file) = &args.experiment {
         return run_experiment(&args, file);
     }
-    let experiment_only = [
-        args.repeats.is_some(),
-        args.base.is_some(),
-        args.threshold.is_some(),
-        args.dry_run,
-        args.shard.is_some(),
-    ];
-    if experiment_only.contains(&true) {
+    if args.experiments_only() {
         anyhow::bail!(
             "--repeats, --base, --threshold, --dry-run and --shard are for an experiment file (fathom run FILE)"
         );

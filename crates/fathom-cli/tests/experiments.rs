@@ -267,6 +267,37 @@ fn experiment_errors_name_the_file_the_key_and_what_was_expected() {
         &EXPERIMENT.replace("num_keys = 20000", "num_keys = \"lots\""),
         &["bad.toml", "num_keys", "not a whole number"],
     );
+    let file = write(dir.path(), "ok.toml", EXPERIMENT);
+    let e = err(&fathom(&[
+        "run",
+        file.to_str().unwrap(),
+        "--engine",
+        "rocksdb",
+    ]));
+    assert!(e.contains("--engine with an experiment file"), "{e}");
+}
+
+/// The keys of adaptive repeats, checked before anything runs.
+#[test]
+fn rounds_errors_name_the_key_and_what_was_expected() {
+    let dir = scratch();
+    let results = dir.path().join("results");
+    let check = |text: &str, wants: &[&str]| {
+        let file = write(dir.path(), "bad.toml", text);
+        let e = err(&fathom(&[
+            "run",
+            file.to_str().unwrap(),
+            "--results",
+            results.to_str().unwrap(),
+        ]));
+        for w in wants {
+            assert!(e.contains(w), "wanted `{w}` in: {e}");
+        }
+        assert!(
+            !results.exists(),
+            "nothing runs before the whole file is checked"
+        );
+    };
     check(
         &EXPERIMENT.replace("repeats = 3", "repeats = { min = 4, max = 2 }"),
         &["bad.toml", "repeats", "min <= max", "min 4 and max 2"],
@@ -284,13 +315,6 @@ fn experiment_errors_name_the_file_the_key_and_what_was_expected() {
         &["bad.toml", "threshold", "from 0% to 100%"],
     );
     let file = write(dir.path(), "ok.toml", EXPERIMENT);
-    let e = err(&fathom(&[
-        "run",
-        file.to_str().unwrap(),
-        "--engine",
-        "rocksdb",
-    ]));
-    assert!(e.contains("--engine with an experiment file"), "{e}");
     let e = err(&fathom(&[
         "run",
         file.to_str().unwrap(),

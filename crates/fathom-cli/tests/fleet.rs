@@ -107,21 +107,7 @@ fn shards_hold_the_unsharded_cells_once_and_report_as_one() {
         let mut union: Vec<String> = dirs.iter().flat_map(|d| run_dirs(d)).collect();
         union.sort();
         assert_eq!(union, whole, "{name}: the shards' cells, each once");
-        for d in &dirs {
-            // Every setup of a (repeat, client count) on one shard: compared cells share a host.
-            let cells = run_dirs(d);
-            for c in &cells {
-                let pair = match c.strip_prefix("one.") {
-                    Some(rest) => format!("two.{rest}"),
-                    None => format!("one.{}", c.trim_start_matches("two.")),
-                };
-                assert!(
-                    cells.contains(&pair),
-                    "{name}: {c} without {pair} in {}",
-                    d.display()
-                );
-            }
-        }
+        every_setup_of_a_group_on_one_shard(name, &dirs);
         let mut args = vec!["report".to_string()];
         args.extend(dirs.iter().map(|d| d.display().to_string()));
         args.extend(["--format".into(), "json".into()]);
@@ -130,14 +116,39 @@ fn shards_hold_the_unsharded_cells_once_and_report_as_one() {
         assert_eq!(report["runs"].as_array().unwrap().len(), 12, "{name}");
     }
 
+    refuses_other_definitions_and_cells_twice(dir.path(), &all);
+}
+
+/// Every setup of a (repeat, client count) ran on one shard: compared cells share a host.
+fn every_setup_of_a_group_on_one_shard(name: &str, dirs: &[PathBuf]) {
+    for d in dirs {
+        // Every setup of a (repeat, client count) on one shard: compared cells share a host.
+        let cells = run_dirs(d);
+        for c in &cells {
+            let pair = match c.strip_prefix("one.") {
+                Some(rest) => format!("two.{rest}"),
+                None => format!("one.{}", c.trim_start_matches("two.")),
+            };
+            assert!(
+                cells.contains(&pair),
+                "{name}: {c} without {pair} in {}",
+                d.display()
+            );
+        }
+    }
+}
+
+/// A shard of another definition is refused, naming the line that differs, and so is a
+/// directory holding cells another holds.
+fn refuses_other_definitions_and_cells_twice(root: &Path, all: &Path) {
     // A shard of another definition is refused, naming the line that differs.
-    let changed = dir.path().join("changed.toml");
+    let changed = root.join("changed.toml");
     std::fs::write(
         &changed,
         EXPERIMENT.replace("num_keys = 2000", "num_keys = 3000"),
     )
     .unwrap();
-    let other = dir.path().join("other");
+    let other = root.join("other");
     let out = Command::new(env!("CARGO_BIN_EXE_fathom"))
         .args([
             "run",
@@ -151,7 +162,7 @@ fn shards_hold_the_unsharded_cells_once_and_report_as_one() {
         .output()
         .unwrap();
     ok(&out);
-    let first = dir.path().join("k8s-0");
+    let first = root.join("k8s-0");
     let e = err(&fathom(&[
         "report",
         first.to_str().unwrap(),
@@ -172,6 +183,47 @@ fn shards_hold_the_unsharded_cells_once_and_report_as_one() {
     assert!(e.contains("both hold cell"), "{e}");
 }
 
+/// Client host `i` of `hosts`: a null-engine run meeting the others at `barrier`.
+fn barrier_host(
+    root: &Path,
+    barrier: &Path,
+    i: usize,
+    hosts: &str,
+    timeout: &str,
+) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_fathom"))
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "--workload",
+            "dbbench",
+            "--no-calibrate",
+        ])
+        .args([
+            "--param",
+            "num_keys=2000",
+            "--param",
+            "steps=fillseq,readrandom",
+        ])
+        .args([
+            "--duration",
+            "300ms",
+            "--barrier-hosts",
+            hosts,
+            "--barrier-timeout",
+            timeout,
+        ])
+        .arg("--barrier")
+        .arg(barrier)
+        .arg("--results")
+        .arg(root.join(format!("host-{i}")))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("fathom runs")
+}
+
 /// Two client hosts (here two processes) meet at a barrier before each step: the merge of
 /// their runs started each step within a fraction of a second. A third host that never comes
 /// makes the barrier fail after its timeout, naming the hosts that were ready.
@@ -180,37 +232,7 @@ fn hosts_at_a_barrier_start_each_step_together() {
     let dir = scratch();
     let barrier = dir.path().join("barrier");
     let host = |i: usize, hosts: &str, timeout: &str| {
-        Command::new(env!("CARGO_BIN_EXE_fathom"))
-            .args([
-                "run",
-                "--engine",
-                "null",
-                "--workload",
-                "dbbench",
-                "--no-calibrate",
-            ])
-            .args([
-                "--param",
-                "num_keys=2000",
-                "--param",
-                "steps=fillseq,readrandom",
-            ])
-            .args([
-                "--duration",
-                "300ms",
-                "--barrier-hosts",
-                hosts,
-                "--barrier-timeout",
-                timeout,
-            ])
-            .arg("--barrier")
-            .arg(&barrier)
-            .arg("--results")
-            .arg(dir.path().join(format!("host-{i}")))
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("fathom runs")
+        barrier_host(dir.path(), &barrier, i, hosts, timeout)
     };
     // The second host starts a second later: the first waits for it at fillseq.
     let first = host(0, "2", "30s");

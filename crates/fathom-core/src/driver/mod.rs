@@ -256,11 +256,14 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         &counters_before.unwrap_or_default(),
         &counters_after,
     );
-    summary.start_unix_ms = origin_wall
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()
-        .map(|d| d.as_millis() as u64);
+    summary.start_unix_ms = unix_ms(origin_wall);
     Ok(summary)
+}
+
+/// A wall-clock time as Unix milliseconds.
+fn unix_ms(t: SystemTime) -> Option<u64> {
+    let d = t.duration_since(std::time::UNIX_EPOCH).ok()?;
+    u64::try_from(d.as_millis()).ok()
 }
 
 /// The measured span begins before the first interval: as `begin_measuring`, and the
