@@ -8,6 +8,7 @@ mod profile;
 mod progress;
 mod run;
 mod serve;
+mod store;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -59,6 +60,11 @@ enum Command {
     /// Merge runs of one step sequence made on several client hosts into one run, exactly:
     /// operations add up and latency comes from the merged HdrHistogram logs.
     Merge(merge::MergeArgs),
+    /// The results database every finished run is also recorded in (SQLite).
+    Store {
+        #[command(subcommand)]
+        command: store::StoreCommand,
+    },
     /// Run a command (db_bench, sysbench, a minimal loop) under the perf `fathom run
     /// --profile` uses, writing its folded stacks and printing where its CPU went.
     Profile(profile::ProfileArgs),
@@ -97,6 +103,7 @@ fn main() {
         ),
         Command::Compare(args) => compare::run(&args),
         Command::Merge(args) => merge::run(&args),
+        Command::Store { command } => store::run(&command),
         Command::Serve(args) => serve::run(&args),
         Command::Engines => {
             print!("{}", info::engines());

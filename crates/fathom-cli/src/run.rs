@@ -73,6 +73,11 @@ pub struct RunArgs {
     /// [default: the file's `threshold`, else 3%].
     #[arg(long, value_parser = fathom_core::units::parse_threshold)]
     pub threshold: Option<f64>,
+    /// The results database every finished run is also recorded in: a SQLite file's path, or
+    /// `off` [default: fathom.db under the results root: RESULTS for a run, its parent for an
+    /// experiment].
+    #[arg(long, value_name = "PATH|off")]
+    pub store: Option<String>,
     /// Hold the first step until this time: RFC 3339 UTC (2026-11-26T07:00:00Z) or Unix
     /// seconds; for client hosts started by a scheduler at different moments.
     #[arg(long, value_parser = fathom_run::gate::parse_start_at)]
@@ -239,6 +244,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         );
         return Ok(());
     }
+    let store = fathom_run::records::Store::parse(args.store.as_deref(), &place.results)
+        .map_err(anyhow::Error::msg)?;
     let mut finished = Vec::new();
     let mut failed = Vec::new();
     for (n, spec) in specs.iter().enumerate() {
@@ -247,7 +254,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         }
         place.relaunch = Some(relaunch_args(n));
         match fathom_run::run(spec, &place, &mut progress) {
-            Ok(dir) => finished.push(LoadedRun::load(&dir)?),
+            Ok(dir) => {
+                fathom_run::records::record_or_say(&store, &dir);
+                finished.push(LoadedRun::load(&dir)?);
+            }
             // A single run's failure is the command's.
             Err(e) if specs.len() == 1 => return Err(e),
             Err(e) => {
@@ -319,6 +329,9 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
         .results
         .clone()
         .unwrap_or_else(|| PathBuf::from("results").join(&exp.name));
+    let root = results.parent().unwrap_or(Path::new("."));
+    exp.store = fathom_run::records::Store::parse(args.store.as_deref(), root)
+        .map_err(anyhow::Error::msg)?;
     crate::interrupt::install_handler();
     let calibrate = !args.no_calibrate;
     let mut progress = Progress::default();

@@ -217,26 +217,30 @@ fn compare_gives_verdicts_and_iostat(results: &Path) {
     assert!(e.contains("no setup ran a step `nosuch`"), "{e}");
 }
 
+/// Runs the experiment file `text` from `dir`, which must be refused before anything runs, with
+/// an error holding each of `wants`.
+fn refused(dir: &Path, text: &str, wants: &[&str]) {
+    let results = dir.join("results");
+    let file = write(dir, "bad.toml", text);
+    let e = err(&fathom(&[
+        "run",
+        file.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+    ]));
+    for w in wants {
+        assert!(e.contains(w), "wanted `{w}` in: {e}");
+    }
+    assert!(
+        !results.exists(),
+        "nothing runs before the whole file is checked"
+    );
+}
+
 #[test]
 fn experiment_errors_name_the_file_the_key_and_what_was_expected() {
     let dir = scratch();
-    let results = dir.path().join("results");
-    let check = |text: &str, wants: &[&str]| {
-        let file = write(dir.path(), "bad.toml", text);
-        let e = err(&fathom(&[
-            "run",
-            file.to_str().unwrap(),
-            "--results",
-            results.to_str().unwrap(),
-        ]));
-        for w in wants {
-            assert!(e.contains(w), "wanted `{w}` in: {e}");
-        }
-        assert!(
-            !results.exists(),
-            "nothing runs before the whole file is checked"
-        );
-    };
+    let check = |text: &str, wants: &[&str]| refused(dir.path(), text, wants);
     check(
         &EXPERIMENT.replace("repeats = 3", "repeats = \"three\""),
         &["bad.toml", "repeats", "expected"],
@@ -281,23 +285,7 @@ fn experiment_errors_name_the_file_the_key_and_what_was_expected() {
 #[test]
 fn rounds_errors_name_the_key_and_what_was_expected() {
     let dir = scratch();
-    let results = dir.path().join("results");
-    let check = |text: &str, wants: &[&str]| {
-        let file = write(dir.path(), "bad.toml", text);
-        let e = err(&fathom(&[
-            "run",
-            file.to_str().unwrap(),
-            "--results",
-            results.to_str().unwrap(),
-        ]));
-        for w in wants {
-            assert!(e.contains(w), "wanted `{w}` in: {e}");
-        }
-        assert!(
-            !results.exists(),
-            "nothing runs before the whole file is checked"
-        );
-    };
+    let check = |text: &str, wants: &[&str]| refused(dir.path(), text, wants);
     check(
         &EXPERIMENT.replace("repeats = 3", "repeats = { min = 4, max = 2 }"),
         &["bad.toml", "repeats", "min <= max", "min 4 and max 2"],

@@ -2,7 +2,8 @@
 //! variables a Kubernetes Indexed Job or a Slurm array sets, holds the cells of the unsharded
 //! run, each once; reports read the shards' directories as one experiment and refuse
 //! directories of different definitions. Client hosts meeting at a barrier start each step
-//! together, and the merge of their runs says how far apart they started.
+//! together, and the merge of their runs says how far apart they started. Every finished run
+//! is also a row of the results database, and `fathom store import` records what was not.
 
 mod common;
 
@@ -117,6 +118,21 @@ fn shards_hold_the_unsharded_cells_once_and_report_as_one() {
     }
 
     refuses_other_definitions_and_cells_twice(dir.path(), &all);
+    // An experiment's results import whole, each run once (they recorded themselves too).
+    let fresh = dir.path().join("fresh.db");
+    let out = ok(&fathom(&[
+        "store",
+        "import",
+        all.to_str().unwrap(),
+        "--store",
+        fresh.to_str().unwrap(),
+    ]));
+    assert!(out.contains("12 runs recorded, 0 recorded before"), "{out}");
+    assert_eq!(
+        rows(&dir.path().join("fathom.db"), "runs"),
+        12 * 3 + 4,
+        "all, k8s, slurm, other"
+    );
 }
 
 /// Every setup of a (repeat, client count) ran on one shard: compared cells share a host.
@@ -278,4 +294,73 @@ fn hosts_at_a_barrier_start_each_step_together() {
         e.contains("1 of 3 hosts were ready for step fillseq after 2s") && e.contains("01-fillseq"),
         "{e}"
     );
+}
+
+/// Rows of a table in a results database.
+fn rows(db: &Path, table: &str) -> i64 {
+    let db = rusqlite::Connection::open(db).unwrap();
+    db.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
+        .unwrap()
+}
+
+/// A run records itself in results/fathom.db; with the database unwritable it still finishes
+/// and says it was not recorded; `fathom store import` records it later, each run once.
+#[test]
+fn finished_runs_are_recorded_and_import_catches_up() {
+    let dir = scratch();
+    let results = dir.path().join("results");
+    let args = "--engine null --workload dbbench --param num_keys=2000 \
+                --param steps=fillseq,readrandom --duration 300ms --no-calibrate";
+    ok(&run(args, &results));
+    let db = results.join("fathom.db");
+    assert_eq!((rows(&db, "runs"), rows(&db, "steps")), (1, 2));
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let (engine, ops): (String, f64) = conn
+        .query_row(
+            "SELECT engine, ops_per_sec FROM runs JOIN steps ON steps.run_id = runs.id \
+             WHERE step = 'readrandom'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let report = report_json(&results);
+    let file_ops = step(&report["runs"][0], "readrandom")["ops_per_sec"].as_f64();
+    assert_eq!((engine.as_str(), Some(ops)), ("null", file_ops));
+
+    // A path under a file cannot be a database: the run finishes all the same.
+    let blocked = dir.path().join("blocked");
+    std::fs::write(&blocked, "a file").unwrap();
+    let out = run(
+        &format!("{args} --store {}", blocked.join("fathom.db").display()),
+        &results,
+    );
+    ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("not recorded in the results database") && stderr.contains("store import"),
+        "{stderr}"
+    );
+    assert_eq!(run_dirs(&results).len(), 2);
+    let import = |dir: &Path| {
+        ok(&fathom(&[
+            "store",
+            "import",
+            dir.to_str().unwrap(),
+            "--store",
+            db.to_str().unwrap(),
+        ]))
+    };
+    assert!(import(&results).contains("1 runs recorded, 1 recorded before"));
+    assert!(import(&results).contains("0 runs recorded, 2 recorded before"));
+    assert_eq!(rows(&db, "runs"), 2);
+    let e = err(&fathom(&[
+        "run",
+        "--engine",
+        "null",
+        "--workload",
+        "dbbench",
+        "--store",
+        "postgres://h/db",
+    ]));
+    assert!(e.contains("not built yet"), "{e}");
 }

@@ -8,6 +8,7 @@ pub mod gate;
 pub mod input;
 mod open;
 pub mod profile;
+pub mod records;
 pub mod resolve;
 pub mod runner;
 mod steps;

@@ -124,6 +124,7 @@ impl Experiment {
             rounds,
             shard: None,
             gate: Default::default(),
+            store: crate::records::Store::Off,
         })
     }
 }

@@ -50,6 +50,8 @@ pub struct Experiment {
     pub shard: Option<Shard>,
     /// When each run's steps may start (`--start-at`, `--barrier`).
     pub gate: crate::gate::Gate,
+    /// Where each finished run is also recorded.
+    pub store: crate::records::Store,
 }
 
 impl Experiment {

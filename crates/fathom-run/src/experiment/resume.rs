@@ -259,9 +259,12 @@ impl Cells<'_> {
             eprintln!("fathom: {at}");
             let mut place = place(exp, results, self.calibrate, n);
             place.relaunch = self.relaunch.map(|args| args(n));
-            if let Err(error) = crate::runner::run(exp.spec(cell), &place, observer) {
-                eprintln!("fathom: {at} failed: {error:#}; going on with the next run");
-                self.failed.push(Failed { cell: name, error });
+            match crate::runner::run(exp.spec(cell), &place, observer) {
+                Ok(dir) => crate::records::record_or_say(&exp.store, &dir),
+                Err(error) => {
+                    eprintln!("fathom: {at} failed: {error:#}; going on with the next run");
+                    self.failed.push(Failed { cell: name, error });
+                }
             }
         }
         Ok(())
