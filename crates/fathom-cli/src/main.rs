@@ -1,6 +1,7 @@
 //! The `fathom` command: parses the command line and hands each subcommand to its module.
 
 mod compare;
+mod history;
 mod info;
 mod interrupt;
 mod merge;
@@ -60,6 +61,9 @@ enum Command {
     /// Merge runs of one step sequence made on several client hosts into one run, exactly:
     /// operations add up and latency comes from the merged HdrHistogram logs.
     Merge(merge::MergeArgs),
+    /// One figure of one step over every recorded run (or engine version), from the results
+    /// database, with the changes E-divisive means finds in it.
+    History(Box<history::HistoryArgs>),
     /// The results database every finished run is also recorded in (SQLite).
     Store {
         #[command(subcommand)]
@@ -104,6 +108,7 @@ fn main() {
         Command::Compare(args) => compare::run(&args),
         Command::Merge(args) => merge::run(&args),
         Command::Store { command } => store::run(&command),
+        Command::History(args) => history::run(&args),
         Command::Serve(args) => serve::run(&args),
         Command::Engines => {
             print!("{}", info::engines());

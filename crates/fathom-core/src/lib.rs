@@ -4,6 +4,7 @@
 
 pub mod capability;
 pub mod cgroup;
+pub mod changepoint;
 pub mod combine;
 pub mod doc;
 pub mod driver;

@@ -5,6 +5,7 @@
 
 pub mod experiment;
 pub mod gate;
+pub mod history;
 pub mod input;
 mod open;
 pub mod profile;

@@ -1,0 +1,120 @@
+//! `fathom history` over runs made for the test: 30 null-engine runs at an arrival rate with
+//! 3% noise, 10% lower from run 20 on, and 30 without the shift. The history finds one change,
+//! at run 20, in the first and none in the second; its HTML trend page renders in Chromium.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+use std::process::Command;
+
+/// Standard normal draws from a fixed seed (Box-Muller over a 64-bit LCG).
+fn normals(n: usize) -> Vec<f64> {
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut u = || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((state >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    };
+    (0..n)
+        .map(|_| (-2.0 * u().ln()).sqrt() * (2.0 * std::f64::consts::PI * u()).cos())
+        .collect()
+}
+
+/// Thirty runs of setup `name` at 20,000 ops/s with 3% noise, times `shift` from run 20 on.
+fn series(results: &Path, name: &str, shift: f64, noise: &[f64]) {
+    for (i, z) in noise.iter().enumerate() {
+        let factor = if i >= 19 { shift } else { 1.0 };
+        let rate = 20_000.0 * (1.0 + 0.03 * z) * factor;
+        ok(&run(
+            &format!(
+                "--engine null --name {name} --workload dbbench --param num_keys=1000 \
+                 --param steps=fillseq,readrandom --duration 500ms --clients 1 \
+                 --rate {rate:.0} --no-calibrate"
+            ),
+            results,
+        ));
+    }
+}
+
+fn history(db: &Path, setup: &str, format: &str) -> String {
+    ok(&fathom(&[
+        "history",
+        "--engine",
+        "null",
+        "--workload",
+        "dbbench",
+        "--step",
+        "readrandom",
+        "--setup",
+        setup,
+        "--store",
+        db.to_str().unwrap(),
+        "--format",
+        format,
+    ]))
+}
+
+#[test]
+fn history_finds_the_shift_at_run_20_and_none_without_it() {
+    let dir = scratch();
+    let results = dir.path().join("results");
+    let noise = normals(60);
+    series(&results, "shifted", 0.9, &noise[..30]);
+    series(&results, "steady", 1.0, &noise[30..]);
+    let db = results.join("fathom.db");
+
+    let text = history(&db, "shifted", "text");
+    let changes: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("change at run"))
+        .collect();
+    assert_eq!(changes.len(), 1, "{text}");
+    let at: usize = changes[0]["change at run ".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(at.abs_diff(20) <= 1, "{text}");
+    assert!(changes[0].contains("(-"), "a drop: {text}");
+
+    let text = history(&db, "steady", "text");
+    assert!(text.contains("no change found"), "{text}");
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("change at")).count(),
+        0
+    );
+
+    let page = dir.path().join("history.html");
+    std::fs::write(&page, history(&db, "shifted", "html")).unwrap();
+    let out = Command::new("chromium")
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium is installed by scripts/setup.sh --test");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        dom.contains("<svg") && dom.contains("readrandom on null"),
+        "{dom}"
+    );
+
+    let e = err(&fathom(&[
+        "history",
+        "--engine",
+        "null",
+        "--workload",
+        "dbbench",
+        "--step",
+        "readrandom",
+        "--figure",
+        "speed",
+        "--store",
+        db.to_str().unwrap(),
+    ]));
+    assert!(
+        e.contains("no figure `speed`") && e.contains("ops_per_sec, p50"),
+        "{e}"
+    );
+}
