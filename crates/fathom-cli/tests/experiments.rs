@@ -7,27 +7,10 @@ mod common;
 use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::LazyLock;
 
-const EXPERIMENT: &str = r#"
-name = "pair"
-description = "two setups of the null engine"
-clients = [1, 2]
-repeats = 3
-duration = "1s"
-interval = "200ms"
-
-[[setup]]
-name = "one"
-engine = "null"
-
-[[setup]]
-name = "two"
-engine = "null"
-
-[[workload]]
-name = "dbbench"
-params = { num_keys = 20000, steps = "fillseq,readrandom" }
-"#;
+/// Two setups of the null engine: seconds-long steps, 1 and 2 clients, 3 repeats.
+static EXPERIMENT: LazyLock<String> = LazyLock::new(|| null_pair("pair", "1s", "200ms", 20000));
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
@@ -61,7 +44,7 @@ fn attr(dom: &str, name: &str) -> usize {
 #[test]
 fn experiment_runs_its_matrix_resumes_and_reports_in_html() {
     let dir = scratch();
-    let file = write(dir.path(), "pair.toml", EXPERIMENT);
+    let file = write(dir.path(), "pair.toml", &EXPERIMENT);
     let results = dir.path().join("results");
     let args = |extra: &[&str]| {
         let mut a = vec![
@@ -271,7 +254,7 @@ fn experiment_errors_name_the_file_the_key_and_what_was_expected() {
         &EXPERIMENT.replace("num_keys = 20000", "num_keys = \"lots\""),
         &["bad.toml", "num_keys", "not a whole number"],
     );
-    let file = write(dir.path(), "ok.toml", EXPERIMENT);
+    let file = write(dir.path(), "ok.toml", &EXPERIMENT);
     let e = err(&fathom(&[
         "run",
         file.to_str().unwrap(),
@@ -302,7 +285,7 @@ fn rounds_errors_name_the_key_and_what_was_expected() {
         &EXPERIMENT.replace("repeats = 3", "repeats = 3\nthreshold = \"150%\""),
         &["bad.toml", "threshold", "from 0% to 100%"],
     );
-    let file = write(dir.path(), "ok.toml", EXPERIMENT);
+    let file = write(dir.path(), "ok.toml", &EXPERIMENT);
     let e = err(&fathom(&[
         "run",
         file.to_str().unwrap(),
@@ -328,7 +311,7 @@ fn rounds_errors_name_the_key_and_what_was_expected() {
 fn a_dry_run_prints_the_plan_and_runs_nothing() {
     let dir = scratch();
     let results = dir.path().join("results");
-    let file = write(dir.path(), "plan.toml", EXPERIMENT);
+    let file = write(dir.path(), "plan.toml", &EXPERIMENT);
     let plan = ok(&fathom(&[
         "run",
         file.to_str().unwrap(),

@@ -10,26 +10,11 @@ mod common;
 use common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::LazyLock;
 
-const EXPERIMENT: &str = r#"
-name = "sharded"
-clients = [1, 2]
-repeats = 3
-duration = "300ms"
-interval = "100ms"
-
-[[setup]]
-name = "one"
-engine = "null"
-
-[[setup]]
-name = "two"
-engine = "null"
-
-[[workload]]
-name = "dbbench"
-params = { num_keys = 2000, steps = "fillseq,readrandom" }
-"#;
+/// Two setups of the null engine, short steps: 12 cells in 6 groups of compared setups.
+static EXPERIMENT: LazyLock<String> =
+    LazyLock::new(|| null_pair("sharded", "300ms", "100ms", 2000));
 
 /// Starts `fathom run FILE --shard auto --results DIR` with the scheduler's variables.
 fn shard(file: &Path, results: &Path, vars: &[(&str, String)]) -> std::process::Child {
@@ -80,7 +65,7 @@ fn run_shards(
 fn shards_hold_the_unsharded_cells_once_and_report_as_one() {
     let dir = scratch();
     let file = dir.path().join("e.toml");
-    std::fs::write(&file, EXPERIMENT).unwrap();
+    std::fs::write(&file, &*EXPERIMENT).unwrap();
     let all = dir.path().join("all");
     ok(&run(&format!("{} --no-calibrate", file.display()), &all));
     let whole = run_dirs(&all);

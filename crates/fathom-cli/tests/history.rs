@@ -38,8 +38,9 @@ fn series(results: &Path, name: &str, shift: f64, noise: &[f64]) {
     }
 }
 
-fn history(db: &Path, setup: &str, format: &str) -> String {
-    ok(&fathom(&[
+/// `fathom history` of readrandom on the null engine in `db`, with more arguments.
+fn history_of(db: &Path, more: &[&str]) -> std::process::Output {
+    let mut args = vec![
         "history",
         "--engine",
         "null",
@@ -47,13 +48,15 @@ fn history(db: &Path, setup: &str, format: &str) -> String {
         "dbbench",
         "--step",
         "readrandom",
-        "--setup",
-        setup,
         "--store",
         db.to_str().unwrap(),
-        "--format",
-        format,
-    ]))
+    ];
+    args.extend(more);
+    fathom(&args)
+}
+
+fn history(db: &Path, setup: &str, format: &str) -> String {
+    ok(&history_of(db, &["--setup", setup, "--format", format]))
 }
 
 #[test]
@@ -100,19 +103,7 @@ fn history_finds_the_shift_at_run_20_and_none_without_it() {
         "{dom}"
     );
 
-    let e = err(&fathom(&[
-        "history",
-        "--engine",
-        "null",
-        "--workload",
-        "dbbench",
-        "--step",
-        "readrandom",
-        "--figure",
-        "speed",
-        "--store",
-        db.to_str().unwrap(),
-    ]));
+    let e = err(&history_of(&db, &["--figure", "speed"]));
     assert!(
         e.contains("no figure `speed`") && e.contains("ops_per_sec, p50"),
         "{e}"

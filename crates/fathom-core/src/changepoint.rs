@@ -4,6 +4,8 @@
 //! weighted by their sizes, is greatest, when a permutation test finds that split unlikely
 //! without a change; each side is then searched again.
 
+use crate::rng::SplitMix;
+
 /// How a search decides.
 #[derive(Clone, Copy, Debug)]
 pub struct Search {
@@ -32,19 +34,10 @@ pub struct Change {
     pub p: f64,
 }
 
-/// SplitMix64: shuffles that are the same on every machine, so a history prints the same
-/// changes twice.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        (z % n as u64) as usize
-    }
+/// A draw below `n` from a deterministic generator: shuffles that are the same on every
+/// machine, so a history prints the same changes twice.
+fn below(rng: &mut SplitMix, n: usize) -> usize {
+    (rng.next_u64() % n as u64) as usize
 }
 
 /// The best split of `xs` and its statistic. For a change at t with the points after it
@@ -100,7 +93,7 @@ fn best_split(xs: &[f64], min_size: usize) -> Option<(usize, f64)> {
 /// The changes in `xs`, in order.
 pub fn changes(xs: &[f64], search: &Search) -> Vec<Change> {
     let mut found = Vec::new();
-    let mut rng = Rng(0x5eed_c4a7);
+    let mut rng = SplitMix(0x5eed_c4a7);
     let mut todo = vec![(0, xs.len())];
     while let Some((a, b)) = todo.pop() {
         let segment = &xs[a..b];
@@ -111,7 +104,7 @@ pub fn changes(xs: &[f64], search: &Search) -> Vec<Change> {
         let mut as_high = 0;
         for _ in 0..search.permutations {
             for i in (1..shuffled.len()).rev() {
-                shuffled.swap(i, rng.below(i + 1));
+                shuffled.swap(i, below(&mut rng, i + 1));
             }
             if best_split(&shuffled, search.min_size).is_some_and(|(_, s)| s >= q) {
                 as_high += 1;
@@ -134,8 +127,8 @@ mod tests {
 
     /// Normal noise by Box-Muller from the same generator: `n` points of mean 1, sd `sd`.
     fn noise(seed: u64, n: usize, sd: f64) -> Vec<f64> {
-        let mut rng = Rng(seed);
-        let mut u = || (rng.below(1 << 30) as f64 + 0.5) / (1u64 << 30) as f64;
+        let mut rng = SplitMix(seed);
+        let mut u = || (below(&mut rng, 1 << 30) as f64 + 0.5) / (1u64 << 30) as f64;
         (0..n)
             .map(|_| 1.0 + sd * (-2.0 * u().ln()).sqrt() * (2.0 * std::f64::consts::PI * u()).cos())
             .collect()

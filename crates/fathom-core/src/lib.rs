@@ -21,6 +21,7 @@ pub mod profile;
 pub mod recorder;
 pub mod result;
 pub mod retry;
+pub mod rng;
 pub mod sample;
 pub mod secret;
 pub mod sql;

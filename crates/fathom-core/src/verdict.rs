@@ -5,6 +5,7 @@
 
 use crate::group::{median, median_step, series_of, step_order_of};
 use crate::result::StepSummary;
+use crate::rng::SplitMix;
 use crate::store::LoadedRun;
 use serde::Serialize;
 
@@ -110,25 +111,16 @@ pub struct Row {
     pub new_version: String,
 }
 
-/// A small deterministic generator (SplitMix64), so a report prints the same interval twice.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        ((z >> 11) as f64 / (1u64 << 53) as f64 * n as f64) as usize
-    }
+/// A draw below `n` from a deterministic generator, so a report prints the same interval twice.
+fn below(rng: &mut SplitMix, n: usize) -> usize {
+    ((rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * n as f64) as usize
 }
 
 /// The 95% percentile-bootstrap interval of median(new) / median(base).
 pub fn bootstrap_ratio(base: &[f64], new: &[f64]) -> (f64, f64) {
     let mut rng = SplitMix(0x5eed);
     let mut draw = |v: &[f64]| {
-        let sample: Vec<f64> = (0..v.len()).map(|_| v[rng.below(v.len())]).collect();
+        let sample: Vec<f64> = (0..v.len()).map(|_| v[below(&mut rng, v.len())]).collect();
         median(&sample)
     };
     let mut ratios: Vec<f64> = (0..RESAMPLES)

@@ -23,6 +23,33 @@ pub fn fathom_with(args: &str, key: &str, value: &Path) -> Output {
         .expect("fathom runs")
 }
 
+/// An experiment file named `name` of two null-engine setups, `one` and `two`, running
+/// dbbench's fillseq and readrandom over `num_keys` keys at 1 and 2 clients, 3 repeats.
+pub fn null_pair(name: &str, duration: &str, interval: &str, num_keys: u64) -> String {
+    format!(
+        r#"
+name = "{name}"
+description = "two setups of the null engine"
+clients = [1, 2]
+repeats = 3
+duration = "{duration}"
+interval = "{interval}"
+
+[[setup]]
+name = "one"
+engine = "null"
+
+[[setup]]
+name = "two"
+engine = "null"
+
+[[workload]]
+name = "dbbench"
+params = {{ num_keys = {num_keys}, steps = "fillseq,readrandom" }}
+"#
+    )
+}
+
 /// The run directories in `results`, by name.
 pub fn run_dirs(results: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(results)
