@@ -121,10 +121,7 @@ const SECTIONS: &[(Shown, Build)] = &[
         Ok(profiles::section(i)?.into_iter().collect())
     }),
     (Shown::Everywhere, |i| {
-        Ok(relative::with_verdicts(i)?.into_iter().collect())
-    }),
-    (Shown::Page, |i| {
-        Ok(relative::without_verdicts(i)?.into_iter().collect())
+        Ok(relative::section(i)?.into_iter().collect())
     }),
     (Shown::Page, |i| {
         Ok(charts::over_time(i)?.into_iter().collect())
@@ -168,7 +165,16 @@ impl Model {
                 sections.extend(
                     build(&input)?
                         .into_iter()
-                        .map(|s| Section { shown: *shown, ..s }),
+                        // A page-only builder's sections are the page's; another's may say
+                        // themselves that they are (the comparison before it has verdicts).
+                        .map(|s| Section {
+                            shown: if *shown == Shown::Page {
+                                Shown::Page
+                            } else {
+                                s.shown
+                            },
+                            ..s
+                        }),
                 );
             }
         }

@@ -4,25 +4,12 @@
 //! that, the page alone.
 
 use crate::compare::{self, Row, Side};
-use crate::model::{Chart, Input, Section, Titled};
+use crate::model::{Chart, Input, Section, Shown, Titled};
 use crate::svg::{BarChart, Bars};
 
-/// The section for every format: the comparison when some step has a verdict.
-pub fn with_verdicts(input: &Input) -> anyhow::Result<Option<Section>> {
-    Ok(section(input)?
-        .filter(|(_, verdicts)| *verdicts)
-        .map(|(s, _)| s))
-}
-
-/// The section for the page alone: the comparison when no step has a verdict.
-pub fn without_verdicts(input: &Input) -> anyhow::Result<Option<Section>> {
-    Ok(section(input)?
-        .filter(|(_, verdicts)| !*verdicts)
-        .map(|(s, _)| s))
-}
-
-/// The section, and whether a step in it has a verdict; nothing when the runs hold one setup.
-fn section(input: &Input) -> anyhow::Result<Option<(Section, bool)>> {
+/// The section, shown by every format once a step in it has a verdict and by the page alone
+/// before; nothing when the runs hold one setup.
+pub fn section(input: &Input) -> anyhow::Result<Option<Section>> {
     let operands = [(String::new(), input.runs)];
     let sides = compare::sides(&operands);
     if sides.len() < 2 {
@@ -58,7 +45,10 @@ fn section(input: &Input) -> anyhow::Result<Option<(Section, bool)>> {
     let verdicts = rows
         .iter()
         .any(|r| r.verdict != compare::Verdict::NoVerdict);
-    Ok(Some((section, verdicts)))
+    if !verdicts {
+        section.shown = Shown::Page;
+    }
+    Ok(Some(section))
 }
 
 /// A bar per compared setup and step (and client count, when several ran).
