@@ -31,8 +31,9 @@ pub struct HistoryArgs {
     /// Order the runs by engine version instead of by when they started.
     #[arg(long)]
     pub by_version: bool,
-    /// The results database [default: results/fathom.db].
-    #[arg(long, value_name = "PATH")]
+    /// The results database: a SQLite file's path or a PostgreSQL URL
+    /// (postgres://USER@HOST:PORT/DB) [default: results/fathom.db].
+    #[arg(long, value_name = "PATH|URL")]
     pub store: Option<String>,
     /// text, md, csv, json or html.
     #[arg(long, default_value = "text")]

@@ -73,10 +73,11 @@ pub struct RunArgs {
     /// [default: the file's `threshold`, else 3%].
     #[arg(long, value_parser = fathom_core::units::parse_threshold)]
     pub threshold: Option<f64>,
-    /// The results database every finished run is also recorded in: a SQLite file's path, or
-    /// `off` [default: fathom.db under the results root: RESULTS for a run, its parent for an
+    /// The results database every finished run is also recorded in: a SQLite file's path, a
+    /// PostgreSQL URL (postgres://USER@HOST:PORT/DB, the schema made on first use) or `off`
+    /// [default: fathom.db under the results root: RESULTS for a run, its parent for an
     /// experiment].
-    #[arg(long, value_name = "PATH|off")]
+    #[arg(long, value_name = "PATH|URL|off")]
     pub store: Option<String>,
     /// Hold the first step until this time: RFC 3339 UTC (2026-11-26T07:00:00Z) or Unix
     /// seconds; for client hosts started by a scheduler at different moments.

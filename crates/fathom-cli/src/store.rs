@@ -10,9 +10,10 @@ pub enum StoreCommand {
     /// in the results database; a run recorded before is left as it is.
     Import {
         dir: PathBuf,
-        /// The database: a SQLite file's path [default: results/fathom.db, where `fathom run`
+        /// The database: a SQLite file's path or a PostgreSQL URL
+        /// (postgres://USER@HOST:PORT/DB) [default: results/fathom.db, where `fathom run`
         /// records by default].
-        #[arg(long, value_name = "PATH")]
+        #[arg(long, value_name = "PATH|URL")]
         store: Option<String>,
     },
 }

@@ -2,9 +2,8 @@
 //! point per finished run in the order the runs started (or by engine version), and the
 //! changes E-divisive means finds in it (`fathom_core::changepoint`).
 
-use crate::records::Store;
+use crate::records::{Database, Store, Value};
 use fathom_core::changepoint::{self, Change, Search};
-use rusqlite::Connection;
 
 /// The figures a history can follow: the name `--figure` takes and its column in `steps`.
 pub const FIGURES: &[(&str, &str)] = &[
@@ -71,52 +70,80 @@ fn version_key(v: &str) -> Vec<(u64, String)> {
         .collect()
 }
 
+/// Whether `name` matches `pattern`: `*` any run of characters, `?` any one, the rest itself.
+pub fn matches(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    // The classic two-pointer match, backing up to the last `*` on a mismatch.
+    let (mut i, mut j, mut star, mut mark) = (0, 0, None, 0);
+    while j < n.len() {
+        if i < p.len() && (p[i] == '?' || p[i] == n[j]) {
+            i += 1;
+            j += 1;
+        } else if i < p.len() && p[i] == '*' {
+            star = Some(i);
+            mark = j;
+            i += 1;
+        } else if let Some(s) = star {
+            i = s + 1;
+            mark += 1;
+            j = mark;
+        } else {
+            return false;
+        }
+    }
+    p[i..].iter().all(|c| *c == '*')
+}
+
+/// The points of `filter`'s series, in the order the runs started.
+fn points(db: &mut dyn Database, filter: &Filter) -> anyhow::Result<Vec<Point>> {
+    let column = column(&filter.figure)?;
+    let mut params = vec![
+        Value::Text(Some(filter.engine.clone())),
+        Value::Text(Some(filter.workload.clone())),
+        Value::Text(Some(filter.step.clone())),
+    ];
+    let mut since = "";
+    if let Some(t) = &filter.since {
+        since = "AND runs.started_at >= ? ";
+        params.push(Value::Text(Some(t.clone())));
+    }
+    let sql = format!(
+        "SELECT runs.started_at, runs.engine_version, runs.setup, steps.{column} \
+         FROM runs JOIN steps ON steps.run_id = runs.id \
+         WHERE runs.engine = ? AND runs.workload = ? AND steps.step = ? {since}\
+         AND steps.{column} IS NOT NULL \
+         ORDER BY runs.started_at, runs.id"
+    );
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    Ok(db
+        .query(&sql, &params)?
+        .iter()
+        .filter(|r| {
+            filter
+                .setup
+                .as_ref()
+                .is_none_or(|p| matches(p, &text(&r[2])))
+        })
+        .map(|r| Point {
+            started_at: text(&r[0]),
+            engine_version: text(&r[1]),
+            setup: text(&r[2]),
+            value: r[3].as_f64().unwrap_or(f64::NAN),
+        })
+        .collect())
+}
+
 impl Store {
     /// The history `filter` asks for, with its changes.
     pub fn history(&self, filter: &Filter) -> anyhow::Result<History> {
-        let crate::records::Store::Sqlite(path) = self else {
+        column(&filter.figure)?;
+        let Some(mut db) = self.connect(false)? else {
             anyhow::bail!("--store off: no results database to read");
         };
-        if !path.exists() {
-            anyhow::bail!(
-                "{}: no results database here (fathom run records one under the results root; `fathom store import DIR` fills it)",
-                path.display()
-            );
-        }
-        let column = column(&filter.figure)?;
-        let db = Connection::open(path)?;
-        let sql = format!(
-            "SELECT runs.started_at, runs.engine_version, runs.setup, steps.{column} \
-             FROM runs JOIN steps ON steps.run_id = runs.id \
-             WHERE runs.engine = ?1 AND runs.workload = ?2 AND steps.step = ?3 \
-             AND (?4 IS NULL OR runs.setup GLOB ?4) AND (?5 IS NULL OR runs.started_at >= ?5) \
-             AND steps.{column} IS NOT NULL \
-             ORDER BY runs.started_at, runs.rowid"
-        );
-        let mut stmt = db.prepare(&sql)?;
-        let mut points = stmt
-            .query_map(
-                rusqlite::params![
-                    filter.engine,
-                    filter.workload,
-                    filter.step,
-                    filter.setup,
-                    filter.since
-                ],
-                |r| {
-                    Ok(Point {
-                        started_at: r.get(0)?,
-                        engine_version: r.get(1)?,
-                        setup: r.get(2)?,
-                        value: r.get(3)?,
-                    })
-                },
-            )?
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut points = points(db.as_mut(), filter)?;
         if points.is_empty() {
             anyhow::bail!(
-                "{}: no finished run of step `{}` of workload `{}` on engine `{}`{}",
-                path.display(),
+                "{self}: no finished run of step `{}` of workload `{}` on engine `{}`{}",
                 filter.step,
                 filter.workload,
                 filter.engine,
@@ -132,5 +159,22 @@ impl Store {
         let values: Vec<f64> = points.iter().map(|p| p.value).collect();
         let changes = changepoint::changes(&values, &Search::default());
         Ok(History { points, changes })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::matches;
+
+    #[test]
+    fn setup_patterns() {
+        assert!(matches("*.buffered", "8.9.1.buffered"));
+        assert!(!matches("*.buffered", "8.9.1.direct"));
+        assert!(matches("rx.?20", "rx.320"));
+        assert!(matches("a*b*c", "axxbyyc"));
+        assert!(!matches("a*b*c", "axxbyy"));
+        assert!(matches("exact", "exact"));
+        assert!(!matches("exact", "exactly"));
+        assert!(matches("*", ""));
     }
 }

@@ -90,10 +90,12 @@ pub(crate) fn start_backend(config: &EngineConfig, cache: u64) -> anyhow::Result
 
 /// fathom's PostgreSQL clients (its own, and the postgres crate's as built here) speak no TLS: a
 /// URL that requires it is refused by name rather than sent in plaintext or failed obscurely.
-fn refuse_tls(cfg: &postgres::Config, url: &str) -> anyhow::Result<()> {
+/// `what` names where the URL came from (`setting `url``, `--store`).
+pub fn refuse_tls(cfg: &postgres::Config, what: &str, url: &str) -> anyhow::Result<()> {
     if cfg.get_ssl_mode() == postgres::config::SslMode::Require {
+        let url = fathom_core::secret::redact(url);
         anyhow::bail!(
-            "setting `url`: `{url}` asks for TLS (sslmode=require), which fathom's PostgreSQL \
+            "{what}: `{url}` asks for TLS (sslmode=require), which fathom's PostgreSQL \
              clients do not speak; connect over a unix socket or loopback with sslmode=disable \
              or prefer"
         );
@@ -220,7 +222,7 @@ impl ServerKind for Pg {
         let cfg: postgres::Config = url
             .parse()
             .map_err(|e| anyhow::anyhow!("setting `url`: `{url}` is not a PostgreSQL URL: {e}"))?;
-        refuse_tls(&cfg, url)?;
+        refuse_tls(&cfg, "setting `url`", url)?;
         Ok(cfg)
     }
     /// To a fresh server: its `postgres` database, the workloads' being made next.

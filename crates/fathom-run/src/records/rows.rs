@@ -1,0 +1,150 @@
+//! A finished run as the rows of the results database's `runs` and `steps`, in values both
+//! databases bind alike.
+
+use fathom_core::store::LoadedRun;
+
+/// A value bound to a statement or read from a row.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Text(Option<String>),
+    Int(Option<i64>),
+    Real(Option<f64>),
+}
+
+impl Value {
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Value::Int(v) => *v,
+            _ => None,
+        }
+    }
+    /// A number, whichever way the database stored it.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Real(v) => *v,
+            Value::Int(v) => v.map(|i| i as f64),
+            Value::Text(_) => None,
+        }
+    }
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Text(v) => v.as_deref(),
+            _ => None,
+        }
+    }
+    fn text(s: impl Into<String>) -> Value {
+        Value::Text(Some(s.into()))
+    }
+}
+
+pub const RUN_COLUMNS: &[&str] = &[
+    "id",
+    "path",
+    "experiment",
+    "cell",
+    "repeat",
+    "setup",
+    "engine",
+    "engine_version",
+    "workload",
+    "clients",
+    "hostname",
+    "cpu_model",
+    "kernel",
+    "fathom_version",
+    "started_at",
+    "finished_at",
+    "manifest",
+];
+
+pub const STEP_COLUMNS: &[&str] = &[
+    "run_id",
+    "idx",
+    "step",
+    "ops",
+    "ops_per_sec",
+    "p50_us",
+    "p99_us",
+    "cpu_us",
+    "write_kb",
+    "reads",
+    "db_gb",
+    "rss_gb",
+    "summary",
+];
+
+/// `INSERT` of a row that leaves a row with the same `key` as it is.
+pub fn insert_sql(table: &str, columns: &[&str], key: &str) -> String {
+    format!(
+        "INSERT INTO {table} ({}) VALUES ({}) ON CONFLICT ({key}) DO NOTHING",
+        columns.join(", "),
+        vec!["?"; columns.len()].join(", ")
+    )
+}
+
+/// The run's directory, made absolute.
+fn absolute(run: &LoadedRun) -> String {
+    std::fs::canonicalize(&run.path)
+        .unwrap_or_else(|_| run.path.clone())
+        .display()
+        .to_string()
+}
+
+/// A run's identity: the host that ran it, its directory (made absolute) and when it started.
+/// Importing a directory again finds the same runs; a moved directory is recorded anew.
+pub fn run_id(run: &LoadedRun) -> String {
+    let m = &run.manifest;
+    format!("{}:{}@{}", m.host.hostname, absolute(run), m.started_at)
+}
+
+/// The run's `runs` row, in `RUN_COLUMNS`' order.
+pub fn run(run: &LoadedRun) -> anyhow::Result<Vec<Value>> {
+    let m = &run.manifest;
+    let exp = m.experiment.as_ref();
+    Ok(vec![
+        Value::text(run_id(run)),
+        Value::text(absolute(run)),
+        Value::Text(exp.map(|e| e.name.clone())),
+        Value::Text(exp.map(|e| e.cell.clone())),
+        Value::Int(exp.map(|e| e.repeat as i64)),
+        Value::text(&m.setup.name),
+        Value::text(&m.setup.engine),
+        Value::text(&m.setup.engine_version),
+        Value::text(&m.workload),
+        Value::Int(Some(m.clients as i64)),
+        Value::text(&m.host.hostname),
+        Value::Text(m.host.cpu_model.clone()),
+        Value::text(&m.host.kernel),
+        Value::text(&m.host.fathom_version),
+        Value::text(&m.started_at),
+        Value::Text(m.finished_at.clone()),
+        Value::text(serde_json::to_string(m)?),
+    ])
+}
+
+/// The run's `steps` rows, in `STEP_COLUMNS`' order.
+pub fn steps(run: &LoadedRun) -> anyhow::Result<Vec<Vec<Value>>> {
+    let id = run_id(run);
+    let real = |v: f64| Value::Real(Some(v));
+    run.steps
+        .iter()
+        .map(|s| {
+            let timed = s.ops > 0;
+            Ok(vec![
+                Value::text(&id),
+                Value::Int(Some(s.index as i64)),
+                Value::text(&s.step),
+                Value::Int(Some(s.ops as i64)),
+                real(s.ops_per_sec),
+                Value::Real(timed.then_some(s.latency_us.p50)),
+                Value::Real(timed.then_some(s.latency_us.p99)),
+                Value::Real(s.per_op.cpu_us),
+                Value::Real(s.per_op.write_kb),
+                Value::Real(s.per_op.reads),
+                real(s.db_gb.allocated),
+                real(s.rss_gb),
+                Value::text(serde_json::to_string(s)?),
+            ])
+        })
+        .collect()
+}
