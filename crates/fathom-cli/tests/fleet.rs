@@ -392,19 +392,7 @@ fn runs_are_recorded_in_a_postgresql_results_database() {
         import.contains("0 runs recorded, 2 recorded before"),
         "{import}"
     );
-    let history = ok(&fathom(&[
-        "history",
-        "--engine",
-        "null",
-        "--workload",
-        "dbbench",
-        "--step",
-        "readrandom",
-        "--store",
-        &url,
-        "--format",
-        "csv",
-    ]));
+    let history = ok(&null_history(&url, &["--format", "csv"]));
     assert_eq!(
         history.lines().count(),
         3,

@@ -40,19 +40,7 @@ fn series(results: &Path, name: &str, shift: f64, noise: &[f64]) {
 
 /// `fathom history` of readrandom on the null engine in `db`, with more arguments.
 fn history_of(db: &Path, more: &[&str]) -> std::process::Output {
-    let mut args = vec![
-        "history",
-        "--engine",
-        "null",
-        "--workload",
-        "dbbench",
-        "--step",
-        "readrandom",
-        "--store",
-        db.to_str().unwrap(),
-    ];
-    args.extend(more);
-    fathom(&args)
+    null_history(db.to_str().unwrap(), more)
 }
 
 fn history(db: &Path, setup: &str, format: &str) -> String {

@@ -308,3 +308,21 @@ pub fn serve(engine: &str, dir: &Path) -> (Child, String, String) {
     let (url, pid) = text.split_once('\n').unwrap();
     (child, url.trim().to_string(), pid.trim().to_string())
 }
+
+/// `fathom history` of readrandom on the null engine's dbbench runs in the results database
+/// `store` (a path or a URL), with more arguments.
+pub fn null_history(store: &str, more: &[&str]) -> Output {
+    let mut args = vec![
+        "history",
+        "--engine",
+        "null",
+        "--workload",
+        "dbbench",
+        "--step",
+        "readrandom",
+        "--store",
+        store,
+    ];
+    args.extend(more);
+    fathom(&args)
+}
