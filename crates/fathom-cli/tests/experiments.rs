@@ -440,7 +440,12 @@ fn compare_warns_when_the_hosts_differ() {
     assert!(
         out.contains("warning: v8.7 vs v8.5: the runs come from hosts that differ (CPU `-` vs `Other CPU`, kernel `k` vs `k2`)"),
         "{out}"
-    );
+    ); // JSON's rows carry it too.
+    let mut json_args = args.to_vec();
+    json_args.extend(["--format", "json"]);
+    let rows: Value = serde_json::from_str(&ok(&fathom(&json_args))).unwrap();
+    let d = rows[0]["host_difference"].as_str().unwrap_or_default();
+    assert!(d.contains("kernel `k` vs `k2`"), "{rows}");
 }
 
 #[test]

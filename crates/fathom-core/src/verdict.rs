@@ -109,6 +109,10 @@ pub struct Row {
     pub reads_ratio: Option<f64>,
     /// The engine's exact version in NEW's runs (a release comparison's "ver").
     pub new_version: String,
+    /// How the hosts of the two sides' runs differ, when they do (the same line `compare`
+    /// prints as a warning).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_difference: Option<String>,
 }
 
 /// A draw below `n` from a deterministic generator, so a report prints the same interval twice.
@@ -274,6 +278,7 @@ pub fn compare(base: &Side, new: &Side, judge: &Judge) -> Vec<Row> {
                     .first()
                     .map(|r| r.manifest.setup.engine_version.clone())
                     .unwrap_or_default(),
+                host_difference: None,
             });
         }
     }
@@ -365,10 +370,16 @@ pub fn against_bases<'a>(
     let labels: Vec<&str> = sides.iter().map(|s| s.label.as_str()).collect();
     let pairs = pairs(&labels, base)?;
     let mut rows = Vec::new();
+    let mut host_differences = Vec::new();
     for &(b, n) in &pairs {
-        let r = compare(&sides[b], &sides[n], judge);
+        let mut r = compare(&sides[b], &sides[n], judge);
         if r.is_empty() {
             empty(&sides[b], &sides[n]);
+        }
+        if let Some(d) = host_difference(&sides[b], &sides[n]) {
+            r.iter_mut()
+                .for_each(|row| row.host_difference = Some(d.clone()));
+            host_differences.push(d);
         }
         rows.extend(r);
     }
@@ -377,10 +388,6 @@ pub fn against_bases<'a>(
         .map(|&(b, _)| sides[b].label.as_str())
         .collect();
     bases.dedup();
-    let host_differences = pairs
-        .iter()
-        .filter_map(|&(b, n)| host_difference(&sides[b], &sides[n]))
-        .collect();
     Ok(Against {
         rows,
         pairs,
