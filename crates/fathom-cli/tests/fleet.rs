@@ -193,14 +193,7 @@ fn barrier_host(
     timeout: &str,
 ) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_fathom"))
-        .args([
-            "run",
-            "--engine",
-            "null",
-            "--workload",
-            "dbbench",
-            "--no-calibrate",
-        ])
+        .args("run --engine null --workload dbbench --no-calibrate".split(' '))
         .args([
             "--param",
             "num_keys=2000",
@@ -392,7 +385,15 @@ fn runs_are_recorded_in_a_postgresql_results_database() {
         import.contains("0 runs recorded, 2 recorded before"),
         "{import}"
     );
-    let history = ok(&null_history(&url, &["--format", "csv"]));
+    // A role that may only read follows the history: an up-to-date schema is only read.
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(
+            "CREATE ROLE reader LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader",
+        )
+        .unwrap();
+    let reader = url.replacen("postgres@", "reader@", 1);
+    let history = ok(&null_history(&reader, &["--format", "csv"]));
     assert_eq!(
         history.lines().count(),
         3,
@@ -410,15 +411,10 @@ fn runs_are_recorded_in_a_postgresql_results_database() {
     );
     assert_eq!(run_dirs(&results).len(), 3);
     no_server_left(dir.path());
-    let e = err(&fathom(&[
-        "run",
-        "--engine",
-        "null",
-        "--workload",
-        "dbbench",
-        "--store",
-        "postgres://h:port/db",
-    ]));
+    let e = err(&run(
+        "--engine null --workload dbbench --store postgres://h:port/db",
+        &results,
+    ));
     assert!(
         e.contains("--store") && e.contains("not a PostgreSQL URL"),
         "{e}"
