@@ -9,6 +9,7 @@ pub enum StoreCommand {
     /// Record every finished run under DIR (a run, an experiment's results, a results root)
     /// in the results database; a run recorded before is left as it is.
     Import {
+        /// A run's directory, an experiment's results directory or a results root.
         dir: PathBuf,
         /// The database: a SQLite file's path or a PostgreSQL URL
         /// (postgres://USER@HOST:PORT/DB) [default: results/fathom.db, where `fathom run`
