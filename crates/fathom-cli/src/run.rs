@@ -341,7 +341,7 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
         println!("{}", dir.display());
         return Ok(());
     }
-    let failed = experiment::run(
+    let outcome = experiment::run(
         &exp,
         &results,
         calibrate,
@@ -360,12 +360,13 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
     if interrupt::requested() {
         anyhow::bail!("interrupted; every step that finished is saved, and a re-run resumes");
     }
+    let failed = &outcome.failed;
     if !failed.is_empty() {
         let cells: Vec<String> = failed.iter().map(|f| f.cell.clone()).collect();
         anyhow::bail!(
             "{} of {} runs failed ({}); their run.json say why, and a re-run runs them again",
             failed.len(),
-            exp.cells.len(),
+            outcome.cells,
             cells.join(", ")
         );
     }

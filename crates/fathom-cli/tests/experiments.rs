@@ -489,7 +489,7 @@ fn a_run_killed_for_memory_is_recorded_and_the_experiment_goes_on() {
         "starved.toml",
         r#"
 name = "starved"
-clients = [1]
+clients = [1, 2]
 duration = "1s"
 
 [[setup]]
@@ -514,6 +514,9 @@ params = { num_keys = 20000, steps = "fillseq,readrandom" }
         "--results",
         results.to_str().unwrap(),
         "--no-calibrate",
+        // One client count's pair of runs: the failure count is of the runs this shard has.
+        "--shard",
+        "1/2",
     ]);
     let e = err(&out);
     assert_eq!(out.status.code(), Some(1), "{e}");

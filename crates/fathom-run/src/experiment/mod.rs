@@ -14,7 +14,7 @@ pub mod union;
 
 pub use file::DEFAULT_ORDER;
 pub use plan::plan;
-pub use resume::{run, run_one, Failed};
+pub use resume::{run, run_one, Failed, Outcome};
 pub use rounds::{parse_repeats, Rounds, RoundsInput};
 pub use shard::{parse as parse_shard, Shard};
 

@@ -114,6 +114,13 @@ pub struct Failed {
     pub error: anyhow::Error,
 }
 
+/// What an invocation did: the cells it covered (its shard's, the rounds it ran; a cell
+/// finished before counts) and those that failed.
+pub struct Outcome {
+    pub cells: usize,
+    pub failed: Vec<Failed>,
+}
+
 /// Runs every cell not yet finished into `results`, saying what it does on stderr; a cell that
 /// fails is reported and the next one runs. With adaptive repeats, the rounds past `min` run
 /// the cells of the comparisons still undecided. `relaunch` gives the arguments of a command
@@ -125,7 +132,7 @@ pub fn run(
     calibrate: bool,
     relaunch: Option<&dyn Fn(usize) -> Vec<OsString>>,
     observer: &mut dyn Observer,
-) -> anyhow::Result<Vec<Failed>> {
+) -> anyhow::Result<Outcome> {
     std::fs::create_dir_all(results)
         .with_context(|| format!("creating results directory {}", results.display()))?;
     save_definition(exp, results)?;
@@ -147,6 +154,7 @@ pub fn run(
         failed: Vec::new(),
     };
     runner.run(&first, "", observer)?;
+    let mut covered = first.len();
     for round in rounds.min + 1..=rounds.max {
         if interrupt::requested() {
             break;
@@ -174,6 +182,7 @@ pub fn run(
             cells.len()
         );
         runner.run(&cells, &format!("round {round}: "), observer)?;
+        covered += cells.len();
     }
     if rounds.adaptive() && !interrupt::requested() {
         let pending = super::rounds::undecided(exp, results, rounds.max + 1)?;
@@ -186,7 +195,10 @@ pub fn run(
             );
         }
     }
-    Ok(runner.failed)
+    Ok(Outcome {
+        cells: covered,
+        failed: runner.failed,
+    })
 }
 
 /// Says on stderr what the experiment runs first, and where.
