@@ -40,11 +40,6 @@ pub struct HistoryArgs {
     pub format: fathom_report::Format,
 }
 
-/// The median of a slice of the points' values.
-fn median(xs: &[f64]) -> f64 {
-    fathom_core::group::median(xs)
-}
-
 /// A line per change: where, from what to what, and how sure.
 fn change_lines(h: &History, figure: &str) -> String {
     let values: Vec<f64> = h.points.iter().map(|p| p.value).collect();
@@ -53,8 +48,8 @@ fn change_lines(h: &History, figure: &str) -> String {
     bounds.push(values.len());
     let mut out = String::new();
     for (i, c) in h.changes.iter().enumerate() {
-        let before = median(&values[bounds[i]..c.at]);
-        let after = median(&values[c.at..bounds[i + 2]]);
+        let before = fathom_core::group::median(&values[bounds[i]..c.at]);
+        let after = fathom_core::group::median(&values[c.at..bounds[i + 2]]);
         let p = &h.points[c.at];
         out += &format!(
             "change at run {} ({}, {} {}): {figure} median {} -> {} ({:+.1}%), p = {:.3}\n",

@@ -76,40 +76,52 @@ fn io<'a>(
     }
 }
 
+/// The mount point of a v1 controller (`memory`, `cpu`), or of cgroup2 for `""`, in
+/// mountinfo text.
+pub fn mount_of(mountinfo: &str, controller: &str) -> Option<PathBuf> {
+    mountinfo.lines().find_map(|line| {
+        let (left, right) = line.split_once(" - ")?;
+        let mut r = right.split_whitespace();
+        let (fstype, super_opts) = (r.next()?, r.nth(1).unwrap_or(""));
+        let found = match controller {
+            "" => fstype == "cgroup2",
+            c => fstype == "cgroup" && super_opts.split(',').any(|o| o == c),
+        };
+        found.then(|| left.split_whitespace().nth(4).map(PathBuf::from))?
+    })
+}
+
 /// Finds the mount point of the v1 memory controller and of cgroup2 in mountinfo text.
 pub fn mounts(mountinfo: &str) -> (Option<PathBuf>, Option<PathBuf>) {
-    let (mut v1, mut v2) = (None, None);
-    for line in mountinfo.lines() {
-        let Some((left, right)) = line.split_once(" - ") else {
-            continue;
+    (mount_of(mountinfo, "memory"), mount_of(mountinfo, ""))
+}
+
+/// The caller's group path for a v1 controller, or for cgroup2 with `""`, from
+/// `/proc/self/cgroup` text.
+pub fn own_group(proc_cgroup: &str, controller: &str) -> Option<String> {
+    proc_cgroup.lines().find_map(|line| {
+        let mut f = line.splitn(3, ':');
+        let (_, controllers, path) = (f.next()?, f.next()?, f.next()?);
+        let found = match controller {
+            "" => controllers.is_empty(),
+            c => controllers.split(',').any(|x| x == c),
         };
-        let mount_point = left.split_whitespace().nth(4).map(PathBuf::from);
-        let mut r = right.split_whitespace();
-        let fstype = r.next();
-        let super_opts = r.nth(1).unwrap_or("");
-        match fstype {
-            Some("cgroup") if super_opts.split(',').any(|o| o == "memory") => v1 = mount_point,
-            Some("cgroup2") => v2 = mount_point,
-            _ => {}
-        }
-    }
-    (v1, v2)
+        found.then(|| path.to_string())
+    })
 }
 
 /// The caller's group path for the v1 memory controller and for cgroup2, from
 /// `/proc/self/cgroup` text.
 pub fn own_groups(proc_cgroup: &str) -> (Option<String>, Option<String>) {
-    let (mut v1, mut v2) = (None, None);
-    for line in proc_cgroup.lines() {
-        let mut f = line.splitn(3, ':');
-        let (_, controllers, path) = (f.next(), f.next(), f.next());
-        match (controllers, path) {
-            (Some(""), Some(p)) => v2 = Some(p.to_string()),
-            (Some(c), Some(p)) if c.split(',').any(|x| x == "memory") => v1 = Some(p.to_string()),
-            _ => {}
-        }
-    }
-    (v1, v2)
+    (own_group(proc_cgroup, "memory"), own_group(proc_cgroup, ""))
+}
+
+/// This process's own group directory for a v1 controller, or for cgroup2 with `""`.
+pub fn own_dir(controller: &str) -> Option<PathBuf> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let groups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let group = own_group(&groups, controller)?;
+    Some(mount_of(&mountinfo, controller)?.join(group.trim_start_matches('/')))
 }
 
 impl MemoryLimit {
@@ -346,6 +358,10 @@ mod tests {
         let (v1, v2) = mounts(info);
         assert_eq!(v1, Some(PathBuf::from("/sys/fs/cgroup/memory")));
         assert_eq!(v2, Some(PathBuf::from("/sys/fs/cgroup/unified")));
+        assert_eq!(
+            mount_of(info, "cpu"),
+            Some(PathBuf::from("/sys/fs/cgroup/cpu"))
+        );
     }
 
     /// The way to a delegated group is the one for the version holding the controller, with

@@ -212,7 +212,8 @@ impl LoadedRun {
     }
 }
 
-fn this_host() -> String {
+/// This machine's hostname.
+pub fn this_host() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .unwrap_or_default()

@@ -48,8 +48,7 @@ impl Gate {
 
 /// This host's mark: its name and fathom's pid, unique across hosts and runs on one.
 fn mark() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    format!("{}.{}", host.trim(), std::process::id())
+    format!("{}.{}", fathom_core::store::this_host(), std::process::id())
 }
 
 impl Barrier {

@@ -95,8 +95,7 @@ pub fn matches(pattern: &str, name: &str) -> bool {
 }
 
 /// The points of `filter`'s series, in the order the runs started.
-fn points(db: &mut dyn Database, filter: &Filter) -> anyhow::Result<Vec<Point>> {
-    let column = column(&filter.figure)?;
+fn points(db: &mut dyn Database, filter: &Filter, column: &str) -> anyhow::Result<Vec<Point>> {
     let mut params = vec![
         Value::Text(Some(filter.engine.clone())),
         Value::Text(Some(filter.workload.clone())),
@@ -136,11 +135,11 @@ fn points(db: &mut dyn Database, filter: &Filter) -> anyhow::Result<Vec<Point>> 
 impl Store {
     /// The history `filter` asks for, with its changes.
     pub fn history(&self, filter: &Filter) -> anyhow::Result<History> {
-        column(&filter.figure)?;
+        let column = column(&filter.figure)?;
         let Some(mut db) = self.connect(false)? else {
             anyhow::bail!("--store off: no results database to read");
         };
-        let mut points = points(db.as_mut(), filter)?;
+        let mut points = points(db.as_mut(), filter, column)?;
         if points.is_empty() {
             anyhow::bail!(
                 "{self}: no finished run of step `{}` of workload `{}` on engine `{}`{}",

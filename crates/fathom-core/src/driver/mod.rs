@@ -146,6 +146,13 @@ pub struct StepPlan {
     pub queries: Option<QueryMix>,
 }
 
+impl StepPlan {
+    /// How long a timed step lasts, warmup included; `None` for one that ends on a count.
+    pub fn timed(&self) -> Option<Duration> {
+        self.duration.map(|d| d + self.warmup)
+    }
+}
+
 /// Where a step writes its time series as it goes.
 pub struct StepFiles {
     /// One JSON `IntervalRecord` per line.

@@ -78,50 +78,30 @@ pub fn filesystem(dir: &Path) -> Option<String> {
 /// The CPU and memory limits of fathom's own cgroup, v2 or v1, as `cpu 2 cores, memory 8.0G`;
 /// `None` when neither is limited.
 pub fn cgroup_limits() -> Option<String> {
-    let own = read("/proc/self/cgroup")?;
-    let path = |controller: &str| {
-        own.lines().find_map(|l| {
-            let mut f = l.splitn(3, ':');
-            let (_, names, p) = (f.next()?, f.next()?, f.next()?);
-            names
-                .split(',')
-                .any(|n| n == controller)
-                .then(|| p.to_string())
-        })
+    use crate::cgroup::own_dir;
+    let number = |dir: Option<std::path::PathBuf>, file: &str| -> Option<f64> {
+        read(dir?.join(file))?.parse().ok()
     };
     let mut limits = Vec::new();
-    let v2 = path("").map(|p| format!("/sys/fs/cgroup{p}"));
-    let cpu = v2
-        .as_ref()
-        .and_then(|d| read(format!("{d}/cpu.max")))
+    let cpu = own_dir("")
+        .and_then(|d| read(d.join("cpu.max")))
         .and_then(|t| {
             let (q, p) = t.split_once(' ')?;
             Some((q.parse::<f64>().ok()?, p.parse::<f64>().ok()?))
         })
         .or_else(|| {
-            let d = format!("/sys/fs/cgroup/cpu{}", path("cpu")?);
-            let q = read(format!("{d}/cpu.cfs_quota_us"))?.parse::<f64>().ok()?;
-            let p = read(format!("{d}/cpu.cfs_period_us"))?
-                .parse::<f64>()
-                .ok()?;
+            let q = number(own_dir("cpu"), "cpu.cfs_quota_us")?;
+            let p = number(own_dir("cpu"), "cpu.cfs_period_us")?;
             (q > 0.0).then_some((q, p))
         });
     if let Some((q, p)) = cpu {
         limits.push(format!("cpu {:.2} cores", q / p));
     }
-    let memory = v2
-        .as_ref()
-        .and_then(|d| read(format!("{d}/memory.max")))
-        .and_then(|t| t.parse::<u64>().ok())
-        .or_else(|| {
-            let d = format!("/sys/fs/cgroup/memory{}", path("memory")?);
-            read(format!("{d}/memory.limit_in_bytes"))?
-                .parse::<u64>()
-                .ok()
-        })
-        .filter(|b| *b < 1 << 60);
+    let memory = number(own_dir(""), "memory.max")
+        .or_else(|| number(own_dir("memory"), "memory.limit_in_bytes"))
+        .filter(|b| *b < (1u64 << 60) as f64);
     if let Some(b) = memory {
-        limits.push(format!("memory {:.1}G", b as f64 / crate::units::GIB));
+        limits.push(format!("memory {:.1}G", b / crate::units::GIB));
     }
     (!limits.is_empty()).then(|| limits.join(", "))
 }

@@ -17,7 +17,7 @@ fn step_line(step: &fathom_core::driver::StepPlan) -> (String, Duration) {
     match (step.duration, step.ops_per_client) {
         (Some(d), _) => (
             format!("{} {}{warmup}", step.name, format_duration(d)),
-            d + step.warmup,
+            step.timed().unwrap_or_default(),
         ),
         (None, Some(n)) => (format!("{} ({n} ops a client)", step.name), Duration::ZERO),
         (None, None) => (format!("{} (until done)", step.name), Duration::ZERO),

@@ -91,7 +91,7 @@ pub fn expected(spec: &crate::resolve::RunSpec) -> anyhow::Result<Duration> {
         .build()?
         .steps()
         .iter()
-        .map(|s| s.duration.map_or(COUNTED_STEP, |d| d + s.warmup))
+        .map(|s| s.timed().unwrap_or(COUNTED_STEP))
         .sum())
 }
 

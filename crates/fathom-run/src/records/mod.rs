@@ -203,7 +203,8 @@ fn migrate(db: &mut dyn Database) -> anyhow::Result<()> {
 
 /// Inserts a run and its steps; false when the run was there already.
 fn insert(db: &mut dyn Database, run: &LoadedRun) -> anyhow::Result<bool> {
-    let (run_row, step_rows) = (rows::run(run)?, rows::steps(run)?);
+    let (id, run_row) = rows::run(run)?;
+    let step_rows = rows::steps(run, &id)?;
     in_transaction(db, |db| {
         if db.execute(&rows::insert_sql("runs", rows::RUN_COLUMNS, "id"), &run_row)? == 0 {
             return Ok(false);

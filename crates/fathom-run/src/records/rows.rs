@@ -90,20 +90,17 @@ fn absolute(run: &LoadedRun) -> String {
         .to_string()
 }
 
-/// A run's identity: the host that ran it, its directory (made absolute) and when it started.
-/// Importing a directory again finds the same runs; a moved directory is recorded anew.
-pub fn run_id(run: &LoadedRun) -> String {
-    let m = &run.manifest;
-    format!("{}:{}@{}", m.host.hostname, absolute(run), m.started_at)
-}
-
-/// The run's `runs` row, in `RUN_COLUMNS`' order.
-pub fn run(run: &LoadedRun) -> anyhow::Result<Vec<Value>> {
+/// The run's `runs` row, in `RUN_COLUMNS`' order, and its id: the host that ran it, its
+/// directory (made absolute) and when it started. Importing a directory again finds the same
+/// runs; a moved directory is recorded anew.
+pub fn run(run: &LoadedRun) -> anyhow::Result<(String, Vec<Value>)> {
     let m = &run.manifest;
     let exp = m.experiment.as_ref();
-    Ok(vec![
-        Value::text(run_id(run)),
-        Value::text(absolute(run)),
+    let path = absolute(run);
+    let id = format!("{}:{path}@{}", m.host.hostname, m.started_at);
+    let row = vec![
+        Value::text(&id),
+        Value::text(path),
         Value::Text(exp.map(|e| e.name.clone())),
         Value::Text(exp.map(|e| e.cell.clone())),
         Value::Int(exp.map(|e| e.repeat as i64)),
@@ -119,19 +116,19 @@ pub fn run(run: &LoadedRun) -> anyhow::Result<Vec<Value>> {
         Value::text(&m.started_at),
         Value::Text(m.finished_at.clone()),
         Value::text(serde_json::to_string(m)?),
-    ])
+    ];
+    Ok((id, row))
 }
 
-/// The run's `steps` rows, in `STEP_COLUMNS`' order.
-pub fn steps(run: &LoadedRun) -> anyhow::Result<Vec<Vec<Value>>> {
-    let id = run_id(run);
+/// The `steps` rows of the run `id`, in `STEP_COLUMNS`' order.
+pub fn steps(run: &LoadedRun, id: &str) -> anyhow::Result<Vec<Vec<Value>>> {
     let real = |v: f64| Value::Real(Some(v));
     run.steps
         .iter()
         .map(|s| {
             let timed = s.ops > 0;
             Ok(vec![
-                Value::text(&id),
+                Value::text(id),
                 Value::Int(Some(s.index as i64)),
                 Value::text(&s.step),
                 Value::Int(Some(s.ops as i64)),
