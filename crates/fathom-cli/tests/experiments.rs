@@ -116,20 +116,15 @@ fn a_changed_definition_is_refused(dir: &Path, results: &Path) {
         "pair.toml",
         &EXPERIMENT.replace("num_keys = 20000", "num_keys = 30000"),
     );
-    let e = err(&fathom(&[
-        "run",
-        changed.to_str().unwrap(),
-        "--results",
-        results.to_str().unwrap(),
-    ]));
+    let e = err(&fathom_at("run {} --results {}", &[&changed, results]));
     assert!(e.contains("different definition"), "{e}");
     // The first experiment file saved stays; the changed one is saved beside it, named.
     let saved = |name: &str| std::fs::read_to_string(results.join(name)).unwrap();
     assert!(saved("experiment.toml").contains("num_keys = 20000"));
     assert!(saved("experiment.2.toml").contains("num_keys = 30000"));
-    assert!(
-        e.contains("holds a different experiment file") && e.contains("num_keys = 30000"),
-        "{e}"
+    assert_holds(
+        &e,
+        &["holds a different experiment file", "num_keys = 30000"],
     );
 }
 
@@ -159,12 +154,7 @@ fn the_page_renders_every_chart(dir: &Path, results: &Path) {
 /// Compare the two setups of one results directory: three repeats give verdicts; seed 004's
 /// iostat tables.
 fn compare_gives_verdicts_and_iostat(results: &Path) {
-    let cmp = ok(&fathom(&[
-        "compare",
-        results.to_str().unwrap(),
-        "--format",
-        "json",
-    ]));
+    let cmp = ok(&fathom_at("compare {} --format json", &[results]));
     let rows: Value = serde_json::from_str(&cmp).unwrap();
     let rows = rows.as_array().unwrap();
     assert_eq!(rows.len(), 4, "two steps × two client counts");
@@ -175,133 +165,105 @@ fn compare_gives_verdicts_and_iostat(results: &Path) {
     }
     // Seed 004's iostat table for one step, a row per setup and client count, in the text
     // comparison and on the page.
-    let results_arg = results.to_str().unwrap();
-    let text = ok(&fathom(&["compare", results_arg, "--iostat", "readrandom"]));
+    let text = ok(&fathom_at("compare {} --iostat readrandom", &[results]));
     let header = text.lines().find(|l| l.contains("rrqmps")).expect(&text);
-    assert!(
-        header.contains("wareqsz") && header.contains("ver"),
-        "{header}"
-    );
+    assert_holds(header, &["wareqsz", "ver"]);
     // And each setup's figures over its base's.
     assert!(
         text.contains("iostat during readrandom, relative to the base"),
         "{text}"
     );
-    let page = ok(&fathom(&[
-        "report",
-        results_arg,
-        "--format",
-        "html",
-        "--iostat",
-        "readrandom",
-    ]));
+    let page = ok(&fathom_at(
+        "report {} --format html --iostat readrandom",
+        &[results],
+    ));
     assert!(page.contains("iostat during readrandom"));
-    let e = err(&fathom(&["compare", results_arg, "--iostat", "nosuch"]));
+    let e = err(&fathom_at("compare {} --iostat nosuch", &[results]));
     assert!(e.contains("no setup ran a step `nosuch`"), "{e}");
 }
 
-/// Runs the experiment file `text` from `dir`, which must be refused before anything runs, with
-/// an error holding each of `wants`.
-fn refused(dir: &Path, text: &str, wants: &[&str]) {
+/// For each edit of `EXPERIMENT` (text to find, its replacement, what the error must hold), the
+/// edited file, run from `dir` as `bad.toml`, is refused before anything runs with an error
+/// naming the file and holding each wanted text.
+fn each_refused(dir: &Path, edits: &[(&str, &str, &[&str])]) {
     let results = dir.join("results");
-    let file = write(dir, "bad.toml", text);
-    let e = err(&fathom(&[
-        "run",
-        file.to_str().unwrap(),
-        "--results",
-        results.to_str().unwrap(),
-    ]));
-    for w in wants {
-        assert!(e.contains(w), "wanted `{w}` in: {e}");
+    for (from, to, wants) in edits {
+        let file = write(dir, "bad.toml", &EXPERIMENT.replace(from, to));
+        let e = err(&fathom_at("run {} --results {}", &[&file, &results]));
+        assert_holds(&e, &["bad.toml"]);
+        assert_holds(&e, wants);
+        assert!(
+            !results.exists(),
+            "nothing runs before the whole file is checked"
+        );
     }
-    assert!(
-        !results.exists(),
-        "nothing runs before the whole file is checked"
-    );
 }
 
 #[test]
 fn experiment_errors_name_the_file_the_key_and_what_was_expected() {
     let dir = scratch();
-    let check = |text: &str, wants: &[&str]| refused(dir.path(), text, wants);
-    check(
-        &EXPERIMENT.replace("repeats = 3", "repeats = \"three\""),
-        &["bad.toml", "repeats", "expected"],
-    );
-    check(
-        &EXPERIMENT.replace("repeats = 3", "repeats = 3\nthreads = 4"),
-        &["bad.toml", "unknown field `threads`", "expected one of"],
-    );
-    check(
-        &EXPERIMENT.replace(
-            "name = \"two\"\nengine = \"null\"",
-            "name = \"two\"\nengine = \"rockdb\"",
-        ),
+    let two = "name = \"two\"\nengine = \"null\"";
+    each_refused(
+        dir.path(),
         &[
-            "bad.toml",
-            "setup[1] (two).engine",
-            "unknown engine `rockdb`",
+            (
+                "repeats = 3",
+                "repeats = \"three\"",
+                &["repeats", "expected"],
+            ),
+            (
+                "repeats = 3",
+                "repeats = 3\nthreads = 4",
+                &["unknown field `threads`", "expected one of"],
+            ),
+            (
+                two,
+                "name = \"two\"\nengine = \"rockdb\"",
+                &["setup[1] (two).engine", "unknown engine `rockdb`"],
+            ),
+            (
+                two,
+                "name = \"two\"\nengine = \"null\"\nsettings = { cache = \"1g\" }",
+                &["setup[1] (two)", "no setting `cache`"],
+            ),
+            (
+                "num_keys = 20000",
+                "num_keys = \"lots\"",
+                &["num_keys", "not a whole number"],
+            ),
+            // The keys of adaptive repeats.
+            (
+                "repeats = 3",
+                "repeats = { min = 4, max = 2 }",
+                &["repeats", "min <= max", "min 4 and max 2"],
+            ),
+            (
+                "repeats = 3",
+                "repeats = { min = 2, most = 8 }",
+                &["repeats", "unknown key `most`"],
+            ),
+            (
+                "repeats = 3",
+                "repeats = 3\nbase = \"three\"",
+                &["base: no setup `three`", "one, two"],
+            ),
+            (
+                "repeats = 3",
+                "repeats = 3\nthreshold = \"150%\"",
+                &["threshold", "from 0% to 100%"],
+            ),
         ],
     );
-    check(
-        &EXPERIMENT.replace(
-            "name = \"two\"\nengine = \"null\"",
-            "name = \"two\"\nengine = \"null\"\nsettings = { cache = \"1g\" }",
-        ),
-        &["bad.toml", "setup[1] (two)", "no setting `cache`"],
-    );
-    check(
-        &EXPERIMENT.replace("num_keys = 20000", "num_keys = \"lots\""),
-        &["bad.toml", "num_keys", "not a whole number"],
-    );
+    // And on the command line.
     let file = write(dir.path(), "ok.toml", &EXPERIMENT);
-    let e = err(&fathom(&[
-        "run",
-        file.to_str().unwrap(),
-        "--engine",
-        "rocksdb",
-    ]));
+    let e = err(&fathom_at("run {} --engine rocksdb", &[&file]));
     assert!(e.contains("--engine with an experiment file"), "{e}");
-}
-
-/// The keys of adaptive repeats, checked before anything runs.
-#[test]
-fn rounds_errors_name_the_key_and_what_was_expected() {
-    let dir = scratch();
-    let check = |text: &str, wants: &[&str]| refused(dir.path(), text, wants);
-    check(
-        &EXPERIMENT.replace("repeats = 3", "repeats = { min = 4, max = 2 }"),
-        &["bad.toml", "repeats", "min <= max", "min 4 and max 2"],
-    );
-    check(
-        &EXPERIMENT.replace("repeats = 3", "repeats = { min = 2, most = 8 }"),
-        &["bad.toml", "repeats", "unknown key `most`"],
-    );
-    check(
-        &EXPERIMENT.replace("repeats = 3", "repeats = 3\nbase = \"three\""),
-        &["bad.toml", "base: no setup `three`", "one, two"],
-    );
-    check(
-        &EXPERIMENT.replace("repeats = 3", "repeats = 3\nthreshold = \"150%\""),
-        &["bad.toml", "threshold", "from 0% to 100%"],
-    );
-    let file = write(dir.path(), "ok.toml", &EXPERIMENT);
-    let e = err(&fathom(&[
-        "run",
-        file.to_str().unwrap(),
-        "--repeats",
-        "3..x",
-    ]));
-    assert!(e.contains("--repeats") && e.contains("3..12"), "{e}");
-    let e = err(&fathom(&[
-        "run",
-        "--engine",
-        "null",
-        "--workload",
-        "dbbench",
-        "--repeats",
-        "3",
-    ]));
+    let e = err(&fathom_at("run {} --repeats 3..x", &[&file]));
+    assert_holds(&e, &["--repeats", "3..12"]);
+    let e = err(&fathom_at(
+        "run --engine null --workload dbbench --repeats 3",
+        &[],
+    ));
     assert!(e.contains("for an experiment file"), "{e}");
 }
 
@@ -312,15 +274,10 @@ fn a_dry_run_prints_the_plan_and_runs_nothing() {
     let dir = scratch();
     let results = dir.path().join("results");
     let file = write(dir.path(), "plan.toml", &EXPERIMENT);
-    let plan = ok(&fathom(&[
-        "run",
-        file.to_str().unwrap(),
-        "--dry-run",
-        "--repeats",
-        "3..5",
-        "--results",
-        results.to_str().unwrap(),
-    ]));
+    let plan = ok(&fathom_at(
+        "run {} --dry-run --repeats 3..5 --results {}",
+        &[&file, &results],
+    ));
     assert!(!results.exists(), "a dry run wrote {}", results.display());
     // 2 setups x 1 workload x 2 client counts; readrandom 1s a run, fillseq ends on a count.
     assert!(
@@ -388,15 +345,10 @@ fn compare_gives_verdicts_only_with_repeats() {
     let slower = fake_runs(dir.path(), "v8.7", &[95.0, 94.5, 95.5]);
     let same = fake_runs(dir.path(), "v8.8", &[100.5, 99.5, 101.5]);
     let once = fake_runs(dir.path(), "v8.9", &[90.0]);
-    let out = ok(&fathom(&[
-        "compare",
-        base.to_str().unwrap(),
-        slower.to_str().unwrap(),
-        same.to_str().unwrap(),
-        once.to_str().unwrap(),
-        "--format",
-        "json",
-    ]));
+    let out = ok(&fathom_at(
+        "compare {} {} {} {} --format json",
+        &[&base, &slower, &same, &once],
+    ));
     let rows: Value = serde_json::from_str(&out).unwrap();
     let by = |name: &str| row_where(&rows, "new", name);
     // 95/100: every run slower than every base run, the whole interval below the 3% band.
@@ -411,13 +363,10 @@ fn compare_gives_verdicts_only_with_repeats() {
     assert_eq!(by("v8.8")["verdict"], "same");
     assert_eq!(by("v8.9")["verdict"], "no_verdict");
     // With a 10% threshold the 5% regression is the same: it lies within ±10%.
-    let out = ok(&fathom(&[
-        "compare",
-        base.to_str().unwrap(),
-        slower.to_str().unwrap(),
-        "--threshold",
-        "10%",
-    ]));
+    let out = ok(&fathom_at(
+        "compare {} {} --threshold 10%",
+        &[&base, &slower],
+    ));
     assert!(out.contains("same"), "{out}");
     let e = err(&fathom(&["compare", base.to_str().unwrap()]));
     assert!(e.contains("nothing to compare"), "{e}");
@@ -508,16 +457,11 @@ params = { num_keys = 20000, steps = "fillseq,readrandom" }
 "#,
     );
     let results = dir.path().join("results");
-    let out = fathom(&[
-        "run",
-        file.to_str().unwrap(),
-        "--results",
-        results.to_str().unwrap(),
-        "--no-calibrate",
-        // One client count's pair of runs: the failure count is of the runs this shard has.
-        "--shard",
-        "1/2",
-    ]);
+    // One client count's pair of runs: the failure count is of the runs this shard has.
+    let out = fathom_at(
+        "run {} --results {} --no-calibrate --shard 1/2",
+        &[&file, &results],
+    );
     let e = err(&out);
     assert_eq!(out.status.code(), Some(1), "{e}");
     assert!(e.contains("out-of-memory killer"), "{e}");
@@ -530,10 +474,12 @@ params = { num_keys = 20000, steps = "fillseq,readrandom" }
     assert_eq!(fed["status"], "finished");
     assert!(f(&step(&fed, "readrandom")["ops"]) > 0.0);
     let text = report_as(&results, "text");
-    assert!(
-        text.contains("failed: killed by the kernel's out-of-memory killer")
-            && text.contains("limited to 4194304 bytes"),
-        "{text}"
+    assert_holds(
+        &text,
+        &[
+            "failed: killed by the kernel's out-of-memory killer",
+            "limited to 4194304 bytes",
+        ],
     );
     // The killed run's data directory is gone, and so is every group of this experiment.
     let data: Vec<_> = std::fs::read_dir(results.join(".data"))

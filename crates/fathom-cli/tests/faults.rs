@@ -303,10 +303,7 @@ fn a_killed_postgres_fails_the_run_with_its_exit_and_log() {
     signal(postmaster.0, libc::SIGKILL);
     let out = finish(child, 120, "postgres killed");
     let stderr = err(&out);
-    assert!(
-        stderr.contains("exited") && stderr.contains("last lines of"),
-        "{stderr}"
-    );
+    assert_holds(&stderr, &["exited", "last lines of"]);
     let r = &report_json(&results)["runs"][0];
     assert_eq!(r["status"], "failed");
     assert!(f(&step(r, "prepare")["ops"]) > 0.0);

@@ -105,13 +105,7 @@ fn shards_hold_the_unsharded_cells_once_and_report_as_one() {
     refuses_other_definitions_and_cells_twice(dir.path(), &all);
     // An experiment's results import whole, each run once (they recorded themselves too).
     let fresh = dir.path().join("fresh.db");
-    let out = ok(&fathom(&[
-        "store",
-        "import",
-        all.to_str().unwrap(),
-        "--store",
-        fresh.to_str().unwrap(),
-    ]));
+    let out = ok(&fathom_at("store import {} --store {}", &[&all, &fresh]));
     assert!(out.contains("12 runs recorded, 0 recorded before"), "{out}");
     assert_eq!(
         rows(&dir.path().join("fathom.db"), "runs"),
@@ -164,23 +158,13 @@ fn refuses_other_definitions_and_cells_twice(root: &Path, all: &Path) {
         .unwrap();
     ok(&out);
     let first = root.join("k8s-0");
-    let e = err(&fathom(&[
-        "report",
-        first.to_str().unwrap(),
-        other.to_str().unwrap(),
-    ]));
-    assert!(
-        e.contains("differently defined")
-            && e.contains("num_keys = 2000")
-            && e.contains("num_keys = 3000"),
-        "{e}"
+    let e = err(&fathom_at("report {} {}", &[&first, &other]));
+    assert_holds(
+        &e,
+        &["differently defined", "num_keys = 2000", "num_keys = 3000"],
     );
     // The whole run beside one of its shards holds cells twice.
-    let e = err(&fathom(&[
-        "report",
-        all.to_str().unwrap(),
-        first.to_str().unwrap(),
-    ]));
+    let e = err(&fathom_at("report {} {}", &[all, &first]));
     assert!(e.contains("both hold cell"), "{e}");
 }
 
@@ -245,13 +229,10 @@ fn hosts_at_a_barrier_start_each_step_together() {
         h.join(&run_dirs(&h)[0])
     };
     let merged = dir.path().join("merged");
-    ok(&fathom(&[
-        "merge",
-        run_of(0).to_str().unwrap(),
-        run_of(1).to_str().unwrap(),
-        "--out",
-        merged.to_str().unwrap(),
-    ]));
+    ok(&fathom_at(
+        "merge {} {} --out {}",
+        &[&run_of(0), &run_of(1), &merged],
+    ));
     let report = report_json(&merged);
     for name in ["fillseq", "readrandom"] {
         let skew = step(&report["runs"][0], name)["start_skew_seconds"]
@@ -268,9 +249,12 @@ fn hosts_at_a_barrier_start_each_step_together() {
     std::fs::remove_dir_all(&barrier).unwrap();
     let out = host(2, "3", "2s").wait_with_output().unwrap();
     let e = err(&out);
-    assert!(
-        e.contains("1 of 3 hosts were ready for step fillseq after 2s") && e.contains("01-fillseq"),
-        "{e}"
+    assert_holds(
+        &e,
+        &[
+            "1 of 3 hosts were ready for step fillseq after 2s",
+            "01-fillseq",
+        ],
     );
 }
 
@@ -314,20 +298,12 @@ fn finished_runs_are_recorded_and_import_catches_up() {
     );
     ok(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("not recorded in the results database") && stderr.contains("store import"),
-        "{stderr}"
+    assert_holds(
+        &stderr,
+        &["not recorded in the results database", "store import"],
     );
     assert_eq!(run_dirs(&results).len(), 2);
-    let import = |dir: &Path| {
-        ok(&fathom(&[
-            "store",
-            "import",
-            dir.to_str().unwrap(),
-            "--store",
-            db.to_str().unwrap(),
-        ]))
-    };
+    let import = |dir: &Path| ok(&fathom_at("store import {} --store {}", &[dir, &db]));
     assert!(import(&results).contains("1 runs recorded, 1 recorded before"));
     assert!(import(&results).contains("0 runs recorded, 2 recorded before"));
     assert_eq!(rows(&db, "runs"), 2);
@@ -415,8 +391,5 @@ fn runs_are_recorded_in_a_postgresql_results_database() {
         "--engine null --workload dbbench --store postgres://h:port/db",
         &results,
     ));
-    assert!(
-        e.contains("--store") && e.contains("not a PostgreSQL URL"),
-        "{e}"
-    );
+    assert_holds(&e, &["--store", "not a PostgreSQL URL"]);
 }

@@ -123,10 +123,7 @@ fn every_workload_runs_on_ferretdb_by_url() {
         text.contains("FerretDB's and its PostgreSQL's, not mongod's"),
         "{text}"
     );
-    assert!(
-        text.contains("cpu/o") && text.contains("fathom/o"),
-        "{text}"
-    );
+    assert_holds(&text, &["cpu/o", "fathom/o"]);
 
     // SAFETY: kill has no memory-safety preconditions; the pid is our child's.
     unsafe { libc::kill(server.id() as i32, libc::SIGINT) };

@@ -116,10 +116,7 @@ fn report_shows_each_steps_profile(results: &Path, stdout: &str) {
         );
     }
     // The text report: the shares and the top functions.
-    assert!(
-        stdout.contains("profile shares") && stdout.contains("top functions"),
-        "{stdout}"
-    );
+    assert_holds(stdout, &["profile shares", "top functions"]);
     let tables = json["tables"].as_array().unwrap();
     let shares = tables
         .iter()
@@ -214,13 +211,7 @@ fn a_server_is_profiled_in_its_own_processes_beside_fathom() {
                 .any(|l| l.starts_with("fathom;fathom:client")),
             "{engine}: fathom's clients beside the server"
         );
-        let labels: Vec<&str> = p["processes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x["label"].as_str().unwrap())
-            .collect();
-        assert_eq!(labels[0], "fathom", "{engine}: {p}");
+        assert_eq!(p["processes"][0]["label"], "fathom", "{engine}: {p}");
         // Debian builds both servers with frame pointers.
         assert_eq!(
             p["processes"][1]["unwinding"], "frame_pointers",
@@ -243,12 +234,7 @@ fn compare_of_profiled_runs_shows_compressions_cost_per_operation() {
             &results,
         ));
     }
-    let out = ok(&fathom(&[
-        "compare",
-        results.to_str().unwrap(),
-        "--format",
-        "json",
-    ]));
+    let out = ok(&fathom_at("compare {} --format json", &[&results]));
     assert!(out.contains("fillseq"), "{out}");
     let text = ok(&fathom(&["compare", results.to_str().unwrap()]));
     let table = text
@@ -270,12 +256,7 @@ fn compare_of_profiled_runs_shows_compressions_cost_per_operation() {
             .is_some_and(|d| d > 0.0)
     });
     assert!(grows, "ZSTD's CPU per operation grows:\n{table}");
-    let page = ok(&fathom(&[
-        "compare",
-        results.to_str().unwrap(),
-        "--format",
-        "html",
-    ]));
+    let page = ok(&fathom_at("compare {} --format html", &[&results]));
     assert_eq!(
         page.matches("class=\"flame\"").count(),
         1,
@@ -287,19 +268,19 @@ fn compare_of_profiled_runs_shows_compressions_cost_per_operation() {
 fn what_cannot_be_profiled_fails_before_anything_runs() {
     let dir = scratch();
     let results = dir.path().join("results");
-    let e = err(&run(
-        "--engine innodb --set url=mysql://root@127.0.0.1:1/x --workload sysbench --profile",
-        &results,
-    ));
-    assert!(e.contains("--profile") && e.contains("pid="), "{e}");
-    let e = err(&run(
-        "--engine rocksdb --workload dbbench --profile --profile-hz 0",
-        &results,
-    ));
-    assert!(
-        e.contains("--profile-hz") && e.contains("expected 1 to"),
-        "{e}"
-    );
+    let refused: &[(&str, &[&str])] = &[
+        (
+            "--engine innodb --set url=mysql://root@127.0.0.1:1/x --workload sysbench --profile",
+            &["--profile", "pid="],
+        ),
+        (
+            "--engine rocksdb --workload dbbench --profile --profile-hz 0",
+            &["--profile-hz", "expected 1 to"],
+        ),
+    ];
+    for (args, wants) in refused {
+        assert_holds(&err(&run(args, &results)), wants);
+    }
     // Without perf on the PATH.
     let out = fathom_with(
         &format!(
@@ -310,10 +291,7 @@ fn what_cannot_be_profiled_fails_before_anything_runs() {
         dir.path(),
     );
     let e = err(&out);
-    assert!(
-        e.contains("Linux perf") && e.contains("setup.sh --profile"),
-        "{e}"
-    );
+    assert_holds(&e, &["Linux perf", "setup.sh --profile"]);
     assert!(!results.exists() || std::fs::read_dir(&results).unwrap().next().is_none());
 }
 
@@ -345,28 +323,13 @@ fn a_merge_keeps_the_first_hosts_profile_and_its_stacks() {
 fn a_peer_tool_is_profiled_under_the_same_perf() {
     let dir = scratch();
     let out = dir.path().join("sysbench.folded");
-    let printed = ok(&fathom(&[
-        "profile",
-        "--out",
-        out.to_str().unwrap(),
-        "--",
-        "sysbench",
-        "cpu",
-        "--time=2",
-        "run",
-    ]));
+    let printed = ok(&fathom_at(
+        "profile --out {} -- sysbench cpu --time=2 run",
+        &[&out],
+    ));
     let stacks = std::fs::read_to_string(&out).unwrap();
     assert!(samples_with(&stacks, "sysbench") > 0, "{stacks}");
-    assert!(
-        printed.contains("profile shares") && printed.contains("top functions"),
-        "{printed}"
-    );
-    let e = err(&fathom(&[
-        "profile",
-        "--out",
-        out.to_str().unwrap(),
-        "--",
-        "/nonexistent/tool",
-    ]));
+    assert_holds(&printed, &["profile shares", "top functions"]);
+    let e = err(&fathom_at("profile --out {} -- /nonexistent/tool", &[&out]));
     assert!(e.contains("/nonexistent/tool"), "{e}");
 }

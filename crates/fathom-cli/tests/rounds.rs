@@ -4,10 +4,16 @@
 mod common;
 
 use common::*;
-use std::path::Path;
 
-/// An experiment of two RocksDB setups over 200,000 keys, 2 s steps, one client.
-fn experiment(name: &str, repeats: &str, setups: &str) -> String {
+/// An experiment of RocksDB setups (each a name and its settings, an inline TOML table) over
+/// 200,000 keys, 2 s steps, one client.
+fn experiment(name: &str, repeats: &str, setups: &[(&str, &str)]) -> String {
+    let setups: String = setups
+        .iter()
+        .map(|(name, settings)| {
+            format!("\n[[setup]]\nname = \"{name}\"\nengine = \"rocksdb\"\nsettings = {settings}\n")
+        })
+        .collect();
     format!(
         r#"
 name = "{name}"
@@ -25,23 +31,21 @@ params = {{ num_keys = 200000, steps = "fillseq,readrandom,overwrite" }}
     )
 }
 
-/// Runs an experiment file into `dir/results`: what it printed on stderr, and the comparison's
-/// rows as `fathom compare --format json` gives them.
-fn run_experiment(dir: &Path, text: &str) -> (String, Vec<Value>) {
+/// Runs an experiment file into a scratch directory: what it printed on stderr, and the
+/// comparison's rows as `fathom compare --format json` gives them.
+fn run_experiment(text: &str) -> (String, Vec<Value>) {
+    let dir = scratch();
+    let dir = dir.path();
     let file = dir.join("e.toml");
     std::fs::write(&file, text).unwrap();
     let results = dir.join("results");
     let out = run(&format!("{} --no-calibrate", file.display()), &results);
     ok(&out);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let json = ok(&fathom(&[
-        "compare",
-        results.to_str().unwrap(),
-        "--threshold",
-        "5%",
-        "--format",
-        "json",
-    ]));
+    let json = ok(&fathom_at(
+        "compare {} --threshold 5% --format json",
+        &[&results],
+    ));
     let rows: Value = serde_json::from_str(&json).unwrap();
     (stderr, rows.as_array().unwrap().clone())
 }
@@ -61,19 +65,8 @@ fn rounds_run_until_each_compared_step_is_decided() {
 /// step is faster or slower. Two rounds cannot decide (a verdict needs three runs a side), so
 /// a third runs.
 fn identical_setups_are_never_called_faster_or_slower() {
-    let dir = scratch();
-    let setups = r#"
-[[setup]]
-name = "a"
-engine = "rocksdb"
-
-[[setup]]
-name = "b"
-engine = "rocksdb""#;
-    let (stderr, rows) = run_experiment(
-        dir.path(),
-        &experiment("same", "{ min = 2, max = 8 }", setups),
-    );
+    let setups = [("a", "{}"), ("b", "{}")];
+    let (stderr, rows) = run_experiment(&experiment("same", "{ min = 2, max = 8 }", &setups));
     assert!(stderr.contains("round 3 of at most 8"), "{stderr}");
     for step in ["readrandom", "overwrite"] {
         let row = rows.iter().find(|r| r["step"] == step).unwrap();
@@ -91,20 +84,13 @@ engine = "rocksdb""#;
 /// readrandom over a database several times a 4 MB block cache, against a cache that holds
 /// it: decided faster after the first three rounds, with no fourth.
 fn a_cache_that_holds_the_database_is_faster_after_the_first_rounds() {
-    let dir = scratch();
-    let setups = r#"
-[[setup]]
-name = "small"
-engine = "rocksdb"
-settings = { cache_size = "4m" }
-
-[[setup]]
-name = "large"
-engine = "rocksdb"
-settings = { cache_size = "256m" }"#;
-    let text = experiment("cache", "{ min = 3, max = 8 }", setups)
+    let setups = [
+        ("small", "{ cache_size = \"4m\" }"),
+        ("large", "{ cache_size = \"256m\" }"),
+    ];
+    let text = experiment("cache", "{ min = 3, max = 8 }", &setups)
         .replace("[\"readrandom\", \"overwrite\"]", "[\"readrandom\"]");
-    let (stderr, rows) = run_experiment(dir.path(), &text);
+    let (stderr, rows) = run_experiment(&text);
     let row = rows.iter().find(|r| r["step"] == "readrandom").unwrap();
     assert_eq!(row["verdict"], "faster", "{row}");
     // A quiet host decides after the first three rounds. Where something else used the host

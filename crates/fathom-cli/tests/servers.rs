@@ -109,10 +109,7 @@ fn a_server_killed_mid_step_is_a_clear_error_and_the_first_step_stays_readable()
     unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
     let out = child.wait_with_output().unwrap();
     let stderr = err(&out);
-    assert!(
-        stderr.contains("mariadbd (innodb)") && stderr.contains("exited"),
-        "{stderr}"
-    );
+    assert_holds(&stderr, &["mariadbd (innodb)", "exited"]);
     assert!(stderr.contains("last lines of"), "{stderr}");
     let report = report_json(dir.path());
     let r = &report["runs"][0];

@@ -41,24 +41,14 @@ params = {{ num_keys = 20000, steps = "fillseq,readrandom" }}
     )
     .unwrap();
     let results = dir.path().join("results");
-    let results_arg = results.to_str().unwrap();
-    ok(&fathom(&[
-        "run",
-        file.to_str().unwrap(),
-        "--results",
-        results_arg,
-    ]));
+    ok(&fathom_at("run {} --results {}", &[&file, &results]));
     let run = std::fs::read_to_string(results.join("debian.dbbench.c1.r2/run.json")).unwrap();
     assert!(run.contains("\"engine_version\": \"7.8.3\""), "{run}");
     assert!(run.contains(DEBIAN_ROCKSDB), "the run names its library");
-    let out = ok(&fathom(&[
-        "compare",
-        results_arg,
-        "--base",
-        "bundled",
-        "--format",
-        "json",
-    ]));
+    let out = ok(&fathom_at(
+        "compare {} --base bundled --format json",
+        &[&results],
+    ));
     let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
     let rows = rows.as_array().unwrap();
     for step in ["fillseq", "readrandom"] {

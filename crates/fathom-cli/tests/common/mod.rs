@@ -13,6 +13,34 @@ pub fn fathom(args: &[&str]) -> Output {
         .expect("fathom runs")
 }
 
+/// `fathom LINE`, the arguments written as one whitespace-separated line in which each `{}`
+/// stands for the next of `paths` (passed as they are, spaces and all).
+pub fn fathom_at(line: &str, paths: &[&Path]) -> Output {
+    let mut paths = paths.iter();
+    let args: Vec<&std::ffi::OsStr> = line
+        .split_whitespace()
+        .map(|word| match word {
+            "{}" => paths.next().expect("a path for each {}").as_os_str(),
+            _ => word.as_ref(),
+        })
+        .collect();
+    assert!(paths.next().is_none(), "more paths than {{}} in `{line}`");
+    Command::new(env!("CARGO_BIN_EXE_fathom"))
+        .args(args)
+        .output()
+        .expect("fathom runs")
+}
+
+/// Asserts that `text` holds each of `wanted`, naming the ones it lacks.
+pub fn assert_holds(text: &str, wanted: &[&str]) {
+    let lacking: Vec<&str> = wanted
+        .iter()
+        .copied()
+        .filter(|w| !text.contains(w))
+        .collect();
+    assert!(lacking.is_empty(), "lacks {lacking:?}:\n{text}");
+}
+
 /// `fathom ARGS` (one whitespace-separated line) with the environment variable `key` set to
 /// `value`.
 pub fn fathom_with(args: &str, key: &str, value: &Path) -> Output {
@@ -247,23 +275,12 @@ pub fn no_server_left(dir: &Path) {
 /// Starts a sysbench run on `engine` into `results` with a 60 s timed step, and returns once
 /// that step (the run's second) is under way.
 pub fn start_long_run(engine: &str, results: &Path) -> Child {
+    let line = format!(
+        "run --engine {engine} --workload sysbench --clients 2 --duration 60s \
+         --param table_size=2000 --results"
+    );
     let child = Command::new(env!("CARGO_BIN_EXE_fathom"))
-        .args([
-            "run",
-            "--engine",
-            engine,
-            "--workload",
-            "sysbench",
-            "--clients",
-            "2",
-        ])
-        .args([
-            "--duration",
-            "60s",
-            "--param",
-            "table_size=2000",
-            "--results",
-        ])
+        .args(line.split_whitespace())
         .arg(results)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
