@@ -18,7 +18,7 @@ pub struct RunArgs {
     pub experiment: Option<PathBuf>,
     /// Engine to run (see `fathom engines`); a list (rocksdb,wiredtiger) runs each in turn
     /// with its own defaults and reports them in one table.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_name = "ENGINE[,ENGINE...]")]
     pub engine: Vec<String>,
     /// Workload to run (see `fathom workloads`).
     #[arg(long)]
@@ -36,72 +36,48 @@ pub struct RunArgs {
     #[arg(long = "param", value_name = "KEY=VALUE")]
     pub params: Vec<String>,
     /// Client threads; a list (1,4,8) runs once per count, each on a fresh database [default: 2].
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_name = "N[,N...]")]
     pub clients: Vec<usize>,
     #[command(flatten)]
     pub drive: DriveInput,
     /// Where run directories are written [default: results; for an experiment,
     /// results/NAME].
-    #[arg(long)]
+    #[arg(long, value_name = "DIR", help_heading = "Results")]
     pub results: Option<PathBuf>,
     /// Where the database lives (default: RESULTS/.data/RUN, removed after the run).
-    #[arg(long)]
+    #[arg(long, value_name = "DIR", help_heading = "Results")]
     pub data_dir: Option<PathBuf>,
     /// Keep the database after the run.
-    #[arg(long)]
+    #[arg(long, help_heading = "Results")]
     pub keep_data: bool,
     /// Open the database an earlier run left in --data-dir (embedded engines), as db_bench's
     /// --use_existing_db: one step per process, e.g. `--param steps=readrandom`.
-    #[arg(long, requires = "data_dir")]
+    #[arg(long, requires = "data_dir", help_heading = "Results")]
     pub existing_data: bool,
     /// Skip measuring the harness's own cost per operation on the null engine.
-    #[arg(long)]
+    #[arg(long, help_heading = "Results")]
     pub no_calibrate: bool,
     /// Report format printed at the end: text, md, csv, json, dbbench, sysbench, html.
-    #[arg(long, default_value = "text")]
+    #[arg(long, default_value = "text", help_heading = "Results")]
     pub format: fathom_report::Format,
-    /// An experiment's repeats: a count (5), or a range (3..12) that runs at least 3 rounds and
-    /// then, up to 12, another round of the cells whose comparison with the base is undecided
-    /// [default: the file's `repeats`].
-    #[arg(long, value_name = "N|MIN..MAX")]
-    pub repeats: Option<String>,
-    /// The setup an experiment's other setups are compared with, as `fathom compare --base`
-    /// [default: the file's `base`, else the first setup].
-    #[arg(long)]
-    pub base: Option<String>,
-    /// The band of relative change that counts as the same, for an experiment's verdicts
-    /// [default: the file's `threshold`, else 3%].
-    #[arg(long, value_parser = fathom_core::units::parse_threshold)]
-    pub threshold: Option<f64>,
+    #[command(flatten)]
+    pub rounds: experiment::RoundsInput,
     /// The results database every finished run is also recorded in: a SQLite file's path, a
     /// PostgreSQL URL (postgres://USER@HOST:PORT/DB, the schema made on first use) or `off`
     /// [default: fathom.db under the results root: RESULTS for a run, its parent for an
     /// experiment].
-    #[arg(long, value_name = "PATH|URL|off")]
+    #[arg(long, value_name = "PATH|URL|off", help_heading = "Results")]
     pub store: Option<String>,
-    /// Hold the first step until this time: RFC 3339 UTC (2026-11-26T07:00:00Z) or Unix
-    /// seconds; for client hosts started by a scheduler at different moments.
-    #[arg(long, value_parser = fathom_run::gate::parse_start_at)]
-    pub start_at: Option<std::time::SystemTime>,
-    /// A directory every client host shares (the results volume): before each step, with its
-    /// clients ready, each host marks itself there and waits for the others
-    /// (--barrier-hosts), so steps start together. A fresh directory per coordinated run.
-    #[arg(long, requires = "barrier_hosts")]
-    pub barrier: Option<PathBuf>,
-    /// How many hosts meet at the barrier.
-    #[arg(long, requires = "barrier")]
-    pub barrier_hosts: Option<usize>,
-    /// How long a host waits at the barrier for the others before failing.
-    #[arg(long, default_value = "10m", value_parser = fathom_core::units::parse_duration)]
-    pub barrier_timeout: std::time::Duration,
+    #[command(flatten)]
+    pub gate: fathom_run::gate::GateInput,
     /// Run a share of an experiment's cells: `K/N` (shard K of N, K from 1), or `auto` from a
     /// Kubernetes Indexed Job's or a Slurm array's variables. Every setup of a (repeat,
     /// workload, client count) runs on one shard; shards are balanced by expected time.
-    #[arg(long, value_name = "K/N|auto", value_parser = fathom_run::experiment::parse_shard)]
+    #[arg(long, value_name = "K/N|auto", value_parser = fathom_run::experiment::parse_shard, help_heading = "Experiment rounds")]
     pub shard: Option<fathom_run::experiment::Shard>,
     /// Print an experiment's plan and run nothing: its runs and their steps, the time its
     /// timed steps take at the fewest and the most rounds, and the engine releases it needs.
-    #[arg(long)]
+    #[arg(long, help_heading = "Experiment rounds")]
     pub dry_run: bool,
     /// Run only the Nth run of this command line and print its directory: how fathom runs an
     /// embedded engine under a memory limit in a process of its own (`supervise`).
@@ -159,27 +135,7 @@ impl RunArgs {
 
     /// True when a flag only an experiment file takes is given.
     fn experiments_only(&self) -> bool {
-        self.repeats.is_some()
-            || self.base.is_some()
-            || self.threshold.is_some()
-            || self.dry_run
-            || self.shard.is_some()
-    }
-
-    /// When steps may start: `--start-at` and `--barrier`.
-    fn gate(&self) -> fathom_run::gate::Gate {
-        fathom_run::gate::Gate {
-            start_at: self.start_at,
-            barrier: self
-                .barrier
-                .clone()
-                .zip(self.barrier_hosts)
-                .map(|(dir, hosts)| fathom_run::gate::Barrier {
-                    dir,
-                    hosts,
-                    timeout: self.barrier_timeout,
-                }),
-        }
+        self.rounds.given() || self.dry_run || self.shard.is_some()
     }
 
     /// The flags an experiment file sets itself; given with one, they are an error.
@@ -227,7 +183,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         keep_data: args.keep_data,
         existing_data: args.existing_data,
         calibrate: !args.no_calibrate,
-        gate: args.gate(),
+        gate: args.gate.gate(),
         ..Place::default()
     };
     crate::interrupt::install_handler();
@@ -305,12 +261,7 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
             file.display()
         );
     }
-    let rounds = experiment::RoundsInput {
-        repeats: args.repeats.clone(),
-        base: args.base.clone(),
-        threshold: args.threshold,
-    };
-    let mut exp = Experiment::load_with(file, &args.drive, &rounds)?;
+    let mut exp = Experiment::load_with(file, &args.drive, &args.rounds)?;
     if let Some(shard) = args.shard {
         if exp.rounds.adaptive() {
             anyhow::bail!(
@@ -321,7 +272,7 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
         }
         exp.shard = Some(shard);
     }
-    exp.gate = args.gate();
+    exp.gate = args.gate.gate();
     if args.dry_run {
         print!("{}", experiment::plan(&exp)?);
         return Ok(());

@@ -25,13 +25,13 @@ pub struct ServeArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub settings: Vec<String>,
     /// Where the server's data directory goes (created; must be empty).
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     pub data_dir: PathBuf,
     /// Limit the server's memory, page cache included (e.g. 256m).
-    #[arg(long)]
+    #[arg(long, value_name = "SIZE")]
     pub memory_limit: Option<String>,
     /// Also write the URL to this file once the server is ready (for scripts).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub url_file: Option<PathBuf>,
 }
 

@@ -20,6 +20,45 @@ pub struct Barrier {
     pub timeout: Duration,
 }
 
+/// The flags that make several client hosts start their steps together.
+#[derive(clap::Args, Clone, Debug)]
+#[command(next_help_heading = "Several client hosts")]
+pub struct GateInput {
+    /// Hold the first step until this time: RFC 3339 UTC (2026-11-26T07:00:00Z) or Unix
+    /// seconds; for client hosts started by a scheduler at different moments.
+    #[arg(long, value_name = "TIME", value_parser = parse_start_at)]
+    pub start_at: Option<SystemTime>,
+    /// A directory every client host shares (the results volume): before each step, with its
+    /// clients ready, each host marks itself there and waits for the others
+    /// (--barrier-hosts), so steps start together. A fresh directory per coordinated run.
+    #[arg(long, value_name = "DIR", requires = "barrier_hosts")]
+    pub barrier: Option<PathBuf>,
+    /// How many hosts meet at the barrier.
+    #[arg(long, value_name = "N", requires = "barrier")]
+    pub barrier_hosts: Option<usize>,
+    /// How long a host waits at the barrier for the others before failing.
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = fathom_core::units::parse_duration)]
+    pub barrier_timeout: Duration,
+}
+
+impl GateInput {
+    /// When steps may start, as the flags say.
+    pub fn gate(&self) -> Gate {
+        Gate {
+            start_at: self.start_at,
+            barrier: self
+                .barrier
+                .clone()
+                .zip(self.barrier_hosts)
+                .map(|(dir, hosts)| Barrier {
+                    dir,
+                    hosts,
+                    timeout: self.barrier_timeout,
+                }),
+        }
+    }
+}
+
 /// When a run's steps may start.
 #[derive(Clone, Debug, Default)]
 pub struct Gate {

@@ -47,35 +47,36 @@ pub struct WorkloadInput {
 /// How every run of one invocation is driven: `fathom run`'s flags below, or the same keys at
 /// an experiment file's top level.
 #[derive(clap::Args, Clone, Debug, Default)]
+#[command(next_help_heading = "Driving each run")]
 pub struct DriveInput {
     /// Length of each timed step (sets the workload's `duration` parameter; with an
     /// experiment file, overrides the file's).
-    #[arg(long)]
+    #[arg(long, value_name = "DURATION")]
     pub duration: Option<String>,
     /// Limit the engine's memory, page cache included (e.g. 256m), with a cgroup child group
     /// (as root, or in a cgroup delegated to you: see the README's `--memory-limit`).
-    #[arg(long)]
+    #[arg(long, value_name = "SIZE")]
     pub memory_limit: Option<String>,
     /// Open loop: total intended operations per second for every timed step (loads and other
     /// fixed-work steps stay closed loop); latency then counts from each operation's intended
     /// start.
-    #[arg(long)]
+    #[arg(long, value_name = "OPS_PER_SEC")]
     pub rate: Option<f64>,
     /// Spacing of open-loop arrivals: uniform or poisson [default: poisson].
-    #[arg(long)]
+    #[arg(long, value_name = "uniform|poisson")]
     pub arrivals: Option<String>,
     /// Open-loop queueing: per-client (each client its own arrivals) or shared (one stream
     /// at the total rate, each idle client taking the next arrival, as LinkbenchX's
     /// requesters) [default: per-client].
-    #[arg(long)]
+    #[arg(long, value_name = "per-client|shared")]
     pub queue: Option<String>,
     /// Seconds between interval records [default: 1s].
-    #[arg(long)]
+    #[arg(long, value_name = "DURATION")]
     pub interval: Option<String>,
     /// The C allocator an embedded engine runs with: glibc (the default), tcmalloc (as
     /// MongoDB links it) or jemalloc, preloaded into a process of its own for the run
     /// (`scripts/setup.sh --allocators` installs them).
-    #[arg(long)]
+    #[arg(long, value_name = "glibc|tcmalloc|jemalloc")]
     pub allocator: Option<String>,
     /// Sample where each timed step's CPU goes with Linux perf (call graphs of fathom's
     /// process and the server's, over the step's measured span): folded stacks per step,

@@ -36,11 +36,29 @@ impl Rounds {
 }
 
 /// The command line's say over an experiment's rounds (`--repeats`, `--base`, `--threshold`).
-#[derive(Clone, Debug, Default)]
+#[derive(clap::Args, Clone, Debug, Default)]
+#[command(next_help_heading = "Experiment rounds")]
 pub struct RoundsInput {
+    /// An experiment's repeats: a count (5), or a range (3..12) that runs at least 3 rounds and
+    /// then, up to 12, another round of the cells whose comparison with the base is undecided
+    /// [default: the file's `repeats`].
+    #[arg(long, value_name = "N|MIN..MAX")]
     pub repeats: Option<String>,
+    /// The setup an experiment's other setups are compared with, as `fathom compare --base`
+    /// [default: the file's `base`, else the first setup].
+    #[arg(long, value_name = "SETUP")]
     pub base: Option<String>,
+    /// The band of relative change that counts as the same, for an experiment's verdicts
+    /// [default: the file's `threshold`, else 3%].
+    #[arg(long, value_name = "PERCENT", value_parser = fathom_core::units::parse_threshold)]
     pub threshold: Option<f64>,
+}
+
+impl RoundsInput {
+    /// Whether any of them was given.
+    pub fn given(&self) -> bool {
+        self.repeats.is_some() || self.base.is_some() || self.threshold.is_some()
+    }
 }
 
 /// More repeats than this is a typo, and would make a matrix too large to hold.
