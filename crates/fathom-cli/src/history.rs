@@ -12,25 +12,8 @@ use std::path::Path;
 
 #[derive(Args)]
 pub struct HistoryArgs {
-    #[arg(long)]
-    pub engine: String,
-    #[arg(long)]
-    pub workload: String,
-    #[arg(long)]
-    pub step: String,
-    /// Only this setup's runs, or the setups a pattern names (`*.buffered`, with --by-version:
-    /// every release's buffered setup in version order).
-    #[arg(long)]
-    pub setup: Option<String>,
-    /// Only runs that started at or after this time (RFC 3339, 2026-11-01T00:00:00Z).
-    #[arg(long)]
-    pub since: Option<String>,
-    /// ops_per_sec, p50, p99, cpu_us, write_kb, reads, db_gb or rss_gb.
-    #[arg(long, default_value = "ops_per_sec")]
-    pub figure: String,
-    /// Order the runs by engine version instead of by when they started.
-    #[arg(long)]
-    pub by_version: bool,
+    #[command(flatten)]
+    pub filter: Filter,
     /// The results database: a SQLite file's path or a PostgreSQL URL
     /// (postgres://USER@HOST:PORT/DB) [default: results/fathom.db].
     #[arg(long, value_name = "PATH|URL")]
@@ -88,23 +71,17 @@ fn table(h: &History, figure: &str) -> Table {
 pub fn run(args: &HistoryArgs) -> anyhow::Result<()> {
     let store = fathom_run::records::Store::parse(args.store.as_deref(), Path::new("results"))
         .map_err(anyhow::Error::msg)?;
-    let filter = Filter {
-        engine: args.engine.clone(),
-        workload: args.workload.clone(),
-        step: args.step.clone(),
-        setup: args.setup.clone(),
-        since: args.since.clone(),
-        figure: args.figure.clone(),
-        by_version: args.by_version,
-    };
-    let h = store.history(&filter)?;
+    let filter = &args.filter;
+    let figure = &filter.figure.name();
+    let h = store.history(filter)?;
     let title = format!(
         "{} of {} {} on {}{}",
-        args.figure,
-        args.workload,
-        args.step,
-        args.engine,
-        args.setup
+        figure,
+        filter.workload,
+        filter.step,
+        filter.engine,
+        filter
+            .setup
             .as_ref()
             .map_or(String::new(), |s| format!(" ({s})"))
     );
@@ -112,15 +89,15 @@ pub fn run(args: &HistoryArgs) -> anyhow::Result<()> {
     chart.shown = Shown::Page;
     chart.charts.push(Chart::Line(LineChart {
         title: title.clone(),
-        x_label: if args.by_version {
+        x_label: if filter.by_version {
             "run, by version"
         } else {
             "run"
         }
         .into(),
-        y_label: args.figure.clone(),
+        y_label: figure.clone(),
         lines: vec![Line {
-            name: args.figure.clone(),
+            name: figure.clone(),
             points: h
                 .points
                 .iter()
@@ -136,13 +113,13 @@ pub fn run(args: &HistoryArgs) -> anyhow::Result<()> {
         runs: Vec::new(),
         main: Titled {
             title: "history".into(),
-            table: table(&h, &args.figure),
+            table: table(&h, figure),
         },
         sections: vec![chart],
         intervals: None,
         notes: format!(
             "{}changes by E-divisive means (alpha 1, permutation test of 999 shuffles, p <= 0.01, at least 3 runs a side)\n",
-            change_lines(&h, &args.figure)
+            change_lines(&h, figure)
         ),
         json: None,
     };

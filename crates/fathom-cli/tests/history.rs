@@ -89,5 +89,25 @@ fn history_finds_the_shift_at_run_20_and_none_without_it() {
     assert_holds(&dom, &["<svg", "readrandom on null"]);
 
     let e = err(&history_of(&db, &["--figure", "speed"]));
-    assert_holds(&e, &["no figure `speed`", "ops_per_sec, p50"]);
+    assert_holds(&e, &["--figure", "speed", "ops_per_sec, p50"]);
+    // A figure under another column's name (p99_us), and --since as a time, not as text.
+    let p99 = ok(&history_of(&db, &["--setup", "steady", "--figure", "p99"]));
+    assert_eq!(
+        p99.lines().filter(|l| l.contains("steady")).count(),
+        30,
+        "{p99}"
+    );
+    let all = ok(&history_of(
+        &db,
+        &["--setup", "steady", "--since", "946684800"],
+    ));
+    assert_eq!(
+        all.lines().filter(|l| l.contains("steady")).count(),
+        30,
+        "{all}"
+    );
+    let e = err(&history_of(&db, &["--since", "2100-01-01T00:00:00Z"]));
+    assert_holds(&e, &["no finished run of step `readrandom`"]);
+    let e = err(&history_of(&db, &["--since", "2026-11-01"]));
+    assert_holds(&e, &["--since", "expected an RFC 3339 UTC time"]);
 }

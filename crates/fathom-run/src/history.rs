@@ -5,31 +5,71 @@
 use crate::records::{Database, Store, Value};
 use fathom_core::changepoint::{self, Change, Search};
 
-/// The figures a history can follow: the name `--figure` takes and its column in `steps`.
-pub const FIGURES: &[(&str, &str)] = &[
-    ("ops_per_sec", "ops_per_sec"),
-    ("p50", "p50_us"),
-    ("p99", "p99_us"),
-    ("cpu_us", "cpu_us"),
-    ("write_kb", "write_kb"),
-    ("reads", "reads"),
-    ("db_gb", "db_gb"),
-    ("rss_gb", "rss_gb"),
-];
+/// The figures a history can follow, as `--figure` names them.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[value(rename_all = "snake_case")]
+pub enum Figure {
+    /// Operations per second.
+    #[default]
+    OpsPerSec,
+    /// Median latency, microseconds.
+    P50,
+    /// 99th percentile latency, microseconds.
+    P99,
+    /// Host CPU per operation, microseconds.
+    CpuUs,
+    /// KB written to the device per operation.
+    WriteKb,
+    /// Disk reads per operation.
+    Reads,
+    /// The database's size on disk, GB.
+    DbGb,
+    /// The engine's resident memory, GB.
+    RssGb,
+}
 
-/// Which runs a history follows.
-#[derive(Clone, Debug, Default)]
+impl Figure {
+    /// The name `--figure` takes.
+    pub fn name(self) -> String {
+        use clap::ValueEnum;
+        let value = self.to_possible_value().expect("no figure is hidden");
+        value.get_name().to_string()
+    }
+
+    /// Its column in the `steps` table: the name, but for the latencies' unit.
+    fn column(self) -> String {
+        match self {
+            Figure::P50 | Figure::P99 => format!("{}_us", self.name()),
+            other => other.name(),
+        }
+    }
+}
+
+/// Which runs a history follows: `fathom history`'s flags.
+#[derive(clap::Args, Clone, Debug, Default)]
 pub struct Filter {
+    /// The engine whose runs to follow (as recorded: `rocksdb`, `postgres`, ...).
+    #[arg(long)]
     pub engine: String,
+    /// The workload they ran.
+    #[arg(long)]
     pub workload: String,
+    /// The step whose figure to follow (`readrandom`, `oltp_point_select`, ...).
+    #[arg(long)]
     pub step: String,
-    /// A setup's name, or a pattern of names (`*.buffered`: every release's buffered setup).
+    /// Only this setup's runs, or the setups a pattern names (`*.buffered`, with --by-version:
+    /// every release's buffered setup in version order).
+    #[arg(long, value_name = "SETUP|PATTERN")]
     pub setup: Option<String>,
-    /// Runs that started at or after this RFC 3339 time.
-    pub since: Option<String>,
-    /// One of `FIGURES`' names.
-    pub figure: String,
-    /// Order by engine version (then start) rather than by start.
+    /// Only runs that started at or after this time: RFC 3339 UTC (2026-11-01T00:00:00Z) or
+    /// Unix seconds.
+    #[arg(long, value_name = "TIME", value_parser = crate::gate::parse_start_at)]
+    pub since: Option<std::time::SystemTime>,
+    /// The figure to follow.
+    #[arg(long, value_enum, default_value_t)]
+    pub figure: Figure,
+    /// Order the runs by engine version instead of by when they started.
+    #[arg(long)]
     pub by_version: bool,
 }
 
@@ -46,21 +86,6 @@ pub struct Point {
 pub struct History {
     pub points: Vec<Point>,
     pub changes: Vec<Change>,
-}
-
-/// The column of a figure's name, or an error listing the names.
-fn column(figure: &str) -> anyhow::Result<&'static str> {
-    FIGURES
-        .iter()
-        .find(|(name, _)| *name == figure)
-        .map(|(_, c)| *c)
-        .ok_or_else(|| {
-            let names: Vec<&str> = FIGURES.iter().map(|(n, _)| *n).collect();
-            anyhow::anyhow!(
-                "--figure: no figure `{figure}`; the figures are {}",
-                names.join(", ")
-            )
-        })
 }
 
 /// Orders engine versions as numbers where they are (8.10 after 8.9).
@@ -102,9 +127,12 @@ fn points(db: &mut dyn Database, filter: &Filter, column: &str) -> anyhow::Resul
         Value::Text(Some(filter.step.clone())),
     ];
     let mut since = "";
-    if let Some(t) = &filter.since {
+    if let Some(t) = filter.since {
         since = "AND runs.started_at >= ? ";
-        params.push(Value::Text(Some(t.clone())));
+        // Recorded start times are all this one form, so they compare as text.
+        let secs = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        let t = fathom_core::result::utc_timestamp(secs.as_secs());
+        params.push(Value::Text(Some(t)));
     }
     let sql = format!(
         "SELECT runs.started_at, runs.engine_version, runs.setup, steps.{column} \
@@ -135,7 +163,7 @@ fn points(db: &mut dyn Database, filter: &Filter, column: &str) -> anyhow::Resul
 impl Store {
     /// The history `filter` asks for, with its changes.
     pub fn history(&self, filter: &Filter) -> anyhow::Result<History> {
-        let column = column(&filter.figure)?;
+        let column = &filter.figure.column();
         let Some(mut db) = self.connect(false)? else {
             anyhow::bail!("--store off: no results database to read");
         };
