@@ -53,11 +53,22 @@ pub fn specs<T: Knobs>() -> Vec<Spec> {
             let target = reference
                 .and_then(|r| resolve(&schema.definitions, &r))
                 .unwrap_or_else(|| outer.clone());
+            // A list of an enum's names: the names, comma-separated.
+            let item = target.array.as_ref().and_then(|a| match a.items.as_ref()? {
+                SingleOrVec::Single(s) => match &**s {
+                    Schema::Object(o) => resolve(&schema.definitions, o.reference.as_ref()?),
+                    Schema::Bool(_) => None,
+                },
+                SingleOrVec::Vec(_) => None,
+            });
             let meta = outer.metadata.clone().unwrap_or_default();
             Spec {
                 name: name.clone(),
                 default: defaults.get(name).cloned().unwrap_or_default(),
-                values: meta.title.clone().unwrap_or_else(|| values(&target)),
+                values: meta.title.clone().unwrap_or_else(|| match &item {
+                    Some(item) => format!("{},...", values(item)),
+                    None => values(&target),
+                }),
                 help: meta.description.unwrap_or_default().replace('\n', " "),
             }
         })
@@ -128,6 +139,7 @@ fn values(o: &SchemaObject) -> String {
             InstanceType::Integer => "integer",
             InstanceType::Number => "number",
             InstanceType::Boolean => "bool",
+            InstanceType::Array => "list",
             _ => "text",
         },
         _ => "text",
@@ -141,22 +153,31 @@ pub fn record<T: Serialize>(p: &T) -> BTreeMap<String, String> {
     let serde_json::Value::Object(map) = value else {
         return BTreeMap::new();
     };
-    map.into_iter()
-        .map(|(k, v)| {
-            let text = match v {
-                serde_json::Value::String(s) => s,
-                // Whole numbers read as given (`95`, not `95.0`).
-                serde_json::Value::Number(n) => match n.as_f64() {
-                    Some(x) if n.is_f64() && x.fract() == 0.0 && x.abs() < 1e15 => {
-                        format!("{}", x as i64)
-                    }
-                    _ => n.to_string(),
-                },
-                other => other.to_string(),
-            };
-            (k, text)
-        })
-        .collect()
+    map.into_iter().map(|(k, v)| (k, written(v))).collect()
+}
+
+/// One knob's value as it is written (`oltp_read_only` for an enum's variant).
+pub fn text<T: Serialize>(value: &T) -> String {
+    written(serde_json::to_value(value).expect("knobs serialize"))
+}
+
+/// A value as a knob's text.
+fn written(v: serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s,
+        // Whole numbers read as given (`95`, not `95.0`).
+        serde_json::Value::Number(n) => match n.as_f64() {
+            Some(x) if n.is_f64() && x.fract() == 0.0 && x.abs() < 1e15 => {
+                format!("{}", x as i64)
+            }
+            _ => n.to_string(),
+        },
+        // A list as it is written: comma-separated.
+        serde_json::Value::Array(items) => {
+            items.into_iter().map(written).collect::<Vec<_>>().join(",")
+        }
+        other => other.to_string(),
+    }
 }
 
 /// Reads `given` into `T` over its defaults; errors name the knob as a `noun`
@@ -383,9 +404,31 @@ impl<'de> de::Deserializer<'de> for Text<'_> {
         visitor.visit_newtype_struct(self)
     }
 
+    /// A list: its items comma-separated (`oltp_point_select,oltp_read_only`).
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_seq(Items(self.0.split(',')))
+    }
+
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i128 u8 u16 u128 f32 char str string bytes byte_buf
-        unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
+        unit unit_struct tuple tuple_struct map struct identifier ignored_any
+    }
+}
+
+/// A list's items, each parsed as one knob's text; blanks between commas are passed over.
+struct Items<'a>(std::str::Split<'a, char>);
+
+impl<'de> de::SeqAccess<'de> for Items<'_> {
+    type Error = Error;
+
+    fn next_element_seed<T: de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, Error> {
+        match self.0.by_ref().map(str::trim).find(|item| !item.is_empty()) {
+            Some(item) => seed.deserialize(Text(item)).map(Some),
+            None => Ok(None),
+        }
     }
 }
 
@@ -439,6 +482,29 @@ mod tests {
             })
             .collect();
         super::read("parameter", &given)
+    }
+
+    /// A knob that is a list of an enum's names.
+    #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, default)]
+    struct Listed {
+        /// styles, in order
+        styles: Vec<Style>,
+    }
+
+    #[test]
+    fn lists_are_comma_separated_names() {
+        let given = |text: &str| BTreeMap::from([("styles".to_string(), text.to_string())]);
+        let l: Listed = super::read("parameter", &given("universal, leveled,")).unwrap();
+        assert_eq!(l.styles, [Style::Universal, Style::Leveled]);
+        assert_eq!(record(&l)["styles"], "universal,leveled");
+        let e = super::read::<Listed>("parameter", &given("leveled,tiered")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "parameter `styles`: `tiered` is not leveled or universal"
+        );
+        let spec = &specs::<Listed>()[0];
+        assert_eq!(spec.values, "leveled|universal,...");
     }
 
     #[test]

@@ -4,33 +4,32 @@
 
 use super::rand::SbRand;
 use fathom_core::result::QueryMix;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// sysbench's `c` and `pad` templates (§3.2).
 pub const C_TEMPLATE: &str =
     "###########-###########-###########-###########-###########-###########-###########-###########-###########-###########";
 pub const PAD_TEMPLATE: &str = "###########-###########-###########-###########-###########";
 
-/// The tests, as sysbench names them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The tests, named as sysbench names their scripts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum Test {
+    #[serde(rename = "oltp_point_select")]
     PointSelect,
+    #[serde(rename = "select_random_points")]
     RandomPoints,
+    #[serde(rename = "oltp_read_only")]
     ReadOnly,
+    #[serde(rename = "oltp_update_index")]
     UpdateIndex,
+    #[serde(rename = "oltp_update_non_index")]
     UpdateNonIndex,
+    #[serde(rename = "oltp_write_only")]
     WriteOnly,
+    #[serde(rename = "oltp_read_write")]
     ReadWrite,
 }
-
-pub const TESTS: &[(&str, Test)] = &[
-    ("oltp_point_select", Test::PointSelect),
-    ("select_random_points", Test::RandomPoints),
-    ("oltp_read_only", Test::ReadOnly),
-    ("oltp_update_index", Test::UpdateIndex),
-    ("oltp_update_non_index", Test::UpdateNonIndex),
-    ("oltp_write_only", Test::WriteOnly),
-    ("oltp_read_write", Test::ReadWrite),
-];
 
 /// The options that shape events (sysbench's defaults in `oltp_common.lua`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -123,8 +122,9 @@ pub struct Event {
 }
 
 impl Test {
-    pub fn by_name(name: &str) -> Option<Test> {
-        TESTS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+    /// Its name: its step's.
+    pub fn name(self) -> String {
+        fathom_core::knobs::text(&self)
     }
 
     fn reads(self) -> bool {

@@ -15,7 +15,7 @@ mod sql;
 
 use crate::params::{record, seed_or_clock, Params, Span, Switch};
 use crate::{NewClient, Workload, WorkloadEntry};
-use events::{Events, Rows, Shape, Test, TESTS};
+use events::{Events, Rows, Shape, Test};
 use fathom_core::capability::Need;
 use fathom_core::driver::StepPlan;
 use fathom_core::family::{Db, Family};
@@ -33,7 +33,7 @@ pub struct SysbenchParams {
     /// tests to run in order, comma-separated: oltp_point_select, select_random_points,
     /// oltp_read_only, oltp_update_index, oltp_update_non_index, oltp_write_only,
     /// oltp_read_write
-    tests: String,
+    tests: Vec<Test>,
     /// tables sbtest1..N (--tables)
     tables: u32,
     /// rows per table (--table-size)
@@ -94,7 +94,7 @@ pub struct SysbenchParams {
 impl Default for SysbenchParams {
     fn default() -> Self {
         SysbenchParams {
-            tests: "oltp_point_select".into(),
+            tests: vec![Test::PointSelect],
             tables: 1,
             table_size: 10_000,
             rand_type: RandKind::Special,
@@ -198,33 +198,18 @@ fn shape(p: &SysbenchParams) -> anyhow::Result<Shape> {
     Ok(shape)
 }
 
-/// The tests `tests` names, in order.
-fn tests(p: &SysbenchParams, shape: &Shape) -> anyhow::Result<Vec<Test>> {
-    let tests: Vec<Test> = p
-        .tests
-        .split(',')
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .map(|t| {
-            Test::by_name(t).ok_or_else(|| {
-                let names: Vec<_> = TESTS.iter().map(|(n, _)| *n).collect();
-                anyhow::anyhow!(
-                    "parameter `tests`: unknown test `{t}`; tests are: {}",
-                    names.join(", ")
-                )
-            })
-        })
-        .collect::<anyhow::Result<_>>()?;
-    if tests.contains(&Test::RandomPoints) && shape.tables != 1 {
+/// Checks the tests `tests` names against the shape.
+fn check_tests(p: &SysbenchParams, shape: &Shape) -> anyhow::Result<()> {
+    if p.tests.contains(&Test::RandomPoints) && shape.tables != 1 {
         anyhow::bail!("parameter `tests`: select_random_points needs tables=1 (as sysbench)");
     }
-    Ok(tests)
+    Ok(())
 }
 
 fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     let mut p: SysbenchParams = params.read("sysbench")?;
     let shape = shape(&p)?;
-    let tests = tests(&p, &shape)?;
+    check_tests(&p, &shape)?;
     p.seed = seed_or_clock(p.seed);
     let (duration, warmup) = (p.duration.value, p.warmup.value);
     let mut s = Sysbench {
@@ -248,12 +233,8 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         });
         s.work.push(Work::Prepare);
     }
-    for test in tests {
-        let name = TESTS
-            .iter()
-            .find(|(_, t)| *t == test)
-            .map(|(n, _)| *n)
-            .unwrap_or("");
+    for &test in &p.tests {
+        let name = test.name();
         // An event is a transaction: a write when any of its statements writes.
         let mix = test.mix(&s.shape);
         let role = if mix.write > 0.0 {
@@ -262,7 +243,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
             Role::Read
         };
         s.plans.push(StepPlan {
-            name: name.to_string(),
+            name,
             clients,
             duration: Some(duration),
             warmup,
@@ -383,7 +364,7 @@ mod tests {
     #[test]
     fn bad_parameters_say_what_is_accepted() {
         let e = |p: &[&str]| build_with(p, 1).err().unwrap().to_string();
-        assert!(e(&["tests=oltp_nope"]).contains("tests are: oltp_point_select"));
+        assert!(e(&["tests=oltp_nope"]).contains("`oltp_nope` is not oltp_point_select, "));
         let rand = e(&["rand_type=normal"]);
         assert!(
             rand.contains("rand_type")
