@@ -42,23 +42,23 @@ pub struct RunArgs {
     pub drive: DriveInput,
     /// Where run directories are written [default: results; for an experiment,
     /// results/NAME].
-    #[arg(long, value_name = "DIR", help_heading = "Results")]
+    #[arg(long, value_name = "DIR", help_heading = "Results and data")]
     pub results: Option<PathBuf>,
     /// Where the database lives (default: RESULTS/.data/RUN, removed after the run).
-    #[arg(long, value_name = "DIR", help_heading = "Results")]
+    #[arg(long, value_name = "DIR", help_heading = "Results and data")]
     pub data_dir: Option<PathBuf>,
     /// Keep the database after the run.
-    #[arg(long, help_heading = "Results")]
+    #[arg(long, help_heading = "Results and data")]
     pub keep_data: bool,
     /// Open the database an earlier run left in --data-dir (embedded engines), as db_bench's
     /// --use_existing_db: one step per process, e.g. `--param steps=readrandom`.
-    #[arg(long, requires = "data_dir", help_heading = "Results")]
+    #[arg(long, requires = "data_dir", help_heading = "Results and data")]
     pub existing_data: bool,
     /// Skip measuring the harness's own cost per operation on the null engine.
-    #[arg(long, help_heading = "Results")]
+    #[arg(long, help_heading = "Driving each run")]
     pub no_calibrate: bool,
     /// Report format printed at the end: text, md, csv, json, dbbench, sysbench, html.
-    #[arg(long, default_value = "text", help_heading = "Results")]
+    #[arg(long, default_value = "text", help_heading = "Results and data")]
     pub format: fathom_report::Format,
     #[command(flatten)]
     pub rounds: experiment::RoundsInput,
@@ -66,18 +66,18 @@ pub struct RunArgs {
     /// PostgreSQL URL (postgres://USER@HOST:PORT/DB, the schema made on first use) or `off`
     /// [default: fathom.db under the results root: RESULTS for a run, its parent for an
     /// experiment].
-    #[arg(long, value_name = "PATH|URL|off", help_heading = "Results")]
+    #[arg(long, value_name = "PATH|URL|off", help_heading = "Results and data")]
     pub store: Option<String>,
     #[command(flatten)]
     pub gate: fathom_run::gate::GateInput,
     /// Run a share of an experiment's cells: `K/N` (shard K of N, K from 1), or `auto` from a
     /// Kubernetes Indexed Job's or a Slurm array's variables. Every setup of a (repeat,
     /// workload, client count) runs on one shard; shards are balanced by expected time.
-    #[arg(long, value_name = "K/N|auto", value_parser = fathom_run::experiment::parse_shard, help_heading = "Experiment rounds")]
+    #[arg(long, value_name = "K/N|auto", value_parser = fathom_run::experiment::parse_shard, help_heading = "Experiments")]
     pub shard: Option<fathom_run::experiment::Shard>,
     /// Print an experiment's plan and run nothing: its runs and their steps, the time its
     /// timed steps take at the fewest and the most rounds, and the engine releases it needs.
-    #[arg(long, help_heading = "Experiment rounds")]
+    #[arg(long, help_heading = "Experiments")]
     pub dry_run: bool,
     /// Run only the Nth run of this command line and print its directory: how fathom runs an
     /// embedded engine under a memory limit in a process of its own (`supervise`).

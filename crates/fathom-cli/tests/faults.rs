@@ -98,10 +98,10 @@ fn signal(pid: u32, sig: i32) {
     unsafe { libc::kill(pid as i32, sig) };
 }
 
-/// Socket directories a process `pid` made in the temporary directory.
-fn socket_dirs_of(pid: u32) -> Vec<PathBuf> {
+/// The socket directories fathom `pid` made in `tmp`.
+fn socket_dirs_of(tmp: &Path, pid: u32) -> Vec<PathBuf> {
     let prefix = format!("fathom-{pid}-");
-    std::fs::read_dir(std::env::temp_dir())
+    std::fs::read_dir(tmp)
         .unwrap()
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
@@ -182,7 +182,7 @@ fn interrupt_and_resume(draw: &mut Draw, round: usize) {
     let left = processes_mentioning(results.to_str().unwrap());
     assert!(left.is_empty(), "{what}: still running: {left:?}\n{stderr}");
     assert!(
-        socket_dirs_of(pid).is_empty(),
+        socket_dirs_of(&std::env::temp_dir(), pid).is_empty(),
         "{what}: socket directories left"
     );
     assert!(
@@ -244,7 +244,9 @@ fn interrupted_at_random_points_every_finished_step_stays_and_a_resume_finishes(
 fn a_killed_fathom_leaves_no_server_and_the_next_run_removes_its_directories() {
     let dir = server_scratch();
     let results = dir.path().join("results");
-    let child = start_long_run("postgres", &results);
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let child = start_long_run_in("postgres", &results, &tmp);
     let pid = child.id();
     signal(pid, libc::SIGKILL);
     let _ = finish(child, 30, "SIGKILL");
@@ -254,15 +256,21 @@ fn a_killed_fathom_leaves_no_server_and_the_next_run_removes_its_directories() {
             .is_empty()),
         "a server outlived fathom"
     );
-    let sockets = socket_dirs_of(pid);
+    let sockets = socket_dirs_of(&tmp, pid);
     let markers = running_markers(&results);
     assert!(
         !sockets.is_empty() && !markers.is_empty(),
         "nothing left to clean?"
     );
-    let out = run(
-        "--engine postgres --workload sysbench --clients 1 --duration 1s --param table_size=500",
-        &results,
+    // In the killed run's TMPDIR, so that this run, and no other test's, finds what it left.
+    let out = fathom_with(
+        &format!(
+            "run --engine postgres --workload sysbench --clients 1 --duration 1s \
+             --param table_size=500 --results {}",
+            results.display()
+        ),
+        "TMPDIR",
+        &tmp,
     );
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     ok(&out);

@@ -275,6 +275,13 @@ pub fn no_server_left(dir: &Path) {
 /// Starts a sysbench run on `engine` into `results` with a 60 s timed step, and returns once
 /// that step (the run's second) is under way.
 pub fn start_long_run(engine: &str, results: &Path) -> Child {
+    start_long_run_in(engine, results, &std::env::temp_dir())
+}
+
+/// `start_long_run` with `tmp` for its `TMPDIR`, where a server's socket directory goes: out
+/// of reach of the other tests' runs, each of which removes the socket directories of dead
+/// fathoms it finds in its own.
+pub fn start_long_run_in(engine: &str, results: &Path, tmp: &Path) -> Child {
     let line = format!(
         "run --engine {engine} --workload sysbench --clients 2 --duration 60s \
          --param table_size=2000 --results"
@@ -282,6 +289,7 @@ pub fn start_long_run(engine: &str, results: &Path) -> Child {
     let child = Command::new(env!("CARGO_BIN_EXE_fathom"))
         .args(line.split_whitespace())
         .arg(results)
+        .env("TMPDIR", tmp)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

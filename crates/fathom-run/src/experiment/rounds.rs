@@ -37,7 +37,7 @@ impl Rounds {
 
 /// The command line's say over an experiment's rounds (`--repeats`, `--base`, `--threshold`).
 #[derive(clap::Args, Clone, Debug, Default)]
-#[command(next_help_heading = "Experiment rounds")]
+#[command(next_help_heading = "Experiments")]
 pub struct RoundsInput {
     /// An experiment's repeats: a count (5), or a range (3..12) that runs at least 3 rounds and
     /// then, up to 12, another round of the cells whose comparison with the base is undecided
