@@ -24,7 +24,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub workload: Option<String>,
     /// The engine's own options string, in its own syntax; `@FILE` reads it from a file.
-    #[arg(long)]
+    #[arg(long, value_name = "OPTIONS|@FILE")]
     pub setup: Option<String>,
     /// A label for this setup in reports (default: the engine name).
     #[arg(long)]

@@ -19,7 +19,7 @@ pub struct ServeArgs {
     #[arg(long)]
     pub engine: String,
     /// The server's own settings (my.cnf or postgresql.conf lines); `@FILE` reads them.
-    #[arg(long)]
+    #[arg(long, value_name = "LINES|@FILE")]
     pub setup: Option<String>,
     /// fathom's engine settings, KEY=VALUE, repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
