@@ -1,8 +1,32 @@
 //! What the workloads' tests share: opening a real engine in a scratch directory, and running a
 //! workload's steps the way the driver would, without its clock.
 
+use crate::params::Params;
 use crate::Workload;
 use fathom_core::family::{Db, Engine};
+
+/// A workload's `build`.
+type Build = fn(&Params, usize) -> anyhow::Result<Box<dyn Workload>>;
+
+/// The workload `build` makes of `KEY=VALUE` parameters for `clients` clients.
+pub fn build_from(
+    build: Build,
+    pairs: &[&str],
+    clients: usize,
+) -> anyhow::Result<Box<dyn Workload>> {
+    let p = Params::parse(&pairs.iter().map(|s| s.to_string()).collect::<Vec<_>>())?;
+    build(&p, clients)
+}
+
+/// Asserts that `build` refuses each set of parameters with an error holding its text.
+pub fn assert_refused(build: Build, cases: &[(&[&str], &str)]) {
+    for (pairs, wanted) in cases {
+        match build_from(build, pairs, 1) {
+            Ok(_) => panic!("{pairs:?} was accepted"),
+            Err(e) => assert!(e.to_string().contains(wanted), "{pairs:?}: {e}"),
+        }
+    }
+}
 
 /// Opens engine `name` in `dir` with fathom's `settings` (`KEY=VALUE`).
 pub fn open(name: &str, dir: &std::path::Path, settings: &[(&str, &str)]) -> Engine {

@@ -3,20 +3,15 @@
 //! every row has exactly its index entries.
 
 use super::*;
-use crate::testing::drive;
+use crate::testing::{assert_refused, build_from, drive};
 
 fn open(name: &str, dir: &std::path::Path) -> fathom_core::family::Engine {
     crate::testing::open(name, dir, &[])
 }
 
-fn build_with(pairs: &[&str], clients: usize) -> anyhow::Result<Box<dyn Workload>> {
-    let p = Params::parse(&pairs.iter().map(|s| s.to_string()).collect::<Vec<_>>())?;
-    build(&p, clients)
-}
-
 #[test]
 fn the_step_sequence_of_ra_sh() {
-    let w = build_with(&["rows=1000", "write_rows=500", "query_secs=5s"], 2).unwrap();
+    let w = build_from(build, &["rows=1000", "write_rows=500", "query_secs=5s"], 2).unwrap();
     let names: Vec<_> = w.steps().iter().map(|s| s.name.as_str()).collect();
     assert_eq!(
         names,
@@ -47,13 +42,20 @@ fn the_step_sequence_of_ra_sh() {
 
 #[test]
 fn bad_parameters_say_what_is_expected() {
-    let e = |p: &[&str]| build_with(p, 1).err().unwrap().to_string();
-    assert!(e(&["steps=l.i0,qz100"]).contains("unknown step `qz100`"));
-    assert!(e(&["steps=qr"]).contains("needs a rate"));
-    assert!(e(&["secondary_indexes=4"]).contains("expected 0 to 3"));
-    assert!(e(&["index_style=new"]).contains("current or classic"));
-    assert!(e(&["secondary_indexes=0", "steps=qr100"]).contains("secondary_indexes is 0"));
-    assert!(e(&["data_length_min=30"]).contains("min <= max"));
+    assert_refused(
+        build,
+        &[
+            (&["steps=l.i0,qz100"], "unknown step `qz100`"),
+            (&["steps=qr"], "needs a rate"),
+            (&["secondary_indexes=4"], "expected 0 to 3"),
+            (&["index_style=new"], "current or classic"),
+            (
+                &["secondary_indexes=0", "steps=qr100"],
+                "secondary_indexes is 0",
+            ),
+            (&["data_length_min=30"], "min <= max"),
+        ],
+    );
 }
 
 const SMALL: &[&str] = &[
@@ -88,7 +90,7 @@ fn sql_of(engine: &fathom_core::family::Engine) -> &dyn fathom_core::sql::SqlEng
 fn on_sqlite_sql_the_tables_stay_the_same_size_and_lose_their_oldest_rows() {
     let (_dir, engine) = sqlite_sql();
     let sql = sql_of(&engine);
-    let w = build_with(SMALL, 2).unwrap();
+    let w = build_from(build, SMALL, 2).unwrap();
     let done = drive(w.as_ref(), engine.db(), 200);
     // l.i1: 800 rows in batches of 50 → 16 inserts over 2 clients, and their deleters' 16.
     assert_eq!((done[2][kind("insert")], done[2][kind("delete")]), (16, 16));
@@ -120,7 +122,8 @@ fn on_sqlite_sql_the_tables_stay_the_same_size_and_lose_their_oldest_rows() {
 fn a_query_step_lasts_until_the_inserters_have_written_their_rows() {
     let (_dir, engine) = sqlite_sql();
     let sql = sql_of(&engine);
-    let w = build_with(
+    let w = build_from(
+        build,
         &["rows=400", "steps=l.i0,qp100", "query_secs=1s", "seed=3"],
         2,
     )
@@ -218,7 +221,7 @@ fn on_kv(
     let engine = open(name, dir.path());
     let mut pairs = SMALL.to_vec();
     pairs.push(extra);
-    let w = build_with(&pairs, 2).unwrap();
+    let w = build_from(build, &pairs, 2).unwrap();
     let done = drive(w.as_ref(), engine.db(), rounds);
     let p = Params::parse(&pairs.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
     (

@@ -3,15 +3,10 @@
 //! count row is made wrong; and, on a fake store, what the check does with drifted counts.
 
 use super::*;
-use crate::testing::{drive, open};
+use crate::testing::{assert_refused, build_from, drive, open};
 use fathom_core::driver::{Client, LatencyFrom};
 use fathom_core::family::Engine;
 use fathom_core::pace::Spacing;
-
-fn build_with(pairs: &[&str], clients: usize) -> anyhow::Result<Box<dyn Workload>> {
-    let p = Params::parse(&pairs.iter().map(|s| s.to_string()).collect::<Vec<_>>())?;
-    build(&p, clients)
-}
 
 const SMALL: &[&str] = &["maxid1=3001", "requests=1500", "seed=11"];
 
@@ -32,7 +27,7 @@ fn expected_links() -> i64 {
 }
 
 fn run_on(engine: &Engine) -> Vec<Vec<usize>> {
-    let w = build_with(SMALL, 2).unwrap();
+    let w = build_from(build, SMALL, 2).unwrap();
     let done = drive(w.as_ref(), engine.db(), 0);
     // load, request, check.
     assert_eq!(done.len(), 3);
@@ -90,7 +85,7 @@ fn on_sqlite_sql_the_graph_loads_the_mix_runs_and_counts_stay_right() {
         "UPDATE counttable SET count = count + 1 WHERE rowid = (SELECT min(rowid) FROM counttable)",
     )
     .unwrap();
-    let w = build_with(&["maxid1=3001", "steps=check"], 1).unwrap();
+    let w = build_from(build, &["maxid1=3001", "steps=check"], 1).unwrap();
     w.prepare_step(engine.db(), 0).unwrap();
     let mut check = w.client(engine.db(), 0, 0).unwrap();
     let e = check.next().unwrap_err().to_string();
@@ -113,19 +108,23 @@ fn on_kv_engines_counts_stay_right_through_transactions() {
 
 #[test]
 fn bad_parameters_say_what_is_expected() {
-    let e = |p: &[&str]| build_with(p, 1).err().unwrap().to_string();
-    assert!(e(&["fix=everything"]).contains("fixes are update_link"));
-    assert!(e(&["getnode=50"]).contains("sum to"));
-    assert!(e(&["maxid1=1"]).contains("startid1 < maxid1"));
-    assert!(e(&["read_shape=0"]).contains("read_shape"));
-    assert!(e(&["steps=load,nap"]).contains("unknown step `nap`"));
-    assert!(e(&["requestrate=-5"]).contains("requestrate"));
-    assert!(e(&["statements=binary"]).contains("original, text or prepared"));
+    assert_refused(
+        build,
+        &[
+            (&["fix=everything"], "fixes are update_link"),
+            (&["getnode=50"], "sum to"),
+            (&["maxid1=1"], "startid1 < maxid1"),
+            (&["read_shape=0"], "read_shape"),
+            (&["steps=load,nap"], "unknown step `nap`"),
+            (&["requestrate=-5"], "requestrate"),
+            (&["statements=binary"], "original, text or prepared"),
+        ],
+    );
 }
 
 #[test]
 fn requestrate_throttles_the_request_steps_only() {
-    let w = build_with(&["requestrate=50", "request_steps=2"], 3).unwrap();
+    let w = build_from(build, &["requestrate=50", "request_steps=2"], 3).unwrap();
     let rated: Vec<_> = w
         .steps()
         .iter()
@@ -139,7 +138,7 @@ fn requestrate_throttles_the_request_steps_only() {
         assert_eq!(o.latency_from, LatencyFrom::Start);
     }
     assert_eq!(rated[3], ("check", None));
-    let flat_out = build_with(&[], 3).unwrap();
+    let flat_out = build_from(build, &[], 3).unwrap();
     assert!(flat_out.steps().iter().all(|s| s.open_loop.is_none()));
 }
 
@@ -166,7 +165,7 @@ fn failures_of(w: &dyn Workload, engine: &Engine) -> (usize, Option<String>) {
 fn failed_requests_are_tolerated_up_to_max_failed_requests() {
     let dir = tempfile::tempdir().unwrap();
     let engine = open("sqlite-sql", dir.path(), &[]);
-    let load = build_with(&["maxid1=301", "seed=3", "steps=load"], 1).unwrap();
+    let load = build_from(build, &["maxid1=301", "seed=3", "steps=load"], 1).unwrap();
     drive(load.as_ref(), engine.db(), 0);
     let Engine::Sql(sql) = &engine else {
         panic!("sqlite-sql is a sql engine")
@@ -178,7 +177,7 @@ fn failed_requests_are_tolerated_up_to_max_failed_requests() {
     let requests = |max: &str| {
         let max = format!("max_failed_requests={max}");
         let p = ["maxid1=301", "seed=3", "steps=request", &max];
-        build_with(&p, 1).unwrap()
+        build_from(build, &p, 1).unwrap()
     };
     let (failed, e) = failures_of(requests("5").as_ref(), &engine);
     let e = e.expect("the sixth failure ends the requester");
