@@ -8,14 +8,18 @@ use fathom_core::family::{Db, Engine};
 /// A workload's `build`.
 type Build = fn(&Params, usize) -> anyhow::Result<Box<dyn Workload>>;
 
+/// `KEY=VALUE` pairs as `--param` gives them.
+pub fn params(pairs: &[&str]) -> anyhow::Result<Params> {
+    Params::parse(&pairs.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+}
+
 /// The workload `build` makes of `KEY=VALUE` parameters for `clients` clients.
 pub fn build_from(
     build: Build,
     pairs: &[&str],
     clients: usize,
 ) -> anyhow::Result<Box<dyn Workload>> {
-    let p = Params::parse(&pairs.iter().map(|s| s.to_string()).collect::<Vec<_>>())?;
-    build(&p, clients)
+    build(&params(pairs)?, clients)
 }
 
 /// Asserts that `build` refuses each set of parameters with an error holding its text.

@@ -14,8 +14,9 @@ fn benchmark_compare() -> Vec<&'static str> {
 }
 
 fn steps(args: &[&str], clients: usize) -> anyhow::Result<Vec<StepPlan>> {
-    let p = Params::parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())?;
-    Ok(build(&p, clients)?.steps().to_vec())
+    Ok(crate::testing::build_from(build, args, clients)?
+        .steps()
+        .to_vec())
 }
 
 #[test]
@@ -91,8 +92,8 @@ fn under_universal_compaction_the_sequence_skips_the_waits() {
 #[test]
 fn revrange_seeks_among_a_hundred_keys_as_benchmark_compare_runs_it() {
     let space = |args: &[&str]| {
-        let p = Params::parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>());
-        sequence(&p.unwrap(), 2).unwrap().key_space
+        let p = crate::testing::params(args).unwrap();
+        sequence(&p, 2).unwrap().key_space
     };
     assert_eq!(space(&["steps=revrange,readrandom"]), [100, 1_000_000]);
     assert_eq!(space(&["steps=revrange", "revrange_keys=0"]), [1_000_000]);

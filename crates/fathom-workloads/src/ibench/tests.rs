@@ -223,7 +223,7 @@ fn on_kv(
     pairs.push(extra);
     let w = build_from(build, &pairs, 2).unwrap();
     let done = drive(w.as_ref(), engine.db(), rounds);
-    let p = Params::parse(&pairs.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
+    let p = crate::testing::params(&pairs).unwrap();
     (
         dir,
         engine,
