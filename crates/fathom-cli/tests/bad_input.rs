@@ -179,6 +179,16 @@ const RESULT_FILES: &[(&str, &str, &[&str], &[&str])] = &[
         &["merge"],
         &["01-fillseq.hlog"],
     ),
+    // Cut at a line's end, so what is left still reads: short of the step's operations.
+    (
+        "steps/01-fillseq.hlog",
+        "halflines",
+        &["merge"],
+        &[
+            "01-fillseq.hlog",
+            "operations where the step's summary counts",
+        ],
+    ),
 ];
 
 const ALL: &[&str] = &["report", "json", "intervals", "compare", "merge"];
@@ -228,6 +238,11 @@ fn corrupt(file: &Path, how: &str) {
         "truncate" => text[..text.len() / 2].to_vec(),
         "garbage" => b"\x00\xff not json at all".to_vec(),
         "empty" => Vec::new(),
+        "halflines" => {
+            let t = String::from_utf8(text).unwrap();
+            let lines: Vec<&str> = t.lines().collect();
+            (lines[..lines.len() / 2].join("\n") + "\n").into_bytes()
+        }
         // A number where the file has a string, or a string where it has a number.
         "wrongtype" => {
             let t = String::from_utf8(text).unwrap();

@@ -49,6 +49,40 @@ pub fn read_log(path: &Path, into: &mut Logged) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The operations a log holds, its background writers' left out (as a step's `ops`).
+fn operations(logged: &Logged) -> u64 {
+    logged
+        .iter()
+        .filter(|((_, tag), _)| !tag.starts_with("bg."))
+        .map(|(_, (_, h))| h.len())
+        .sum()
+}
+
+/// Reads run `r`'s histogram log of step `i` and adds it into `into`, once it is seen to hold
+/// the operations the step's summary counts: a log cut at a line's end still reads, and would
+/// otherwise be found short only in the merged sum, without its name.
+fn add_checked_log(r: &LoadedRun, i: usize, into: &mut Logged) -> anyhow::Result<()> {
+    let step = &r.steps[i];
+    let path = r.histogram_log(step);
+    let mut own = Logged::new();
+    read_log(&path, &mut own)?;
+    let held = operations(&own);
+    if held != step.ops {
+        anyhow::bail!(
+            "{}: holds {held} operations where the step's summary counts {} (a cut or damaged log)",
+            path.display(),
+            step.ops
+        );
+    }
+    for (key, (length, h)) in own {
+        let slot = into.entry(key).or_insert_with(|| (length, new_histogram()));
+        slot.1
+            .add(&h)
+            .map_err(|e| anyhow::anyhow!("{}: {e:?}", path.display()))?;
+    }
+    Ok(())
+}
+
 fn write_log(path: &Path, step: &str, logged: &Logged) -> anyhow::Result<()> {
     let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
     let mut serializer = V2DeflateSerializer::new();
@@ -239,7 +273,7 @@ pub fn merge(runs: &[LoadedRun], out: &Path) -> anyhow::Result<std::path::PathBu
         let mut logged = Logged::new();
         let mut intervals = Vec::new();
         for r in runs {
-            read_log(&r.histogram_log(&r.steps[i]), &mut logged)?;
+            add_checked_log(r, i, &mut logged)?;
             intervals.push(r.intervals(&r.steps[i])?);
         }
         let (summary, merged) = merge_step(&parts, &logged, &intervals)
