@@ -1,5 +1,5 @@
-//! Parsing of the sizes and durations users type (`400m`, `2GiB`, `90s`, `1h30m`), with
-//! errors that say what was expected.
+//! Parsing of the sizes, durations and times users type (`400m`, `2GiB`, `90s`, `1h30m`,
+//! `2026-11-26T07:00:00Z`), with errors that say what was expected.
 
 use std::time::Duration;
 
@@ -118,6 +118,20 @@ pub fn format_duration(d: Duration) -> String {
     } else {
         format!("{}s", ms / 1000)
     }
+}
+
+/// A moment a user names (`--start-at`, `--since`): an RFC 3339 UTC time
+/// (`2026-11-26T07:00:00Z`) or Unix seconds.
+pub fn parse_time(text: &str) -> Result<std::time::SystemTime, String> {
+    let secs = match text.trim().parse::<u64>() {
+        Ok(s) => s,
+        Err(_) => crate::result::parse_utc_timestamp(text.trim()).ok_or_else(|| {
+            format!(
+                "`{text}`: expected an RFC 3339 UTC time (2026-11-26T07:00:00Z) or Unix seconds"
+            )
+        })?,
+    };
+    Ok(std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(secs))
 }
 
 #[cfg(test)]

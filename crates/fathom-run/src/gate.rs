@@ -5,6 +5,7 @@
 
 use anyhow::Context;
 use fathom_core::interrupt;
+use fathom_core::units::parse_time;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -26,7 +27,7 @@ pub struct Barrier {
 pub struct GateInput {
     /// Hold the first step until this time: RFC 3339 UTC (2026-11-26T07:00:00Z) or Unix
     /// seconds; for client hosts started by a scheduler at different moments.
-    #[arg(long, value_name = "TIME", value_parser = parse_start_at)]
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
     pub start_at: Option<SystemTime>,
     /// A directory every client host shares (the results volume): before each step, with its
     /// clients ready, each host marks itself there and waits for the others
@@ -134,19 +135,6 @@ fn ready(dir: &std::path::Path) -> anyhow::Result<Vec<String>> {
     Ok(names)
 }
 
-/// `--start-at`: an RFC 3339 UTC time (`2026-11-26T07:00:00Z`) or Unix seconds.
-pub fn parse_start_at(text: &str) -> Result<SystemTime, String> {
-    let secs = match text.trim().parse::<u64>() {
-        Ok(s) => s,
-        Err(_) => fathom_core::result::parse_utc_timestamp(text.trim()).ok_or_else(|| {
-            format!(
-                "`{text}`: expected an RFC 3339 UTC time (2026-11-26T07:00:00Z) or Unix seconds"
-            )
-        })?,
-    };
-    Ok(SystemTime::UNIX_EPOCH + Duration::from_secs(secs))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,9 +156,9 @@ mod tests {
         std::fs::write(dir.path().join("01-fillseq/other.1"), b"").unwrap();
         barrier.meet(1, "fillseq").unwrap();
         assert_eq!(
-            parse_start_at("2026-11-26T07:00:00Z"),
+            parse_time("2026-11-26T07:00:00Z"),
             Ok(SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_676_400))
         );
-        assert!(parse_start_at("soon").unwrap_err().contains("RFC 3339"));
+        assert!(parse_time("soon").unwrap_err().contains("RFC 3339"));
     }
 }

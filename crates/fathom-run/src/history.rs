@@ -63,7 +63,7 @@ pub struct Filter {
     pub setup: Option<String>,
     /// Only runs that started at or after this time: RFC 3339 UTC (2026-11-01T00:00:00Z) or
     /// Unix seconds.
-    #[arg(long, value_name = "TIME", value_parser = crate::gate::parse_start_at)]
+    #[arg(long, value_name = "TIME", value_parser = fathom_core::units::parse_time)]
     pub since: Option<std::time::SystemTime>,
     /// The figure to follow.
     #[arg(long, value_enum, default_value_t)]
