@@ -79,26 +79,29 @@ pub fn filesystem(dir: &Path) -> Option<String> {
 /// `None` when neither is limited.
 pub fn cgroup_limits() -> Option<String> {
     use crate::cgroup::own_dir;
-    let number = |dir: Option<std::path::PathBuf>, file: &str| -> Option<f64> {
-        read(dir?.join(file))?.parse().ok()
+    let number = |dir: &Option<std::path::PathBuf>, file: &str| -> Option<f64> {
+        read(dir.as_ref()?.join(file))?.parse().ok()
     };
+    let v2 = own_dir("");
     let mut limits = Vec::new();
-    let cpu = own_dir("")
+    let cpu = v2
+        .as_ref()
         .and_then(|d| read(d.join("cpu.max")))
         .and_then(|t| {
             let (q, p) = t.split_once(' ')?;
             Some((q.parse::<f64>().ok()?, p.parse::<f64>().ok()?))
         })
         .or_else(|| {
-            let q = number(own_dir("cpu"), "cpu.cfs_quota_us")?;
-            let p = number(own_dir("cpu"), "cpu.cfs_period_us")?;
+            let v1 = own_dir("cpu");
+            let q = number(&v1, "cpu.cfs_quota_us")?;
+            let p = number(&v1, "cpu.cfs_period_us")?;
             (q > 0.0).then_some((q, p))
         });
     if let Some((q, p)) = cpu {
         limits.push(format!("cpu {:.2} cores", q / p));
     }
-    let memory = number(own_dir(""), "memory.max")
-        .or_else(|| number(own_dir("memory"), "memory.limit_in_bytes"))
+    let memory = number(&v2, "memory.max")
+        .or_else(|| number(&own_dir("memory"), "memory.limit_in_bytes"))
         .filter(|b| *b < (1u64 << 60) as f64);
     if let Some(b) = memory {
         limits.push(format!("memory {:.1}G", b / crate::units::GIB));
