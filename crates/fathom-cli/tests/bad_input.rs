@@ -85,7 +85,7 @@ const ENGINE_INPUT: &[Case] = &[
     case("run --engine postgres --workload sysbench --setup listen_addresses='*'", &["listen_addresses", "unix socket"]),
     case("run --engine mongodb --workload sysbench --set transactions=maybe", &["transactions", "maybe", "auto, on or off"]),
     case("run --engine mongodb --workload sysbench --set write_concern=lots", &["write_concern", "lots", "majority"]),
-    case("run --engine mongodb --workload sysbench --set journal=yes", &["journal", "yes", "true or false"]),
+    case("run --engine mongodb --workload sysbench --set journal=maybe", &["journal", "maybe", "expected on or off"]),
     case("run --engine mongodb --workload sysbench --set read_concern=fresh", &["read_concern", "fresh", "snapshot"]),
     case("run --engine mongodb --workload sysbench --set url=postgres://x", &["url", "postgres://x", "MongoDB URL"]),
     case("run --engine mongodb --workload sysbench --set url=mongodb://127.0.0.1:1 --set pid=1,x", &["pid", "`x`"]),
@@ -127,6 +127,9 @@ const EXPERIMENTS: &[(&str, &[&str])] = &[
     ("name = \"x\"\n[[setup]]\nname = \"a\"\nengine = \"null\"\noptions_file = \"missing.options\"\n[[workload]]\nname = \"dbbench\"", &["bad.toml", "missing.options"]),
     ("name = \"x\"\n[[setup]]\nname = \"a\"\nengine = \"null\"\n[[setup]]\nname = \"a\"\nengine = \"null\"\n[[workload]]\nname = \"dbbench\"", &["bad.toml", "`a`"]),
     ("name = \"x\"\nrepeats = 0\n[[setup]]\nname = \"a\"\nengine = \"null\"\n[[workload]]\nname = \"dbbench\"", &["bad.toml", "repeats"]),
+    ("name = \"x\"\nrate = 10\narrivals = \"sometimes\"", &["bad.toml", "line 3", "`uniform` or `poisson`"]),
+    ("name = \"x\"\nallocator = \"hoard\"", &["bad.toml", "line 2", "`glibc`, `tcmalloc`, `jemalloc`"]),
+    ("name = \"x\"\norder = [\"setup\", \"setup\", \"clients\", \"repeat\"]\n[[setup]]\nname = \"a\"\nengine = \"null\"\n[[workload]]\nname = \"dbbench\"", &["bad.toml", "order", "each once"]),
     ("this is not toml", &["bad.toml"]),
 ];
 

@@ -456,7 +456,7 @@ fn an_allocator_is_preloaded_into_a_process_of_its_own() {
         ),
         (
             "--engine rocksdb --allocator hoard --workload dbbench",
-            "(glibc, tcmalloc, jemalloc)",
+            "possible values: glibc, tcmalloc, jemalloc",
         ),
         (
             "--engine rocksdb --set version=5.9.2 --allocator tcmalloc --workload dbbench",

@@ -42,10 +42,11 @@ pub fn specs<T: Knobs>() -> Vec<Spec> {
                 Schema::Object(o) => o.clone(),
                 Schema::Bool(_) => SchemaObject::default(),
             };
-            // A field of an enum type refers to the enum's schema, directly or in `allOf`.
+            // A field of an enum type refers to the enum's schema, directly, in `allOf`, or
+            // (an optional one) first in `anyOf`.
             let reference = outer.reference.clone().or_else(|| {
-                let all = outer.subschemas.as_ref()?.all_of.as_ref()?;
-                match all.first()? {
+                let subs = outer.subschemas.as_ref()?;
+                match subs.all_of.as_ref().or(subs.any_of.as_ref())?.first()? {
                     Schema::Object(o) => o.reference.clone(),
                     Schema::Bool(_) => None,
                 }
@@ -176,6 +177,8 @@ fn written(v: serde_json::Value) -> String {
         serde_json::Value::Array(items) => {
             items.into_iter().map(written).collect::<Vec<_>>().join(",")
         }
+        // An optional knob left unset: empty, as it is given.
+        serde_json::Value::Null => String::new(),
         other => other.to_string(),
     }
 }
@@ -383,8 +386,13 @@ impl<'de> de::Deserializer<'de> for Text<'_> {
         visitor.visit_f64(self.number()?)
     }
 
+    /// An optional knob: empty text leaves it unset.
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        visitor.visit_some(self)
+        if self.0.is_empty() {
+            visitor.visit_none()
+        } else {
+            visitor.visit_some(self)
+        }
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -505,6 +513,38 @@ mod tests {
         );
         let spec = &specs::<Listed>()[0];
         assert_eq!(spec.values, "leveled|universal,...");
+    }
+
+    /// Knobs that may be left unset (a server's default).
+    #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields, default)]
+    struct Optional {
+        /// a style, or the server's
+        style: Option<Style>,
+        /// a switch, or the server's
+        sync: Option<Switch>,
+    }
+
+    #[test]
+    fn optional_knobs_are_unset_when_empty() {
+        let given = |k: &str, v: &str| BTreeMap::from([(k.to_string(), v.to_string())]);
+        let o: Optional = super::read("setting", &given("style", "")).unwrap();
+        assert_eq!(o.style, None);
+        assert_eq!(record(&o)["style"], "");
+        let o: Optional = super::read("setting", &given("style", "universal")).unwrap();
+        assert_eq!(o.style, Some(Style::Universal));
+        let o: Optional = super::read("setting", &given("sync", "off")).unwrap();
+        assert_eq!(
+            (o.sync.as_ref().unwrap().value, record(&o)["sync"].as_str()),
+            (false, "off")
+        );
+        let e = super::read::<Optional>("setting", &given("style", "tiered")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "setting `style`: `tiered` is not leveled or universal"
+        );
+        let values: Vec<String> = specs::<Optional>().into_iter().map(|s| s.values).collect();
+        assert_eq!(values, ["leveled|universal", "bool"]);
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub struct SetupInput {
     /// This setup's memory limit, over the one every run has.
     pub memory_limit: Option<String>,
     /// This setup's C allocator, over the one every run has (`allocator` below).
-    pub allocator: Option<String>,
+    pub allocator: Option<AllocatorName>,
     /// Profile this setup's steps (`true`) or not (`false`), over the experiment's `profile`.
     pub profile: Option<bool>,
     /// Workload parameters this setup's runs take over the workload's own (a universal
@@ -62,22 +62,19 @@ pub struct DriveInput {
     /// start.
     #[arg(long, value_name = "OPS_PER_SEC")]
     pub rate: Option<f64>,
-    /// Spacing of open-loop arrivals: uniform or poisson [default: poisson].
-    #[arg(long, value_name = "uniform|poisson")]
-    pub arrivals: Option<String>,
-    /// Open-loop queueing: per-client (each client its own arrivals) or shared (one stream
-    /// at the total rate, each idle client taking the next arrival, as LinkbenchX's
-    /// requesters) [default: per-client].
-    #[arg(long, value_name = "per-client|shared")]
-    pub queue: Option<String>,
+    /// Spacing of open-loop arrivals [default: poisson].
+    #[arg(long, value_enum)]
+    pub arrivals: Option<Arrivals>,
+    /// Open-loop queueing [default: per-client].
+    #[arg(long, value_enum)]
+    pub queue: Option<Queue>,
     /// Seconds between interval records [default: 1s].
     #[arg(long, value_name = "DURATION")]
     pub interval: Option<String>,
-    /// The C allocator an embedded engine runs with: glibc (the default), tcmalloc (as
-    /// MongoDB links it) or jemalloc, preloaded into a process of its own for the run
-    /// (`scripts/setup.sh --allocators` installs them).
-    #[arg(long, value_name = "glibc|tcmalloc|jemalloc")]
-    pub allocator: Option<String>,
+    /// The C allocator an embedded engine runs with, preloaded into a process of its own for
+    /// the run (`scripts/setup.sh --allocators` installs them) [default: glibc].
+    #[arg(long, value_enum)]
+    pub allocator: Option<AllocatorName>,
     /// Sample where each timed step's CPU goes with Linux perf (call graphs of fathom's
     /// process and the server's, over the step's measured span): folded stacks per step,
     /// flame graphs in the HTML report, top functions in the others.
@@ -86,6 +83,40 @@ pub struct DriveInput {
     /// Samples per second per CPU for --profile [default: 99].
     #[arg(long, value_name = "HZ")]
     pub profile_hz: Option<u32>,
+}
+
+/// How open-loop arrivals are spaced (`--arrivals`, an experiment's `arrivals`).
+#[derive(clap::ValueEnum, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Arrivals {
+    /// Every 1/rate seconds.
+    Uniform,
+    /// Exponential gaps: a Poisson process.
+    Poisson,
+}
+
+/// Who takes an open-loop arrival (`--queue`, an experiment's `queue`).
+#[derive(clap::ValueEnum, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Queue {
+    /// Each client its own arrivals at its share of the rate.
+    PerClient,
+    /// One stream at the total rate, each idle client taking the next arrival, as
+    /// LinkbenchX's requesters.
+    Shared,
+}
+
+/// A C allocator an embedded engine can run with (`--allocator`, an experiment's or a
+/// setup's `allocator`).
+#[derive(clap::ValueEnum, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum AllocatorName {
+    /// glibc's malloc, which fathom is linked with.
+    Glibc,
+    /// gperftools' tcmalloc, as MongoDB links it.
+    Tcmalloc,
+    /// jemalloc.
+    Jemalloc,
 }
 
 /// A table of scalars (strings, numbers, booleans) read as the strings `--set`/`--param` would

@@ -4,7 +4,7 @@
 //! once, so the command line and experiment files cannot drift apart. Errors name the flag
 //! or the file's key and what was expected.
 
-use crate::input::{DriveInput, SetupInput, WorkloadInput};
+use crate::input::{AllocatorName, Arrivals, DriveInput, Queue, SetupInput, WorkloadInput};
 use anyhow::Context;
 use fathom_core::capability::{Need, Offer};
 use fathom_core::driver::{LatencyFrom, OpenLoop, StepPlan};
@@ -211,7 +211,7 @@ pub fn resolve_setup(
     fathom_engines::settings::validate(engine.name, &(engine.settings)(), &setup.settings)
         .map_err(|e| anyhow::anyhow!("{}: {e}", keys.setup("settings")))?;
     let profile_hz = profile_hz(setup, engine, drive, keys)?;
-    let allocator = match (&setup.allocator, &drive.allocator) {
+    let allocator = match (setup.allocator, drive.allocator) {
         (Some(a), _) => Some((a, keys.setup("allocator"))),
         (None, Some(a)) => Some((a, keys.drive("allocator"))),
         (None, None) => None,
@@ -245,28 +245,24 @@ pub struct Allocator {
     pub library: &'static str,
 }
 
-/// The allocators `--allocator` knows: Debian's libraries (`scripts/setup.sh --allocators`).
-const ALLOCATORS: &[Allocator] = &[
-    Allocator {
-        name: "tcmalloc",
-        library: "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4",
-    },
-    Allocator {
-        name: "jemalloc",
-        library: "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2",
-    },
-];
-
 impl Allocator {
-    /// The allocator `name` (at `key`); None for glibc's.
-    fn named(name: &str, engine: &EngineEntry, key: &str) -> anyhow::Result<Option<Allocator>> {
-        if name == "glibc" {
-            return Ok(None);
-        }
-        let Some(a) = ALLOCATORS.iter().find(|a| a.name == name) else {
-            anyhow::bail!(
-                "{key}: `{name}` is not an allocator fathom knows (glibc, tcmalloc, jemalloc)"
-            );
+    /// The allocator `name` (at `key`), checked for `engine`; None for glibc's.
+    fn named(
+        name: AllocatorName,
+        engine: &EngineEntry,
+        key: &str,
+    ) -> anyhow::Result<Option<Allocator>> {
+        // Debian's libraries (`scripts/setup.sh --allocators`).
+        let a = match name {
+            AllocatorName::Glibc => return Ok(None),
+            AllocatorName::Tcmalloc => Allocator {
+                name: "tcmalloc",
+                library: "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4",
+            },
+            AllocatorName::Jemalloc => Allocator {
+                name: "jemalloc",
+                library: "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2",
+            },
         };
         if engine.server {
             anyhow::bail!(
@@ -277,12 +273,13 @@ impl Allocator {
         }
         if !Path::new(a.library).exists() {
             anyhow::bail!(
-                "{key}: {name} is not installed ({} is missing); install it with \
+                "{key}: {} is not installed ({} is missing); install it with \
                  `scripts/setup.sh --allocators`",
+                a.name,
                 a.library
             );
         }
-        Ok(Some(a.clone()))
+        Ok(Some(a))
     }
 
     /// A release loaded at run time (`version`, `library`) is deep-bound (its own dependencies
@@ -450,22 +447,11 @@ pub fn read_options_file(path: &Path, engine: &EngineEntry) -> anyhow::Result<St
 
 /// Open-loop arrivals from a rate, a spacing name and a queue name.
 fn open_loop(drive: &DriveInput, keys: &Keys) -> anyhow::Result<Option<OpenLoop>> {
-    let spacing = match drive.arrivals.as_deref().unwrap_or("poisson") {
-        "uniform" => Spacing::Uniform,
-        "poisson" => Spacing::Poisson,
-        other => anyhow::bail!(
-            "{}: expected uniform or poisson, got `{other}`",
-            keys.drive("arrivals")
-        ),
+    let spacing = match drive.arrivals.unwrap_or(Arrivals::Poisson) {
+        Arrivals::Uniform => Spacing::Uniform,
+        Arrivals::Poisson => Spacing::Poisson,
     };
-    let shared = match drive.queue.as_deref().unwrap_or("per-client") {
-        "per-client" => false,
-        "shared" => true,
-        other => anyhow::bail!(
-            "{}: expected per-client or shared, got `{other}`",
-            keys.drive("queue")
-        ),
-    };
+    let shared = drive.queue == Some(Queue::Shared);
     let given = drive.arrivals.is_some() || drive.queue.is_some();
     match drive.rate {
         Some(r) if r > 0.0 && r.is_finite() => Ok(Some(OpenLoop {
@@ -559,7 +545,7 @@ mod tests {
             .to_string();
         assert!(e.starts_with("interval: at least 100ms"), "{e}");
         let d = DriveInput {
-            queue: Some("shared".into()),
+            queue: Some(Queue::Shared),
             ..Default::default()
         };
         let e = flags(&setup("null"), &w, &d).unwrap_err().to_string();

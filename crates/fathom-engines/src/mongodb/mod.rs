@@ -5,11 +5,12 @@
 //! mongod's.
 
 use crate::netbuf::Endpoint;
-use crate::settings::{self, specs, Size};
+use crate::settings::{self, specs, Size, Switch};
 use crate::{EngineConfig, EngineEntry};
 use anyhow::Context;
 use fathom_core::doc::bson::{doc, Bson, Document};
 use fathom_core::doc::{DocEngine, DocSession, Index};
+use fathom_core::knobs;
 use fathom_core::target::{Counters, Identity, Maintenance, Target};
 use mongodb::options::{
     Acknowledgment, ClientOptions, IndexOptions, ReadConcern, ServerAddress, Tls, WriteConcern,
@@ -50,11 +51,9 @@ pub struct MongoSettings {
     #[schemars(title = "0|1|N|majority")]
     write_concern: String,
     /// journal acknowledgment of writes (the write concern's j); empty: the server's default
-    #[schemars(title = "true|false")]
-    journal: String,
+    journal: Option<Switch>,
     /// read concern of every read; empty: the server's default
-    #[schemars(title = "local|majority|available|linearizable|snapshot")]
-    read_concern: String,
+    read_concern: Option<ReadLevel>,
     /// multi-document transactions: auto (when the server is a replica set or mongos), on or
     /// off; workloads that wrap writes in a transaction send them alone without
     transactions: Transactions,
@@ -80,14 +79,15 @@ enum Transactions {
     Off,
 }
 
-impl Transactions {
-    fn name(self) -> &'static str {
-        match self {
-            Transactions::Auto => "auto",
-            Transactions::On => "on",
-            Transactions::Off => "off",
-        }
-    }
+/// The read concern of every read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum ReadLevel {
+    Local,
+    Majority,
+    Available,
+    Linearizable,
+    Snapshot,
 }
 
 /// The sessions' client library.
@@ -110,8 +110,8 @@ impl Default for MongoSettings {
             data_dir: String::new(),
             database: "fathom".into(),
             write_concern: String::new(),
-            journal: String::new(),
-            read_concern: String::new(),
+            journal: None,
+            read_concern: None,
             transactions: Transactions::Auto,
             version: ferretdb::VERSION.into(),
             cache_size: Size::new("256m"),
@@ -139,7 +139,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn DocEngine>> {
         Transactions::Off => Some(false),
     };
     // The user's input is checked before any server starts.
-    let (write, read) = (write_concern(&s)?, read_concern(&s.read_concern)?);
+    let (write, read) = (write_concern(&s)?, read_concern(s.read_concern));
     let (url, pids, backend) = server(config, &s)?;
     let mut options = ClientOptions::parse(&url)
         .run()
@@ -223,15 +223,19 @@ fn effective(
     let used = if transactions { "used" } else { "not used" };
     e.insert(
         "fathom.transactions".into(),
-        format!("{} ({used})", s.transactions.name()),
+        format!("{} ({used})", knobs::text(&s.transactions)),
     );
     for (k, v) in [
-        ("write_concern", &s.write_concern),
-        ("journal", &s.journal),
-        ("read_concern", &s.read_concern),
+        ("write_concern", knobs::text(&s.write_concern)),
+        ("journal", knobs::text(&s.journal)),
+        ("read_concern", knobs::text(&s.read_concern)),
     ] {
-        let v = if v.is_empty() { "server default" } else { v };
-        e.insert(k.into(), v.to_string());
+        let v = if v.is_empty() {
+            "server default".into()
+        } else {
+            v
+        };
+        e.insert(k.into(), v);
     }
     if let Some(f) = backend {
         e.extend(f.effective());
@@ -240,7 +244,7 @@ fn effective(
 }
 
 fn write_concern(s: &MongoSettings) -> anyhow::Result<Option<WriteConcern>> {
-    if s.write_concern.is_empty() && s.journal.is_empty() {
+    if s.write_concern.is_empty() && s.journal.is_none() {
         return Ok(None);
     }
     let w = match s.write_concern.as_str() {
@@ -250,27 +254,18 @@ fn write_concern(s: &MongoSettings) -> anyhow::Result<Option<WriteConcern>> {
             anyhow::anyhow!("setting `write_concern`: `{n}` is not a number of nodes or majority")
         })?)),
     };
-    let journal = match s.journal.as_str() {
-        "" => None,
-        "true" => Some(true),
-        "false" => Some(false),
-        j => anyhow::bail!("setting `journal`: `{j}` is not true or false"),
-    };
+    let journal = s.journal.as_ref().map(|j| j.value);
     Ok(Some(WriteConcern::builder().w(w).journal(journal).build()))
 }
 
-fn read_concern(level: &str) -> anyhow::Result<Option<ReadConcern>> {
-    Ok(Some(match level {
-        "" => return Ok(None),
-        "local" => ReadConcern::local(),
-        "majority" => ReadConcern::majority(),
-        "available" => ReadConcern::available(),
-        "linearizable" => ReadConcern::linearizable(),
-        "snapshot" => ReadConcern::snapshot(),
-        other => anyhow::bail!(
-            "setting `read_concern`: `{other}` is not local, majority, available, linearizable or snapshot"
-        ),
-    }))
+fn read_concern(level: Option<ReadLevel>) -> Option<ReadConcern> {
+    Some(match level? {
+        ReadLevel::Local => ReadConcern::local(),
+        ReadLevel::Majority => ReadConcern::majority(),
+        ReadLevel::Available => ReadConcern::available(),
+        ReadLevel::Linearizable => ReadConcern::linearizable(),
+        ReadLevel::Snapshot => ReadConcern::snapshot(),
+    })
 }
 
 /// The server's version as reports show it: mongod's own, or FerretDB's with the MongoDB

@@ -3,16 +3,26 @@
 
 use super::rounds::{repeats_of, Rounds, RoundsInput};
 use super::{Cell, Experiment};
-use crate::input::{DriveInput, SetupInput, WorkloadInput};
+use crate::input::{AllocatorName, Arrivals, DriveInput, Queue, SetupInput, WorkloadInput};
 use crate::resolve::{resolve, Keys};
 use anyhow::Context;
 use fathom_core::store::slug;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// A loop of the experiment's matrix (`order`).
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Loop {
+    Repeat,
+    Workload,
+    Clients,
+    Setup,
+}
+
 /// The loops of the matrix, outermost first, when the file does not say.
-pub const DEFAULT_ORDER: [&str; 4] = ["repeat", "workload", "clients", "setup"];
+pub const DEFAULT_ORDER: [Loop; 4] = [Loop::Repeat, Loop::Workload, Loop::Clients, Loop::Setup];
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
@@ -32,14 +42,14 @@ struct ExperimentFile {
     decide: Option<Vec<String>>,
     #[serde(default)]
     exclude_disturbed: bool,
-    order: Option<Vec<String>>,
+    order: Option<Vec<Loop>>,
     duration: Option<String>,
     interval: Option<String>,
     memory_limit: Option<String>,
-    allocator: Option<String>,
+    allocator: Option<AllocatorName>,
     rate: Option<f64>,
-    arrivals: Option<String>,
-    queue: Option<String>,
+    arrivals: Option<Arrivals>,
+    queue: Option<Queue>,
     #[serde(default)]
     profile: bool,
     profile_hz: Option<u32>,
@@ -84,10 +94,10 @@ impl Experiment {
             duration: cli.duration.clone().or(spec.duration.clone()),
             interval: spec.interval.clone(),
             memory_limit: spec.memory_limit.clone(),
-            allocator: spec.allocator.clone(),
+            allocator: spec.allocator,
             rate: spec.rate,
-            arrivals: spec.arrivals.clone(),
-            queue: spec.queue.clone(),
+            arrivals: spec.arrivals,
+            queue: spec.queue,
             profile: spec.profile || cli.profile,
             profile_hz: cli.profile_hz.or(spec.profile_hz),
         };
@@ -207,48 +217,51 @@ fn rounds(spec: &ExperimentFile, given: &RoundsInput) -> anyhow::Result<Rounds> 
     })
 }
 
-/// The loops of the matrix, outermost first.
-fn order(given: Option<Vec<String>>) -> anyhow::Result<Vec<String>> {
-    let order = given.unwrap_or_else(|| DEFAULT_ORDER.iter().map(|s| s.to_string()).collect());
+/// The loops of the matrix, outermost first: each of the four once.
+fn order(given: Option<Vec<Loop>>) -> anyhow::Result<[Loop; 4]> {
+    let Some(order) = given else {
+        return Ok(DEFAULT_ORDER);
+    };
     let mut sorted = order.clone();
     sorted.sort();
-    let mut expected = DEFAULT_ORDER.to_vec();
-    expected.sort();
-    if sorted != expected {
-        anyhow::bail!(
-            "order: expected the four loops {DEFAULT_ORDER:?} in some order, outermost first; got {order:?}"
-        );
+    sorted.dedup();
+    match <[Loop; 4]>::try_from(order.as_slice()) {
+        Ok(four) if sorted.len() == 4 => Ok(four),
+        _ => anyhow::bail!(
+            "order: expected the four loops repeat, workload, clients and setup, each once, \
+             outermost first; got {}",
+            serde_json::to_string(&order)?
+        ),
     }
-    Ok(order)
 }
 
 /// The cells in the order the loops nest, outermost first.
 fn matrix(
-    order: &[String],
+    order: &[Loop; 4],
     repeats: usize,
     workloads: usize,
     clients: &[usize],
     setups: usize,
 ) -> Vec<Cell> {
-    let len = |dim: &str| match dim {
-        "repeat" => repeats,
-        "workload" => workloads,
-        "clients" => clients.len(),
-        _ => setups,
+    let len = |l: Loop| match l {
+        Loop::Repeat => repeats,
+        Loop::Workload => workloads,
+        Loop::Clients => clients.len(),
+        Loop::Setup => setups,
     };
-    let total: usize = order.iter().map(|d| len(d)).product();
+    let total: usize = order.iter().map(|&l| len(l)).product();
     (0..total)
         .map(|mut n| {
             let mut at = BTreeMap::new();
-            for dim in order.iter().rev() {
-                at.insert(dim.as_str(), n % len(dim));
-                n /= len(dim);
+            for &l in order.iter().rev() {
+                at.insert(l, n % len(l));
+                n /= len(l);
             }
             Cell {
-                repeat: at["repeat"] + 1,
-                workload: at["workload"],
-                clients: clients[at["clients"]],
-                setup: at["setup"],
+                repeat: at[&Loop::Repeat] + 1,
+                workload: at[&Loop::Workload],
+                clients: clients[at[&Loop::Clients]],
+                setup: at[&Loop::Setup],
             }
         })
         .collect()
