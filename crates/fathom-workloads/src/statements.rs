@@ -4,8 +4,11 @@
 //! differ from sysbench's prepared statements.
 
 use fathom_core::sql::Dialect;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Statements {
     /// As the original client on this database (the workload says which that is).
     Original,
@@ -16,17 +19,6 @@ pub enum Statements {
 }
 
 impl Statements {
-    pub fn parse(s: &str) -> anyhow::Result<Statements> {
-        match s {
-            "original" => Ok(Statements::Original),
-            "text" => Ok(Statements::Text),
-            "prepared" => Ok(Statements::Prepared),
-            other => anyhow::bail!(
-                "parameter `statements`: expected original, text or prepared, got `{other}`"
-            ),
-        }
-    }
-
     /// Whether statements go as text on `dialect`, where the original client sent text on
     /// `original_text` dialects.
     pub fn text_on(self, dialect: Dialect, original_text: &[Dialect]) -> anyhow::Result<bool> {
@@ -49,7 +41,7 @@ mod tests {
     #[test]
     fn the_original_sends_text_where_its_client_did() {
         let mysql = [Dialect::MariaDb];
-        let o = Statements::parse("original").unwrap();
+        let o = Statements::Original;
         assert!(o.text_on(Dialect::MariaDb, &mysql).unwrap());
         assert!(!o.text_on(Dialect::Postgres, &mysql).unwrap());
         assert!(!Statements::Prepared
@@ -59,6 +51,5 @@ mod tests {
             .text_on(Dialect::Postgres, &mysql)
             .unwrap_err();
         assert!(err.to_string().contains("MariaDB only"), "{err}");
-        assert!(Statements::parse("binary").is_err());
     }
 }

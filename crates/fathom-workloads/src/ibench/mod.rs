@@ -86,7 +86,7 @@ pub struct IbenchParams {
     seed: u64,
     /// how SQL statements are sent: original (SQL text to MariaDB, as iibench.py's MySQLdb;
     /// prepared to PostgreSQL, as iibench.py there), text (MariaDB only) or prepared
-    statements: String,
+    statements: Statements,
 }
 
 impl Default for IbenchParams {
@@ -115,7 +115,7 @@ impl Default for IbenchParams {
             customers: 100_000,
             max_price: 500,
             seed: 0,
-            statements: "original".into(),
+            statements: Statements::Original,
         }
     }
 }
@@ -249,7 +249,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         work: Vec::new(),
         resolved: record(&p),
         current: PerStep::default(),
-        statements: Statements::parse(&p.statements)?,
+        statements: p.statements,
     };
     let sizes = Sizes {
         per_client: |total: u64| total.div_ceil(dop),

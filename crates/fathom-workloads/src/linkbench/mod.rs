@@ -47,7 +47,7 @@ use std::sync::Arc;
 #[serde(deny_unknown_fields, default)]
 pub struct LinkBenchParams {
     /// steps in order: load, request, check
-    steps: String,
+    steps: Vec<Step>,
     /// ids are [startid1, maxid1) (LinkBench's default 10000001)
     maxid1: u64,
     /// first id
@@ -124,14 +124,14 @@ pub struct LinkBenchParams {
     /// original quirks to correct, comma-separated: update_link (UPDATE_LINK calls updateLink,
     /// not the addLink upsert), write_blend (write_uncorr_* are read), type_split (links split
     /// evenly across types), motif_length (the configured motif length)
-    fix: String,
+    fix: Vec<Fix>,
     /// random seed; 0 picks one from the clock (recorded)
     seed: u64,
     /// how SQL statements are sent: original (text on MariaDB, as LinkStoreMysql: the values
     /// written into the SQL, autocommit off, each operation's COMMIT sent with its last
     /// statement; prepared on PostgreSQL and SQLite, which have no original store), text, or
     /// prepared (prepared once; writes between BEGIN and COMMIT, reads in autocommit)
-    statements: String,
+    statements: Statements,
     /// MariaDB: linktable's partitions by id1 (create_innodb.sql's 16); 0 for none
     partitions: u64,
 }
@@ -139,7 +139,7 @@ pub struct LinkBenchParams {
 impl Default for LinkBenchParams {
     fn default() -> Self {
         LinkBenchParams {
-            steps: "load,request,check".into(),
+            steps: vec![Step::Load, Step::Request, Step::Check],
             maxid1: 100_001,
             startid1: 1,
             link_type_count: 2,
@@ -175,15 +175,39 @@ impl Default for LinkBenchParams {
             node_update_shape: 0.606,
             link_multiget_prob: 0.382,
             motif_length: 128,
-            fix: String::new(),
+            fix: Vec::new(),
             seed: 0,
-            statements: "original".into(),
+            statements: Statements::Original,
             partitions: 16,
         }
     }
 }
 
-const FIXES: &[&str] = &["update_link", "write_blend", "type_split", "motif_length"];
+/// A step of LinkBench's run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Step {
+    /// The graph's nodes, links and counts, by the loaders and the node loader.
+    Load,
+    /// The request mix, for `duration` or `requests` (in `request_steps` parts).
+    Request,
+    /// Every count against its visible links.
+    Check,
+}
+
+/// An original quirk `fix` corrects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Fix {
+    /// UPDATE_LINK calls updateLink, not the addLink upsert.
+    UpdateLink,
+    /// write_uncorr_* are read (the original reads read_uncorr_* for writes).
+    WriteBlend,
+    /// Links split evenly across types.
+    TypeSplit,
+    /// The configured motif length (the original always uses 512).
+    MotifLength,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Work {
@@ -218,23 +242,6 @@ fn zipf(start: i64, end: i64, (shape, theta): (&str, f64)) -> anyhow::Result<Acc
         .map_err(|e| anyhow::anyhow!("parameter `{shape}`: {e}"))
 }
 
-/// The original quirks `fix` corrects.
-fn fixes(p: &LinkBenchParams) -> anyhow::Result<Vec<&str>> {
-    let fixes: Vec<&str> = p
-        .fix
-        .split(',')
-        .map(str::trim)
-        .filter(|f| !f.is_empty())
-        .collect();
-    if let Some(bad) = fixes.iter().find(|f| !FIXES.contains(f)) {
-        anyhow::bail!(
-            "parameter `fix`: unknown `{bad}`; fixes are {}",
-            FIXES.join(", ")
-        );
-    }
-    Ok(fixes)
-}
-
 /// The request mix's cumulative percentages, in `MIX_ORDER`.
 fn mix(p: &LinkBenchParams) -> anyhow::Result<[f64; 10]> {
     let percents = [
@@ -266,18 +273,15 @@ fn mix(p: &LinkBenchParams) -> anyhow::Result<[f64; 10]> {
 
 /// The request phase's shape: the mix, the access distributions through their shufflers,
 /// payload sizes.
-fn request_shape(
-    p: &LinkBenchParams,
-    graph: &Graph,
-    fixed: &dyn Fn(&str) -> bool,
-) -> anyhow::Result<request::Shape> {
+fn request_shape(p: &LinkBenchParams, graph: &Graph) -> anyhow::Result<request::Shape> {
+    let fixes = &p.fix;
     let (start, end) = (graph.start, graph.end);
     let n = end - start;
     let links = request::Shape::shuffler(Kind::Links, n);
     let uncorr = request::Shape::shuffler(Kind::Uncorrelated, n);
     let nodes = request::Shape::shuffler(Kind::Nodes, n);
     // The original reads the write blend and uncorrelated write shape from read_uncorr_*.
-    let (write_blend, write_uncorr_shape) = if fixed("write_blend") {
+    let (write_blend, write_uncorr_shape) = if fixes.contains(&Fix::WriteBlend) {
         (
             p.write_uncorr_blend,
             ("write_uncorr_shape", p.write_uncorr_shape),
@@ -297,8 +301,8 @@ fn request_shape(
         end,
         types: graph.types,
         degrees: Arc::clone(&graph.degrees),
-        fixed_split: fixed("type_split"),
-        fixed_update: fixed("update_link"),
+        fixed_split: fixes.contains(&Fix::TypeSplit),
+        fixed_update: fixes.contains(&Fix::UpdateLink),
         cumulative: mix(p)?,
         max_failed: p.max_failed_requests,
         history_pct: p.getlinklist_history,
@@ -332,7 +336,7 @@ fn request_shape(
 }
 
 /// The graph the load writes.
-fn graph(p: &LinkBenchParams, fixed: &dyn Fn(&str) -> bool) -> anyhow::Result<Graph> {
+fn graph(p: &LinkBenchParams) -> anyhow::Result<Graph> {
     let (start, end) = (p.startid1 as i64, p.maxid1 as i64);
     if start < 1 || end <= start + 1 {
         anyhow::bail!("parameters `startid1` and `maxid1`: expected 1 <= startid1 < maxid1 - 1, got {start} and {end}");
@@ -346,11 +350,11 @@ fn graph(p: &LinkBenchParams, fixed: &dyn Fn(&str) -> bool) -> anyhow::Result<Gr
         end,
         types,
         degrees: Arc::new(degree::Degrees::new(start, end)?),
-        fixed_split: fixed("type_split"),
+        fixed_split: p.fix.contains(&Fix::TypeSplit),
         link_datasize: p.link_datasize,
         node_datasize: p.node_datasize,
         bulk: p.bulk_batch.max(1) as usize,
-        motif_bytes: if fixed("motif_length") {
+        motif_bytes: if p.fix.contains(&Fix::MotifLength) {
             p.motif_length.max(1) as usize
         } else {
             motif::ORIGINAL_MOTIF_BYTES
@@ -369,10 +373,9 @@ fn plans(
     let request_steps = p.request_steps.max(1);
     let mut plans = Vec::new();
     let mut work = Vec::new();
-    for step in p.steps.split(',').map(str::trim) {
+    for step in &p.steps {
         match step {
-            "" => {}
-            "load" => {
+            Step::Load => {
                 plans.push(StepPlan {
                     name: "load".into(),
                     clients: loaders + 1,
@@ -381,7 +384,7 @@ fn plans(
                 });
                 work.push(Work::Load);
             }
-            "request" => {
+            Step::Request => {
                 for i in 1..=request_steps {
                     plans.push(StepPlan {
                         name: if request_steps == 1 {
@@ -400,7 +403,7 @@ fn plans(
                     work.push(Work::Request);
                 }
             }
-            "check" => {
+            Step::Check => {
                 plans.push(StepPlan {
                     name: "check".into(),
                     clients: 1,
@@ -409,9 +412,6 @@ fn plans(
                 });
                 work.push(Work::Check);
             }
-            other => anyhow::bail!(
-                "parameter `steps`: unknown step `{other}`; steps are load, request, check"
-            ),
         }
     }
     if plans.is_empty() {
@@ -423,10 +423,8 @@ fn plans(
 fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     let mut p: LinkBenchParams = params.read("linkbench")?;
     p.seed = seed_or_clock(p.seed);
-    let fixes = fixes(&p)?;
-    let fixed = |f: &str| fixes.contains(&f);
-    let graph = graph(&p, &fixed)?;
-    let shape = request_shape(&p, &graph, &fixed)?;
+    let graph = graph(&p)?;
+    let shape = request_shape(&p, &graph)?;
     let loaders = match p.loaders as usize {
         0 => clients.max(1),
         l => l,
@@ -439,7 +437,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         loaders,
         chunk_size: p.loader_chunk_size.max(1) as i64,
         seed,
-        statements: Statements::parse(&p.statements)?,
+        statements: p.statements,
         partitions: p.partitions,
         plans,
         work,

@@ -111,11 +111,14 @@ fn bad_parameters_say_what_is_expected() {
     assert_refused(
         build,
         &[
-            (&["fix=everything"], "fixes are update_link"),
+            (
+                &["fix=everything"],
+                "`everything` is not update_link, write_blend",
+            ),
             (&["getnode=50"], "sum to"),
             (&["maxid1=1"], "startid1 < maxid1"),
             (&["read_shape=0"], "read_shape"),
-            (&["steps=load,nap"], "unknown step `nap`"),
+            (&["steps=load,nap"], "`nap` is not load, request or check"),
             (&["requestrate=-5"], "requestrate"),
             (&["statements=binary"], "original, text or prepared"),
         ],
