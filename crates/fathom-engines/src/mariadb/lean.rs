@@ -4,13 +4,10 @@
 //! only what the workloads need; `client=mysql` keeps the mysql crate.
 
 use super::conn::{text_parts, write_text, RETRYABLE};
-use super::wire::{protocol, server_error, Cursor, Login, Wire, WireError, WireResult};
+use super::wire::{protocol, server_error, Command, Cursor, Login, Wire, WireError, WireResult};
 use crate::netbuf::Keep;
 use fathom_core::sql::{Outcome, Ran, SqlConn, SqlError, Stmt, Value};
 
-const COM_QUERY: u8 = 0x03;
-const COM_STMT_PREPARE: u8 = 0x16;
-const COM_STMT_EXECUTE: u8 = 0x17;
 /// The status flag saying another result follows (a multi-statement text, a procedure).
 const MORE_RESULTS: u16 = 0x0008;
 const TYPE_LONGLONG: u8 = 8;
@@ -81,7 +78,7 @@ impl LeanConn {
                         params.len()
                     ));
                 }
-                write_execute(self.wire.begin(COM_STMT_EXECUTE), *id, params);
+                write_execute(self.wire.begin(Command::StmtExecute), *id, params);
                 self.wire.send()?;
                 self.results(true, keep, &mut out)?;
             }
@@ -89,7 +86,7 @@ impl LeanConn {
                 write_text(&mut self.text, parts, params)
                     .map_err(|e| WireError::Protocol(e.to_string()))?;
                 self.wire
-                    .begin(COM_QUERY)
+                    .begin(Command::Query)
                     .extend_from_slice(self.text.as_bytes());
                 self.wire.send()?;
                 self.results(false, keep, &mut out)?;
@@ -279,7 +276,9 @@ fn int_le(v: &[u8], unsigned: bool) -> i64 {
 
 impl SqlConn for LeanConn {
     fn exec(&mut self, sql: &str) -> anyhow::Result<()> {
-        self.wire.begin(COM_QUERY).extend_from_slice(sql.as_bytes());
+        self.wire
+            .begin(Command::Query)
+            .extend_from_slice(sql.as_bytes());
         self.wire
             .send()
             .and_then(|()| self.results(false, Keep::NOTHING, &mut Outcome::default()))
@@ -289,7 +288,7 @@ impl SqlConn for LeanConn {
     fn prepare(&mut self, sql: &str) -> anyhow::Result<Stmt> {
         let prepared = (|| {
             self.wire
-                .begin(COM_STMT_PREPARE)
+                .begin(Command::StmtPrepare)
                 .extend_from_slice(sql.as_bytes());
             self.wire.send()?;
             let p = self.wire.packet()?;

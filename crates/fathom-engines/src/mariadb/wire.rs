@@ -31,6 +31,16 @@ pub(super) struct Login<'a> {
     pub db: Option<&'a str>,
 }
 
+/// The command a packet that starts an exchange carries, as its first byte (`COM_*`).
+#[derive(Clone, Copy, Debug)]
+#[repr(u8)]
+pub(super) enum Command {
+    Quit = 0x01,
+    Query = 0x03,
+    StmtPrepare = 0x16,
+    StmtExecute = 0x17,
+}
+
 /// A connection's byte stream with its packet framing.
 pub(super) struct Wire {
     net: NetBuf,
@@ -96,10 +106,10 @@ impl Wire {
     }
 
     /// Starts a command: clears the output and writes the frame header's place and `command`.
-    pub(super) fn begin(&mut self, command: u8) -> &mut Vec<u8> {
+    pub(super) fn begin(&mut self, command: Command) -> &mut Vec<u8> {
         self.seq = 0;
         let out = self.reply();
-        out.push(command);
+        out.push(command as u8);
         out
     }
 
@@ -242,8 +252,8 @@ impl Wire {
 
 impl Drop for Wire {
     fn drop(&mut self) {
-        // COM_QUIT; the server may already be gone.
-        self.begin(0x01);
+        // The server may already be gone.
+        self.begin(Command::Quit);
         let _ = self.send();
     }
 }
