@@ -14,87 +14,36 @@ use std::ptr;
 /// WiredTiger statistics kept as counters: (our name, WiredTiger's descriptions, the first a
 /// release has winning: releases renamed some, e.g. 2.x's lookaside table became 3.x's cache
 /// overflow table and 10.x's history store).
+#[rustfmt::skip]
 const STATS: &[(&str, &[&str])] = &[
     ("cache_read_bytes", &["cache: bytes read into cache"]),
     ("cache_written_bytes", &["cache: bytes written from cache"]),
     ("cache_bytes", &["cache: bytes currently in the cache"]),
-    (
-        "cache_dirty_bytes",
-        &["cache: tracked dirty bytes in the cache"],
-    ),
+    ("cache_dirty_bytes", &["cache: tracked dirty bytes in the cache"]),
     ("cache_max_bytes", &["cache: maximum bytes configured"]),
     // Updates and other structures beside the pages' images (3.x on).
-    (
-        "cache_not_pages_bytes",
-        &["cache: bytes not belonging to page images in the cache"],
-    ),
+    ("cache_not_pages_bytes", &["cache: bytes not belonging to page images in the cache"]),
     ("pages_evicted", &["cache: unmodified pages evicted"]),
     ("modified_pages_evicted", &["cache: modified pages evicted"]),
     ("block_read_bytes", &["block-manager: bytes read"]),
     ("block_written_bytes", &["block-manager: bytes written"]),
-    (
-        "checkpoint_msecs",
-        &["transaction: transaction checkpoint total time (msecs)"],
-    ),
+    ("checkpoint_msecs", &["transaction: transaction checkpoint total time (msecs)"]),
     ("checkpoints", &["transaction: transaction checkpoints"]),
     ("log_bytes", &["log: log bytes written"]),
     ("pages_read", &["cache: pages read into cache"]),
-    (
-        "pages_requested",
-        &["cache: pages requested from the cache"],
-    ),
+    ("pages_requested", &["cache: pages requested from the cache"]),
     // Who evicts: the eviction server, its worker threads, or the clients' own threads when
     // the cache is past its trigger (10.x counts attempts).
-    (
-        "evict_by_server",
-        &[
-            "cache: eviction server evicting pages",
-            "cache: evict page attempts by eviction server",
-        ],
-    ),
-    (
-        "evict_by_workers",
-        &[
-            "cache: eviction worker thread evicting pages",
-            "cache: evict page attempts by eviction worker threads",
-        ],
-    ),
-    (
-        "app_evicted",
-        &[
-            "cache: pages evicted by application threads",
-            "cache: page evict attempts by application threads",
-        ],
-    ),
-    (
-        "app_evict_usecs",
-        &[
-            "thread-yield: application thread time evicting (usecs)",
-            "cache: application thread time evicting (usecs)",
-        ],
-    ),
-    (
-        "app_cache_wait_usecs",
-        &["thread-yield: application thread time waiting for cache (usecs)"],
-    ),
+    ("evict_by_server", &["cache: eviction server evicting pages", "cache: evict page attempts by eviction server"]),
+    ("evict_by_workers", &["cache: eviction worker thread evicting pages", "cache: evict page attempts by eviction worker threads"]),
+    ("app_evicted", &["cache: pages evicted by application threads", "cache: page evict attempts by application threads"]),
+    ("app_evict_usecs", &["thread-yield: application thread time evicting (usecs)", "cache: application thread time evicting (usecs)"]),
+    ("app_cache_wait_usecs", &["thread-yield: application thread time waiting for cache (usecs)"]),
     // Old versions of updates written out of the cache to make room.
-    (
-        "overflow_inserts",
-        &[
-            "cache: history store table insert calls",
-            "cache: cache overflow table insert calls",
-            "cache: lookaside table insert calls",
-        ],
-    ),
-    (
-        "pinned_txn_range",
-        &["transaction: transaction range of IDs currently pinned"],
-    ),
+    ("overflow_inserts", &["cache: history store table insert calls", "cache: cache overflow table insert calls", "cache: lookaside table insert calls"]),
+    ("pinned_txn_range", &["transaction: transaction range of IDs currently pinned"]),
     ("sessions_open", &["session: open session count"]),
-    (
-        "cursors_open",
-        &["cursor: open cursor count", "session: open cursor count"],
-    ),
+    ("cursors_open", &["cursor: open cursor count", "session: open cursor count"]),
     ("txn_begins", &["transaction: transaction begins"]),
     ("txn_rollbacks", &["transaction: transactions rolled back"]),
     ("cursor_next", &["cursor: cursor next calls"]),
