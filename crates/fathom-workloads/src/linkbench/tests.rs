@@ -106,6 +106,36 @@ fn on_kv_engines_counts_stay_right_through_transactions() {
     }
 }
 
+/// Each original quirk `fix` names is corrected, and only the one named.
+#[test]
+fn each_fix_corrects_its_own_quirk() {
+    // What is corrected: (motif length, type split, updateLink, write blend).
+    let corrected = |fix: &str| {
+        let p: LinkBenchParams = crate::testing::params(&["motif_length=64", fix])
+            .unwrap()
+            .read("linkbench")
+            .unwrap();
+        let g = graph(&p).unwrap();
+        let s = request_shape(&p, &g).unwrap();
+        // The original blends link writes by read_uncorr_blend (99.5), the fix by its own (95).
+        [
+            g.motif_bytes == 64,
+            g.fixed_split,
+            s.fixed_update,
+            s.link_writes.blend == 0.95,
+        ]
+    };
+    assert_eq!(corrected("fix="), [false; 4]);
+    assert_eq!(corrected("fix=motif_length"), [true, false, false, false]);
+    assert_eq!(corrected("fix=type_split"), [false, true, false, false]);
+    assert_eq!(corrected("fix=update_link"), [false, false, true, false]);
+    assert_eq!(corrected("fix=write_blend"), [false, false, false, true]);
+    assert_eq!(
+        corrected("fix=update_link, write_blend,type_split,motif_length"),
+        [true; 4]
+    );
+}
+
 #[test]
 fn bad_parameters_say_what_is_expected() {
     assert_refused(
