@@ -365,4 +365,26 @@ workload = [{ name = "dbbench", params = { num_keys = 1000, steps = "fillseq" } 
             "{e}"
         );
     }
+
+    /// The keys every run shares reach each run, each typed as the flag is.
+    #[test]
+    fn the_files_drive_keys_reach_every_run() {
+        use fathom_core::pace::Spacing;
+        let shape = |keys: &str| {
+            let e = load(&GOOD.replace("repeats = 2", keys)).unwrap();
+            let o = e.specs[0].open_loop.clone();
+            o.map(|o| (o.ops_per_sec, o.spacing, o.shared))
+        };
+        assert_eq!(shape("interval = \"2s\""), None);
+        assert_eq!(
+            shape("rate = 100.0"),
+            Some((100.0, Spacing::Poisson, false))
+        );
+        assert_eq!(
+            shape("rate = 100.0\narrivals = \"uniform\"\nqueue = \"shared\""),
+            Some((100.0, Spacing::Uniform, true))
+        );
+        let e = load(&GOOD.replace("repeats = 2", "interval = \"2s\"")).unwrap();
+        assert_eq!(e.specs[0].interval, std::time::Duration::from_secs(2));
+    }
 }
