@@ -372,7 +372,7 @@ workload = [{ name = "dbbench", params = { num_keys = 1000, steps = "fillseq" } 
         use fathom_core::pace::Spacing;
         let shape = |keys: &str| {
             let e = load(&GOOD.replace("repeats = 2", keys)).unwrap();
-            let o = e.specs[0].open_loop.clone();
+            let o = e.specs[0].open_loop;
             o.map(|o| (o.ops_per_sec, o.spacing, o.shared))
         };
         assert_eq!(shape("interval = \"2s\""), None);
