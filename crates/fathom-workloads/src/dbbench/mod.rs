@@ -53,10 +53,10 @@ pub struct DbBenchParams {
     overwrite_fraction: f64,
     /// random seed; 0 picks one from the clock (recorded)
     seed: u64,
-    /// steps to run, in this order (default: the whole sequence): fillseq, revrange,
-    /// readrandom, fwdrange, multireadrandom, overwritesome, flush, revrangewhilewriting,
-    /// fwdrangewhilewriting, readwhilewriting, overwriteandwait; also overwrite (no wait)
-    steps: String,
+    /// steps to run, in this order; all: the whole sequence (fillseq, revrange, readrandom,
+    /// fwdrange, multireadrandom, overwritesome, flush, revrangewhilewriting,
+    /// fwdrangewhilewriting, readwhilewriting, overwriteandwait); also overwrite (no wait)
+    steps: Vec<Step>,
     /// the sequence benchmark_compare.sh runs for this COMPACTION_STYLE: leveled, or universal
     /// (no flush step, overwrite instead of overwriteandwait: waitforcompaction can hang there)
     sequence: Sequence,
@@ -86,7 +86,7 @@ impl Default for DbBenchParams {
             reverse_seek: ReverseSeek::PrevFromSeek,
             overwrite_fraction: 0.1,
             seed: 0,
-            steps: "all".into(),
+            steps: vec![Step::All],
             sequence: Sequence::Leveled,
             reopen: Switch::new("on"),
             fillseq_rocksdb_options: FILLSEQ_ROCKSDB_OPTIONS.into(),
@@ -131,20 +131,41 @@ enum Work {
     None,
 }
 
+/// A step of the sequence (`steps`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Step {
+    /// The whole sequence `sequence` names, in its place.
+    All,
+    Fillseq,
+    Revrange,
+    Readrandom,
+    Fwdrange,
+    Multireadrandom,
+    Overwritesome,
+    Flush,
+    Revrangewhilewriting,
+    Fwdrangewhilewriting,
+    Readwhilewriting,
+    Overwriteandwait,
+    /// Overwrites for the step's length, without overwriteandwait's wait for compaction.
+    Overwrite,
+}
+
 /// benchmark_compare.sh's sequence for leveled compaction; `whole_sequence` gives the
 /// universal one from it.
-const STEP_NAMES: &[&str] = &[
-    "fillseq",
-    "revrange",
-    "readrandom",
-    "fwdrange",
-    "multireadrandom",
-    "overwritesome",
-    "flush",
-    "revrangewhilewriting",
-    "fwdrangewhilewriting",
-    "readwhilewriting",
-    "overwriteandwait",
+const LEVELED: [Step; 11] = [
+    Step::Fillseq,
+    Step::Revrange,
+    Step::Readrandom,
+    Step::Fwdrange,
+    Step::Multireadrandom,
+    Step::Overwritesome,
+    Step::Flush,
+    Step::Revrangewhilewriting,
+    Step::Fwdrangewhilewriting,
+    Step::Readwhilewriting,
+    Step::Overwriteandwait,
 ];
 
 /// The compaction style whose sequence `steps=all` runs.
@@ -167,16 +188,14 @@ enum ReverseSeek {
 }
 
 /// benchmark_compare.sh's whole sequence for the compaction style.
-fn whole_sequence(sequence: Sequence) -> Vec<String> {
-    STEP_NAMES
-        .iter()
-        .filter_map(|&step| match (sequence, step) {
-            (Sequence::Universal, "flush") => None,
-            (Sequence::Universal, "overwriteandwait") => Some("overwrite"),
+fn whole_sequence(sequence: Sequence) -> impl Iterator<Item = Step> {
+    LEVELED
+        .into_iter()
+        .filter_map(move |step| match (sequence, step) {
+            (Sequence::Universal, Step::Flush) => None,
+            (Sequence::Universal, Step::Overwriteandwait) => Some(Step::Overwrite),
             _ => Some(step),
         })
-        .map(str::to_string)
-        .collect()
 }
 
 pub struct DbBench {
@@ -201,20 +220,18 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     Ok(Box::new(sequence(params, clients)?))
 }
 
-/// The steps `steps` names, in its order, or for `all` benchmark_compare.sh's sequence for
-/// the compaction style `sequence` names.
-fn wanted_steps(steps: &str, sequence: Sequence) -> anyhow::Result<Vec<String>> {
-    let wanted: Vec<String> = match steps {
-        "all" => whole_sequence(sequence),
-        list => list.split(',').map(|s| s.trim().to_string()).collect(),
-    };
-    for w in &wanted {
-        if !STEP_NAMES.contains(&w.as_str()) && w != "overwrite" {
-            anyhow::bail!(
-                "parameter `steps`: unknown step `{w}`; steps are: {}, overwrite",
-                STEP_NAMES.join(", ")
-            );
-        }
+/// The steps `steps` names, in its order, `all` standing for benchmark_compare.sh's sequence
+/// for the compaction style `sequence` names.
+fn wanted_steps(steps: &[Step], sequence: Sequence) -> anyhow::Result<Vec<Step>> {
+    let wanted: Vec<Step> = steps
+        .iter()
+        .flat_map(|&step| match step {
+            Step::All => whole_sequence(sequence).collect(),
+            one => vec![one],
+        })
+        .collect();
+    if wanted.is_empty() {
+        anyhow::bail!("parameter `steps`: no steps given");
     }
     Ok(wanted)
 }
@@ -269,10 +286,10 @@ fn sequence(params: &Params, clients: usize) -> anyhow::Result<DbBench> {
     };
     // Steps run in the order given, each (with `reopen`) on a database opened afresh, as
     // benchmark.sh runs one db_bench process per step.
-    for (i, name) in wanted.iter().enumerate() {
-        let (plan, work, wal_off) = timing.step(name, clients);
+    for (i, &step) in wanted.iter().enumerate() {
+        let (plan, work, wal_off) = timing.step(step, clients);
         let own = p.fillseq_rocksdb_options.trim();
-        let engine_options = if name == "fillseq" && p.reopen.value && !own.is_empty() {
+        let engine_options = if step == Step::Fillseq && p.reopen.value && !own.is_empty() {
             BTreeMap::from([("rocksdb".to_string(), own.to_string())])
         } else {
             BTreeMap::new()
@@ -284,7 +301,7 @@ fn sequence(params: &Params, clients: usize) -> anyhow::Result<DbBench> {
         });
         d.work.push(work);
         d.wal_off.push(wal_off);
-        d.key_space.push(if name == "revrange" {
+        d.key_space.push(if step == Step::Revrange {
             revrange_keys
         } else {
             p.num_keys
@@ -332,27 +349,28 @@ impl Timing {
         }
     }
 
-    /// Step `name`'s plan, what its clients do, and whether it runs without the WAL.
-    fn step(&self, name: &str, clients: usize) -> (StepPlan, Work, bool) {
-        match name {
-            "fillseq" => (
+    /// Step `step`'s plan, what its clients do, and whether it runs without the WAL.
+    fn step(&self, step: Step, clients: usize) -> (StepPlan, Work, bool) {
+        let name = &fathom_core::knobs::text(&step);
+        match step {
+            Step::Fillseq => (
                 self.counted(name, 1, self.num_keys, &[FILL]),
                 Work::FillSeq,
                 true,
             ),
-            "revrange" => (
+            Step::Revrange => (
                 self.timed(name, 1, &[SEEK]),
                 Work::Seek(self.reverse),
                 false,
             ),
-            "readrandom" => (self.timed(name, clients, &[GET]), Work::Read, false),
-            "multireadrandom" => (self.timed(name, clients, &[GET]), Work::MultiRead, false),
-            "fwdrange" => (
+            Step::Readrandom => (self.timed(name, clients, &[GET]), Work::Read, false),
+            Step::Multireadrandom => (self.timed(name, clients, &[GET]), Work::MultiRead, false),
+            Step::Fwdrange => (
                 self.timed(name, clients, &[SEEK]),
                 Work::Seek(Direction::Forward),
                 false,
             ),
-            "overwritesome" => {
+            Step::Overwritesome => {
                 let per_client = (self.overwrites / clients as f64).round().max(1.0) as u64;
                 (
                     self.counted(name, clients, per_client, &[PUT]),
@@ -360,7 +378,7 @@ impl Timing {
                     false,
                 )
             }
-            "flush" => (
+            Step::Flush => (
                 StepPlan {
                     duration: None,
                     after: vec![
@@ -375,10 +393,10 @@ impl Timing {
                 Work::None,
                 false,
             ),
-            "revrangewhilewriting" | "fwdrangewhilewriting" | "readwhilewriting" => {
-                let (kind, work) = match name {
-                    "readwhilewriting" => (GET, Work::Read),
-                    "revrangewhilewriting" => (SEEK, Work::Seek(self.reverse)),
+            Step::Revrangewhilewriting | Step::Fwdrangewhilewriting | Step::Readwhilewriting => {
+                let (kind, work) = match step {
+                    Step::Readwhilewriting => (GET, Work::Read),
+                    Step::Revrangewhilewriting => (SEEK, Work::Seek(self.reverse)),
                     _ => (SEEK, Work::Seek(Direction::Forward)),
                 };
                 let plan = StepPlan {
@@ -387,7 +405,7 @@ impl Timing {
                 };
                 (plan, work, false)
             }
-            "overwriteandwait" => (
+            Step::Overwriteandwait => (
                 StepPlan {
                     after: vec![Maintenance::WaitForCompaction],
                     ..self.timed(name, clients, &[PUT])
@@ -395,8 +413,8 @@ impl Timing {
                 Work::Overwrite,
                 false,
             ),
-            "overwrite" => (self.timed(name, clients, &[PUT]), Work::Overwrite, false),
-            _ => unreachable!("every step name is checked before"),
+            Step::Overwrite => (self.timed(name, clients, &[PUT]), Work::Overwrite, false),
+            Step::All => unreachable!("`all` is expanded into the sequence's steps first"),
         }
     }
 }

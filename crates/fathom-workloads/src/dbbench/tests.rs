@@ -108,8 +108,19 @@ fn subsets_and_bad_parameters() {
         s.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
         ["readrandom", "fillseq"]
     );
+    // `all` stands for the whole sequence in its place.
+    let s = steps(&["steps=readrandom,all"], 2).unwrap();
+    assert_eq!(
+        (s.len(), s[0].name.as_str(), s[1].name.as_str()),
+        (12, "readrandom", "fillseq")
+    );
     let e = steps(&["steps=readrandmo"], 2).unwrap_err().to_string();
-    assert!(e.contains("unknown step `readrandmo`"), "{e}");
+    assert!(
+        e.contains("`readrandmo` is not all, fillseq, revrange"),
+        "{e}"
+    );
+    let e = steps(&["steps="], 2).unwrap_err().to_string();
+    assert!(e.contains("no steps given"), "{e}");
     assert!(steps(&["duration=forever"], 2)
         .unwrap_err()
         .to_string()
