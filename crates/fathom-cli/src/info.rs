@@ -20,11 +20,7 @@ pub fn engines() -> String {
             let _ = writeln!(out, "  --set: none");
         }
         for s in &settings {
-            let _ = writeln!(
-                out,
-                "  --set {}=<{}>  (default {}) {}",
-                s.name, s.values, s.default, s.help
-            );
+            knob(&mut out, "--set", s);
         }
         out.push('\n');
     }
@@ -41,18 +37,23 @@ pub fn workloads() -> String {
             "  --duration sets `{}`: the length of every timed step",
             w.duration_param
         );
-        let params = (w.params)();
-        let width = params
-            .iter()
-            .map(|p| p.name.len() + p.default.len())
-            .max()
-            .unwrap_or(0)
-            + 1;
-        for p in &params {
-            let pair = format!("{}={}", p.name, p.default);
-            let _ = writeln!(out, "  --param {pair:<width$}  {}", p.help);
+        for p in &(w.params)() {
+            knob(&mut out, "--param", p);
         }
         out.push('\n');
     }
     out
+}
+
+/// One setting or parameter: the flag with what it takes, its default, its help.
+fn knob(out: &mut String, flag: &str, k: &fathom_core::knobs::Spec) {
+    let default = match k.default.as_str() {
+        "" => "empty",
+        d => d,
+    };
+    let _ = writeln!(
+        out,
+        "  {flag} {}=<{}>  (default {default}) {}",
+        k.name, k.values, k.help
+    );
 }

@@ -467,3 +467,28 @@ fn an_allocator_is_preloaded_into_a_process_of_its_own() {
         assert_holds(&e, &["--allocator", expected]);
     }
 }
+
+/// `fathom workloads` and `fathom engines` list every knob in one form: the flag with the
+/// values it takes (an enum's names, a list's `,...`), its default (or that it is empty), its
+/// help.
+#[test]
+fn the_listings_say_what_each_knob_takes() {
+    let workloads = ok(&fathom(&["workloads"]));
+    assert_holds(
+        &workloads,
+        &[
+            "--param statements=<original|text|prepared>  (default original) how SQL",
+            "--param fix=<update_link|write_blend|type_split|motif_length,...>  (default empty)",
+            "--param steps=<all|fillseq|revrange|",
+            "|overwrite,...>  (default all) steps to run",
+        ],
+    );
+    let engines = ok(&fathom(&["engines"]));
+    assert_holds(
+        &engines,
+        &[
+            "--set journal=<bool>  (default empty) journal",
+            "--set read_concern=<local|majority|available|linearizable|snapshot>  (default empty)",
+        ],
+    );
+}

@@ -135,7 +135,8 @@ enum Work {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 enum Step {
-    /// The whole sequence `sequence` names, in its place.
+    // The whole sequence `sequence` names, in its place (plain comments: documented variants
+    // would be listed apart from the others).
     All,
     Fillseq,
     Revrange,
@@ -148,7 +149,7 @@ enum Step {
     Fwdrangewhilewriting,
     Readwhilewriting,
     Overwriteandwait,
-    /// Overwrites for the step's length, without overwriteandwait's wait for compaction.
+    // Overwrites for the step's length, without overwriteandwait's wait for compaction.
     Overwrite,
 }
 
