@@ -130,6 +130,8 @@ const EXPERIMENTS: &[(&str, &[&str])] = &[
     ("name = \"x\"\nrate = 10\narrivals = \"sometimes\"", &["bad.toml", "line 3", "`uniform` or `poisson`"]),
     ("name = \"x\"\nallocator = \"hoard\"", &["bad.toml", "line 2", "`glibc`, `tcmalloc`, `jemalloc`"]),
     ("name = \"x\"\norder = [\"setup\", \"setup\", \"clients\", \"repeat\"]\n[[setup]]\nname = \"a\"\nengine = \"null\"\n[[workload]]\nname = \"dbbench\"", &["bad.toml", "order", "each once"]),
+    ("name = \"x\"\ninterval = \"10x\"", &["bad.toml", "line 2", "`10x` is not a duration"]),
+    ("name = \"x\"\n[[setup]]\nname = \"a\"\nengine = \"null\"\nmemory_limit = \"12q\"", &["bad.toml", "line 5", "expected k, m, g or t"]),
     ("this is not toml", &["bad.toml"]),
 ];
 

@@ -10,7 +10,6 @@ use fathom_core::capability::{Need, Offer};
 use fathom_core::driver::{LatencyFrom, OpenLoop, StepPlan};
 use fathom_core::family::Family;
 use fathom_core::pace::Spacing;
-use fathom_core::units::{parse_duration, parse_size};
 use fathom_engines::settings::Settings;
 use fathom_engines::EngineEntry;
 use fathom_workloads::params::Params;
@@ -21,6 +20,8 @@ use std::time::Duration;
 /// The shortest interval between records: shorter ones measure the samplers more than the
 /// engine.
 pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
+/// The interval records' length when none is given.
+const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
 
 /// A setup, resolved: an engine with its options string and settings.
 #[derive(Clone, Debug)]
@@ -156,12 +157,12 @@ pub fn resolve(
     given.extend(setup.params.clone());
     let mut params = Params::new(given);
     if let Some(d) = &drive.duration {
-        parse_duration(d).map_err(|e| anyhow::anyhow!("{}: {e}", keys.drive("duration")))?;
-        params.set(entry.duration_param, d.clone());
+        params.set(entry.duration_param, String::from(d.clone()));
     }
-    let interval = drive.interval.as_deref().unwrap_or("1s");
-    let interval =
-        parse_duration(interval).map_err(|e| anyhow::anyhow!("{}: {e}", keys.drive("interval")))?;
+    let interval = drive
+        .interval
+        .as_ref()
+        .map_or(DEFAULT_INTERVAL, |i| i.value);
     if interval < MIN_INTERVAL {
         anyhow::bail!("{}: at least 100ms", keys.drive("interval"));
     }
@@ -199,15 +200,11 @@ pub fn resolve_setup(
 ) -> anyhow::Result<Setup> {
     let engine = fathom_engines::find(&setup.engine)
         .map_err(|e| anyhow::anyhow!("{}: {e}", keys.setup("engine")))?;
-    let size = |v: &Option<String>, key: String| {
-        v.as_deref()
-            .map(|m| parse_size(m).map_err(|e| anyhow::anyhow!("{key}: {e}")))
-            .transpose()
-    };
-    let memory_limit = match size(&setup.memory_limit, keys.setup("memory_limit"))? {
-        Some(m) => Some(m),
-        None => size(&drive.memory_limit, keys.drive("memory_limit"))?,
-    };
+    let memory_limit = setup
+        .memory_limit
+        .as_ref()
+        .or(drive.memory_limit.as_ref())
+        .map(|m| m.value);
     fathom_engines::settings::validate(engine.name, &(engine.settings)(), &setup.settings)
         .map_err(|e| anyhow::anyhow!("{}: {e}", keys.setup("settings")))?;
     let profile_hz = profile_hz(setup, engine, drive, keys)?;
@@ -477,6 +474,7 @@ fn open_loop(drive: &DriveInput, keys: &Keys) -> anyhow::Result<Option<OpenLoop>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fathom_core::knobs::Span;
 
     fn setup(engine: &str) -> SetupInput {
         SetupInput {
@@ -502,7 +500,7 @@ mod tests {
     #[test]
     fn duration_sets_each_workloads_own_parameter() {
         let d = DriveInput {
-            duration: Some("3s".into()),
+            duration: Some(Span::new("3s")),
             ..Default::default()
         };
         let spec = flags(&setup("null"), &workload("ibench", &[]), &d).unwrap();
@@ -530,7 +528,7 @@ mod tests {
     #[test]
     fn errors_name_the_flag_or_the_key() {
         let d = DriveInput {
-            interval: Some("10ms".into()),
+            interval: Some(Span::new("10ms")),
             ..Default::default()
         };
         let w = workload("dbbench", &[]);

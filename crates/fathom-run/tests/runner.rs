@@ -46,7 +46,7 @@ fn a_spec_runs_into_a_directory_reports_read() {
         &[("num_keys", "20000"), ("steps", "fillseq,readrandom")],
     );
     let drive = DriveInput {
-        duration: Some("1s".into()),
+        duration: Some(fathom_core::knobs::Span::new("1s")),
         ..DriveInput::default()
     };
     let spec = resolve_flags(&setup, &workload, &drive).unwrap();

@@ -6,6 +6,7 @@ use super::{Cell, Experiment};
 use crate::input::{AllocatorName, Arrivals, DriveInput, Queue, SetupInput, WorkloadInput};
 use crate::resolve::{resolve, Keys};
 use anyhow::Context;
+use fathom_core::knobs::{Size, Span};
 use fathom_core::store::slug;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -43,9 +44,9 @@ struct ExperimentFile {
     #[serde(default)]
     exclude_disturbed: bool,
     order: Option<Vec<Loop>>,
-    duration: Option<String>,
-    interval: Option<String>,
-    memory_limit: Option<String>,
+    duration: Option<Span>,
+    interval: Option<Span>,
+    memory_limit: Option<Size>,
     allocator: Option<AllocatorName>,
     rate: Option<f64>,
     arrivals: Option<Arrivals>,
