@@ -240,7 +240,7 @@ fn experiment_errors_name_the_file_the_key_and_what_was_expected() {
             (
                 "repeats = 3",
                 "repeats = { min = 2, most = 8 }",
-                &["repeats", "unknown key `most`"],
+                &["repeats", "two counts", "most"],
             ),
             (
                 "repeats = 3",

@@ -1,7 +1,7 @@
 //! An experiment file read and resolved: its tables are the same inputs the command line
 //! gives, so every cell's spec comes from the one resolver; errors name the file's keys.
 
-use super::rounds::{repeats_of, Rounds, RoundsInput};
+use super::rounds::{Repeats, Rounds, RoundsInput, Threshold};
 use super::{Cell, Experiment};
 use crate::input::{AllocatorName, Arrivals, DriveInput, Queue, SetupInput, WorkloadInput};
 use crate::resolve::{resolve, Keys};
@@ -37,9 +37,9 @@ struct ExperimentFile {
     workloads: Vec<WorkloadInput>,
     #[serde(default = "default_clients")]
     clients: Vec<usize>,
-    repeats: Option<toml::Value>,
+    repeats: Option<Repeats>,
     base: Option<String>,
-    threshold: Option<toml::Value>,
+    threshold: Option<Threshold>,
     decide: Option<Vec<String>>,
     #[serde(default)]
     exclude_disturbed: bool,
@@ -176,25 +176,14 @@ fn check_shape(spec: &ExperimentFile) -> anyhow::Result<()> {
 /// The rounds: the command line's `--repeats`, `--base` and `--threshold` over the file's
 /// `repeats`, `base`, `threshold` and `decide`.
 fn rounds(spec: &ExperimentFile, given: &RoundsInput) -> anyhow::Result<Rounds> {
-    let (min, max) = match (&given.repeats, &spec.repeats) {
-        (Some(text), _) => {
-            super::parse_repeats(text).map_err(|e| anyhow::anyhow!("--repeats: {e}"))?
-        }
-        (None, Some(v)) => repeats_of(v).map_err(|e| anyhow::anyhow!("repeats: {e}"))?,
-        (None, None) => (1, 1),
-    };
-    let threshold = match (given.threshold, &spec.threshold) {
-        (Some(t), _) => t,
-        (None, Some(toml::Value::String(s))) => {
-            fathom_core::units::parse_threshold(s).map_err(|e| anyhow::anyhow!("threshold: {e}"))?
-        }
-        (None, Some(toml::Value::Float(f))) => fathom_core::units::parse_threshold(&f.to_string())
-            .map_err(|e| anyhow::anyhow!("threshold: {e}"))?,
-        (None, Some(other)) => {
-            anyhow::bail!("threshold: expected \"5%\" or 0.05, got {other}")
-        }
-        (None, None) => super::rounds::DEFAULT_THRESHOLD,
-    };
+    let Repeats { min, max } = given
+        .repeats
+        .or(spec.repeats)
+        .unwrap_or(Repeats { min: 1, max: 1 });
+    let threshold = given
+        .threshold
+        .or(spec.threshold.map(|t| t.0))
+        .unwrap_or(super::rounds::DEFAULT_THRESHOLD);
     let base = given.base.clone().or(spec.base.clone());
     let names: Vec<&str> = spec.setups.iter().map(|s| s.name.as_str()).collect();
     if let Some(b) = &base {

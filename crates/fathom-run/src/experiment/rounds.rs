@@ -6,8 +6,13 @@
 use super::{Cell, Experiment};
 use fathom_core::result::RunStatus;
 use fathom_core::store::{LoadedRun, MANIFEST};
+use fathom_core::units::parse_threshold;
 use fathom_core::verdict::{self, Side, Verdict};
-use std::collections::BTreeSet;
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{self, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 use std::path::Path;
 
 /// How many rounds an experiment runs, and what decides between `min` and `max`.
@@ -42,15 +47,15 @@ pub struct RoundsInput {
     /// An experiment's repeats: a count (5), or a range (3..12) that runs at least 3 rounds and
     /// then, up to 12, another round of the cells whose comparison with the base is undecided
     /// [default: the file's `repeats`].
-    #[arg(long, value_name = "N|MIN..MAX")]
-    pub repeats: Option<String>,
+    #[arg(long, value_name = "N|MIN..MAX", value_parser = parse_repeats)]
+    pub repeats: Option<Repeats>,
     /// The setup an experiment's other setups are compared with, as `fathom compare --base`
     /// [default: the file's `base`, else the first setup].
     #[arg(long, value_name = "SETUP")]
     pub base: Option<String>,
     /// The band of relative change that counts as the same, for an experiment's verdicts
     /// [default: the file's `threshold`, else 3%].
-    #[arg(long, value_name = "PERCENT", value_parser = fathom_core::units::parse_threshold)]
+    #[arg(long, value_name = "PERCENT", value_parser = parse_threshold)]
     pub threshold: Option<f64>,
 }
 
@@ -64,15 +69,33 @@ impl RoundsInput {
 /// More repeats than this is a typo, and would make a matrix too large to hold.
 const MAX_REPEATS: usize = 10_000;
 
+/// How many rounds: at least `min`, and up to `max` while comparisons stay undecided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Repeats {
+    pub min: usize,
+    pub max: usize,
+}
+
+impl Repeats {
+    fn checked(min: usize, max: usize) -> Result<Repeats, String> {
+        if min == 0 || max > MAX_REPEATS || min > max {
+            return Err(format!(
+                "expected 1 <= min <= max <= {MAX_REPEATS}, got min {min} and max {max}"
+            ));
+        }
+        Ok(Repeats { min, max })
+    }
+}
+
 /// `5` (fixed) or `3..12` (adaptive, from 3 to 12 rounds).
-pub fn parse_repeats(text: &str) -> Result<(usize, usize), String> {
+pub fn parse_repeats(text: &str) -> Result<Repeats, String> {
     let count = |s: &str| s.trim().parse::<usize>().ok();
     let (min, max) = match text.split_once("..") {
         Some((a, b)) => (count(a), count(b.trim_start_matches('='))),
         None => (count(text), count(text)),
     };
     match (min, max) {
-        (Some(min), Some(max)) => check(min, max),
+        (Some(min), Some(max)) => Repeats::checked(min, max),
         _ => Err(format!(
             "expected a count (3) or a range of rounds (3..12), got `{text}`"
         )),
@@ -80,41 +103,74 @@ pub fn parse_repeats(text: &str) -> Result<(usize, usize), String> {
 }
 
 /// `repeats` in an experiment file: a count, `"3..12"`, or `{ min = 3, max = 12 }`.
-pub fn repeats_of(value: &toml::Value) -> Result<(usize, usize), String> {
-    let int = |v: Option<&toml::Value>| {
-        v.and_then(toml::Value::as_integer)
-            .and_then(|n| usize::try_from(n).ok())
-    };
-    match value {
-        toml::Value::Integer(_) => {
-            let n = int(Some(value)).ok_or("expected a count of at least 1")?;
-            check(n, n)
-        }
-        toml::Value::String(s) => parse_repeats(s),
-        toml::Value::Table(t) => {
-            if let Some(k) = t.keys().find(|k| *k != "min" && *k != "max") {
-                return Err(format!(
-                    "unknown key `{k}`; expected {{ min = 3, max = 12 }}"
-                ));
-            }
-            match (int(t.get("min")), int(t.get("max"))) {
-                (Some(min), Some(max)) => check(min, max),
-                _ => Err("expected { min = 3, max = 12 }, two counts".into()),
-            }
-        }
-        other => Err(format!(
-            "expected a count (3), \"3..12\" or {{ min = 3, max = 12 }}, got {other}"
-        )),
+impl<'de> Deserialize<'de> for Repeats {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Repeats, D::Error> {
+        d.deserialize_any(Written {
+            parse: parse_repeats,
+            table: Some(|t| match (t.get("min"), t.get("max"), t.len()) {
+                (Some(&min), Some(&max), 2) => {
+                    let count =
+                        |n: i64| usize::try_from(n).map_err(|_| format!("`{n}` is not a count"));
+                    Repeats::checked(count(min)?, count(max)?)
+                }
+                _ => Err(format!(
+                    "expected {{ min = 3, max = 12 }}, two counts, got {t:?}"
+                )),
+            }),
+            expecting: "a count (3), \"3..12\" or { min = 3, max = 12 }",
+        })
     }
 }
 
-fn check(min: usize, max: usize) -> Result<(usize, usize), String> {
-    if min == 0 || max > MAX_REPEATS || min > max {
-        return Err(format!(
-            "expected 1 <= min <= max <= {MAX_REPEATS}, got min {min} and max {max}"
-        ));
+/// An experiment file's `threshold`: `"5%"` or a fraction, `0.05`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Threshold(pub f64);
+
+impl<'de> Deserialize<'de> for Threshold {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Threshold, D::Error> {
+        d.deserialize_any(Written {
+            parse: |text| parse_threshold(text).map(Threshold),
+            table: None,
+            expecting: "a percentage (\"5%\") or a fraction (0.05)",
+        })
     }
-    Ok((min, max))
+}
+
+/// A value's table form, as `{ min = 3, max = 12 }`.
+type Table = BTreeMap<String, i64>;
+
+/// Reads a value written as text, or as a number read as the text it prints, through
+/// `parse`; `table` reads the table form, where the value has one.
+struct Written<T> {
+    parse: fn(&str) -> Result<T, String>,
+    table: Option<fn(&Table) -> Result<T, String>>,
+    expecting: &'static str,
+}
+
+impl<'de, T> Visitor<'de> for Written<T> {
+    type Value = T;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.expecting)
+    }
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<T, E> {
+        (self.parse)(text).map_err(E::custom)
+    }
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<T, E> {
+        self.visit_str(&n.to_string())
+    }
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<T, E> {
+        self.visit_str(&n.to_string())
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {
+        self.visit_str(&v.to_string())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+        let Some(table) = self.table else {
+            return Err(de::Error::invalid_type(de::Unexpected::Map, &self));
+        };
+        let t = Table::deserialize(MapAccessDeserializer::new(map))?;
+        table(&t).map_err(de::Error::custom)
+    }
 }
 
 /// One compared step that is not decided yet, for the progress line.
@@ -238,20 +294,38 @@ mod tests {
 
     #[test]
     fn repeats_read_as_a_count_or_a_range() {
-        assert_eq!(parse_repeats("5"), Ok((5, 5)));
-        assert_eq!(parse_repeats("3..12"), Ok((3, 12)));
+        let r = |min, max| Ok(Repeats { min, max });
+        assert_eq!(parse_repeats("5"), r(5, 5));
+        assert_eq!(parse_repeats("3..12"), r(3, 12));
         assert!(parse_repeats("12..3").unwrap_err().contains("min <= max"));
         assert!(parse_repeats("three")
             .unwrap_err()
             .contains("expected a count"));
-        let v: toml::Table =
-            toml::from_str("a = { min = 2, max = 8 }\nb = 4\nc = { min = 2 }\nd = { low = 1 }")
-                .unwrap();
-        assert_eq!(repeats_of(&v["a"]), Ok((2, 8)));
-        assert_eq!(repeats_of(&v["b"]), Ok((4, 4)));
-        assert!(repeats_of(&v["c"]).unwrap_err().contains("two counts"));
-        assert!(repeats_of(&v["d"])
-            .unwrap_err()
-            .contains("unknown key `low`"));
+        #[derive(Deserialize, Debug)]
+        struct File {
+            repeats: Repeats,
+        }
+        let read = |v: &str| {
+            toml::from_str::<File>(&format!("repeats = {v}"))
+                .map(|f| f.repeats)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(read("{ min = 2, max = 8 }"), r(2, 8));
+        assert_eq!(read("4"), r(4, 4));
+        assert_eq!(read("\"3..5\""), r(3, 5));
+        for (v, wanted) in [
+            ("{ min = 2 }", "two counts"),
+            (
+                "{ min = 2, most = 8 }",
+                "two counts, got {\"min\": 2, \"most\": 8}",
+            ),
+            ("0", "1 <= min"),
+            ("-1", "got `-1`"),
+            ("{ min = 1, max = -1 }", "`-1` is not a count"),
+            ("true", "a count (3), \"3..12\" or { min = 3, max = 12 }"),
+        ] {
+            let e = read(v).unwrap_err();
+            assert!(e.contains("line 1") && e.contains(wanted), "{v}: {e}");
+        }
     }
 }
