@@ -136,14 +136,15 @@ impl<'de> Deserialize<'de> for Threshold {
     }
 }
 
-/// A value's table form, as `{ min = 3, max = 12 }`.
+/// A value's table form, as `{ min = 3, max = 12 }`, and what reads it.
 type Table = BTreeMap<String, i64>;
+type ReadTable<T> = fn(&Table) -> Result<T, String>;
 
 /// Reads a value written as text, or as a number read as the text it prints, through
 /// `parse`; `table` reads the table form, where the value has one.
 struct Written<T> {
     parse: fn(&str) -> Result<T, String>,
-    table: Option<fn(&Table) -> Result<T, String>>,
+    table: Option<ReadTable<T>>,
     expecting: &'static str,
 }
 
