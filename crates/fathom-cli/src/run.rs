@@ -186,7 +186,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         gate: args.gate.gate(),
         ..Place::default()
     };
-    crate::interrupt::install_handler();
+    crate::interrupt::install_handler(crate::interrupt::RUN);
     let mut progress = Progress::default();
     if let Some(n) = args.run_index {
         let Some(spec) = specs.get(n) else {
@@ -284,7 +284,7 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
     let root = results.parent().unwrap_or(Path::new("."));
     exp.store = fathom_run::records::Store::parse(args.store.as_deref(), root)
         .map_err(anyhow::Error::msg)?;
-    crate::interrupt::install_handler();
+    crate::interrupt::install_handler(crate::interrupt::RUN);
     let calibrate = !args.no_calibrate;
     let mut progress = Progress::default();
     if let Some(n) = args.run_index {

@@ -97,7 +97,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
         .memory_limit
         .map(|bytes| MemoryLimit::create(bytes, &[]))
         .transpose()?;
-    crate::interrupt::install_handler();
+    crate::interrupt::install_handler(crate::interrupt::SERVE);
     let engine = fathom_engines::open(
         entry,
         &EngineConfig {

@@ -186,6 +186,11 @@ fn fathom_serve_shares_its_server_and_tables_with_the_real_sysbench() {
     );
     unsafe { libc::kill(serve.id() as i32, libc::SIGINT) };
     assert!(serve.wait().unwrap().success());
+    let log = std::fs::read_to_string(dir.path().join("serve.log")).unwrap();
+    assert_holds(
+        &log,
+        &["interrupted; stopping the server", "stopping innodb"],
+    );
     no_server_left(dir.path());
 }
 

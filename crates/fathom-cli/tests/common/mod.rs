@@ -312,8 +312,8 @@ pub fn wait_for_point_selects(results: &Path) {
     assert!(started, "the timed step never started");
 }
 
-/// `fathom serve --engine ENGINE` with its data under `dir`, once ready: the process, the
-/// server's URL and its pid.
+/// `fathom serve --engine ENGINE` with its data under `dir` (its stderr in `dir/serve.log`),
+/// once ready: the process, the server's URL and its pid.
 pub fn serve(engine: &str, dir: &Path) -> (Child, String, String) {
     let url_file = dir.join("url");
     let child = Command::new(env!("CARGO_BIN_EXE_fathom"))
@@ -322,7 +322,7 @@ pub fn serve(engine: &str, dir: &Path) -> (Child, String, String) {
         .arg("--url-file")
         .arg(&url_file)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("serve.log")).unwrap())
         .spawn()
         .unwrap();
     assert!(
