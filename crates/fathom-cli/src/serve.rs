@@ -28,7 +28,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DIR")]
     pub data_dir: PathBuf,
     /// Limit the server's memory, page cache included (e.g. 256m).
-    #[arg(long, value_name = "SIZE", value_parser = fathom_run::input::size)]
+    #[arg(long, value_name = "SIZE")]
     pub memory_limit: Option<fathom_core::knobs::Size>,
     /// Also write the URL to this file once the server is ready (for scripts).
     #[arg(long, value_name = "FILE")]

@@ -222,6 +222,14 @@ macro_rules! written {
             }
         }
 
+        /// As clap reads a flag's value (`--duration 30s`).
+        impl std::str::FromStr for $name {
+            type Err = String;
+            fn from_str(text: &str) -> Result<$name, String> {
+                $name::try_from(text.to_string())
+            }
+        }
+
         impl From<$name> for String {
             fn from(k: $name) -> String {
                 k.text

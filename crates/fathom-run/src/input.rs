@@ -52,11 +52,11 @@ pub struct WorkloadInput {
 pub struct DriveInput {
     /// Length of each timed step (sets the workload's `duration` parameter; with an
     /// experiment file, overrides the file's).
-    #[arg(long, value_name = "DURATION", value_parser = span)]
+    #[arg(long, value_name = "DURATION")]
     pub duration: Option<Span>,
     /// Limit the engine's memory, page cache included (e.g. 256m), with a cgroup child group
     /// (as root, or in a cgroup delegated to you: see the README's `--memory-limit`).
-    #[arg(long, value_name = "SIZE", value_parser = size)]
+    #[arg(long, value_name = "SIZE")]
     pub memory_limit: Option<Size>,
     /// Open loop: total intended operations per second for every timed step (loads and other
     /// fixed-work steps stay closed loop); latency then counts from each operation's intended
@@ -70,7 +70,7 @@ pub struct DriveInput {
     #[arg(long, value_enum)]
     pub queue: Option<Queue>,
     /// Seconds between interval records [default: 1s].
-    #[arg(long, value_name = "DURATION", value_parser = span)]
+    #[arg(long, value_name = "DURATION")]
     pub interval: Option<Span>,
     /// The C allocator an embedded engine runs with, preloaded into a process of its own for
     /// the run (`scripts/setup.sh --allocators` installs them) [default: glibc].
@@ -84,16 +84,6 @@ pub struct DriveInput {
     /// Samples per second per CPU for --profile [default: 99].
     #[arg(long, value_name = "HZ")]
     pub profile_hz: Option<u32>,
-}
-
-/// `--duration` and `--interval`'s parser: a length of time, kept as written.
-pub fn span(text: &str) -> Result<Span, String> {
-    Span::try_from(text.to_string())
-}
-
-/// `--memory-limit`'s parser: a size in bytes, kept as written.
-pub fn size(text: &str) -> Result<Size, String> {
-    Size::try_from(text.to_string())
 }
 
 /// How open-loop arrivals are spaced (`--arrivals`, an experiment's `arrivals`).

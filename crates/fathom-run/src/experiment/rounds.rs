@@ -105,7 +105,7 @@ pub fn parse_repeats(text: &str) -> Result<Repeats, String> {
 /// `repeats` in an experiment file: a count, `"3..12"`, or `{ min = 3, max = 12 }`.
 impl<'de> Deserialize<'de> for Repeats {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Repeats, D::Error> {
-        d.deserialize_any(Written {
+        d.deserialize_any(TextOrNumber {
             parse: parse_repeats,
             table: Some(|t| match (t.get("min"), t.get("max"), t.len()) {
                 (Some(&min), Some(&max), 2) => {
@@ -128,7 +128,7 @@ pub struct Threshold(pub f64);
 
 impl<'de> Deserialize<'de> for Threshold {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Threshold, D::Error> {
-        d.deserialize_any(Written {
+        d.deserialize_any(TextOrNumber {
             parse: |text| parse_threshold(text).map(Threshold),
             table: None,
             expecting: "a percentage (\"5%\") or a fraction (0.05)",
@@ -142,13 +142,13 @@ type ReadTable<T> = fn(&Table) -> Result<T, String>;
 
 /// Reads a value written as text, or as a number read as the text it prints, through
 /// `parse`; `table` reads the table form, where the value has one.
-struct Written<T> {
+struct TextOrNumber<T> {
     parse: fn(&str) -> Result<T, String>,
     table: Option<ReadTable<T>>,
     expecting: &'static str,
 }
 
-impl<'de, T> Visitor<'de> for Written<T> {
+impl<'de, T> Visitor<'de> for TextOrNumber<T> {
     type Value = T;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str(self.expecting)
