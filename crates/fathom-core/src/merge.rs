@@ -21,10 +21,12 @@ use std::time::{Duration, SystemTime};
 /// A step's histograms by (interval start in µs, tag), with each interval's length.
 type Logged = BTreeMap<(u64, String), (Duration, Histogram<u64>)>;
 
-/// Reads a step's HdrHistogram interval log and adds it into `into`.
-pub fn read_log(path: &Path, into: &mut Logged) -> anyhow::Result<()> {
+/// Reads a step's HdrHistogram interval log, adds it into `into`, and returns the operations
+/// it holds, its background writers' left out (as a step's `ops`).
+pub fn read_log(path: &Path, into: &mut Logged) -> anyhow::Result<u64> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     let mut de = Deserializer::new();
+    let mut ops = 0;
     for entry in IntervalLogIterator::new(&bytes) {
         let entry =
             entry.map_err(|e| anyhow::anyhow!("{}: bad log line: {e:?}", path.display()))?;
@@ -38,53 +40,33 @@ pub fn read_log(path: &Path, into: &mut Logged) -> anyhow::Result<()> {
             .deserialize(&mut raw.as_slice())
             .map_err(|e| anyhow::anyhow!("{}: bad histogram: {e:?}", path.display()))?;
         let tag = h.tag().map_or("", |t| t.as_str()).to_string();
+        if !tag.starts_with("bg.") {
+            ops += hist.len();
+        }
         let key = (h.start_timestamp().as_micros() as u64, tag);
-        add_interval(into, key, h.duration(), &hist, path)?;
+        let slot = into
+            .entry(key)
+            .or_insert_with(|| (h.duration(), new_histogram()));
+        slot.1
+            .add(&hist)
+            .map_err(|e| anyhow::anyhow!("{}: {e:?}", path.display()))?;
     }
-    Ok(())
+    Ok(ops)
 }
 
-/// Adds one interval's histogram (read from `path`) into `into` under its (start, tag).
-fn add_interval(
-    into: &mut Logged,
-    key: (u64, String),
-    length: Duration,
-    hist: &Histogram<u64>,
-    path: &Path,
-) -> anyhow::Result<()> {
-    let slot = into.entry(key).or_insert_with(|| (length, new_histogram()));
-    slot.1
-        .add(hist)
-        .map_err(|e| anyhow::anyhow!("{}: {e:?}", path.display()))
-}
-
-/// The operations a log holds, its background writers' left out (as a step's `ops`).
-fn operations(logged: &Logged) -> u64 {
-    logged
-        .iter()
-        .filter(|((_, tag), _)| !tag.starts_with("bg."))
-        .map(|(_, (_, h))| h.len())
-        .sum()
-}
-
-/// Reads run `r`'s histogram log of step `i` and adds it into `into`, once it is seen to hold
-/// the operations the step's summary counts: a log cut at a line's end still reads, and would
+/// Reads run `r`'s histogram log of step `i` into `into`, checking that it holds the
+/// operations the step's summary counts: a log cut at a line's end still reads, and would
 /// otherwise be found short only in the merged sum, without its name.
 fn add_checked_log(r: &LoadedRun, i: usize, into: &mut Logged) -> anyhow::Result<()> {
     let step = &r.steps[i];
     let path = r.histogram_log(step);
-    let mut own = Logged::new();
-    read_log(&path, &mut own)?;
-    let held = operations(&own);
+    let held = read_log(&path, into)?;
     if held != step.ops {
         anyhow::bail!(
             "{}: holds {held} operations where the step's summary counts {} (a cut or damaged log)",
             path.display(),
             step.ops
         );
-    }
-    for (key, (length, h)) in own {
-        add_interval(into, key, length, &h, &path)?;
     }
     Ok(())
 }
