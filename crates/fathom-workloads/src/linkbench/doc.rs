@@ -85,24 +85,6 @@ impl<'e> DocStore<'e> {
         })
     }
 
-    /// Runs `body` in a transaction when the server has them; alone when it has not.
-    fn transact<T>(
-        &mut self,
-        body: impl FnOnce(&mut Self) -> anyhow::Result<T>,
-    ) -> anyhow::Result<T> {
-        if !self.transactions {
-            return body(self);
-        }
-        self.session.begin()?;
-        match body(self) {
-            Ok(v) => self.session.commit().map(|_| v),
-            Err(e) => {
-                let _ = self.session.abort();
-                Err(e)
-            }
-        }
-    }
-
     fn ids(&mut self) -> anyhow::Result<&AtomicI64> {
         if self.node_ids.get().is_none() {
             let (all, sort, only_id) = (doc! {}, doc! {"_id": -1}, doc! {"_id": 1});
@@ -202,6 +184,24 @@ impl LinkRows for DocStore<'_> {
         }
         Ok(())
     }
+
+    /// A transaction when the server has them; alone when it has not.
+    fn transaction<T>(
+        &mut self,
+        body: impl FnOnce(&mut Self) -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
+        if !self.transactions {
+            return body(self);
+        }
+        self.session.begin()?;
+        match body(self) {
+            Ok(v) => self.session.commit().map(|_| v),
+            Err(e) => {
+                let _ = self.session.abort();
+                Err(e)
+            }
+        }
+    }
 }
 
 impl Store for DocStore<'_> {
@@ -251,16 +251,15 @@ impl Store for DocStore<'_> {
     }
 
     fn add_link(&mut self, link: &Link) -> anyhow::Result<bool> {
-        self.transact(|s| model::add_link(s, link))
+        model::add_link(self, link)
     }
 
     fn delete_link(&mut self, id1: i64, link_type: i64, id2: i64) -> anyhow::Result<bool> {
-        let now = super::now_ms();
-        self.transact(|s| model::delete_link(s, id1, link_type, id2, now))
+        model::delete_link(self, id1, link_type, id2, super::now_ms())
     }
 
     fn update_link(&mut self, link: &Link) -> anyhow::Result<bool> {
-        self.transact(|s| model::update_link(s, link))
+        model::update_link(self, link)
     }
 
     fn count_links(&mut self, id1: i64, link_type: i64) -> anyhow::Result<i64> {

@@ -56,8 +56,8 @@ pub struct ListPage {
 /// The row operations LinkStoreMysql's link writes are made of, for a store that has no one
 /// statement for them (MariaDB's `INSERT ... ON DUPLICATE KEY UPDATE`): the SQL store on other
 /// dialects and the document store. `add_link`, `delete_link` and `update_link` are those
-/// writes over them, each run inside the store's transaction.
-pub trait LinkRows {
+/// writes over them, each run inside the store's `transaction`.
+pub trait LinkRows: Sized {
     /// The link's visibility, when it exists (its row locked where the store can).
     fn visibility(&mut self, id1: i64, link_type: i64, id2: i64) -> anyhow::Result<Option<i64>>;
     fn insert_link(&mut self, link: &Link) -> anyhow::Result<()>;
@@ -68,6 +68,11 @@ pub trait LinkRows {
     /// Moves the count of (id1, link_type) by `delta` (+1 or -1, never below 0) at `now`,
     /// making the row when missing.
     fn bump_count(&mut self, id1: i64, link_type: i64, delta: i64, now: i64) -> anyhow::Result<()>;
+    /// Runs `body` as one transaction where the store has them, rolled back when it fails.
+    fn transaction<T>(
+        &mut self,
+        body: impl FnOnce(&mut Self) -> anyhow::Result<T>,
+    ) -> anyhow::Result<T>;
 }
 
 /// `addLink`: inserts the link or sets the existing one, counting it when it becomes visible;
@@ -75,22 +80,24 @@ pub trait LinkRows {
 pub fn add_link(s: &mut impl LinkRows, link: &Link) -> anyhow::Result<bool> {
     let visible = link.visibility == VISIBLE;
     // LinkStoreMysql's order: the link's row, the count, then the existing link's data.
-    match s.visibility(link.id1, link.link_type, link.id2)? {
-        None => {
-            s.insert_link(link)?;
-            if visible {
-                s.bump_count(link.id1, link.link_type, 1, link.time)?;
+    s.transaction(
+        |s| match s.visibility(link.id1, link.link_type, link.id2)? {
+            None => {
+                s.insert_link(link)?;
+                if visible {
+                    s.bump_count(link.id1, link.link_type, 1, link.time)?;
+                }
+                Ok(false)
             }
-            Ok(false)
-        }
-        Some(old) => {
-            if old != VISIBLE && visible {
-                s.bump_count(link.id1, link.link_type, 1, link.time)?;
+            Some(old) => {
+                if old != VISIBLE && visible {
+                    s.bump_count(link.id1, link.link_type, 1, link.time)?;
+                }
+                s.set_link(link)?;
+                Ok(true)
             }
-            s.set_link(link)?;
-            Ok(true)
-        }
-    }
+        },
+    )
 }
 
 /// `deleteLink` (hide): hides a visible link and counts it out at `now`; returns whether it
@@ -102,26 +109,30 @@ pub fn delete_link(
     id2: i64,
     now: i64,
 ) -> anyhow::Result<bool> {
-    if s.visibility(id1, link_type, id2)? != Some(VISIBLE) {
-        return Ok(false);
-    }
-    s.hide_link(id1, link_type, id2)?;
-    s.bump_count(id1, link_type, -1, now)?;
-    Ok(true)
+    s.transaction(|s| {
+        if s.visibility(id1, link_type, id2)? != Some(VISIBLE) {
+            return Ok(false);
+        }
+        s.hide_link(id1, link_type, id2)?;
+        s.bump_count(id1, link_type, -1, now)?;
+        Ok(true)
+    })
 }
 
 /// `updateLink`: sets an existing link, its count following its visibility; returns whether it
 /// existed.
 pub fn update_link(s: &mut impl LinkRows, link: &Link) -> anyhow::Result<bool> {
-    let Some(v) = s.visibility(link.id1, link.link_type, link.id2)? else {
-        return Ok(false);
-    };
-    s.set_link(link)?;
-    if v != link.visibility {
-        let delta = if link.visibility == VISIBLE { 1 } else { -1 };
-        s.bump_count(link.id1, link.link_type, delta, link.time)?;
-    }
-    Ok(true)
+    s.transaction(|s| {
+        let Some(v) = s.visibility(link.id1, link.link_type, link.id2)? else {
+            return Ok(false);
+        };
+        s.set_link(link)?;
+        if v != link.visibility {
+            let delta = if link.visibility == VISIBLE { 1 } else { -1 };
+            s.bump_count(link.id1, link.link_type, delta, link.time)?;
+        }
+        Ok(true)
+    })
 }
 
 /// What a store does, once per engine family. Writes that change a count run in one

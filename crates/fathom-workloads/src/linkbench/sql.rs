@@ -136,34 +136,6 @@ impl<'e> SqlStore<'e> {
         Ok(self.conn.run(stmt, params)?.affected)
     }
 
-    /// Runs `body` as one transaction, rolling back when it fails: between BEGIN and COMMIT,
-    /// or in text mode (autocommit off) up to the COMMIT its last statement sent, or one sent
-    /// after it.
-    fn transaction<T>(
-        &mut self,
-        body: impl FnOnce(&mut Self) -> anyhow::Result<T>,
-    ) -> anyhow::Result<T> {
-        if !self.text {
-            self.conn.exec("BEGIN")?;
-        }
-        self.committed = false;
-        match body(self) {
-            Ok(v) => {
-                if self.text {
-                    self.end()?;
-                } else {
-                    self.conn.exec("COMMIT")?;
-                }
-                Ok(v)
-            }
-            Err(e) => {
-                self.committed = false;
-                let _ = self.conn.exec("ROLLBACK");
-                Err(e)
-            }
-        }
-    }
-
     /// The count row of (id1, type) moves by `delta` (+1 or -1, never below 0), made if missing.
     fn bump_count_at(
         &mut self,
@@ -290,6 +262,33 @@ impl LinkRows for SqlStore<'_> {
     fn bump_count(&mut self, id1: i64, link_type: i64, delta: i64, now: i64) -> anyhow::Result<()> {
         self.bump_count_at(id1, link_type, delta, now, Place::Within)
     }
+
+    /// Between BEGIN and COMMIT, or in text mode (autocommit off) up to the COMMIT its last
+    /// statement sent, or one sent after it.
+    fn transaction<T>(
+        &mut self,
+        body: impl FnOnce(&mut Self) -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
+        if !self.text {
+            self.conn.exec("BEGIN")?;
+        }
+        self.committed = false;
+        match body(self) {
+            Ok(v) => {
+                if self.text {
+                    self.end()?;
+                } else {
+                    self.conn.exec("COMMIT")?;
+                }
+                Ok(v)
+            }
+            Err(e) => {
+                self.committed = false;
+                let _ = self.conn.exec("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
 }
 
 impl Store for SqlStore<'_> {
@@ -382,33 +381,32 @@ impl Store for SqlStore<'_> {
     }
 
     fn add_link(&mut self, link: &Link) -> anyhow::Result<bool> {
+        if !self.syntax.mysql {
+            return model::add_link(self, link);
+        }
         self.transaction(|s| {
-            if s.syntax.mysql {
-                // LinkStoreMysql: 1 = inserted, 2 = existed hidden and became visible, 0 = existed
-                // visible already.
-                // The last statement carries the COMMIT in text mode.
-                let affected = s.insert_link_row(link)?;
-                let data = affected != 1;
-                if affected != 0 && link.visibility == VISIBLE {
-                    let place = if data { Place::Within } else { Place::Last };
-                    s.bump_count_at(link.id1, link.link_type, 1, link.time, place)?;
-                }
-                if data {
-                    s.set_link_at(link, Place::Last)?;
-                }
-                return Ok(data);
+            // LinkStoreMysql: 1 = inserted, 2 = existed hidden and became visible, 0 = existed
+            // visible already.
+            // The last statement carries the COMMIT in text mode.
+            let affected = s.insert_link_row(link)?;
+            let data = affected != 1;
+            if affected != 0 && link.visibility == VISIBLE {
+                let place = if data { Place::Within } else { Place::Last };
+                s.bump_count_at(link.id1, link.link_type, 1, link.time, place)?;
             }
-            model::add_link(s, link)
+            if data {
+                s.set_link_at(link, Place::Last)?;
+            }
+            Ok(data)
         })
     }
 
     fn delete_link(&mut self, id1: i64, link_type: i64, id2: i64) -> anyhow::Result<bool> {
-        let now = super::now_ms();
-        self.transaction(|s| model::delete_link(s, id1, link_type, id2, now))
+        model::delete_link(self, id1, link_type, id2, super::now_ms())
     }
 
     fn update_link(&mut self, link: &Link) -> anyhow::Result<bool> {
-        self.transaction(|s| model::update_link(s, link))
+        model::update_link(self, link)
     }
 
     fn count_links(&mut self, id1: i64, link_type: i64) -> anyhow::Result<i64> {
