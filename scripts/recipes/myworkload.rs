@@ -4,9 +4,10 @@
 //! adds it to a copy of the tree the way the doc says and builds it.
 
 use crate::params::{record, seed_or_clock, thread_seed, Params, Span};
+use crate::report::ReportHooks;
 use crate::{kv_session, NewClient, Workload, WorkloadEntry};
 use fathom_core::driver::{Client, StepPlan};
-use fathom_core::family::{Db, Family};
+use fathom_core::family::Db;
 use fathom_core::kind::{Done, OpKind, Role};
 use fathom_core::kv::{KvSession, SessionOptions};
 use rand::rngs::SmallRng;
@@ -47,9 +48,10 @@ const KINDS: &[OpKind] = &[OpKind::new("put", Role::Write)];
 pub const ENTRY: WorkloadEntry = WorkloadEntry::new::<MyWorkloadParams>(
     "myworkload",
     "puts random keys for a while (the recipe's template)",
-    &[Family::Kv, Family::Doc],
     build,
-);
+    ReportHooks::NONE,
+)
+.kv_only();
 
 fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     let mut p: MyWorkloadParams = params.read(ENTRY.name)?;

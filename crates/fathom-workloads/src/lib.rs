@@ -77,23 +77,34 @@ pub struct WorkloadEntry {
 }
 
 impl WorkloadEntry {
-    /// A workload's entry, for `..` in its own: its parameters are the struct `P`'s,
-    /// `--duration` sets its `duration` parameter, and it adds nothing to reports.
+    /// A workload's entry, for `..` in its own: its parameters are the struct `P`'s, it runs on
+    /// every family (a kv workload reaches a document server through `kv_session`), `--duration`
+    /// sets its `duration` parameter, and `report` is what it adds to reports
+    /// (`ReportHooks::NONE` for nothing).
     pub const fn new<P: Knobs>(
         name: &'static str,
         about: &'static str,
-        families: &'static [Family],
         build: fn(&Params, usize) -> anyhow::Result<Box<dyn Workload>>,
+        report: report::ReportHooks,
     ) -> WorkloadEntry {
         WorkloadEntry {
             name,
             about,
             params: specs::<P>,
             build,
-            families,
+            families: &[Family::Kv, Family::Sql, Family::Doc],
             duration_param: "duration",
             on_servers: &[],
-            report: report::ReportHooks::NONE,
+            report,
+        }
+    }
+
+    /// The entry of a workload written against the kv interface (`kv_session`): on kv engines
+    /// and document servers, not SQL ones.
+    pub const fn kv_only(self) -> WorkloadEntry {
+        WorkloadEntry {
+            families: &[Family::Kv, Family::Doc],
+            ..self
         }
     }
 }

@@ -11,7 +11,7 @@ use crate::{kv_session, NewBackground, NewClient, Workload, WorkloadEntry};
 use clients::{Action, DbBenchClient, Keys};
 use data::{KeyFormat, ValueSource};
 use fathom_core::driver::{BackgroundClient, Client, Pace, StepPlan};
-use fathom_core::family::{Db, Family};
+use fathom_core::family::Db;
 use fathom_core::kind::{OpKind, Role};
 use fathom_core::kv::{Direction, SessionOptions};
 use fathom_core::target::Maintenance;
@@ -97,13 +97,13 @@ impl Default for DbBenchParams {
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
     // A server stays up from step to step: the database is not reopened between steps there.
     on_servers: &[("reopen", "off")],
-    report: report::HOOKS,
     ..WorkloadEntry::new::<DbBenchParams>(
         "dbbench",
         "RocksDB's db_bench sequence from benchmark_compare.sh, on any kv engine",
-        &[Family::Kv, Family::Doc],
         build,
+        report::HOOKS,
     )
+    .kv_only()
 };
 
 /// The options benchmark.sh's fillseq adds for RocksDB: a vector memtable (appends, sorted at

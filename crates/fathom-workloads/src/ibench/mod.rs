@@ -16,12 +16,13 @@ mod lockstep;
 mod sql;
 
 use crate::params::{record, seed_or_clock, Params, Span, Switch};
+use crate::report::ReportHooks;
 use crate::shared::PerStep;
 use crate::statements::Statements;
 use crate::{NewBackground, NewClient, Workload, WorkloadEntry};
 use clients::{Cleanup, Deleter, Indexer, Querier, Store, Tidy, Writer, KINDS};
 use fathom_core::driver::{BackgroundClient, Pace, StepPlan};
-use fathom_core::family::{Db, Family};
+use fathom_core::family::Db;
 use fathom_core::target::Maintenance;
 use gen::{RowGen, Shape, Table, CLASSIC, CURRENT};
 use lockstep::Lockstep;
@@ -290,8 +291,8 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
     ..WorkloadEntry::new::<IbenchParams>(
         "ibench",
         "the insert benchmark: load, create indexes, insert+delete, cleanup, then range and point queries beside rate-limited inserts",
-        &[Family::Kv, Family::Sql, Family::Doc],
         build,
+        ReportHooks::NONE,
     )
 };
 

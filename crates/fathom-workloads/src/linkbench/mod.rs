@@ -29,7 +29,7 @@ use check::Check;
 pub use check::{CHECK, DRIFTED};
 use fathom_core::capability::Need;
 use fathom_core::driver::StepPlan;
-use fathom_core::family::{Db, Family};
+use fathom_core::family::Db;
 use fathom_core::kv::SessionOptions;
 pub use load::{now_ms, KINDS as LOAD_KINDS};
 use load::{Chunks, Graph, LinkLoader, NodeLoader};
@@ -446,15 +446,12 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     }))
 }
 
-pub const ENTRY: WorkloadEntry = WorkloadEntry {
-    report: report::HOOKS,
-    ..WorkloadEntry::new::<LinkBenchParams>(
-        "linkbench",
-        "LinkBench: load a social graph, run Facebook's request mix, check every count against its links",
-        &[Family::Kv, Family::Sql, Family::Doc],
-        build,
-    )
-};
+pub const ENTRY: WorkloadEntry = WorkloadEntry::new::<LinkBenchParams>(
+    "linkbench",
+    "LinkBench: load a social graph, run Facebook's request mix, check every count against its links",
+    build,
+    report::HOOKS,
+);
 
 /// A client's store on the engine: a connection of its own, or a session.
 fn open_store<'e>(

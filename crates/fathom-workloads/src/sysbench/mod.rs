@@ -18,7 +18,7 @@ use crate::{NewClient, Workload, WorkloadEntry};
 use events::{Events, Rows, Shape, Test};
 use fathom_core::capability::Need;
 use fathom_core::driver::StepPlan;
-use fathom_core::family::{Db, Family};
+use fathom_core::family::Db;
 use fathom_core::kind::{OpKind, Role};
 use fathom_core::kv::SessionOptions;
 use rand::{RandType, SbRand};
@@ -256,15 +256,12 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     Ok(Box::new(s))
 }
 
-pub const ENTRY: WorkloadEntry = WorkloadEntry {
-    report: report::HOOKS,
-    ..WorkloadEntry::new::<SysbenchParams>(
-        "sysbench",
-        "sysbench 1.0.20's OLTP tests: prepare, then point selects, random points, read-only, updates, write-only, read-write",
-        &[Family::Kv, Family::Sql, Family::Doc],
-        build,
-    )
-};
+pub const ENTRY: WorkloadEntry = WorkloadEntry::new::<SysbenchParams>(
+    "sysbench",
+    "sysbench 1.0.20's OLTP tests: prepare, then point selects, random points, read-only, updates, write-only, read-write",
+    build,
+    report::HOOKS,
+);
 
 impl Sysbench {
     fn rand_for(&self, step: usize, thread: usize) -> SbRand {
