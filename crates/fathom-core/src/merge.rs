@@ -353,17 +353,36 @@ mod tests {
             undeclared.is_empty(),
             "fields without a merge rule: {undeclared:?}"
         );
-        // A few rules that matter, spelled out.
-        for (path, rule) in [
-            ("ops", Rule::Sum),
-            ("failed", Rule::Sum),
-            ("by_op.*.failed", Rule::Sum),
-            ("per_op.cpu_us", Rule::ByOps),
-            ("db_gb.allocated", Rule::Max),
-            ("host.idle_pct", Rule::Min),
-            ("host.rps", Rule::First),
-        ] {
-            assert_eq!(declared_rule(path), Some(rule), "{path}");
-        }
+    }
+
+    /// Two hosts' parts of one step merged by the declared rules: counts add up, a cost per
+    /// operation is weighted by each host's operations, size takes the largest, idle CPU the
+    /// least, and a host's device rates are the first host's.
+    #[test]
+    fn two_hosts_merge_by_the_declared_rules() {
+        let part = |ops: u64, cpu_us: f64, gb: f64, idle: f64, rps: f64| {
+            let mut s = StepSummary {
+                ops,
+                failed: ops / 100,
+                ..StepSummary::default()
+            };
+            s.by_op.insert("get".into(), Default::default());
+            s.by_op.get_mut("get").unwrap().failed = ops / 50;
+            s.per_op.cpu_us = Some(cpu_us);
+            s.db_gb.allocated = gb;
+            s.host.idle_pct = idle;
+            s.host.rps = Some(rps);
+            s
+        };
+        let (a, b) = (
+            part(100, 10.0, 1.0, 40.0, 5.0),
+            part(300, 20.0, 3.0, 10.0, 7.0),
+        );
+        let m: StepSummary = combine(&[&a, &b], &[100, 300], &merge_rule);
+        assert_eq!((m.ops, m.failed, m.by_op["get"].failed), (400, 4, 8));
+        assert_eq!(m.per_op.cpu_us, Some(17.5));
+        assert_eq!(m.db_gb.allocated, 3.0);
+        assert_eq!(m.host.idle_pct, 10.0);
+        assert_eq!(m.host.rps, Some(5.0));
     }
 }
