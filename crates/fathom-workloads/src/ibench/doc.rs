@@ -83,7 +83,7 @@ impl Store for DocStore<'_> {
         let first = t.claim_insert(batch.len());
         let when = DateTime::from_millis(batch.dateandtime * 1000);
         self.docs.clear();
-        for (i, (r, data)) in batch.rows.iter().zip(&batch.data).enumerate() {
+        for (i, (r, data)) in batch.rows.iter().enumerate() {
             self.docs.push(doc! {
                 "_id": first + i as i64,
                 "dateandtime": when,

@@ -123,8 +123,8 @@ pub struct Batch {
     pub dateandtime: i64,
     /// The same as `YYYY-MM-DD HH:MM:SS` (UTC).
     pub datetime_text: String,
-    pub rows: Vec<Row>,
-    pub data: Vec<String>,
+    /// Each row with its `data` column (the strings are kept and refilled batch after batch).
+    pub rows: Vec<(Row, String)>,
 }
 
 impl Batch {
@@ -138,8 +138,8 @@ impl Batch {
 
     /// Bytes of the values written, for MB/s.
     pub fn bytes(&self) -> u64 {
-        (self.rows.len() * (8 + 8 + 4 * 4) + self.data.iter().map(String::len).sum::<usize>())
-            as u64
+        let data: usize = self.rows.iter().map(|(_, d)| d.len()).sum();
+        (self.rows.len() * (8 + 8 + 4 * 4) + data) as u64
     }
 }
 
@@ -180,17 +180,15 @@ impl RowGen {
             batch.dateandtime = now as i64;
             batch.datetime_text = fathom_core::result::utc_timestamp(now)[..19].replace('T', " ");
         }
-        batch.rows.clear();
-        batch.data.resize_with(n, String::new);
+        batch.rows.resize_with(n, Default::default);
         let s = &self.shape;
-        for data in batch.data.iter_mut() {
-            let row = Row {
+        for (row, data) in batch.rows.iter_mut() {
+            *row = Row {
                 cashregisterid: self.rng.gen_range(0..s.cashregisters),
                 productid: self.rng.gen_range(0..s.products),
                 customerid: self.rng.gen_range(0..s.customers),
                 price: self.rng.gen_range(0..s.max_price),
             };
-            batch.rows.push(row);
             let len = self.rng.gen_range(s.data_min..=s.data_max);
             let rand_len = ((len as f64 * 0.75 * f64::from(s.data_random_pct) / 100.0) as usize)
                 .min(self.pool.len());
@@ -291,7 +289,7 @@ mod tests {
         assert_eq!(b.len(), 2000);
         assert_eq!(b.datetime_text.len(), 19);
         assert_eq!(&b.datetime_text[10..11], " ");
-        for (r, d) in b.rows.iter().zip(&b.data) {
+        for (r, d) in &b.rows {
             assert!((0..1000).contains(&r.cashregisterid));
             assert!((0..10000).contains(&r.productid));
             assert!((0..100000).contains(&r.customerid));
@@ -301,7 +299,7 @@ mod tests {
             let rand_len = (d.len() as f64 * 0.375) as usize;
             assert!(d[..d.len() - rand_len].bytes().all(|c| c == b'a'), "{d}");
         }
-        let max_price = b.rows.iter().map(|r| r.price).max().unwrap();
+        let max_price = b.rows.iter().map(|(r, _)| r.price).max().unwrap();
         assert!(max_price > 450, "prices cover their range");
     }
 

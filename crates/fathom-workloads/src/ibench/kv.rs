@@ -152,7 +152,7 @@ impl Store for KvStore<'_> {
         let indexes = self.indexes(t.n)?;
         self.keys.clear();
         self.values.clear();
-        for (i, (row, data)) in batch.rows.iter().zip(&batch.data).enumerate() {
+        for (i, (row, data)) in batch.rows.iter().enumerate() {
             let id = first + i as i64;
             self.keys.push(
                 Key::default()

@@ -186,7 +186,7 @@ impl Store for SqlStore<'_> {
         })?;
         // One allocation per batch of rows: small beside the statement.
         let mut params = Vec::with_capacity(n * 6);
-        for (r, data) in batch.rows.iter().zip(&batch.data) {
+        for (r, data) in &batch.rows {
             params.extend([
                 Value::Text(&batch.datetime_text),
                 Value::Int(r.cashregisterid),
