@@ -80,8 +80,9 @@ pub trait LinkRows: Sized {
 pub fn add_link(s: &mut impl LinkRows, link: &Link) -> anyhow::Result<bool> {
     let visible = link.visibility == VISIBLE;
     // LinkStoreMysql's order: the link's row, the count, then the existing link's data.
-    s.transaction(
-        |s| match s.visibility(link.id1, link.link_type, link.id2)? {
+    s.transaction(|s| {
+        let existing = s.visibility(link.id1, link.link_type, link.id2)?;
+        match existing {
             None => {
                 s.insert_link(link)?;
                 if visible {
@@ -96,8 +97,8 @@ pub fn add_link(s: &mut impl LinkRows, link: &Link) -> anyhow::Result<bool> {
                 s.set_link(link)?;
                 Ok(true)
             }
-        },
-    )
+        }
+    })
 }
 
 /// `deleteLink` (hide): hides a visible link and counts it out at `now`; returns whether it
