@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Follows docs/architecture.md's recipes for a new kv engine and a new workload, step by step as
-# the doc writes them, in a copy of the tree (the templates are scripts/recipes/), and checks
-# the copy with its tests: a recipe whose file, line or registry moved fails here, so the doc
-# cannot drift from the code. scripts/test.sh runs it; it takes about a minute (the copy
-# shares the Cargo target directory, so nothing outside the workspace is compiled again).
+# the doc writes them, in a copy of the tree (the templates are scripts/recipes/), checks the
+# copy with its tests, and runs the new engine's conformance test and the new workload's test:
+# a recipe whose file, line or registry moved fails here, so the doc cannot drift from the
+# code. scripts/test.sh runs it; it takes a few minutes (the copy shares the Cargo target
+# directory, so nothing outside the workspace is compiled again).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
@@ -35,4 +36,16 @@ if steps < 7:
 print(f"check-recipes: followed {steps} steps of docs/architecture.md")
 PY
 (cd "$copy" && cargo check --release --workspace --all-targets --quiet)
-echo "check-recipes: a kv engine and a workload added as the doc says build, with their tests"
+# Each filter must find its one test: a filter that found none would pass without running it.
+passes_one() {
+  local out
+  out=$(cd "$copy" && cargo test --release "$@" 2>&1) || { echo "$out" >&2; exit 1; }
+  grep -q "test result: ok. 1 passed" <<<"$out" || {
+    echo "$out" >&2
+    echo "check-recipes: \`cargo test $*\` did not run the recipe's one test" >&2
+    exit 1
+  }
+}
+passes_one -p fathom-engines --test conformance -- --exact myengine
+passes_one -p fathom-workloads --lib -- myworkload::
+echo "check-recipes: a kv engine and a workload added as the doc says build and pass their tests"

@@ -1,16 +1,20 @@
 //! A template for a new embedded kv engine (docs/architecture.md, "A kv engine"): an ordered
-//! map in memory behind a mutex. `scripts/check-recipes.sh` adds it to a copy of the tree the
-//! way the doc says and builds it, so the recipe cannot drift from the code.
+//! map in memory behind a mutex, written to a file in its data directory on flush and close
+//! and read back on open, with two counters as its statistics. `scripts/check-recipes.sh` adds
+//! it to a copy of the tree the way the doc says and runs the conformance suite on it, so the
+//! recipe cannot drift from the code.
 
-use crate::settings::{self, specs};
+use crate::settings;
 use crate::{EngineConfig, EngineEntry};
 use fathom_core::kv::{
     Direction, KvEngine, KvSession, KvTxn, Seek, SessionOptions, TxnBody, TxnEnd, Visit,
 };
-use fathom_core::target::{Identity, Target};
+use fathom_core::target::{Counters, Identity, Maintenance, Target};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Its settings (`--set`): each field a knob, its doc comment the help `fathom engines` prints.
@@ -29,9 +33,9 @@ impl Default for MyEngineSettings {
 
 pub const ENTRY: EngineEntry = EngineEntry {
     name: "myengine",
-    about: "an ordered map in memory (the recipe's template)",
+    about: "an ordered map in memory, saved to its data directory (the recipe's template)",
     options_doc: "takes no options",
-    settings: specs::<MyEngineSettings>,
+    settings: settings::of::<MyEngineSettings>(),
     version: || Ok(env!("CARGO_PKG_VERSION").to_string()),
     ..EngineEntry::embedded_kv(open)
 };
@@ -43,10 +47,13 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     if !config.options.trim().is_empty() {
         anyhow::bail!("engine `{}` takes no options string", ENTRY.name);
     }
+    let file = config.data_dir.join("map.bin");
     Ok(Box::new(MyEngine {
         id: Identity::new(ENTRY.name, (ENTRY.version)()?, vec![config.data_dir.clone()]),
-        map: Arc::default(),
+        map: Arc::new(Mutex::new(load(&file)?)),
         max_keys: s.max_keys,
+        puts: AtomicU64::new(0),
+        file,
     }))
 }
 
@@ -54,11 +61,85 @@ pub struct MyEngine {
     id: Identity,
     map: Arc<Mutex<Map>>,
     max_keys: u64,
+    /// Puts since it opened, a statistic.
+    puts: AtomicU64,
+    /// Where the map is saved.
+    file: PathBuf,
+}
+
+/// The map saved in `file` (each entry a key and a value, each after its length as 4 bytes),
+/// or an empty one when there is no file yet.
+fn load(file: &Path) -> anyhow::Result<Map> {
+    let bytes = match std::fs::read(file) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Map::new()),
+        Err(e) => anyhow::bail!("reading {}: {e}", file.display()),
+    };
+    let mut map = Map::new();
+    let mut rest = bytes.as_slice();
+    let take = |rest: &mut &[u8]| -> anyhow::Result<Vec<u8>> {
+        let (len, tail) = rest
+            .split_first_chunk::<4>()
+            .ok_or_else(|| anyhow::anyhow!("{}: cut short", file.display()))?;
+        let len = u32::from_le_bytes(*len) as usize;
+        anyhow::ensure!(tail.len() >= len, "{}: cut short", file.display());
+        let (item, tail) = tail.split_at(len);
+        *rest = tail;
+        Ok(item.to_vec())
+    };
+    while !rest.is_empty() {
+        let key = take(&mut rest)?;
+        map.insert(key, take(&mut rest)?);
+    }
+    Ok(map)
+}
+
+impl MyEngine {
+    /// Writes the map to its file, through a temporary one so a crash leaves the old.
+    fn save(&self) -> anyhow::Result<()> {
+        let mut bytes = Vec::new();
+        for (k, v) in self.map.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            for item in [k, v] {
+                bytes.extend_from_slice(&(item.len() as u32).to_le_bytes());
+                bytes.extend_from_slice(item);
+            }
+        }
+        let tmp = self.file.with_extension("tmp");
+        std::fs::write(&tmp, bytes)?;
+        std::fs::rename(&tmp, &self.file)?;
+        Ok(())
+    }
+}
+
+impl Drop for MyEngine {
+    fn drop(&mut self) {
+        if let Err(e) = self.save() {
+            eprintln!("myengine: saving {}: {e:#}", self.file.display());
+        }
+    }
 }
 
 impl Target for MyEngine {
     fn identity(&self) -> &Identity {
         &self.id
+    }
+
+    /// Its statistics: the keys it holds and the puts since it opened (a step's figures are
+    /// their changes over the step).
+    fn counters(&self) -> Counters {
+        let keys = self.map.lock().unwrap_or_else(|p| p.into_inner()).len();
+        Counters::from([
+            ("myengine.keys".to_string(), keys as f64),
+            ("myengine.puts".to_string(), self.puts.load(Ordering::Relaxed) as f64),
+        ])
+    }
+
+    /// A flush saves the map; there is nothing to compact.
+    fn maintain(&self, action: Maintenance) -> anyhow::Result<()> {
+        match action {
+            Maintenance::Flush => self.save(),
+            Maintenance::WaitForCompaction | Maintenance::CompactLevel0 => Ok(()),
+        }
     }
 }
 
@@ -84,13 +165,12 @@ fn scan(map: &Map, seek: Seek, visit: &mut Visit) -> usize {
     let entries: Box<dyn Iterator<Item = (&Vec<u8>, &Vec<u8>)>> = match seek.direction {
         Direction::Forward => Box::new(map.range(start..)),
         Direction::Reverse => Box::new(map.range(..=start).rev()),
-        Direction::PrevFromSeek => {
-            let first = map.range(start..).next().map(|(k, _)| k.clone());
-            match first {
-                Some(k) => Box::new(map.range(..=k).rev()),
-                None => Box::new(map.iter().rev()),
-            }
-        }
+        // A forward seek, then backwards: a seek past the last key finds nothing to step
+        // back from.
+        Direction::PrevFromSeek => match map.range(start..).next().map(|(k, _)| k.clone()) {
+            Some(k) => Box::new(map.range(..=k).rev()),
+            None => Box::new(std::iter::empty()),
+        },
     };
     let mut n = 0;
     for (k, v) in entries.take(seek.limit) {
@@ -112,6 +192,7 @@ impl KvSession for Session<'_> {
             anyhow::bail!("{} keys: the engine's max_keys", map.len());
         }
         map.insert(key.to_vec(), value.to_vec());
+        self.engine.puts.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
     fn delete(&mut self, key: &[u8]) -> anyhow::Result<()> {

@@ -5,10 +5,11 @@
 
 use crate::params::{record, seed_or_clock, thread_seed, Params, Span};
 use crate::report::ReportHooks;
-use crate::{kv_session, NewClient, Workload, WorkloadEntry};
+use crate::{kv_session, NewClient, NewStep, PreparedStep, StepOn, Workload, WorkloadEntry};
 use fathom_core::driver::{Client, StepPlan};
 use fathom_core::family::Db;
-use fathom_core::kind::{Done, OpKind, Role};
+use fathom_core::stop::Stop;
+use fathom_core::kind::{Done, StepKinds};
 use fathom_core::kv::{KvSession, SessionOptions};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -42,10 +43,15 @@ impl Default for MyWorkloadParams {
     }
 }
 
-/// Its operation kinds, declared once; `Done::kind` indexes them.
-const KINDS: &[OpKind] = &[OpKind::new("put", Role::Write)];
+fathom_core::kinds! {
+    /// Its operation kinds, declared once: a name and a role each. Clients record operations
+    /// by them (`Done::of`), and each step lists those it records.
+    pub enum MyKind {
+        Put = ("put", Write, "a put of a random key"),
+    }
+}
 
-pub const ENTRY: WorkloadEntry = WorkloadEntry::new::<MyWorkloadParams>(
+pub const ENTRY: WorkloadEntry = WorkloadEntry::new::<MyWorkloadParams, MyKind>(
     "myworkload",
     "puts random keys for a while (the recipe's template)",
     build,
@@ -63,7 +69,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         name: "put".into(),
         clients,
         duration: Some(p.duration.value),
-        op_kinds: KINDS.to_vec(),
+        kinds: StepKinds::of(&[MyKind::Put]),
         ..StepPlan::default()
     };
     Ok(Box::new(MyWorkload {
@@ -84,17 +90,27 @@ impl Workload for MyWorkload {
         &self.steps
     }
 
-    fn client<'e>(&self, engine: Db<'e>, step: usize, thread: usize) -> NewClient<'e> {
-        Ok(Box::new(Putter {
-            session: kv_session(engine, ENTRY.name, SessionOptions::default())?,
-            rng: SmallRng::seed_from_u64(thread_seed(self.p.seed, step, thread)),
-            keys: self.p.keys,
-            value: vec![b'x'; self.p.value_size as usize],
-        }))
+    /// The step on `engine`: what its clients share would be made here, in a step object of
+    /// its own; this one's clients share nothing, so the step is the plain `StepOn`.
+    fn step<'a>(&'a self, engine: Db<'a>, index: usize, _: &Stop) -> NewStep<'a> {
+        StepOn::boxed(self, engine, index)
     }
 
     fn params(&self) -> BTreeMap<String, String> {
         self.resolved.clone()
+    }
+}
+
+/// A step on one engine hands out the step's clients.
+impl<'a> PreparedStep<'a> for StepOn<'a, MyWorkload> {
+    fn client(&self, n: usize) -> NewClient<'a> {
+        let p = &self.workload.p;
+        Ok(Box::new(Putter {
+            session: kv_session(self.engine, ENTRY.name, SessionOptions::default())?,
+            rng: SmallRng::seed_from_u64(thread_seed(p.seed, self.index, n)),
+            keys: p.keys,
+            value: vec![b'x'; p.value_size as usize],
+        }))
     }
 }
 
@@ -111,9 +127,23 @@ impl Client for Putter<'_> {
         let key = self.rng.gen_range(0..self.keys).to_be_bytes();
         self.session.put(&key, &self.value)?;
         Ok(Some(Done {
-            kind: 0,
             bytes: (key.len() + self.value.len()) as u64,
-            ..Done::default()
+            ..Done::of(MyKind::Put)
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{build_from, drive, open};
+
+    /// The workload on a real engine: its one step, two clients putting 50 keys each.
+    #[test]
+    fn myworkload_puts_on_a_real_engine() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = open("lmdb", dir.path(), &[]);
+        let w = build_from(build, &["keys=100", "seed=3"], 2).unwrap();
+        assert_eq!(drive(w.as_ref(), engine.db(), 50), [[100]]);
     }
 }

@@ -3,7 +3,8 @@
 
 use clap::Args;
 use fathom_core::store::LoadedRun;
-use fathom_report::compare;
+use fathom_core::verdict;
+use fathom_report::model::Model;
 use fathom_run::experiment::union;
 use std::path::PathBuf;
 
@@ -21,7 +22,8 @@ pub struct CompareArgs {
     /// Smallest change called faster or slower (3% or 0.03).
     #[arg(long, default_value = "3%", value_parser = fathom_core::units::parse_threshold)]
     pub threshold: f64,
-    /// text, md, csv (the comparison alone), json (its rows) or html.
+    /// Output format: a format of the report model (csv holds the comparison alone, json its
+    /// rows); a workload's original output is refused.
     #[arg(long, default_value = "text")]
     pub format: fathom_report::Format,
     /// Also each setup's iostat figures during this step, and each over its base's (seed
@@ -57,7 +59,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
         .iter()
         .map(|(o, r)| (o.clone(), r.as_slice()))
         .collect();
-    let sides = compare::sides(&borrowed);
+    let sides = verdict::sides(&borrowed);
     if sides.len() < 2 {
         anyhow::bail!(
             "nothing to compare: {} hold{} one setup (`{}`); give a base and a new results directory",
@@ -68,9 +70,15 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
     }
     let renderer = args.format.renderer();
     if !renderer.renders_model() {
+        let model: Vec<&str> = fathom_report::Format::all()
+            .iter()
+            .filter(|f| f.renderer().renders_model())
+            .map(|f| f.name)
+            .collect();
         anyhow::bail!(
-            "--format: compare prints text, md, csv, json or html, not {:?}",
-            args.format
+            "--format: compare prints {}, not {}",
+            model.join(", "),
+            args.format.name
         );
     }
     let opts = fathom_report::ReportOptions {
@@ -80,7 +88,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
         exclude_disturbed: args.exclude_disturbed,
         ..fathom_report::ReportOptions::default()
     };
-    let model = compare::model(&sides, &opts, |base, new| {
+    let model = Model::compare(&sides, &opts, |base, new| {
         eprintln!(
             "fathom: `{}` has no step at a client count `{}` also ran",
             new.label, base.label

@@ -5,8 +5,9 @@
 use clap::Args;
 use fathom_core::changepoint::Change;
 use fathom_core::table::{Cell, Style, Table};
-use fathom_report::model::{Chart, Model, Section, Shown, Titled};
-use fathom_report::svg::{Line, LineChart};
+use fathom_report::draw::svg::{Line, LineChart};
+use fathom_report::model::Model;
+use fathom_report::section::{Chart, Section, Shown, Titled};
 use fathom_run::history::{Filter, History};
 use std::path::Path;
 
@@ -18,7 +19,7 @@ pub struct HistoryArgs {
     /// (postgres://USER@HOST:PORT/DB) [default: results/fathom.db].
     #[arg(long, value_name = "PATH|URL")]
     pub store: Option<String>,
-    /// text, md, csv, json or html.
+    /// Output format: a format of the report model.
     #[arg(long, default_value = "text")]
     pub format: fathom_report::Format,
 }

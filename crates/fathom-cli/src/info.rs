@@ -1,5 +1,6 @@
 //! `fathom engines` and `fathom workloads`: what this build can run, with every setting and
-//! parameter, its default, and where an engine's options syntax is documented.
+//! parameter, its default, where an engine's options syntax is documented, and what one
+//! operation of each of a workload's kinds is.
 
 use std::fmt::Write;
 
@@ -15,7 +16,7 @@ pub fn engines() -> String {
             e.about
         );
         let _ = writeln!(out, "  --setup: {}", e.options_doc);
-        let settings = (e.settings)();
+        let settings = (e.settings.specs)();
         if settings.is_empty() {
             let _ = writeln!(out, "  --set: none");
         }
@@ -39,6 +40,11 @@ pub fn workloads() -> String {
         );
         for p in &(w.params)() {
             knob(&mut out, "--param", p);
+        }
+        let _ = writeln!(out, "  operations (kind, role: what one is):");
+        for k in (w.kinds)() {
+            let role = fathom_core::knobs::text(&k.role);
+            let _ = writeln!(out, "    {} ({role}): {}", k.name, k.about);
         }
         out.push('\n');
     }

@@ -33,9 +33,7 @@ enum Command {
         /// directories are read as one experiment (its shards), and must hold one definition.
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
-        /// text, md, csv, json, html (one page with SVG charts), or a workload's original
-        /// tool's output: dbbench (db_bench's report.tsv columns), sysbench (its interval
-        /// lines and statistics), linkbench (its load, latency and completion lines).
+        /// Output format: the report model's, or a workload's original tool's output.
         #[arg(long, default_value = "text")]
         format: fathom_report::Format,
         /// Add every step's per-interval time series (text, md, csv, json).
@@ -79,6 +77,10 @@ enum Command {
     Engines,
     /// List the workloads, with their parameters and defaults.
     Workloads,
+    /// Run the run a supervising fathom hands over on standard input, in this process (how an
+    /// embedded engine under a memory limit or another allocator runs); not for use by hand.
+    #[command(hide = true)]
+    ChildRun,
 }
 
 fn main() {
@@ -118,11 +120,24 @@ fn main() {
             print!("{}", info::workloads());
             Ok(())
         }
+        Command::ChildRun => child_run(),
     };
     if let Err(e) = result {
         eprintln!("fathom: {}", fathom_core::secret::redact(&format!("{e:#}")));
         std::process::exit(1);
     }
+}
+
+/// `fathom child-run`: the run a supervising fathom hands over, in this process; how it ended
+/// goes back on the supervisor's pipe (an error too, which the supervisor says), and the exit
+/// status says whether it finished.
+fn child_run() -> anyhow::Result<()> {
+    let stop = interrupt::install_handler(interrupt::RUN);
+    let finished = fathom_run::supervise::run_child(stop, &mut progress::Progress::default())?;
+    if !finished {
+        std::process::exit(1);
+    }
+    Ok(())
 }
 
 /// Every run at or below `dir`, in the order they started: an experiment's setups then come

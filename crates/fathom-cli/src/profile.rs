@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::Args;
 use fathom_core::driver::Watch;
 use fathom_core::profile::Stacks;
-use fathom_report::profiles::{tables, Profiled};
+use fathom_report::sections::profiles::{tables, Profiled};
 use fathom_run::profile::{check_perf, Profiler, DEFAULT_HZ};
 use std::path::PathBuf;
 use std::process::Command;

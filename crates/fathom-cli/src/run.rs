@@ -3,12 +3,10 @@
 
 use crate::progress::Progress;
 use clap::Args;
-use fathom_core::interrupt;
 use fathom_core::store::LoadedRun;
 use fathom_core::units::parse_key_values;
 use fathom_run::experiment::{self, Experiment};
 use fathom_run::{resolve, DriveInput, Keys, Place, RunSpec, SetupInput, WorkloadInput};
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Clone)]
@@ -57,7 +55,7 @@ pub struct RunArgs {
     /// Skip measuring the harness's own cost per operation on the null engine.
     #[arg(long, help_heading = "Driving each run")]
     pub no_calibrate: bool,
-    /// Report format printed at the end: text, md, csv, json, dbbench, sysbench, html.
+    /// Report format printed at the end.
     #[arg(long, default_value = "text", help_heading = "Results and data")]
     pub format: fathom_report::Format,
     #[command(flatten)]
@@ -79,10 +77,6 @@ pub struct RunArgs {
     /// timed steps take at the fewest and the most rounds, and the engine releases it needs.
     #[arg(long, help_heading = "Experiments")]
     pub dry_run: bool,
-    /// Run only the Nth run of this command line and print its directory: how fathom runs an
-    /// embedded engine under a memory limit in a process of its own (`supervise`).
-    #[arg(long, hide = true)]
-    pub run_index: Option<usize>,
 }
 
 impl RunArgs {
@@ -177,39 +171,26 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         anyhow::bail!("fathom run needs an experiment file, or --engine and --workload");
     };
     let specs = args.specs(workload)?;
-    let mut place = Place {
+    let place = Place {
         results: args.results.clone().unwrap_or_else(|| "results".into()),
         data_dir: args.data_dir.clone(),
         keep_data: args.keep_data,
         existing_data: args.existing_data,
         calibrate: !args.no_calibrate,
         gate: args.gate.gate(),
+        launcher: Some(launcher()?),
+        stop: crate::interrupt::install_handler(crate::interrupt::RUN),
         ..Place::default()
     };
-    crate::interrupt::install_handler(crate::interrupt::RUN);
     let mut progress = Progress::default();
-    if let Some(n) = args.run_index {
-        let Some(spec) = specs.get(n) else {
-            anyhow::bail!(
-                "--run-index {n}: this command line has {} runs",
-                specs.len()
-            );
-        };
-        println!(
-            "{}",
-            fathom_run::run(spec, &place, &mut progress)?.display()
-        );
-        return Ok(());
-    }
     let store = fathom_run::records::Store::parse(args.store.as_deref(), &place.results)
         .map_err(anyhow::Error::msg)?;
     let mut finished = Vec::new();
     let mut failed = Vec::new();
-    for (n, spec) in specs.iter().enumerate() {
-        if interrupt::requested() {
+    for spec in &specs {
+        if place.stop.requested() {
             break;
         }
-        place.relaunch = Some(relaunch_args(n));
         match fathom_run::run(spec, &place, &mut progress) {
             Ok(dir) => {
                 fathom_run::records::record_or_say(&store, &dir);
@@ -230,7 +211,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     for r in &finished {
         eprintln!("results: {}", r.path.display());
     }
-    if interrupt::requested() {
+    if place.stop.requested() {
         anyhow::bail!("interrupted; every step that finished is saved");
     }
     if !failed.is_empty() {
@@ -244,11 +225,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// This command line's arguments with `--run-index N`: the child that runs run N alone.
-fn relaunch_args(n: usize) -> Vec<OsString> {
-    let mut args: Vec<OsString> = std::env::args_os().skip(1).collect();
-    args.extend(["--run-index".into(), n.to_string().into()]);
-    args
+/// This executable, which runs a run that needs a process of its own (`fathom child-run`).
+fn launcher() -> anyhow::Result<PathBuf> {
+    std::env::current_exe().map_err(|e| anyhow::anyhow!("finding fathom's own executable: {e}"))
 }
 
 fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
@@ -284,21 +263,14 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
     let root = results.parent().unwrap_or(Path::new("."));
     exp.store = fathom_run::records::Store::parse(args.store.as_deref(), root)
         .map_err(anyhow::Error::msg)?;
-    crate::interrupt::install_handler(crate::interrupt::RUN);
-    let calibrate = !args.no_calibrate;
+    let how = Place {
+        calibrate: !args.no_calibrate,
+        launcher: Some(launcher()?),
+        stop: crate::interrupt::install_handler(crate::interrupt::RUN),
+        ..Place::default()
+    };
     let mut progress = Progress::default();
-    if let Some(n) = args.run_index {
-        let dir = experiment::run_one(&exp, &results, calibrate, n, &mut progress)?;
-        println!("{}", dir.display());
-        return Ok(());
-    }
-    let outcome = experiment::run(
-        &exp,
-        &results,
-        calibrate,
-        Some(&relaunch_args),
-        &mut progress,
-    )?;
+    let outcome = experiment::run(&exp, &results, &how, &mut progress)?;
     let runs = crate::load_runs(&results)?;
     let opts = fathom_report::ReportOptions {
         base: exp.rounds.base.clone(),
@@ -308,7 +280,7 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
     };
     print!("{}", fathom_report::render(&runs, args.format, &opts)?);
     eprintln!("results: {}", results.display());
-    if interrupt::requested() {
+    if how.stop.requested() {
         anyhow::bail!("interrupted; every step that finished is saved, and a re-run resumes");
     }
     let failed = &outcome.failed;

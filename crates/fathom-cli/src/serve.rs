@@ -7,7 +7,6 @@ use anyhow::Context;
 use clap::Args;
 use fathom_core::cgroup::MemoryLimit;
 use fathom_core::family::Engine;
-use fathom_core::interrupt;
 use fathom_engines::EngineConfig;
 use fathom_run::{DriveInput, Keys, SetupInput};
 use std::path::PathBuf;
@@ -97,7 +96,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
         .memory_limit
         .map(|bytes| MemoryLimit::create(bytes, &[]))
         .transpose()?;
-    crate::interrupt::install_handler(crate::interrupt::SERVE);
+    let stop = crate::interrupt::install_handler(crate::interrupt::SERVE);
     let engine = fathom_engines::open(
         entry,
         &EngineConfig {
@@ -105,6 +104,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
             options: setup.options,
             settings: setup.settings,
             memory_group: limit.as_ref().map(|l| l.procs_file()),
+            stop: stop.clone(),
         },
     )?;
     announce(entry, &engine, args.url_file.as_deref())?;
@@ -114,7 +114,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
         entry.name,
         target.version()
     );
-    while !interrupt::requested() {
+    while !stop.requested() {
         target.check()?;
         std::thread::sleep(Duration::from_millis(200));
     }

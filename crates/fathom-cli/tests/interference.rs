@@ -21,20 +21,23 @@ fn readrandom_others(results: &std::path::Path) -> (f64, String) {
 #[test]
 fn a_step_beside_a_busy_process_is_marked_with_its_share() {
     // Quiet, the step is not marked. The test's machine may not be quiet (another job, a
-    // build): then the mark is right, so up to three tries look for a quiet moment.
+    // build, the VM's host taking CPU as steal): then the mark is right, so up to three tries
+    // look for a quiet moment.
     let mut tries = Vec::new();
     for _ in 0..3 {
         let (_quiet_dir, quiet, _) = run_ok(RUN);
         let (others, text) = readrandom_others(&quiet);
-        tries.push(others);
-        if others < 0.1 {
-            assert!(!text.contains("readrandom disturbed"), "{text}");
+        let disturbed = text.contains("readrandom disturbed");
+        tries.push((others, disturbed));
+        if !disturbed {
+            assert!(others < 0.1, "not marked at {others} cores: {text}");
             break;
         }
     }
     assert!(
-        tries.iter().any(|o| *o < 0.1),
-        "three runs with nothing of the test's beside them all read other processes' CPU: {tries:?} cores"
+        tries.iter().any(|(_, disturbed)| !disturbed),
+        "three runs with nothing of the test's beside them were all disturbed (other processes' \
+         cores, marked): {tries:?}"
     );
 
     let mut hog = Command::new("sh")

@@ -18,16 +18,28 @@ pub enum CgroupError {
         cause: std::io::Error,
         help: String,
     },
-    #[error("the memory group handed over by the supervising fathom reads `{0}`, not the lines VERSION, LIMIT, DIR, OUTSIDE")]
-    Handoff(String),
+    #[error("the memory group handed over by the supervising fathom has no parent group: {0}")]
+    Handoff(PathBuf),
     #[error("cannot enable the memory controller for the groups under {group}: it holds processes other than fathom (cgroup v2 lets a group with processes of its own give no controller to its children); start fathom alone in a group of its own: {help}")]
     Busy { group: PathBuf, help: String },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Version {
     V1,
     V2,
+}
+
+/// A group as a supervising fathom hands it to the process it starts for a run: the child
+/// joins it (`MemoryLimit::adopt`) and the supervisor removes it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Handoff {
+    pub version: Version,
+    pub limit_bytes: u64,
+    /// The group's directory.
+    pub dir: PathBuf,
+    /// The `cgroup.procs` of where the supervisor was before the limit.
+    pub outside: PathBuf,
 }
 
 /// A live child group with a memory limit; dropping it moves its processes back and removes it.
@@ -168,43 +180,30 @@ impl MemoryLimit {
         Ok(limit)
     }
 
-    /// The group as text (a line each: version, limit, directory, the `cgroup.procs` outside),
-    /// for a child process to `adopt`.
-    pub fn handoff(&self) -> String {
-        let v = match self.version {
-            Version::V1 => 1,
-            Version::V2 => 2,
-        };
-        let outside = self.outside_procs_file();
-        format!(
-            "{v}\n{}\n{}\n{}",
-            self.limit_bytes,
-            self.dir.display(),
-            outside.display()
-        )
+    /// The group as a child process is handed it, to `adopt`.
+    pub fn handoff(&self) -> Handoff {
+        Handoff {
+            version: self.version,
+            limit_bytes: self.limit_bytes,
+            dir: self.dir.clone(),
+            outside: self.outside_procs_file(),
+        }
     }
 
-    /// Joins the group a supervising fathom made (`handoff`'s text): this process moves into
-    /// it, and dropping the result leaves the group to the supervisor.
-    pub fn adopt(line: &str) -> Result<MemoryLimit, CgroupError> {
-        let bad = || CgroupError::Handoff(line.to_string());
-        let mut fields = line.split('\n');
-        let mut next = || fields.next().ok_or_else(bad);
-        let version = match next()? {
-            "1" => Version::V1,
-            "2" => Version::V2,
-            _ => return Err(bad()),
-        };
-        let limit_bytes = next()?.parse().map_err(|_| bad())?;
-        let dir = PathBuf::from(next()?);
-        let outside = PathBuf::from(next()?);
-        let parent = outside.parent().ok_or_else(bad)?.to_path_buf();
+    /// Joins the group a supervising fathom made and handed over: this process moves into it,
+    /// and dropping the result leaves the group to the supervisor.
+    pub fn adopt(handed: &Handoff) -> Result<MemoryLimit, CgroupError> {
+        let parent = handed
+            .outside
+            .parent()
+            .ok_or_else(|| CgroupError::Handoff(handed.outside.clone()))?
+            .to_path_buf();
         let limit = MemoryLimit {
-            dir,
+            dir: handed.dir.clone(),
             parent,
             leaf: None,
-            version,
-            limit_bytes,
+            version: handed.version,
+            limit_bytes: handed.limit_bytes,
             help: String::new(),
             owned: false,
         };

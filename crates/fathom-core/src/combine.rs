@@ -22,6 +22,36 @@ pub enum Rule {
     First,
 }
 
+/// The merge rule each figure of a type declares on its field (`#[derive(Merge)]`, from
+/// `fathom-macros`), by the figure's path below the type (`per_op.reads` is
+/// `["per_op", "reads"]`); `None` for a path the type does not have.
+pub trait MergeRules {
+    fn rule(path: &[&str]) -> Option<Rule>;
+}
+
+/// An optional figure merges as the figure does.
+impl<T: MergeRules> MergeRules for Option<T> {
+    fn rule(path: &[&str]) -> Option<Rule> {
+        T::rule(path)
+    }
+}
+
+/// A map's values (by kind of operation) each merge as the value type says.
+impl<T: MergeRules> MergeRules for std::collections::BTreeMap<String, T> {
+    fn rule(path: &[&str]) -> Option<Rule> {
+        match path.split_first() {
+            Some((_, rest)) => T::rule(rest),
+            None => Some(Rule::First),
+        }
+    }
+}
+
+/// The rule `T` declares for the figure at `path` (dotted), `First` for one it does not have.
+pub fn declared<T: MergeRules>(path: &str) -> Rule {
+    let parts: Vec<&str> = path.split('.').filter(|p| !p.is_empty()).collect();
+    T::rule(&parts).unwrap_or(Rule::First)
+}
+
 /// Combines `parts` (with `ops` operations each, for `Rule::ByOps`) by the rule `rule` gives
 /// each figure's path (`ops`, `per_op.reads`, `by_op.GET_NODE.ops`).
 pub fn combine<T: Serialize + DeserializeOwned>(

@@ -3,7 +3,7 @@
 //! Operations and throughput add up; the client hosts' per-operation costs are their sum over
 //! the total operations; database size and RSS are the largest any host saw.
 
-use crate::combine::{combine, Rule};
+use crate::combine::{combine, declared};
 use crate::recorder::{new_histogram, Latency};
 use crate::result::{IntervalRecord, RunManifest, RunStatus, StepSummary};
 use crate::store::{LoadedRun, RunDir};
@@ -93,57 +93,6 @@ fn write_log(path: &Path, step: &str, logged: &Logged) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// How hosts' figures combine, for every field of a step summary and an interval record: the
-/// rule each field is declared with (`declared_rule`). A field without one is a test failure
-/// (`every_field_has_a_declared_rule`), so a renamed or added field cannot merge by accident.
-fn merge_rule(path: &str) -> Rule {
-    declared_rule(path).unwrap_or(Rule::First)
-}
-
-/// The declared rule of a field by its path (`ops`, `per_op.reads`, `by_op.GET_NODE.ops`):
-/// operations and rates add up; database size, RSS, lengths, steal and interference take the
-/// largest any host saw, idle CPU and the start time the least; per-operation costs are weighted by each
-/// host's operations; latencies are replaced from the merged histograms afterwards; and what
-/// describes the step or one host's view (host rates, engine statistics, the query mix, an
-/// open loop's queue) is the first host's.
-fn declared_rule(path: &str) -> Option<Rule> {
-    let (head, rest) = path.split_once('.').unwrap_or((path, ""));
-    let leaf = path.rsplit('.').next().unwrap_or(path);
-    Some(match head {
-        "clients" | "ops" | "ops_per_sec" | "mb_per_sec" | "retries_per_sec" | "retries"
-        | "rows" | "rows_per_sec" | "arrival_rate" | "failed" => Rule::Sum,
-        // A background writer's target is each host's own: they add up too.
-        "background" if rest.starts_with("latency_us") => Rule::First,
-        "background" => Rule::Sum,
-        "by_op" => match leaf {
-            "ops" | "bytes" | "rows" | "failed" => Rule::Sum,
-            _ if path.contains(".latency_us.") || leaf == "role" => Rule::First,
-            _ => return None,
-        },
-        // Memory across client hosts: one engine's, seen by each (the largest).
-        "seconds"
-        | "rss_gb"
-        | "maintenance_seconds"
-        | "window_seconds"
-        | "db_gb"
-        | "t_end"
-        | "memory" => Rule::Max,
-        "host" if matches!(leaf, "steal_pct" | "others_cores" | "cpu_pressure_pct") => Rule::Max,
-        "host" if leaf == "idle_pct" => Rule::Min,
-        "started_at" | "t_start" | "start_unix_ms" => Rule::Min,
-        // Set from the parts' starts after the walk.
-        "start_skew_seconds" => Rule::Max,
-        "usec_op" | "harness_ns_per_op" | "per_op" => Rule::ByOps,
-        "interrupted" => Rule::Median,
-        "step" | "index" | "interval" | "latency_us" | "host" | "engine_stats" | "query_mix"
-        | "queue_us" | "shared_queue" | "latency_from_start" | "engine_options" => Rule::First,
-        // A profile is one host's processes: the first host's is kept, its folded stacks
-        // copied beside it.
-        "profile" => Rule::First,
-        _ => return None,
-    })
-}
-
 fn merge_step(
     parts: &[&StepSummary],
     logged: &Logged,
@@ -166,7 +115,10 @@ fn merge_step(
     }
     // Each run's log was checked against its summary as it was read (`add_checked_log`).
     let weights: Vec<u64> = parts.iter().map(|s| s.ops).collect();
-    let mut summary: StepSummary = combine(parts, &weights, &merge_rule);
+    // Each figure by the rule its field declares (`result.rs`): operations and rates add up,
+    // sizes and lengths take the largest any host saw, per-operation costs are weighted by
+    // each host's operations; latencies are replaced from the merged histograms below.
+    let mut summary: StepSummary = combine(parts, &weights, &declared::<StepSummary>);
     let starts: Vec<u64> = parts.iter().filter_map(|p| p.start_unix_ms).collect();
     summary.start_skew_seconds = (starts.len() == parts.len() && !starts.is_empty()).then(|| {
         (starts.iter().max().unwrap_or(&0) - starts.iter().min().unwrap_or(&0)) as f64 / 1000.0
@@ -189,7 +141,7 @@ fn merge_step(
     for k in 0..n {
         let at: Vec<&IntervalRecord> = intervals.iter().filter_map(|v| v.get(k)).collect();
         let weights: Vec<u64> = at.iter().map(|i| i.ops).collect();
-        let mut record: IntervalRecord = combine(&at, &weights, &merge_rule);
+        let mut record: IntervalRecord = combine(&at, &weights, &declared::<IntervalRecord>);
         record.latency_us = starts
             .get(k)
             .map_or_else(Latency::default, |h| Latency::of(h));
@@ -280,6 +232,7 @@ pub fn merge(runs: &[LoadedRun], out: &Path) -> anyhow::Result<std::path::PathBu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::combine::{MergeRules, Rule};
     use crate::result::IntervalRecord;
     use schemars::schema::{RootSchema, Schema, SchemaObject};
 
@@ -339,19 +292,41 @@ mod tests {
         out
     }
 
+    /// Every figure's path reaches a declared rule: a field without one does not compile
+    /// (`#[derive(Merge)]`), and this finds a nested type or map whose rules are not reached.
     #[test]
-    fn every_field_has_a_declared_rule() {
-        let mut all = paths(&schemars::schema_for!(StepSummary));
-        all.extend(paths(&schemars::schema_for!(IntervalRecord)));
+    fn every_figure_reaches_a_declared_rule() {
+        fn undeclared<T: MergeRules>(all: &[String]) -> Vec<&String> {
+            let rule = |p: &String| T::rule(&p.split('.').collect::<Vec<_>>());
+            all.iter().filter(|p| rule(p).is_none()).collect()
+        }
+        let steps = paths(&schemars::schema_for!(StepSummary));
+        let intervals = paths(&schemars::schema_for!(IntervalRecord));
+        for must in [
+            "by_op.*.latency_us.p99",
+            "engine_stats.w_amp",
+            "host.idle_pct",
+        ] {
+            assert!(steps.contains(&must.to_string()), "{steps:?}");
+        }
         assert!(
-            all.contains(&"by_op.*.latency_us.p99".to_string()),
-            "{all:?}"
+            undeclared::<StepSummary>(&steps).is_empty(),
+            "{:?}",
+            undeclared::<StepSummary>(&steps)
         );
-        assert!(all.contains(&"engine_stats.w_amp".to_string()), "{all:?}");
-        let undeclared: Vec<&String> = all.iter().filter(|p| declared_rule(p).is_none()).collect();
-        assert!(
-            undeclared.is_empty(),
-            "fields without a merge rule: {undeclared:?}"
+        let missing = undeclared::<IntervalRecord>(&intervals);
+        assert!(missing.is_empty(), "{missing:?}");
+        // A path the types do not have has no rule.
+        assert_eq!(StepSummary::rule(&["no_such_figure"]), None);
+        assert_eq!(
+            StepSummary::rule(&["engine_stats", "rocksdb.own"]),
+            Some(Rule::First)
+        );
+        assert_eq!(StepSummary::rule(&["host", "idle_pct"]), Some(Rule::Min));
+        assert_eq!(StepSummary::rule(&["by_op", "GET", "ops"]), Some(Rule::Sum));
+        assert_eq!(
+            StepSummary::rule(&["background", "latency_us", "p99"]),
+            Some(Rule::First)
         );
     }
 
@@ -378,7 +353,7 @@ mod tests {
             part(100, 10.0, 1.0, 40.0, 5.0),
             part(300, 20.0, 3.0, 10.0, 7.0),
         );
-        let m: StepSummary = combine(&[&a, &b], &[100, 300], &merge_rule);
+        let m: StepSummary = combine(&[&a, &b], &[100, 300], &declared::<StepSummary>);
         assert_eq!((m.ops, m.failed, m.by_op["get"].failed), (400, 4, 8));
         assert_eq!(m.per_op.cpu_us, Some(17.5));
         assert_eq!(m.db_gb.allocated, 3.0);

@@ -41,7 +41,7 @@ impl UnitRate {
 }
 
 /// How arrivals are spaced in open-loop mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Spacing {
     /// Every 1/rate seconds.
     Uniform,

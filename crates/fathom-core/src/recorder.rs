@@ -2,6 +2,7 @@
 //! its `Recorder` outright (no lock, no atomics on the hot path) and hands a copy to the driver
 //! at each interval boundary, where copies are merged.
 
+use crate::kind::{Done, StepKinds, UndeclaredKind};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -91,19 +92,28 @@ impl Recorder {
         k.bytes += bytes;
     }
 
-    /// Records one finished operation as a client reports it, retries included, the time it
-    /// waited on another client left out.
+    /// Records one finished operation as a client reports it, in the step's `kinds`, retries
+    /// included, the time it waited on another client left out; an operation of a kind the
+    /// step does not record is an error.
     #[inline]
-    pub fn record_done(&mut self, op: &crate::kind::Done, latency: Duration) {
+    pub fn record_done(
+        &mut self,
+        kinds: &StepKinds,
+        op: &Done,
+        latency: Duration,
+    ) -> Result<(), UndeclaredKind> {
+        let slot = kinds.slot(op.kind).ok_or(UndeclaredKind(op.kind))?;
         if op.failed {
-            self.kinds[op.kind].failed += 1;
-            self.kinds[op.kind].retries += u64::from(op.retries);
-            return;
+            self.kinds[slot].failed += 1;
+            self.kinds[slot].retries += u64::from(op.retries);
+            return Ok(());
         }
-        self.record(op.kind, latency.saturating_sub(op.waited), op.bytes);
-        self.kinds[op.kind].ops += u64::from(op.counts_as.saturating_sub(1));
-        self.kinds[op.kind].retries += u64::from(op.retries);
-        self.kinds[op.kind].rows += op.rows;
+        self.record(slot, latency.saturating_sub(op.waited), op.bytes);
+        let k = &mut self.kinds[slot];
+        k.ops += u64::from(op.counts_as.saturating_sub(1));
+        k.retries += u64::from(op.retries);
+        k.rows += op.rows;
+        Ok(())
     }
 
     /// Returns what was recorded so far and starts over, keeping the allocation.
@@ -218,17 +228,27 @@ mod tests {
         assert!((2990.0..=3010.0).contains(&l.max), "max {}", l.max);
     }
 
+    crate::kinds! {
+        enum Two {
+            First = ("first", Read, "a read"),
+            Second = ("second", Write, "a write"),
+            Other = ("other", Scan, "a scan"),
+        }
+    }
+
     #[test]
     fn a_failed_operation_is_counted_apart_and_not_timed() {
+        let kinds = StepKinds::of(&[Two::First, Two::Second]);
         let mut r = Recorder::new(2);
-        let ok = crate::kind::Done {
-            kind: 1,
+        let ok = Done {
             bytes: 7,
-            ..Default::default()
+            ..Done::of(Two::Second)
         };
-        r.record_done(&ok, Duration::from_micros(10));
-        let failed = crate::kind::Done { failed: true, ..ok };
-        r.record_done(&failed, Duration::from_secs(5));
+        r.record_done(&kinds, &ok, Duration::from_micros(10))
+            .unwrap();
+        let failed = Done { failed: true, ..ok };
+        r.record_done(&kinds, &failed, Duration::from_secs(5))
+            .unwrap();
         let s = r.take();
         assert_eq!(
             (s.kinds[1].ops, s.kinds[1].failed, s.kinds[1].bytes),
@@ -239,13 +259,16 @@ mod tests {
             "the failure is not timed"
         );
         assert_eq!(r.kinds[1].failed, 0, "take starts over");
-        let batch = crate::kind::Done {
+        let batch = Done {
             counts_as: 10,
             ..ok
         };
-        r.record_done(&batch, Duration::from_micros(50));
+        r.record_done(&kinds, &batch, Duration::from_micros(50))
+            .unwrap();
         assert_eq!(r.kinds[1].ops, 10, "a MultiGet of 10 keys is 10 operations");
         assert_eq!(r.kinds[1].latency.len(), 1, "timed once");
+        let undeclared = r.record_done(&kinds, &Done::of(Two::Other), Duration::ZERO);
+        assert!(undeclared.is_err(), "a kind the step does not record");
     }
 
     #[test]

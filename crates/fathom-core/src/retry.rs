@@ -1,17 +1,31 @@
-//! One retry policy for every workload. Engines classify their failures: a deadlock, a lock
-//! wait timeout, a serialization failure, a write conflict or a busy engine is retryable (the
-//! caller runs the operation again, as sysbench's `--mysql-ignore-errors` and LinkStoreMysql
-//! do); anything else is fatal and ends the step at once with the engine's message.
+//! One retry policy for every workload, and the kinds of failure callers branch on. Engines
+//! classify their failures: a deadlock, a lock wait timeout, a serialization failure, a write
+//! conflict or a busy engine is retryable (the caller runs the operation again, as sysbench's
+//! `--mysql-ignore-errors` and LinkStoreMysql do); a full disk is said as such (the runner
+//! names the directory that filled); anything else is fatal and ends the step at once with the
+//! engine's message.
 
 use std::fmt;
 
 /// Times one operation is run again in a row before its error is the step's.
 pub const MAX_RETRIES: u32 = 1000;
 
+/// What kind of failure an error is, as callers branch on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// The operation may run again (a deadlock, a conflict, a busy engine).
+    Retryable,
+    /// The disk the engine writes to is full (ENOSPC, SQLite's SQLITE_FULL, PostgreSQL's
+    /// disk_full).
+    OutOfSpace,
+    /// Anything else: the step ends.
+    Fatal,
+}
+
 /// An engine's failure, classified.
 #[derive(Debug)]
 pub struct EngineError {
-    pub retryable: bool,
+    pub failure: Failure,
     pub message: String,
 }
 
@@ -23,8 +37,18 @@ impl EngineError {
 
     /// A failure the engine classified as retryable or not.
     pub fn classified(retryable: bool, message: impl Into<String>) -> anyhow::Error {
+        let failure = if retryable {
+            Failure::Retryable
+        } else {
+            Failure::Fatal
+        };
+        EngineError::of(failure, message)
+    }
+
+    /// A failure of the kind `failure`.
+    pub fn of(failure: Failure, message: impl Into<String>) -> anyhow::Error {
         EngineError {
-            retryable,
+            failure,
             message: message.into(),
         }
         .into()
@@ -41,8 +65,17 @@ impl std::error::Error for EngineError {}
 
 /// True when `e`, or an error it wraps, is a retryable engine failure.
 pub fn retryable(e: &anyhow::Error) -> bool {
-    e.chain()
-        .any(|c| c.downcast_ref::<EngineError>().is_some_and(|x| x.retryable))
+    e.chain().any(|c| failure_of(c) == Some(Failure::Retryable))
+}
+
+/// The kind of failure one error in a chain says it is: an engine's classified failure, or an
+/// OS error that says the disk is full (ENOSPC, EDQUOT).
+pub fn failure_of(cause: &(dyn std::error::Error + 'static)) -> Option<Failure> {
+    if let Some(e) = cause.downcast_ref::<EngineError>() {
+        return Some(e.failure);
+    }
+    let io = cause.downcast_ref::<std::io::Error>()?;
+    matches!(io.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT)).then_some(Failure::OutOfSpace)
 }
 
 /// Runs `op` until it succeeds, again after each retryable failure (which `op` undoes itself
@@ -87,5 +120,9 @@ mod tests {
         assert_eq!(calls, 1, "a fatal error is not retried: {e}");
         let wrapped = EngineError::retryable("deadlock").context("ADD_LINK");
         assert!(retryable(&wrapped));
+        let full = anyhow::Error::from(std::io::Error::from_raw_os_error(libc::ENOSPC));
+        let full = full.context("writing a step");
+        assert_eq!(full.chain().find_map(failure_of), Some(Failure::OutOfSpace));
+        assert!(!retryable(&full));
     }
 }

@@ -56,16 +56,10 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
     Some(st.f_bavail.saturating_mul(st.f_frsize))
 }
 
-/// What a failure that ran out of space says about where: when `error` says the disk was full
-/// (ENOSPC, in the words of the OS, RocksDB or SQLite) or one of `dirs` has under 1 MiB free,
-/// each such directory with the bytes left on its filesystem.
-pub fn out_of_space(error: &str, dirs: &[(&str, &Path)]) -> Option<String> {
-    const SAYS_FULL: [&str; 3] = [
-        "No space left on device",
-        "os error 28",
-        "database or disk is full",
-    ];
-    let said = SAYS_FULL.iter().any(|w| error.contains(w));
+/// What a failure that ran out of space says about where: when the failure `said` the disk was
+/// full (an error of kind `Failure::OutOfSpace`) or one of `dirs` has under 1 MiB free, each
+/// such directory with the bytes left on its filesystem.
+pub fn out_of_space(said: bool, dirs: &[(&str, &Path)]) -> Option<String> {
     let mut notes = Vec::new();
     let mut least: Option<(u64, String)> = None;
     for (what, dir) in dirs {

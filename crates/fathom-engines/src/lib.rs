@@ -2,6 +2,7 @@
 //! `ENGINES`, with the typed settings each accepts and where its options syntax is documented.
 
 pub mod dynlib;
+pub mod failure;
 pub mod fetched;
 #[cfg(feature = "lmdb")]
 pub mod lmdb;
@@ -25,8 +26,10 @@ use fathom_core::capability::{Need, Offer};
 use fathom_core::doc::DocEngine;
 use fathom_core::family::{Engine, Family};
 use fathom_core::kv::KvEngine;
+use fathom_core::options::Syntax;
 use fathom_core::sql::SqlEngine;
-use settings::{SettingSpec, Settings};
+use fathom_core::stop::Stop;
+use settings::{Settings, SettingsOf};
 use std::path::PathBuf;
 
 /// What opening an engine takes.
@@ -41,6 +44,8 @@ pub struct EngineConfig {
     /// The `cgroup.procs` file of the run's memory limit: a server fathom starts joins it, so
     /// the limit applies to the server's processes rather than to fathom.
     pub memory_group: Option<PathBuf>,
+    /// Asked to stop: an engine's long waits (for compaction) end early.
+    pub stop: Stop,
 }
 
 /// Opens a kv engine.
@@ -63,11 +68,12 @@ pub struct EngineEntry {
     pub about: &'static str,
     /// Where the syntax of the engine's options string is documented.
     pub options_doc: &'static str,
-    /// What separates items in the options string (`;` for RocksDB, `,` for WiredTiger); a
-    /// `--setup @FILE` holds one item per line, joined with it.
-    pub separator: &'static str,
-    /// Its settings with their defaults and help (`settings::specs` of its settings struct).
-    pub settings: fn() -> Vec<SettingSpec>,
+    /// How the options string is written: what separates its items (a `--setup @FILE` holds
+    /// one item per line, joined with it), and which options a step may add to it.
+    pub syntax: Syntax,
+    /// Its settings with their defaults and help, checked where a setup is resolved
+    /// (`settings::of` its settings struct).
+    pub settings: SettingsOf,
     /// The exact version of the engine this build links.
     pub version: fn() -> anyhow::Result<String>,
     pub open: Opener,
@@ -107,8 +113,8 @@ impl EngineEntry {
             name: "",
             about: "",
             options_doc: "",
-            separator: ";",
-            settings: Vec::new,
+            syntax: Syntax::None,
+            settings: SettingsOf::NONE,
             version: unnamed_version,
             open,
             server: false,
@@ -121,7 +127,7 @@ impl EngineEntry {
     /// line.
     pub const fn sql_server(open: SqlOpen) -> EngineEntry {
         EngineEntry {
-            separator: "\n",
+            syntax: Syntax::ConfigLines,
             server: true,
             ..EngineEntry::embedded_sql(open)
         }
@@ -131,7 +137,7 @@ impl EngineEntry {
     /// config-file lines, one per line.
     pub const fn doc_server(open: DocOpen) -> EngineEntry {
         EngineEntry {
-            separator: "\n",
+            syntax: Syntax::ConfigLines,
             server: true,
             ..EngineEntry::embedded(Opener::Doc(open))
         }
@@ -192,7 +198,7 @@ pub fn find(name: &str) -> anyhow::Result<&'static EngineEntry> {
 
 /// Validates settings and opens the engine.
 pub fn open(entry: &EngineEntry, config: &EngineConfig) -> anyhow::Result<Engine> {
-    settings::validate(entry.name, &(entry.settings)(), &config.settings)?;
+    (entry.settings.check)(entry.name, &config.settings)?;
     std::fs::create_dir_all(&config.data_dir).map_err(|e| {
         anyhow::anyhow!(
             "cannot create data directory {}: {e}",

@@ -2,11 +2,12 @@
 //! its own write transaction, so concurrent writers queue on LMDB's writer lock; that is a
 //! property of the engine, and the reports show it rather than hide it.
 
-use crate::settings::{self, specs, Size, Switch};
+use crate::settings::{self, Size, Switch};
 use crate::{EngineConfig, EngineEntry};
 use fathom_core::kv::{
     BatchOp, Direction, KvEngine, KvSession, KvTxn, Seek, SessionOptions, TxnBody, TxnEnd, Visit,
 };
+use fathom_core::options::Syntax;
 use fathom_core::result::EngineStats;
 use fathom_core::target::{pages_grown, Counters, Identity, Maintenance, Target};
 use heed::types::Bytes;
@@ -50,8 +51,8 @@ pub const ENTRY: EngineEntry = EngineEntry {
     about: "embedded LMDB (heed's bundled mdb.master); one writer at a time",
     options_doc: "LMDB environment flags, comma-separated as lmdb.h names them: MDB_NOSYNC, MDB_NOMETASYNC, \
                   MDB_NORDAHEAD, MDB_WRITEMAP, MDB_MAPASYNC, MDB_NOMEMINIT (LMDB docs: mdb_env_open)",
-    separator: ",",
-    settings: specs::<LmdbSettings>,
+    syntax: Syntax::LmdbFlags,
+    settings: settings::of::<LmdbSettings>(),
     version,
     code: &["mdb_", "heed::"],
     ..EngineEntry::embedded_kv(open)

@@ -9,6 +9,39 @@ pub use fathom_core::knobs::{specs, Size, Spec as SettingSpec, Switch};
 
 pub type Settings = BTreeMap<String, String>;
 
+/// An engine's settings as its entry knows them, from its settings struct (`of::<T>()`): listed
+/// with their defaults and help (`fathom engines`), and checked, names and values, where a
+/// setup is resolved, so a wrong value is an error before anything runs rather than when the
+/// engine opens.
+#[derive(Clone, Copy)]
+pub struct SettingsOf {
+    pub specs: fn() -> Vec<SettingSpec>,
+    /// Fails on a setting the engine (named) does not list, or a value it cannot read.
+    pub check: fn(&str, &Settings) -> anyhow::Result<()>,
+}
+
+impl SettingsOf {
+    /// An engine with no settings.
+    pub const NONE: SettingsOf = SettingsOf {
+        specs: Vec::new,
+        check: |engine, given| validate(engine, &[], given),
+    };
+}
+
+/// The settings of an engine whose settings struct is `T`.
+pub const fn of<T: Knobs>() -> SettingsOf {
+    SettingsOf {
+        specs: specs::<T>,
+        check: check::<T>,
+    }
+}
+
+/// Every setting given is one `T` lists, and its value reads as `T` reads it.
+fn check<T: Knobs>(engine: &str, given: &Settings) -> anyhow::Result<()> {
+    validate(engine, &specs::<T>(), given)?;
+    read::<T>(given).map(drop)
+}
+
 /// Fails on a setting the engine does not list.
 pub fn validate(engine: &str, specs: &[SettingSpec], given: &Settings) -> anyhow::Result<()> {
     for key in given.keys() {
@@ -83,6 +116,19 @@ mod tests {
             err.contains("no setting `wall`") && err.contains("accepts: wal"),
             "{err}"
         );
+    }
+
+    /// A setup's values are read where it is checked, before the engine opens.
+    #[test]
+    fn a_wrong_value_is_refused_where_the_setup_is_checked() {
+        let demo = of::<Demo>();
+        let bad = Settings::from([("wal".to_string(), "maybe".to_string())]);
+        let err = (demo.check)("demo", &bad).unwrap_err().to_string();
+        assert!(err.contains("`wal`: expected on or off"), "{err}");
+        let good = Settings::from([("wal".to_string(), "off".to_string())]);
+        (demo.check)("demo", &good).unwrap();
+        assert_eq!((demo.specs)().len(), 1);
+        assert!((SettingsOf::NONE.check)("null", &good).is_err());
     }
 
     #[test]

@@ -2,11 +2,12 @@
 //! BLOB primary key, WAL mode, a connection per client, and any PRAGMA from the setup. Writes
 //! serialize on SQLite's database lock; readers run beside them in WAL mode.
 
-use crate::settings::{self, specs, Size, Switch};
+use crate::settings::{self, Size, Switch};
 use crate::{EngineConfig, EngineEntry};
 use fathom_core::kv::{
     BatchOp, Direction, KvEngine, KvSession, KvTxn, Seek, SessionOptions, TxnBody, TxnEnd, Visit,
 };
+use fathom_core::options::Syntax;
 use fathom_core::result::EngineStats;
 use fathom_core::target::{pages_grown, Counters, Identity, Maintenance, Target};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
@@ -40,11 +41,12 @@ impl Default for SqliteSettings {
 }
 
 pub const ENTRY: EngineEntry = EngineEntry {
+    syntax: Syntax::Pragmas,
     name: "sqlite",
     about: "embedded SQLite (rusqlite's bundled build), one WITHOUT ROWID table",
     options_doc: "PRAGMAs, `;`-separated, e.g. `mmap_size=1073741824;page_size=8192;synchronous=NORMAL` \
                   (SQLite docs: PRAGMA statements); run on every connection after fathom's settings, so they win",
-    settings: specs::<SqliteSettings>,
+    settings: settings::of::<SqliteSettings>(),
     version,
     code: &["sqlite3", "rusqlite::"],
     ..EngineEntry::embedded_kv(open)

@@ -2,9 +2,11 @@
 //! statements and secondary indexes on rusqlite's bundled build, so the embedded B-tree joins
 //! the same comparisons as the servers. Settings and PRAGMAs are those of the kv `sqlite`.
 
-use crate::settings::specs;
+use crate::settings;
 use crate::sqlite::{connect, pragmas, SqliteSettings};
 use crate::{EngineConfig, EngineEntry};
+use fathom_core::options::Syntax;
+use fathom_core::retry::Failure;
 use fathom_core::sql::{Dialect, Keep, Outcome, Ran, SqlConn, SqlEngine, SqlError, Stmt, Value};
 use fathom_core::target::{Counters, Identity, Maintenance, Target};
 use rusqlite::types::{ToSqlOutput, ValueRef};
@@ -13,10 +15,11 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 pub const ENTRY: EngineEntry = EngineEntry {
+    syntax: Syntax::Pragmas,
     name: "sqlite-sql",
     about: "embedded SQLite through SQL: the workload's own tables and indexes (rather than the kv mapping)",
     options_doc: "PRAGMAs, `;`-separated, as for `sqlite`",
-    settings: specs::<SqliteSettings>,
+    settings: settings::of::<SqliteSettings>(),
     version,
     code: &["sqlite3", "rusqlite::"],
     ..EngineEntry::embedded_sql(open)
@@ -109,11 +112,14 @@ impl ToSql for Param<'_> {
 
 /// A busy or locked database is retried (a write transaction lost the race to upgrade).
 fn error(e: rusqlite::Error) -> anyhow::Error {
-    let retryable = matches!(
-        e.sqlite_error_code(),
-        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-    );
-    SqlError::classified(retryable, e.to_string())
+    let failure = match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+            Failure::Retryable
+        }
+        Some(rusqlite::ErrorCode::DiskFull) => Failure::OutOfSpace,
+        _ => Failure::Fatal,
+    };
+    SqlError::of(failure, e.to_string())
 }
 
 impl SqlConn for SqliteConn {

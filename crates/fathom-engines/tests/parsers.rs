@@ -62,7 +62,7 @@ proptest! {
         unknown in proptest::option::of("[a-z_]{1,12}"),
     ) {
         let entry = &ENGINES[engine];
-        let specs = (entry.settings)();
+        let specs = (entry.settings.specs)();
         let mut given = picked(&specs, &pick);
         if let Some(k) = &unknown {
             given.insert(k.clone(), "1".into());
@@ -98,7 +98,7 @@ proptest! {
         pick in proptest::collection::vec((any::<prop::sample::Index>(), value()), 0..2),
     ) {
         let entry = &ENGINES[engine];
-        let specs = (entry.settings)();
+        let specs = (entry.settings.specs)();
         let settings = picked(&specs, &pick);
         let dir = tempfile::tempdir().unwrap();
         let config = EngineConfig {

@@ -4,7 +4,7 @@
 //! volume), or fails after a timeout naming the hosts that were ready.
 
 use anyhow::Context;
-use fathom_core::interrupt;
+use fathom_core::stop::Stop;
 use fathom_core::units::parse_time;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 const POLL: Duration = Duration::from_millis(20);
 
 /// A barrier through a shared directory.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Barrier {
     pub dir: PathBuf,
     /// How many hosts meet at each step.
@@ -61,7 +61,7 @@ impl GateInput {
 }
 
 /// When a run's steps may start.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Gate {
     /// The first step waits until then.
     pub start_at: Option<SystemTime>,
@@ -69,18 +69,18 @@ pub struct Gate {
 }
 
 impl Gate {
-    /// Waits until step `index` (from 1) may start.
-    pub fn wait(&self, index: usize, step: &str) -> anyhow::Result<()> {
+    /// Waits until step `index` (from 1) may start, or `stop` is requested.
+    pub fn wait(&self, index: usize, step: &str, stop: &Stop) -> anyhow::Result<()> {
         if let (1, Some(at)) = (index, self.start_at) {
             while let Ok(left) = at.duration_since(SystemTime::now()) {
-                if interrupt::requested() {
+                if stop.requested() {
                     anyhow::bail!("interrupted while waiting for --start-at");
                 }
                 std::thread::sleep(left.min(Duration::from_millis(200)));
             }
         }
         match &self.barrier {
-            Some(b) => b.meet(index, step),
+            Some(b) => b.meet(index, step, stop),
             None => Ok(()),
         }
     }
@@ -92,8 +92,8 @@ fn mark() -> String {
 }
 
 impl Barrier {
-    /// Marks this host ready for step `index` and waits for the others.
-    pub fn meet(&self, index: usize, step: &str) -> anyhow::Result<()> {
+    /// Marks this host ready for step `index` and waits for the others (or `stop`).
+    pub fn meet(&self, index: usize, step: &str, stop: &Stop) -> anyhow::Result<()> {
         let dir = self.dir.join(format!("{index:02}-{step}"));
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("--barrier: creating {}", dir.display()))?;
@@ -105,7 +105,7 @@ impl Barrier {
             if ready.len() >= self.hosts {
                 return Ok(());
             }
-            if interrupt::requested() {
+            if stop.requested() {
                 anyhow::bail!("interrupted at the barrier before step {step}");
             }
             if started.elapsed() >= self.timeout {
@@ -147,14 +147,17 @@ mod tests {
             hosts: 2,
             timeout: Duration::from_millis(200),
         };
-        let e = barrier.meet(1, "fillseq").unwrap_err().to_string();
+        let e = barrier
+            .meet(1, "fillseq", &Stop::new())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("1 of 2 hosts were ready for step fillseq"),
             "{e}"
         );
         // Another host's mark lets this one through.
         std::fs::write(dir.path().join("01-fillseq/other.1"), b"").unwrap();
-        barrier.meet(1, "fillseq").unwrap();
+        barrier.meet(1, "fillseq", &Stop::new()).unwrap();
         assert_eq!(
             parse_time("2026-11-26T07:00:00Z"),
             Ok(SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_676_400))

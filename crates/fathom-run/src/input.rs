@@ -109,7 +109,7 @@ pub enum Queue {
 
 /// A C allocator an embedded engine can run with (`--allocator`, an experiment's or a
 /// setup's `allocator`).
-#[derive(clap::ValueEnum, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(clap::ValueEnum, serde::Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum AllocatorName {
     /// glibc's malloc, which fathom is linked with.

@@ -12,8 +12,9 @@ pub mod profile;
 pub mod records;
 pub mod resolve;
 pub mod runner;
+mod spec_form;
 mod steps;
-mod supervise;
+pub mod supervise;
 
 pub use input::{DriveInput, SetupInput, WorkloadInput};
 pub use resolve::{read_options_file, resolve, resolve_setup, Keys, RunSpec, Setup};

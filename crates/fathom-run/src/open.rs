@@ -3,6 +3,7 @@
 //! with options of its own.
 
 use anyhow::Context;
+use fathom_core::driver::StepPlan;
 use fathom_core::family::Engine;
 use fathom_engines::{EngineConfig, EngineEntry};
 
@@ -31,19 +32,15 @@ impl OpenEngine {
         self.engine.as_ref()
     }
 
-    /// The engine's name in the registry.
-    pub fn name(&self) -> &'static str {
-        self.entry.name
-    }
-
     /// Opens the engine as a step needs it: closed and opened again when the step asks
-    /// (`reopen`), or when the options it adds to the setup's differ from those it is open
-    /// with. Neither is timed.
-    pub fn prepare(&mut self, reopen: bool, added: Option<&String>) -> anyhow::Result<()> {
-        if reopen || added != self.added.as_ref() {
-            self.reopen(added.cloned())?;
+    /// (`reopen`), or when the options it adds in the engine's syntax differ from those it is
+    /// open with. Neither is timed. Returns the options added, for the step's record.
+    pub fn prepare(&mut self, plan: &StepPlan) -> anyhow::Result<Option<String>> {
+        let added = plan.options_for(self.entry.syntax);
+        if plan.reopen || added != self.added.as_deref() {
+            self.reopen(added.map(str::to_string))?;
         }
-        Ok(())
+        Ok(self.added.clone())
     }
 
     /// Closes the database (an embedded engine's close flushes what its WAL does not hold)
@@ -53,7 +50,7 @@ impl OpenEngine {
         self.engine = None;
         let mut config = self.config.clone();
         if let Some(extra) = &added {
-            config.options = join(&config.options, extra, self.entry.separator);
+            config.options = join(&config.options, extra, self.entry.syntax.separator());
         }
         let engine = fathom_engines::open(self.entry, &config)
             .with_context(|| format!("opening {} again", self.entry.name))?;

@@ -40,8 +40,13 @@ pub struct Setup {
 }
 
 /// One run, resolved and checked: a setup, a workload with its parameters, the client count
-/// and how the steps are driven.
-#[derive(Clone, Debug)]
+/// and how the steps are driven. It crosses to a run's own process as its serialized form
+/// (`spec_form`), engine and workload by name.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(
+    into = "crate::spec_form::SpecForm",
+    try_from = "crate::spec_form::SpecForm"
+)]
 pub struct RunSpec {
     pub setup: Setup,
     pub workload: &'static WorkloadEntry,
@@ -52,44 +57,6 @@ pub struct RunSpec {
     /// Settings fathom set because the workload needs them (`transactions=optimistic: ...`),
     /// printed in the run's header.
     pub implied: Vec<String>,
-    /// The workload as the check built it, for the spec's first run.
-    pub prebuilt: Prebuilt,
-}
-
-/// A workload built once by the check and handed to the first run that asks, so `fathom run`
-/// builds it once (a copy of a spec starts without one; later runs build their own).
-#[derive(Default)]
-pub struct Prebuilt(std::sync::Mutex<Option<Box<dyn fathom_workloads::Workload>>>);
-
-impl Prebuilt {
-    fn put(&self, w: Box<dyn fathom_workloads::Workload>) {
-        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(w);
-    }
-
-    fn take(&self) -> Option<Box<dyn fathom_workloads::Workload>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
-    }
-
-    /// True while the check's workload waits for its run.
-    pub fn is_ready(&self) -> bool {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).is_some()
-    }
-}
-
-impl Clone for Prebuilt {
-    fn clone(&self) -> Self {
-        Prebuilt::default()
-    }
-}
-
-impl std::fmt::Debug for Prebuilt {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "Prebuilt({})",
-            if self.is_ready() { "ready" } else { "none" }
-        )
-    }
 }
 
 /// How errors name what the user wrote: flags, or keys of an experiment file.
@@ -180,7 +147,6 @@ pub fn resolve(
         interval,
         open_loop: open_loop(drive, keys)?,
         implied: Vec::new(),
-        prebuilt: Prebuilt::default(),
     };
     spec.check().map_err(|e| match keys {
         Keys::Flags => e,
@@ -205,7 +171,7 @@ pub fn resolve_setup(
         .as_ref()
         .or(drive.memory_limit.as_ref())
         .map(|m| m.value);
-    fathom_engines::settings::validate(engine.name, &(engine.settings)(), &setup.settings)
+    (engine.settings.check)(engine.name, &setup.settings)
         .map_err(|e| anyhow::anyhow!("{}: {e}", keys.setup("settings")))?;
     let profile_hz = profile_hz(setup, engine, drive, keys)?;
     let allocator = match (setup.allocator, drive.allocator) {
@@ -238,13 +204,14 @@ pub fn resolve_setup(
 /// its own (`supervise`): the one its engine's own builds link (MongoDB links tcmalloc).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Allocator {
+    pub which: AllocatorName,
     pub name: &'static str,
     pub library: &'static str,
 }
 
 impl Allocator {
     /// The allocator `name` (at `key`), checked for `engine`; None for glibc's.
-    fn named(
+    pub(crate) fn named(
         name: AllocatorName,
         engine: &EngineEntry,
         key: &str,
@@ -253,10 +220,12 @@ impl Allocator {
         let a = match name {
             AllocatorName::Glibc => return Ok(None),
             AllocatorName::Tcmalloc => Allocator {
+                which: name,
                 name: "tcmalloc",
                 library: "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4",
             },
             AllocatorName::Jemalloc => Allocator {
+                which: name,
                 name: "jemalloc",
                 library: "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2",
             },
@@ -363,7 +332,7 @@ impl RunSpec {
             }
         }
         let built = (w.build)(&self.params, self.clients)?;
-        let reopens = |s: &&StepPlan| s.reopen || s.engine_options.contains_key(engine.name);
+        let reopens = |s: &&StepPlan| s.reopen || s.options_for(engine.syntax).is_some();
         if let Some(step) = built.steps().iter().find(|s| engine.server && reopens(s)) {
             anyhow::bail!(
                 "step `{}` of workload `{}` reopens the database (or opens it with options of its own), which fathom does for embedded engines only; `{}` is a server",
@@ -375,8 +344,8 @@ impl RunSpec {
         for need in built.needs() {
             self.meet(need)?;
         }
-        self.prebuilt.put(built);
-        Ok(())
+        // The settings as the engine will open with them, what a need set included.
+        (engine.settings.check)(engine.name, &self.setup.settings)
     }
 
     fn meet(&mut self, need: Need) -> anyhow::Result<()> {
@@ -401,12 +370,10 @@ impl RunSpec {
         }
     }
 
-    /// The workload built for this spec's clients: the check's, the first time.
+    /// The workload built for this spec's clients, afresh for each run (a `seed` of 0 picks
+    /// its own from the clock).
     pub fn build(&self) -> anyhow::Result<Box<dyn fathom_workloads::Workload>> {
-        match self.prebuilt.take() {
-            Some(w) => Ok(w),
-            None => (self.workload.build)(&self.params, self.clients),
-        }
+        (self.workload.build)(&self.params, self.clients)
     }
 }
 
@@ -439,7 +406,7 @@ pub fn read_options_file(path: &Path, engine: &EngineEntry) -> anyhow::Result<St
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .collect::<Vec<_>>()
-        .join(engine.separator))
+        .join(engine.syntax.separator()))
 }
 
 /// Open-loop arrivals from a rate, a spacing name and a queue name.
@@ -509,22 +476,6 @@ mod tests {
         assert_eq!(spec.build().unwrap().params()["duration"], "3s");
     }
 
-    /// The check's workload is the first run's: `fathom run` builds it once.
-    #[test]
-    fn the_first_run_takes_the_checks_workload() {
-        let spec = flags(
-            &setup("null"),
-            &workload("dbbench", &[]),
-            &Default::default(),
-        )
-        .unwrap();
-        assert!(spec.prebuilt.is_ready());
-        assert!(!spec.clone().prebuilt.is_ready(), "a copy builds its own");
-        spec.build().unwrap();
-        assert!(!spec.prebuilt.is_ready(), "taken by the first run");
-        spec.build().unwrap();
-    }
-
     #[test]
     fn errors_name_the_flag_or_the_key() {
         let d = DriveInput {
@@ -552,5 +503,10 @@ mod tests {
         s.options = "@/nonexistent/file".into();
         let e = format!("{:#}", flags(&s, &w, &DriveInput::default()).unwrap_err());
         assert!(e.contains("--setup: cannot read options file"), "{e}");
+        // A setting's value is read as the engine reads it, before anything runs.
+        let mut s = setup("rocksdb");
+        s.settings.insert("cache_size".into(), "lots".into());
+        let e = format!("{:#}", flags(&s, &w, &DriveInput::default()).unwrap_err());
+        assert!(e.contains("--set: setting `cache_size`"), "{e}");
     }
 }

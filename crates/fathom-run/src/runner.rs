@@ -10,20 +10,23 @@ use anyhow::Context;
 use fathom_core::cgroup::MemoryLimit;
 use fathom_core::driver::StepPlan;
 use fathom_core::family::Engine;
-use fathom_core::interrupt;
 use fathom_core::leftovers;
 use fathom_core::result::{
     now_utc, ExperimentCell, HostFacts, IntervalRecord, RunManifest, RunStatus, SetupRecord,
     StepSummary, FORMAT_VERSION,
 };
+use fathom_core::retry::Failure;
 use fathom_core::sample::Sampler;
+use fathom_core::stop::Stop;
 use fathom_core::store::{out_of_space, RunDir};
 use fathom_engines::EngineConfig;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Where and how a run is written.
-#[derive(Clone, Debug, Default)]
+/// Where and how a run is written. It crosses to a run's own process (`supervise`) serialized,
+/// without its stop token and launcher.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Place {
     /// The results directory the run directory goes in.
     pub results: PathBuf,
@@ -39,12 +42,17 @@ pub struct Place {
     pub calibrate: bool,
     /// The experiment cell this run is, if any.
     pub cell: Option<ExperimentCell>,
-    /// The arguments of a `fathom` command line that runs this run alone: with them, an
-    /// embedded engine under a memory limit runs in a child process inside the limited group,
-    /// so that a kill for memory is recorded and survived (`supervise`).
-    pub relaunch: Option<Vec<std::ffi::OsString>>,
+    /// A `fathom` executable (one with `fathom child-run`): with it, an embedded engine under
+    /// a memory limit runs in a child process inside the limited group, so that a kill for
+    /// memory is recorded and survived, and a run with another allocator gets the process it
+    /// needs (`supervise`).
+    #[serde(skip)]
+    pub launcher: Option<PathBuf>,
     /// When steps may start (`--start-at`, `--barrier`).
     pub gate: crate::gate::Gate,
+    /// Asked to stop (Ctrl-C): the current step ends early, the run is marked interrupted.
+    #[serde(skip)]
+    pub stop: Stop,
 }
 
 /// What a run tells whoever watches it (the command's progress display).
@@ -155,8 +163,23 @@ impl Drop for DataDir {
     }
 }
 
-/// Runs `spec`; returns the run directory.
+/// Runs `spec`, in a process of its own where it needs one (`supervise`); returns the run
+/// directory.
 pub fn run(spec: &RunSpec, place: &Place, observer: &mut dyn Observer) -> anyhow::Result<PathBuf> {
+    check_existing_data(spec, place)?;
+    if let Some(elsewhere) = crate::supervise::in_own_process(spec, place) {
+        return elsewhere;
+    }
+    run_here(spec, place, observer, None)
+}
+
+/// Runs `spec` in this process; `handed` is the memory group a supervising fathom made for it.
+pub(crate) fn run_here(
+    spec: &RunSpec,
+    place: &Place,
+    observer: &mut dyn Observer,
+    handed: Option<MemoryLimit>,
+) -> anyhow::Result<PathBuf> {
     let workload = spec.build()?;
     let label = place.dir_name.clone().unwrap_or_else(|| {
         format!(
@@ -165,11 +188,8 @@ pub fn run(spec: &RunSpec, place: &Place, observer: &mut dyn Observer) -> anyhow
         )
     });
     check_existing_data(spec, place)?;
-    if let Some(elsewhere) = crate::supervise::in_own_process(spec, place) {
-        return elsewhere;
-    }
     let data = DataDir::fresh(place, &label)?;
-    let limit = memory_limit(spec)?;
+    let limit = memory_limit(spec, handed)?;
     let mut engine = OpenEngine::open(
         spec.setup.engine,
         EngineConfig {
@@ -177,6 +197,7 @@ pub fn run(spec: &RunSpec, place: &Place, observer: &mut dyn Observer) -> anyhow
             options: spec.setup.options.clone(),
             settings: spec.setup.settings.clone(),
             memory_group: limit.as_ref().map(|l| l.procs_file()),
+            stop: place.stop.clone(),
         },
     )?;
     let target = engine.get().expect("just opened").target();
@@ -205,6 +226,7 @@ pub fn run(spec: &RunSpec, place: &Place, observer: &mut dyn Observer) -> anyhow
         run_dir: &run_dir,
         profiler: profiler.as_ref(),
         gate: &place.gate,
+        stop: &place.stop,
     };
     let dirs = [
         ("data directory", data.path.as_path()),
@@ -213,7 +235,7 @@ pub fn run(spec: &RunSpec, place: &Place, observer: &mut dyn Observer) -> anyhow
     let result = steps
         .run(observer)
         .map_err(|e| explain_failure(e, engine.get(), limit.as_ref(), &dirs));
-    finish(&mut manifest, &result, limit.as_ref());
+    finish(&mut manifest, &result, limit.as_ref(), &place.stop);
     let saved = run_dir.write_manifest(&manifest);
     engine.close();
     drop(limit);
@@ -228,9 +250,12 @@ pub fn run(spec: &RunSpec, place: &Place, observer: &mut dyn Observer) -> anyhow
 /// The memory limit, in place before the database opens so its pages are charged to the group:
 /// fathom's own process for an embedded engine (or the group a supervising fathom handed this
 /// process), the server's processes for a server (which joins the group as it starts).
-fn memory_limit(spec: &RunSpec) -> anyhow::Result<Option<MemoryLimit>> {
-    if let Some(handed) = crate::supervise::adopted()? {
-        return Ok(Some(handed));
+fn memory_limit(
+    spec: &RunSpec,
+    handed: Option<MemoryLimit>,
+) -> anyhow::Result<Option<MemoryLimit>> {
+    if handed.is_some() {
+        return Ok(handed);
     }
     let own = [std::process::id()];
     let pids: &[u32] = if spec.setup.engine.server { &[] } else { &own };
@@ -325,11 +350,16 @@ fn effective_options(
 }
 
 /// How the run ended, into its manifest.
-fn finish(manifest: &mut RunManifest, result: &anyhow::Result<()>, limit: Option<&MemoryLimit>) {
+fn finish(
+    manifest: &mut RunManifest,
+    result: &anyhow::Result<()>,
+    limit: Option<&MemoryLimit>,
+    stop: &Stop,
+) {
     manifest.finished_at = Some(now_utc());
     manifest.pid = None;
     (manifest.status, manifest.error) = match result {
-        Ok(()) if interrupt::requested() => (RunStatus::Interrupted, None),
+        Ok(()) if stop.requested() => (RunStatus::Interrupted, None),
         Ok(()) => (RunStatus::Finished, None),
         Err(e) => (RunStatus::Failed, Some(format!("{e:#}"))),
     };
@@ -348,7 +378,8 @@ fn explain_failure(
     dirs: &[(&str, &Path)],
 ) -> anyhow::Error {
     let e = explain_dead_engine(e, engine, limit);
-    match out_of_space(&format!("{e:#}"), dirs) {
+    let said = fathom_engines::failure::failure(&e) == Some(Failure::OutOfSpace);
+    match out_of_space(said, dirs) {
         Some(full) => e.context(full),
         None => e,
     }

@@ -10,9 +10,9 @@ use crate::runner::Observer;
 use anyhow::Context;
 use fathom_core::driver::{self, StepPlan, StepRun, Watch};
 use fathom_core::family::{Db, Engine};
-use fathom_core::interrupt;
 use fathom_core::result::IntervalRecord;
 use fathom_core::sample::Sampler;
+use fathom_core::stop::Stop;
 use fathom_core::store::RunDir;
 use fathom_workloads::Workload;
 use std::time::Duration;
@@ -31,6 +31,8 @@ pub struct Steps<'a> {
     pub profiler: Option<&'a Profiler>,
     /// When each step may start (other client hosts' readiness).
     pub gate: &'a crate::gate::Gate,
+    /// Asked to stop: the current step ends early and no other starts.
+    pub stop: &'a Stop,
 }
 
 impl Steps<'_> {
@@ -43,18 +45,19 @@ impl Steps<'_> {
         };
         let total = self.workload.steps().len();
         for (i, plan) in self.workload.steps().iter().enumerate() {
-            if interrupt::requested() {
+            if self.stop.requested() {
                 break;
             }
             let plan = self.driven(plan);
-            let added = plan.engine_options.get(self.engine.name());
-            self.engine
-                .prepare(plan.reopen, added)
+            let added = self
+                .engine
+                .prepare(&plan)
                 .with_context(|| format!("before step {}", plan.name))?;
             let harness_ns = self.harness_cost(null_db, i, &plan)?;
             observer.step_started(i + 1, total, &plan);
             let mut summary = self.step(i, &plan, observer)?;
             summary.harness_ns_per_op = harness_ns;
+            summary.engine_options = added;
             self.run_dir.write_summary(&summary)?;
             observer.step_finished(&summary);
         }
@@ -84,14 +87,8 @@ impl Steps<'_> {
         if !self.calibrate || plan.clients == 0 {
             return Ok(None);
         }
-        self.workload.prepare_step(null, i)?;
-        let client = self.workload.client(null, i, 0)?;
-        driver::harness_cost(
-            client,
-            plan.op_kinds.len(),
-            CALIBRATION,
-            plan.ops_per_client,
-        )
+        let client = self.workload.step(null, i, self.stop)?.client(0)?;
+        driver::harness_cost(client, &plan.kinds, CALIBRATION, plan.ops_per_client)
     }
 
     fn step(
@@ -100,14 +97,12 @@ impl Steps<'_> {
         plan: &StepPlan,
         observer: &mut dyn Observer,
     ) -> anyhow::Result<fathom_core::result::StepSummary> {
-        let db = self.engine().db();
-        self.workload.prepare_step(db, i)?;
-        let clients = (0..plan.clients + plan.helpers)
-            .map(|t| self.workload.client(db, i, t))
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        let background = self.workload.background(db, i)?;
+        let crew = self
+            .workload
+            .step(self.engine().db(), i, self.stop)?
+            .crew(plan.clients)?;
         // Clients connected and ready: wait here for the other hosts, if any.
-        self.gate.wait(i + 1, &plan.name)?;
+        self.gate.wait(i + 1, &plan.name, self.stop)?;
         // Attached once the clients are connected (a server's backends exist), events off
         // until the driver says the measured span begins.
         let mut profile = self
@@ -118,14 +113,14 @@ impl Steps<'_> {
         let mut summary = driver::run_step(StepRun {
             plan,
             index: i + 1,
-            clients,
-            background,
+            crew,
             target: self.engine().target(),
             sampler: self.sampler,
             interval: self.spec.interval,
             files: self.run_dir.step_files(i + 1, &plan.name),
             on_interval: &mut on_interval,
             watch: profile.as_mut().map(|p| p as &mut dyn Watch),
+            stop: self.stop,
         })?;
         if let Some(p) = profile {
             summary.profile = Some(p.finish()?);

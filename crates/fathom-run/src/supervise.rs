@@ -1,66 +1,119 @@
 //! An embedded engine under a memory limit lives in fathom's own process, so the kernel's
 //! out-of-memory killer would take fathom with it: no word, and no later run. Instead the run
-//! goes to a child process of fathom's own (the same command line, told which run it is), which
-//! joins the limited group while this process waits outside it. A child the kernel kills is
-//! recorded as failed with the cause (the group's OOM kills, peak and limit), its data directory
-//! removed, and the caller goes on to the next run. A run with another C allocator
-//! (`--allocator`) gets such a process too, started with the allocator preloaded.
+//! goes to a process of its own, `fathom child-run`, handed the run (`ChildRun`: the resolved
+//! spec, where it is written, and the memory group, made here) on its standard input; it joins
+//! the limited group and runs while this process waits outside it, and says how the run ended
+//! on a pipe of its own (`REPORT_FD`). A child the kernel kills is recorded as failed with the
+//! cause (the group's OOM kills, peak and limit), its data directory removed, and the caller
+//! goes on to the next run. A run with another C allocator (`--allocator`) gets such a process
+//! too, started with the allocator preloaded.
 
-use crate::runner::{remove_dead_data_dirs, Place};
+use crate::runner::{remove_dead_data_dirs, Observer, Place};
 use crate::RunSpec;
 use anyhow::Context;
-use fathom_core::cgroup::MemoryLimit;
-use fathom_core::interrupt;
+use fathom_core::cgroup::{Handoff, MemoryLimit};
 use fathom_core::result::{now_utc, RunManifest, RunStatus};
+use fathom_core::stop::Stop;
 use fathom_core::store::{read_json, write_json_atomic, MANIFEST};
-use std::ffi::OsString;
+use serde::{Deserialize, Serialize};
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::Duration;
 
-/// The environment variable that hands the limited group to the child (`MemoryLimit::handoff`).
-const GROUP_ENV: &str = "FATHOM_MEMORY_GROUP";
+/// The file descriptor a child run says how it ended on: a pipe its supervisor opened.
+pub const REPORT_FD: i32 = 3;
 
-/// The group this process was handed by a supervising fathom, joined; None when it was not.
-pub fn adopted() -> anyhow::Result<Option<MemoryLimit>> {
-    let Some(text) = std::env::var_os(GROUP_ENV) else {
-        return Ok(None);
-    };
-    std::env::remove_var(GROUP_ENV);
-    let limit = MemoryLimit::adopt(&text.to_string_lossy()).context("--memory-limit")?;
-    Ok(Some(limit))
+/// A run handed to a process of its own: what `fathom child-run` reads on its standard input.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChildRun {
+    pub spec: RunSpec,
+    pub place: Place,
+    /// The group the child joins before the engine opens; its supervisor made it and removes it.
+    pub memory_group: Option<Handoff>,
 }
 
-/// The command line that runs `spec` alone in a child process, when it should: an embedded
-/// engine under a memory limit or with another allocator, with the caller able to relaunch it
-/// (the child itself is given no `relaunch`).
-fn relaunch<'p>(spec: &RunSpec, place: &'p Place) -> Option<&'p [OsString]> {
-    let own_process = spec.setup.memory_limit.is_some() || spec.setup.allocator.is_some();
-    place
-        .relaunch
-        .as_deref()
-        .filter(|_| own_process && !spec.setup.engine.server)
+/// How a child run ended on its own, as it says on `REPORT_FD`.
+#[derive(Serialize, Deserialize)]
+enum Outcome {
+    /// Its run directory.
+    Finished(PathBuf),
+    /// Its error, in full.
+    Failed(String),
+}
+
+/// Runs the run handed on standard input in this process (`fathom child-run`), stopped by
+/// `stop`, and says how it ended on `REPORT_FD`; a failure is said there, not returned.
+pub fn run_child(stop: Stop, observer: &mut dyn Observer) -> anyhow::Result<bool> {
+    let mut report = report_pipe()?;
+    let outcome = match child_run(stop, observer) {
+        Ok(dir) => Outcome::Finished(dir),
+        Err(e) => Outcome::Failed(format!("{e:#}")),
+    };
+    serde_json::to_writer(&mut report, &outcome).context("saying how the run ended")?;
+    report.flush()?;
+    Ok(matches!(outcome, Outcome::Finished(_)))
+}
+
+fn child_run(stop: Stop, observer: &mut dyn Observer) -> anyhow::Result<PathBuf> {
+    let handed: ChildRun = serde_json::from_reader(std::io::stdin().lock())
+        .context("reading the run handed on standard input")?;
+    let limit = handed
+        .memory_group
+        .as_ref()
+        .map(MemoryLimit::adopt)
+        .transpose()
+        .context("--memory-limit")?;
+    let place = Place {
+        stop,
+        ..handed.place
+    };
+    crate::runner::run_here(&handed.spec, &place, observer, limit)
+}
+
+/// The pipe a supervisor opened at `REPORT_FD`, checked to be one.
+fn report_pipe() -> anyhow::Result<std::fs::File> {
+    // SAFETY: fstat writes into the zeroed struct it is given; a closed descriptor fails.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let open = unsafe { libc::fstat(REPORT_FD, &mut st) } == 0;
+    if !open || st.st_mode & libc::S_IFMT != libc::S_IFIFO {
+        anyhow::bail!(
+            "fathom child-run runs a run its supervisor hands it and reports on descriptor              {REPORT_FD}, a pipe the supervisor opens; it is not for use by hand"
+        );
+    }
+    // SAFETY: the descriptor is open (checked above) and this process owns it from here on.
+    Ok(unsafe { std::fs::File::from_raw_fd(REPORT_FD) })
 }
 
 /// The run's result when it belongs in a process of its own: run there (this process waits),
-/// or an error when it needs one and cannot have it. None: it runs here.
+/// or an error when it needs one and cannot have it. None: it runs here. An embedded engine
+/// under a memory limit or with another allocator gets one when the place names fathom's
+/// executable (`Place::launcher`).
 pub fn in_own_process(spec: &RunSpec, place: &Place) -> Option<anyhow::Result<PathBuf>> {
-    if let Some(args) = relaunch(spec, place) {
-        return Some(run_child(spec, place, args));
+    let own_process = spec.setup.memory_limit.is_some() || spec.setup.allocator.is_some();
+    if let Some(exe) = place
+        .launcher
+        .as_deref()
+        .filter(|_| own_process && !spec.setup.engine.server)
+    {
+        return Some(run_child_process(spec, place, exe));
     }
     let a = spec.setup.allocator.as_ref().filter(|a| !a.is_loaded())?;
     Some(Err(anyhow::anyhow!(
         "allocator {}: a run with it needs a process of its own, started with {} preloaded \
-         (`fathom run` starts one; a caller of the library gives `Place::relaunch`)",
+         (`fathom run` starts one; a caller of the library gives `Place::launcher`)",
         a.name,
         a.library
     )))
 }
 
-/// Runs the child `args` describe inside a fresh group limited as `spec` asks; returns the run
-/// directory it made, or why it failed (recorded in its run.json when the kernel killed it).
-fn run_child(spec: &RunSpec, place: &Place, args: &[OsString]) -> anyhow::Result<PathBuf> {
+/// Runs `spec` in a child process of `exe` inside a fresh group limited as `spec` asks;
+/// returns the run directory it made, or why it failed (recorded in its run.json when the
+/// kernel killed it).
+fn run_child_process(spec: &RunSpec, place: &Place, exe: &Path) -> anyhow::Result<PathBuf> {
     let limit = spec
         .setup
         .memory_limit
@@ -68,39 +121,18 @@ fn run_child(spec: &RunSpec, place: &Place, args: &[OsString]) -> anyhow::Result
         .transpose()
         .context("--memory-limit")?;
     let kills_before = limit.as_ref().and_then(MemoryLimit::oom_kills).unwrap_or(0);
-    let exe = std::env::current_exe().context("finding fathom's own executable")?;
-    let mut command = Command::new(&exe);
-    command.args(args);
-    if let Some(limit) = &limit {
-        command.env(GROUP_ENV, limit.handoff());
-    }
-    if let Some(a) = &spec.setup.allocator {
-        command.env("LD_PRELOAD", a.library);
-    }
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        // Its own process group: a terminal's Ctrl-C reaches this process, which passes it on
-        // once (a second one would make the child quit at once).
-        .process_group(0);
-    // SAFETY: prctl is async-signal-safe; the child dies with this process.
-    unsafe {
-        command.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
-    }
-    let mut child = command
-        .spawn()
-        .with_context(|| format!("starting {} for the run", exe.display()))?;
-    let status = wait(&mut child)?;
-    let mut said = String::new();
-    if let Some(mut out) = child.stdout.take() {
-        use std::io::Read;
-        let _ = out.read_to_string(&mut said);
-    }
-    if status.success() {
-        return Ok(PathBuf::from(said.trim()));
+    let handed = ChildRun {
+        spec: spec.clone(),
+        place: place.clone(),
+        memory_group: limit.as_ref().map(MemoryLimit::handoff),
+    };
+    let (mut child, said) = spawn(exe, &handed, spec)?;
+    let status = wait(&mut child, &place.stop)?;
+    let said = said.join().unwrap_or_default();
+    match serde_json::from_str::<Outcome>(&said) {
+        Ok(Outcome::Finished(dir)) if status.success() => return Ok(dir),
+        Ok(Outcome::Failed(error)) => anyhow::bail!("{error}"),
+        _ => {}
     }
     let run_dir = run_dir_of(place, child.id());
     if place.data_dir.is_none() {
@@ -113,9 +145,9 @@ fn run_child(spec: &RunSpec, place: &Place, args: &[OsString]) -> anyhow::Result
         .saturating_sub(kills_before);
     let Some(cause) = killed(status, kills, limit.as_ref()) else {
         anyhow::bail!(
-            "the run failed ({status}); its error is above{}",
+            "the run's process ended ({status}) without saying how the run went{}",
             run_dir.map_or(String::new(), |d| format!(
-                " and in {}",
+                "; see {}",
                 d.join(MANIFEST).display()
             ))
         );
@@ -127,14 +159,66 @@ fn run_child(spec: &RunSpec, place: &Place, args: &[OsString]) -> anyhow::Result
     anyhow::bail!("{cause}")
 }
 
-/// Waits for the child, passing an interrupt on to it once.
-fn wait(child: &mut std::process::Child) -> anyhow::Result<ExitStatus> {
+/// Starts `exe child-run` with `handed` on its standard input and the report pipe at
+/// `REPORT_FD`; returns the child and a thread reading what it says there.
+fn spawn(
+    exe: &Path,
+    handed: &ChildRun,
+    spec: &RunSpec,
+) -> anyhow::Result<(std::process::Child, std::thread::JoinHandle<String>)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into the array it is given.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error()).context("opening the run's report pipe");
+    }
+    // SAFETY: both descriptors were just opened and are owned here.
+    let (read_end, write_end) =
+        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let mut command = Command::new(exe);
+    command.arg("child-run");
+    if let Some(a) = &spec.setup.allocator {
+        command.env("LD_PRELOAD", a.library);
+    }
+    let write_fd = write_end.as_raw_fd();
+    command
+        .stdin(Stdio::piped())
+        // Its own process group: a terminal's Ctrl-C reaches this process, which passes it on
+        // once (a second one would make the child quit at once).
+        .process_group(0);
+    // SAFETY: prctl and dup2 are async-signal-safe; the child dies with this process, and its
+    // report pipe is at REPORT_FD (dup2 leaves the copy open across exec).
+    unsafe {
+        command.pre_exec(move || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if libc::dup2(write_fd, REPORT_FD) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = command
+        .spawn()
+        .with_context(|| format!("starting {} child-run for the run", exe.display()))?;
+    drop(write_end);
+    let mut stdin = child.stdin.take().expect("piped");
+    serde_json::to_writer(&mut stdin, handed).context("handing the run to its process")?;
+    drop(stdin);
+    let said = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::fs::File::from(read_end).read_to_string(&mut text);
+        text
+    });
+    Ok((child, said))
+}
+
+/// Waits for the child, passing a stop on to it once (as an interrupt).
+fn wait(child: &mut std::process::Child, stop: &Stop) -> anyhow::Result<ExitStatus> {
     let mut passed_on = false;
     loop {
         if let Some(status) = child.try_wait().context("waiting for the run's process")? {
             return Ok(status);
         }
-        if interrupt::requested() && !passed_on {
+        if stop.requested() && !passed_on {
             // SAFETY: kill has no memory effects; the pid is our unreaped child's.
             unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
             passed_on = true;

@@ -132,3 +132,54 @@ fn every_bundled_experiment_loads() {
         dir.display()
     );
 }
+
+/// A run's stop token stops that run and no other: two runs at once in one process, one
+/// stopped a second into its timed step, which ends interrupted with its earlier step saved,
+/// while the other runs its step's whole length.
+#[test]
+fn a_stop_token_stops_its_own_run() {
+    let (setup, workload) = input(
+        "null",
+        "dbbench",
+        &[("num_keys", "1000"), ("steps", "fillseq,readrandom")],
+    );
+    let drive = DriveInput {
+        duration: Some(fathom_core::knobs::Span::new("4s")),
+        ..DriveInput::default()
+    };
+    let spec = resolve_flags(&setup, &workload, &drive).unwrap();
+    let results = scratch();
+    let place = |name: &str| Place {
+        results: results.path().to_path_buf(),
+        dir_name: Some(name.into()),
+        ..Place::default()
+    };
+    let (stopped, other) = (place("stopped"), place("other"));
+    let asker = stopped.stop.clone();
+    let (mine, theirs) = std::thread::scope(|s| {
+        s.spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(1500));
+            asker.request();
+        });
+        let mine = s.spawn(|| fathom_run::run(&spec, &stopped, &mut Quiet));
+        let theirs = s.spawn(|| fathom_run::run(&spec, &other, &mut Quiet));
+        (
+            mine.join().unwrap().unwrap(),
+            theirs.join().unwrap().unwrap(),
+        )
+    });
+    let (mine, theirs) = (
+        LoadedRun::load(&mine).unwrap(),
+        LoadedRun::load(&theirs).unwrap(),
+    );
+    assert_eq!(mine.manifest.status, RunStatus::Interrupted);
+    let last = mine.steps.last().unwrap();
+    assert!(last.interrupted && last.seconds < 3.5, "{}", last.seconds);
+    assert_eq!(theirs.manifest.status, RunStatus::Finished);
+    assert!(theirs.steps.iter().all(|s| !s.interrupted));
+    assert!(
+        theirs.steps[1].seconds >= 3.9,
+        "{}",
+        theirs.steps[1].seconds
+    );
+}

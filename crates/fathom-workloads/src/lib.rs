@@ -1,4 +1,5 @@
-//! fathom-workloads: each workload defines its steps and a client per thread, once for the kv
+//! fathom-workloads: each workload defines its steps, its operation kinds, and per step a step
+//! object that owns what the step's clients share and hands them out by role, once for the kv
 //! interface (so every kv engine runs it) and, where it has one, once for the sql family and
 //! once for the document family; `WORKLOADS` is the registry the CLI reads.
 
@@ -9,45 +10,40 @@ pub mod linkbench;
 pub mod params;
 pub mod report;
 pub mod rows;
-pub mod shared;
 pub mod statements;
 pub mod sysbench;
 #[cfg(test)]
 mod testing;
 
 use fathom_core::capability::Need;
-use fathom_core::driver::{BackgroundClient, Client, StepPlan};
+use fathom_core::driver::{BackgroundClient, Client, Crew, StepPlan};
 use fathom_core::family::{Db, Family};
+use fathom_core::kind::{Kind, OpKind};
 use fathom_core::knobs::Knobs;
 use fathom_core::kv::{KvSession, SessionOptions};
+use fathom_core::stop::Stop;
 use params::{specs, ParamSpec, Params};
 use std::collections::BTreeMap;
 
-/// A client a workload builds for one thread of one step.
+/// A client a workload's step builds for one thread.
 pub type NewClient<'e> = anyhow::Result<Box<dyn Client + 'e>>;
+/// Clients a step builds for several threads.
+pub type NewClients<'e> = anyhow::Result<Vec<Box<dyn Client + 'e>>>;
 /// A step's background clients (none for most steps).
 pub type NewBackground<'e> = anyhow::Result<Vec<BackgroundClient<'e>>>;
 
-/// A workload with its parameters resolved.
+/// A workload with its parameters resolved: its steps, and for each a step object on an
+/// engine. It holds nothing that changes while it runs; what a step's clients share lives in
+/// that step's object.
 pub trait Workload: Send + Sync {
     /// The steps to run, in order.
     fn steps(&self) -> &[StepPlan];
-    /// Makes step `step` ready on `engine` before its clients are built: the tables it writes
-    /// (DDL) and the state its clients share (a work queue, id counters), fresh for the step.
-    /// The runner calls it on the null engine before measuring the harness's cost, and again
-    /// on the engine before the step.
-    fn prepare_step(&self, engine: Db<'_>, step: usize) -> anyhow::Result<()> {
-        let _ = (engine, step);
-        Ok(())
-    }
-    /// The client of thread `thread` for step `step` (an index into `steps`), once the step
-    /// is prepared: threads `0..clients`, then `clients..clients + helpers`.
-    fn client<'e>(&self, engine: Db<'e>, step: usize, thread: usize) -> NewClient<'e>;
-    /// The background clients of step `step`, beside its clients (none by default).
-    fn background<'e>(&self, engine: Db<'e>, step: usize) -> NewBackground<'e> {
-        let _ = (engine, step);
-        Ok(Vec::new())
-    }
+    /// Step `index` (into `steps`) made ready on `engine`: the tables it writes (DDL) done,
+    /// and what its clients share made fresh in the step object, which then hands them out.
+    /// The runner makes one on the null engine to measure the harness's cost, and one on the
+    /// engine for the step itself. A client that waits (on another client, or for time to
+    /// pass) stops waiting when `stop` is requested.
+    fn step<'a>(&'a self, engine: Db<'a>, index: usize, stop: &Stop) -> NewStep<'a>;
     /// Every parameter with the value in force, for the run's record.
     fn params(&self) -> BTreeMap<String, String>;
     /// What the workload, as built, needs of the engine beyond its family (checked, and met
@@ -57,12 +53,69 @@ pub trait Workload: Send + Sync {
     }
 }
 
+/// A step object, or why it could not be made.
+pub type NewStep<'a> = anyhow::Result<Box<dyn PreparedStep<'a> + 'a>>;
+
+/// One step of a workload on one engine: it owns what the step's clients share (a work queue,
+/// id counters, the gates between an inserter and its deleter) and hands out the step's
+/// threads by role.
+pub trait PreparedStep<'a> {
+    /// Client `n` of the plan's `clients` (from 0).
+    fn client(&self, n: usize) -> NewClient<'a>;
+    /// Threads beside the clients whose operations count in the step as theirs, not counted
+    /// as clients (iibench's deleters); none by default.
+    fn helpers(&self) -> NewClients<'a> {
+        Ok(Vec::new())
+    }
+    /// Clients beside the step's, reported apart (rate-limited writers); none by default.
+    fn background(&self) -> NewBackground<'a> {
+        Ok(Vec::new())
+    }
+}
+
+/// A step whose clients share nothing beyond the workload: the workload, the engine and the
+/// step's index, for a workload to implement `PreparedStep` on (`StepOn<'a, MyWorkload>`).
+pub struct StepOn<'a, W> {
+    pub workload: &'a W,
+    pub engine: Db<'a>,
+    pub index: usize,
+}
+
+impl<'a, W> StepOn<'a, W> {
+    /// Step `index` of `workload` on `engine`, boxed as the runner takes it.
+    pub fn boxed(workload: &'a W, engine: Db<'a>, index: usize) -> NewStep<'a>
+    where
+        StepOn<'a, W>: PreparedStep<'a>,
+    {
+        Ok(Box::new(StepOn {
+            workload,
+            engine,
+            index,
+        }))
+    }
+}
+
+impl<'a> dyn PreparedStep<'a> + 'a {
+    /// Every thread of the step, for `clients` clients.
+    pub fn crew(&self, clients: usize) -> anyhow::Result<Crew<'a>> {
+        Ok(Crew {
+            clients: (0..clients)
+                .map(|n| self.client(n))
+                .collect::<NewClients<'a>>()?,
+            helpers: self.helpers()?,
+            background: self.background()?,
+        })
+    }
+}
+
 /// One workload fathom can run.
 pub struct WorkloadEntry {
     pub name: &'static str,
     pub about: &'static str,
     /// Its parameters with their defaults and help (`params::specs` of its parameter struct).
     pub params: fn() -> Vec<ParamSpec>,
+    /// Its operation kinds, with what one operation of each is.
+    pub kinds: fn() -> Vec<OpKind>,
     /// Builds the workload for `clients` client threads.
     pub build: fn(&Params, usize) -> anyhow::Result<Box<dyn Workload>>,
     /// The engine families it runs on.
@@ -77,11 +130,11 @@ pub struct WorkloadEntry {
 }
 
 impl WorkloadEntry {
-    /// A workload's entry, for `..` in its own: its parameters are the struct `P`'s, it runs on
-    /// every family (a kv workload reaches a document server through `kv_session`), `--duration`
-    /// sets its `duration` parameter, and `report` is what it adds to reports
-    /// (`ReportHooks::NONE` for nothing).
-    pub const fn new<P: Knobs>(
+    /// A workload's entry, for `..` in its own: its parameters are the struct `P`'s, its
+    /// operation kinds the enum `K`'s, it runs on every family (a kv workload reaches a
+    /// document server through `kv_session`), `--duration` sets its `duration` parameter, and
+    /// `report` is what it adds to reports (`ReportHooks::NONE` for nothing).
+    pub const fn new<P: Knobs, K: Kind>(
         name: &'static str,
         about: &'static str,
         build: fn(&Params, usize) -> anyhow::Result<Box<dyn Workload>>,
@@ -91,6 +144,7 @@ impl WorkloadEntry {
             name,
             about,
             params: specs::<P>,
+            kinds: kinds_of::<K>,
             build,
             families: &[Family::Kv, Family::Sql, Family::Doc],
             duration_param: "duration",
@@ -107,6 +161,11 @@ impl WorkloadEntry {
             ..self
         }
     }
+}
+
+/// Every kind of `K`, as reports know them.
+fn kinds_of<K: Kind>() -> Vec<OpKind> {
+    K::ALL.iter().map(|k| k.op()).collect()
 }
 
 impl std::fmt::Debug for WorkloadEntry {

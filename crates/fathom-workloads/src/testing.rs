@@ -47,59 +47,61 @@ pub fn open(name: &str, dir: &std::path::Path, settings: &[(&str, &str)]) -> Eng
 }
 
 /// Runs every step: each round, every background client still going does one operation,
-/// then every client (helpers included) still going does one; a client that ends is told it
-/// stopped. A step ends when its clients are done, after `ops_per_client` operations each,
-/// or — for a step that runs for a duration or until its background ends — after `rounds`
-/// rounds (or when its background clients are done). Returns, per step, how many operations of
-/// each kind the clients did.
+/// then every client and helper still going does one; a client that ends is told it stopped.
+/// A step ends when its clients are done, after `ops_per_client` operations each, or — for a
+/// step that runs for a duration or until its background clients end it — after `rounds`
+/// rounds (or when the background clients that end it are done). Returns, per step, how many
+/// operations of each of its kinds the clients did.
 pub fn drive(w: &dyn Workload, db: Db<'_>, rounds: usize) -> Vec<Vec<usize>> {
     let mut kinds_per_step = Vec::new();
     for (i, plan) in w.steps().iter().enumerate() {
-        w.prepare_step(db, i).unwrap();
-        let mut clients: Vec<_> = (0..plan.clients + plan.helpers)
-            .map(|t| w.client(db, i, t).unwrap())
-            .collect();
-        let mut background: Vec<_> = w
-            .background(db, i)
-            .unwrap()
-            .into_iter()
-            .map(|b| b.client)
-            .collect();
+        let step = w.step(db, i, &Default::default()).unwrap();
+        let crew = step.crew(plan.clients).unwrap();
+        let mut clients: Vec<_> = crew.clients.into_iter().chain(crew.helpers).collect();
+        let ending: Vec<bool> = crew.background.iter().map(|b| b.ends_step).collect();
+        let mut background: Vec<_> = crew.background.into_iter().map(|b| b.client).collect();
+        let until_background = ending.contains(&true);
         let mut live = vec![true; clients.len()];
         let mut bg_live = vec![true; background.len()];
-        let mut kinds = vec![0; plan.op_kinds.len()];
+        let mut kinds = vec![0; plan.kinds.len()];
         let limit = match (plan.ops_per_client, plan.duration) {
             (Some(n), _) => n as usize,
             (None, Some(_)) => rounds,
-            (None, None) if plan.until_background => rounds,
+            (None, None) if until_background => rounds,
             (None, None) => usize::MAX,
         };
         let mut round = 0;
         while live.iter().any(|l| *l) && round < limit {
             one_round(&mut background, &mut bg_live, &mut |_| {});
-            if plan.until_background && !bg_live.iter().any(|l| *l) {
+            let ended = bg_live
+                .iter()
+                .zip(&ending)
+                .all(|(live, ends)| !live || !ends);
+            if until_background && ended {
                 break;
             }
             round += 1;
-            one_round(&mut clients, &mut live, &mut |kind| kinds[kind] += 1);
+            one_round(&mut clients, &mut live, &mut |op| {
+                kinds[plan.kinds.slot(op.kind).expect("a kind the step records")] += 1
+            });
         }
         kinds_per_step.push(kinds);
     }
     kinds_per_step
 }
 
-/// One operation of every client still `live`; `done` is told each one's kind.
+/// One operation of every client still `live`; `done` is told of each.
 fn one_round(
     clients: &mut [Box<dyn fathom_core::driver::Client + '_>],
     live: &mut [bool],
-    done: &mut dyn FnMut(usize),
+    done: &mut dyn FnMut(&fathom_core::driver::Done),
 ) {
     for (c, l) in clients.iter_mut().zip(live.iter_mut()) {
         if !*l {
             continue;
         }
         match c.next().unwrap() {
-            Some(d) => done(d.kind),
+            Some(d) => done(&d),
             None => {
                 *l = false;
                 c.stopped();

@@ -2,6 +2,7 @@
 //! engine with the same loop and recorder as a real step.
 
 use super::Client;
+use crate::kind::StepKinds;
 use crate::recorder::Recorder;
 use std::time::{Duration, Instant};
 
@@ -23,11 +24,11 @@ pub fn thread_cpu_time() -> Duration {
 /// driven by the same loop and recorder as a real step for about `budget`, or `max_ops`.
 pub fn harness_cost(
     mut client: Box<dyn Client + '_>,
-    kinds: usize,
+    kinds: &StepKinds,
     budget: Duration,
     max_ops: Option<u64>,
 ) -> anyhow::Result<Option<f64>> {
-    let mut rec = Recorder::new(kinds);
+    let mut rec = Recorder::new(kinds.len());
     let cpu_start = thread_cpu_time();
     let start = Instant::now();
     let mut prev = start;
@@ -35,7 +36,7 @@ pub fn harness_cost(
     while prev - start < budget && max_ops.is_none_or(|m| n < m) {
         let Some(op) = client.next()? else { break };
         let end = Instant::now();
-        rec.record_done(&op, end - prev);
+        rec.record_done(kinds, &op, end - prev)?;
         prev = end;
         n += 1;
     }

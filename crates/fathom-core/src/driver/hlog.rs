@@ -66,11 +66,11 @@ pub(super) fn write(
                 deserializer
                     .deserialize(&mut bytes.as_slice())
                     .map_err(|e| anyhow::anyhow!("reading back a histogram: {e:?}"))?;
-            write(&mut log, &h, start, interval, plan.op_kinds[*i].name)?;
+            write(&mut log, &h, start, interval, plan.kinds.list()[*i].name)?;
         }
     }
     if let Some(bg) = background {
-        for (op, kind) in plan.op_kinds.iter().zip(&bg.kinds) {
+        for (op, kind) in plan.kinds.list().iter().zip(&bg.kinds) {
             if kind.ops > 0 {
                 let len = plan.warmup + interval * intervals.len() as u32;
                 write(

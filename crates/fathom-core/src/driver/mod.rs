@@ -14,14 +14,14 @@ mod threads;
 pub use calibrate::{harness_cost, thread_cpu_time};
 use intervals::Intervals;
 
-use crate::interrupt;
-use crate::kind::OpKind;
+use crate::kind::StepKinds;
+use crate::options::Syntax;
 use crate::pace::Spacing;
-use crate::result::{IntervalRecord, QueryMix, StepSummary};
+use crate::result::{IntervalRecord, StepSummary};
 use crate::sample::Sampler;
+use crate::stop::Stop;
 use crate::target::{Counters, Maintenance, Target};
 use anyhow::Context;
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 use threads::{Clock, Collected};
@@ -81,10 +81,36 @@ pub struct BackgroundClient<'a> {
     /// Held to its share of the step's background pace (the paced clients share it evenly);
     /// otherwise it runs as fast as it goes (iibench's deleter, which its inserter paces).
     pub paced: bool,
+    /// The step ends when every background client that `ends_step` has finished (iibench's
+    /// query steps last until the inserters have written their rows, and their deleters have
+    /// followed), rather than on a duration or an operation count.
+    pub ends_step: bool,
+}
+
+/// A step's threads by role, as the workload's step object hands them out.
+pub struct Crew<'a> {
+    /// The step's clients: its `clients` figure counts them.
+    pub clients: Vec<Box<dyn Client + 'a>>,
+    /// Threads whose operations count in the step as the clients' do, not counted as clients
+    /// (iibench's deleters, one beside each client's inserter).
+    pub helpers: Vec<Box<dyn Client + 'a>>,
+    /// Clients beside the step's, their operations reported apart.
+    pub background: Vec<BackgroundClient<'a>>,
+}
+
+impl<'a> Crew<'a> {
+    /// Clients alone, no helpers and no background.
+    pub fn of_clients(clients: Vec<Box<dyn Client + 'a>>) -> Crew<'a> {
+        Crew {
+            clients,
+            helpers: Vec::new(),
+            background: Vec::new(),
+        }
+    }
 }
 
 /// Open-loop arrivals for a step.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpenLoop {
     /// Total intended operations per second, shared evenly among the clients.
     pub ops_per_sec: f64,
@@ -97,7 +123,7 @@ pub struct OpenLoop {
 }
 
 /// Where an open-loop operation's latency is measured from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum LatencyFrom {
     /// Its intended start: time queued behind a late operation counts (no coordinated
     /// omission). fathom's `--rate`.
@@ -108,29 +134,32 @@ pub enum LatencyFrom {
     Start,
 }
 
-/// How a step runs, independent of what its operations are.
+/// Options a step adds after the setup's, in one engine's own options syntax (benchmark.sh
+/// loads fillseq with a vector memtable): the database is opened with them before the step and
+/// without them before the next, untimed, on an engine whose options are in that syntax.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepOptions {
+    pub syntax: Syntax,
+    pub text: String,
+}
+
+/// How a step runs, independent of what its operations are: what every workload may use.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StepPlan {
     pub name: String,
     /// Client threads (0 for a step that only performs maintenance).
     pub clients: usize,
-    /// More threads whose operations count in the step as the clients' do, built after them
-    /// (`Workload::client` threads `clients..clients + helpers`): iibench's deleters, one per
-    /// client beside its inserter. The step's `clients` figure does not count them.
-    pub helpers: usize,
-    /// Measured duration after warmup; `None` for a step that ends on an operation count.
+    /// Measured duration after warmup; `None` for a step that ends on an operation count (or
+    /// when its background clients that end it are done).
     pub duration: Option<Duration>,
     /// Operations each client performs, warmup included; `None` for no count limit.
     pub ops_per_client: Option<u64>,
     /// Time at the start whose operations are not recorded.
     pub warmup: Duration,
-    /// The operation kinds, indexed by `Done::kind`.
-    pub op_kinds: Vec<OpKind>,
+    /// The operation kinds the step records.
+    pub kinds: StepKinds,
     /// The pace of the background writers together (their clients come from the workload).
     pub background: Option<Pace>,
-    /// The step ends when its background clients have finished (iibench's query steps last
-    /// until the inserters have written their rows), not on a duration or operation count.
-    pub until_background: bool,
     pub open_loop: Option<OpenLoop>,
     /// Maintenance after the operations, charged to the step.
     pub after: Vec<Maintenance>,
@@ -138,18 +167,22 @@ pub struct StepPlan {
     /// as a process of its own, so its caches start cold and closing flushes what no WAL
     /// holds. Embedded engines only.
     pub reopen: bool,
-    /// Options added after the setup's for this step alone, by engine name (benchmark.sh
-    /// loads fillseq with a vector memtable): the database is opened with them before the
-    /// step and without them before the next, untimed. Embedded engines only.
-    pub engine_options: BTreeMap<String, String>,
-    /// SQL statements per operation, when an operation is a transaction of several.
-    pub queries: Option<QueryMix>,
+    /// Options the database is opened with for this step alone. Embedded engines only.
+    pub engine_options: Vec<StepOptions>,
 }
 
 impl StepPlan {
     /// How long a timed step lasts, warmup included; `None` for one that ends on a count.
     pub fn timed(&self) -> Option<Duration> {
         self.duration.map(|d| d + self.warmup)
+    }
+
+    /// The options the step adds on an engine whose options are in `syntax`, if any.
+    pub fn options_for(&self, syntax: Syntax) -> Option<&str> {
+        self.engine_options
+            .iter()
+            .find(|o| o.syntax == syntax)
+            .map(|o| o.text.as_str())
     }
 }
 
@@ -172,8 +205,8 @@ pub trait Watch {
 pub struct StepRun<'a> {
     pub plan: &'a StepPlan,
     pub index: usize,
-    pub clients: Vec<Box<dyn Client + 'a>>,
-    pub background: Vec<BackgroundClient<'a>>,
+    /// The step's threads, from the workload's step object.
+    pub crew: Crew<'a>,
     pub target: &'a dyn Target,
     pub sampler: &'a Sampler,
     pub interval: Duration,
@@ -182,6 +215,8 @@ pub struct StepRun<'a> {
     pub on_interval: &'a mut dyn FnMut(&IntervalRecord),
     /// Told when the measured span begins and ends (`--profile`).
     pub watch: Option<&'a mut (dyn Watch + 'static)>,
+    /// Asked to stop (Ctrl-C): the step ends early, its records finished.
+    pub stop: &'a Stop,
 }
 
 /// Runs one step to completion (or interruption) and returns its summary. Interval records and
@@ -190,8 +225,9 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     let (plan, target, sampler) = (run.plan, run.target, run.sampler);
     let started_at = crate::result::now_utc();
     let origin_wall = SystemTime::now();
-    let clock = Clock::start(plan);
-    let threads = run.clients.len();
+    let clock = Clock::start(plan, run.stop);
+    let clients = run.crew.clients.len();
+    let threads = clients + run.crew.helpers.len();
     let mut iv = Intervals::new(
         plan,
         threads,
@@ -206,14 +242,12 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         counters_before = Some(span_from_here(&mut run.watch, target, &mut iv, sampler));
         clock.start_measuring();
     }
-    let clients = std::mem::take(&mut run.clients);
-    let background = std::mem::take(&mut run.background);
+    let crew = std::mem::replace(&mut run.crew, Crew::of_clients(Vec::new()));
     let on_interval = &mut *run.on_interval;
     let mut measure_from_here = || counters_before = Some(begin_measuring(&mut run.watch, target));
     let ran: Collected = threads::run(
         &clock,
-        clients,
-        background,
+        crew,
         &mut iv,
         run.interval,
         &mut measure_from_here,
@@ -231,7 +265,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     // the CPU it used) is still counted.
     drop(ran.clients);
     iv.emit(Some(&end_of_ops), on_interval)?;
-    let (maintenance_seconds, end) = maintain(target, sampler, &plan.after, end_of_ops)?;
+    let (maintenance_seconds, end) = maintain(target, sampler, &plan.after, end_of_ops, run.stop)?;
     if let Some(w) = run.watch {
         w.ended();
     }
@@ -247,6 +281,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     let measured = summary::Measured {
         plan,
         index: run.index,
+        clients,
         threads,
         total: &iv.step_total,
         first: iv.samples.values().next().expect("a first sample exists"),
@@ -256,15 +291,11 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         background: ran.background.as_ref(),
         maintenance_seconds,
         started_at,
+        start_unix_ms: unix_ms(origin_wall),
+        interrupted: run.stop.requested(),
     };
-    let mut summary = measured.summary(
-        sampler,
-        target,
-        &counters_before.unwrap_or_default(),
-        &counters_after,
-    );
-    summary.start_unix_ms = unix_ms(origin_wall);
-    Ok(summary)
+    let before = counters_before.unwrap_or_default();
+    Ok(measured.summary(sampler, target, &before, &counters_after))
 }
 
 /// A wall-clock time as Unix milliseconds.
@@ -304,13 +335,14 @@ fn maintain(
     sampler: &Sampler,
     actions: &[Maintenance],
     end_of_ops: crate::sample::Sample,
+    stop: &Stop,
 ) -> anyhow::Result<(f64, crate::sample::Sample)> {
     if actions.is_empty() {
         return Ok((0.0, end_of_ops));
     }
     let start = Instant::now();
     for action in actions {
-        if interrupt::requested() {
+        if stop.requested() {
             break;
         }
         target.maintain(*action)?;

@@ -14,6 +14,9 @@ use std::time::{Duration, Instant};
 pub(super) struct Measured<'a> {
     pub(super) plan: &'a StepPlan,
     pub(super) index: usize,
+    /// The step's clients, helpers not counted.
+    pub(super) clients: usize,
+    /// Every thread of the step: its clients and helpers.
     pub(super) threads: usize,
     pub(super) total: &'a Recorder,
     /// The host at the start of the measured part and at the end (maintenance included).
@@ -26,6 +29,9 @@ pub(super) struct Measured<'a> {
     pub(super) background: Option<&'a Recorder>,
     pub(super) maintenance_seconds: f64,
     pub(super) started_at: String,
+    pub(super) start_unix_ms: Option<u64>,
+    /// The run was asked to stop during the step.
+    pub(super) interrupted: bool,
 }
 
 impl Measured<'_> {
@@ -48,7 +54,7 @@ impl Measured<'_> {
         StepSummary {
             step: plan.name.clone(),
             index: self.index,
-            clients: self.threads.saturating_sub(plan.helpers),
+            clients: self.clients,
             ops: all.ops,
             seconds: measured,
             ops_per_sec: per_sec(all.ops as f64),
@@ -69,7 +75,8 @@ impl Measured<'_> {
             }),
             engine_stats: target.step_stats(counters_before, counters_after, figures.seconds),
             by_op: plan
-                .op_kinds
+                .kinds
+                .list()
                 .iter()
                 .zip(&self.total.kinds)
                 .filter(|(_, k)| k.ops > 0 || k.failed > 0)
@@ -81,11 +88,11 @@ impl Measured<'_> {
             window_seconds: figures.seconds,
             arrival_rate: plan.open_loop.map(|o| o.ops_per_sec),
             harness_ns_per_op: None,
-            interrupted: crate::interrupt::requested(),
+            interrupted: self.interrupted,
             started_at: self.started_at.clone(),
-            start_unix_ms: None,
+            start_unix_ms: self.start_unix_ms,
             start_skew_seconds: None,
-            query_mix: plan.queries,
+            query_mix: plan.kinds.query_mix(),
             retries_per_sec: per_sec(all.retries as f64),
             rows: all.rows,
             rows_per_sec: per_sec(all.rows as f64),
@@ -98,7 +105,7 @@ impl Measured<'_> {
                 .open_loop
                 .is_some_and(|o| o.latency_from == super::LatencyFrom::Start),
             failed: all.failed,
-            engine_options: plan.engine_options.get(&target.identity().name).cloned(),
+            engine_options: None,
             profile: None,
         }
     }

@@ -11,12 +11,19 @@ impl Target for NoEngine {
     }
 }
 
+crate::kinds! {
+    /// The one kind of the tests' operations.
+    enum Test {
+        Op = ("op", Read, "whatever the test's client does"),
+    }
+}
+
 /// A step of `clients` clients whose operations are of one kind, reads.
 fn reading(name: &str, clients: usize) -> StepPlan {
     StepPlan {
         name: name.into(),
         clients,
-        op_kinds: vec![crate::kind::OpKind::new("op", crate::kind::Role::Read)],
+        kinds: crate::kind::StepKinds::every::<Test>(),
         ..Default::default()
     }
 }
@@ -33,10 +40,9 @@ impl Client for StallOnce {
         }
         self.done += 1;
         Ok(Some(Done {
-            kind: 0,
             bytes: 1,
             rows: 3,
-            ..Done::default()
+            ..Done::of(Test::Op)
         }))
     }
 }
@@ -74,16 +80,30 @@ fn run_seen(
     background: Vec<BackgroundClient<'static>>,
     seen: &mut dyn FnMut(&IntervalRecord),
 ) -> StepSummary {
-    run_watched(plan, clients, background, seen, None)
+    let crew = Crew {
+        background,
+        ..Crew::of_clients(clients)
+    };
+    run_watched(plan, crew, seen, None)
 }
 
-/// `run_seen`, with a watch told of the measured span.
+/// Runs `plan` with `crew`, telling `seen` of each interval and `watch` of the measured span.
 fn run_watched(
     plan: &StepPlan,
-    clients: Vec<Box<dyn Client>>,
-    background: Vec<BackgroundClient<'static>>,
+    crew: Crew<'static>,
     seen: &mut dyn FnMut(&IntervalRecord),
     watch: Option<&mut (dyn super::Watch + 'static)>,
+) -> StepSummary {
+    run_stoppable(plan, crew, seen, watch, &crate::stop::Stop::new())
+}
+
+/// `run_watched`, stopped when `stop` is.
+fn run_stoppable(
+    plan: &StepPlan,
+    crew: Crew<'static>,
+    seen: &mut dyn FnMut(&IntervalRecord),
+    watch: Option<&mut (dyn super::Watch + 'static)>,
+    stop: &crate::stop::Stop,
 ) -> StepSummary {
     let dir = tempfile::tempdir().unwrap();
     let target = NoEngine(crate::target::Identity::new(
@@ -95,8 +115,7 @@ fn run_watched(
     run_step(StepRun {
         plan,
         index: 1,
-        clients,
-        background,
+        crew,
         target: &target,
         sampler: &sampler,
         interval: Duration::from_millis(200),
@@ -106,6 +125,7 @@ fn run_watched(
         },
         on_interval: seen,
         watch,
+        stop,
     })
     .unwrap()
 }
@@ -137,8 +157,7 @@ fn a_watch_is_told_the_measured_span_once_after_warmup() {
     let start = std::time::Instant::now();
     let s = run_watched(
         &plan,
-        vec![Box::new(FailsSome { done: 0 })],
-        Vec::new(),
+        Crew::of_clients(vec![Box::new(FailsSome { done: 0 })]),
         &mut |_| {},
         Some(&mut told),
     );
@@ -164,7 +183,7 @@ impl Client for FailsSome {
         self.done += 1;
         Ok(Some(Done {
             failed: self.done.is_multiple_of(3),
-            ..Done::default()
+            ..Done::of(Test::Op)
         }))
     }
 }
@@ -187,6 +206,55 @@ fn intervals_count_failed_operations() {
     assert!(records.len() > 1, "{} intervals", records.len());
     assert_eq!(records.iter().map(|r| r.failed).sum::<u64>(), 100);
     assert_eq!(records.iter().map(|r| r.ops).sum::<u64>(), s.ops);
+}
+
+/// A stop ends the step it was given to, early and marked interrupted, and no other: two
+/// steps run at once, one of them stopped.
+#[test]
+fn a_stop_ends_its_own_step_and_no_other() {
+    let plan = StepPlan {
+        duration: Some(Duration::from_millis(1500)),
+        ..reading("long", 1)
+    };
+    let (stopped, other) = (crate::stop::Stop::new(), crate::stop::Stop::new());
+    let asker = stopped.clone();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(300));
+            asker.request();
+        });
+        let mine = s.spawn(|| {
+            let crew = Crew::of_clients(vec![Box::new(FailsSome { done: 0 })]);
+            run_stoppable(&plan, crew, &mut |_| {}, None, &stopped)
+        });
+        let theirs = s.spawn(|| {
+            let crew = Crew::of_clients(vec![Box::new(FailsSome { done: 0 })]);
+            run_stoppable(&plan, crew, &mut |_| {}, None, &other)
+        });
+        let (mine, theirs) = (mine.join().unwrap(), theirs.join().unwrap());
+        assert!(mine.interrupted && mine.seconds < 1.0, "{}", mine.seconds);
+        assert!(
+            !theirs.interrupted && theirs.seconds >= 1.4,
+            "{}",
+            theirs.seconds
+        );
+    });
+}
+
+/// A helper's operations count in the step as a client's do; the step's clients figure counts
+/// its clients alone.
+#[test]
+fn helpers_count_in_the_operations_not_among_the_clients() {
+    let plan = StepPlan {
+        ops_per_client: Some(50),
+        ..reading("helped", 1)
+    };
+    let crew = Crew {
+        helpers: vec![Box::new(TenRows)],
+        ..Crew::of_clients(vec![Box::new(TenRows)])
+    };
+    let s = run_watched(&plan, crew, &mut |_| {}, None);
+    assert_eq!((s.clients, s.ops, s.rows), (1, 100, 1000));
 }
 
 #[test]
@@ -240,7 +308,7 @@ impl Client for TenRows {
     fn next(&mut self) -> anyhow::Result<Option<Done>> {
         Ok(Some(Done {
             rows: 10,
-            ..Done::default()
+            ..Done::of(Test::Op)
         }))
     }
 }
@@ -249,6 +317,7 @@ fn paced(client: Box<dyn Client>) -> BackgroundClient<'static> {
     BackgroundClient {
         client,
         paced: true,
+        ends_step: false,
     }
 }
 
@@ -265,7 +334,7 @@ impl Client for RowsUpTo {
         self.left -= 10;
         Ok(Some(Done {
             rows: 10,
-            ..Done::default()
+            ..Done::of(Test::Op)
         }))
     }
 }
@@ -276,13 +345,13 @@ impl Client for RowsUpTo {
 fn a_step_until_its_background_ends_lasts_as_long_as_the_writers() {
     let plan = StepPlan {
         background: Some(Pace::RowsPerSec(200.0)),
-        until_background: true,
         ..reading("qr", 1)
     };
-    let writers = vec![
-        paced(Box::new(RowsUpTo { left: 100 })),
-        paced(Box::new(RowsUpTo { left: 100 })),
-    ];
+    let ending = |left| BackgroundClient {
+        ends_step: true,
+        ..paced(Box::new(RowsUpTo { left }))
+    };
+    let writers = vec![ending(100), ending(100)];
     let s = run_clients(&plan, vec![Box::new(TenRows)], writers);
     let bg = s.background.unwrap();
     assert_eq!(bg.rows, 200, "every row written");

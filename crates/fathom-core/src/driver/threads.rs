@@ -4,11 +4,11 @@
 //! gathers every thread's recorder snapshot into the step's intervals.
 
 use super::intervals::Intervals;
-use super::{BackgroundClient, Client, LatencyFrom, Pace, StepPlan};
-use crate::interrupt;
+use super::{BackgroundClient, Client, Crew, LatencyFrom, Pace, StepPlan};
 use crate::pace::{sleep_until, Arrivals, UnitRate};
 use crate::recorder::Recorder;
 use crate::result::IntervalRecord;
+use crate::stop::Stop;
 use crate::tick::Tick;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex};
@@ -21,7 +21,10 @@ pub(super) struct Clock<'p> {
     deadline: Option<Instant>,
     /// The current interval: 0 during warmup, then 1, 2, ...
     epoch: AtomicUsize,
+    /// The step ends: its time is up, a client failed, or its background ended it.
     stop: AtomicBool,
+    /// The run was asked to stop (Ctrl-C).
+    asked: &'p Stop,
     /// With one queue, the whole step's arrivals come from one stream at the total rate.
     shared: Option<Mutex<Arrivals>>,
 }
@@ -29,7 +32,7 @@ pub(super) struct Clock<'p> {
 impl<'p> Clock<'p> {
     /// The step's clock, starting now. The operations' clock is set up first (calibrating
     /// it takes about 20 ms), not during the first operation.
-    pub(super) fn start(plan: &'p StepPlan) -> Clock<'p> {
+    pub(super) fn start(plan: &'p StepPlan, asked: &'p Stop) -> Clock<'p> {
         crate::tick::init();
         let now = Instant::now();
         let warm_end = now + plan.warmup;
@@ -39,11 +42,17 @@ impl<'p> Clock<'p> {
             deadline: plan.duration.map(|d| warm_end + d),
             epoch: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
+            asked,
             shared: plan
                 .open_loop
                 .filter(|o| o.shared)
                 .map(|o| Mutex::new(Arrivals::new(o.ops_per_sec, o.spacing, now, 1))),
         }
+    }
+
+    /// True once the step is to end, for any reason.
+    fn ending(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || self.asked.requested()
     }
 
     /// Measurement begins now (no warmup): interval 1 starts.
@@ -134,6 +143,7 @@ fn client_loop(
         .open_loop
         .is_some_and(|o| o.latency_from == LatencyFrom::Start);
     let max_ops = clock.plan.ops_per_client;
+    let kinds = &clock.plan.kinds;
     let deadline = clock.deadline.map(Tick::from_instant);
     let warm_end = Tick::from_instant(clock.warm_end);
     let rec = &mut ended.rec;
@@ -142,7 +152,7 @@ fn client_loop(
     let mut done = 0u64;
     let mut prev = Tick::now();
     let result = loop {
-        if clock.stop.load(Ordering::Relaxed) || interrupt::requested() {
+        if clock.ending() {
             break Ok(());
         }
         let epoch = clock.epoch.load(Ordering::Relaxed);
@@ -188,7 +198,9 @@ fn client_loop(
         done += 1;
         if start >= warm_end {
             measured_from.get_or_insert(start);
-            rec.record_done(&op, end.since(start));
+            if let Err(e) = rec.record_done(kinds, &op, end.since(start)) {
+                break Err(e.into());
+            }
         }
         prev = end;
     };
@@ -207,7 +219,7 @@ fn client_thread<'c>(
     tx: mpsc::Sender<Msg>,
 ) -> Box<dyn Client + 'c> {
     let mut ended = Ended {
-        rec: Recorder::new(clock.plan.op_kinds.len()),
+        rec: Recorder::new(clock.plan.kinds.len()),
         epoch: 0,
         measured_from: None,
     };
@@ -235,20 +247,22 @@ fn client_thread<'c>(
     client
 }
 
-/// What the background threads share: when to stop, and how many still run.
+/// What the background threads share: when to stop, and how many of those that end the step
+/// still run.
 struct BackgroundEnd<'a> {
     stop: AtomicBool,
-    running: AtomicUsize,
-    /// The step's clock, stopped when the last background client ends and the plan says so.
+    /// Background clients that end the step (`ends_step`) still running.
+    ending: AtomicUsize,
+    /// The step's clock, stopped when the last of those ends.
     clock: &'a Clock<'a>,
 }
 
 impl BackgroundEnd<'_> {
-    /// One background client ended (finished or failed): the last one ends an
-    /// `until_background` step, and a failure ends any step.
-    fn ended(&self, failed: bool) {
-        let last = self.running.fetch_sub(1, Ordering::Relaxed) == 1;
-        if failed || (last && self.clock.plan.until_background) {
+    /// One background client ended (finished or failed): the last of those that end the step
+    /// ends it, and a failure ends any step.
+    fn ended(&self, failed: bool, ends_step: bool) {
+        let last = ends_step && self.ending.fetch_sub(1, Ordering::Relaxed) == 1;
+        if failed || last {
             self.clock.stop.store(true, Ordering::Relaxed);
         }
     }
@@ -256,16 +270,17 @@ impl BackgroundEnd<'_> {
 
 /// One background client until the step ends: paced at `pace` (`None`: as fast as it goes).
 fn background_thread(
-    mut client: Box<dyn Client + '_>,
-    kinds: usize,
+    b: BackgroundClient<'_>,
     pace: Option<Pace>,
     end: &BackgroundEnd<'_>,
 ) -> anyhow::Result<Recorder> {
-    let mut rec = Recorder::new(kinds);
+    let (mut client, ends_step) = (b.client, b.ends_step);
+    let kinds = &end.clock.plan.kinds;
+    let mut rec = Recorder::new(kinds.len());
     let mut rate = pace.map(|p| UnitRate::new(p.per_sec(), p.refill()));
-    let stopping = || end.stop.load(Ordering::Relaxed) || end.clock.stop.load(Ordering::Relaxed);
+    let stopping = || end.stop.load(Ordering::Relaxed) || end.clock.ending();
     let result = loop {
-        if stopping() || interrupt::requested() {
+        if stopping() {
             break Ok(rec);
         }
         let start = Tick::now();
@@ -274,7 +289,9 @@ fn background_thread(
             Ok(None) => break Ok(rec),
             Err(e) => break Err(e),
         };
-        rec.record_done(&op, Tick::now().since(start));
+        if let Err(e) = rec.record_done(kinds, &op, Tick::now().since(start)) {
+            break Err(e.into());
+        }
         let (Some(rate), Some(pace)) = (rate.as_mut(), pace) else {
             continue;
         };
@@ -285,7 +302,7 @@ fn background_thread(
         }
     };
     client.stopped();
-    end.ended(result.is_err());
+    end.ended(result.is_err(), ends_step);
     result
 }
 
@@ -317,26 +334,28 @@ impl Collected<'_> {
 /// collects: `measure_from_here` is called when the measured part begins (after warmup).
 pub(super) fn run<'c>(
     clock: &Clock<'_>,
-    clients: Vec<Box<dyn Client + 'c>>,
-    background: Vec<BackgroundClient<'c>>,
+    crew: Crew<'c>,
     iv: &mut Intervals<'_>,
     interval: Duration,
     measure_from_here: &mut dyn FnMut(),
     on_interval: &mut dyn FnMut(&IntervalRecord),
 ) -> anyhow::Result<Collected<'c>> {
     let plan = clock.plan;
+    let Crew {
+        clients,
+        helpers,
+        background,
+    } = crew;
     let bg_end = BackgroundEnd {
         stop: AtomicBool::new(false),
-        running: AtomicUsize::new(background.len()),
+        ending: AtomicUsize::new(background.iter().filter(|b| b.ends_step).count()),
         clock,
     };
-    if plan.until_background && background.is_empty() {
-        clock.stop.store(true, Ordering::Relaxed);
-    }
     std::thread::scope(|s| {
         let (tx, rx) = mpsc::channel();
         let mut handles = Vec::new();
-        for (t, client) in clients.into_iter().enumerate() {
+        // Helpers are threads as the clients are, numbered after them.
+        for (t, client) in clients.into_iter().chain(helpers).enumerate() {
             let tx = tx.clone();
             handles.push(
                 std::thread::Builder::new()
@@ -365,7 +384,7 @@ pub(super) fn run<'c>(
                 .map_err(|_| anyhow::anyhow!("background writer panicked"))??;
             collected
                 .background
-                .get_or_insert_with(|| Recorder::new(plan.op_kinds.len()))
+                .get_or_insert_with(|| Recorder::new(plan.kinds.len()))
                 .merge(&rec);
         }
         collected
@@ -389,14 +408,13 @@ fn spawn_background<'s, 'c: 's>(
         Pace::BytesPerSec(r) => Pace::BytesPerSec(r / paced),
         Pace::RowsPerSec(r) => Pace::RowsPerSec(r / paced),
     });
-    let kinds = plan.op_kinds.len();
     let mut handles = Vec::new();
     for (i, b) in background.into_iter().enumerate() {
         let pace = if b.paced { share } else { None };
         handles.push(
             std::thread::Builder::new()
                 .name(format!("fathom:bg{i}"))
-                .spawn_scoped(s, move || background_thread(b.client, kinds, pace, end))?,
+                .spawn_scoped(s, move || background_thread(b, pace, end))?,
         );
     }
     Ok(handles)

@@ -14,7 +14,7 @@ use crate::netbuf::Endpoint;
 use crate::server::bootstrap::{ConfigSyntax, Prepare, ServerKind, SqlServer};
 use crate::server::settings::{ServerDocs, ServerSettings};
 use crate::server::{self, Launch};
-use crate::settings::specs;
+use crate::settings;
 use crate::{EngineConfig, EngineEntry, Opener};
 use admin::Upkeep;
 use anyhow::Context;
@@ -53,7 +53,7 @@ pub const INNODB: EngineEntry = EngineEntry {
     name: INNODB_FLAVOR.name,
     about: "MariaDB server with InnoDB (Debian's mariadb-server), started by fathom",
     options_doc: OPTIONS_DOC,
-    settings: specs::<ServerSettings<Flavor>>,
+    settings: settings::of::<ServerSettings<Flavor>>(),
     version,
     ..EngineEntry::sql_server(open_innodb)
 };

@@ -5,7 +5,7 @@
 //! mongod's.
 
 use crate::netbuf::Endpoint;
-use crate::settings::{self, specs, Size, Switch};
+use crate::settings::{self, Size, Switch};
 use crate::{EngineConfig, EngineEntry};
 use anyhow::Context;
 use fathom_core::doc::bson::{doc, Bson, Document};
@@ -126,7 +126,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     options_doc: "without `url`: postgresql.conf lines for the PostgreSQL under FerretDB, one per line \
                   (https://www.postgresql.org/docs/current/runtime-config.html); with `url`: none \
                   (the server's options are its own)",
-    settings: specs::<MongoSettings>,
+    settings: settings::of::<MongoSettings>(),
     version: ferretdb::packaged_version,
     ..EngineEntry::doc_server(open)
 };

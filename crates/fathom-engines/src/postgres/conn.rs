@@ -2,6 +2,7 @@
 //! prepared statements, parameters typed as each statement declares them, rows read through
 //! the crate's row API.
 
+use fathom_core::retry::Failure;
 use fathom_core::sql::{Dialect, Keep, Outcome, Ran, SqlConn, SqlError, Stmt, Value};
 use postgres::types::{FromSql, ToSql, Type};
 use postgres::Client;
@@ -18,12 +19,16 @@ pub(super) struct PgConn {
 pub(super) const RETRYABLE: [&str; 3] = ["40001", "40P01", "23505"];
 
 fn error(e: postgres::Error) -> anyhow::Error {
-    let retryable = e.code().is_some_and(|c| RETRYABLE.contains(&c.code()));
+    let failure = match e.code() {
+        Some(c) if RETRYABLE.contains(&c.code()) => Failure::Retryable,
+        Some(c) if *c == postgres::error::SqlState::DISK_FULL => Failure::OutOfSpace,
+        _ => Failure::Fatal,
+    };
     let message = match e.as_db_error() {
         Some(db) => format!("{}: {}", db.severity(), db.message()),
         None => e.to_string(),
     };
-    SqlError::classified(retryable, message)
+    SqlError::of(failure, message)
 }
 
 /// A parameter at the width its statement declared, without a box per parameter.

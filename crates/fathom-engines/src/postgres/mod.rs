@@ -7,7 +7,7 @@ use crate::netbuf::Endpoint;
 use crate::server::bootstrap::{ConfigSyntax, Prepare, ServerKind, SqlServer};
 use crate::server::settings::{ServerDocs, ServerSettings};
 use crate::server::{self, Launch};
-use crate::settings::specs;
+use crate::settings;
 use crate::{EngineConfig, EngineEntry};
 use anyhow::Context;
 use fathom_core::sql::{Dialect, SqlConn, SqlEngine};
@@ -54,7 +54,7 @@ pub const ENTRY: EngineEntry = EngineEntry {
     options_doc: "postgresql.conf lines, one per line (`--setup @FILE`), e.g. `shared_buffers = 1GB`, \
                   `max_wal_size = 4GB` (https://www.postgresql.org/docs/current/runtime-config.html); \
                   appended after fathom's, so they win",
-    settings: specs::<ServerSettings<Pg>>,
+    settings: settings::of::<ServerSettings<Pg>>(),
     version: install::version,
     ..EngineEntry::sql_server(open)
 };

@@ -4,10 +4,11 @@
 //! `transactions=optimistic` the database is opened as an OptimisticTransactionDB (plain reads
 //! and writes still go straight to the base database; transactions detect conflicts at commit).
 
-use crate::settings::{self, specs, Size, Switch};
+use crate::settings::{self, Size, Switch};
 use crate::{EngineConfig, EngineEntry};
 use fathom_core::capability::{Need, Offer};
 use fathom_core::kv::{KvEngine, KvSession, SessionOptions};
+use fathom_core::options::Syntax;
 use fathom_core::result::EngineStats;
 use fathom_core::target::{Counters, Identity, Maintenance, Target};
 use rocksdb::{
@@ -127,11 +128,12 @@ fn offers(need: Need, given: &settings::Settings) -> Offer {
 }
 
 pub const ENTRY: EngineEntry = EngineEntry {
+    syntax: Syntax::RocksDb,
     name: "rocksdb",
     about: "embedded RocksDB, the rocksdb crate's bundled build",
     options_doc: "RocksDB's options string, e.g. `write_buffer_size=64m;max_bytes_for_level_base=256m;compression=kLZ4Compression` \
                   (RocksDB wiki: Option String and Option Map); applied after fathom's settings, so it wins",
-    settings: specs::<RocksDbSettings>,
+    settings: settings::of::<RocksDbSettings>(),
     version,
     offers,
     code: &["rocksdb::", "rocksdb_", "librocksdb_sys::", "snappy::", "ZSTD_", "LZ4_", "crc32c", "XXH"],

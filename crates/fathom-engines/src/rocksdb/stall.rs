@@ -3,6 +3,7 @@
 //! state (writes stopped after a background error, for several checks in a row) and says so
 //! with the error RocksDB's LOG recorded.
 
+use fathom_core::retry::{EngineError, Failure};
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -24,12 +25,21 @@ impl Stall {
         if self.0.fetch_add(1, Ordering::Relaxed) + 1 < STALLED_CHECKS {
             return Ok(());
         }
-        anyhow::bail!(
-            "RocksDB stopped writes after {errors} background error{} and has not resumed; \
-             {}",
-            if errors == 1 { "" } else { "s" },
-            last_error(dir)
-        )
+        let logged = last_error(dir);
+        // RocksDB's IOError for a full device (its kNoSpace) says so only in its text.
+        let failure = if logged.contains("No space left on device") {
+            Failure::OutOfSpace
+        } else {
+            Failure::Fatal
+        };
+        Err(EngineError::of(
+            failure,
+            format!(
+                "RocksDB stopped writes after {errors} background error{} and has not resumed; \
+                 {logged}",
+                if errors == 1 { "" } else { "s" },
+            ),
+        ))
     }
 }
 
@@ -68,7 +78,13 @@ mod tests {
         for _ in 0..STALLED_CHECKS - 1 {
             s.check(1, 2, dir.path()).unwrap();
         }
-        let e = s.check(1, 2, dir.path()).unwrap_err().to_string();
+        let e = s.check(1, 2, dir.path()).unwrap_err();
+        assert_eq!(
+            crate::failure::failure(&e),
+            Some(Failure::OutOfSpace),
+            "a full device is said as one"
+        );
+        let e = e.to_string();
         assert!(
             e.contains("No space left on device") && e.contains("2 background errors"),
             "{e}"

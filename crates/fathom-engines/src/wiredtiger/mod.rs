@@ -5,10 +5,11 @@
 //! client thread (`session.rs`); batches are transactions; statistics come from WiredTiger's
 //! statistics cursor.
 
-use crate::settings::{self, specs, Size, Switch};
+use crate::settings::{self, Size, Switch};
 use crate::{EngineConfig, EngineEntry};
 use api::{Api, Codes, Conn, Sess};
 use fathom_core::kv::{KvEngine, KvSession, SessionOptions};
+use fathom_core::options::Syntax;
 use fathom_core::result::EngineStats;
 use fathom_core::retry::EngineError;
 use fathom_core::target::{Counters, Identity, Maintenance, Target};
@@ -72,8 +73,8 @@ pub const ENTRY: EngineEntry = EngineEntry {
     about: "embedded WiredTiger: Debian's libwiredtiger 3.2.1 (snappy extension loaded), or a fetched release",
     options_doc: "WiredTiger's connection configuration string, e.g. `cache_size=1G,checkpoint=(wait=60),eviction_target=80` \
                   (WiredTiger docs: wiredtiger_open); applied after fathom's settings, so it wins",
-    separator: ",",
-    settings: specs::<WiredTigerSettings>,
+    syntax: Syntax::WiredTiger,
+    settings: settings::of::<WiredTigerSettings>(),
     version,
     code: &[
         "__wt_", "wiredtiger_", "fwt_", "__session_", "__curfile_", "__cursor_", "__conn_",

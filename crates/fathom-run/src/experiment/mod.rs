@@ -14,7 +14,7 @@ pub mod union;
 
 pub use file::DEFAULT_ORDER;
 pub use plan::plan;
-pub use resume::{run, run_one, Failed, Outcome};
+pub use resume::{run, Failed, Outcome};
 pub use rounds::{parse_repeats, Rounds, RoundsInput};
 pub use shard::{parse as parse_shard, Shard};
 
@@ -42,8 +42,8 @@ pub struct Experiment {
     setup_names: Vec<String>,
     workloads: usize,
     client_counts: Vec<usize>,
-    /// Every cell up to `rounds.max` repeats, in the file's order: a cell's index here is its
-    /// `--run-index`. Rounds past `min` run only the cells an undecided comparison needs.
+    /// Every cell up to `rounds.max` repeats, in the file's order. Rounds past `min` run only
+    /// the cells an undecided comparison needs.
     pub cells: Vec<Cell>,
     pub rounds: Rounds,
     /// The share of the cells this process runs (`--shard`); `None`: all of them.

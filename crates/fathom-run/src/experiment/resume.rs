@@ -5,10 +5,8 @@
 use super::Experiment;
 use crate::runner::{Observer, Place};
 use anyhow::Context;
-use fathom_core::interrupt;
 use fathom_core::result::{ExperimentCell, RunManifest, RunStatus};
 use fathom_core::store::{read_json, MANIFEST};
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// Where a cell stands in the results directory.
@@ -123,16 +121,16 @@ pub struct Outcome {
 
 /// Runs every cell not yet finished into `results`, saying what it does on stderr; a cell that
 /// fails is reported and the next one runs. With adaptive repeats, the rounds past `min` run
-/// the cells of the comparisons still undecided. `relaunch` gives the arguments of a command
-/// line that runs cell N alone (`run_one`): with it, a cell that needs a process of its own
-/// (`supervise`) gets one.
+/// the cells of the comparisons still undecided. `how` is what every cell's `Place` starts
+/// from: whether the harness's cost is measured, the executable a cell that needs a process of
+/// its own is run with (`supervise`), and the stop token.
 pub fn run(
     exp: &Experiment,
     results: &Path,
-    calibrate: bool,
-    relaunch: Option<&dyn Fn(usize) -> Vec<OsString>>,
+    how: &Place,
     observer: &mut dyn Observer,
 ) -> anyhow::Result<Outcome> {
+    let stop = &how.stop;
     std::fs::create_dir_all(results)
         .with_context(|| format!("creating results directory {}", results.display()))?;
     save_definition(exp, results)?;
@@ -149,14 +147,13 @@ pub fn run(
     let mut runner = Cells {
         exp,
         results,
-        calibrate,
-        relaunch,
+        how,
         failed: Vec::new(),
     };
     runner.run(&first, "", observer)?;
     let mut covered = first.len();
     for round in rounds.min + 1..=rounds.max {
-        if interrupt::requested() {
+        if stop.requested() {
             break;
         }
         let super::rounds::Pending { cells: need, open } =
@@ -184,7 +181,7 @@ pub fn run(
         runner.run(&cells, &format!("round {round}: "), observer)?;
         covered += cells.len();
     }
-    if rounds.adaptive() && !interrupt::requested() {
+    if rounds.adaptive() && !stop.requested() {
         let pending = super::rounds::undecided(exp, results, rounds.max + 1)?;
         for o in &pending.open {
             eprintln!(
@@ -230,8 +227,8 @@ fn announce(exp: &Experiment, results: &Path, first: usize) {
 struct Cells<'a> {
     exp: &'a Experiment,
     results: &'a Path,
-    calibrate: bool,
-    relaunch: Option<&'a dyn Fn(usize) -> Vec<OsString>>,
+    /// What every cell's place starts from.
+    how: &'a Place,
     failed: Vec<Failed>,
 }
 
@@ -246,7 +243,7 @@ impl Cells<'_> {
     ) -> anyhow::Result<()> {
         let (exp, results) = (self.exp, self.results);
         for (i, &n) in cells.iter().enumerate() {
-            if interrupt::requested() {
+            if self.how.stop.requested() {
                 break;
             }
             let cell = &exp.cells[n];
@@ -269,8 +266,7 @@ impl Cells<'_> {
                 CellState::New => {}
             }
             eprintln!("fathom: {at}");
-            let mut place = place(exp, results, self.calibrate, n);
-            place.relaunch = self.relaunch.map(|args| args(n));
+            let place = place(exp, results, self.how, n);
             match crate::runner::run(exp.spec(cell), &place, observer) {
                 Ok(dir) => crate::records::record_or_say(&exp.store, &dir),
                 Err(error) => {
@@ -283,31 +279,16 @@ impl Cells<'_> {
     }
 }
 
-/// Runs cell `n` alone (a supervising fathom's child, `--run-index N`), as `run` would have:
-/// the same run directory and record.
-pub fn run_one(
-    exp: &Experiment,
-    results: &Path,
-    calibrate: bool,
-    n: usize,
-    observer: &mut dyn Observer,
-) -> anyhow::Result<PathBuf> {
-    let Some(cell) = exp.cells.get(n) else {
-        anyhow::bail!("--run-index {n}: {} has {} runs", exp.name, exp.cells.len());
-    };
-    let name = exp.cell_name(cell);
-    crate::runner::run(exp.spec(cell), &place(exp, results, calibrate, n), observer)
-        .with_context(|| format!("experiment {}, run {name}", exp.name))
-}
-
-/// Where and as what cell `n` runs.
-fn place(exp: &Experiment, results: &Path, calibrate: bool, n: usize) -> Place {
+/// Where and as what cell `n` runs, the rest as `how` says.
+fn place(exp: &Experiment, results: &Path, how: &Place, n: usize) -> Place {
     let cell = &exp.cells[n];
     let name = exp.cell_name(cell);
     Place {
         results: results.to_path_buf(),
         dir_name: Some(name.clone()),
-        calibrate,
+        calibrate: how.calibrate,
+        launcher: how.launcher.clone(),
+        stop: how.stop.clone(),
         cell: Some(ExperimentCell {
             name: exp.name.clone(),
             cell: name,

@@ -59,8 +59,8 @@ pub struct DbBenchClient<'e> {
     pub keys: Keys,
     pub format: KeyFormat,
     pub action: Action,
-    /// The kind index recorded for this client's operations.
-    pub kind: usize,
+    /// The kind recorded for this client's operations.
+    pub kind: super::DbBenchKind,
 }
 
 impl Client for DbBenchClient<'_> {
@@ -108,10 +108,9 @@ impl Client for DbBenchClient<'_> {
             }
         };
         Ok(Some(Done {
-            kind: self.kind,
             bytes,
             counts_as,
-            ..Done::default()
+            ..Done::of(self.kind)
         }))
     }
 }
@@ -160,7 +159,7 @@ mod tests {
                 batch: 10,
                 keys: Vec::new(),
             },
-            kind: 0,
+            kind: crate::dbbench::DbBenchKind::Get,
         };
         let done = client.next().unwrap().unwrap();
         assert_eq!(done.counts_as, 10);

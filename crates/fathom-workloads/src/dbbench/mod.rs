@@ -7,13 +7,17 @@ pub mod data;
 pub mod report;
 
 use crate::params::{record, seed_or_clock, Params, Size, Span, Switch};
-use crate::{kv_session, NewBackground, NewClient, Workload, WorkloadEntry};
+use crate::{
+    kv_session, NewBackground, NewClient, NewStep, PreparedStep, StepOn, Workload, WorkloadEntry,
+};
 use clients::{Action, DbBenchClient, Keys};
 use data::{KeyFormat, ValueSource};
-use fathom_core::driver::{BackgroundClient, Client, Pace, StepPlan};
+use fathom_core::driver::{BackgroundClient, Pace, StepOptions, StepPlan};
 use fathom_core::family::Db;
-use fathom_core::kind::{OpKind, Role};
+use fathom_core::kind::StepKinds;
 use fathom_core::kv::{Direction, SessionOptions};
+use fathom_core::options::Syntax;
+use fathom_core::stop::Stop;
 use fathom_core::target::Maintenance;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -97,7 +101,7 @@ impl Default for DbBenchParams {
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
     // A server stays up from step to step: the database is not reopened between steps there.
     on_servers: &[("reopen", "off")],
-    ..WorkloadEntry::new::<DbBenchParams>(
+    ..WorkloadEntry::new::<DbBenchParams, DbBenchKind>(
         "dbbench",
         "RocksDB's db_bench sequence from benchmark_compare.sh, on any kv engine",
         build,
@@ -111,13 +115,21 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
 pub const FILLSEQ_ROCKSDB_OPTIONS: &str =
     "memtable_factory=vector;allow_concurrent_memtable_write=false";
 
-/// fillseq's puts load the database in key order.
-const FILL: OpKind = OpKind::new("put", Role::Load);
-const PUT: OpKind = OpKind::new("put", Role::Write);
-const GET: OpKind = OpKind::new("get", Role::Read);
-const SEEK: OpKind = OpKind::new("seek", Role::Scan);
-/// The rate-limited writer of the *whilewriting steps, kind 1 of its step.
-const BACKGROUND_PUT: OpKind = OpKind::new("put", Role::Background);
+fathom_core::kinds! {
+    /// What dbbench's operations are, as db_bench names them.
+    pub enum DbBenchKind {
+        /// fillseq's puts load the database in key order.
+        Fill = ("put", Load, "a put of the next key in order, without the WAL"),
+        Put = ("put", Write, "a put of a random key, overwriting it"),
+        Get = ("get", Read, "a point read of a random key (multireadrandom: one key of a MultiGet, which counts as its batch)"),
+        Seek = ("seek", Scan, "a seek to a random key, then seek_nexts entries read from it"),
+        /// The rate-limited writer of the *whilewriting steps.
+        BackgroundPut = ("put", Background, "the rate-limited writer's put of a random key"),
+    }
+}
+
+/// The background writer's key stream: a thread number after any client's.
+const WRITER_THREAD: usize = 999;
 
 /// What a step's clients do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -291,9 +303,12 @@ fn sequence(params: &Params, clients: usize) -> anyhow::Result<DbBench> {
         let (plan, work, wal_off) = timing.step(step, clients);
         let own = p.fillseq_rocksdb_options.trim();
         let engine_options = if step == Step::Fillseq && p.reopen.value && !own.is_empty() {
-            BTreeMap::from([("rocksdb".to_string(), own.to_string())])
+            vec![StepOptions {
+                syntax: Syntax::RocksDb,
+                text: own.to_string(),
+            }]
         } else {
-            BTreeMap::new()
+            Vec::new()
         };
         d.plans.push(StepPlan {
             reopen: p.reopen.value && i > 0,
@@ -327,21 +342,21 @@ struct Timing {
 
 impl Timing {
     /// A step of `duration` (after `warmup`) with `kinds` of operations.
-    fn timed(&self, name: &str, clients: usize, kinds: &[OpKind]) -> StepPlan {
+    fn timed(&self, name: &str, clients: usize, kinds: &[DbBenchKind]) -> StepPlan {
         StepPlan {
             name: name.to_string(),
             clients,
             duration: Some(self.duration),
             ops_per_client: None,
             warmup: self.warmup,
-            op_kinds: kinds.to_vec(),
+            kinds: StepKinds::of(kinds),
             background: None,
             ..Default::default()
         }
     }
 
     /// A step that runs `ops` operations per client to the end.
-    fn counted(&self, name: &str, clients: usize, ops: u64, kinds: &[OpKind]) -> StepPlan {
+    fn counted(&self, name: &str, clients: usize, ops: u64, kinds: &[DbBenchKind]) -> StepPlan {
         StepPlan {
             duration: None,
             ops_per_client: Some(ops),
@@ -355,26 +370,34 @@ impl Timing {
         let name = &fathom_core::knobs::text(&step);
         match step {
             Step::Fillseq => (
-                self.counted(name, 1, self.num_keys, &[FILL]),
+                self.counted(name, 1, self.num_keys, &[DbBenchKind::Fill]),
                 Work::FillSeq,
                 true,
             ),
             Step::Revrange => (
-                self.timed(name, 1, &[SEEK]),
+                self.timed(name, 1, &[DbBenchKind::Seek]),
                 Work::Seek(self.reverse),
                 false,
             ),
-            Step::Readrandom => (self.timed(name, clients, &[GET]), Work::Read, false),
-            Step::Multireadrandom => (self.timed(name, clients, &[GET]), Work::MultiRead, false),
+            Step::Readrandom => (
+                self.timed(name, clients, &[DbBenchKind::Get]),
+                Work::Read,
+                false,
+            ),
+            Step::Multireadrandom => (
+                self.timed(name, clients, &[DbBenchKind::Get]),
+                Work::MultiRead,
+                false,
+            ),
             Step::Fwdrange => (
-                self.timed(name, clients, &[SEEK]),
+                self.timed(name, clients, &[DbBenchKind::Seek]),
                 Work::Seek(Direction::Forward),
                 false,
             ),
             Step::Overwritesome => {
                 let per_client = (self.overwrites / clients as f64).round().max(1.0) as u64;
                 (
-                    self.counted(name, clients, per_client, &[PUT]),
+                    self.counted(name, clients, per_client, &[DbBenchKind::Put]),
                     Work::Overwrite,
                     false,
                 )
@@ -396,70 +419,106 @@ impl Timing {
             ),
             Step::Revrangewhilewriting | Step::Fwdrangewhilewriting | Step::Readwhilewriting => {
                 let (kind, work) = match step {
-                    Step::Readwhilewriting => (GET, Work::Read),
-                    Step::Revrangewhilewriting => (SEEK, Work::Seek(self.reverse)),
-                    _ => (SEEK, Work::Seek(Direction::Forward)),
+                    Step::Readwhilewriting => (DbBenchKind::Get, Work::Read),
+                    Step::Revrangewhilewriting => (DbBenchKind::Seek, Work::Seek(self.reverse)),
+                    _ => (DbBenchKind::Seek, Work::Seek(Direction::Forward)),
                 };
                 let plan = StepPlan {
                     background: Some(Pace::BytesPerSec(self.write_rate)),
-                    ..self.timed(name, clients, &[kind, BACKGROUND_PUT])
+                    ..self.timed(name, clients, &[kind, DbBenchKind::BackgroundPut])
                 };
                 (plan, work, false)
             }
             Step::Overwriteandwait => (
                 StepPlan {
                     after: vec![Maintenance::WaitForCompaction],
-                    ..self.timed(name, clients, &[PUT])
+                    ..self.timed(name, clients, &[DbBenchKind::Put])
                 },
                 Work::Overwrite,
                 false,
             ),
-            Step::Overwrite => (self.timed(name, clients, &[PUT]), Work::Overwrite, false),
+            Step::Overwrite => (
+                self.timed(name, clients, &[DbBenchKind::Put]),
+                Work::Overwrite,
+                false,
+            ),
             Step::All => unreachable!("`all` is expanded into the sequence's steps first"),
         }
     }
 }
 
-impl DbBench {
-    fn thread_seed(&self, step: usize, thread: usize) -> u64 {
-        crate::params::thread_seed(self.seed, step, thread)
+/// A step of the sequence on one engine: its clients share nothing.
+type DbBenchStep<'a> = StepOn<'a, DbBench>;
+
+impl<'a> DbBenchStep<'a> {
+    fn thread_seed(&self, thread: usize) -> u64 {
+        crate::params::thread_seed(self.workload.seed, self.index, thread)
     }
 
-    fn client_for<'e>(
-        &self,
-        engine: Db<'e>,
-        step: usize,
-        work: Work,
-        keys: Keys,
-        kind: usize,
-    ) -> anyhow::Result<Box<dyn Client + 'e>> {
+    fn client_for(&self, work: Work, keys: Keys, kind: DbBenchKind) -> NewClient<'a> {
+        let w = self.workload;
         let options = SessionOptions {
-            disable_wal: self.wal_off[step],
+            disable_wal: w.wal_off[self.index],
         };
-        let session = kv_session(engine, "dbbench", options)?;
+        let session = kv_session(self.engine, "dbbench", options)?;
         let action = match work {
             Work::FillSeq | Work::Overwrite => Action::Put {
-                values: ValueSource::new(self.value_size, self.compression_ratio),
-                value_size: self.value_size,
+                values: ValueSource::new(w.value_size, w.compression_ratio),
+                value_size: w.value_size,
             },
             Work::Read => Action::Get,
             Work::MultiRead => Action::MultiGet {
-                batch: self.multiread_batch,
+                batch: w.multiread_batch,
                 keys: Vec::new(),
             },
             Work::Seek(direction) => Action::Seek {
-                nexts: self.seek_nexts,
+                nexts: w.seek_nexts,
                 direction,
             },
-            Work::None => anyhow::bail!("step {} has no clients", self.plans[step].name),
+            Work::None => anyhow::bail!("step {} has no clients", w.plans[self.index].name),
         };
         Ok(Box::new(DbBenchClient {
             session,
             keys,
-            format: KeyFormat::new(self.key_size)?,
+            format: KeyFormat::new(w.key_size)?,
             action,
             kind,
         }))
+    }
+}
+
+impl<'a> PreparedStep<'a> for DbBenchStep<'a> {
+    fn client(&self, n: usize) -> NewClient<'a> {
+        let w = self.workload;
+        let work = w.work[self.index];
+        let keys = match work {
+            Work::FillSeq => Keys::Sequential {
+                next: 0,
+                end: w.num_keys,
+            },
+            _ => Keys::random(w.key_space[self.index], self.thread_seed(n)),
+        };
+        let kind = match work {
+            Work::FillSeq => DbBenchKind::Fill,
+            Work::Overwrite => DbBenchKind::Put,
+            Work::Read | Work::MultiRead => DbBenchKind::Get,
+            Work::Seek(_) | Work::None => DbBenchKind::Seek,
+        };
+        self.client_for(work, keys, kind)
+    }
+
+    /// The *whilewriting steps' rate-limited writer.
+    fn background(&self) -> NewBackground<'a> {
+        if self.workload.plans[self.index].background.is_none() {
+            return Ok(Vec::new());
+        }
+        let keys = Keys::random(self.workload.num_keys, self.thread_seed(WRITER_THREAD));
+        let client = self.client_for(Work::Overwrite, keys, DbBenchKind::BackgroundPut)?;
+        Ok(vec![BackgroundClient {
+            client,
+            paced: true,
+            ends_step: false,
+        }])
     }
 }
 
@@ -470,36 +529,11 @@ impl Workload for DbBench {
 
     /// On a document server fillseq starts from an empty collection, as it does on a fresh
     /// embedded database: a server keeps what earlier runs wrote.
-    fn prepare_step(&self, engine: Db<'_>, step: usize) -> anyhow::Result<()> {
-        match (engine, self.work[step]) {
-            (Db::Doc(e), Work::FillSeq) => e.drop_collections(&[crate::dockv::COLLECTION]),
-            _ => Ok(()),
+    fn step<'a>(&'a self, engine: Db<'a>, index: usize, _: &Stop) -> NewStep<'a> {
+        if let (Db::Doc(e), Work::FillSeq) = (engine, self.work[index]) {
+            e.drop_collections(&[crate::dockv::COLLECTION])?;
         }
-    }
-
-    fn client<'e>(&self, engine: Db<'e>, step: usize, thread: usize) -> NewClient<'e> {
-        let work = self.work[step];
-        let keys = match work {
-            Work::FillSeq => Keys::Sequential {
-                next: 0,
-                end: self.num_keys,
-            },
-            _ => Keys::random(self.key_space[step], self.thread_seed(step, thread)),
-        };
-        self.client_for(engine, step, work, keys, 0)
-    }
-
-    fn background<'e>(&self, engine: Db<'e>, step: usize) -> NewBackground<'e> {
-        if self.plans[step].background.is_none() {
-            return Ok(Vec::new());
-        }
-        let keys = Keys::random(self.num_keys, self.thread_seed(step, 999));
-        // The writer's kind is "put", the step's second kind.
-        let client = self.client_for(engine, step, Work::Overwrite, keys, 1)?;
-        Ok(vec![BackgroundClient {
-            client,
-            paced: true,
-        }])
+        StepOn::boxed(self, engine, index)
     }
 
     fn params(&self) -> BTreeMap<String, String> {

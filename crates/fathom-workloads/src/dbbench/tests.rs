@@ -53,8 +53,13 @@ fn the_full_sequence_in_benchmark_compare_order() {
     // fillseq alone loads through a vector memtable on RocksDB, as benchmark.sh's does;
     // not when one open database serves the whole sequence.
     assert_eq!(
-        s[0].engine_options["rocksdb"],
-        "memtable_factory=vector;allow_concurrent_memtable_write=false"
+        s[0].options_for(Syntax::RocksDb),
+        Some("memtable_factory=vector;allow_concurrent_memtable_write=false")
+    );
+    assert_eq!(
+        s[0].options_for(Syntax::WiredTiger),
+        None,
+        "RocksDB's alone"
     );
     assert!(s[1..].iter().all(|p| p.engine_options.is_empty()));
     assert!(one_open[0].engine_options.is_empty());

@@ -5,38 +5,34 @@
 use super::gen::{Batch, RowGen, Shape, Table};
 use super::lockstep::{Lockstep, Turn};
 use fathom_core::driver::{Client, Done};
-use fathom_core::kind::{index_of, OpKind, Role};
 use fathom_core::retry::retrying;
+use fathom_core::stop::Stop;
 use fathom_core::target::Maintenance;
 use rand::Rng;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Operation kinds of every step, indexed by `Done::kind`.
-pub const KINDS: &[OpKind] = &[
-    OpKind::new("insert", Role::Insert),
-    OpKind::new("delete", Role::Delete),
-    OpKind::new("create_index", Role::Maintenance),
-    OpKind::new("market", Role::Scan),
-    OpKind::new("register", Role::Scan),
-    OpKind::new("pdc", Role::Scan),
-    OpKind::new("point", Role::Read),
-    OpKind::new("analyze", Role::Maintenance),
-    OpKind::new("flush", Role::Maintenance),
-    OpKind::new("compact", Role::Maintenance),
-    OpKind::new("settle", Role::Maintenance),
-];
-const INSERT: usize = index_of(KINDS, "insert");
-const DELETE: usize = index_of(KINDS, "delete");
-const CREATE_INDEX: usize = index_of(KINDS, "create_index");
-/// The range queries' kinds follow the index order: market, register, pdc.
-const RANGE: usize = index_of(KINDS, "market");
-const POINT: usize = index_of(KINDS, "point");
-const ANALYZE: usize = index_of(KINDS, "analyze");
-const FLUSH: usize = index_of(KINDS, "flush");
-const COMPACT: usize = index_of(KINDS, "compact");
-const SETTLE: usize = index_of(KINDS, "settle");
+fathom_core::kinds! {
+    /// The insert benchmark's operations, as its reports name them; every step lists them all.
+    pub enum IbenchKind {
+        Insert = ("insert", Insert, "one multi-row INSERT of a batch"),
+        Delete = ("delete", Delete, "one DELETE of a batch of the oldest rows"),
+        CreateIndex = ("create_index", Maintenance, "one statement creating secondary indexes"),
+        /// Range queries on the secondary indexes, in the index order.
+        Market = ("market", Scan, "a range query on the market index"),
+        Register = ("register", Scan, "a range query on the register index"),
+        Pdc = ("pdc", Scan, "a range query on the pdc index"),
+        Point = ("point", Read, "a point query of rows_per_query ids"),
+        Analyze = ("analyze", Maintenance, "the optimizer statistics of one table"),
+        Flush = ("flush", Maintenance, "the engine's flush"),
+        Compact = ("compact", Maintenance, "a wait for the engine's compaction"),
+        Settle = ("settle", Maintenance, "the settle wait at cleanup's end"),
+    }
+}
+
+/// The range queries' kinds, in the index order.
+const RANGES: [IbenchKind; 3] = [IbenchKind::Market, IbenchKind::Register, IbenchKind::Pdc];
 
 /// Deletes between re-reads of the smallest id (iibench's `resync_get_min`).
 const RESYNC_EVERY: u64 = 1000;
@@ -153,12 +149,11 @@ impl Client for Writer<'_> {
             gate.inserted();
         }
         Ok(Some(Done {
-            kind: INSERT,
             bytes: self.batch.bytes(),
             retries,
             rows: n as u64,
             waited,
-            ..Done::default()
+            ..Done::of(IbenchKind::Insert)
         }))
     }
 
@@ -226,10 +221,9 @@ impl Client for Deleter<'_> {
         }
         self.gate.deleted();
         Ok(Some(Done {
-            kind: DELETE,
             retries,
             waited,
-            ..Done::default()
+            ..Done::of(IbenchKind::Delete)
         }))
     }
 
@@ -255,10 +249,7 @@ impl Client for Indexer<'_> {
         }
         let (t, positions) = self.groups.remove(0);
         self.writer.store.create_indexes(t, &positions)?;
-        Ok(Some(Done {
-            kind: CREATE_INDEX,
-            ..Done::default()
-        }))
+        Ok(Some(Done::of(IbenchKind::CreateIndex)))
     }
 }
 
@@ -290,18 +281,17 @@ impl Client for Querier<'_> {
             self.ids.clear();
             self.ids
                 .extend((0..self.shape.rows_per_query).map(|_| rng.gen_range(min..hi)));
-            (POINT, self.store.point_query(t, &self.ids)?)
+            (IbenchKind::Point, self.store.point_query(t, &self.ids)?)
         } else {
             let index = self.gen.rng().gen_range(0..self.shape.indexes.len());
             let domain = self.shape.domain(self.shape.indexes[index].cols[0]);
             let from = self.gen.rng().gen_range(0..domain);
-            (RANGE + index, self.store.range_query(t, index, from)?)
+            (RANGES[index], self.store.range_query(t, index, from)?)
         };
         self.queries += 1;
         Ok(Some(Done {
-            kind,
             bytes,
-            ..Done::default()
+            ..Done::of(kind)
         }))
     }
 }
@@ -319,6 +309,8 @@ pub enum Tidy {
 pub struct Cleanup<'e> {
     pub store: Box<dyn Store + 'e>,
     pub actions: Vec<Tidy>,
+    /// Ends the settle wait early.
+    pub stop: Stop,
 }
 
 impl Client for Cleanup<'_> {
@@ -329,27 +321,23 @@ impl Client for Cleanup<'_> {
         let kind = match self.actions.remove(0) {
             Tidy::Analyze(t) => {
                 self.store.analyze(t)?;
-                ANALYZE
+                IbenchKind::Analyze
             }
             Tidy::Engine(m) => {
                 self.store.maintain(m)?;
                 match m {
-                    Maintenance::Flush => FLUSH,
-                    Maintenance::WaitForCompaction | Maintenance::CompactLevel0 => COMPACT,
+                    Maintenance::Flush => IbenchKind::Flush,
+                    Maintenance::WaitForCompaction | Maintenance::CompactLevel0 => {
+                        IbenchKind::Compact
+                    }
                 }
             }
             Tidy::Settle(d) => {
-                // In slices, so Ctrl-C ends the wait promptly.
-                let end = std::time::Instant::now() + d;
-                while std::time::Instant::now() < end && !fathom_core::interrupt::requested() {
-                    std::thread::sleep(Duration::from_millis(100).min(d));
-                }
-                SETTLE
+                // In slices, so a stop ends the wait promptly.
+                self.stop.sleep(d);
+                IbenchKind::Settle
             }
         };
-        Ok(Some(Done {
-            kind,
-            ..Done::default()
-        }))
+        Ok(Some(Done::of(kind)))
     }
 }

@@ -2,6 +2,7 @@
 //! each other, as iibench.py's statement queues (8 deep, fed by one statement maker) do: the
 //! pair runs at the pace of the slower side, and the table stays the same size.
 
+use fathom_core::stop::Stop;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -23,6 +24,8 @@ struct Sides {
 pub struct Lockstep {
     sides: Mutex<Sides>,
     changed: Condvar,
+    /// The run was asked to stop: neither side waits.
+    stop: Stop,
 }
 
 /// What a side may do next.
@@ -30,21 +33,29 @@ pub struct Lockstep {
 pub enum Turn {
     /// Go on, after waiting this long for the other side.
     Go(Duration),
-    /// Stop: the other side is gone and nothing is left to follow, or the run was interrupted.
+    /// Stop: the other side is gone and nothing is left to follow, or the run was asked to stop.
     Stop,
 }
 
 impl Lockstep {
+    /// The gate of one client, for a step that `stop` stops.
+    pub fn new(stop: &Stop) -> Lockstep {
+        Lockstep {
+            stop: stop.clone(),
+            ..Lockstep::default()
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, Sides> {
         self.sides.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Waits while `blocked` holds, in short slices so an interrupt ends the wait.
+    /// Waits while `blocked` holds, in short slices so a stop ends the wait.
     fn wait_while(&self, blocked: impl Fn(&Sides) -> bool) -> (MutexGuard<'_, Sides>, Turn) {
         let start = Instant::now();
         let mut sides = self.lock();
         while blocked(&sides) {
-            if fathom_core::interrupt::requested() {
+            if self.stop.requested() {
                 return (sides, Turn::Stop);
             }
             sides = self
@@ -156,6 +167,19 @@ mod tests {
             deletes += 1;
         }
         assert_eq!(deletes, 3, "a delete for every insert");
+    }
+
+    #[test]
+    fn a_stop_ends_a_wait() {
+        let stop = Stop::new();
+        let gate = Lockstep::new(&stop);
+        gate.join_deleter();
+        for _ in 0..QUEUE {
+            gate.before_insert();
+            gate.inserted();
+        }
+        stop.request();
+        assert_eq!(gate.before_insert(), Turn::Stop, "no deleter came");
     }
 
     #[test]

@@ -17,12 +17,13 @@ mod sql;
 
 use crate::params::{record, seed_or_clock, Params, Span, Switch};
 use crate::report::ReportHooks;
-use crate::shared::PerStep;
 use crate::statements::Statements;
-use crate::{NewBackground, NewClient, Workload, WorkloadEntry};
-use clients::{Cleanup, Deleter, Indexer, Querier, Store, Tidy, Writer, KINDS};
-use fathom_core::driver::{BackgroundClient, Pace, StepPlan};
+use crate::{NewBackground, NewClient, NewClients, NewStep, PreparedStep, Workload, WorkloadEntry};
+use clients::{Cleanup, Deleter, IbenchKind, Indexer, Querier, Store, Tidy, Writer};
+use fathom_core::driver::{BackgroundClient, Client, Pace, StepPlan};
 use fathom_core::family::Db;
+use fathom_core::kind::StepKinds;
+use fathom_core::stop::Stop;
 use fathom_core::target::Maintenance;
 use gen::{RowGen, Shape, Table, CLASSIC, CURRENT};
 use lockstep::Lockstep;
@@ -144,13 +145,6 @@ enum Work {
     },
 }
 
-/// What a step's clients share, made fresh by `prepare_step`: the tables (their ids read from
-/// the database) and, per client, the gate between its inserter and its deleter.
-struct StepState {
-    tables: Vec<Arc<Table>>,
-    gates: Vec<Arc<Lockstep>>,
-}
-
 pub struct Ibench {
     shape: Arc<Shape>,
     pool: Arc<Vec<u8>>,
@@ -162,8 +156,6 @@ pub struct Ibench {
     plans: Vec<StepPlan>,
     work: Vec<Work>,
     resolved: BTreeMap<String, String>,
-    /// What the clients of the step being built share.
-    current: PerStep<StepState>,
 }
 
 fn positive(name: &str, v: u64) -> anyhow::Result<u64> {
@@ -249,7 +241,6 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         plans: Vec::new(),
         work: Vec::new(),
         resolved: record(&p),
-        current: PerStep::default(),
         statements: p.statements,
     };
     let sizes = Sizes {
@@ -275,7 +266,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
             } else {
                 plan.clients
             },
-            op_kinds: KINDS.to_vec(),
+            kinds: StepKinds::every::<IbenchKind>(),
             ..plan
         });
         w.work.push(work);
@@ -288,7 +279,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
 
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
     duration_param: "query_secs",
-    ..WorkloadEntry::new::<IbenchParams>(
+    ..WorkloadEntry::new::<IbenchParams, IbenchKind>(
         "ibench",
         "the insert benchmark: load, create indexes, insert+delete, cleanup, then range and point queries beside rate-limited inserts",
         build,
@@ -324,11 +315,6 @@ impl<F: Fn(u64) -> u64> Sizes<F> {
             deletes,
             create: name == "l.i0",
         };
-        // Each client's deleter is a thread of its own beside its inserter.
-        let deleting = StepPlan {
-            helpers: if self.deletes { self.dop as usize } else { 0 },
-            ..StepPlan::default()
-        };
         Ok(match name {
             "l.i0" => (load(self.rows, commit("commit_i0")?, false), StepPlan::default()),
             "l.x" => (
@@ -337,13 +323,14 @@ impl<F: Fn(u64) -> u64> Sizes<F> {
                 },
                 StepPlan::default(),
             ),
+            // Each client's deleter is a helper, a thread of its own beside its inserter.
             "l.i1" => (
                 load((self.write_rows * 4).div_ceil(5), commit("commit_i1")?, self.deletes),
-                deleting.clone(),
+                StepPlan::default(),
             ),
             "l.i2" => (
                 load(self.write_rows / 5, commit("commit_i2")?, self.deletes),
-                deleting,
+                StepPlan::default(),
             ),
             "cleanup" => (
                 Work::Cleanup {
@@ -372,9 +359,9 @@ impl<F: Fn(u64) -> u64> Sizes<F> {
                         batch: commit("commit_q")?.min(rate as usize),
                         rows: rows.max(1),
                     },
+                    // The step ends when the background inserters (and their deleters) do.
                     StepPlan {
                         background: Some(Pace::RowsPerSec((rate * self.dop) as f64)),
-                        until_background: true,
                         ..StepPlan::default()
                     },
                 )
@@ -387,9 +374,9 @@ impl<F: Fn(u64) -> u64> Sizes<F> {
 }
 
 impl Ibench {
-    /// The tables client `thread` writes or queries.
-    fn mine(&self, all: &[Arc<Table>], thread: usize) -> Vec<Arc<Table>> {
-        let t = if self.shared { 0 } else { thread % all.len() };
+    /// The tables client `n` writes or queries.
+    fn mine(&self, all: &[Arc<Table>], n: usize) -> Vec<Arc<Table>> {
+        let t = if self.shared { 0 } else { n % all.len() };
         vec![Arc::clone(&all[t])]
     }
 
@@ -414,100 +401,102 @@ impl Ibench {
     }
 }
 
-impl Workload for Ibench {
-    fn steps(&self) -> &[StepPlan] {
-        &self.plans
+/// A step of the insert benchmark on one engine, with what its threads share: the tables
+/// (their ids read from the database) and, per client, the gate between its inserter and its
+/// deleter.
+struct IbenchStep<'a> {
+    w: &'a Ibench,
+    engine: Db<'a>,
+    index: usize,
+    tables: Vec<Arc<Table>>,
+    gates: Vec<Arc<Lockstep>>,
+    stop: Stop,
+}
+
+impl<'a> IbenchStep<'a> {
+    fn clients(&self) -> usize {
+        self.w.plans[self.index].clients
     }
 
-    /// Fresh tables for each step (so it reads the ids from the database) and fresh gates,
-    /// shared by its clients and background writers; `l.i0` creates the tables first.
-    fn prepare_step(&self, engine: Db<'_>, step: usize) -> anyhow::Result<()> {
-        let tables: Vec<Arc<Table>> = (1..=self.tables).map(|n| Arc::new(Table::new(n))).collect();
-        if let Work::Load { create: true, .. } = self.work[step] {
-            let mut store = self.store(engine)?;
-            for t in &tables {
-                store.create_table(t.n)?;
-            }
-        }
-        let gates = (0..self.plans[step].clients)
-            .map(|_| Arc::new(Lockstep::default()))
-            .collect();
-        self.current.set(step, StepState { tables, gates });
-        Ok(())
+    /// Client `n`'s deleter, on its own connection, following its inserter through their gate.
+    fn deleter(&self, n: usize, batch: usize, rows: u64) -> anyhow::Result<Deleter<'a>> {
+        let mine = self.w.mine(&self.tables, n);
+        Ok(Deleter::new(
+            self.w.store(self.engine)?,
+            Arc::clone(&mine[0]),
+            Arc::clone(&self.gates[n]),
+            batch,
+            Some(rows),
+        ))
     }
 
-    fn client<'e>(&self, engine: Db<'e>, step: usize, thread: usize) -> NewClient<'e> {
-        let state = self.current.get(step)?;
-        let all = &state.tables;
-        let clients = self.plans[step].clients;
-        let mine = self.mine(all, thread % clients);
-        let store = self.store(engine)?;
-        let gen = self.gen(step, thread);
-        Ok(match self.work[step] {
+    /// `l.x`'s client `n`: with one shared table, the first client inserts and indexes and the
+    /// others rest.
+    fn indexer(&self, n: usize, rows: u64) -> NewClient<'a> {
+        let w = self.w;
+        let mine = w.mine(&self.tables, n);
+        let store = w.store(self.engine)?;
+        let active = !w.shared || n == 0;
+        let groups = if active {
+            let t = mine[0].n;
+            store
+                .index_groups(w.shape.indexes.len())
+                .into_iter()
+                .map(|g| (t, g))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let rows = match (active, w.shared) {
+            (false, _) => 0,
+            (true, true) => rows * self.clients() as u64,
+            (true, false) => rows,
+        };
+        Ok(Box::new(Indexer {
+            writer: Writer {
+                batch_rows: rows.max(1) as usize,
+                rows_left: Some(rows),
+                ..Writer::new(store, mine, w.gen(self.index, n))
+            },
+            groups,
+        }))
+    }
+}
+
+impl<'a> PreparedStep<'a> for IbenchStep<'a> {
+    fn client(&self, n: usize) -> NewClient<'a> {
+        let w = self.w;
+        let mine = w.mine(&self.tables, n);
+        let gen = w.gen(self.index, n);
+        Ok(match w.work[self.index] {
             Work::Load {
                 rows,
                 batch,
                 deletes,
                 ..
-            } => {
-                let gate = deletes.then(|| Arc::clone(&state.gates[thread % clients]));
-                match gate {
-                    // Threads after the clients are their deleters.
-                    Some(gate) if thread >= clients => Box::new(Deleter::new(
-                        store,
-                        Arc::clone(&mine[0]),
-                        gate,
-                        batch,
-                        Some(rows),
-                    )),
-                    gate => Box::new(Writer {
-                        batch_rows: batch,
-                        rows_left: Some(rows),
-                        gate,
-                        ..Writer::new(store, mine, gen)
-                    }),
-                }
-            }
-            Work::Index { rows } => {
-                // One shared table: the first client inserts and indexes, the others rest.
-                let active = !self.shared || thread == 0;
-                let groups = if active {
-                    let t = mine[0].n;
-                    store
-                        .index_groups(self.shape.indexes.len())
-                        .into_iter()
-                        .map(|g| (t, g))
-                        .collect()
-                } else {
-                    Vec::new()
-                };
-                let rows = if !active {
-                    0
-                } else if self.shared {
-                    rows * clients as u64
-                } else {
-                    rows
-                };
-                Box::new(Indexer {
-                    writer: Writer {
-                        batch_rows: rows.max(1) as usize,
-                        rows_left: Some(rows),
-                        ..Writer::new(store, mine, gen)
-                    },
-                    groups,
-                })
-            }
+            } => Box::new(Writer {
+                batch_rows: batch,
+                rows_left: Some(rows),
+                gate: deletes.then(|| Arc::clone(&self.gates[n])),
+                ..Writer::new(w.store(self.engine)?, mine, gen)
+            }),
+            Work::Index { rows } => return self.indexer(n, rows),
             Work::Cleanup { settle } => {
-                let mut actions: Vec<Tidy> = all.iter().map(|t| Tidy::Analyze(t.n)).collect();
+                let mut actions: Vec<Tidy> =
+                    self.tables.iter().map(|t| Tidy::Analyze(t.n)).collect();
                 actions.push(Tidy::Engine(Maintenance::Flush));
                 actions.push(Tidy::Engine(Maintenance::WaitForCompaction));
                 actions.push(Tidy::Settle(settle));
-                Box::new(Cleanup { store, actions })
+                Box::new(Cleanup {
+                    store: w.store(self.engine)?,
+                    actions,
+                    stop: self.stop.clone(),
+                })
             }
             Work::Query { point, .. } => Box::new(Querier {
-                store,
+                store: w.store(self.engine)?,
                 table: Arc::clone(&mine[0]),
-                shape: Arc::clone(&self.shape),
+                shape: Arc::clone(&w.shape),
                 gen,
                 point,
                 queries: 0,
@@ -517,47 +506,88 @@ impl Workload for Ibench {
         })
     }
 
-    /// Per client, an inserter held to the client's rate and, with deletes on, the deleter
-    /// that follows it, each on a connection of its own (iibench.py's processes).
-    fn background<'e>(&self, engine: Db<'e>, step: usize) -> NewBackground<'e> {
-        let Work::Query { batch, rows, .. } = self.work[step] else {
+    /// A load step that deletes: a deleter per client beside its inserter.
+    fn helpers(&self) -> NewClients<'a> {
+        let Work::Load {
+            rows,
+            batch,
+            deletes: true,
+            ..
+        } = self.w.work[self.index]
+        else {
             return Ok(Vec::new());
         };
-        let state = self.current.get(step)?;
-        let clients = self.plans[step].clients;
+        (0..self.clients())
+            .map(|n| Ok(Box::new(self.deleter(n, batch, rows)?) as Box<dyn Client + 'a>))
+            .collect()
+    }
+
+    /// Per client, an inserter held to the client's rate and, with deletes on, the deleter
+    /// that follows it, each on a connection of its own (iibench.py's processes); the step
+    /// ends when they are done.
+    fn background(&self) -> NewBackground<'a> {
+        let w = self.w;
+        let Work::Query { batch, rows, .. } = w.work[self.index] else {
+            return Ok(Vec::new());
+        };
+        let clients = self.clients();
+        let ending = |client: Box<dyn Client + 'a>, paced| BackgroundClient {
+            client,
+            paced,
+            ends_step: true,
+        };
         let mut writers = Vec::new();
-        for (c, gate) in state.gates.iter().enumerate() {
-            let mine = self.mine(&state.tables, c);
-            let gate = self.deletes.then(|| Arc::clone(gate));
+        for n in 0..clients {
             // Built before its inserter runs, so the inserter waits for it.
-            let deleter = match &gate {
-                Some(gate) => Some(Deleter::new(
-                    self.store(engine)?,
-                    Arc::clone(&mine[0]),
-                    Arc::clone(gate),
-                    batch,
-                    Some(rows),
-                )),
-                None => None,
-            };
+            let deleter = w
+                .deletes
+                .then(|| self.deleter(n, batch, rows))
+                .transpose()?;
             let inserter = Writer {
                 batch_rows: batch,
                 rows_left: Some(rows),
-                gate,
-                ..Writer::new(self.store(engine)?, mine, self.gen(step, clients + 1 + c))
+                gate: w.deletes.then(|| Arc::clone(&self.gates[n])),
+                ..Writer::new(
+                    w.store(self.engine)?,
+                    w.mine(&self.tables, n),
+                    w.gen(self.index, clients + 1 + n),
+                )
             };
-            writers.push(BackgroundClient {
-                client: Box::new(inserter),
-                paced: true,
-            });
+            writers.push(ending(Box::new(inserter), true));
             if let Some(deleter) = deleter {
-                writers.push(BackgroundClient {
-                    client: Box::new(deleter),
-                    paced: false,
-                });
+                writers.push(ending(Box::new(deleter), false));
             }
         }
         Ok(writers)
+    }
+}
+
+impl Workload for Ibench {
+    fn steps(&self) -> &[StepPlan] {
+        &self.plans
+    }
+
+    /// Fresh tables for each step (so it reads the ids from the database) and fresh gates,
+    /// shared by its clients, helpers and background writers; `l.i0` creates the tables first.
+    fn step<'a>(&'a self, engine: Db<'a>, index: usize, stop: &Stop) -> NewStep<'a> {
+        let tables: Vec<Arc<Table>> = (1..=self.tables).map(|n| Arc::new(Table::new(n))).collect();
+        if let Work::Load { create: true, .. } = self.work[index] {
+            let mut store = self.store(engine)?;
+            for t in &tables {
+                store.create_table(t.n)?;
+            }
+        }
+        let gates = (0..self.plans[index].clients)
+            .map(|_| Arc::new(Lockstep::new(stop)))
+            .collect();
+        Ok(Box::new(IbenchStep {
+            w: self,
+            engine,
+            index,
+            tables,
+            gates,
+            stop: stop.clone(),
+        }))
     }
 
     fn params(&self) -> BTreeMap<String, String> {

@@ -28,16 +28,21 @@ fn the_step_sequence_of_ra_sh() {
         Some(Pace::RowsPerSec(2000.0)),
         "1000/s per client"
     );
-    assert!(
-        s[9].duration.is_none() && s[9].until_background,
-        "a query step lasts until its inserters have written query_secs × rate"
-    );
     assert_eq!(s[0].duration, None, "load steps end on their rows");
-    assert_eq!(
-        (s[0].helpers, s[2].helpers),
-        (0, 2),
-        "l.i1: a deleter per client"
-    );
+    // The step objects, on the null engine: a deleter per client in l.i1; a query step lasts
+    // until its inserters have written query_secs × rate (and their deleters followed).
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open("null", dir.path());
+    let crew = |i: usize| {
+        w.step(engine.db(), i, &Default::default())
+            .unwrap()
+            .crew(s[i].clients)
+            .unwrap()
+    };
+    assert_eq!((crew(0).helpers.len(), crew(2).helpers.len()), (0, 2));
+    let query = crew(9);
+    assert!(s[9].duration.is_none() && query.background.len() == 4);
+    assert!(query.background.iter().all(|b| b.ends_step));
 }
 
 #[test]
@@ -67,8 +72,13 @@ const SMALL: &[&str] = &[
     "seed=7",
 ];
 
+/// Where a kind named `name` is recorded: every step records every kind, in their order.
 fn kind(name: &str) -> usize {
-    KINDS.iter().position(|k| k.name == name).unwrap()
+    use fathom_core::kind::Kind;
+    IbenchKind::ALL
+        .iter()
+        .position(|k| k.op().name == name)
+        .unwrap()
 }
 
 /// A scratch SQLite through SQL: its directory (keep it while the engine is open) and engine.

@@ -2,18 +2,9 @@
 //! visible links. On a store whose writes run without transactions the counts that drifted are
 //! recorded (one failed `DRIFTED_COUNT` each) rather than failing the run.
 
+use super::kinds::LinkBenchKind;
 use super::model::Store;
 use fathom_core::driver::{Client, Done};
-use fathom_core::kind::{index_of, OpKind, Role};
-
-/// The consistency check's one operation.
-pub const CHECK: OpKind = OpKind::new("CHECK", Role::Check);
-/// A count that drifted from its visible links, on a store whose writes run without
-/// transactions (recorded as a failed operation per pair, so the report can say how many).
-pub const DRIFTED: OpKind = OpKind::new("DRIFTED_COUNT", Role::Check);
-/// The check step's kinds, in the order its `Done::kind`s index.
-pub const KINDS: &[OpKind] = &[CHECK, DRIFTED];
-const DRIFTED_KIND: usize = index_of(KINDS, DRIFTED.name);
 
 /// The consistency check as a step's one operation: fails naming the pairs that differ.
 pub struct Check<'e> {
@@ -38,9 +29,8 @@ impl Client for Check<'_> {
         if self.drifted > 0 {
             self.drifted -= 1;
             return Ok(Some(Done {
-                kind: DRIFTED_KIND,
                 failed: true,
-                ..Done::default()
+                ..Done::of(LinkBenchKind::DriftedCount)
             }));
         }
         if self.done {
@@ -58,6 +48,6 @@ impl Client for Check<'_> {
                  row that differs from their visible links"
             );
         }
-        Ok(Some(Done::default()))
+        Ok(Some(Done::of(LinkBenchKind::Check)))
     }
 }

@@ -4,23 +4,12 @@
 
 use super::degree::{per_type, Degrees};
 use super::jrand::JavaRandom;
+use super::kinds::LinkBenchKind;
 use super::model::{Count, Link, Node, Store, LINK_TYPE, NODE_TYPE, VISIBLE};
 use super::motif::Motif;
 use fathom_core::driver::{Client, Done};
-use fathom_core::kind::{index_of, OpKind, Role};
 use fathom_core::retry::retrying;
 use std::sync::{Arc, Mutex};
-
-const NODE_BULK: usize = index_of(KINDS, "LOAD_NODE_BULK");
-const LINKS_BULK: usize = index_of(KINDS, "LOAD_LINKS_BULK");
-const COUNTS_BULK: usize = index_of(KINDS, "LOAD_COUNTS_BULK");
-
-/// Operation kinds of the load step, as LinkBench names them.
-pub const KINDS: &[OpKind] = &[
-    OpKind::new("LOAD_NODE_BULK", Role::Load),
-    OpKind::new("LOAD_LINKS_BULK", Role::Load),
-    OpKind::new("LOAD_COUNTS_BULK", Role::Load),
-];
 
 /// Largest node payload plus one.
 pub const NODE_DATA_MAX: i64 = 1 << 20;
@@ -107,10 +96,9 @@ impl Client for NodeLoader<'_> {
         }
         self.next = Some(to);
         Ok(Some(Done {
-            kind: NODE_BULK,
             bytes,
             rows: nodes.len() as u64,
-            ..Done::default()
+            ..Done::of(LinkBenchKind::LoadNodeBulk)
         }))
     }
 }
@@ -227,11 +215,10 @@ impl<'e> LinkLoader<'e> {
         let rows = self.links.len() as u64;
         self.links.clear();
         Ok(Done {
-            kind: LINKS_BULK,
             bytes,
             rows,
             retries,
-            ..Done::default()
+            ..Done::of(LinkBenchKind::LoadLinksBulk)
         })
     }
 
@@ -242,10 +229,9 @@ impl<'e> LinkLoader<'e> {
         self.counts.clear();
         // Count rows are not inserts of the graph: only nodes and links count as rows.
         Ok(Done {
-            kind: COUNTS_BULK,
             bytes: rows * 40,
             retries,
-            ..Done::default()
+            ..Done::of(LinkBenchKind::LoadCountsBulk)
         })
     }
 }

@@ -9,6 +9,7 @@ pub mod degree;
 pub mod dist;
 mod doc;
 pub mod jrand;
+pub mod kinds;
 mod kv;
 mod load;
 pub mod model;
@@ -22,19 +23,18 @@ mod sql;
 mod tests;
 
 use crate::params::{record, seed_or_clock, Params, Span};
-use crate::shared::PerStep;
 use crate::statements::Statements;
-use crate::{NewClient, Workload, WorkloadEntry};
+use crate::{NewClient, NewStep, PreparedStep, Workload, WorkloadEntry};
 use check::Check;
-pub use check::{CHECK, DRIFTED};
 use fathom_core::capability::Need;
 use fathom_core::driver::StepPlan;
 use fathom_core::family::Db;
 use fathom_core::kv::SessionOptions;
-pub use load::{now_ms, KINDS as LOAD_KINDS};
+use fathom_core::stop::Stop;
+pub use kinds::LinkBenchKind;
+pub use load::now_ms;
 use load::{Chunks, Graph, LinkLoader, NodeLoader};
 use model::Store;
-pub use request::KINDS as REQUEST_KINDS;
 use request::{Access, AccessDist, Blend, Requester, MIX_ORDER};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -216,12 +216,6 @@ enum Work {
     Check,
 }
 
-/// What a step's clients share: the load's work queue and a kv engine's node numbering.
-struct StepState {
-    chunks: Chunks,
-    node_ids: kv::NodeIds,
-}
-
 pub struct LinkBench {
     graph: Arc<Graph>,
     shape: Arc<request::Shape>,
@@ -233,7 +227,6 @@ pub struct LinkBench {
     plans: Vec<StepPlan>,
     work: Vec<Work>,
     resolved: BTreeMap<String, String>,
-    current: PerStep<StepState>,
 }
 
 fn zipf(start: i64, end: i64, (shape, theta): (&str, f64)) -> anyhow::Result<AccessDist> {
@@ -379,7 +372,7 @@ fn plans(
                 plans.push(StepPlan {
                     name: "load".into(),
                     clients: loaders + 1,
-                    op_kinds: load::KINDS.to_vec(),
+                    kinds: kinds::of(kinds::LOAD),
                     ..StepPlan::default()
                 });
                 work.push(Work::Load);
@@ -397,7 +390,7 @@ fn plans(
                         warmup: p.warmup.value,
                         ops_per_client: (requests > 0).then_some(requests),
                         open_loop: request::throttle(p.requestrate, clients)?,
-                        op_kinds: request::KINDS.to_vec(),
+                        kinds: kinds::of(kinds::REQUEST),
                         ..StepPlan::default()
                     });
                     work.push(Work::Request);
@@ -407,7 +400,7 @@ fn plans(
                 plans.push(StepPlan {
                     name: "check".into(),
                     clients: 1,
-                    op_kinds: check::KINDS.to_vec(),
+                    kinds: kinds::of(kinds::CHECKING),
                     ..StepPlan::default()
                 });
                 work.push(Work::Check);
@@ -442,11 +435,10 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         plans,
         work,
         resolved: record(&p),
-        current: PerStep::default(),
     }))
 }
 
-pub const ENTRY: WorkloadEntry = WorkloadEntry::new::<LinkBenchParams>(
+pub const ENTRY: WorkloadEntry = WorkloadEntry::new::<LinkBenchParams, LinkBenchKind>(
     "linkbench",
     "LinkBench: load a social graph, run Facebook's request mix, check every count against its links",
     build,
@@ -470,18 +462,70 @@ fn open_store<'e>(
 }
 
 impl LinkBench {
-    fn store<'e>(&self, db: Db<'e>, state: &StepState) -> anyhow::Result<Box<dyn Store + 'e>> {
-        open_store(db, self.statements, &state.node_ids)
+    fn rng(&self, step: usize, thread: usize) -> jrand::JavaRandom {
+        jrand::JavaRandom::new(crate::params::thread_seed(self.seed, step, thread) as i64)
+    }
+}
+
+/// A LinkBench step on one engine, with what its clients share: the load's work queue and a
+/// kv engine's node numbering, fresh for the step.
+struct LinkBenchStep<'a> {
+    w: &'a LinkBench,
+    engine: Db<'a>,
+    index: usize,
+    chunks: Chunks,
+    node_ids: kv::NodeIds,
+}
+
+impl<'a> LinkBenchStep<'a> {
+    fn store(&self) -> anyhow::Result<Box<dyn Store + 'a>> {
+        open_store(self.engine, self.w.statements, &self.node_ids)
     }
 
     /// What opens a client's store, again when a requester reconnects.
-    fn reopen<'e>(&self, db: Db<'e>, state: &StepState) -> request::Reopen<'e> {
-        let (statements, node_ids) = (self.statements, Arc::clone(&state.node_ids));
+    fn reopen(&self) -> request::Reopen<'a> {
+        let (db, statements, node_ids) =
+            (self.engine, self.w.statements, Arc::clone(&self.node_ids));
         Box::new(move || open_store(db, statements, &node_ids))
     }
+}
 
-    fn rng(&self, step: usize, thread: usize) -> jrand::JavaRandom {
-        jrand::JavaRandom::new(crate::params::thread_seed(self.seed, step, thread) as i64)
+impl<'a> PreparedStep<'a> for LinkBenchStep<'a> {
+    /// The load's clients are its link loaders and, last, the node loader (LinkBench's one
+    /// node-loading thread); a request step's are requesters; the check's is the check.
+    fn client(&self, n: usize) -> NewClient<'a> {
+        let w = self.w;
+        let rng = w.rng(self.index, n);
+        Ok(match w.work[self.index] {
+            Work::Load => {
+                let store = self.store()?;
+                let m = w.graph.motif_bytes;
+                if n == w.loaders {
+                    Box::new(NodeLoader {
+                        store,
+                        graph: Arc::clone(&w.graph),
+                        rng,
+                        motif: motif::Motif::node(m),
+                        next: None,
+                        buf: Vec::new(),
+                    })
+                } else {
+                    Box::new(LinkLoader::new(
+                        store,
+                        Arc::clone(&w.graph),
+                        Arc::clone(&self.chunks),
+                        rng,
+                        motif::Motif::link(m),
+                    ))
+                }
+            }
+            Work::Request => Box::new(Requester::new(
+                self.reopen(),
+                Arc::clone(&w.shape),
+                crate::params::thread_seed(w.seed, self.index, n) as i64,
+            )?),
+            Work::Check => Box::new(Check::new(self.store()?)),
+        })
     }
 }
 
@@ -490,10 +534,10 @@ impl Workload for LinkBench {
         &self.plans
     }
 
-    /// The load creates LinkStoreMysql's tables on a sql engine; every step gets a fresh work
-    /// queue and node numbering.
-    fn prepare_step(&self, engine: Db<'_>, step: usize) -> anyhow::Result<()> {
-        match (self.work[step], engine) {
+    /// The load creates LinkStoreMysql's tables on a sql engine (LinkbenchX's collections on a
+    /// document server); every step gets a fresh work queue and node numbering.
+    fn step<'a>(&'a self, engine: Db<'a>, index: usize, _: &Stop) -> NewStep<'a> {
+        match (self.work[index], engine) {
             (Work::Load, Db::Sql(e)) => {
                 let mut conn = e.connect()?;
                 for ddl in schema::schema(e.dialect(), e.storage_engine(), self.partitions) {
@@ -503,49 +547,13 @@ impl Workload for LinkBench {
             (Work::Load, Db::Doc(e)) => doc::create(e)?,
             _ => {}
         }
-        self.current.set(
-            step,
-            StepState {
-                chunks: load::chunks(self.graph.start, self.graph.end, self.chunk_size),
-                node_ids: Arc::default(),
-            },
-        );
-        Ok(())
-    }
-
-    fn client<'e>(&self, engine: Db<'e>, step: usize, thread: usize) -> NewClient<'e> {
-        let state = self.current.get(step)?;
-        let rng = self.rng(step, thread);
-        Ok(match self.work[step] {
-            Work::Load => {
-                let store = self.store(engine, &state)?;
-                let m = self.graph.motif_bytes;
-                if thread == self.loaders {
-                    Box::new(NodeLoader {
-                        store,
-                        graph: Arc::clone(&self.graph),
-                        rng,
-                        motif: motif::Motif::node(m),
-                        next: None,
-                        buf: Vec::new(),
-                    })
-                } else {
-                    Box::new(LinkLoader::new(
-                        store,
-                        Arc::clone(&self.graph),
-                        Arc::clone(&state.chunks),
-                        rng,
-                        motif::Motif::link(m),
-                    ))
-                }
-            }
-            Work::Request => Box::new(Requester::new(
-                self.reopen(engine, &state),
-                Arc::clone(&self.shape),
-                crate::params::thread_seed(self.seed, step, thread) as i64,
-            )?),
-            Work::Check => Box::new(Check::new(self.store(engine, &state)?)),
-        })
+        Ok(Box::new(LinkBenchStep {
+            w: self,
+            engine,
+            index,
+            chunks: load::chunks(self.graph.start, self.graph.end, self.chunk_size),
+            node_ids: Arc::default(),
+        }))
     }
 
     fn params(&self) -> BTreeMap<String, String> {

@@ -3,12 +3,9 @@
 //! output (the load line, the latency lines in its bucket format, the REQUEST PHASE COMPLETED
 //! line, the consistency check's outcome) as `--format linkbench`; and the check's drift note.
 
-use super::check::{CHECK, DRIFTED};
-use super::load::KINDS as LOAD_KINDS;
-use super::request::KINDS as REQUEST_KINDS;
+use super::kinds::{LinkBenchKind as K, REQUEST};
 use crate::report::{Original, ReportHooks};
 use fathom_core::group::{median_step, series, Series};
-use fathom_core::kind::OpKind;
 use fathom_core::recorder::Latency;
 use fathom_core::result::StepSummary;
 use fathom_core::store::LoadedRun;
@@ -19,7 +16,7 @@ pub const HOOKS: ReportHooks = ReportHooks {
     heading: "LinkBench",
     tables,
     step_notes: drift_note,
-    explained_failures: &[DRIFTED.name],
+    explained_failures: &[K::DriftedCount.name()],
     legend: "",
     original: Some(Original {
         name: "linkbench",
@@ -31,7 +28,7 @@ pub const HOOKS: ReportHooks = ReportHooks {
 
 /// The check's pairs whose count drifted from their visible links, said apart from failures.
 fn drift_note(m: &StepSummary) -> Vec<String> {
-    let drifted = m.by_op.get(DRIFTED.name).map_or(0, |o| o.failed);
+    let drifted = m.by_op.get(K::DriftedCount.name()).map_or(0, |o| o.failed);
     if drifted == 0 {
         return Vec::new();
     }
@@ -44,9 +41,9 @@ fn drift_note(m: &StepSummary) -> Vec<String> {
 
 /// Request operations in LinkBench's enum order, the load's bulk kinds and the check, as the
 /// workload declares them.
-const OPS: &[OpKind] = REQUEST_KINDS;
-const NODES: &str = LOAD_KINDS[0].name;
-const LINKS: &str = LOAD_KINDS[1].name;
+const OPS: &[K] = REQUEST;
+const NODES: &str = K::LoadNodeBulk.name();
+const LINKS: &str = K::LoadLinksBulk.name();
 
 /// Java's `#.##`/`#.###`: at most `decimals`, no trailing zeros.
 fn java_decimal(x: f64, decimals: usize) -> String {
@@ -101,7 +98,7 @@ fn is_load(s: &StepSummary) -> bool {
 }
 
 fn is_request(s: &StepSummary) -> bool {
-    OPS.iter().any(|op| s.by_op.contains_key(op.name))
+    OPS.iter().any(|op| s.by_op.contains_key(op.name()))
 }
 
 /// The load's per-node costs and the requests' exact latencies, when the runs have them.
@@ -212,8 +209,8 @@ pub fn render(runs: &[LoadedRun]) -> String {
                 } else if is_request(step) {
                     out += &format!("[{}]\n", step.step);
                     for op in OPS {
-                        if let Some(o) = step.by_op.get(op.name) {
-                            out += &latency_line(op.name, o.ops, &o.latency_us);
+                        if let Some(o) = step.by_op.get(op.name()) {
+                            out += &latency_line(op.name(), o.ops, &o.latency_us);
                             out += "\n";
                         }
                     }
@@ -224,7 +221,7 @@ pub fn render(runs: &[LoadedRun]) -> String {
                         ms / 1000,
                         (1000 * step.ops).checked_div(ms).unwrap_or(0)
                     );
-                } else if step.by_op.contains_key(CHECK.name) {
+                } else if step.by_op.contains_key(K::Check.name()) {
                     out += &format!(
                         "CONSISTENCY CHECK PASSED. Every count row equals its visible links ({:.1} seconds).\n",
                         step.seconds.max(step.window_seconds)
@@ -249,11 +246,11 @@ fn exact_table(all: &[Series]) -> Option<Table> {
             }
             let m = median_step(&reps);
             for op in OPS {
-                if let Some(o) = m.by_op.get(op.name) {
+                if let Some(o) = m.by_op.get(op.name()) {
                     let l = &o.latency_us;
                     t.push(vec![
                         Cell::text(name),
-                        Cell::text(op.name),
+                        Cell::text(op.name()),
                         Cell::count(o.ops as f64),
                         Cell::num(l.p50),
                         Cell::num(l.p99),

@@ -6,28 +6,15 @@
 use super::degree::{per_type, Degrees};
 use super::dist::{geometric, uniform, Zipf};
 use super::jrand::JavaRandom;
+use super::kinds::LinkBenchKind;
 use super::load::{now_ms, LINK_DATA_MAX, NODE_DATA_MAX};
 use super::model::{Link, ListPage, Node, Store, LINK_TYPE, NODE_TYPE, RANGE_LIMIT, VISIBLE};
 use super::motif::Motif;
 use super::shuffle::{Kind, Shuffler};
 use fathom_core::driver::{Client, Done, LatencyFrom, OpenLoop};
-use fathom_core::kind::{OpKind, Role};
+use fathom_core::kind::Kind as _;
 use fathom_core::pace::Spacing;
 use std::sync::Arc;
-
-/// Operation kinds in LinkBench's report order.
-pub const KINDS: &[OpKind] = &[
-    OpKind::new("ADD_NODE", Role::Insert),
-    OpKind::new("UPDATE_NODE", Role::Write),
-    OpKind::new("DELETE_NODE", Role::Delete),
-    OpKind::new("GET_NODE", Role::Read),
-    OpKind::new("ADD_LINK", Role::Insert),
-    OpKind::new("DELETE_LINK", Role::Delete),
-    OpKind::new("UPDATE_LINK", Role::Write),
-    OpKind::new("COUNT_LINK", Role::Read),
-    OpKind::new("MULTIGET_LINK", Role::Read),
-    OpKind::new("GET_LINKS_LIST", Role::Scan),
-];
 
 /// The operations in the order the mix is walked (`LinkBenchRequest`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,19 +45,19 @@ pub const MIX_ORDER: [Op; 10] = [
 ];
 
 impl Op {
-    /// The operation's index in `KINDS` (LinkBench's report order).
-    fn kind(self) -> usize {
+    /// The operation's kind.
+    fn kind(self) -> LinkBenchKind {
         match self {
-            Op::AddNode => 0,
-            Op::UpdateNode => 1,
-            Op::DeleteNode => 2,
-            Op::GetNode => 3,
-            Op::AddLink => 4,
-            Op::DeleteLink => 5,
-            Op::UpdateLink => 6,
-            Op::CountLink => 7,
-            Op::MultigetLink => 8,
-            Op::GetLinksList => 9,
+            Op::AddNode => LinkBenchKind::AddNode,
+            Op::UpdateNode => LinkBenchKind::UpdateNode,
+            Op::DeleteNode => LinkBenchKind::DeleteNode,
+            Op::GetNode => LinkBenchKind::GetNode,
+            Op::AddLink => LinkBenchKind::AddLink,
+            Op::DeleteLink => LinkBenchKind::DeleteLink,
+            Op::UpdateLink => LinkBenchKind::UpdateLink,
+            Op::CountLink => LinkBenchKind::CountLink,
+            Op::MultigetLink => LinkBenchKind::MultigetLink,
+            Op::GetLinksList => LinkBenchKind::GetLinksList,
         }
     }
 }
@@ -213,7 +200,7 @@ impl<'e> Requester<'e> {
     /// A request failed after its retries: counted, the store reopened, and the requester
     /// goes on, as LinkBench's does, until more than `max_failed_requests` failed.
     fn failure(&mut self, op: Op, e: anyhow::Error) -> anyhow::Result<Option<Done>> {
-        let name = KINDS[op.kind()].name;
+        let name = op.kind().op().name;
         self.failed += 1;
         let max = self.shape.max_failed;
         if max >= 0 && self.failed > max as u64 {
@@ -228,9 +215,8 @@ impl<'e> Requester<'e> {
             Err(r) => eprintln!("fathom: reopening the store failed: {r:#}"),
         }
         Ok(Some(Done {
-            kind: op.kind(),
             failed: true,
-            ..Done::default()
+            ..Done::of(op.kind())
         }))
     }
 
@@ -439,11 +425,10 @@ impl Client for Requester<'_> {
             Err(e) => return self.failure(op, e),
         };
         Ok(Some(Done {
-            kind: op.kind(),
             bytes,
             retries,
             rows: u64::from(op == Op::AddLink || op == Op::AddNode),
-            ..Done::default()
+            ..Done::of(op.kind())
         }))
     }
 }
@@ -467,7 +452,7 @@ mod tests {
             (Op::GetLinksList, "GET_LINKS_LIST"),
         ];
         for (op, name) in names {
-            assert_eq!(KINDS[op.kind()].name, name);
+            assert_eq!(op.kind().op().name, name);
         }
     }
 }

@@ -10,8 +10,12 @@ use fathom_core::pace::Spacing;
 
 const SMALL: &[&str] = &["maxid1=3001", "requests=1500", "seed=11"];
 
+/// Where a request step records the kind named `name`.
 fn kind(name: &str) -> usize {
-    request::KINDS.iter().position(|k| k.name == name).unwrap()
+    kinds::REQUEST
+        .iter()
+        .position(|k| k.name() == name)
+        .unwrap()
 }
 
 /// Links the loader writes for ids [1, 3001): the out-degree split across 2 types as the
@@ -86,8 +90,11 @@ fn on_sqlite_sql_the_graph_loads_the_mix_runs_and_counts_stay_right() {
     )
     .unwrap();
     let w = build_from(build, &["maxid1=3001", "steps=check"], 1).unwrap();
-    w.prepare_step(engine.db(), 0).unwrap();
-    let mut check = w.client(engine.db(), 0, 0).unwrap();
+    let mut check = w
+        .step(engine.db(), 0, &Default::default())
+        .unwrap()
+        .client(0)
+        .unwrap();
     let e = check.next().unwrap_err().to_string();
     assert!(e.contains("consistency check failed: 1 of"), "{e}");
 }
@@ -178,8 +185,8 @@ fn requestrate_throttles_the_request_steps_only() {
 /// Runs a requester for 400 requests (the driver counts failed ones too, as LinkBench's
 /// requestsDone) or until it fails; returns its failed requests and its error.
 fn failures_of(w: &dyn Workload, engine: &Engine) -> (usize, Option<String>) {
-    w.prepare_step(engine.db(), 0).unwrap();
-    let mut requester = w.client(engine.db(), 0, 0).unwrap();
+    let step = w.step(engine.db(), 0, &Default::default()).unwrap();
+    let mut requester = step.client(0).unwrap();
     let mut failed = 0;
     for _ in 0..400 {
         match requester.next() {
@@ -294,10 +301,13 @@ fn the_check_reports_drift_without_transactions_and_fails_with_them() {
     let mut c = check(3, true);
     let mut seen = Vec::new();
     while let Some(d) = c.next().unwrap() {
-        seen.push((d.kind, d.failed));
+        seen.push((d.is(LinkBenchKind::DriftedCount), d.failed));
     }
-    assert_eq!(seen, [(0, false), (1, true), (1, true), (1, true)]);
-    assert_eq!(DRIFTED.name, "DRIFTED_COUNT");
+    assert_eq!(
+        seen,
+        [(false, false), (true, true), (true, true), (true, true)]
+    );
+    assert_eq!(LinkBenchKind::DriftedCount.name(), "DRIFTED_COUNT");
     let e = check(3, false).next().unwrap_err().to_string();
     assert!(e.contains("3 of 10"), "{e}");
     let mut clean = check(0, true);

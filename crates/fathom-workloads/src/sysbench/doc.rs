@@ -145,7 +145,7 @@ impl Client for DocEvents<'_> {
                 }
             })
         })?;
-        Ok(Some(Done::after_retries(bytes, retries)))
+        Ok(Some(self.events.done(bytes, retries)))
     }
 }
 

@@ -3,6 +3,8 @@
 //! tables, ids and values, which the SQL and kv executors then perform.
 
 use super::rand::SbRand;
+use super::SysbenchKind;
+use fathom_core::driver::Done;
 use fathom_core::result::QueryMix;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -135,6 +137,15 @@ impl Test {
         matches!(self, Test::WriteOnly | Test::ReadWrite)
     }
 
+    /// The kind of its events: a write when any of its statements writes.
+    pub fn kind(self, s: &Shape) -> SysbenchKind {
+        if self.mix(s).write > 0.0 {
+            SysbenchKind::WriteEvent
+        } else {
+            SysbenchKind::ReadEvent
+        }
+    }
+
     /// Statements per event by sysbench's read/write/other classes.
     pub fn mix(self, s: &Shape) -> QueryMix {
         let trx = if s.skip_trx { 0.0 } else { 2.0 };
@@ -165,11 +176,21 @@ pub struct Events {
     /// select_random_points: this thread's slice of k values.
     slice: (i64, i64),
     event: Event,
+    kind: SysbenchKind,
 }
 
 impl Events {
     pub fn test(&self) -> Test {
         self.test
+    }
+
+    /// An event that moved `bytes` after `retries` retries.
+    pub fn done(&self, bytes: u64, retries: u32) -> Done {
+        Done {
+            bytes,
+            retries,
+            ..Done::of(self.kind)
+        }
     }
 
     pub fn new(test: Test, shape: Shape, rand: SbRand, thread: usize, threads: usize) -> Events {
@@ -178,6 +199,7 @@ impl Events {
         let rmin = rlen * thread as f64;
         Events {
             test,
+            kind: test.kind(&shape),
             slice: (rmin as i64, (rmin + rlen) as i64),
             shape,
             rand,

@@ -300,7 +300,7 @@ impl Client for KvEvents<'_> {
             }
             (bytes, retries)
         };
-        Ok(Some(Done::after_retries(bytes, retries)))
+        Ok(Some(self.events.done(bytes, retries)))
     }
 }
 
@@ -374,8 +374,7 @@ impl KvLoad<'_> {
             + values.iter().map(|v| v.len()).sum::<usize>();
         Ok(Done {
             bytes: bytes as u64,
-            rows: n as u64,
-            ..Done::default()
+            ..super::load::rows_done(n)
         })
     }
 }

@@ -3,15 +3,11 @@
 //! and the index on k created as sysbench does).
 
 use super::events::Rows;
+use super::SysbenchKind;
 use fathom_core::driver::Done;
-use fathom_core::kind::{index_of, OpKind, Role};
 
-/// The prepare step's kinds, in the order its `Done::kind`s index.
-pub const KINDS: &[OpKind] = &[
-    OpKind::new("insert", Role::Load),
-    OpKind::new("create_index", Role::Maintenance),
-];
-const CREATE_INDEX: usize = index_of(KINDS, "create_index");
+/// The prepare step's kinds.
+pub const KINDS: &[SysbenchKind] = &[SysbenchKind::Insert, SysbenchKind::CreateIndex];
 
 /// sysbench's bytes of one row: id, k, c and pad.
 const ROW_BYTES: i64 = 4 + 4 + 120 + 60;
@@ -79,14 +75,11 @@ pub fn rows_done(n: i64) -> Done {
     Done {
         bytes: (n * ROW_BYTES) as u64,
         rows: n as u64,
-        ..Done::default()
+        ..Done::of(SysbenchKind::Insert)
     }
 }
 
 /// The index's creation, one operation.
 pub fn index_done() -> Done {
-    Done {
-        kind: CREATE_INDEX,
-        ..Done::default()
-    }
+    Done::of(SysbenchKind::CreateIndex)
 }

@@ -14,13 +14,14 @@ pub mod report;
 mod sql;
 
 use crate::params::{record, seed_or_clock, Params, Span, Switch};
-use crate::{NewClient, Workload, WorkloadEntry};
+use crate::{NewClient, NewStep, PreparedStep, StepOn, Workload, WorkloadEntry};
 use events::{Events, Rows, Shape, Test};
 use fathom_core::capability::Need;
 use fathom_core::driver::StepPlan;
 use fathom_core::family::Db;
-use fathom_core::kind::{OpKind, Role};
+use fathom_core::kind::StepKinds;
 use fathom_core::kv::SessionOptions;
+use fathom_core::stop::Stop;
 use rand::{RandType, SbRand};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -126,6 +127,20 @@ impl Default for SysbenchParams {
     }
 }
 
+fathom_core::kinds! {
+    /// What sysbench's operations are.
+    pub enum SysbenchKind {
+        /// A multi-row INSERT of the prepare step.
+        Insert = ("insert", Load, "a multi-row INSERT of batch rows"),
+        /// The index on k, created after the rows as sysbench does.
+        CreateIndex = ("create_index", Maintenance, "the CREATE INDEX on k of one table"),
+        /// An event of a test whose statements only read.
+        ReadEvent = ("event", Read, "one event: the test's statements, in a transaction unless skip_trx"),
+        /// An event of a test with a statement that writes.
+        WriteEvent = ("event", Write, "one event: the test's statements, in a transaction unless skip_trx"),
+    }
+}
+
 /// What a step does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Work {
@@ -228,7 +243,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
             name: "prepare".into(),
             // sysbench prepares tables in parallel, one thread per table at most.
             clients: clients.min(s.shape.tables as usize),
-            op_kinds: load::KINDS.to_vec(),
+            kinds: StepKinds::of(load::KINDS),
             ..Default::default()
         });
         s.work.push(Work::Prepare);
@@ -236,19 +251,13 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     for &test in &p.tests {
         let name = test.name();
         // An event is a transaction: a write when any of its statements writes.
-        let mix = test.mix(&s.shape);
-        let role = if mix.write > 0.0 {
-            Role::Write
-        } else {
-            Role::Read
-        };
+        let kind = test.kind(&s.shape);
         s.plans.push(StepPlan {
             name,
             clients,
             duration: Some(duration),
             warmup,
-            op_kinds: vec![OpKind::new("event", role)],
-            queries: Some(mix),
+            kinds: StepKinds::of(&[kind]).with_queries(kind, test.mix(&s.shape)),
             ..Default::default()
         });
         s.work.push(Work::Test(test));
@@ -256,7 +265,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     Ok(Box::new(s))
 }
 
-pub const ENTRY: WorkloadEntry = WorkloadEntry::new::<SysbenchParams>(
+pub const ENTRY: WorkloadEntry = WorkloadEntry::new::<SysbenchParams, SysbenchKind>(
     "sysbench",
     "sysbench 1.0.20's OLTP tests: prepare, then point selects, random points, read-only, updates, write-only, read-write",
     build,
@@ -272,26 +281,24 @@ impl Sysbench {
     }
 }
 
-impl Workload for Sysbench {
-    fn steps(&self) -> &[StepPlan] {
-        &self.plans
-    }
-
-    fn client<'e>(&self, engine: Db<'e>, step: usize, thread: usize) -> NewClient<'e> {
-        let rand = self.rand_for(step, thread);
-        let threads = self.plans[step].clients;
-        match self.work[step] {
+/// A step of sysbench's on one engine: its clients share nothing.
+impl<'a> PreparedStep<'a> for StepOn<'a, Sysbench> {
+    fn client(&self, n: usize) -> NewClient<'a> {
+        let (w, engine) = (self.workload, self.engine);
+        let rand = w.rand_for(self.index, n);
+        let threads = w.plans[self.index].clients;
+        match w.work[self.index] {
             Work::Prepare => {
-                let tables: Vec<u32> = (1..=self.shape.tables)
-                    .filter(|t| (*t as usize - 1) % threads.max(1) == thread)
+                let tables: Vec<u32> = (1..=w.shape.tables)
+                    .filter(|t| (*t as usize - 1) % threads.max(1) == n)
                     .collect();
                 let rows = Rows {
                     rand,
-                    table_size: self.shape.table_size,
+                    table_size: w.shape.table_size,
                     c: String::new(),
                     pad: String::new(),
                 };
-                let plan = load::Plan::new(tables, rows, self.batch, self.create_secondary);
+                let plan = load::Plan::new(tables, rows, w.batch, w.create_secondary);
                 Ok(match engine {
                     Db::Sql(e) => Box::new(sql::SqlLoad::new(e, plan)?),
                     Db::Kv(e) => {
@@ -301,24 +308,34 @@ impl Workload for Sysbench {
                 })
             }
             Work::Test(test) => {
-                let events = Events::new(test, self.shape, rand, thread, threads);
+                let events = Events::new(test, w.shape, rand, n, threads);
                 Ok(match engine {
                     Db::Sql(e) => Box::new(sql::SqlEvents::new(
                         e,
                         events,
-                        self.shape.tables,
-                        self.shape.random_points,
+                        w.shape.tables,
+                        w.shape.random_points,
                     )?),
                     Db::Kv(e) => Box::new(kv::KvEvents::new(
                         e.session(SessionOptions::default())?,
                         events,
-                        self.create_secondary,
-                        self.kv_reads_in_trx,
+                        w.create_secondary,
+                        w.kv_reads_in_trx,
                     )),
-                    Db::Doc(e) => Box::new(doc::DocEvents::new(e, events, self.shape.tables)?),
+                    Db::Doc(e) => Box::new(doc::DocEvents::new(e, events, w.shape.tables)?),
                 })
             }
         }
+    }
+}
+
+impl Workload for Sysbench {
+    fn steps(&self) -> &[StepPlan] {
+        &self.plans
+    }
+
+    fn step<'a>(&'a self, engine: Db<'a>, index: usize, _: &Stop) -> NewStep<'a> {
+        StepOn::boxed(self, engine, index)
     }
 
     fn params(&self) -> BTreeMap<String, String> {
@@ -327,7 +344,7 @@ impl Workload for Sysbench {
 
     /// A write event's statements are one transaction on a kv engine too.
     fn needs(&self) -> Vec<Need> {
-        let writes = |p: &StepPlan| p.queries.is_some_and(|q| q.write > 0.0);
+        let writes = |p: &StepPlan| p.kinds.query_mix().is_some_and(|q| q.write > 0.0);
         if self.plans.iter().any(writes) {
             vec![Need::Transactions]
         } else {
@@ -356,7 +373,7 @@ mod tests {
             4,
             "one prepare thread per table at most"
         );
-        assert_eq!(w.steps()[1].queries.unwrap().total(), 16.0);
+        assert_eq!(w.steps()[1].kinds.query_mix().unwrap().total(), 16.0);
     }
 
     #[test]

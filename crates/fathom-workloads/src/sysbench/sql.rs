@@ -158,7 +158,7 @@ impl Client for SqlEvents<'_> {
                 }
             })
         })?;
-        Ok(Some(Done::after_retries(bytes, retries)))
+        Ok(Some(self.events.done(bytes, retries)))
     }
 }
 

@@ -17,6 +17,7 @@ use crate::EngineConfig;
 use api::{Api, Obj};
 use fathom_core::kv::{KvEngine, KvSession, SessionOptions};
 use fathom_core::result::EngineStats;
+use fathom_core::stop::Stop;
 use fathom_core::target::{Counters, Identity, Maintenance, Target};
 use std::collections::BTreeMap;
 use std::ffi::{c_char, CString};
@@ -48,6 +49,8 @@ pub struct LibraryDb {
     sync: bool,
     statistics: bool,
     effective: BTreeMap<String, String>,
+    /// Ends a wait for compaction early (the run was asked to stop).
+    stop: Stop,
     /// What it was opened with, released after it closes (fields drop after `drop`).
     made: Made,
 }
@@ -137,6 +140,7 @@ pub fn open(
         sync: s.sync.value,
         statistics: s.statistics.value,
         effective,
+        stop: config.stop.clone(),
         made,
     };
     Ok(Box::new(recorded(db, config, path)))
@@ -355,7 +359,7 @@ impl Lsm for LibraryDb {
             "rocksdb.num-running-compactions",
         ];
         while busy.iter().any(|p| self.property(p).unwrap_or(0.0) > 0.0) {
-            if fathom_core::interrupt::requested() {
+            if self.stop.requested() {
                 break;
             }
             std::thread::sleep(POLL);

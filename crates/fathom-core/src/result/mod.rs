@@ -1,0 +1,428 @@
+//! The result model: what a run writes to disk and every report reads. Field names are a
+//! contract (docs/results.md): add fields, never rename or drop one.
+
+mod run;
+
+use crate::kind::Role;
+use crate::recorder::Latency;
+use fathom_macros::Merge;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Version of the on-disk layout, bumped on incompatible changes.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Per-operation host cost. `None` where the figure is unknown (no block device, no ops).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PerOp {
+    /// Disk reads per operation.
+    pub reads: Option<f64>,
+    /// KB read from / written to the device per operation.
+    pub read_kb: Option<f64>,
+    pub write_kb: Option<f64>,
+    /// Host-wide context switches per operation.
+    pub cs: Option<f64>,
+    /// Host-wide CPU (vmstat us + sy) per operation, microseconds.
+    pub cpu_us: Option<f64>,
+    /// CPU of the engine's processes per operation (the whole fathom process when embedded).
+    pub cpu_us_engine: Option<f64>,
+    /// CPU of fathom's own process per operation; null for an embedded engine, whose harness
+    /// share is the calibrated `harness_ns_per_op` instead.
+    pub cpu_us_harness: Option<f64>,
+    /// KB the engine's processes caused to be read from storage per operation
+    /// (`/proc/PID/io` read_bytes; fathom's whole process when the engine is embedded).
+    #[serde(default)]
+    pub engine_read_kb: Option<f64>,
+    /// KB the engine's processes caused to be written per operation (`/proc/PID/io`
+    /// write_bytes, pidstat's kB_wr/s): counted when the data is dirtied, where `write_kb`
+    /// counts the device's writes when the kernel writes the pages back, so a short step sees
+    /// its own writes here even when the device has not yet.
+    #[serde(default)]
+    pub engine_write_kb: Option<f64>,
+    /// Times fathom's own threads blocked per operation (voluntary context switches): at
+    /// least one per round trip to a server, which is where a client's kernel time goes
+    /// (docs/performance.md, "What one blocking wait costs"); null for an embedded engine.
+    #[serde(default)]
+    pub waits_harness: Option<f64>,
+}
+
+/// Database size in GiB, as `du` reports it and with `--apparent-size`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DbGb {
+    pub allocated: f64,
+    pub apparent: f64,
+}
+
+/// iostat- and vmstat-style rates over a window.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, Merge)]
+#[merge(
+    first(
+        device, rps, rmbps, rawait_ms, rareqsz_kb, rrqmps, wps, wmbps, wawait_ms, wareqsz_kb
+    ),
+    first(
+        wrqmps,
+        cs_per_sec,
+        us_pct,
+        sy_pct,
+        iowait_pct,
+        engine_user_secs,
+        engine_system_secs
+    ),
+    min(idle_pct),
+    max(steal_pct, others_cores, cpu_pressure_pct)
+)]
+pub struct HostRates {
+    /// The block device holding the data directory (`None`: no device, IO figures missing).
+    pub device: Option<String>,
+    pub rps: Option<f64>,
+    pub rmbps: Option<f64>,
+    pub rawait_ms: Option<f64>,
+    pub rareqsz_kb: Option<f64>,
+    /// Read requests merged per second (iostat's rrqm/s), from diskstats' merged count.
+    #[serde(default)]
+    pub rrqmps: Option<f64>,
+    pub wps: Option<f64>,
+    pub wmbps: Option<f64>,
+    pub wawait_ms: Option<f64>,
+    pub wareqsz_kb: Option<f64>,
+    /// Write requests merged per second (iostat's wrqm/s).
+    #[serde(default)]
+    pub wrqmps: Option<f64>,
+    pub cs_per_sec: f64,
+    pub us_pct: f64,
+    pub sy_pct: f64,
+    pub idle_pct: f64,
+    pub iowait_pct: f64,
+    pub steal_pct: f64,
+    /// CPU seconds of the engine's processes (db_bench's u_cpu and s_cpu before its /1000).
+    pub engine_user_secs: f64,
+    pub engine_system_secs: f64,
+    /// Interference: cores' worth of CPU (user + system) that processes other than fathom's
+    /// and the engine's used over the window; at step boundaries only (`None` in intervals,
+    /// and where the engine's processes are not known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_cores: Option<f64>,
+    /// The share of the window in which some task waited for a CPU (PSI), percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_pressure_pct: Option<f64>,
+}
+
+/// Other processes' CPU, in cores, above which a step is marked disturbed.
+pub const DISTURBED_OTHERS_CORES: f64 = 0.10;
+/// Steal time, percent of the host's CPU, above which a step is marked disturbed.
+pub const DISTURBED_STEAL_PCT: f64 = 2.0;
+
+impl HostRates {
+    /// What else used the host over a window of `seconds`, when it passed a threshold: other
+    /// processes' CPU or steal. A window under a second holds too few ticks to say.
+    pub fn disturbance(&self, seconds: f64) -> Option<String> {
+        if seconds < 1.0 {
+            return None;
+        }
+        let mut what = Vec::new();
+        if let Some(c) = self.others_cores.filter(|c| *c > DISTURBED_OTHERS_CORES) {
+            what.push(format!("other processes used {c:.2} cores"));
+        }
+        if self.steal_pct > DISTURBED_STEAL_PCT {
+            what.push(format!("steal {:.1}%", self.steal_pct));
+        }
+        if what.is_empty() {
+            return None;
+        }
+        if let Some(p) = self.cpu_pressure_pct {
+            what.push(format!("CPU pressure {p:.0}%"));
+        }
+        Some(what.join(", "))
+    }
+}
+
+/// An engine's own statistics over one step. The named figures mean the same on every engine
+/// that has them (`None` on one that does not); `other` holds the engine's own, by name. On
+/// disk they are one JSON object, the named figures beside the others.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, Merge)]
+#[merge(first(
+    ingest_gb,
+    flush_gb,
+    compact_write_gb,
+    compact_read_gb,
+    c_wgb,
+    w_amp,
+    wal_gb,
+    c_wsecs,
+    c_csecs,
+    stall_pct,
+    block_cache_hit_pct,
+    lsm_gb,
+    pending_compaction_gb,
+    cache_gb,
+    cache_dirty_gb,
+    cache_max_gb,
+    other
+))]
+pub struct EngineStats {
+    /// GiB the user wrote (RocksDB's ingest: the WAL's payload).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ingest_gb: Option<f64>,
+    /// GiB written by flushes (memtable or dirty cache to files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush_gb: Option<f64>,
+    /// GiB written and read by compaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compact_write_gb: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compact_read_gb: Option<f64>,
+    /// GiB written by flush and compaction together (benchmark.sh's c_wgb).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub c_wgb: Option<f64>,
+    /// Write amplification: flush and compaction bytes per byte ingested.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub w_amp: Option<f64>,
+    /// GiB written to the write-ahead log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wal_gb: Option<f64>,
+    /// Seconds flush and compaction ran (c_wsecs) and compaction's CPU seconds (c_csecs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub c_wsecs: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub c_csecs: Option<f64>,
+    /// Percent of the step's time writes were stalled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_pct: Option<f64>,
+    /// Percent of block cache lookups that hit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_cache_hit_pct: Option<f64>,
+    /// Size of the LSM tree's files and the compaction debt at the step's end, GiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lsm_gb: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_compaction_gb: Option<f64>,
+    /// The engine's cache at the step's end, GiB: in use (WiredTiger's bytes in the cache,
+    /// RocksDB's block cache and memtables), of that not yet written (WiredTiger's dirty bytes,
+    /// RocksDB's memtables), and its configured size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_gb: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_dirty_gb: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_max_gb: Option<f64>,
+    /// Engine-specific figures, by name.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, f64>,
+}
+
+impl EngineStats {
+    /// Statistics with only engine-specific figures.
+    pub fn other(other: BTreeMap<String, f64>) -> EngineStats {
+        EngineStats {
+            other,
+            ..EngineStats::default()
+        }
+    }
+
+    /// True when the engine reported no figure at all.
+    pub fn is_empty(&self) -> bool {
+        self == &EngineStats::default()
+    }
+}
+
+/// Count and latency of one kind of operation.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, Merge)]
+#[merge(first(role, latency_us), sum(ops, bytes, rows, failed))]
+pub struct OpSummary {
+    /// What the kind's operations do (absent in results written before kinds had roles).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<Role>,
+    pub ops: u64,
+    pub bytes: u64,
+    pub latency_us: Latency,
+    /// Rows the operations inserted.
+    #[serde(default)]
+    pub rows: u64,
+    /// Operations that failed with a tolerated error (LinkBench's `max_failed_requests`),
+    /// neither timed nor in `ops`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The rate-limited background writer of a `*whilewriting` step (or the insert benchmark's
+/// inserter and deleter during its query steps), reported apart and excluded from the step's
+/// figures, as db_bench does. Its target is in bytes or in rows per second, the other 0.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, Merge)]
+#[merge(
+    sum(
+        ops,
+        bytes,
+        bytes_per_sec,
+        target_bytes_per_sec,
+        rows,
+        rows_per_sec,
+        target_rows_per_sec
+    ),
+    first(latency_us)
+)]
+pub struct Background {
+    pub ops: u64,
+    pub bytes: u64,
+    pub bytes_per_sec: f64,
+    pub target_bytes_per_sec: f64,
+    pub latency_us: Latency,
+    #[serde(default)]
+    pub rows: u64,
+    #[serde(default)]
+    pub rows_per_sec: f64,
+    #[serde(default)]
+    pub target_rows_per_sec: f64,
+}
+
+pub use crate::kind::QueryMix;
+pub use run::*;
+
+/// One step's summary.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, Merge)]
+#[merge(
+    // Counts and rates add up over the hosts.
+    sum(clients, ops, ops_per_sec, mb_per_sec, arrival_rate, retries_per_sec, rows, rows_per_sec),
+    sum(failed),
+    // Lengths, sizes and memory: the largest any host saw (one engine, seen by each).
+    max(seconds, maintenance_seconds, window_seconds, db_gb, rss_gb, memory, start_skew_seconds),
+    min(started_at, start_unix_ms),
+    // Costs per operation, weighted by each host's operations.
+    by_ops(usec_op, per_op, harness_ns_per_op),
+    median(interrupted),
+    // Latencies are replaced from the merged histograms; the rest describes the step or one
+    // host's view (a profile is one host's processes).
+    first(step, index, latency_us, query_mix, queue_us, shared_queue, latency_from_start),
+    first(engine_options, profile),
+    fields(engine_stats, by_op, host, background)
+)]
+pub struct StepSummary {
+    pub step: String,
+    /// Position of the step in the run, from 1.
+    pub index: usize,
+    pub clients: usize,
+    /// Operations measured (warmup and background writer excluded).
+    pub ops: u64,
+    /// Seconds of measured operation (warmup and maintenance excluded).
+    pub seconds: f64,
+    pub ops_per_sec: f64,
+    /// Key + value bytes per second, MiB, as db_bench's MB/s.
+    pub mb_per_sec: f64,
+    /// db_bench's usec_op: summed client time per operation (about clients / throughput).
+    pub usec_op: f64,
+    pub latency_us: Latency,
+    pub per_op: PerOp,
+    pub db_gb: DbGb,
+    pub rss_gb: f64,
+    pub engine_stats: EngineStats,
+    pub by_op: BTreeMap<String, OpSummary>,
+    pub host: HostRates,
+    pub background: Option<Background>,
+    /// Seconds spent after the operations in flush and compaction waits (their IO and CPU are
+    /// in the per-op figures: the writes caused them).
+    pub maintenance_seconds: f64,
+    /// The window the host figures cover: operations plus maintenance.
+    pub window_seconds: f64,
+    /// Open loop: the target arrival rate, ops/s (latency then counts from intended start).
+    pub arrival_rate: Option<f64>,
+    /// The harness's own CPU per operation for this step, measured on the null engine.
+    pub harness_ns_per_op: Option<f64>,
+    /// True when Ctrl-C ended the step early.
+    pub interrupted: bool,
+    pub started_at: String,
+    /// When the step's clients started, Unix milliseconds: `started_at` to the millisecond.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_unix_ms: Option<u64>,
+    /// A merge of several client hosts' runs: how far apart, in seconds, the hosts started
+    /// the step (the latest start less the earliest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_skew_seconds: Option<f64>,
+    /// SQL statements per operation, for workloads whose operation is a transaction of
+    /// several (sysbench's events).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query_mix: Option<QueryMix>,
+    /// Operations retried after a deadlock, lock wait timeout or conflict (sysbench's
+    /// ignored errors), per second.
+    #[serde(default)]
+    pub retries_per_sec: f64,
+    /// Rows inserted (a batch insert is one operation of many rows) and their rate: the
+    /// insert benchmark's `ips`.
+    #[serde(default)]
+    pub rows: u64,
+    #[serde(default)]
+    pub rows_per_sec: f64,
+    /// Open loop: how long operations waited past their intended start before a client
+    /// took them (LinkbenchX's time in queue); their latency counts from the intended start
+    /// unless `latency_from_start`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_us: Option<Latency>,
+    /// Open loop with one queue for all clients (an idle client takes the next arrival).
+    #[serde(default)]
+    pub shared_queue: bool,
+    /// Open loop whose latency counts from each operation's real start (service time, as
+    /// LinkBench's throttled requesters), the wait kept in `queue_us` alone.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub latency_from_start: bool,
+    /// Operations that failed with a tolerated error (LinkBench's `max_failed_requests`): not
+    /// timed, not in `ops`; `by_op` has them per kind.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed: u64,
+    /// Options the step's engine was opened with beyond the setup's (the step's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_options: Option<String>,
+    /// Where the step's CPU went (`--profile`): the folded stacks' file and how they were
+    /// taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::profile::ProfileRecord>,
+    /// Whose memory the engine's resident size is, at the step's end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryGb>,
+}
+
+/// Whose memory an engine's resident size is, at a step's end, GiB. The engine's own account of
+/// its cache is in `EngineStats` (`cache_gb`, `cache_dirty_gb`, `cache_max_gb`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MemoryGb {
+    /// Anonymous resident memory of the engine's processes (RssAnon: heap, stacks and
+    /// anonymous maps, no file pages).
+    pub anon: f64,
+    /// Embedded engines (fathom's process holds them): the C heap (glibc malloc) in use by the
+    /// engine and fathom together, and held free by malloc (free chunks, arenas' slack).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap_used: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap_free: Option<f64>,
+}
+
+/// One interval of a step (the reports' time series).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, Merge)]
+#[merge(
+    first(step, interval, latency_us),
+    min(t_start),
+    max(t_end, db_gb, rss_gb),
+    sum(ops, ops_per_sec, retries, failed),
+    by_ops(per_op)
+)]
+pub struct IntervalRecord {
+    pub step: String,
+    pub interval: usize,
+    /// Seconds since the step's measured part began.
+    pub t_start: f64,
+    pub t_end: f64,
+    pub ops: u64,
+    pub ops_per_sec: f64,
+    pub latency_us: Latency,
+    pub per_op: PerOp,
+    pub db_gb: DbGb,
+    pub rss_gb: f64,
+    /// Operations retried after a deadlock or conflict in this interval.
+    #[serde(default)]
+    pub retries: u64,
+    /// Operations that failed with a tolerated error in this interval (not among `ops`).
+    #[serde(default)]
+    pub failed: u64,
+}

@@ -1,0 +1,216 @@
+//! What a run records about itself in `run.json`: its setup, its host, how it ended, where
+//! it sits in an experiment; and the UTC timestamps it records them with.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The setup a run used, resolved.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SetupRecord {
+    /// The user's label for the setup (`rocksdb.config2`), or the engine name.
+    pub name: String,
+    pub engine: String,
+    pub engine_version: String,
+    /// The engine's own options string, as given.
+    pub options: String,
+    /// fathom's typed engine settings (cache size, compaction style, O_DIRECT, WAL, sync).
+    pub settings: BTreeMap<String, String>,
+    pub memory_limit_bytes: Option<u64>,
+    /// What the engine reports it really runs with (e.g. RocksDB's effective options).
+    pub effective: BTreeMap<String, String>,
+}
+
+/// Facts about the host a run used.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostFacts {
+    pub hostname: String,
+    pub kernel: String,
+    pub cores: usize,
+    pub memory_bytes: u64,
+    pub device: Option<String>,
+    pub data_dir: String,
+    pub fathom_version: String,
+    /// How memory was limited, e.g. `cgroup v1 /sys/fs/cgroup/memory/.../fathom-123`.
+    pub memory_limit: Option<String>,
+    pub note: Option<String>,
+    /// The host's identity for comparisons (`sample/identity.rs`): CPU model, the data
+    /// directory's disk (model or driver), its IO scheduler and filesystem, and the CPU and
+    /// memory limits of the cgroup fathom ran in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_scheduler: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filesystem: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup_limits: Option<String>,
+}
+
+/// `run.json`: what was run, where, and how it ended.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunManifest {
+    pub format_version: u32,
+    pub setup: SetupRecord,
+    pub workload: String,
+    pub params: BTreeMap<String, String>,
+    pub clients: usize,
+    pub host: HostFacts,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub status: RunStatus,
+    pub error: Option<String>,
+    /// What the engine says of its figures, for reports to print under the tables.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// The fathom process running it, while it runs: a report shows a `running` run whose
+    /// process is gone as killed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// The experiment cell this run is, when an experiment file ran it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experiment: Option<ExperimentCell>,
+    /// The run opened a database an earlier run left (`--existing-data`, as db_bench's
+    /// `--use_existing_db`) instead of starting on an empty one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub existing_data: bool,
+}
+
+/// How a run stands or ended.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// Started and not ended (or the harness was killed).
+    #[default]
+    Running,
+    Finished,
+    /// Ctrl-C ended it; the finished steps are saved.
+    Interrupted,
+    Failed,
+    /// Merged from runs of several hosts of which some did not finish.
+    Partial,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Finished => "finished",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Failed => "failed",
+            RunStatus::Partial => "partial",
+        }
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a run sits in an experiment's matrix.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentCell {
+    /// The experiment's name (its file's `name`).
+    pub name: String,
+    /// The cell's run directory name: setup, workload, clients and repeat.
+    pub cell: String,
+    /// Which repeat, from 1.
+    pub repeat: usize,
+    /// A digest of everything that defines the cell (setup, settings, parameters, clients),
+    /// so a re-run skips a finished cell only when its definition is unchanged.
+    pub fingerprint: String,
+    /// Adaptive repeats' `max`: the most rounds the experiment runs while a comparison is
+    /// undecided (`None`: a fixed number of repeats).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_repeats: Option<usize>,
+    /// A digest of the whole experiment's definition (every cell's, repeats aside): shards of
+    /// one experiment share it, and reports refuse to mix runs whose digests differ.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub definition: String,
+    /// The shard that ran it (`K/N`), when the experiment was sharded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
+}
+
+/// Formats a Unix time as an RFC 3339 UTC timestamp (second precision).
+pub fn utc_timestamp(unix_secs: u64) -> String {
+    let days = unix_secs / 86_400;
+    let rem = unix_secs % 86_400;
+    // Civil-from-days (Howard Hinnant's algorithm), proleptic Gregorian calendar.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Now, as `utc_timestamp` formats it.
+/// Reads `utc_timestamp`'s form back (`YYYY-MM-DDTHH:MM:SSZ`) as Unix seconds.
+pub fn parse_utc_timestamp(text: &str) -> Option<u64> {
+    let t = text.strip_suffix('Z')?;
+    let (date, time) = t.split_once('T')?;
+    let num = |s: &str| s.parse::<i64>().ok();
+    let d: Vec<i64> = date.split('-').map(num).collect::<Option<_>>()?;
+    let h: Vec<i64> = time.split(':').map(num).collect::<Option<_>>()?;
+    let (&[year, month, day], &[hh, mm, ss]) = (d.as_slice(), h.as_slice()) else {
+        return None;
+    };
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    // Days-from-civil (Howard Hinnant's algorithm), the inverse of `utc_timestamp`'s.
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    u64::try_from(days * 86_400 + hh * 3600 + mm * 60 + ss).ok()
+}
+
+pub fn now_utc() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    utc_timestamp(secs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_read_back() {
+        for t in [0u64, 951_782_400, 1_795_676_400, 4_102_444_799] {
+            assert_eq!(parse_utc_timestamp(&utc_timestamp(t)), Some(t));
+        }
+        assert_eq!(parse_utc_timestamp("2026-13-01T00:00:00Z"), None);
+        assert_eq!(parse_utc_timestamp("2026-11-26 07:00:00"), None);
+    }
+
+    #[test]
+    fn timestamps() {
+        for (secs, text) in [
+            (0, "1970-01-01T00:00:00Z"),
+            (951_782_400, "2000-02-29T00:00:00Z"),
+            (1_704_326_400 + 3_661, "2024-01-04T01:01:01Z"),
+        ] {
+            assert_eq!(utc_timestamp(secs), text);
+        }
+    }
+}

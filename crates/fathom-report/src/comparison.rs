@@ -1,0 +1,74 @@
+//! The comparison table, shared by `fathom compare` and a report's relative throughput
+//! against a base (seed 004's "QPS for my version / QPS for the base"): per step and client
+//! count, the ratio of medians, the change in cpu/o, wKB/o and r/o, and with repeats a
+//! bootstrap confidence interval and a verdict that accounts for noise
+//! (`fathom_core::verdict`), and how to read it.
+
+use fathom_core::group::median;
+use fathom_core::table::{Cell, Style, Table};
+use fathom_core::verdict::{Row, MIN_REPEATS, RESAMPLES};
+
+pub const COLUMNS: &[&str] = &[
+    "step",
+    "clients",
+    "base ops/s",
+    "new ops/s",
+    "±",
+    "new/base",
+    "95% CI",
+    "verdict",
+    "cpu/o",
+    "wKB/o",
+    "r/o",
+    "n",
+    "new",
+    "ver",
+];
+
+/// The comparison table; figure columns are NEW/BASE ratios of the medians.
+pub fn table(rows: &[Row]) -> Table {
+    let mut t = Table::new(COLUMNS);
+    let ratio = |x: Option<f64>| Cell::fixed(x, 2);
+    for r in rows {
+        t.push(vec![
+            Cell::text(&r.step),
+            Cell::count(r.clients as f64),
+            Cell::num(median(&r.base_ops_per_sec)),
+            Cell::num(median(&r.new_ops_per_sec)),
+            match (r.base_cv, r.new_cv) {
+                (Some(b), Some(n)) => Cell::Pair(b, n, Style::Spread, '/'),
+                _ => Cell::Missing,
+            },
+            Cell::Number(r.ratio, Style::Fixed(3)),
+            r.ci95.map_or(Cell::Missing, |(lo, hi)| {
+                Cell::Pair(lo, hi, Style::Fixed(3), '-')
+            }),
+            Cell::text(r.verdict_text()),
+            ratio(r.cpu_ratio),
+            ratio(r.write_kb_ratio),
+            ratio(r.reads_ratio),
+            Cell::Pair(
+                r.base_ops_per_sec.len() as f64,
+                r.new_ops_per_sec.len() as f64,
+                Style::Fixed(0),
+                '/',
+            ),
+            Cell::text(&r.new),
+            Cell::text(&r.new_version),
+        ]);
+    }
+    t
+}
+
+/// How to read the table.
+pub fn legend(base: &str, threshold: f64) -> String {
+    format!(
+        "base: {base}. ±: coefficient of variation of ops/s over the runs, base/new. new/base: ratio \
+         of median ops/s; 95% CI: percentile bootstrap of that ratio ({RESAMPLES} resamples); \
+         verdict: faster or slower when the whole interval lies beyond ±{t:.1}%, same when it lies \
+         within ±{t:.1}%, else undecided (\"at max\": after an experiment's most rounds); with \
+         fewer than {MIN_REPEATS} runs on a side, no verdict. cpu/o, wKB/o, r/o: new/base of the \
+         medians. n: runs base/new.\n",
+        t = threshold * 100.0
+    )
+}

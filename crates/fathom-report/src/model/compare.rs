@@ -1,0 +1,53 @@
+//! `fathom compare`'s model: each setup against its base as the main table, the iostat tables
+//! when asked for, the profiles' differences, and the legend as its notes; the JSON format
+//! prints the rows.
+
+use super::Model;
+use crate::comparison;
+use crate::options::ReportOptions;
+use crate::section::{Section, Titled};
+use crate::sections::{iostat, profile_diff};
+use fathom_core::verdict::{against_bases, Side};
+
+impl Model {
+    /// `fathom compare`'s model of `sides`: `empty` is told of a setup with no step in common
+    /// with its base.
+    pub fn compare(
+        sides: &[Side],
+        opts: &ReportOptions,
+        empty: impl FnMut(&Side, &Side),
+    ) -> anyhow::Result<Model> {
+        let against = against_bases(sides, opts.base.as_deref(), &opts.judge(), empty)?;
+        if against.rows.is_empty() {
+            anyhow::bail!("no steps in common between the base and the others");
+        }
+        let mut notes = comparison::legend(&against.bases.join(", "), opts.threshold);
+        for d in &against.host_differences {
+            notes += &format!("warning: {d}\n");
+        }
+        let mut sections = Vec::new();
+        if let Some(step) = &opts.iostat {
+            let (tables, legend) = iostat::tables(sides, &against.pairs, step)?;
+            let mut section = Section::new(format!("iostat during {step}"));
+            section.tables = tables;
+            sections.push(section);
+            notes += &legend;
+        }
+        if let Some(section) = profile_diff::section(sides, &against.pairs)? {
+            notes += section.legend.unwrap_or_default();
+            sections.push(section);
+        }
+        Ok(Model {
+            title: format!("fathom compare against {}", against.bases.join(", ")),
+            runs: Vec::new(),
+            main: Titled {
+                title: "comparison".into(),
+                table: comparison::table(&against.rows),
+            },
+            sections,
+            intervals: None,
+            notes,
+            json: Some(serde_json::to_value(&against.rows)?),
+        })
+    }
+}

@@ -1,0 +1,166 @@
+//! The report model: every section of a report computed once from the results on disk, its
+//! figures kept as typed cells (or `fathom compare`'s comparison, `compare.rs`). Each format's
+//! `Renderer` renders this model and computes no figure of its own.
+
+mod compare;
+
+use crate::options::ReportOptions;
+use crate::section::{Input, Section, Shown, Titled};
+use crate::sections::{self, notes, steps};
+use fathom_core::group::{series, step_order};
+use fathom_core::store::LoadedRun;
+use fathom_core::table::Table;
+
+/// A whole report (or comparison).
+pub struct Model {
+    pub title: String,
+    /// A line per series saying what ran.
+    pub runs: Vec<String>,
+    /// The main table, printed first without a title: a row per step and setup, each figure the
+    /// median over repeats (titled `steps` in JSON); `fathom compare`'s comparison.
+    pub main: Titled,
+    pub sections: Vec<Section>,
+    /// Every interval of every run (with `--intervals`).
+    pub intervals: Option<Table>,
+    /// How to read the tables, then what the runs say about themselves.
+    pub notes: String,
+    /// What the JSON format prints in place of the runs and tables, when set: `fathom
+    /// compare`'s rows, as released.
+    pub json: Option<serde_json::Value>,
+}
+
+impl Model {
+    /// The model of `runs`; with `page`, the charts and page-only sections too.
+    pub fn build(runs: &[LoadedRun], opts: &ReportOptions, page: bool) -> anyhow::Result<Model> {
+        let input = Input {
+            runs,
+            series: series(runs),
+            steps: step_order(runs),
+            opts,
+            page,
+        };
+        let sections = sections::build(&input)?;
+        let mut notes = notes::text(&input);
+        for legend in sections.iter().filter_map(|s| s.legend) {
+            notes += legend;
+        }
+        Ok(Model {
+            title: runs
+                .iter()
+                .find_map(|r| r.manifest.experiment.as_ref().map(|e| e.name.clone()))
+                .unwrap_or_else(|| "fathom report".into()),
+            runs: notes::headers(&input),
+            main: Titled {
+                title: "steps".into(),
+                table: steps::table(&input),
+            },
+            sections,
+            intervals: opts
+                .intervals
+                .then(|| steps::intervals(&input))
+                .transpose()?,
+            notes,
+            json: None,
+        })
+    }
+
+    /// Every table with a title, the main table first: what the JSON report lists.
+    pub fn tables(&self) -> Vec<Titled> {
+        std::iter::once(self.main.clone())
+            .chain(
+                self.sections
+                    .iter()
+                    .filter(|s| s.shown == Shown::Everywhere)
+                    .flat_map(|s| s.tables.iter().cloned()),
+            )
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Format;
+    use fathom_core::result::{RunManifest, SetupRecord, StepSummary};
+
+    fn run(setup: &str, clients: usize, ops_per_sec: f64) -> LoadedRun {
+        let step = StepSummary {
+            step: "readrandom".into(),
+            ops: 1000,
+            ops_per_sec,
+            ..StepSummary::default()
+        };
+        LoadedRun {
+            path: format!("{setup}.c{clients}").into(),
+            manifest: RunManifest {
+                setup: SetupRecord {
+                    name: setup.into(),
+                    ..SetupRecord::default()
+                },
+                workload: "dbbench".into(),
+                clients,
+                ..RunManifest::default()
+            },
+            steps: vec![step],
+        }
+    }
+
+    /// Every format that renders the model shows the same tables: what the text report
+    /// titles, the page heads and the JSON lists.
+    #[test]
+    fn the_formats_render_one_model() {
+        let runs = [
+            run("a", 1, 100.0),
+            run("a", 2, 180.0),
+            run("b", 1, 50.0),
+            run("b", 2, 90.0),
+        ];
+        let opts = ReportOptions::default();
+        let model = Model::build(&runs, &opts, false).unwrap();
+        let titles: Vec<String> = model.tables().into_iter().map(|t| t.title).collect();
+        assert_eq!(titles[0], "steps");
+        assert!(
+            titles.contains(&"readrandom: operations per second".to_string()),
+            "{titles:?}"
+        );
+        let text = crate::render(&runs, Format::parse("text").unwrap(), &opts).unwrap();
+        let page = crate::render(&runs, Format::parse("html").unwrap(), &opts).unwrap();
+        let json: serde_json::Value = serde_json::from_str(
+            &crate::render(&runs, Format::parse("json").unwrap(), &opts).unwrap(),
+        )
+        .unwrap();
+        for title in &titles[1..] {
+            assert!(text.contains(&format!("{title} (median over repeats):")));
+            assert!(page.contains(&format!("<h3>{title}</h3>")), "{title}");
+        }
+        let listed: Vec<&str> = json["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["title"].as_str().unwrap())
+            .collect();
+        assert_eq!(listed, titles);
+        // The sweep's table holds the medians as numbers: a at 2 clients ran 180 ops/s.
+        let sweep = &json["tables"][1];
+        assert_eq!(sweep["rows"][0], serde_json::json!([100.0, 180.0, "a"]));
+        assert_eq!(sweep["header"], serde_json::json!(["1", "2", "setup"]));
+        assert_eq!(sweep["columns_are"], "clients");
+        // The step table's figures too.
+        let steps = &json["tables"][0];
+        let col = |name: &str| {
+            let h = steps["header"].as_array().unwrap();
+            h.iter().position(|c| c == name).unwrap()
+        };
+        assert_eq!(steps["rows"][0][col("ops/s")], 100.0);
+        assert_eq!(steps["rows"][0][col("p50")], 0.0);
+        assert_eq!(steps["rows"][0][col("r/o")], serde_json::Value::Null);
+        assert_eq!(
+            steps["rows"][0][col("db.gb")],
+            serde_json::json!([0.0, 0.0])
+        );
+        // The page alone carries the comparison against the base setup and the charts.
+        assert!(page.contains("Relative throughput against a"));
+        assert!(!text.contains("Relative throughput"));
+        assert!(page.contains("readrandom: throughput by clients"));
+    }
+}

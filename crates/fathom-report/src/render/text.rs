@@ -1,0 +1,60 @@
+//! The terminal, Markdown and CSV renderings of the report model: what ran, the main table,
+//! each section's tables titled "(median over repeats)", the notes, and the intervals when
+//! asked for. CSV holds the main table (or the intervals) alone, one header, for scripts.
+
+use super::renderer::Renderer;
+use crate::model::Model;
+use crate::section::Shown;
+use fathom_core::store::LoadedRun;
+use fathom_core::table::Table;
+
+/// Aligned text, as the seeds print their tables.
+pub struct Text;
+/// Markdown tables, numbers right-aligned.
+pub struct Markdown;
+/// The main table (or the intervals) as CSV.
+pub struct Csv;
+
+impl Renderer for Text {
+    fn render(&self, m: &Model, _: &[LoadedRun]) -> anyhow::Result<String> {
+        Ok(render(m, false))
+    }
+}
+
+impl Renderer for Markdown {
+    fn render(&self, m: &Model, _: &[LoadedRun]) -> anyhow::Result<String> {
+        Ok(render(m, true))
+    }
+}
+
+impl Renderer for Csv {
+    fn render(&self, m: &Model, _: &[LoadedRun]) -> anyhow::Result<String> {
+        Ok(m.intervals.as_ref().unwrap_or(&m.main.table).csv())
+    }
+}
+
+fn render(m: &Model, markdown: bool) -> String {
+    let table = |t: &Table| if markdown { t.markdown() } else { t.text() };
+    let gap = if markdown { "\n" } else { "" };
+    let mut out: String = m.runs.iter().map(|line| format!("{line}\n")).collect();
+    if !m.runs.is_empty() {
+        out += gap;
+    }
+    out += &table(&m.main.table);
+    for section in m.sections.iter().filter(|s| s.shown == Shown::Everywhere) {
+        for t in &section.tables {
+            out += &format!("\n{} (median over repeats):\n{gap}", t.title);
+            out += &table(&t.table);
+        }
+        if let Some(p) = &section.paragraph {
+            out += &format!("{gap}{}\n", p.trim_end());
+        }
+    }
+    out += "\n";
+    out += &m.notes;
+    if let Some(intervals) = &m.intervals {
+        out += &format!("\nintervals:\n{gap}");
+        out += &table(intervals);
+    }
+    out
+}

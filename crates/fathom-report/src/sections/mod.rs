@@ -1,0 +1,57 @@
+//! The sections of a report beside the step table, each a builder from the runs (`Input`) to
+//! its tables and charts, in the order reports show them; a new section is a file here and a
+//! line in `SECTIONS`.
+
+pub mod charts;
+pub mod inserts;
+pub mod iostat;
+pub mod memory;
+pub mod notes;
+pub mod profile_diff;
+pub mod profiles;
+pub mod relative;
+pub mod steps;
+pub mod sweep;
+pub mod workloads;
+
+use crate::section::{Input, Section, Shown};
+
+/// A section builder: the sections it adds (none, one, or one per workload).
+pub type Build = fn(&Input) -> anyhow::Result<Vec<Section>>;
+
+/// The sections beside the step table, in the order reports show them, and where each shows.
+pub const SECTIONS: &[(Shown, Build)] = &[
+    (Shown::Everywhere, sweep::section),
+    (Shown::Everywhere, inserts::section),
+    (Shown::Everywhere, workloads::sections),
+    (Shown::Everywhere, memory::sections),
+    (Shown::Everywhere, profiles::section),
+    (Shown::Everywhere, relative::section),
+    (Shown::Page, charts::over_time),
+    (Shown::Page, charts::percentiles),
+];
+
+/// Every section of the report of `input` in order: those shown everywhere, and for the page
+/// (`input.page`) the page's too.
+pub fn build(input: &Input) -> anyhow::Result<Vec<Section>> {
+    let mut sections = Vec::new();
+    for (shown, build) in SECTIONS {
+        if input.page || *shown == Shown::Everywhere {
+            sections.extend(
+                build(input)?
+                    .into_iter()
+                    // A page-only builder's sections are the page's; another's may say
+                    // themselves that they are (the comparison before it has verdicts).
+                    .map(|s| Section {
+                        shown: if *shown == Shown::Page {
+                            Shown::Page
+                        } else {
+                            s.shown
+                        },
+                        ..s
+                    }),
+            );
+        }
+    }
+    Ok(sections)
+}

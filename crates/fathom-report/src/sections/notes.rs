@@ -1,0 +1,415 @@
+//! The words around a report's tables: a line per series saying what ran, how to read the
+//! columns, and what each series says about itself (background writers, open loops,
+//! maintenance waits, interruptions, a client that may have been the bottleneck).
+
+use crate::section::Input;
+use crate::sections::steps::harness_us;
+use fathom_core::group::{median_step, Series};
+use fathom_core::result::StepSummary;
+use fathom_core::table::num;
+use fathom_workloads::report::ReportHooks;
+
+/// A line per series: setup, engine and version, status, workload, clients, repeats, cores,
+/// device, memory limit and the options it ran with.
+pub fn headers(input: &Input) -> Vec<String> {
+    let all = &input.series;
+    all.iter()
+        .map(|s| {
+            let m = &s.runs[0].manifest;
+            let mut statuses: Vec<&str> =
+                s.runs.iter().map(|r| r.status()).collect();
+            statuses.dedup();
+            let repeats = if s.runs.len() > 1 {
+                format!("median of {} repeats, ", s.runs.len())
+            } else {
+                String::new()
+            };
+            let mut limit = m
+                .setup
+                .memory_limit_bytes
+                .map_or(String::new(), |b| format!(", memory limit {}", human_bytes(b)));
+            if let Some(a) = m.setup.effective.get("fathom.allocator") {
+                let name = a.split_whitespace().next().unwrap_or(a);
+                limit.push_str(&format!(", allocator {name}"));
+            }
+            // Options files (my.cnf lines) keep their lines, each under the header.
+            let options = if m.setup.options.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "\n#   options: {}",
+                    m.setup.options.trim().replace('\n', "\n#            ")
+                )
+            };
+            let errors: String = s
+                .runs
+                .iter()
+                .filter_map(|r| r.manifest.error.as_deref())
+                .map(|e| format!("\n#   failed: {}", e.trim().replace('\n', "\n#           ")))
+                .collect();
+            format!(
+                "# {}: {} {} ({}), workload {}, {} client{}, {repeats}{} cores, device {}{limit}{options}{errors}",
+                s.label(all),
+                m.setup.engine,
+                m.setup.engine_version,
+                statuses.join("/"),
+                m.workload,
+                m.clients,
+                if m.clients == 1 { "" } else { "s" },
+                m.host.cores,
+                m.host.device.as_deref().unwrap_or("none"),
+            )
+        })
+        .collect()
+}
+
+fn human_bytes(b: u64) -> String {
+    let g = b as f64 / fathom_core::units::GIB;
+    if g >= 1.0 {
+        format!("{}G", num(g))
+    } else {
+        format!("{}M", num(b as f64 / (1u64 << 20) as f64))
+    }
+}
+
+/// How to read the step table's columns.
+const LEGEND: &str = "\
+latency in µs; r/o, rKB/o, wKB/o: device reads, KB read, KB written per op; erKB/o, ewKB/o: KB the\n\
+engine's processes read from storage and wrote per op (/proc/PID/io: a write counts when the data enters\n\
+the page cache, where wKB/o counts it when the kernel writes it back); cs/o: context switches per op;\n\
+cpu/o: host us+sy µs per op; eng/o: the engine's processes (the server; fathom's whole process when the\n\
+engine is embedded); fathom/o: the harness's own µs per op (measured on its process beside a server,\n\
+calibrated on the null engine when embedded); rss: the engine's resident memory (a server's processes'\n\
+proportional sizes); db.gb: GiB allocated/apparent; w-amp: (flush + compaction writes) / ingest.\n\
+±: coefficient of variation of ops/s over the repeats. !: the step was disturbed in some repeat:\n\
+processes other than fathom's and the engine's used over 0.1 of a core, or steal passed 2% (the notes\n\
+say which; `fathom compare --exclude-disturbed` leaves such repeats out).\n";
+
+/// The legend (the workloads' lines after the columns'), what the hosts and engines said of
+/// the runs, then each series' notes.
+pub fn text(input: &Input) -> String {
+    let mut out = String::from(LEGEND);
+    for hooks in crate::sections::workloads::present(input) {
+        out += hooks.legend;
+    }
+    let mut run_notes: Vec<&str> = Vec::new();
+    for r in input.runs {
+        let m = &r.manifest;
+        for n in m.host.note.iter().chain(&m.notes) {
+            if !run_notes.contains(&n.as_str()) {
+                run_notes.push(n);
+            }
+        }
+    }
+    for n in run_notes {
+        out += &format!("{n}\n");
+    }
+    for s in &input.series {
+        let lines = series_notes(s);
+        if !lines.is_empty() {
+            out += &format!("{}:\n", s.label(&input.series));
+            for l in lines {
+                out += &format!("  {l}\n");
+            }
+        }
+    }
+    out
+}
+
+/// What one series' steps say about themselves.
+fn series_notes(s: &Series) -> Vec<String> {
+    let hooks = fathom_workloads::find(&s.workload).map_or(&ReportHooks::NONE, |w| &w.report);
+    let mut lines = Vec::new();
+    let (mut limited, mut saturated) = (Vec::new(), Vec::new());
+    for step in s.step_names() {
+        let m = median_step(&s.step(step));
+        lines.extend(step_notes(&m, hooks));
+        if let Some(why) = bottleneck(&m) {
+            limited.push(format!("{} ({why})", m.step));
+        }
+        if let Some(what) = host_saturated(&m) {
+            saturated.push(format!("{} ({what})", m.step));
+        }
+    }
+    if !limited.is_empty() {
+        lines.push(format!(
+            "the client may have been the bottleneck in {}",
+            limited.join(", ")
+        ));
+    }
+    if !saturated.is_empty() {
+        lines.push(format!(
+            "the host's CPU was saturated in {}",
+            saturated.join(", ")
+        ));
+    }
+    lines.extend(disturbed(s));
+    lines
+}
+
+/// Each repeat of a step that something besides fathom and the engine disturbed (marked `!`
+/// in the step table): other processes' CPU, or steal.
+fn disturbed(s: &Series) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (n, run) in s.runs.iter().enumerate() {
+        let repeat = run.manifest.experiment.as_ref().map_or(n + 1, |e| e.repeat);
+        for step in &run.steps {
+            if let Some(what) = step.host.disturbance(step.window_seconds) {
+                lines.push(format!("{} disturbed (repeat {repeat}): {what}", step.step));
+            }
+        }
+    }
+    lines
+}
+
+/// The notes every step may have, then its workload's own.
+fn step_notes(m: &StepSummary, hooks: &ReportHooks) -> Vec<String> {
+    let mut lines = Vec::new();
+    match &m.background {
+        Some(b) if b.target_rows_per_sec > 0.0 => lines.push(format!(
+            "{}: background inserter and deleter {:.0} rows/s (target {:.0}), {} statements, excluded from the row",
+            m.step, b.rows_per_sec, b.target_rows_per_sec, b.ops
+        )),
+        Some(b) => lines.push(format!(
+            "{}: background writer {:.2} MB/s (target {:.2}), {} puts, excluded from the row",
+            m.step,
+            b.bytes_per_sec / 1048576.0,
+            b.target_bytes_per_sec / 1048576.0,
+            b.ops
+        )),
+        None => {}
+    }
+    if let (Some(q), Some(rate)) = (&m.queue_us, m.arrival_rate) {
+        lines.push(format!(
+            "{}: open loop at {rate:.0} ops/s ({}); waits to begin: p50 {} µs, p99 {} µs, max {} µs; latency counts from {}",
+            m.step,
+            if m.shared_queue { "one queue for all clients" } else { "a queue per client" },
+            num(q.p50),
+            num(q.p99),
+            num(q.max),
+            if m.latency_from_start {
+                "the real start (service time, as LinkBench's requestrate)"
+            } else {
+                "the intended start"
+            },
+        ));
+    }
+    if let Some(skew) = m.start_skew_seconds {
+        lines.push(format!(
+            "{}: the hosts started it within {skew:.2} s of each other",
+            m.step
+        ));
+    }
+    if m.maintenance_seconds > 0.05 {
+        lines.push(format!(
+            "{}: {:.1}s of flush/compaction wait after the operations, charged to its per-op figures",
+            m.step, m.maintenance_seconds
+        ));
+    }
+    if m.interrupted {
+        lines.push(format!(
+            "{}*: interrupted (Ctrl-C); figures cover the part that ran",
+            m.step
+        ));
+    }
+    lines.extend((hooks.step_notes)(m));
+    // Failures the workload's notes explain are not failed operations.
+    let explained = |k: &str| hooks.explained_failures.contains(&k);
+    let failed: Vec<(&String, u64)> = m
+        .by_op
+        .iter()
+        .filter(|(k, o)| o.failed > 0 && !explained(k))
+        .map(|(k, o)| (k, o.failed))
+        .collect();
+    let total: u64 = failed.iter().map(|(_, n)| n).sum();
+    if total > 0 {
+        let kinds: Vec<String> = failed.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        lines.push(format!(
+            "{}: {total} operations failed ({}), not timed and not in ops/s (max_failed_requests)",
+            m.step,
+            kinds.join(", ")
+        ));
+    }
+    lines
+}
+
+/// Share of the engine's CPU per operation that was fathom's own, above which the report
+/// warns that the client may have been the bottleneck.
+pub const HARNESS_SHARE_WARN: f64 = 0.25;
+/// Host idle CPU (percent) below which the report says the host's CPU was saturated.
+pub const IDLE_WARN_PCT: f64 = 5.0;
+/// Steal time (percent) above which the report says the same.
+pub const STEAL_WARN_PCT: f64 = 10.0;
+
+/// Fewer operations than this in a step say nothing about what limited it.
+const FEW_OPS: u64 = 100;
+
+/// A step of a few long operations (index creation, cleanup) is limited by neither the client
+/// nor the host's CPU in a way worth a note.
+fn too_short(s: &StepSummary) -> bool {
+    s.ops < FEW_OPS || s.window_seconds <= 0.0
+}
+
+/// Why fathom itself may have limited a step's throughput: its own share of the CPU per
+/// operation. A busy host alone is not that (an embedded engine with as many clients as
+/// cores is meant to fill it): `host_saturated` says so apart.
+pub fn bottleneck(s: &StepSummary) -> Option<String> {
+    if too_short(s) {
+        return None;
+    }
+    let (h, e) = (harness_us(s)?, s.per_op.cpu_us_engine.or(s.per_op.cpu_us)?);
+    // Embedded: the engine's figure is the whole process, harness included; a server's
+    // excludes fathom, so compare against the sum.
+    let whole = if s.per_op.cpu_us_harness.is_some() {
+        e + h
+    } else {
+        e
+    };
+    if whole <= 0.0 || h / whole <= HARNESS_SHARE_WARN {
+        return None;
+    }
+    // Each time a client blocks on a server's reply costs it kernel time of its own, whatever
+    // the client: the count says how much of fathom's share that is.
+    let waits = s
+        .per_op
+        .waits_harness
+        .filter(|w| *w > 0.0)
+        .map(|w| format!(", blocking {w:.1} times per op"))
+        .unwrap_or_default();
+    Some(format!(
+        "fathom used {:.0}% of the CPU per op{waits}",
+        100.0 * h / whole
+    ))
+}
+
+/// What the host's CPU showed when it had none to spare: little idle time, or much stolen.
+pub fn host_saturated(s: &StepSummary) -> Option<String> {
+    // A window shorter than a second holds too few CPU ticks to say anything.
+    let sampled = s.window_seconds >= 1.0 && s.host.idle_pct + s.host.us_pct + s.host.sy_pct > 0.0;
+    if too_short(s) || !sampled {
+        return None;
+    }
+    let mut what = Vec::new();
+    if s.host.idle_pct < IDLE_WARN_PCT {
+        what.push(format!("idle {:.1}%", s.host.idle_pct));
+    }
+    if s.host.steal_pct > STEAL_WARN_PCT {
+        what.push(format!("steal {:.1}%", s.host.steal_pct));
+    }
+    (!what.is_empty()).then(|| what.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fathom_core::result::{OpSummary, PerOp};
+
+    /// A server client's share of the CPU is flagged with the times it blocked per op.
+    #[test]
+    fn a_heavy_client_is_noted_with_its_waits() {
+        let step = |harness: f64, waits: Option<f64>| StepSummary {
+            ops: 1000,
+            window_seconds: 10.0,
+            per_op: PerOp {
+                cpu_us_engine: Some(100.0),
+                cpu_us_harness: Some(harness),
+                waits_harness: waits,
+                ..PerOp::default()
+            },
+            ..StepSummary::default()
+        };
+        assert_eq!(
+            bottleneck(&step(40.0, Some(1.6))).as_deref(),
+            Some("fathom used 29% of the CPU per op, blocking 1.6 times per op")
+        );
+        assert_eq!(
+            bottleneck(&step(40.0, None)).as_deref(),
+            Some("fathom used 29% of the CPU per op")
+        );
+        assert_eq!(bottleneck(&step(10.0, Some(1.6))), None);
+    }
+
+    /// A busy host is said to be saturated, not the client a bottleneck: an embedded engine
+    /// with as many clients as cores fills the host by design.
+    #[test]
+    fn a_busy_host_is_saturated_not_a_client_bottleneck() {
+        let s = StepSummary {
+            ops: 1000,
+            window_seconds: 10.0,
+            per_op: PerOp {
+                cpu_us: Some(10.0),
+                cpu_us_engine: Some(10.0),
+                ..PerOp::default()
+            },
+            harness_ns_per_op: Some(300.0),
+            host: fathom_core::result::HostRates {
+                idle_pct: 3.7,
+                us_pct: 90.0,
+                sy_pct: 6.3,
+                ..Default::default()
+            },
+            ..StepSummary::default()
+        };
+        assert_eq!(bottleneck(&s), None, "fathom's 0.3 µs of 10 µs is 3%");
+        assert_eq!(host_saturated(&s).as_deref(), Some("idle 3.7%"));
+    }
+
+    #[test]
+    fn failed_operations_are_noted_per_kind() {
+        let failed = |n| OpSummary {
+            failed: n,
+            ..OpSummary::default()
+        };
+        let m = StepSummary {
+            step: "request".into(),
+            failed: 3,
+            by_op: [
+                ("ADD_LINK".into(), failed(2)),
+                ("GET_NODE".into(), failed(0)),
+                ("COUNT_LINK".into(), failed(1)),
+            ]
+            .into_iter()
+            .collect(),
+            ..StepSummary::default()
+        };
+        let notes = step_notes(&m, &ReportHooks::NONE);
+        assert_eq!(
+            notes,
+            ["request: 3 operations failed (ADD_LINK 2, COUNT_LINK 1), not timed and not in ops/s (max_failed_requests)"]
+        );
+        assert!(step_notes(&StepSummary::default(), &ReportHooks::NONE).is_empty());
+    }
+
+    /// A workload's own notes come with the step's, and the failures they explain are not
+    /// listed again as failed operations (LinkBench's drifted counts).
+    #[test]
+    fn a_workloads_notes_explain_its_failures() {
+        let m = StepSummary {
+            step: "check".into(),
+            failed: 4,
+            by_op: [(
+                "DRIFTED_COUNT".into(),
+                OpSummary {
+                    failed: 4,
+                    ..OpSummary::default()
+                },
+            )]
+            .into_iter()
+            .collect(),
+            ..StepSummary::default()
+        };
+        let linkbench = &fathom_workloads::find("linkbench").unwrap().report;
+        let notes = step_notes(&m, linkbench);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0]
+                .starts_with("check: 4 (id1, link type) counts differ from their visible links"),
+            "{notes:?}"
+        );
+        let notes = step_notes(&m, &ReportHooks::NONE);
+        assert!(
+            notes[0].contains("4 operations failed (DRIFTED_COUNT 4)"),
+            "{notes:?}"
+        );
+    }
+}
