@@ -136,13 +136,12 @@ impl Client for Putter<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{build_from, drive, open};
+    use crate::testing::{build_from, drive, scratch};
 
     /// The workload on a real engine: its one step, two clients putting 50 keys each.
     #[test]
     fn myworkload_puts_on_a_real_engine() {
-        let dir = tempfile::tempdir().unwrap();
-        let engine = open("lmdb", dir.path(), &[]);
+        let (_dir, engine) = scratch("lmdb", &[]);
         let w = build_from(build, &["keys=100", "seed=3"], 2).unwrap();
         assert_eq!(drive(w.as_ref(), engine.db(), 50), [[100]]);
     }

@@ -267,17 +267,22 @@ impl Done {
     }
 }
 
+/// Kinds for the crate's tests.
 #[cfg(test)]
-mod tests {
-    use super::*;
-
+pub(crate) mod testing {
     crate::kinds! {
-        enum Test {
-            A = ("a", Read, "a"),
-            B = ("b", Write, "b"),
-            C = ("c", Background, "c"),
+        pub enum Test {
+            A = ("a", Read, "a read"),
+            B = ("b", Write, "a write"),
+            C = ("c", Background, "a background write"),
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::Test;
+    use super::*;
 
     #[test]
     fn a_step_records_its_kinds_in_its_order() {

@@ -228,21 +228,14 @@ mod tests {
         assert!((2990.0..=3010.0).contains(&l.max), "max {}", l.max);
     }
 
-    crate::kinds! {
-        enum Two {
-            First = ("first", Read, "a read"),
-            Second = ("second", Write, "a write"),
-            Other = ("other", Scan, "a scan"),
-        }
-    }
-
     #[test]
     fn a_failed_operation_is_counted_apart_and_not_timed() {
-        let kinds = StepKinds::of(&[Two::First, Two::Second]);
+        use crate::kind::testing::Test;
+        let kinds = StepKinds::of(&[Test::A, Test::B]);
         let mut r = Recorder::new(2);
         let ok = Done {
             bytes: 7,
-            ..Done::of(Two::Second)
+            ..Done::of(Test::B)
         };
         r.record_done(&kinds, &ok, Duration::from_micros(10))
             .unwrap();
@@ -267,7 +260,7 @@ mod tests {
             .unwrap();
         assert_eq!(r.kinds[1].ops, 10, "a MultiGet of 10 keys is 10 operations");
         assert_eq!(r.kinds[1].latency.len(), 1, "timed once");
-        let undeclared = r.record_done(&kinds, &Done::of(Two::Other), Duration::ZERO);
+        let undeclared = r.record_done(&kinds, &Done::of(Test::C), Duration::ZERO);
         assert!(undeclared.is_err(), "a kind the step does not record");
     }
 

@@ -29,24 +29,12 @@ fn report(format: &str, opts: &ReportOptions) -> String {
         .replace(&dir.display().to_string(), "[fixture]")
 }
 
+/// The model's formats with the default options.
 #[test]
-fn text() {
-    insta::assert_snapshot!(report("text", &ReportOptions::default()));
-}
-
-#[test]
-fn markdown() {
-    insta::assert_snapshot!(report("md", &ReportOptions::default()));
-}
-
-#[test]
-fn csv() {
-    insta::assert_snapshot!(report("csv", &ReportOptions::default()));
-}
-
-#[test]
-fn json() {
-    insta::assert_snapshot!(report("json", &ReportOptions::default()));
+fn formats() {
+    for format in ["text", "md", "csv", "json"] {
+        insta::assert_snapshot!(format, report(format, &ReportOptions::default()));
+    }
 }
 
 /// The intervals too, in text.

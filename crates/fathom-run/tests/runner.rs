@@ -33,6 +33,18 @@ fn resolve_flags(
     resolve(setup, workload, drive, 2, &Keys::Flags, Path::new("."))
 }
 
+/// dbbench's fillseq and readrandom on `engine` over `num_keys` keys, readrandom `duration`
+/// long, resolved for two clients.
+fn fill_and_read(engine: &str, num_keys: &str, duration: &str) -> RunSpec {
+    let steps = ("steps", "fillseq,readrandom");
+    let (setup, workload) = input(engine, "dbbench", &[("num_keys", num_keys), steps]);
+    let drive = DriveInput {
+        duration: Some(fathom_core::knobs::Span::new(duration)),
+        ..DriveInput::default()
+    };
+    resolve_flags(&setup, &workload, &drive).unwrap()
+}
+
 /// A scratch directory on the real disk (not a tmpfs), so device counters move.
 fn scratch() -> tempfile::TempDir {
     tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
@@ -40,16 +52,7 @@ fn scratch() -> tempfile::TempDir {
 
 #[test]
 fn a_spec_runs_into_a_directory_reports_read() {
-    let (setup, workload) = input(
-        "rocksdb",
-        "dbbench",
-        &[("num_keys", "20000"), ("steps", "fillseq,readrandom")],
-    );
-    let drive = DriveInput {
-        duration: Some(fathom_core::knobs::Span::new("1s")),
-        ..DriveInput::default()
-    };
-    let spec = resolve_flags(&setup, &workload, &drive).unwrap();
+    let spec = fill_and_read("rocksdb", "20000", "1s");
     let results = scratch();
     let place = Place {
         results: results.path().to_path_buf(),
@@ -138,16 +141,7 @@ fn every_bundled_experiment_loads() {
 /// while the other runs its step's whole length.
 #[test]
 fn a_stop_token_stops_its_own_run() {
-    let (setup, workload) = input(
-        "null",
-        "dbbench",
-        &[("num_keys", "1000"), ("steps", "fillseq,readrandom")],
-    );
-    let drive = DriveInput {
-        duration: Some(fathom_core::knobs::Span::new("4s")),
-        ..DriveInput::default()
-    };
-    let spec = resolve_flags(&setup, &workload, &drive).unwrap();
+    let spec = fill_and_read("null", "1000", "4s");
     let results = scratch();
     let place = |name: &str| Place {
         results: results.path().to_path_buf(),

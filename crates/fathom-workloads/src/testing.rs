@@ -32,6 +32,14 @@ pub fn assert_refused(build: Build, cases: &[(&[&str], &str)]) {
     }
 }
 
+/// Engine `name` with fathom's `settings` in a scratch directory (keep the directory while
+/// the engine is open).
+pub fn scratch(name: &str, settings: &[(&str, &str)]) -> (tempfile::TempDir, Engine) {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = open(name, dir.path(), settings);
+    (dir, engine)
+}
+
 /// Opens engine `name` in `dir` with fathom's `settings` (`KEY=VALUE`).
 pub fn open(name: &str, dir: &std::path::Path, settings: &[(&str, &str)]) -> Engine {
     let entry = fathom_engines::find(name).unwrap();

@@ -1,6 +1,7 @@
 //! Driver tests with a fake engine: latency accounting in open and closed loop.
 
 use super::*;
+use crate::kind::testing::Test;
 use crate::result::IntervalRecord;
 
 struct NoEngine(crate::target::Identity);
@@ -11,19 +12,12 @@ impl Target for NoEngine {
     }
 }
 
-crate::kinds! {
-    /// The one kind of the tests' operations.
-    enum Test {
-        Op = ("op", Read, "whatever the test's client does"),
-    }
-}
-
 /// A step of `clients` clients whose operations are of one kind, reads.
 fn reading(name: &str, clients: usize) -> StepPlan {
     StepPlan {
         name: name.into(),
         clients,
-        kinds: crate::kind::StepKinds::every::<Test>(),
+        kinds: crate::kind::StepKinds::of(&[Test::A]),
         ..Default::default()
     }
 }
@@ -42,7 +36,7 @@ impl Client for StallOnce {
         Ok(Some(Done {
             bytes: 1,
             rows: 3,
-            ..Done::of(Test::Op)
+            ..Done::of(Test::A)
         }))
     }
 }
@@ -183,7 +177,7 @@ impl Client for FailsSome {
         self.done += 1;
         Ok(Some(Done {
             failed: self.done.is_multiple_of(3),
-            ..Done::of(Test::Op)
+            ..Done::of(Test::A)
         }))
     }
 }
@@ -308,7 +302,7 @@ impl Client for TenRows {
     fn next(&mut self) -> anyhow::Result<Option<Done>> {
         Ok(Some(Done {
             rows: 10,
-            ..Done::of(Test::Op)
+            ..Done::of(Test::A)
         }))
     }
 }
@@ -334,7 +328,7 @@ impl Client for RowsUpTo {
         self.left -= 10;
         Ok(Some(Done {
             rows: 10,
-            ..Done::of(Test::Op)
+            ..Done::of(Test::A)
         }))
     }
 }

@@ -83,9 +83,7 @@ fn kind(name: &str) -> usize {
 
 /// A scratch SQLite through SQL: its directory (keep it while the engine is open) and engine.
 fn sqlite_sql() -> (tempfile::TempDir, fathom_core::family::Engine) {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = open("sqlite-sql", dir.path());
-    (dir, engine)
+    crate::testing::scratch("sqlite-sql", &[])
 }
 
 /// The sql side of `engine`.

@@ -497,17 +497,16 @@ impl Store for KvStore<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{drive, open};
+    use crate::testing::{drive, scratch};
     use fathom_core::family::Engine;
     use fathom_core::kv::SessionOptions;
 
     /// The check, part by part, finds one count row made wrong among several parts' pairs.
     #[test]
     fn the_check_in_parts_finds_a_wrong_count() {
-        let dir = tempfile::tempdir().unwrap();
-        let engine = open("lmdb", dir.path(), &[]);
-        let p = crate::params::Params::parse(&["maxid1=3001".into(), "steps=load".into()]).unwrap();
-        let w = super::super::build(&p, 1).unwrap();
+        let (_dir, engine) = scratch("lmdb", &[]);
+        let w = crate::testing::build_from(super::super::build, &["maxid1=3001", "steps=load"], 1)
+            .unwrap();
         drive(w.as_ref(), engine.db(), 0);
         let Engine::Kv(kv) = &engine else {
             panic!("lmdb is a kv engine")
