@@ -10,7 +10,10 @@ cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
 copy=$(mktemp -d)
 trap 'rm -rf "$copy"' EXIT
-git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$copy"
+# The working tree's files, tracked or new (a file deleted but not yet staged is left out).
+git ls-files -z --cached --others --exclude-standard |
+  while IFS= read -r -d '' f; do [[ -e $f ]] && printf '%s\0' "$f"; done |
+  xargs -0 cp --parents -t "$copy"
 python3 - "$copy" <<'PY'
 import pathlib, re, shutil, sys
 root = pathlib.Path(sys.argv[1])
