@@ -49,7 +49,11 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     }
     let file = config.data_dir.join("map.bin");
     Ok(Box::new(MyEngine {
-        id: Identity::new(ENTRY.name, (ENTRY.version)()?, vec![config.data_dir.clone()]),
+        id: Identity::new(
+            ENTRY.name,
+            (ENTRY.version)()?,
+            vec![config.data_dir.clone()],
+        ),
         map: Arc::new(Mutex::new(load(&file)?)),
         max_keys: s.max_keys,
         puts: AtomicU64::new(0),
@@ -130,7 +134,10 @@ impl Target for MyEngine {
         let keys = self.map.lock().unwrap_or_else(|p| p.into_inner()).len();
         Counters::from([
             ("myengine.keys".to_string(), keys as f64),
-            ("myengine.puts".to_string(), self.puts.load(Ordering::Relaxed) as f64),
+            (
+                "myengine.puts".to_string(),
+                self.puts.load(Ordering::Relaxed) as f64,
+            ),
         ])
     }
 
@@ -222,7 +229,11 @@ struct Txn {
 impl KvTxn for Txn {
     fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
         out.clear();
-        Ok(self.map.get(key).map(|v| out.extend_from_slice(v)).is_some())
+        Ok(self
+            .map
+            .get(key)
+            .map(|v| out.extend_from_slice(v))
+            .is_some())
     }
     fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
         Ok(self.map.get(key).map(Vec::len))

@@ -5,12 +5,14 @@
 
 use crate::params::{record, seed_or_clock, thread_seed, Params, Span};
 use crate::report::ReportHooks;
-use crate::{kv_session, NewClient, NewStep, PreparedStep, StepOn, Workload, WorkloadEntry};
+use crate::{
+    alike, kv_session, NewClients, NewStep, PreparedStep, StepOn, Workload, WorkloadEntry,
+};
 use fathom_core::driver::{Client, StepPlan};
 use fathom_core::family::Db;
-use fathom_core::stop::Stop;
 use fathom_core::kind::{Done, StepKinds};
 use fathom_core::kv::{KvSession, SessionOptions};
+use fathom_core::stop::Stop;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use schemars::JsonSchema;
@@ -101,16 +103,18 @@ impl Workload for MyWorkload {
     }
 }
 
-/// A step on one engine hands out the step's clients.
+/// A step on one engine hands out the step's clients: putters, each with its own keys.
 impl<'a> PreparedStep<'a> for StepOn<'a, MyWorkload> {
-    fn client(&self, n: usize) -> NewClient<'a> {
+    fn clients(&self) -> NewClients<'a> {
         let p = &self.workload.p;
-        Ok(Box::new(Putter {
-            session: kv_session(self.engine, ENTRY.name, SessionOptions::default())?,
-            rng: SmallRng::seed_from_u64(thread_seed(p.seed, self.index, n)),
-            keys: p.keys,
-            value: vec![b'x'; p.value_size as usize],
-        }))
+        alike(self.workload.steps[self.index].clients, |n| {
+            Ok(Box::new(Putter {
+                session: kv_session(self.engine, ENTRY.name, SessionOptions::default())?,
+                rng: SmallRng::seed_from_u64(thread_seed(p.seed, self.index, n)),
+                keys: p.keys,
+                value: vec![b'x'; p.value_size as usize],
+            }))
+        })
     }
 }
 

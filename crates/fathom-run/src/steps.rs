@@ -87,7 +87,10 @@ impl Steps<'_> {
         if !self.calibrate || plan.clients == 0 {
             return Ok(None);
         }
-        let client = self.workload.step(null, i, self.stop)?.client(0)?;
+        let step = self.workload.step(null, i, self.stop)?;
+        let Some(client) = step.clients()?.into_iter().next() else {
+            return Ok(None);
+        };
         driver::harness_cost(client, &plan.kinds, CALIBRATION, plan.ops_per_client)
     }
 
@@ -100,7 +103,7 @@ impl Steps<'_> {
         let crew = self
             .workload
             .step(self.engine().db(), i, self.stop)?
-            .crew(plan.clients)?;
+            .crew()?;
         // Clients connected and ready: wait here for the other hosts, if any.
         self.gate.wait(i + 1, &plan.name, self.stop)?;
         // Attached once the clients are connected (a server's backends exist), events off

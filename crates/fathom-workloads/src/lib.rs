@@ -60,8 +60,9 @@ pub type NewStep<'a> = anyhow::Result<Box<dyn PreparedStep<'a> + 'a>>;
 /// id counters, the gates between an inserter and its deleter) and hands out the step's
 /// threads by role.
 pub trait PreparedStep<'a> {
-    /// Client `n` of the plan's `clients` (from 0).
-    fn client(&self, n: usize) -> NewClient<'a>;
+    /// The step's clients, as many as its plan's `clients`, each built for its role (LinkBench's
+    /// load: its link loaders and its node loader); `alike` builds clients of one role.
+    fn clients(&self) -> NewClients<'a>;
     /// Threads beside the clients whose operations count in the step as theirs, not counted
     /// as clients (iibench's deleters); none by default.
     fn helpers(&self) -> NewClients<'a> {
@@ -95,13 +96,16 @@ impl<'a, W> StepOn<'a, W> {
     }
 }
 
+/// `count` clients of one role, client `n` (from 0) made by `client`.
+pub fn alike<'a>(count: usize, client: impl FnMut(usize) -> NewClient<'a>) -> NewClients<'a> {
+    (0..count).map(client).collect()
+}
+
 impl<'a> dyn PreparedStep<'a> + 'a {
-    /// Every thread of the step, for `clients` clients.
-    pub fn crew(&self, clients: usize) -> anyhow::Result<Crew<'a>> {
+    /// Every thread of the step.
+    pub fn crew(&self) -> anyhow::Result<Crew<'a>> {
         Ok(Crew {
-            clients: (0..clients)
-                .map(|n| self.client(n))
-                .collect::<NewClients<'a>>()?,
+            clients: self.clients()?,
             helpers: self.helpers()?,
             background: self.background()?,
         })

@@ -64,7 +64,7 @@ pub fn drive(w: &dyn Workload, db: Db<'_>, rounds: usize) -> Vec<Vec<usize>> {
     let mut kinds_per_step = Vec::new();
     for (i, plan) in w.steps().iter().enumerate() {
         let step = w.step(db, i, &Default::default()).unwrap();
-        let crew = step.crew(plan.clients).unwrap();
+        let crew = step.crew().unwrap();
         let mut clients: Vec<_> = crew.clients.into_iter().chain(crew.helpers).collect();
         let ending: Vec<bool> = crew.background.iter().map(|b| b.ends_step).collect();
         let mut background: Vec<_> = crew.background.into_iter().map(|b| b.client).collect();

@@ -8,7 +8,8 @@ pub mod report;
 
 use crate::params::{record, seed_or_clock, Params, Size, Span, Switch};
 use crate::{
-    kv_session, NewBackground, NewClient, NewStep, PreparedStep, StepOn, Workload, WorkloadEntry,
+    alike, kv_session, NewBackground, NewClient, NewClients, NewStep, PreparedStep, StepOn,
+    Workload, WorkloadEntry,
 };
 use clients::{Action, DbBenchClient, Keys};
 use data::{KeyFormat, ValueSource};
@@ -488,6 +489,27 @@ impl<'a> DbBenchStep<'a> {
 }
 
 impl<'a> PreparedStep<'a> for DbBenchStep<'a> {
+    fn clients(&self) -> NewClients<'a> {
+        alike(self.workload.plans[self.index].clients, |n| self.client(n))
+    }
+
+    /// The *whilewriting steps' rate-limited writer.
+    fn background(&self) -> NewBackground<'a> {
+        if self.workload.plans[self.index].background.is_none() {
+            return Ok(Vec::new());
+        }
+        let keys = Keys::random(self.workload.num_keys, self.thread_seed(WRITER_THREAD));
+        let client = self.client_for(Work::Overwrite, keys, DbBenchKind::BackgroundPut)?;
+        Ok(vec![BackgroundClient {
+            client,
+            paced: true,
+            ends_step: false,
+        }])
+    }
+}
+
+impl<'a> DbBenchStep<'a> {
+    /// Client `n`: sequential keys for fillseq, its own stream of random keys otherwise.
     fn client(&self, n: usize) -> NewClient<'a> {
         let w = self.workload;
         let work = w.work[self.index];
@@ -505,20 +527,6 @@ impl<'a> PreparedStep<'a> for DbBenchStep<'a> {
             Work::Seek(_) | Work::None => DbBenchKind::Seek,
         };
         self.client_for(work, keys, kind)
-    }
-
-    /// The *whilewriting steps' rate-limited writer.
-    fn background(&self) -> NewBackground<'a> {
-        if self.workload.plans[self.index].background.is_none() {
-            return Ok(Vec::new());
-        }
-        let keys = Keys::random(self.workload.num_keys, self.thread_seed(WRITER_THREAD));
-        let client = self.client_for(Work::Overwrite, keys, DbBenchKind::BackgroundPut)?;
-        Ok(vec![BackgroundClient {
-            client,
-            paced: true,
-            ends_step: false,
-        }])
     }
 }
 

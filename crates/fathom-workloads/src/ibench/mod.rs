@@ -18,7 +18,9 @@ mod sql;
 use crate::params::{record, seed_or_clock, Params, Span, Switch};
 use crate::report::ReportHooks;
 use crate::statements::Statements;
-use crate::{NewBackground, NewClient, NewClients, NewStep, PreparedStep, Workload, WorkloadEntry};
+use crate::{
+    alike, NewBackground, NewClient, NewClients, NewStep, PreparedStep, Workload, WorkloadEntry,
+};
 use clients::{Cleanup, Deleter, IbenchKind, Indexer, Querier, Store, Tidy, Writer};
 use fathom_core::driver::{BackgroundClient, Client, Pace, StepPlan};
 use fathom_core::family::Db;
@@ -414,56 +416,12 @@ struct IbenchStep<'a> {
 }
 
 impl<'a> IbenchStep<'a> {
-    fn clients(&self) -> usize {
+    fn client_count(&self) -> usize {
         self.w.plans[self.index].clients
     }
 
-    /// Client `n`'s deleter, on its own connection, following its inserter through their gate.
-    fn deleter(&self, n: usize, batch: usize, rows: u64) -> anyhow::Result<Deleter<'a>> {
-        let mine = self.w.mine(&self.tables, n);
-        Ok(Deleter::new(
-            self.w.store(self.engine)?,
-            Arc::clone(&mine[0]),
-            Arc::clone(&self.gates[n]),
-            batch,
-            Some(rows),
-        ))
-    }
-
-    /// `l.x`'s client `n`: with one shared table, the first client inserts and indexes and the
-    /// others rest.
-    fn indexer(&self, n: usize, rows: u64) -> NewClient<'a> {
-        let w = self.w;
-        let mine = w.mine(&self.tables, n);
-        let store = w.store(self.engine)?;
-        let active = !w.shared || n == 0;
-        let groups = if active {
-            let t = mine[0].n;
-            store
-                .index_groups(w.shape.indexes.len())
-                .into_iter()
-                .map(|g| (t, g))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let rows = match (active, w.shared) {
-            (false, _) => 0,
-            (true, true) => rows * self.clients() as u64,
-            (true, false) => rows,
-        };
-        Ok(Box::new(Indexer {
-            writer: Writer {
-                batch_rows: rows.max(1) as usize,
-                rows_left: Some(rows),
-                ..Writer::new(store, mine, w.gen(self.index, n))
-            },
-            groups,
-        }))
-    }
-}
-
-impl<'a> PreparedStep<'a> for IbenchStep<'a> {
+    /// Client `n`: its table's inserter (with its deleter's gate when the step deletes), the
+    /// index builder, the cleanup, or a querier.
     fn client(&self, n: usize) -> NewClient<'a> {
         let w = self.w;
         let mine = w.mine(&self.tables, n);
@@ -506,6 +464,56 @@ impl<'a> PreparedStep<'a> for IbenchStep<'a> {
         })
     }
 
+    /// Client `n`'s deleter, on its own connection, following its inserter through their gate.
+    fn deleter(&self, n: usize, batch: usize, rows: u64) -> anyhow::Result<Deleter<'a>> {
+        let mine = self.w.mine(&self.tables, n);
+        Ok(Deleter::new(
+            self.w.store(self.engine)?,
+            Arc::clone(&mine[0]),
+            Arc::clone(&self.gates[n]),
+            batch,
+            Some(rows),
+        ))
+    }
+
+    /// `l.x`'s client `n`: with one shared table, the first client inserts and indexes and the
+    /// others rest.
+    fn indexer(&self, n: usize, rows: u64) -> NewClient<'a> {
+        let w = self.w;
+        let mine = w.mine(&self.tables, n);
+        let store = w.store(self.engine)?;
+        let active = !w.shared || n == 0;
+        let groups = if active {
+            let t = mine[0].n;
+            store
+                .index_groups(w.shape.indexes.len())
+                .into_iter()
+                .map(|g| (t, g))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let rows = match (active, w.shared) {
+            (false, _) => 0,
+            (true, true) => rows * self.client_count() as u64,
+            (true, false) => rows,
+        };
+        Ok(Box::new(Indexer {
+            writer: Writer {
+                batch_rows: rows.max(1) as usize,
+                rows_left: Some(rows),
+                ..Writer::new(store, mine, w.gen(self.index, n))
+            },
+            groups,
+        }))
+    }
+}
+
+impl<'a> PreparedStep<'a> for IbenchStep<'a> {
+    fn clients(&self) -> NewClients<'a> {
+        alike(self.client_count(), |n| self.client(n))
+    }
+
     /// A load step that deletes: a deleter per client beside its inserter.
     fn helpers(&self) -> NewClients<'a> {
         let Work::Load {
@@ -517,7 +525,7 @@ impl<'a> PreparedStep<'a> for IbenchStep<'a> {
         else {
             return Ok(Vec::new());
         };
-        (0..self.clients())
+        (0..self.client_count())
             .map(|n| Ok(Box::new(self.deleter(n, batch, rows)?) as Box<dyn Client + 'a>))
             .collect()
     }
@@ -530,7 +538,7 @@ impl<'a> PreparedStep<'a> for IbenchStep<'a> {
         let Work::Query { batch, rows, .. } = w.work[self.index] else {
             return Ok(Vec::new());
         };
-        let clients = self.clients();
+        let clients = self.client_count();
         let ending = |client: Box<dyn Client + 'a>, paced| BackgroundClient {
             client,
             paced,

@@ -36,7 +36,7 @@ fn the_step_sequence_of_ra_sh() {
     let crew = |i: usize| {
         w.step(engine.db(), i, &Default::default())
             .unwrap()
-            .crew(s[i].clients)
+            .crew()
             .unwrap()
     };
     assert_eq!((crew(0).helpers.len(), crew(2).helpers.len()), (0, 2));

@@ -24,7 +24,7 @@ mod tests;
 
 use crate::params::{record, seed_or_clock, Params, Span};
 use crate::statements::Statements;
-use crate::{NewClient, NewStep, PreparedStep, Workload, WorkloadEntry};
+use crate::{alike, NewClient, NewClients, NewStep, PreparedStep, Workload, WorkloadEntry};
 use check::Check;
 use fathom_core::capability::Need;
 use fathom_core::driver::StepPlan;
@@ -491,41 +491,53 @@ impl<'a> LinkBenchStep<'a> {
 }
 
 impl<'a> PreparedStep<'a> for LinkBenchStep<'a> {
-    /// The load's clients are its link loaders and, last, the node loader (LinkBench's one
-    /// node-loading thread); a request step's are requesters; the check's is the check.
-    fn client(&self, n: usize) -> NewClient<'a> {
+    /// The load's clients are its link loaders and the node loader (LinkBench's one
+    /// node-loading thread, after them); a request step's are requesters; the check's is the
+    /// check.
+    fn clients(&self) -> NewClients<'a> {
         let w = self.w;
-        let rng = w.rng(self.index, n);
-        Ok(match w.work[self.index] {
+        match w.work[self.index] {
             Work::Load => {
-                let store = self.store()?;
-                let m = w.graph.motif_bytes;
-                if n == w.loaders {
-                    Box::new(NodeLoader {
-                        store,
-                        graph: Arc::clone(&w.graph),
-                        rng,
-                        motif: motif::Motif::node(m),
-                        next: None,
-                        buf: Vec::new(),
-                    })
-                } else {
-                    Box::new(LinkLoader::new(
-                        store,
-                        Arc::clone(&w.graph),
-                        Arc::clone(&self.chunks),
-                        rng,
-                        motif::Motif::link(m),
-                    ))
-                }
+                let mut loaders = alike(w.loaders, |n| self.link_loader(n))?;
+                loaders.push(self.node_loader(w.loaders)?);
+                Ok(loaders)
             }
-            Work::Request => Box::new(Requester::new(
-                self.reopen(),
-                Arc::clone(&w.shape),
-                crate::params::thread_seed(w.seed, self.index, n) as i64,
-            )?),
-            Work::Check => Box::new(Check::new(self.store()?)),
-        })
+            Work::Request => alike(w.plans[self.index].clients, |n| {
+                Ok(Box::new(Requester::new(
+                    self.reopen(),
+                    Arc::clone(&w.shape),
+                    crate::params::thread_seed(w.seed, self.index, n) as i64,
+                )?))
+            }),
+            Work::Check => Ok(vec![Box::new(Check::new(self.store()?))]),
+        }
+    }
+}
+
+impl<'a> LinkBenchStep<'a> {
+    /// Link loader `n`, taking id1 chunks from the step's queue.
+    fn link_loader(&self, n: usize) -> NewClient<'a> {
+        let w = self.w;
+        Ok(Box::new(LinkLoader::new(
+            self.store()?,
+            Arc::clone(&w.graph),
+            Arc::clone(&self.chunks),
+            w.rng(self.index, n),
+            motif::Motif::link(w.graph.motif_bytes),
+        )))
+    }
+
+    /// The node loader, thread `n` of the load's (its random stream is that thread's).
+    fn node_loader(&self, n: usize) -> NewClient<'a> {
+        let w = self.w;
+        Ok(Box::new(NodeLoader {
+            store: self.store()?,
+            graph: Arc::clone(&w.graph),
+            rng: w.rng(self.index, n),
+            motif: motif::Motif::node(w.graph.motif_bytes),
+            next: None,
+            buf: Vec::new(),
+        }))
     }
 }
 

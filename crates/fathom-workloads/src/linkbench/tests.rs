@@ -93,8 +93,9 @@ fn on_sqlite_sql_the_graph_loads_the_mix_runs_and_counts_stay_right() {
     let mut check = w
         .step(engine.db(), 0, &Default::default())
         .unwrap()
-        .client(0)
-        .unwrap();
+        .clients()
+        .unwrap()
+        .remove(0);
     let e = check.next().unwrap_err().to_string();
     assert!(e.contains("consistency check failed: 1 of"), "{e}");
 }
@@ -186,7 +187,7 @@ fn requestrate_throttles_the_request_steps_only() {
 /// requestsDone) or until it fails; returns its failed requests and its error.
 fn failures_of(w: &dyn Workload, engine: &Engine) -> (usize, Option<String>) {
     let step = w.step(engine.db(), 0, &Default::default()).unwrap();
-    let mut requester = step.client(0).unwrap();
+    let mut requester = step.clients().unwrap().remove(0);
     let mut failed = 0;
     for _ in 0..400 {
         match requester.next() {

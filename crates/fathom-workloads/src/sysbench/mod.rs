@@ -14,7 +14,7 @@ pub mod report;
 mod sql;
 
 use crate::params::{record, seed_or_clock, Params, Span, Switch};
-use crate::{NewClient, NewStep, PreparedStep, StepOn, Workload, WorkloadEntry};
+use crate::{alike, NewClient, NewClients, NewStep, PreparedStep, StepOn, Workload, WorkloadEntry};
 use events::{Events, Rows, Shape, Test};
 use fathom_core::capability::Need;
 use fathom_core::driver::StepPlan;
@@ -283,6 +283,13 @@ impl Sysbench {
 
 /// A step of sysbench's on one engine: its clients share nothing.
 impl<'a> PreparedStep<'a> for StepOn<'a, Sysbench> {
+    fn clients(&self) -> NewClients<'a> {
+        alike(self.workload.plans[self.index].clients, |n| self.client(n))
+    }
+}
+
+impl<'a> StepOn<'a, Sysbench> {
+    /// Client `n`: a loader of its share of the tables, or a source of the test's events.
     fn client(&self, n: usize) -> NewClient<'a> {
         let (w, engine) = (self.workload, self.engine);
         let rand = w.rand_for(self.index, n);
