@@ -3,12 +3,12 @@
 //! JSON or an HTML trend page.
 
 use clap::Args;
-use fathom_core::changepoint::Change;
+use fathom_core::changepoint::{Change, Search};
 use fathom_core::table::{Cell, Style, Table};
 use fathom_report::draw::svg::{Line, LineChart};
 use fathom_report::model::Model;
 use fathom_report::section::{Chart, Section, Shown, Titled};
-use fathom_run::history::{Filter, History};
+use fathom_run::history::{Filter, History, Series};
 use std::path::Path;
 
 #[derive(Args)]
@@ -24,8 +24,18 @@ pub struct HistoryArgs {
     pub format: fathom_report::Format,
 }
 
+/// A p-value as printed: a permutation test cannot go below 1 / (shuffles + 1), and says so.
+fn p_text(p: f64) -> String {
+    let floor = 1.0 / (Search::default().permutations + 1) as f64;
+    if p <= floor * (1.0 + 1e-9) {
+        format!("p <= {floor:.3}")
+    } else {
+        format!("p = {p:.3}")
+    }
+}
+
 /// A line per change: where, from what to what, and how sure.
-fn change_lines(h: &History, figure: &str) -> String {
+fn change_lines(h: &Series, figure: &str) -> String {
     let values: Vec<f64> = h.points.iter().map(|p| p.value).collect();
     let mut bounds: Vec<usize> = vec![0];
     bounds.extend(h.changes.iter().map(|c| c.at));
@@ -36,7 +46,7 @@ fn change_lines(h: &History, figure: &str) -> String {
         let after = fathom_core::group::median(&values[c.at..bounds[i + 2]]);
         let p = &h.points[c.at];
         out += &format!(
-            "change at run {} ({}, {} {}): {figure} median {} -> {} ({:+.1}%), p = {:.3}\n",
+            "change at run {} ({}, {} {}): {figure} median {} -> {} ({:+.1}%), {}\n",
             c.at + 1,
             p.started_at,
             p.setup,
@@ -44,7 +54,7 @@ fn change_lines(h: &History, figure: &str) -> String {
             fathom_core::table::num(before),
             fathom_core::table::num(after),
             100.0 * (after / before - 1.0),
-            c.p
+            p_text(c.p)
         );
     }
     if h.changes.is_empty() {
@@ -53,7 +63,7 @@ fn change_lines(h: &History, figure: &str) -> String {
     out
 }
 
-fn table(h: &History, figure: &str) -> Table {
+fn table(h: &Series, figure: &str) -> Table {
     let mut t = Table::new(&["run", "started_at", "setup", "version", figure, "change"]);
     let at = |n: usize| h.changes.iter().any(|c: &Change| c.at == n);
     for (n, p) in h.points.iter().enumerate() {
@@ -67,6 +77,105 @@ fn table(h: &History, figure: &str) -> Table {
         ]);
     }
     t
+}
+
+/// A series' points as a line chart.
+fn chart(h: &Series, title: String, figure: &str, by_version: bool) -> Chart {
+    Chart::Line(LineChart {
+        title,
+        x_label: if by_version { "run, by version" } else { "run" }.into(),
+        y_label: figure.into(),
+        lines: vec![Line {
+            name: figure.into(),
+            points: h
+                .points
+                .iter()
+                .enumerate()
+                .map(|(n, p)| ((n + 1) as f64, p.value))
+                .collect(),
+        }],
+        log_y: false,
+        x_names: Vec::new(),
+    })
+}
+
+const METHOD: &str = "changes by E-divisive means (alpha 1, permutation test of 999 shuffles, \
+                      p <= 0.01, at least 3 runs a side)\n";
+
+/// The table of series a mixed selection splits into, one row each.
+fn series_table(h: &History) -> Table {
+    let mut columns = vec!["series"];
+    columns.extend(h.varies.iter().copied());
+    columns.extend(["runs", "first", "last", "changes"]);
+    let mut t = Table::new(&columns);
+    for (n, s) in h.series.iter().enumerate() {
+        let mut row = vec![Cell::count((n + 1) as f64)];
+        row.extend(h.varies.iter().map(|d| Cell::text(s.key.value(d))));
+        row.push(Cell::count(s.points.len() as f64));
+        row.push(Cell::text(&s.points[0].started_at));
+        row.push(Cell::text(&s.points[s.points.len() - 1].started_at));
+        row.push(Cell::count(s.changes.len() as f64));
+        t.push(row);
+    }
+    t
+}
+
+/// The model of a history of one series: its points, its chart and its changes.
+fn one_series(s: &Series, title: &str, figure: &str, by_version: bool) -> Model {
+    let mut trend = Section::new("trend");
+    trend.shown = Shown::Page;
+    trend
+        .charts
+        .push(chart(s, title.into(), figure, by_version));
+    Model {
+        title: format!("fathom history: {title}"),
+        runs: Vec::new(),
+        main: Titled {
+            title: "history".into(),
+            table: table(s, figure),
+        },
+        sections: vec![trend],
+        intervals: None,
+        notes: format!("{}{METHOD}", change_lines(s, figure)),
+        json: None,
+    }
+}
+
+/// The model of a selection that mixes series: the list of series, then each with its
+/// points, chart and changes.
+fn split(h: &History, title: &str, figure: &str, by_version: bool) -> Model {
+    let mut notes = format!(
+        "the selection holds {} series, runs that differ in {}: each is judged on its own \
+         (--setup, --clients, --param, --host pick one)\n",
+        h.series.len(),
+        h.varies.join(", ")
+    );
+    let mut sections = Vec::new();
+    for (n, s) in h.series.iter().enumerate() {
+        let name = format!("series {}: {}", n + 1, s.key.describe(&h.varies));
+        notes += &format!("{name}\n{}", change_lines(s, figure));
+        let mut section = Section::new(name.clone());
+        section.tables.push(Titled {
+            title: name.clone(),
+            table: table(s, figure),
+        });
+        section
+            .charts
+            .push(chart(s, format!("{title}, {name}"), figure, by_version));
+        sections.push(section);
+    }
+    Model {
+        title: format!("fathom history: {title}"),
+        runs: Vec::new(),
+        main: Titled {
+            title: "series".into(),
+            table: series_table(h),
+        },
+        sections,
+        intervals: None,
+        notes: notes + METHOD,
+        json: None,
+    }
 }
 
 pub fn run(args: &HistoryArgs) -> anyhow::Result<()> {
@@ -86,43 +195,9 @@ pub fn run(args: &HistoryArgs) -> anyhow::Result<()> {
             .as_ref()
             .map_or(String::new(), |s| format!(" ({s})"))
     );
-    let mut chart = Section::new("trend");
-    chart.shown = Shown::Page;
-    chart.charts.push(Chart::Line(LineChart {
-        title: title.clone(),
-        x_label: if filter.by_version {
-            "run, by version"
-        } else {
-            "run"
-        }
-        .into(),
-        y_label: figure.clone(),
-        lines: vec![Line {
-            name: figure.clone(),
-            points: h
-                .points
-                .iter()
-                .enumerate()
-                .map(|(n, p)| ((n + 1) as f64, p.value))
-                .collect(),
-        }],
-        log_y: false,
-        x_names: Vec::new(),
-    }));
-    let model = Model {
-        title: format!("fathom history: {title}"),
-        runs: Vec::new(),
-        main: Titled {
-            title: "history".into(),
-            table: table(&h, figure),
-        },
-        sections: vec![chart],
-        intervals: None,
-        notes: format!(
-            "{}changes by E-divisive means (alpha 1, permutation test of 999 shuffles, p <= 0.01, at least 3 runs a side)\n",
-            change_lines(&h, figure)
-        ),
-        json: None,
+    let model = match h.series.as_slice() {
+        [one] => one_series(one, &title, figure, filter.by_version),
+        _ => split(&h, &title, figure, filter.by_version),
     };
     print!("{}", args.format.renderer().render(&model, &[])?);
     Ok(())

@@ -1,6 +1,8 @@
-//! `fathom history` over runs made for the test: 30 null-engine runs at an arrival rate with
-//! 3% noise, 10% lower from run 20 on, and 30 without the shift. The history finds one change,
-//! at run 20, in the first and none in the second; its HTML trend page renders in Chromium.
+//! `fathom history` over runs made for the test: 30 nights of null-engine runs at an arrival
+//! rate with 3% noise, at 1 and at 2 clients, 10% lower from night 20 on, and 30 without the
+//! shift. The history splits the shifted setup's runs by client count and finds one change, at
+//! night 20, in each series, and none in the steady one; its HTML trend page renders in
+//! Chromium.
 
 mod common;
 
@@ -22,20 +24,31 @@ fn normals(n: usize) -> Vec<f64> {
         .collect()
 }
 
-/// Thirty runs of setup `name` at 20,000 ops/s with 3% noise, times `shift` from run 20 on.
-fn series(results: &Path, name: &str, shift: f64, noise: &[f64]) {
-    for (i, z) in noise.iter().enumerate() {
-        let factor = if i >= 19 { shift } else { 1.0 };
-        let rate = 20_000.0 * (1.0 + 0.03 * z) * factor;
-        ok(&run(
-            &format!(
-                "--engine null --name {name} --workload dbbench --param num_keys=1000 \
-                 --param steps=fillseq,readrandom --duration 500ms --clients 1 \
-                 --rate {rate:.0} --no-calibrate"
-            ),
-            results,
-        ));
+/// Thirty nights of setup `name`, a run each night at each (clients, ops/s) of `loads` with 3%
+/// noise (a draw of `noise` each), times `shift` from night 20 on.
+fn series(results: &Path, name: &str, shift: f64, loads: &[(usize, f64)], noise: &[f64]) {
+    for night in 0..30 {
+        let factor = if night >= 19 { shift } else { 1.0 };
+        for (n, (clients, rate)) in loads.iter().enumerate() {
+            let rate = rate * (1.0 + 0.03 * noise[night * loads.len() + n]) * factor;
+            ok(&run(
+                &format!(
+                    "--engine null --name {name} --workload dbbench --param num_keys=1000 \
+                     --param steps=fillseq,readrandom --duration 500ms --clients {clients} \
+                     --rate {rate:.0} --no-calibrate"
+                ),
+                results,
+            ));
+        }
     }
+}
+
+/// The nights at which `text` (a history) says a change came, in its order.
+fn changes_at(text: &str) -> Vec<usize> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("change at run "))
+        .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
+        .collect()
 }
 
 /// `fathom history` of readrandom on the null engine in `db`, with more arguments.
@@ -51,25 +64,45 @@ fn history(db: &Path, setup: &str, format: &str) -> String {
 fn history_finds_the_shift_at_run_20_and_none_without_it() {
     let dir = scratch();
     let results = dir.path().join("results");
-    let noise = normals(60);
-    series(&results, "shifted", 0.9, &noise[..30]);
-    series(&results, "steady", 1.0, &noise[30..]);
+    let noise = normals(90);
+    series(
+        &results,
+        "shifted",
+        0.9,
+        &[(1, 20_000.0), (2, 36_000.0)],
+        &noise[..60],
+    );
+    series(&results, "steady", 1.0, &[(1, 20_000.0)], &noise[60..]);
     let db = results.join("fathom.db");
 
+    // The shifted setup ran at two client counts: two series, a change in each at night 20.
     let text = history(&db, "shifted", "text");
-    let changes: Vec<&str> = text
-        .lines()
-        .filter(|l| l.starts_with("change at run"))
-        .collect();
-    assert_eq!(changes.len(), 1, "{text}");
-    let at: usize = changes[0]["change at run ".len()..]
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    assert!(at.abs_diff(20) <= 1, "{text}");
-    assert!(changes[0].contains("(-"), "a drop: {text}");
+    assert_holds(
+        &text,
+        &["2 series", "differ in clients", "series 2: clients 2"],
+    );
+    let at = changes_at(&text);
+    assert_eq!(at.len(), 2, "{text}");
+    assert!(at.iter().all(|n| n.abs_diff(20) <= 1), "{text}");
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.contains("change at run") && l.contains("(-"))
+            .count(),
+        2,
+        "drops: {text}"
+    );
+    // One client count is one series, one change.
+    let one = ok(&history_of(&db, &["--setup", "shifted", "--clients", "2"]));
+    assert!(!one.contains("series 1"), "{one}");
+    assert_eq!(changes_at(&one).len(), 1, "{one}");
+    assert!(
+        one.contains("p <= 0.001") || one.contains("p = 0.0"),
+        "{one}"
+    );
+    let e = err(&history_of(&db, &["--param", "num_keys=5"]));
+    assert_holds(&e, &["no finished run", "with num_keys=5"]);
+    let e = err(&history_of(&db, &["--param", "num_keys"]));
+    assert_holds(&e, &["--param", "expected KEY=VALUE"]);
 
     let text = history(&db, "steady", "text");
     assert!(text.contains("no change found"), "{text}");

@@ -1,9 +1,14 @@
 //! A figure's history from the results database: one step of one workload on one engine, a
-//! point per finished run in the order the runs started (or by engine version), and the
-//! changes E-divisive means finds in it (`fathom_core::changepoint`).
+//! point per finished run in the order the runs started (or by engine version), split into
+//! series of runs alike in all that defines them (`series.rs`), and the changes E-divisive
+//! means finds in each (`fathom_core::changepoint`).
+
+mod series;
+
+pub use series::{Series, SeriesKey};
 
 use crate::records::{Database, Store, Value};
-use fathom_core::changepoint::{self, Change, Search};
+use fathom_core::changepoint::{self, Search};
 
 /// The figures a history can follow, as `--figure` names them.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -68,9 +73,46 @@ pub struct Filter {
     /// The figure to follow.
     #[arg(long, value_enum, default_value_t)]
     pub figure: Figure,
-    /// Order the runs by engine version instead of by when they started.
+    /// Order the runs by engine version instead of by when they started (the version then
+    /// no longer splits series).
     #[arg(long)]
     pub by_version: bool,
+    /// Only runs of this many clients.
+    #[arg(long, value_name = "N")]
+    pub clients: Option<usize>,
+    /// Only runs with this workload parameter (repeat for more): `num_keys=1000000`.
+    #[arg(long = "param", value_name = "KEY=VALUE", value_parser = parse_param)]
+    pub params: Vec<(String, String)>,
+    /// Only runs made on this host, or the hosts a pattern names (`db-*`).
+    #[arg(long, value_name = "HOST|PATTERN")]
+    pub host: Option<String>,
+}
+
+fn parse_param(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("`{text}`: expected KEY=VALUE, as num_keys=1000000")),
+    }
+}
+
+impl Filter {
+    /// What narrows the selection besides engine, workload and step, as words for an error.
+    fn narrowing(&self) -> String {
+        let mut out = String::new();
+        if let Some(s) = &self.setup {
+            out += &format!(" with setup `{s}`");
+        }
+        if let Some(c) = self.clients {
+            out += &format!(" at {c} clients");
+        }
+        for (k, v) in &self.params {
+            out += &format!(" with {k}={v}");
+        }
+        if let Some(h) = &self.host {
+            out += &format!(" on host `{h}`");
+        }
+        out
+    }
 }
 
 /// One run's figure.
@@ -80,12 +122,15 @@ pub struct Point {
     pub engine_version: String,
     pub setup: String,
     pub value: f64,
+    /// What defines the run's series.
+    pub key: SeriesKey,
 }
 
-/// A history: its points and the changes found in them.
+/// A history: a series for each kind of run the selection holds, each with its changes, and
+/// the dimensions in which the series differ.
 pub struct History {
-    pub points: Vec<Point>,
-    pub changes: Vec<Change>,
+    pub series: Vec<Series>,
+    pub varies: Vec<&'static str>,
 }
 
 /// Orders engine versions as numbers where they are (8.10 after 8.9).
@@ -135,29 +180,35 @@ fn points(db: &mut dyn Database, filter: &Filter, column: &str) -> anyhow::Resul
         params.push(Value::Text(Some(t)));
     }
     let sql = format!(
-        "SELECT runs.started_at, runs.engine_version, runs.setup, steps.{column} \
-         FROM runs JOIN steps ON steps.run_id = runs.id \
+        "SELECT runs.started_at, runs.engine_version, runs.setup, steps.{column}, \
+         runs.manifest FROM runs JOIN steps ON steps.run_id = runs.id \
          WHERE runs.engine = ? AND runs.workload = ? AND steps.step = ? {since}\
          AND steps.{column} IS NOT NULL \
          ORDER BY runs.started_at, runs.id"
     );
     let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
-    Ok(db
-        .query(&sql, &params)?
-        .iter()
-        .filter(|r| {
-            filter
-                .setup
-                .as_ref()
-                .is_none_or(|p| matches(p, &text(&r[2])))
-        })
-        .map(|r| Point {
+    let mut points = Vec::new();
+    for r in db.query(&sql, &params)? {
+        let manifest: fathom_core::result::RunManifest = serde_json::from_str(&text(&r[4]))
+            .map_err(|e| anyhow::anyhow!("the run of {} in the database: {e}", text(&r[0])))?;
+        let key = SeriesKey::of(&manifest, filter.by_version);
+        if filter
+            .setup
+            .as_ref()
+            .is_some_and(|p| !matches(p, &text(&r[2])))
+            || !key.selected(filter)
+        {
+            continue;
+        }
+        points.push(Point {
             started_at: text(&r[0]),
             engine_version: text(&r[1]),
             setup: text(&r[2]),
             value: r[3].as_f64().unwrap_or(f64::NAN),
-        })
-        .collect())
+            key,
+        });
+    }
+    Ok(points)
 }
 
 impl Store {
@@ -174,18 +225,19 @@ impl Store {
                 filter.step,
                 filter.workload,
                 filter.engine,
-                filter
-                    .setup
-                    .as_ref()
-                    .map_or(String::new(), |s| format!(" with setup `{s}`"))
+                filter.narrowing()
             );
         }
         if filter.by_version {
             points.sort_by_key(|p| version_key(&p.engine_version));
         }
-        let values: Vec<f64> = points.iter().map(|p| p.value).collect();
-        let changes = changepoint::changes(&values, &Search::default());
-        Ok(History { points, changes })
+        let mut series = Series::split(points);
+        for s in &mut series {
+            let values: Vec<f64> = s.points.iter().map(|p| p.value).collect();
+            s.changes = changepoint::changes(&values, &Search::default());
+        }
+        let varies = SeriesKey::varying(series.iter().map(|s| &s.key));
+        Ok(History { series, varies })
     }
 }
 
