@@ -77,24 +77,42 @@ impl<'a> Intervals<'a> {
 
     /// Adds a thread's snapshot. Epoch 0 is the warmup: whatever it holds was recorded after
     /// the warmup ended (before the thread saw epoch 1), so it joins interval 1 without counting
-    /// as that thread's contribution to it.
+    /// as that thread's contribution to it. A snapshot of an interval already written (its
+    /// thread was inside one long operation past the interval's grace) joins the next one.
     pub(super) fn add(&mut self, thread: usize, epoch: usize, rec: Recorder) {
-        let kinds = self.kinds.len();
-        let threads = self.threads;
-        let entry = self
-            .pending
-            .entry(epoch.max(1))
-            .or_insert_with(|| (Recorder::new(kinds), vec![false; threads]));
+        let late = epoch < self.next_to_emit;
+        let entry = self.entry(epoch.max(1).max(self.next_to_emit));
         entry.0.merge(&rec);
-        if epoch > 0 {
+        if epoch > 0 && !late {
             entry.1[thread] = true;
         }
     }
 
+    /// Marks intervals that a thread's one operation spanned whole as contributed to.
+    pub(super) fn spanned(&mut self, thread: usize, epochs: std::ops::Range<usize>) {
+        let written = self.next_to_emit;
+        for k in epochs.filter(|k| *k >= written) {
+            self.entry(k).1[thread] = true;
+        }
+    }
+
+    fn entry(&mut self, k: usize) -> &mut (Recorder, Vec<bool>) {
+        let (kinds, threads) = (self.kinds.len(), self.threads);
+        self.pending
+            .entry(k)
+            .or_insert_with(|| (Recorder::new(kinds), vec![false; threads]))
+    }
+
+    /// Whether interval `k` can be written: every thread has handed in its part, or has
+    /// finished, or a whole interval more has passed (a thread still inside one operation
+    /// finished nothing in it; what it did before that operation joins a later interval).
     fn complete(&self, k: usize) -> bool {
         let contributed = self.pending.get(&k).map(|(_, c)| c.as_slice());
-        (0..self.threads)
-            .all(|t| contributed.is_some_and(|c| c[t]) || self.finished[t].is_some_and(|f| f < k))
+        let waited = self.samples.contains_key(&(k + 2));
+        waited
+            || (0..self.threads).all(|t| {
+                contributed.is_some_and(|c| c[t]) || self.finished[t].is_some_and(|f| f < k)
+            })
     }
 
     /// Emits every interval whose end sample exists and whose snapshots have all arrived (or,

@@ -115,6 +115,7 @@ fn op_summary(role: Role, k: &KindRecord) -> OpSummary {
     OpSummary {
         role: Some(role),
         ops: k.ops,
+        timed: (k.latency.len() != k.ops).then_some(k.latency.len()),
         bytes: k.bytes,
         latency_us: Latency::of(&k.latency),
         rows: k.rows,

@@ -405,3 +405,54 @@ fn with_one_queue_an_idle_client_takes_what_a_stalled_one_cannot() {
         "shared {q2:?} against per client {q1:?}"
     );
 }
+
+/// An operation of 1.2 s first, then quick ones.
+struct OneLongOp {
+    done: u64,
+}
+
+impl Client for OneLongOp {
+    fn next(&mut self) -> anyhow::Result<Option<Done>> {
+        let long = self.done == 0;
+        std::thread::sleep(Duration::from_millis(if long { 1200 } else { 2 }));
+        self.done += 1;
+        Ok(Some(Done::of(Test::A)))
+    }
+}
+
+/// Quick operations, 2 ms each.
+struct Steady;
+
+impl Client for Steady {
+    fn next(&mut self) -> anyhow::Result<Option<Done>> {
+        std::thread::sleep(Duration::from_millis(2));
+        Ok(Some(Done::of(Test::A)))
+    }
+}
+
+/// One operation spanning six intervals of 200 ms holds back no interval record until it
+/// ends: the first is written while it runs, a whole interval late at most, and the intervals
+/// still add up to the step.
+#[test]
+fn one_long_operation_holds_back_no_interval() {
+    let plan = StepPlan {
+        duration: Some(Duration::from_millis(2000)),
+        ..reading("long", 2)
+    };
+    let began = std::time::Instant::now();
+    let mut seen = Vec::new();
+    let s = run_seen(
+        &plan,
+        vec![Box::new(OneLongOp { done: 0 }), Box::new(Steady)],
+        Vec::new(),
+        &mut |r| seen.push((r.clone(), began.elapsed())),
+    );
+    let (first, at) = &seen[0];
+    assert!(
+        *at < Duration::from_millis(1000),
+        "interval {} was written {at:?} into the step, after the long operation",
+        first.interval
+    );
+    assert_eq!(seen.iter().map(|(r, _)| r.ops).sum::<u64>(), s.ops);
+    assert!(seen.len() >= 9, "{} intervals", seen.len());
+}

@@ -67,6 +67,12 @@ enum Msg {
         epoch: usize,
         rec: Recorder,
     },
+    /// A thread's operation spanned these intervals whole: it finished nothing in them, and
+    /// holds them back no longer.
+    Spanned {
+        thread: usize,
+        epochs: std::ops::Range<usize>,
+    },
     Final {
         thread: usize,
         epoch: usize,
@@ -162,6 +168,10 @@ fn client_loop(
                 epoch: my_epoch,
                 rec: rec.take(),
             });
+            if epoch > my_epoch + 1 {
+                let epochs = my_epoch + 1..epoch;
+                let _ = tx.send(Msg::Spanned { thread, epochs });
+            }
             my_epoch = epoch;
             prev = Tick::now();
         }
@@ -474,6 +484,7 @@ fn collect<'c>(
         }
         match rx.recv_timeout(next_boundary - now) {
             Ok(Msg::Snapshot { thread, epoch, rec }) => iv.add(thread, epoch, rec),
+            Ok(Msg::Spanned { thread, epochs }) => iv.spanned(thread, epochs),
             Ok(Msg::Final {
                 thread,
                 epoch: e,
