@@ -191,7 +191,7 @@ const RESULT_FILES: &[(&str, &str, &[&str], &[&str])] = &[
         &["merge"],
         &[
             "01-fillseq.hlog",
-            "operations where the step's summary counts",
+            "timed calls where the step's summary counts",
         ],
     ),
 ];

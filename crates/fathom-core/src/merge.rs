@@ -1,11 +1,13 @@
 //! Merging runs of one step sequence made on several client hosts into one run. Latency is
 //! exact: it comes from adding the runs' HdrHistogram logs, never from averaging percentiles.
 //! Operations and throughput add up; the client hosts' per-operation costs are their sum over
-//! the total operations; database size and RSS are the largest any host saw.
+//! the total operations. Database size, RSS, engine counters and device rates add up over
+//! shards (a host each with its own engine) and are one host's reading for clients of one
+//! server (`Topology`).
 
-use crate::combine::{combine, declared};
+use crate::combine::{combine, declared, Rule};
 use crate::recorder::{new_histogram, Latency};
-use crate::result::{IntervalRecord, RunManifest, RunStatus, StepSummary};
+use crate::result::{IntervalRecord, MergeRecord, RunManifest, RunStatus, StepSummary, Topology};
 use crate::store::{LoadedRun, RunDir};
 use anyhow::Context;
 use base64::Engine as _;
@@ -21,8 +23,8 @@ use std::time::{Duration, SystemTime};
 /// A step's histograms by (interval start in µs, tag), with each interval's length.
 type Logged = BTreeMap<(u64, String), (Duration, Histogram<u64>)>;
 
-/// Reads a step's HdrHistogram interval log, adds it into `into`, and returns the operations
-/// it holds, its background writers' left out (as a step's `ops`).
+/// Reads a step's HdrHistogram interval log, adds it into `into`, and returns the calls it
+/// timed, its background writers' left out.
 pub fn read_log(path: &Path, into: &mut Logged) -> anyhow::Result<u64> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     let mut de = Deserializer::new();
@@ -54,18 +56,27 @@ pub fn read_log(path: &Path, into: &mut Logged) -> anyhow::Result<u64> {
     Ok(ops)
 }
 
-/// Reads run `r`'s histogram log of step `i` into `into`, checking that it holds the
-/// operations the step's summary counts: a log cut at a line's end still reads, and would
-/// otherwise be found short only in the merged sum, without its name.
+/// The calls a step's histograms hold: its kinds' timed calls (each as many as its operations
+/// unless a call counts for several), or its operations where it names no kinds.
+fn timed_calls(step: &StepSummary) -> u64 {
+    if step.by_op.is_empty() {
+        return step.ops;
+    }
+    step.by_op.values().map(|o| o.timed.unwrap_or(o.ops)).sum()
+}
+
+/// Reads run `r`'s histogram log of step `i` into `into`, checking that it holds the calls
+/// the step's summary timed: a log cut at a line's end still reads, and would otherwise be
+/// found short only in the merged sum, without its name.
 fn add_checked_log(r: &LoadedRun, i: usize, into: &mut Logged) -> anyhow::Result<()> {
     let step = &r.steps[i];
     let path = r.histogram_log(step);
     let held = read_log(&path, into)?;
-    if held != step.ops {
+    let timed = timed_calls(step);
+    if held != timed {
         anyhow::bail!(
-            "{}: holds {held} operations where the step's summary counts {} (a cut or damaged log)",
+            "{}: holds {held} timed calls where the step's summary counts {timed} (a cut or damaged log)",
             path.display(),
-            step.ops
         );
     }
     Ok(())
@@ -93,7 +104,40 @@ fn write_log(path: &Path, step: &str, logged: &Logged) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// How the runs shared their engine: clients of one server when every run reached the same
+/// server by its `url`, else shards (an embedded engine, or a server each started, per host).
+fn topology(runs: &[LoadedRun]) -> Topology {
+    let url = |r: &LoadedRun| r.manifest.setup.settings.get("url").cloned();
+    match url(&runs[0]) {
+        Some(u) if runs.iter().all(|r| url(r).as_ref() == Some(&u)) => Topology::OneServer,
+        _ => Topology::Shards,
+    }
+}
+
+/// The rule of a figure at `path` for `topology`: shards add up their sizes, memory, engine
+/// counters and device traffic (shares and per-request figures weighted by operations);
+/// clients of one server keep each figure's declared rule.
+fn rule_for(topology: Topology, path: &str) -> Rule {
+    let declared = declared::<StepSummary>(path);
+    if topology == Topology::OneServer {
+        return declared;
+    }
+    let leaf = path.rsplit('.').next().unwrap_or(path);
+    let share =
+        leaf.ends_with("_pct") || leaf.ends_with("_ms") || leaf.ends_with("_kb") || leaf == "w_amp";
+    let added = path.starts_with("db_gb")
+        || path == "rss_gb"
+        || path.starts_with("engine_stats.")
+        || path.starts_with("host.");
+    match (added, share) {
+        (true, true) => Rule::ByOps,
+        (true, false) if leaf != "device" && leaf != "others_cores" => Rule::Sum,
+        _ => declared,
+    }
+}
+
 fn merge_step(
+    topology: Topology,
     parts: &[&StepSummary],
     logged: &Logged,
     intervals: &[Vec<IntervalRecord>],
@@ -118,7 +162,15 @@ fn merge_step(
     // Each figure by the rule its field declares (`result.rs`): operations and rates add up,
     // sizes and lengths take the largest any host saw, per-operation costs are weighted by
     // each host's operations; latencies are replaced from the merged histograms below.
-    let mut summary: StepSummary = combine(parts, &weights, &declared::<StepSummary>);
+    let mut summary: StepSummary = combine(parts, &weights, &|p| rule_for(topology, p));
+    let e = &mut summary.engine_stats;
+    if let (Topology::Shards, Some(c_wgb), Some(ingest)) = (topology, e.c_wgb, e.ingest_gb) {
+        // The whole's write amplification: all shards' flush and compaction writes over all
+        // their ingest.
+        if ingest > 0.0 {
+            e.w_amp = Some(c_wgb / ingest);
+        }
+    }
     let starts: Vec<u64> = parts.iter().filter_map(|p| p.start_unix_ms).collect();
     summary.start_skew_seconds = (starts.len() == parts.len() && !starts.is_empty()).then(|| {
         (starts.iter().max().unwrap_or(&0) - starts.iter().min().unwrap_or(&0)) as f64 / 1000.0
@@ -127,6 +179,7 @@ fn merge_step(
     for (kind, o) in summary.by_op.iter_mut() {
         if let Some(h) = kinds.get(kind.as_str()) {
             o.latency_us = Latency::of(h);
+            o.timed = (h.len() != o.ops).then_some(h.len());
         }
     }
     if let Some(b) = summary.background.as_mut() {
@@ -193,12 +246,25 @@ pub fn merge(runs: &[LoadedRun], out: &Path) -> anyhow::Result<std::path::PathBu
         RunStatus::Partial
     };
     manifest.experiment = None;
+    let topology = topology(runs);
+    manifest.merged = Some(MergeRecord {
+        hosts: hosts.iter().map(|h| h.to_string()).collect(),
+        topology,
+    });
     manifest.host.note = Some(format!(
         "merged from {} runs (hosts {}): ops and ops/s add up, latency is from the merged \
-         histograms; per-op host figures are the client hosts' total over all operations; \
-         db size and RSS the largest any host saw",
+         histograms; per-op host figures are the client hosts' total over all operations; {}",
         runs.len(),
-        hosts.join(", ")
+        hosts.join(", "),
+        match topology {
+            Topology::Shards =>
+                "each host ran its own engine (shards): db size, RSS, engine \
+                                 statistics and device rates add up",
+            Topology::OneServer =>
+                "the hosts were clients of one server: db size, RSS and \
+                                    engine statistics are one reading of it, the largest or the \
+                                    first host's",
+        }
     ));
     for (i, step) in first.steps.iter().enumerate() {
         let parts: Vec<&StepSummary> = runs.iter().map(|r| &r.steps[i]).collect();
@@ -208,7 +274,7 @@ pub fn merge(runs: &[LoadedRun], out: &Path) -> anyhow::Result<std::path::PathBu
             add_checked_log(r, i, &mut logged)?;
             intervals.push(r.intervals(&r.steps[i])?);
         }
-        let (summary, merged) = merge_step(&parts, &logged, &intervals)
+        let (summary, merged) = merge_step(topology, &parts, &logged, &intervals)
             .with_context(|| format!("merging step {}", step.step))?;
         let files = dir.step_files(summary.index, &summary.step);
         write_log(&files.histograms, &summary.step, &logged)?;
@@ -328,6 +394,40 @@ mod tests {
             StepSummary::rule(&["background", "latency_us", "p99"]),
             Some(Rule::First)
         );
+    }
+
+    /// Shards (an engine per host) add up their sizes, memory and device traffic, and weigh
+    /// shares by operations; clients of one server keep the declared rules.
+    #[test]
+    fn shards_add_up_what_clients_of_one_server_share() {
+        let part = |ops: u64, gb: f64, rss: f64, rps: f64, idle: f64| {
+            let mut s = StepSummary {
+                ops,
+                rss_gb: rss,
+                ..StepSummary::default()
+            };
+            s.db_gb.allocated = gb;
+            s.host.rps = Some(rps);
+            s.host.idle_pct = idle;
+            s.engine_stats.flush_gb = Some(gb / 10.0);
+            s
+        };
+        let (a, b) = (
+            part(100, 1.0, 0.5, 5.0, 40.0),
+            part(300, 3.0, 0.25, 7.0, 10.0),
+        );
+        let shards: StepSummary =
+            combine(&[&a, &b], &[100, 300], &|p| rule_for(Topology::Shards, p));
+        assert_eq!(shards.db_gb.allocated, 4.0);
+        assert_eq!(shards.rss_gb, 0.75);
+        assert_eq!(shards.host.rps, Some(12.0));
+        assert!((shards.engine_stats.flush_gb.unwrap() - 0.4).abs() < 1e-12);
+        assert_eq!(shards.host.idle_pct, 17.5);
+        let server: StepSummary = combine(&[&a, &b], &[100, 300], &|p| {
+            rule_for(Topology::OneServer, p)
+        });
+        assert_eq!(server.db_gb.allocated, 3.0);
+        assert_eq!(server.host.rps, Some(5.0));
     }
 
     /// Two hosts' parts of one step merged by the declared rules: counts add up, a cost per

@@ -330,6 +330,7 @@ fn manifest(
         pid: Some(std::process::id()),
         experiment: place.cell.clone(),
         existing_data: place.existing_data,
+        merged: None,
     }
 }
 

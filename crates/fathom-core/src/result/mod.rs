@@ -228,12 +228,16 @@ impl EngineStats {
 
 /// Count and latency of one kind of operation.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, Merge)]
-#[merge(first(role, latency_us), sum(ops, bytes, rows, failed))]
+#[merge(first(role, latency_us), sum(ops, timed, bytes, rows, failed))]
 pub struct OpSummary {
     /// What the kind's operations do (absent in results written before kinds had roles).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<Role>,
     pub ops: u64,
+    /// The calls timed, where they are fewer than `ops`: a call that counts for several
+    /// operations (db_bench's MultiGet of 10 keys) is timed once. Its histograms hold these.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timed: Option<u64>,
     pub bytes: u64,
     pub latency_us: Latency,
     /// Rows the operations inserted.

@@ -71,10 +71,34 @@ pub struct RunManifest {
     /// The experiment cell this run is, when an experiment file ran it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub experiment: Option<ExperimentCell>,
+    /// The runs this run was merged from and how they shared their engine, for a merged run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<MergeRecord>,
     /// The run opened a database an earlier run left (`--existing-data`, as db_bench's
     /// `--use_existing_db`) instead of starting on an empty one.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub existing_data: bool,
+}
+
+/// How the runs a merge joined shared their engine, which decides how their sizes, engine
+/// counters and device rates combine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Topology {
+    /// Each host ran its own engine (an embedded one, or a server it started): a shard each.
+    /// Sizes, RSS, engine counters and device rates add up.
+    Shards,
+    /// Every host was a client of one server (`url`): the server's figures are one host's
+    /// reading, the first's.
+    OneServer,
+}
+
+/// What `fathom merge` made a run of.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MergeRecord {
+    /// The hosts whose runs were merged, in order.
+    pub hosts: Vec<String>,
+    pub topology: Topology,
 }
 
 /// How a run stands or ended.
@@ -126,6 +150,10 @@ pub struct ExperimentCell {
     /// undecided (`None`: a fixed number of repeats).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_repeats: Option<usize>,
+    /// Adaptive repeats' `min`: the rounds every cell runs before any is judged. With `max`
+    /// it gives the looks a comparison's verdict is spread over (`fathom_core::verdict`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_repeats: Option<usize>,
     /// A digest of the whole experiment's definition (every cell's, repeats aside): shards of
     /// one experiment share it, and reports refuse to mix runs whose digests differ.
     #[serde(default, skip_serializing_if = "String::is_empty")]
