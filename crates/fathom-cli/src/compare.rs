@@ -34,6 +34,11 @@ pub struct CompareArgs {
     /// them `!`); without it they count, and the verdict says how many there were.
     #[arg(long)]
     pub exclude_disturbed: bool,
+    /// Adjust the verdicts for their number: holm (the chance of any false verdict at most
+    /// 2.5%) or bh (Benjamini-Hochberg: false ones at most 2.5% of those decided); none
+    /// judges each on its own.
+    #[arg(long, default_value = "none")]
+    pub adjust: fathom_core::verdict::Adjust,
 }
 
 /// Each directory's runs, labelled by the directory; a directory that holds more shards of the
@@ -86,6 +91,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
         threshold: args.threshold,
         iostat: args.iostat.clone(),
         exclude_disturbed: args.exclude_disturbed,
+        adjust: args.adjust,
         ..fathom_report::ReportOptions::default()
     };
     let model = Model::compare(&sides, &opts, |base, new| {

@@ -52,9 +52,14 @@ enum Command {
         /// Leave repeats of a step that other processes disturbed out of the verdicts.
         #[arg(long)]
         exclude_disturbed: bool,
+        /// Adjust the verdicts for their number: holm (the chance of any false verdict at most
+        /// 2.5%) or bh (Benjamini-Hochberg: false ones at most 2.5% of those decided); none
+        /// judges each on its own.
+        #[arg(long, default_value = "none")]
+        adjust: fathom_core::verdict::Adjust,
     },
     /// Relative throughput of NEW against BASE per step, with the change in cpu/o, wKB/o and
-    /// r/o, and with repeats a bootstrap confidence interval and a verdict.
+    /// r/o, and with repeats a t interval and a verdict.
     Compare(compare::CompareArgs),
     /// Merge runs of one step sequence made on several client hosts into one run, exactly:
     /// operations add up and latency comes from the merged HdrHistogram logs.
@@ -96,6 +101,7 @@ fn main() {
             threshold,
             iostat,
             exclude_disturbed,
+            adjust,
         } => report(
             &dirs,
             format,
@@ -105,6 +111,7 @@ fn main() {
                 threshold,
                 iostat,
                 exclude_disturbed,
+                adjust,
             },
         ),
         Command::Compare(args) => compare::run(&args),

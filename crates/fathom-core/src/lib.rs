@@ -30,6 +30,7 @@ pub mod secret;
 pub mod sql;
 pub mod stop;
 pub mod store;
+pub mod student;
 pub mod table;
 pub mod target;
 pub mod tick;

@@ -1,12 +1,13 @@
 //! The comparison table, shared by `fathom compare` and a report's relative throughput
 //! against a base (seed 004's "QPS for my version / QPS for the base"): per step and client
-//! count, the ratio of medians, the change in cpu/o, wKB/o and r/o, and with repeats a
-//! bootstrap confidence interval and a verdict that accounts for noise
-//! (`fathom_core::verdict`), and how to read it.
+//! count, the ratio of throughputs, the change in cpu/o, wKB/o and r/o, and with repeats a
+//! t interval and a verdict that accounts for noise (`fathom_core::verdict`), and how to
+//! read it.
 
 use fathom_core::group::median;
 use fathom_core::table::{Cell, Style, Table};
-use fathom_core::verdict::{Row, MIN_REPEATS, RESAMPLES};
+use fathom_core::verdict::Row;
+use fathom_core::verdict::{Adjust, Against, MIN_REPEATS};
 
 pub const COLUMNS: &[&str] = &[
     "step",
@@ -60,15 +61,35 @@ pub fn table(rows: &[Row]) -> Table {
     t
 }
 
-/// How to read the table.
-pub fn legend(base: &str, threshold: f64) -> String {
-    format!(
-        "base: {base}. ±: coefficient of variation of ops/s over the runs, base/new. new/base: ratio \
-         of median ops/s; 95% CI: percentile bootstrap of that ratio ({RESAMPLES} resamples); \
-         verdict: faster or slower when the whole interval lies beyond ±{t:.1}%, same when it lies \
-         within ±{t:.1}%, else undecided (\"at max\": after an experiment's most rounds); with \
-         fewer than {MIN_REPEATS} runs on a side, no verdict. cpu/o, wKB/o, r/o: new/base of the \
-         medians. n: runs base/new.\n",
-        t = threshold * 100.0
-    )
+/// How to read the table of `against`, judged with the band ±`threshold`.
+pub fn legend(against: &Against, threshold: f64) -> String {
+    let base = against.bases.join(", ");
+    let t = threshold * 100.0;
+    let mut text = format!(
+        "base: {base}. ±: coefficient of variation of ops/s over the runs, base/new. new/base: \
+         ratio of the geometric means of ops/s; 95% CI: Welch's t interval of that ratio, on the \
+         logarithms. verdict: faster or slower when the ratio is beyond ±{t:.1}%, same when it \
+         is within ±{t:.1}% (two one-sided tests), each at 2.5% error; else undecided (\"at \
+         max\": after an experiment's most rounds, whose verdicts share their 2.5% among the \
+         rounds that could decide them); fewer than {MIN_REPEATS} runs on a side, no verdict. \
+         cpu/o, wKB/o, r/o: new/base of the medians. n: runs base/new.\n"
+    );
+    let n = against.verdicts;
+    text += &match against.adjust {
+        Adjust::None if n > 1 => format!(
+            "{n} verdicts, each wrong at most 2.5% of the time on its own: among many, some \
+             may be wrong by chance (--adjust holm bounds the chance of any, --adjust bh the \
+             share).\n"
+        ),
+        Adjust::None => String::new(),
+        Adjust::Holm => format!(
+            "{n} verdicts adjusted by Holm's method: the chance that any of them is wrong is at \
+             most 2.5%.\n"
+        ),
+        Adjust::Bh => format!(
+            "{n} verdicts adjusted by Benjamini-Hochberg: wrong ones are at most 2.5% of those \
+             decided, in expectation.\n"
+        ),
+    };
+    text
 }

@@ -13,6 +13,8 @@ pub struct ReportOptions {
     pub iostat: Option<String>,
     /// Leave repeats of a step that other processes disturbed out of the verdicts.
     pub exclude_disturbed: bool,
+    /// How verdicts are adjusted for their number.
+    pub adjust: fathom_core::verdict::Adjust,
 }
 
 impl ReportOptions {
@@ -21,6 +23,7 @@ impl ReportOptions {
         fathom_core::verdict::Judge {
             threshold: self.threshold,
             exclude_disturbed: self.exclude_disturbed,
+            adjust: self.adjust,
         }
     }
 }
@@ -33,6 +36,7 @@ impl Default for ReportOptions {
             base: None,
             threshold: 0.03,
             exclude_disturbed: false,
+            adjust: fathom_core::verdict::Adjust::None,
         }
     }
 }

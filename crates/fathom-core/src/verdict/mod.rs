@@ -1,19 +1,24 @@
 //! Whether a setup is faster than its base, beyond the noise of repeats: per step and client
-//! count, the ratio of median throughputs, its bootstrap interval, and a verdict against a
-//! threshold band. `fathom compare` prints it; an experiment with adaptive repeats runs rounds
-//! until each compared step has one.
+//! count, the ratio of throughputs, its t interval, and a verdict against a threshold band.
+//! `fathom compare` prints it; an experiment with adaptive repeats runs rounds until each
+//! compared step has one.
 
-use crate::group::{median, median_step, series_of, step_order_of};
+pub mod adjust;
+pub mod log_ratio;
+#[cfg(test)]
+mod simulation;
+
+pub use adjust::Adjust;
+pub use log_ratio::{LogRatio, ALPHA};
+
+use crate::group::{median_step, series_of, step_order_of};
 use crate::result::StepSummary;
-use crate::rng::SplitMix;
 use crate::store::LoadedRun;
 use serde::Serialize;
 
-/// Bootstrap resamples per interval.
-pub const RESAMPLES: usize = 10_000;
-/// Runs each side needs for a verdict: with fewer, the percentile bootstrap of a median is no
-/// 95% interval (with two runs a side it misses an unchanged ratio one time in three; with
-/// three, one time in ten).
+/// Runs each side needs for a verdict. The t interval holds its level with two (the
+/// simulation of docs/verdicts.md measures it), but two runs a side cannot show a disturbed
+/// run for what it is: a verdict waits for a third.
 pub const MIN_REPEATS: usize = 3;
 
 /// One side of a comparison: a setup's runs from one results directory.
@@ -89,10 +94,19 @@ pub struct Row {
     pub new: String,
     pub base_ops_per_sec: Vec<f64>,
     pub new_ops_per_sec: Vec<f64>,
-    /// median(NEW) / median(BASE).
+    /// NEW / BASE of the geometric means of ops/s (the centre of the interval).
     pub ratio: f64,
-    /// 95% bootstrap interval of the ratio; `None` without repeats on both sides.
+    /// The ratio's 95% t interval (Welch's, on the logarithms); `None` without two runs on
+    /// both sides.
     pub ci95: Option<(f64, f64)>,
+    /// The verdict's one-sided p-value, after the looks of adaptive rounds and any adjustment
+    /// for the number of verdicts; the verdict holds where it is at most `ALPHA`.
+    pub p: Option<f64>,
+    /// How many times adaptive rounds could have judged this comparison (1: fixed repeats).
+    pub looks: usize,
+    /// The adjustment for the number of verdicts and that number, when one was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adjusted: Option<(Adjust, usize)>,
     /// Coefficients of variation of BASE's and NEW's ops/s over their repeats.
     pub base_cv: Option<f64>,
     pub new_cv: Option<f64>,
@@ -115,39 +129,12 @@ pub struct Row {
     pub host_difference: Option<String>,
 }
 
-/// A draw below `n` from a deterministic generator, so a report prints the same interval twice.
-fn below(rng: &mut SplitMix, n: usize) -> usize {
-    ((rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * n as f64) as usize
-}
-
-/// The 95% percentile-bootstrap interval of median(new) / median(base).
-pub fn bootstrap_ratio(base: &[f64], new: &[f64]) -> (f64, f64) {
-    let mut rng = SplitMix(0x5eed);
-    let mut draw = |v: &[f64]| {
-        let sample: Vec<f64> = (0..v.len()).map(|_| v[below(&mut rng, v.len())]).collect();
-        median(&sample)
-    };
-    let mut ratios: Vec<f64> = (0..RESAMPLES)
-        .map(|_| {
-            let b = draw(base);
-            draw(new) / b
-        })
-        .filter(|r| r.is_finite())
-        .collect();
-    ratios.sort_by(|a, b| a.total_cmp(b));
-    let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
-    (at(0.025), at(0.975))
-}
-
-/// The verdict of an interval against the band 1 ± `threshold`; without an interval, none.
-pub fn verdict(ci: Option<(f64, f64)>, threshold: f64) -> Verdict {
-    match ci {
-        None => Verdict::NoVerdict,
-        Some((lo, _)) if lo > 1.0 + threshold => Verdict::Faster,
-        Some((_, hi)) if hi < 1.0 - threshold => Verdict::Slower,
-        Some((lo, hi)) if lo >= 1.0 - threshold && hi <= 1.0 + threshold => Verdict::Same,
-        Some(_) => Verdict::Undecided,
+/// The geometric mean of positive figures (0 where one is not).
+fn geometric_mean(xs: &[f64]) -> f64 {
+    if xs.iter().any(|x| *x <= 0.0) {
+        return 0.0;
     }
+    (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp()
 }
 
 /// The coefficient of variation (sample standard deviation over mean); `None` for fewer than
@@ -172,6 +159,18 @@ fn figure_ratio(
     (b > 0.0).then_some(n / b)
 }
 
+/// How many times adaptive rounds could judge a comparison of these runs: once a round from
+/// the first with `MIN_REPEATS` runs a side to the last (a run recorded before its
+/// experiment's `min` was, counts from `MIN_REPEATS`); 1 for fixed repeats.
+fn looks(base: &[&LoadedRun], new: &[&LoadedRun]) -> usize {
+    let rounds = |r: &&LoadedRun| {
+        let e = r.manifest.experiment.as_ref()?;
+        let first = e.min_repeats.unwrap_or(MIN_REPEATS).max(MIN_REPEATS);
+        Some((e.max_repeats? + 1).saturating_sub(first).max(1))
+    };
+    base.iter().chain(new).filter_map(rounds).max().unwrap_or(1)
+}
+
 /// The experiment's most rounds, when both sides' runs ran under adaptive repeats.
 fn max_rounds(base: &[&LoadedRun], new: &[&LoadedRun]) -> Option<usize> {
     let max = |runs: &[&LoadedRun]| {
@@ -187,24 +186,29 @@ impl Row {
     /// rounds is "undecided at max".
     pub fn verdict_text(&self) -> String {
         let runs = self.base_ops_per_sec.len().min(self.new_ops_per_sec.len());
-        let text = match self.max_rounds {
+        let mut text = match self.max_rounds {
             Some(max) if self.verdict == Verdict::Undecided && runs >= max => "undecided at max",
             _ => self.verdict.text(),
-        };
+        }
+        .to_string();
+        if let Some((how, of)) = self.adjusted {
+            text = format!("{text} ({} of {of})", how.text());
+        }
         match (self.disturbed, self.disturbed_excluded) {
-            (0, _) => text.into(),
+            (0, _) => text,
             (n, false) => format!("{text}, {n} disturbed"),
             (n, true) => format!("{text}, {n} disturbed left out"),
         }
     }
 }
 
-/// How a comparison judges: the band, and whether repeats of a step that other processes
-/// disturbed are left out.
+/// How a comparison judges: the band, whether repeats of a step that other processes
+/// disturbed are left out, and how its verdicts are adjusted for their number.
 #[derive(Clone, Copy, Debug)]
 pub struct Judge {
     pub threshold: f64,
     pub exclude_disturbed: bool,
+    pub adjust: Adjust,
 }
 
 impl Judge {
@@ -212,6 +216,7 @@ impl Judge {
         Judge {
             threshold,
             exclude_disturbed: false,
+            adjust: Adjust::None,
         }
     }
 }
@@ -228,7 +233,7 @@ fn kept<'a>(steps: Vec<&'a StepSummary>, judge: &Judge) -> (Vec<&'a StepSummary>
 }
 
 /// Every step NEW and BASE share, per client count.
-pub fn compare(base: &Side, new: &Side, judge: &Judge) -> Vec<Row> {
+pub fn compare<'a>(base: &Side<'a>, new: &Side<'a>, judge: &Judge) -> Vec<Row> {
     let threshold = judge.threshold;
     let bs = series_of(&base.runs);
     let ns = series_of(&new.runs);
@@ -243,28 +248,44 @@ pub fn compare(base: &Side, new: &Side, judge: &Judge) -> Vec<Row> {
             };
             let (bsteps, bd) = kept(b.step(&step), judge);
             let (nsteps, nd) = kept(n.step(&step), judge);
-            if bsteps.is_empty() || nsteps.is_empty() || bsteps[0].ops == 0 {
+            // A repeat that measured nothing (a step without operations, as flush; or one
+            // that failed to run any) has no throughput to judge.
+            let timed = |v: Vec<&'a StepSummary>| -> Vec<&'a StepSummary> {
+                v.into_iter().filter(|s| s.ops > 0).collect()
+            };
+            let (bsteps, nsteps) = (timed(bsteps), timed(nsteps));
+            if bsteps.is_empty() || nsteps.is_empty() {
                 continue;
             }
             let bops: Vec<f64> = bsteps.iter().map(|s| s.ops_per_sec).collect();
             let nops: Vec<f64> = nsteps.iter().map(|s| s.ops_per_sec).collect();
-            let ratio = median(&nops) / median(&bops);
-            let ci = (bops.len() > 1 && nops.len() > 1).then(|| bootstrap_ratio(&bops, &nops));
+            let test = LogRatio::of(&bops, &nops);
+            let looks = looks(&b.runs, &n.runs);
+            let enough = bops.len() >= MIN_REPEATS && nops.len() >= MIN_REPEATS;
+            let (verdict, p) = match test {
+                Some(t) if enough => {
+                    let (v, p) = log_ratio::decide(t.nearest(threshold), looks);
+                    (v, Some(p))
+                }
+                _ => (Verdict::NoVerdict, None),
+            };
             rows.push(Row {
                 workload: b.workload.clone(),
                 step: step.clone(),
                 clients: b.clients,
                 base: base.label.clone(),
                 new: new.label.clone(),
-                ratio,
-                ci95: ci,
+                ratio: test.map_or_else(
+                    || geometric_mean(&nops) / geometric_mean(&bops),
+                    |t| t.ratio(),
+                ),
+                ci95: test.map(|t| t.interval(ALPHA)),
+                p,
+                looks,
+                adjusted: None,
                 base_cv: cv(&bops),
                 new_cv: cv(&nops),
-                verdict: if bops.len() >= MIN_REPEATS && nops.len() >= MIN_REPEATS {
-                    verdict(ci, threshold)
-                } else {
-                    Verdict::NoVerdict
-                },
+                verdict,
                 max_rounds: max_rounds(&b.runs, &n.runs),
                 cpu_ratio: figure_ratio(&bsteps, &nsteps, |s| s.per_op.cpu_us),
                 write_kb_ratio: figure_ratio(&bsteps, &nsteps, |s| s.per_op.write_kb),
@@ -335,6 +356,11 @@ pub struct Against<'a> {
     pub bases: Vec<&'a str>,
     /// Each comparison whose runs came from hosts that differ, and how.
     pub host_differences: Vec<String>,
+    /// How many rows hold a test (a verdict or "undecided"): the number a reader weighs the
+    /// verdicts' 2.5% against.
+    pub verdicts: usize,
+    /// How the verdicts were adjusted for that number.
+    pub adjust: Adjust,
 }
 
 /// How the hosts of two sides' runs differ (the first difference found between any two of
@@ -383,6 +409,8 @@ pub fn against_bases<'a>(
         }
         rows.extend(r);
     }
+    adjust::apply(&mut rows, judge.adjust);
+    let verdicts = rows.iter().filter(|r| r.p.is_some()).count();
     let mut bases: Vec<&str> = pairs
         .iter()
         .map(|&(b, _)| sides[b].label.as_str())
@@ -393,6 +421,8 @@ pub fn against_bases<'a>(
         pairs,
         bases,
         host_differences,
+        verdicts,
+        adjust: judge.adjust,
     })
 }
 
@@ -418,21 +448,63 @@ mod tests {
         let base = [100.0, 101.0, 99.0, 100.5, 99.5];
         let same = [100.2, 99.8, 100.9, 99.1, 100.0];
         let faster = [110.0, 111.0, 109.0, 110.5, 109.5];
-        let (lo, hi) = bootstrap_ratio(&base, &faster);
+        let judge = |b: &[f64], n: &[f64]| {
+            let t = LogRatio::of(b, n).unwrap();
+            (log_ratio::decide(t.nearest(0.03), 1).0, t.interval(ALPHA))
+        };
+        let (v, (lo, hi)) = judge(&base, &faster);
         assert!(lo > 1.05 && hi < 1.15, "{lo} {hi}");
-        assert_eq!(verdict(Some((lo, hi)), 0.03), Verdict::Faster);
-        let ci = bootstrap_ratio(&faster, &base);
-        assert_eq!(verdict(Some(ci), 0.03), Verdict::Slower);
-        let ci = bootstrap_ratio(&base, &same);
-        assert!(ci.0 <= 1.0 && ci.1 >= 1.0, "{ci:?}");
-        assert_eq!(verdict(Some(ci), 0.03), Verdict::Same);
-        // A real change of 1–2% is the same within a 3% band...
-        assert_eq!(verdict(Some((1.005, 1.02)), 0.03), Verdict::Same);
-        // ...and one that may be 2% or 6% is undecided: neither inside the band nor beyond it.
-        assert_eq!(verdict(Some((1.02, 1.06)), 0.03), Verdict::Undecided);
-        assert_eq!(verdict(Some((0.9, 1.1)), 0.03), Verdict::Undecided);
-        assert_eq!(verdict(None, 0.03), Verdict::NoVerdict);
+        assert_eq!(v, Verdict::Faster);
+        assert_eq!(judge(&faster, &base).0, Verdict::Slower);
+        let (v, (lo, hi)) = judge(&base, &same);
+        assert!(lo <= 1.0 && hi >= 1.0, "{lo} {hi}");
+        assert_eq!(v, Verdict::Same);
+        // Three runs a side 10% apart: the interval is wider than the band either way.
+        let (v, _) = judge(&[90.0, 100.0, 110.0], &[95.0, 105.0, 115.0]);
+        assert_eq!(v, Verdict::Undecided);
         assert!(Verdict::Same.decided() && !Verdict::Undecided.decided());
+    }
+
+    /// A step is judged on the repeats that measured something, whichever they are: one base
+    /// repeat without operations leaves two, too few for a verdict, and the step still has
+    /// its row.
+    #[test]
+    fn a_repeat_without_operations_is_left_out_of_the_judgement() {
+        let run = |setup: &str, ops: u64| LoadedRun {
+            path: format!("{setup}{ops}").into(),
+            manifest: crate::result::RunManifest {
+                setup: crate::result::SetupRecord {
+                    name: setup.into(),
+                    ..Default::default()
+                },
+                workload: "w".into(),
+                clients: 1,
+                ..Default::default()
+            },
+            steps: vec![StepSummary {
+                step: "s".into(),
+                ops,
+                ops_per_sec: ops as f64,
+                ..Default::default()
+            }],
+        };
+        let new = [run("b", 100), run("b", 102), run("b", 99)];
+        fn side<'a>(label: &str, runs: &'a [LoadedRun]) -> Side<'a> {
+            Side {
+                label: label.into(),
+                runs: runs.iter().collect(),
+            }
+        }
+        // The run without operations first (where it was the only one looked at), then second.
+        for base in [
+            [run("a", 0), run("a", 100), run("a", 101)],
+            [run("a", 100), run("a", 0), run("a", 101)],
+        ] {
+            let rows = compare(&side("a", &base), &side("b", &new), &Judge::new(0.03));
+            assert_eq!(rows.len(), 1);
+            assert_eq!(rows[0].base_ops_per_sec, vec![100.0, 101.0]);
+            assert_eq!(rows[0].verdict, Verdict::NoVerdict);
+        }
     }
 
     #[test]

@@ -21,7 +21,7 @@ impl Model {
         if against.rows.is_empty() {
             anyhow::bail!("no steps in common between the base and the others");
         }
-        let mut notes = comparison::legend(&against.bases.join(", "), opts.threshold);
+        let mut notes = comparison::legend(&against, opts.threshold);
         for d in &against.host_differences {
             notes += &format!("warning: {d}\n");
         }

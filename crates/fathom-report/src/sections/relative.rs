@@ -33,7 +33,7 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
         title: format!("relative throughput against {bases}"),
         table: comparison::table(rows),
     });
-    let mut legend = comparison::legend(&bases, input.opts.threshold);
+    let mut legend = comparison::legend(&against, input.opts.threshold);
     for d in &against.host_differences {
         legend += &format!("warning: {d}\n");
     }

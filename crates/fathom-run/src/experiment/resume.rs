@@ -295,6 +295,7 @@ fn place(exp: &Experiment, results: &Path, how: &Place, n: usize) -> Place {
             repeat: cell.repeat,
             fingerprint: exp.fingerprint(cell),
             max_repeats: exp.rounds.adaptive().then_some(exp.rounds.max),
+            min_repeats: exp.rounds.adaptive().then_some(exp.rounds.min),
             definition: exp.definition(),
             shard: exp.shard.map(|s| s.to_string()),
         }),

@@ -233,6 +233,9 @@ pub fn undecided(exp: &Experiment, results: &Path, round: usize) -> anyhow::Resu
                 let judge = verdict::Judge {
                     threshold: rounds.threshold,
                     exclude_disturbed: rounds.exclude_disturbed,
+                    // Each comparison's looks share its error (`verdict::looks`); the number of
+                    // comparisons is the report's to adjust for (`--adjust`).
+                    adjust: verdict::Adjust::None,
                 };
                 for row in verdict::compare(&sides[b], &sides[n], &judge) {
                     steps.insert(row.step.clone());

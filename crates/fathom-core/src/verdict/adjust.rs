@@ -1,0 +1,107 @@
+//! Many verdicts at once: a comparison of ten steps at three client counts makes thirty, and at
+//! 2.5% a side each, some are wrong by chance alone. `--adjust holm` holds the chance of any
+//! false verdict among them at 2.5% (Holm's step-down, family-wise); `--adjust bh` holds the
+//! expected share of false ones among those decided (Benjamini–Hochberg, false discovery rate).
+
+use super::log_ratio::ALPHA;
+use super::{Row, Verdict};
+use serde::Serialize;
+
+/// How the verdicts of one comparison are adjusted for their number.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Adjust {
+    /// Each verdict at its own 2.5% a side.
+    #[default]
+    None,
+    /// Holm: the chance of any false verdict in the comparison is at most 2.5%.
+    Holm,
+    /// Benjamini–Hochberg: false verdicts are at most 2.5% of those decided, in expectation.
+    Bh,
+}
+
+impl Adjust {
+    pub const NAMES: &'static str = "none, holm or bh";
+
+    pub fn text(&self) -> &'static str {
+        match self {
+            Adjust::None => "none",
+            Adjust::Holm => "Holm",
+            Adjust::Bh => "Benjamini-Hochberg",
+        }
+    }
+}
+
+impl std::str::FromStr for Adjust {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "none" => Ok(Adjust::None),
+            "holm" => Ok(Adjust::Holm),
+            "bh" => Ok(Adjust::Bh),
+            other => Err(format!("`{other}`: expected {}", Adjust::NAMES)),
+        }
+    }
+}
+
+/// The p-values adjusted for their number, in their order.
+pub fn adjusted(p: &[f64], how: Adjust) -> Vec<f64> {
+    let m = p.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
+    let mut out = p.to_vec();
+    match how {
+        Adjust::None => {}
+        Adjust::Holm => {
+            let mut running: f64 = 0.0;
+            for (rank, &i) in order.iter().enumerate() {
+                running = running.max((p[i] * (m - rank) as f64).min(1.0));
+                out[i] = running;
+            }
+        }
+        Adjust::Bh => {
+            let mut running: f64 = 1.0;
+            for (rank, &i) in order.iter().enumerate().rev() {
+                running = running.min((p[i] * m as f64 / (rank + 1) as f64).min(1.0));
+                out[i] = running;
+            }
+        }
+    }
+    out
+}
+
+/// Adjusts the verdicts of `rows` (those that have a test) for their number: a verdict whose
+/// adjusted p passes 2.5% becomes undecided, and each row says how it was judged.
+pub fn apply(rows: &mut [Row], how: Adjust) {
+    let tested: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].p.is_some()).collect();
+    let p: Vec<f64> = tested.iter().filter_map(|&i| rows[i].p).collect();
+    let q = adjusted(&p, how);
+    for (&i, q) in tested.iter().zip(q) {
+        let row = &mut rows[i];
+        row.adjusted = (how != Adjust::None).then_some((how, p.len()));
+        row.p = Some(q);
+        if q > ALPHA && row.verdict.decided() {
+            row.verdict = Verdict::Undecided;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn holm_and_bh_against_worked_values() {
+        let p = [0.01, 0.04, 0.03, 0.005];
+        let close = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-12);
+        // Holm: sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1, kept increasing.
+        let h = adjusted(&p, Adjust::Holm);
+        assert!(close(&h, &[0.03, 0.06, 0.06, 0.02]), "{h:?}");
+        // BH: times 4/1, 4/2, 4/3, 4/4 from the top, kept decreasing.
+        let b = adjusted(&p, Adjust::Bh);
+        assert!(close(&b, &[0.02, 0.04, 0.04, 0.02]), "{b:?}");
+        assert_eq!(adjusted(&p, Adjust::None), p);
+        assert_eq!("bh".parse::<Adjust>(), Ok(Adjust::Bh));
+        assert!("bonf".parse::<Adjust>().unwrap_err().contains("holm"));
+    }
+}
