@@ -3,7 +3,7 @@
 //! no statistics library and prints the same digits on every machine.
 
 /// ln Γ(x) for x > 0, by Lanczos' approximation (g = 7, nine terms; about 15 digits).
-fn ln_gamma(x: f64) -> f64 {
+pub fn ln_gamma(x: f64) -> f64 {
     const G: [f64; 9] = [
         0.999_999_999_999_809_9,
         676.520_368_121_885_1,

@@ -5,6 +5,8 @@
 //! point with a constant hazard. After each point the posterior over how long the current run
 //! is says how likely a run began a few points back.
 
+use crate::student::ln_gamma;
+
 /// The model's priors.
 #[derive(Clone, Copy, Debug)]
 pub struct Prior {
@@ -43,29 +45,6 @@ impl Stats {
             beta: self.beta + self.kappa * (x - self.mu).powi(2) / (2.0 * (self.kappa + 1.0)),
         }
     }
-}
-
-/// ln Γ(x) for x > 0 (Lanczos, g = 7, nine terms: 15 digits).
-fn ln_gamma(x: f64) -> f64 {
-    const C: [f64; 9] = [
-        0.999_999_999_999_809_9,
-        676.520_368_121_885_1,
-        -1_259.139_216_722_402_8,
-        771.323_428_777_653_1,
-        -176.615_029_162_140_6,
-        12.507_343_278_686_905,
-        -0.138_571_095_265_720_12,
-        9.984_369_578_019_572e-6,
-        1.505_632_735_149_311_6e-7,
-    ];
-    if x < 0.5 {
-        let pi = std::f64::consts::PI;
-        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
-    }
-    let x = x - 1.0;
-    let t = x + 7.5;
-    let sum: f64 = C[0] + (1..9).map(|i| C[i] / (x + i as f64)).sum::<f64>();
-    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + sum.ln()
 }
 
 /// For each point t, the posterior probability, `lag` points later (or at the series' end),
