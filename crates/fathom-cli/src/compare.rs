@@ -14,31 +14,12 @@ pub struct CompareArgs {
     /// directory holding several setups compares them with its first setup (or --base).
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
-    /// The base setup's name, when a directory holds several setups; or the start of several
-    /// names (a version: `8.0.0` for `8.0.0.leveled` and `8.0.0.universal`), each the base of
-    /// the setups named as it is after that start.
-    #[arg(long)]
-    pub base: Option<String>,
-    /// Smallest change called faster or slower (3% or 0.03).
-    #[arg(long, default_value = "3%", value_parser = fathom_core::units::parse_threshold)]
-    pub threshold: f64,
     /// Output format: a format of the report model (csv holds the comparison alone, json its
     /// rows); a workload's original output is refused.
     #[arg(long, default_value = "text")]
     pub format: fathom_report::Format,
-    /// Also each setup's iostat figures during this step, and each over its base's (seed
-    /// 004's table for overwriteandwait): text, md and html.
-    #[arg(long, value_name = "STEP")]
-    pub iostat: Option<String>,
-    /// Leave out repeats of a step that other processes or steal disturbed (the report marks
-    /// them `!`); without it they count, and the verdict says how many there were.
-    #[arg(long)]
-    pub exclude_disturbed: bool,
-    /// Adjust the verdicts for their number: holm (the chance of any false verdict at most
-    /// 2.5%) or bh (Benjamini-Hochberg: false ones at most 2.5% of those decided); none
-    /// judges each on its own.
-    #[arg(long, default_value = "none")]
-    pub adjust: fathom_core::verdict::Adjust,
+    #[command(flatten)]
+    pub judging: fathom_report::Judging,
 }
 
 /// Each directory's runs, labelled by the directory; a directory that holds more shards of the
@@ -87,11 +68,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
         );
     }
     let opts = fathom_report::ReportOptions {
-        base: args.base.clone(),
-        threshold: args.threshold,
-        iostat: args.iostat.clone(),
-        exclude_disturbed: args.exclude_disturbed,
-        adjust: args.adjust,
+        judging: args.judging.clone(),
         ..fathom_report::ReportOptions::default()
     };
     let model = Model::compare(&sides, &opts, |base, new| {

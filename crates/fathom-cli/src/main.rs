@@ -36,27 +36,8 @@ enum Command {
         /// Output format: the report model's, or a workload's original tool's output.
         #[arg(long, default_value = "text")]
         format: fathom_report::Format,
-        /// Add every step's per-interval time series (text, md, csv, json).
-        #[arg(long)]
-        intervals: bool,
-        /// The setup the HTML page's relative throughput is against (default: the first).
-        #[arg(long)]
-        base: Option<String>,
-        /// Smallest change called faster or slower (3% or 0.03).
-        #[arg(long, default_value = "3%", value_parser = fathom_core::units::parse_threshold)]
-        threshold: f64,
-        /// Add each setup's iostat figures during this step to the HTML page's comparison
-        /// (seed 004's table for overwriteandwait).
-        #[arg(long, value_name = "STEP")]
-        iostat: Option<String>,
-        /// Leave repeats of a step that other processes disturbed out of the verdicts.
-        #[arg(long)]
-        exclude_disturbed: bool,
-        /// Adjust the verdicts for their number: holm (the chance of any false verdict at most
-        /// 2.5%) or bh (Benjamini-Hochberg: false ones at most 2.5% of those decided); none
-        /// judges each on its own.
-        #[arg(long, default_value = "none")]
-        adjust: fathom_core::verdict::Adjust,
+        #[command(flatten)]
+        opts: fathom_report::ReportOptions,
     },
     /// Relative throughput of NEW against BASE per step, with the change in cpu/o, wKB/o and
     /// r/o, and with repeats a t interval and a verdict.
@@ -93,27 +74,7 @@ fn main() {
     let result = match cli.command {
         Command::Run(args) => run::run(*args),
         Command::Profile(args) => profile::run(&args),
-        Command::Report {
-            dirs,
-            format,
-            intervals,
-            base,
-            threshold,
-            iostat,
-            exclude_disturbed,
-            adjust,
-        } => report(
-            &dirs,
-            format,
-            &fathom_report::ReportOptions {
-                intervals,
-                base,
-                threshold,
-                iostat,
-                exclude_disturbed,
-                adjust,
-            },
-        ),
+        Command::Report { dirs, format, opts } => report(&dirs, format, &opts),
         Command::Compare(args) => compare::run(&args),
         Command::Merge(args) => merge::run(&args),
         Command::Store { command } => store::run(&command),

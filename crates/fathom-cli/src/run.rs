@@ -273,9 +273,12 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
     let outcome = experiment::run(&exp, &results, &how, &mut progress)?;
     let runs = crate::load_runs(&results)?;
     let opts = fathom_report::ReportOptions {
-        base: exp.rounds.base.clone(),
-        threshold: exp.rounds.threshold,
-        exclude_disturbed: exp.rounds.exclude_disturbed,
+        judging: fathom_report::Judging {
+            base: exp.rounds.base.clone(),
+            threshold: exp.rounds.threshold,
+            exclude_disturbed: exp.rounds.exclude_disturbed,
+            ..Default::default()
+        },
         ..Default::default()
     };
     print!("{}", fathom_report::render(&runs, args.format, &opts)?);

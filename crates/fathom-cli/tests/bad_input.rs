@@ -69,6 +69,9 @@ const ENGINE_INPUT: &[Case] = &[
     case("run --engine lmdb --workload dbbench --set map_size=tiny", &["map_size", "tiny"]),
     case("run --engine lmdb --workload dbbench --set nosuch=1", &["no setting `nosuch`"]),
     case("run --engine sqlite --workload dbbench --setup journal_mod=WAL --param steps=fillseq", &["journal_mod"]),
+    // A value SQLite ignores (it keeps its mode) is refused, read back.
+    case("run --engine sqlite --workload dbbench --setup journal_mode=banana --param steps=fillseq", &["journal_mode", "`wal`", "`banana`"]),
+    case("run --engine sqlite-sql --workload sysbench --setup synchronous=sometimes", &["synchronous", "`sometimes`"]),
     case("run --engine sqlite --workload dbbench --set nosuch=1", &["no setting `nosuch`"]),
     case("run --engine sqlite-sql --workload sysbench --set nosuch=1", &["no setting `nosuch`"]),
     case("run --engine innodb --workload sysbench --set nosuch=1", &["no setting `nosuch`"]),

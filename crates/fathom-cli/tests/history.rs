@@ -60,23 +60,10 @@ fn history(db: &Path, setup: &str, format: &str) -> String {
     ok(&history_of(db, &["--setup", setup, "--format", format]))
 }
 
-#[test]
-fn history_finds_the_shift_at_run_20_and_none_without_it() {
-    let dir = scratch();
-    let results = dir.path().join("results");
-    let noise = normals(90);
-    series(
-        &results,
-        "shifted",
-        0.9,
-        &[(1, 20_000.0), (2, 36_000.0)],
-        &noise[..60],
-    );
-    series(&results, "steady", 1.0, &[(1, 20_000.0)], &noise[60..]);
-    let db = results.join("fathom.db");
-
-    // The shifted setup ran at two client counts: two series, a change in each at night 20.
-    let text = history(&db, "shifted", "text");
+/// The shifted setup ran at two client counts: two series, a change in each at night 20; one
+/// client count is one series with one change; a filter nothing matches is named.
+fn each_client_count_is_a_series_with_its_change(db: &Path) {
+    let text = history(db, "shifted", "text");
     assert_holds(
         &text,
         &["2 series", "differ in clients", "series 2: clients 2"],
@@ -92,18 +79,35 @@ fn history_finds_the_shift_at_run_20_and_none_without_it() {
         "drops: {text}"
     );
     // One client count is one series, one change.
-    let one = ok(&history_of(&db, &["--setup", "shifted", "--clients", "2"]));
+    let one = ok(&history_of(db, &["--setup", "shifted", "--clients", "2"]));
     assert!(!one.contains("series 1"), "{one}");
     assert_eq!(changes_at(&one).len(), 1, "{one}");
     assert!(
         one.contains("p <= 0.001") || one.contains("p = 0.0"),
         "{one}"
     );
-    let e = err(&history_of(&db, &["--param", "num_keys=5"]));
+    let e = err(&history_of(db, &["--param", "num_keys=5"]));
     assert_holds(&e, &["no finished run", "with num_keys=5"]);
-    let e = err(&history_of(&db, &["--param", "num_keys"]));
+    let e = err(&history_of(db, &["--param", "num_keys"]));
     assert_holds(&e, &["--param", "expected KEY=VALUE"]);
+}
 
+#[test]
+fn history_finds_the_shift_at_run_20_and_none_without_it() {
+    let dir = scratch();
+    let results = dir.path().join("results");
+    let noise = normals(90);
+    series(
+        &results,
+        "shifted",
+        0.9,
+        &[(1, 20_000.0), (2, 36_000.0)],
+        &noise[..60],
+    );
+    series(&results, "steady", 1.0, &[(1, 20_000.0)], &noise[60..]);
+    let db = results.join("fathom.db");
+
+    each_client_count_is_a_series_with_its_change(&db);
     let text = history(&db, "steady", "text");
     assert!(text.contains("no change found"), "{text}");
     assert_eq!(

@@ -15,6 +15,14 @@ fn readrandom_others(results: &std::path::Path) -> (f64, String) {
     let report = report_json(results);
     let step = step(&report["runs"][0], "readrandom");
     let others = step["host"]["others_cores"].as_f64().expect("others_cores");
+    // The kernel's own threads are counted apart, and the share is of the host's 2 cores.
+    assert!(step["host"]["kernel_cores"].as_f64().is_some(), "{step}");
+    let pct = step["host"]["others_pct"].as_f64().expect("others_pct");
+    let cores = report["runs"][0]["host"]["cores"].as_f64().unwrap_or(2.0);
+    assert!(
+        (pct - 100.0 * others / cores).abs() < 1.0,
+        "{others} cores, {pct}%"
+    );
     (others, report_as(results, "text"))
 }
 

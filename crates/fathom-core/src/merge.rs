@@ -129,9 +129,11 @@ fn rule_for(topology: Topology, path: &str) -> Rule {
         || path == "rss_gb"
         || path.starts_with("engine_stats.")
         || path.starts_with("host.");
-    match (added, share) {
+    // What names the device, and the interference a step is judged by, keep their rules.
+    let kept = matches!(leaf, "device" | "others_cores" | "others_pct" | "steal_pct");
+    match (added && !kept, share) {
         (true, true) => Rule::ByOps,
-        (true, false) if leaf != "device" && leaf != "others_cores" => Rule::Sum,
+        (true, false) => Rule::Sum,
         _ => declared,
     }
 }
@@ -145,17 +147,21 @@ fn merge_step(
     let mut all = new_histogram();
     let mut kinds: BTreeMap<&str, Histogram<u64>> = BTreeMap::new();
     let mut bg = new_histogram();
-    let mut by_start: BTreeMap<u64, Histogram<u64>> = BTreeMap::new();
+    // Interval k of every host, by its nominal start: (k - 1) interval lengths into the
+    // measured part.
+    let mut by_interval: BTreeMap<u64, Histogram<u64>> = BTreeMap::new();
     let add =
         |a: &mut Histogram<u64>, b: &Histogram<u64>| a.add(b).map_err(|e| anyhow::anyhow!("{e:?}"));
-    for ((start, tag), (_, h)) in logged {
+    for ((start, tag), (len, h)) in logged {
         if tag.starts_with("bg.") {
             add(&mut bg, h)?;
             continue;
         }
         add(&mut all, h)?;
         add(kinds.entry(tag).or_insert_with(new_histogram), h)?;
-        add(by_start.entry(*start).or_insert_with(new_histogram), h)?;
+        let len = (len.as_micros() as u64).max(1);
+        let k = (start + len / 2) / len + 1;
+        add(by_interval.entry(k).or_insert_with(new_histogram), h)?;
     }
     // Each run's log was checked against its summary as it was read (`add_checked_log`).
     let weights: Vec<u64> = parts.iter().map(|s| s.ops).collect();
@@ -187,20 +193,58 @@ fn merge_step(
     }
     // Each host's queue is its own; the merged step keeps the first's.
     summary.queue_us = parts[0].queue_us.clone();
-    // Interval k of every host is the k-th interval start in the logs.
-    let starts: Vec<&Histogram<u64>> = by_start.values().collect();
     let n = intervals.iter().map(Vec::len).max().unwrap_or(0);
     let mut merged = Vec::new();
     for k in 0..n {
         let at: Vec<&IntervalRecord> = intervals.iter().filter_map(|v| v.get(k)).collect();
         let weights: Vec<u64> = at.iter().map(|i| i.ops).collect();
         let mut record: IntervalRecord = combine(&at, &weights, &declared::<IntervalRecord>);
-        record.latency_us = starts
-            .get(k)
-            .map_or_else(Latency::default, |h| Latency::of(h));
+        record.latency_us = by_interval
+            .get(&(k as u64 + 1))
+            .map_or_else(Latency::default, Latency::of);
         merged.push(record);
     }
     Ok((summary, merged))
+}
+
+const SHARDS: &str = "each host ran its own engine (shards): db size, RSS, engine statistics \
+                      and device rates add up";
+const ONE_SERVER: &str = "the hosts were clients of one server: db size and RSS are the \
+                          largest any host saw, engine statistics the first host's reading";
+
+/// The merged run's `run.json`: the first run's, with the clients added up, finished only if
+/// every run finished, and what was merged and how stated.
+fn merged_manifest(runs: &[LoadedRun], topology: Topology) -> RunManifest {
+    let hosts: Vec<&str> = runs
+        .iter()
+        .map(|r| r.manifest.host.hostname.as_str())
+        .collect();
+    let mut manifest: RunManifest = runs[0].manifest.clone();
+    manifest.clients = runs.iter().map(|r| r.manifest.clients).sum();
+    manifest.status = if runs
+        .iter()
+        .all(|r| r.manifest.status == RunStatus::Finished)
+    {
+        RunStatus::Finished
+    } else {
+        RunStatus::Partial
+    };
+    manifest.experiment = None;
+    manifest.merged = Some(MergeRecord {
+        hosts: hosts.iter().map(|h| h.to_string()).collect(),
+        topology,
+    });
+    manifest.host.note = Some(format!(
+        "merged from {} runs (hosts {}): ops and ops/s add up, latency is from the merged \
+         histograms; per-op host figures are the client hosts' total over all operations; {}",
+        runs.len(),
+        hosts.join(", "),
+        match topology {
+            Topology::Shards => SHARDS,
+            Topology::OneServer => ONE_SERVER,
+        }
+    ));
+    manifest
 }
 
 /// Merges `runs` (one per client host, same workload and steps) into a new run directory
@@ -231,41 +275,8 @@ pub fn merge(runs: &[LoadedRun], out: &Path) -> anyhow::Result<std::path::PathBu
         .context("--out needs a directory name")?
         .to_string_lossy();
     let dir = RunDir::create_named(parent, &name)?;
-    let hosts: Vec<&str> = runs
-        .iter()
-        .map(|r| r.manifest.host.hostname.as_str())
-        .collect();
-    let mut manifest: RunManifest = first.manifest.clone();
-    manifest.clients = runs.iter().map(|r| r.manifest.clients).sum();
-    manifest.status = if runs
-        .iter()
-        .all(|r| r.manifest.status == RunStatus::Finished)
-    {
-        RunStatus::Finished
-    } else {
-        RunStatus::Partial
-    };
-    manifest.experiment = None;
     let topology = topology(runs);
-    manifest.merged = Some(MergeRecord {
-        hosts: hosts.iter().map(|h| h.to_string()).collect(),
-        topology,
-    });
-    manifest.host.note = Some(format!(
-        "merged from {} runs (hosts {}): ops and ops/s add up, latency is from the merged \
-         histograms; per-op host figures are the client hosts' total over all operations; {}",
-        runs.len(),
-        hosts.join(", "),
-        match topology {
-            Topology::Shards =>
-                "each host ran its own engine (shards): db size, RSS, engine \
-                                 statistics and device rates add up",
-            Topology::OneServer =>
-                "the hosts were clients of one server: db size, RSS and \
-                                    engine statistics are one reading of it, the largest or the \
-                                    first host's",
-        }
-    ));
+    let manifest = merged_manifest(runs, topology);
     for (i, step) in first.steps.iter().enumerate() {
         let parts: Vec<&StepSummary> = runs.iter().map(|r| &r.steps[i]).collect();
         let mut logged = Logged::new();
@@ -393,6 +404,33 @@ mod tests {
         assert_eq!(
             StepSummary::rule(&["background", "latency_us", "p99"]),
             Some(Rule::First)
+        );
+    }
+
+    /// Interval k's latency comes from the histograms logged at its nominal start, even where no
+    /// host logged anything in an earlier interval (which shifted every later one by one).
+    #[test]
+    fn an_interval_is_merged_by_its_nominal_start() {
+        let second = Duration::from_secs(1);
+        let mut logged = Logged::new();
+        for (start_s, value_ns) in [(1u64, 5_000u64), (2, 9_000)] {
+            let mut h = new_histogram();
+            h.record(value_ns).unwrap();
+            logged.insert((start_s * 1_000_000, "get".into()), (second, h));
+        }
+        let step = StepSummary::default();
+        let records: Vec<IntervalRecord> = (1..=3)
+            .map(|k| IntervalRecord {
+                interval: k,
+                ..Default::default()
+            })
+            .collect();
+        let (_, merged) = merge_step(Topology::Shards, &[&step], &logged, &[records]).unwrap();
+        let p50: Vec<f64> = merged.iter().map(|r| r.latency_us.p50).collect();
+        assert_eq!(p50[0], 0.0, "{p50:?}");
+        assert!(
+            (p50[1] - 5.0).abs() < 0.1 && (p50[2] - 9.0).abs() < 0.1,
+            "{p50:?}"
         );
     }
 

@@ -27,9 +27,21 @@ impl UnitRate {
         }
     }
 
-    /// Accounts for `units` just sent; returns when the next operation may start.
+    /// Accounts for `units` just sent; returns when the next operation may start. A writer that
+    /// fell behind (a write stall) catches up at most one period's worth (100 ms without a
+    /// period) rather than in one burst: as RocksDB's limiter, whose unused budget does not
+    /// pile up beyond a period.
     pub fn charge(&mut self, units: u64) -> Instant {
         self.sent += units;
+        let backlog = if self.period.is_zero() {
+            Duration::from_millis(100)
+        } else {
+            self.period
+        };
+        let owed = Duration::from_secs_f64(self.sent as f64 / self.units_per_sec);
+        if let Some(earliest) = Instant::now().checked_sub(backlog + owed) {
+            self.start = self.start.max(earliest);
+        }
         let due = self.sent as f64 / self.units_per_sec;
         if self.period.is_zero() {
             return self.start + Duration::from_secs_f64(due);
@@ -65,6 +77,22 @@ impl Arrivals {
             spacing,
             rng: SmallRng::seed_from_u64(seed),
         }
+    }
+
+    /// Client `k` of `n` clients that share a step's rate, each with its own arrivals: uniform
+    /// ones start a `k/n` share of a gap apart, so the clients take turns instead of all
+    /// firing at once every gap; Poisson ones are independent already.
+    pub fn staggered(
+        ops_per_sec: f64,
+        spacing: Spacing,
+        start: Instant,
+        (k, n): (usize, usize),
+    ) -> Self {
+        let mut a = Arrivals::new(ops_per_sec, spacing, start, k as u64 + 1);
+        if spacing == Spacing::Uniform && n > 1 {
+            a.next += Duration::from_secs_f64(a.mean_gap * k as f64 / n as f64);
+        }
+        a
     }
 
     /// The next intended start; later calls return later instants.
@@ -110,6 +138,21 @@ mod tests {
         assert_eq!(r.charge(150) - t0, Duration::from_millis(200));
     }
 
+    /// A writer stalled for two seconds at 1000 units a second does not then send 2000 units
+    /// back to back: it owes at most one period (100 ms without one), plus, with a period, the
+    /// budget of the period it is in.
+    #[test]
+    fn after_a_stall_the_catch_up_is_one_period_at_most() {
+        for period in [Duration::ZERO, Duration::from_millis(100)] {
+            let mut r = UnitRate::new(1000.0, period);
+            r.start -= Duration::from_secs(2);
+            let due = r.charge(10);
+            let behind = Instant::now().saturating_duration_since(due);
+            let most = Duration::from_millis(101) + period;
+            assert!(behind <= most, "{period:?}: {behind:?} behind");
+        }
+    }
+
     #[test]
     fn uniform_arrivals_are_evenly_spaced() {
         let start = Instant::now();
@@ -117,6 +160,21 @@ mod tests {
         assert_eq!(a.next_start(), start);
         let second = a.next_start() - start;
         assert!((second.as_secs_f64() - 0.01).abs() < 1e-9);
+    }
+
+    /// Four clients at 100 ops/s each: uniform arrivals 2.5 ms apart, not all at once.
+    #[test]
+    fn uniform_clients_take_turns() {
+        let start = Instant::now();
+        let firsts: Vec<f64> = (0..4)
+            .map(|k| {
+                let mut a = Arrivals::staggered(100.0, Spacing::Uniform, start, (k, 4));
+                (a.next_start() - start).as_secs_f64()
+            })
+            .collect();
+        for (k, at) in firsts.iter().enumerate() {
+            assert!((at - 0.0025 * k as f64).abs() < 1e-9, "{firsts:?}");
+        }
     }
 
     #[test]

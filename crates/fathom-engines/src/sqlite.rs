@@ -87,9 +87,70 @@ pub(crate) fn pragmas(config: &EngineConfig) -> anyhow::Result<Vec<String>> {
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
             anyhow::bail!("SQLite setup: `{item}` is not a PRAGMA (expected name=value, e.g. synchronous=NORMAL)");
         }
-        list.push(item.to_string());
+        // The file's layout takes effect only before the database has content or is in WAL
+        // mode: these go before fathom's journal_mode.
+        if ["page_size", "auto_vacuum"].contains(&name.to_ascii_lowercase().as_str()) {
+            list.insert(0, item.to_string());
+        } else {
+            list.push(item.to_string());
+        }
     }
     Ok(list)
+}
+
+/// A PRAGMA's value as SQLite reads it back: keywords as the numbers SQLite stores them as,
+/// the rest lower case.
+fn normalized(name: &str, value: &str) -> String {
+    let v = value.trim().trim_matches(['\'', '"']).to_ascii_lowercase();
+    let keyword = match (name, v.as_str()) {
+        ("synchronous", "off") | ("temp_store", "default") | ("auto_vacuum", "none") => "0",
+        ("synchronous", "normal") | ("temp_store", "file") | ("auto_vacuum", "full") => "1",
+        ("synchronous", "full") | ("temp_store", "memory") | ("auto_vacuum", "incremental") => "2",
+        ("synchronous", "extra") => "3",
+        (_, "on" | "true" | "yes") => "1",
+        (_, "off" | "false" | "no") => "0",
+        _ => return v,
+    };
+    keyword.to_string()
+}
+
+/// Reads each `name=value` PRAGMA back and refuses one SQLite did not take (a mode it does not
+/// know, a size past its limit): SQLite ignores what it cannot do, and the run would measure
+/// another setup than the one named.
+fn check_taken(conn: &Connection, pragmas: &[String]) -> anyhow::Result<()> {
+    // A PRAGMA set twice (fathom's setting, then the setup's) holds the last value.
+    let mut last: Vec<(String, &str)> = Vec::new();
+    for p in pragmas {
+        let Some((name, asked)) = p.split_once('=') else {
+            continue;
+        };
+        let name = name.trim().to_ascii_lowercase();
+        last.retain(|(n, _)| *n != name);
+        last.push((name, asked));
+    }
+    for (name, asked) in last {
+        let read = conn
+            .query_row(&format!("PRAGMA {name}"), [], |r| {
+                r.get_ref(0).map(|v| match v {
+                    rusqlite::types::ValueRef::Integer(i) => i.to_string(),
+                    rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+                    other => format!("{other:?}"),
+                })
+            })
+            .optional()
+            .map_err(|e| anyhow::anyhow!("PRAGMA {name}: {e}"))?;
+        let Some(read) = read else {
+            continue; // a PRAGMA that only acts (optimize) reads nothing back
+        };
+        if normalized(&name, &read) != normalized(&name, asked) {
+            anyhow::bail!(
+                "SQLite kept PRAGMA {name} at `{read}` where the setup asked `{}`: it ignores a \
+                 value it cannot take",
+                asked.trim()
+            );
+        }
+    }
+    Ok(())
 }
 
 pub(crate) fn connect(path: &std::path::Path, pragmas: &[String]) -> anyhow::Result<Connection> {
@@ -105,16 +166,20 @@ pub(crate) fn connect(path: &std::path::Path, pragmas: &[String]) -> anyhow::Res
     Ok(conn)
 }
 
-fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
-    let pragmas = pragmas(config)?;
-    let path = config.data_dir.join(FILE);
-    let admin = connect(&path, &pragmas)?;
+/// The engine's own connection to the database at `path`, with every PRAGMA of the setup
+/// checked: one SQLite does not know, or a value it did not take, is refused.
+pub(crate) fn open_admin(
+    path: &std::path::Path,
+    pragmas: &[String],
+    config: &EngineConfig,
+) -> anyhow::Result<Connection> {
+    let admin = connect(path, pragmas)?;
     // SQLite ignores a PRAGMA it does not know; fathom does not.
     let known: Vec<String> = admin
         .prepare("SELECT name FROM pragma_pragma_list")?
         .query_map([], |r| r.get(0))?
         .collect::<Result<_, _>>()?;
-    for p in &pragmas {
+    for p in pragmas {
         let name = p
             .split('=')
             .next()
@@ -128,6 +193,14 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
             );
         }
     }
+    check_taken(&admin, pragmas)?;
+    Ok(admin)
+}
+
+fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
+    let pragmas = pragmas(config)?;
+    let path = config.data_dir.join(FILE);
+    let admin = open_admin(&path, &pragmas, config)?;
     admin.execute_batch(
         "CREATE TABLE IF NOT EXISTS kv (k BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID",
     )?;

@@ -3,7 +3,7 @@
 //! the same comparisons as the servers. Settings and PRAGMAs are those of the kv `sqlite`.
 
 use crate::settings;
-use crate::sqlite::{connect, pragmas, SqliteSettings};
+use crate::sqlite::{connect, open_admin, pragmas, SqliteSettings};
 use crate::{EngineConfig, EngineEntry};
 use fathom_core::options::Syntax;
 use fathom_core::retry::Failure;
@@ -34,7 +34,7 @@ fn version() -> anyhow::Result<String> {
 fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
     let pragmas = pragmas(config)?;
     let path = config.data_dir.join(FILE);
-    let admin = connect(&path, &pragmas)?;
+    let admin = open_admin(&path, &pragmas, config)?;
     Ok(Box::new(SqliteSql {
         id: Identity::new(
             ENTRY.name,

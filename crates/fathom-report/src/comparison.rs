@@ -6,6 +6,7 @@
 
 use fathom_core::group::median;
 use fathom_core::table::{Cell, Style, Table};
+use fathom_core::verdict::costs::cost_text;
 use fathom_core::verdict::Row;
 use fathom_core::verdict::{Adjust, Against, MIN_REPEATS};
 
@@ -18,6 +19,7 @@ pub const COLUMNS: &[&str] = &[
     "new/base",
     "95% CI",
     "verdict",
+    "costs",
     "cpu/o",
     "wKB/o",
     "r/o",
@@ -45,6 +47,7 @@ pub fn table(rows: &[Row]) -> Table {
                 Cell::Pair(lo, hi, Style::Fixed(3), '-')
             }),
             Cell::text(r.verdict_text()),
+            Cell::text(costs_text(r)),
             ratio(r.cpu_ratio),
             ratio(r.write_kb_ratio),
             ratio(r.reads_ratio),
@@ -61,6 +64,21 @@ pub fn table(rows: &[Row]) -> Table {
     t
 }
 
+/// The cost verdicts that are decided, as `cpu/o more, wKB/o same`; `-` for none.
+fn costs_text(r: &Row) -> String {
+    let decided: Vec<String> = r
+        .costs
+        .iter()
+        .filter(|c| c.verdict.decided())
+        .map(|c| format!("{} {}", c.figure, cost_text(c.verdict)))
+        .collect();
+    if decided.is_empty() {
+        "-".into()
+    } else {
+        decided.join(", ")
+    }
+}
+
 /// How to read the table of `against`, judged with the band ±`threshold`.
 pub fn legend(against: &Against, threshold: f64) -> String {
     let base = against.bases.join(", ");
@@ -72,7 +90,9 @@ pub fn legend(against: &Against, threshold: f64) -> String {
          is within ±{t:.1}% (two one-sided tests), each at 2.5% error; else undecided (\"at \
          max\": after an experiment's most rounds, whose verdicts share their 2.5% among the \
          rounds that could decide them); fewer than {MIN_REPEATS} runs on a side, no verdict. \
-         cpu/o, wKB/o, r/o: new/base of the medians. n: runs base/new.\n"
+         costs: cpu/o, wKB/o, r/o and rKB/o judged the same way, more or less per operation \
+         beyond ±{t:.1}% or the same within it (only the decided ones are listed). cpu/o, \
+         wKB/o, r/o: new/base of the medians. n: runs base/new.\n"
     );
     let n = against.verdicts;
     text += &match against.adjust {

@@ -13,7 +13,7 @@ pub mod sections;
 
 use fathom_core::store::LoadedRun;
 use model::Model;
-pub use options::ReportOptions;
+pub use options::{Judging, ReportOptions};
 pub use render::{Format, Renderer};
 
 /// The report of `runs` in a format.

@@ -1,26 +1,39 @@
-//! What a report includes and how it judges: the options every section and format reads.
+//! What a report includes and how it judges: the options every section and format reads, and
+//! the flags `fathom report` and `fathom compare` take for them.
 
-/// What a report includes besides the step table.
-#[derive(Clone, Debug)]
-pub struct ReportOptions {
-    /// Add the per-interval time series (text, md, csv, json).
-    pub intervals: bool,
-    /// The setup others are compared against (default: the first).
+use fathom_core::verdict::{Adjust, Judge};
+
+/// How a comparison judges and what it adds; `fathom report` and `fathom compare` take it as
+/// flags.
+#[derive(Clone, Debug, clap::Args)]
+pub struct Judging {
+    /// The base setup's name, when a directory holds several setups (default: the first); or
+    /// the start of several names (a version: `8.0.0` for `8.0.0.leveled` and
+    /// `8.0.0.universal`), each the base of the setups named as it is after that start.
+    #[arg(long)]
     pub base: Option<String>,
-    /// The smallest relative change a verdict calls faster or slower.
+    /// Smallest change called faster or slower (3% or 0.03).
+    #[arg(long, default_value = "3%", value_parser = fathom_core::units::parse_threshold)]
     pub threshold: f64,
-    /// A step whose iostat figures the comparison shows per setup (seed 004's table).
+    /// Also each setup's iostat figures during this step, and each over its base's (seed
+    /// 004's table for overwriteandwait).
+    #[arg(long, value_name = "STEP")]
     pub iostat: Option<String>,
-    /// Leave repeats of a step that other processes disturbed out of the verdicts.
+    /// Leave out repeats of a step that other processes or steal disturbed (the report marks
+    /// them `!`); without it they count, and the verdict says how many there were.
+    #[arg(long)]
     pub exclude_disturbed: bool,
-    /// How verdicts are adjusted for their number.
-    pub adjust: fathom_core::verdict::Adjust,
+    /// Adjust the verdicts for their number: holm (the chance of any false verdict at most
+    /// 2.5%) or bh (Benjamini-Hochberg: false ones at most 2.5% of those decided); none judges
+    /// each on its own.
+    #[arg(long, default_value = "none")]
+    pub adjust: Adjust,
 }
 
-impl ReportOptions {
+impl Judging {
     /// How the comparisons judge.
-    pub fn judge(&self) -> fathom_core::verdict::Judge {
-        fathom_core::verdict::Judge {
+    pub fn judge(&self) -> Judge {
+        Judge {
             threshold: self.threshold,
             exclude_disturbed: self.exclude_disturbed,
             adjust: self.adjust,
@@ -28,15 +41,31 @@ impl ReportOptions {
     }
 }
 
-impl Default for ReportOptions {
+impl Default for Judging {
     fn default() -> Self {
-        ReportOptions {
-            iostat: None,
-            intervals: false,
+        Judging {
             base: None,
             threshold: 0.03,
+            iostat: None,
             exclude_disturbed: false,
-            adjust: fathom_core::verdict::Adjust::None,
+            adjust: Adjust::None,
         }
+    }
+}
+
+/// What a report includes besides the step table; `fathom report` takes it as its flags.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct ReportOptions {
+    /// Add every step's per-interval time series (text, md, csv, json).
+    #[arg(long)]
+    pub intervals: bool,
+    #[command(flatten)]
+    pub judging: Judging,
+}
+
+impl ReportOptions {
+    /// How the comparisons judge.
+    pub fn judge(&self) -> Judge {
+        self.judging.judge()
     }
 }

@@ -32,6 +32,9 @@ impl Compressed {
 
 /// Writes the step's HdrHistogram interval log: one histogram per kind per interval, tagged
 /// with the kind's name, plus the background writer's whole-step histograms (`bg.<kind>`).
+/// Times are from the measured part's start (the log's base time: the step's start plus its
+/// warmup), so interval k starts at (k - 1) intervals and `fathom merge` finds it there even
+/// where a host logged nothing in an earlier interval.
 pub(super) fn write(
     path: &PathBuf,
     origin: SystemTime,
@@ -45,7 +48,7 @@ pub(super) fn write(
     let mut log = IntervalLogWriterBuilder::new()
         .add_comment(&format!("fathom step {}; values in nanoseconds", plan.name))
         .with_start_time(origin)
-        .with_base_time(origin)
+        .with_base_time(origin + plan.warmup)
         .with_max_value_divisor(1000.0)
         .begin_log_with(&mut file, &mut serializer)?;
     let write =
@@ -60,7 +63,7 @@ pub(super) fn write(
         };
     let mut deserializer = Deserializer::new();
     for c in intervals {
-        let start = plan.warmup + interval * (c.interval as u32 - 1);
+        let start = interval * (c.interval as u32 - 1);
         for (i, bytes) in &c.kinds {
             let h: hdrhistogram::Histogram<u64> =
                 deserializer
@@ -72,7 +75,7 @@ pub(super) fn write(
     if let Some(bg) = background {
         for (op, kind) in plan.kinds.list().iter().zip(&bg.kinds) {
             if kind.ops > 0 {
-                let len = plan.warmup + interval * intervals.len() as u32;
+                let len = interval * intervals.len() as u32;
                 write(
                     &mut log,
                     &kind.latency,

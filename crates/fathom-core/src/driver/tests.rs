@@ -4,11 +4,16 @@ use super::*;
 use crate::kind::testing::Test;
 use crate::result::IntervalRecord;
 
-struct NoEngine(crate::target::Identity);
+/// No engine: its counters take `counters_take` to read (a server's statistics query).
+struct NoEngine(crate::target::Identity, Duration);
 
 impl Target for NoEngine {
     fn identity(&self) -> &crate::target::Identity {
         &self.0
+    }
+    fn counters(&self) -> crate::target::Counters {
+        std::thread::sleep(self.1);
+        crate::target::Counters::new()
     }
 }
 
@@ -99,12 +104,21 @@ fn run_stoppable(
     watch: Option<&mut (dyn super::Watch + 'static)>,
     stop: &crate::stop::Stop,
 ) -> StepSummary {
+    run_slow_counters(plan, crew, seen, watch, stop, Duration::ZERO)
+}
+
+/// `run_stoppable` on an engine whose counters take `counters_take` to read.
+fn run_slow_counters(
+    plan: &StepPlan,
+    crew: Crew<'static>,
+    seen: &mut dyn FnMut(&IntervalRecord),
+    watch: Option<&mut (dyn super::Watch + 'static)>,
+    stop: &crate::stop::Stop,
+    counters_take: Duration,
+) -> StepSummary {
     let dir = tempfile::tempdir().unwrap();
-    let target = NoEngine(crate::target::Identity::new(
-        "none",
-        "0".into(),
-        vec![dir.path().to_path_buf()],
-    ));
+    let identity = crate::target::Identity::new("none", "0".into(), vec![dir.path().to_path_buf()]);
+    let target = NoEngine(identity, counters_take);
     let sampler = Sampler::new(target.data_dirs(), target.pids());
     run_step(StepRun {
         plan,
@@ -372,6 +386,48 @@ fn a_background_writer_paced_in_rows_keeps_under_its_rate() {
     assert_eq!(bg.rows, bg.ops * 10);
     assert_eq!(bg.target_rows_per_sec, 200.0);
     assert_eq!(bg.target_bytes_per_sec, 0.0);
+}
+
+/// Operations of 2 ms after a warmup, on an engine whose counters take 300 ms to read at the
+/// warmup's end: those done while they were read count neither as operations nor as time, so
+/// the rate stays under the 500 ops/s a 2 ms operation allows (it read about 650 when they
+/// counted as operations but not as time).
+#[test]
+fn operations_before_the_first_sample_are_not_counted_without_their_time() {
+    let plan = StepPlan {
+        warmup: Duration::from_millis(200),
+        duration: Some(Duration::from_millis(1000)),
+        ..reading("after-warmup", 1)
+    };
+    let s = run_slow_counters(
+        &plan,
+        Crew::of_clients(vec![Box::new(Steady)]),
+        &mut |_| {},
+        None,
+        &crate::stop::Stop::new(),
+        Duration::from_millis(300),
+    );
+    assert!(s.ops_per_sec < 505.0, "{} ops/s", s.ops_per_sec);
+    assert!(s.ops_per_sec > 250.0, "{} ops/s", s.ops_per_sec);
+}
+
+/// A writer paced through a warmup: its rate is what it wrote after the warmup over the time
+/// after it, not the warmup's rows too (which read twice the rate with equal warmup and step).
+#[test]
+fn a_background_writers_rate_leaves_the_warmup_out() {
+    let plan = StepPlan {
+        warmup: Duration::from_millis(600),
+        duration: Some(Duration::from_millis(600)),
+        background: Some(Pace::RowsPerSec(500.0)),
+        ..reading("queries", 1)
+    };
+    let s = run_plan(&plan, vec![paced(Box::new(TenRows))]);
+    let bg = s.background.unwrap();
+    assert!(
+        bg.rows_per_sec > 350.0 && bg.rows_per_sec < 650.0,
+        "{} rows/s at 500",
+        bg.rows_per_sec
+    );
 }
 
 #[test]

@@ -105,12 +105,14 @@ impl<'c> Starts<'c> {
                 // timer slack instead of the default 50 µs.
                 // SAFETY: PR_SET_TIMERSLACK takes an integer and affects only the calling thread.
                 unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong) };
-                let per_client = o.ops_per_sec / clock.plan.clients.max(1) as f64;
-                Starts::Own(Arrivals::new(
+                let clients = clock.plan.clients.max(1);
+                let per_client = o.ops_per_sec / clients as f64;
+                let turn = (thread % clients, clients);
+                Starts::Own(Arrivals::staggered(
                     per_client,
                     o.spacing,
                     Instant::now(),
-                    thread as u64 + 1,
+                    turn,
                 ))
             }
             (None, _) => Starts::Closed,
@@ -134,6 +136,27 @@ struct Ended {
     measured_from: Option<Tick>,
 }
 
+/// At an interval boundary the thread saw (`epochs.end`), hands in what it recorded in the
+/// interval it was in (`epochs.start`), and marks those its one operation spanned whole.
+#[cold]
+fn hand_in(
+    thread: usize,
+    tx: &mpsc::Sender<Msg>,
+    rec: &mut Recorder,
+    epochs: std::ops::Range<usize>,
+) {
+    let rec = rec.take();
+    let _ = tx.send(Msg::Snapshot {
+        thread,
+        epoch: epochs.start,
+        rec,
+    });
+    if epochs.end > epochs.start + 1 {
+        let epochs = epochs.start + 1..epochs.end;
+        let _ = tx.send(Msg::Spanned { thread, epochs });
+    }
+}
+
 /// One client's loop: an operation at a time until the step ends, its recorder handed to the
 /// collector at each interval boundary. Everything the loop touches per operation is a local.
 fn client_loop(
@@ -151,7 +174,6 @@ fn client_loop(
     let max_ops = clock.plan.ops_per_client;
     let kinds = &clock.plan.kinds;
     let deadline = clock.deadline.map(Tick::from_instant);
-    let warm_end = Tick::from_instant(clock.warm_end);
     let rec = &mut ended.rec;
     let mut my_epoch = 0usize;
     let mut measured_from = None;
@@ -163,15 +185,7 @@ fn client_loop(
         }
         let epoch = clock.epoch.load(Ordering::Relaxed);
         if epoch != my_epoch {
-            let _ = tx.send(Msg::Snapshot {
-                thread,
-                epoch: my_epoch,
-                rec: rec.take(),
-            });
-            if epoch > my_epoch + 1 {
-                let epochs = my_epoch + 1..epoch;
-                let _ = tx.send(Msg::Spanned { thread, epochs });
-            }
+            hand_in(thread, tx, rec, my_epoch..epoch);
             my_epoch = epoch;
             prev = Tick::now();
         }
@@ -185,7 +199,7 @@ fn client_loop(
             Some(at) => {
                 sleep_until(at);
                 let (now, at) = (Tick::now(), Tick::from_instant(at));
-                if at >= warm_end {
+                if my_epoch >= 1 {
                     rec.record_queue(now.since(at));
                 }
                 if from_real_start {
@@ -206,7 +220,10 @@ fn client_loop(
         };
         let end = Tick::now();
         done += 1;
-        if start >= warm_end {
+        // Measured from the interval the collector opened after the warmup, once its first
+        // host sample was taken: an operation between the warmup's end and that sample would
+        // count without its time.
+        if my_epoch >= 1 {
             measured_from.get_or_insert(start);
             if let Err(e) = rec.record_done(kinds, &op, end.since(start)) {
                 break Err(e.into());
@@ -246,7 +263,9 @@ fn client_thread<'c>(
                 epoch: ended.epoch,
                 rec: ended.rec.take(),
                 busy,
-                ended: end.to_instant(),
+                // The system clock, as the samples the step's time is measured from: the
+                // operations' clock (the TSC) drifts from it by milliseconds over hours.
+                ended: Instant::now(),
             });
         }
         Err(error) => {
@@ -299,8 +318,11 @@ fn background_thread(
             Ok(None) => break Ok(rec),
             Err(e) => break Err(e),
         };
-        if let Err(e) = rec.record_done(kinds, &op, Tick::now().since(start)) {
-            break Err(e.into());
+        // What the writer did in the warmup is not counted: its rate is over the measured time.
+        if end.clock.epoch.load(Ordering::Relaxed) >= 1 {
+            if let Err(e) = rec.record_done(kinds, &op, Tick::now().since(start)) {
+                break Err(e.into());
+            }
         }
         let (Some(rate), Some(pace)) = (rate.as_mut(), pace) else {
             continue;
@@ -470,10 +492,10 @@ fn collect<'c>(
                 iv.sampler.sample_interval()
             };
             iv.samples.insert(epoch, sample);
+            clock.epoch.store(epoch, Ordering::Relaxed);
             // An engine that can no longer serve (a server that exited, RocksDB with writes
             // stopped for good) ends the step now: its clients may wait forever.
             iv.target.check()?;
-            clock.epoch.store(epoch, Ordering::Relaxed);
             next_boundary = if epoch == 1 {
                 clock.warm_end + interval
             } else {

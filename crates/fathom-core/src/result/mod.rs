@@ -70,7 +70,7 @@ pub struct DbGb {
         engine_system_secs
     ),
     min(idle_pct),
-    max(steal_pct, others_cores, cpu_pressure_pct)
+    max(steal_pct, others_cores, others_pct, kernel_cores, cpu_pressure_pct)
 )]
 pub struct HostRates {
     /// The block device holding the data directory (`None`: no device, IO figures missing).
@@ -98,17 +98,27 @@ pub struct HostRates {
     /// CPU seconds of the engine's processes (db_bench's u_cpu and s_cpu before its /1000).
     pub engine_user_secs: f64,
     pub engine_system_secs: f64,
-    /// Interference: cores' worth of CPU (user + system) that processes other than fathom's
-    /// and the engine's used over the window; at step boundaries only (`None` in intervals,
-    /// and where the engine's processes are not known).
+    /// Interference: cores' worth of CPU (user + system) that processes other than fathom's,
+    /// the engine's and the kernel's own threads used over the window; at step boundaries
+    /// only (`None` in intervals, and where the engine's processes are not known).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub others_cores: Option<f64>,
+    /// The same as a share of the host's CPU, percent: what marks a step disturbed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_pct: Option<f64>,
+    /// Cores' worth of CPU of the kernel's own threads (writeback, kswapd, jbd2, kcompactd,
+    /// kworkers): work the engine's IO and memory cause, so not interference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_cores: Option<f64>,
     /// The share of the window in which some task waited for a CPU (PSI), percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_pressure_pct: Option<f64>,
 }
 
-/// Other processes' CPU, in cores, above which a step is marked disturbed.
+/// Other processes' CPU, percent of the host's, above which a step is marked disturbed: a
+/// tenth of a core on a 2-core host, 0.8 of one on 16.
+pub const DISTURBED_OTHERS_PCT: f64 = 5.0;
+/// The same in cores, for results recorded before `others_pct` was.
 pub const DISTURBED_OTHERS_CORES: f64 = 0.10;
 /// Steal time, percent of the host's CPU, above which a step is marked disturbed.
 pub const DISTURBED_STEAL_PCT: f64 = 2.0;
@@ -121,9 +131,16 @@ impl HostRates {
             return None;
         }
         let mut what = Vec::new();
-        if let Some(c) = self.others_cores.filter(|c| *c > DISTURBED_OTHERS_CORES) {
-            what.push(format!("other processes used {c:.2} cores"));
-        }
+        let others = match (self.others_pct, self.others_cores) {
+            (Some(pct), Some(c)) if pct > DISTURBED_OTHERS_PCT => Some(format!(
+                "other processes used {c:.2} cores ({pct:.0}% of the host)"
+            )),
+            (None, Some(c)) if c > DISTURBED_OTHERS_CORES => {
+                Some(format!("other processes used {c:.2} cores"))
+            }
+            _ => None,
+        };
+        what.extend(others);
         if self.steal_pct > DISTURBED_STEAL_PCT {
             what.push(format!("steal {:.1}%", self.steal_pct));
         }

@@ -77,6 +77,11 @@ pub struct Sample {
     /// At a step's boundary, the CPU ticks of every process of fathom's and the engine's, by
     /// pid: what the host's busy time is measured against for interference.
     pub measured: Option<BTreeMap<u32, u64>>,
+    /// With an embedded engine, the memory of fathom's recorders' histograms, which its RSS
+    /// holds and the engine's figures leave out (0 beside a server).
+    pub histograms: u64,
+    /// At a step's boundary, the CPU ticks of the kernel's own threads.
+    pub kernel: Option<u64>,
     /// The kernel's CPU pressure (`/proc/pressure/cpu`, some), µs, where it has it.
     pub cpu_pressure_us: Option<u64>,
 }
@@ -193,22 +198,29 @@ impl Sampler {
                 roots.push(std::process::id());
                 process::tree_ticks(&roots)
             }),
+            kernel: (fresh_size && !self.engine_pids.is_empty()).then(process::kernel_thread_ticks),
+            histograms: if self.embedded() {
+                crate::recorder::harness_histogram_bytes()
+            } else {
+                0
+            },
             cpu_pressure_us: cpu::pressure_some_us(),
         }
     }
 
-    /// Cores' worth of CPU that processes other than fathom's and the engine's used between two
-    /// boundary samples: the host's user and system time less the measured processes' (irq
-    /// and softirq time left out: the engine's own IO is served there).
-    fn others_cores(&self, start: &Sample, end: &Sample, secs: f64) -> Option<f64> {
+    /// CPU ticks between two boundary samples: of processes other than fathom's, the engine's
+    /// and the kernel's own threads (the host's user and system time less theirs; irq and
+    /// softirq time left out: the engine's own IO is served there), and of the kernel's
+    /// threads. The measured processes count as the sum at the end less the sum at the start,
+    /// so a child reaped in the window, whose lifetime moves into its parent's reaped-children
+    /// time, counts with its time in the window only.
+    fn others_ticks(&self, start: &Sample, end: &Sample) -> Option<(u64, u64)> {
         let (a, b) = (start.measured.as_ref()?, end.measured.as_ref()?);
-        let measured: u64 = b
-            .iter()
-            .map(|(pid, t)| t.saturating_sub(a.get(pid).copied().unwrap_or(0)))
-            .sum();
+        let measured = b.values().sum::<u64>().saturating_sub(a.values().sum());
+        let kernel = end.kernel?.saturating_sub(start.kernel?);
         let cpu = start.cpu.delta(&end.cpu);
         let busy = cpu.user + cpu.nice + cpu.system;
-        Some(busy.saturating_sub(measured) as f64 / self.ticks_per_sec / secs)
+        Some((busy.saturating_sub(measured + kernel), kernel))
     }
 
     /// Bytes the engine's processes wrote between two samples; embedded, less fathom's own
@@ -222,6 +234,47 @@ impl Sampler {
             all.saturating_sub(end.results_written.saturating_sub(start.results_written))
         } else {
             all
+        }
+    }
+
+    /// iostat's and vmstat's rates over the window between two samples `secs` apart, and what
+    /// else used the host.
+    fn host_rates(&self, start: &Sample, end: &Sample, secs: f64) -> HostRates {
+        let cpu = start.cpu.delta(&end.cpu);
+        let disk = match (&start.disk, &end.disk) {
+            (Some(a), Some(b)) => Some(a.delta(b)),
+            _ => None,
+        };
+        let total = cpu.total().max(1) as f64;
+        let pct = |t: u64| 100.0 * t as f64 / total;
+        let cores = |t: u64| t as f64 / self.ticks_per_sec / secs;
+        let others = self.others_ticks(start, end);
+        HostRates {
+            device: self.device.as_ref().map(|d| d.name.clone()),
+            rps: disk.map(|d| d.reads as f64 / secs),
+            rmbps: disk.map(|d| d.read_kb() / 1024.0 / secs),
+            rawait_ms: disk.map(|d| ratio(d.read_ms as f64, d.reads as f64)),
+            rareqsz_kb: disk.map(|d| ratio(d.read_kb(), d.reads as f64)),
+            rrqmps: disk.map(|d| d.reads_merged as f64 / secs),
+            wps: disk.map(|d| d.writes as f64 / secs),
+            wmbps: disk.map(|d| d.write_kb() / 1024.0 / secs),
+            wawait_ms: disk.map(|d| ratio(d.write_ms as f64, d.writes as f64)),
+            wareqsz_kb: disk.map(|d| ratio(d.write_kb(), d.writes as f64)),
+            wrqmps: disk.map(|d| d.writes_merged as f64 / secs),
+            cs_per_sec: cpu.context_switches as f64 / secs,
+            us_pct: pct(cpu.us()),
+            sy_pct: pct(cpu.sy()),
+            idle_pct: pct(cpu.idle),
+            iowait_pct: pct(cpu.iowait),
+            steal_pct: pct(cpu.steal),
+            engine_user_secs: end.engine.utime.saturating_sub(start.engine.utime) as f64
+                / self.ticks_per_sec,
+            engine_system_secs: end.engine.stime.saturating_sub(start.engine.stime) as f64
+                / self.ticks_per_sec,
+            others_cores: others.map(|(o, _)| cores(o)),
+            others_pct: others.map(|(o, _)| pct(o)),
+            kernel_cores: others.map(|(_, k)| cores(k)),
+            cpu_pressure_pct: pressure_pct(start, end, secs),
         }
     }
 
@@ -263,33 +316,7 @@ impl Sampler {
                 per(end.harness_waits.saturating_sub(start.harness_waits) as f64)
             },
         };
-        let total = cpu.total().max(1) as f64;
-        let pct = |t: u64| 100.0 * t as f64 / total;
-        let host = HostRates {
-            device: self.device.as_ref().map(|d| d.name.clone()),
-            rps: disk.map(|d| d.reads as f64 / secs),
-            rmbps: disk.map(|d| d.read_kb() / 1024.0 / secs),
-            rawait_ms: disk.map(|d| ratio(d.read_ms as f64, d.reads as f64)),
-            rareqsz_kb: disk.map(|d| ratio(d.read_kb(), d.reads as f64)),
-            rrqmps: disk.map(|d| d.reads_merged as f64 / secs),
-            wps: disk.map(|d| d.writes as f64 / secs),
-            wmbps: disk.map(|d| d.write_kb() / 1024.0 / secs),
-            wawait_ms: disk.map(|d| ratio(d.write_ms as f64, d.writes as f64)),
-            wareqsz_kb: disk.map(|d| ratio(d.write_kb(), d.writes as f64)),
-            wrqmps: disk.map(|d| d.writes_merged as f64 / secs),
-            cs_per_sec: cpu.context_switches as f64 / secs,
-            us_pct: pct(cpu.us()),
-            sy_pct: pct(cpu.sy()),
-            idle_pct: pct(cpu.idle),
-            iowait_pct: pct(cpu.iowait),
-            steal_pct: pct(cpu.steal),
-            engine_user_secs: end.engine.utime.saturating_sub(start.engine.utime) as f64
-                / self.ticks_per_sec,
-            engine_system_secs: end.engine.stime.saturating_sub(start.engine.stime) as f64
-                / self.ticks_per_sec,
-            others_cores: self.others_cores(start, end, secs),
-            cpu_pressure_pct: pressure_pct(start, end, secs),
-        };
+        let host = self.host_rates(start, end, secs);
         let gb = |b: u64| b as f64 / crate::units::GIB;
         Figures {
             seconds: secs,
@@ -299,9 +326,9 @@ impl Sampler {
                 allocated: gb(end.db.allocated_bytes),
                 apparent: gb(end.db.apparent_bytes),
             },
-            rss_gb: gb(end.engine.rss_bytes),
+            rss_gb: gb(end.engine.rss_bytes.saturating_sub(end.histograms)),
             memory: Memory {
-                anon_gb: gb(end.engine.anon_bytes),
+                anon_gb: gb(end.engine.anon_bytes.saturating_sub(end.histograms)),
                 heap: end.heap.map(|(used, free)| (gb(used), gb(free))),
             },
         }
@@ -377,6 +404,31 @@ mod tests {
         // writer (a tmpfs would not).
         let counted = RESULTS_WRITTEN.load(Ordering::Relaxed) - before;
         assert!(counted >= 1 << 20, "{counted}");
+    }
+
+    /// An embedded engine's RSS leaves out the harness's histograms, which share its process:
+    /// 40 of them (a few clients' recorders) are some 20 MB here.
+    #[test]
+    fn an_embedded_engines_memory_leaves_the_histograms_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let sampler = Sampler::new(vec![dir.path().to_path_buf()], vec![std::process::id()]);
+        let held: Vec<crate::recorder::Recorder> =
+            (0..4).map(|_| crate::recorder::Recorder::new(9)).collect();
+        let start = sampler.sample();
+        let end = sampler.sample();
+        assert!(end.histograms >= 40 * 100_000, "{} bytes", end.histograms);
+        let f = sampler.figures(&start, &end, 1);
+        let rss = end.engine.rss_bytes as f64 / crate::units::GIB;
+        let left_out = (rss - f.rss_gb) * crate::units::GIB;
+        let expected = end.histograms.min(end.engine.rss_bytes) as f64;
+        assert!(
+            (left_out - expected).abs() < 1.0,
+            "{left_out} of {expected}"
+        );
+        drop(held);
+        // Beside a server, nothing is left out.
+        let server = Sampler::new(vec![dir.path().to_path_buf()], vec![1]);
+        assert_eq!(server.sample().histograms, 0);
     }
 
     /// Intervals reuse a recent walk of the data directory; boundaries walk it afresh.

@@ -93,6 +93,24 @@ pub fn tree_ticks(roots: &[u32]) -> std::collections::BTreeMap<u32, u64> {
         .collect()
 }
 
+/// CPU ticks (user + system) of the kernel's own threads: kthreadd (pid 2) and its children
+/// (writeback, kswapd, jbd2, kcompactd, the kworkers). They serve every process's IO and
+/// memory, the engine's first, so interference leaves them out and reports them apart.
+pub fn kernel_thread_ticks() -> u64 {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let kernel = pid == 2 || parse_ppid(&stat) == Some(2);
+            let (u, s, _) = parse_stat(&stat)?;
+            kernel.then_some(u + s)
+        })
+        .sum()
+}
+
 /// Proportional set size (shared pages divided among the processes mapping them), bytes: the
 /// memory of a multi-process server without counting its shared buffers once per backend.
 pub fn pss_bytes(pid: u32) -> Option<u64> {

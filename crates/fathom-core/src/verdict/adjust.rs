@@ -70,20 +70,38 @@ pub fn adjusted(p: &[f64], how: Adjust) -> Vec<f64> {
     out
 }
 
-/// Adjusts the verdicts of `rows` (those that have a test) for their number: a verdict whose
-/// adjusted p passes 2.5% becomes undecided, and each row says how it was judged.
-pub fn apply(rows: &mut [Row], how: Adjust) {
-    let tested: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].p.is_some()).collect();
-    let p: Vec<f64> = tested.iter().filter_map(|&i| rows[i].p).collect();
-    let q = adjusted(&p, how);
-    for (&i, q) in tested.iter().zip(q) {
-        let row = &mut rows[i];
-        row.adjusted = (how != Adjust::None).then_some((how, p.len()));
-        row.p = Some(q);
-        if q > ALPHA && row.verdict.decided() {
-            row.verdict = Verdict::Undecided;
+/// Adjusts the verdicts of `rows` (throughput's and the costs', those that have a test) for
+/// their number: a verdict whose adjusted p passes 2.5% becomes undecided, and each row says
+/// how it was judged. Returns the number of tests.
+pub fn apply(rows: &mut [Row], how: Adjust) -> usize {
+    // Every test's p, by where it sits: (row, None) for throughput, (row, Some(i)) for cost i.
+    let mut at: Vec<(usize, Option<usize>, f64)> = Vec::new();
+    for (r, row) in rows.iter().enumerate() {
+        at.extend(row.p.map(|p| (r, None, p)));
+        for (i, c) in row.costs.iter().enumerate() {
+            at.extend(c.p.map(|p| (r, Some(i), p)));
         }
     }
+    let p: Vec<f64> = at.iter().map(|a| a.2).collect();
+    if how == Adjust::None {
+        return p.len();
+    }
+    for (&(r, cost, _), q) in at.iter().zip(adjusted(&p, how)) {
+        let row = &mut rows[r];
+        row.adjusted = Some((how, p.len()));
+        let (verdict, slot) = match cost {
+            None => (&mut row.verdict, &mut row.p),
+            Some(i) => {
+                let c = &mut row.costs[i];
+                (&mut c.verdict, &mut c.p)
+            }
+        };
+        *slot = Some(q);
+        if q > ALPHA && verdict.decided() {
+            *verdict = Verdict::Undecided;
+        }
+    }
+    p.len()
 }
 
 #[cfg(test)]

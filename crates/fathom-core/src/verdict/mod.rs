@@ -4,6 +4,7 @@
 //! compared step has one.
 
 pub mod adjust;
+pub mod costs;
 pub mod log_ratio;
 #[cfg(test)]
 mod simulation;
@@ -27,12 +28,18 @@ pub struct Side<'a> {
     pub runs: Vec<&'a LoadedRun>,
 }
 
+/// Whether a run's figures are judged: as adaptive rounds judge, a run that failed is left
+/// out (its finished steps stay in the other tables).
+fn judged(run: &LoadedRun) -> bool {
+    run.manifest.status != crate::result::RunStatus::Failed
+}
+
 /// Splits each operand's runs by setup name, in order; labels are the setup names, prefixed
-/// with the operand when two operands hold the same name.
+/// with the operand when two operands hold the same name. Runs that failed are left out.
 pub fn sides<'a>(operands: &[(String, &'a [LoadedRun])]) -> Vec<Side<'a>> {
     let mut out: Vec<(String, String, Vec<&LoadedRun>)> = Vec::new();
     for (operand, runs) in operands {
-        for r in runs.iter() {
+        for r in runs.iter().filter(|r| judged(r)) {
             let name = &r.manifest.setup.name;
             match out.iter_mut().find(|(o, n, _)| o == operand && n == name) {
                 Some(side) => side.2.push(r),
@@ -117,6 +124,8 @@ pub struct Row {
     pub disturbed_excluded: bool,
     /// The most rounds the experiment would run (adaptive repeats' `max`), when its runs say.
     pub max_rounds: Option<usize>,
+    /// Each cost figure's verdict (cpu/o, wKB/o, r/o, rKB/o), judged as ops/s is.
+    pub costs: Vec<costs::CostVerdict>,
     /// NEW / BASE of the medians of cpu/o, wKB/o and r/o (`None` where unknown or zero).
     pub cpu_ratio: Option<f64>,
     pub write_kb_ratio: Option<f64>,
@@ -287,6 +296,7 @@ pub fn compare<'a>(base: &Side<'a>, new: &Side<'a>, judge: &Judge) -> Vec<Row> {
                 new_cv: cv(&nops),
                 verdict,
                 max_rounds: max_rounds(&b.runs, &n.runs),
+                costs: costs::judge(&bsteps, &nsteps, threshold, looks, MIN_REPEATS),
                 cpu_ratio: figure_ratio(&bsteps, &nsteps, |s| s.per_op.cpu_us),
                 write_kb_ratio: figure_ratio(&bsteps, &nsteps, |s| s.per_op.write_kb),
                 reads_ratio: figure_ratio(&bsteps, &nsteps, |s| s.per_op.reads),
@@ -356,8 +366,8 @@ pub struct Against<'a> {
     pub bases: Vec<&'a str>,
     /// Each comparison whose runs came from hosts that differ, and how.
     pub host_differences: Vec<String>,
-    /// How many rows hold a test (a verdict or "undecided"): the number a reader weighs the
-    /// verdicts' 2.5% against.
+    /// How many tests the rows hold (a verdict or "undecided", of ops/s and of the costs): the
+    /// number a reader weighs the verdicts' 2.5% against.
     pub verdicts: usize,
     /// How the verdicts were adjusted for that number.
     pub adjust: Adjust,
@@ -409,8 +419,7 @@ pub fn against_bases<'a>(
         }
         rows.extend(r);
     }
-    adjust::apply(&mut rows, judge.adjust);
-    let verdicts = rows.iter().filter(|r| r.p.is_some()).count();
+    let verdicts = adjust::apply(&mut rows, judge.adjust);
     let mut bases: Vec<&str> = pairs
         .iter()
         .map(|&(b, _)| sides[b].label.as_str())
@@ -479,6 +488,7 @@ mod tests {
                 },
                 workload: "w".into(),
                 clients: 1,
+                status: crate::result::RunStatus::Finished,
                 ..Default::default()
             },
             steps: vec![StepSummary {
@@ -505,6 +515,13 @@ mod tests {
             assert_eq!(rows[0].base_ops_per_sec, vec![100.0, 101.0]);
             assert_eq!(rows[0].verdict, Verdict::NoVerdict);
         }
+        // A failed run is left out of the sides, as adaptive rounds leave it out.
+        let mut failed = run("b", 50);
+        failed.manifest.status = crate::result::RunStatus::Failed;
+        let all = [run("b", 100), failed];
+        let operands = [("x".to_string(), &all[..])];
+        let s = sides(&operands);
+        assert_eq!(s[0].runs.len(), 1);
     }
 
     #[test]

@@ -17,16 +17,16 @@ impl Model {
         opts: &ReportOptions,
         empty: impl FnMut(&Side, &Side),
     ) -> anyhow::Result<Model> {
-        let against = against_bases(sides, opts.base.as_deref(), &opts.judge(), empty)?;
+        let against = against_bases(sides, opts.judging.base.as_deref(), &opts.judge(), empty)?;
         if against.rows.is_empty() {
             anyhow::bail!("no steps in common between the base and the others");
         }
-        let mut notes = comparison::legend(&against, opts.threshold);
+        let mut notes = comparison::legend(&against, opts.judging.threshold);
         for d in &against.host_differences {
             notes += &format!("warning: {d}\n");
         }
         let mut sections = Vec::new();
-        if let Some(step) = &opts.iostat {
+        if let Some(step) = &opts.judging.iostat {
             let (tables, legend) = iostat::tables(sides, &against.pairs, step)?;
             let mut section = Section::new(format!("iostat during {step}"));
             section.tables = tables;

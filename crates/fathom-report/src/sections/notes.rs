@@ -74,16 +74,22 @@ fn human_bytes(b: u64) -> String {
 
 /// How to read the step table's columns.
 const LEGEND: &str = "\
-latency in µs; r/o, rKB/o, wKB/o: device reads, KB read, KB written per op; erKB/o, ewKB/o: KB the\n\
+latency in µs: in a closed loop (a client starts its next operation when its last one ends, as db_bench\n\
+and sysbench do) the service time of each operation, so time an operation would have waited to start\n\
+behind a slow one is not counted; with --rate (open loop) from each operation's intended start.\n\
+r/o, rKB/o, wKB/o: device reads, KB read, KB written per op; erKB/o, ewKB/o: KB the\n\
 engine's processes read from storage and wrote per op (/proc/PID/io: a write counts when the data enters\n\
 the page cache, where wKB/o counts it when the kernel writes it back); cs/o: context switches per op;\n\
-cpu/o: host us+sy µs per op; eng/o: the engine's processes (the server; fathom's whole process when the\n\
-engine is embedded); fathom/o: the harness's own µs per op (measured on its process beside a server,\n\
-calibrated on the null engine when embedded); rss: the engine's resident memory (a server's processes'\n\
-proportional sizes); db.gb: GiB allocated/apparent; w-amp: (flush + compaction writes) / ingest.\n\
+cpu/o: host us+sy µs per op (all cores); vmstat cpu/o: the seeds' unit, vmstat's us+sy percent over\n\
+ops/s times 10^6 (cpu/o × 100 / cores); eng/o: the engine's processes (the server; fathom's whole\n\
+process when the engine is embedded); fathom/o: the harness's own µs per op (measured on its process\n\
+beside a server, calibrated on the null engine when embedded); rss: the engine's resident memory (a\n\
+server's processes' proportional sizes); db.gb: GiB allocated/apparent; w-amp: (flush + compaction\n\
+writes) / ingest.\n\
 ±: coefficient of variation of ops/s over the repeats. !: the step was disturbed in some repeat:\n\
-processes other than fathom's and the engine's used over 0.1 of a core, or steal passed 2% (the notes\n\
-say which; `fathom compare --exclude-disturbed` leaves such repeats out).\n";
+processes other than fathom's, the engine's and the kernel's own threads used over 5% of the host's\n\
+CPU, or steal passed 2% (the notes say which; `fathom compare --exclude-disturbed` leaves such repeats\n\
+out).\n";
 
 /// The legend (the workloads' lines after the columns'), what the hosts and engines said of
 /// the runs, then each series' notes.

@@ -18,7 +18,7 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
     }
     let against = verdict::against_bases(
         &sides,
-        input.opts.base.as_deref(),
+        input.opts.judging.base.as_deref(),
         &input.opts.judge(),
         |_, _| {},
     )?;
@@ -33,11 +33,11 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
         title: format!("relative throughput against {bases}"),
         table: comparison::table(rows),
     });
-    let mut legend = comparison::legend(&against, input.opts.threshold);
+    let mut legend = comparison::legend(&against, input.opts.judging.threshold);
     for d in &against.host_differences {
         legend += &format!("warning: {d}\n");
     }
-    if let Some(step) = &input.opts.iostat {
+    if let Some(step) = &input.opts.judging.iostat {
         let (tables, iostat_legend) =
             crate::sections::iostat::tables(&sides, &against.pairs, step)?;
         section.tables.extend(tables);

@@ -10,8 +10,28 @@ use fathom_core::table::{Cell, Style, Table};
 use fathom_core::verdict::cv;
 
 pub const COLUMNS: &[&str] = &[
-    "step", "!", "ops/s", "±", "p50", "p99", "p99.9", "max", "r/o", "rKB/o", "wKB/o", "erKB/o",
-    "ewKB/o", "cs/o", "cpu/o", "eng/o", "fathom/o", "db.gb", "rss", "w-amp", "setup",
+    "step",
+    "!",
+    "ops/s",
+    "±",
+    "p50",
+    "p99",
+    "p99.9",
+    "max",
+    "r/o",
+    "rKB/o",
+    "wKB/o",
+    "erKB/o",
+    "ewKB/o",
+    "cs/o",
+    "cpu/o",
+    "vmstat cpu/o",
+    "eng/o",
+    "fathom/o",
+    "db.gb",
+    "rss",
+    "w-amp",
+    "setup",
 ];
 
 const INTERVAL_COLUMNS: &[&str] = &[
@@ -68,10 +88,22 @@ fn shared_cell(column: &str, f: &Figures) -> Cell {
     }
 }
 
+/// The seeds' cpu/o: vmstat's us+sy percent over ops/s, times 10⁶ — fathom's host µs per
+/// operation (all cores) times 100 over the host's cores.
+pub fn vmstat_cpu(cpu_us: Option<f64>, cores: Option<usize>) -> Option<f64> {
+    Some(cpu_us? * 100.0 / cores.filter(|c| *c > 0)? as f64)
+}
+
 /// A step's row; `spread` is the coefficient of variation of its ops/s over the repeats, and
 /// `disturbed` marks it `!` (another process used the host during a repeat) in a column of its
-/// own, so the step's name stays a key in csv and json.
-fn row(label: &str, s: &StepSummary, spread: Option<f64>, disturbed: bool) -> Vec<Cell> {
+/// own, so the step's name stays a key in csv and json. `cores` is the host's.
+fn row(
+    label: &str,
+    s: &StepSummary,
+    spread: Option<f64>,
+    disturbed: bool,
+    cores: Option<usize>,
+) -> Vec<Cell> {
     let has_ops = s.ops > 0;
     let f = Figures::new(has_ops, &s.latency_us, &s.per_op, s.rss_gb);
     let cell = |column: &str| match column {
@@ -81,6 +113,7 @@ fn row(label: &str, s: &StepSummary, spread: Option<f64>, disturbed: bool) -> Ve
         "ops/s" => Cell::styled(has_ops.then_some(s.ops_per_sec), Style::Rate),
         "±" => Cell::styled(spread.filter(|_| has_ops), Style::Spread),
         "fathom/o" => Cell::opt(harness_us(s).filter(|_| has_ops)),
+        "vmstat cpu/o" => Cell::opt(vmstat_cpu(s.per_op.cpu_us, cores)),
         "db.gb" => db_gb(&s.db_gb),
         "w-amp" => Cell::opt(s.engine_stats.w_amp),
         "setup" => Cell::text(label),
@@ -107,7 +140,8 @@ pub fn table(input: &Input) -> Table {
                 let disturbed = repeats
                     .iter()
                     .any(|r| r.host.disturbance(r.window_seconds).is_some());
-                let mut row = row(&label, &median_step(&repeats), cv(&ops), disturbed);
+                let cores = s.runs.first().map(|r| r.manifest.host.cores);
+                let mut row = row(&label, &median_step(&repeats), cv(&ops), disturbed, cores);
                 // A profiled step's name links to its flame graph on the page.
                 if repeats.iter().any(|r| r.profile.is_some()) {
                     row[0] = Cell::Link(

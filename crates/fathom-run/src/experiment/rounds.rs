@@ -207,6 +207,10 @@ pub struct Pending {
 /// What the runs of rounds before `round` leave undecided.
 pub fn undecided(exp: &Experiment, results: &Path, round: usize) -> anyhow::Result<Pending> {
     let rounds = &exp.rounds;
+    let (decide_costs, decide_steps): (Vec<&String>, Vec<&String>) = rounds
+        .decide
+        .iter()
+        .partition(|d| verdict::costs::is_figure(d));
     let mut need = BTreeSet::new();
     let mut open = Vec::new();
     let mut steps: BTreeSet<String> = BTreeSet::new();
@@ -239,8 +243,14 @@ pub fn undecided(exp: &Experiment, results: &Path, round: usize) -> anyhow::Resu
                 };
                 for row in verdict::compare(&sides[b], &sides[n], &judge) {
                     steps.insert(row.step.clone());
-                    let counted = rounds.decide.is_empty() || rounds.decide.contains(&row.step);
-                    if counted && !row.verdict.decided() {
+                    let counted = decide_steps.is_empty() || decide_steps.contains(&&row.step);
+                    // A cost named in `decide` must be decided too, where it can be (a figure
+                    // of zero, as reads of a cached step, has no verdict to wait for).
+                    let cost_open = row.costs.iter().any(|c| {
+                        c.verdict == verdict::Verdict::Undecided
+                            && decide_costs.iter().any(|d| *d == c.figure)
+                    });
+                    if counted && (!row.verdict.decided() || cost_open) {
                         need.insert((w, c, b));
                         need.insert((w, c, n));
                         open.push(Open {
@@ -252,13 +262,15 @@ pub fn undecided(exp: &Experiment, results: &Path, round: usize) -> anyhow::Resu
             }
         }
     }
-    if let Some(d) = rounds
-        .decide
+    if let Some(d) = decide_steps
         .iter()
-        .find(|d| !steps.is_empty() && !steps.contains(*d))
+        .find(|d| !steps.is_empty() && !steps.contains(**d))
     {
+        let figures: Vec<&str> = verdict::costs::FIGURES.iter().map(|f| f.0).collect();
         anyhow::bail!(
-            "decide: no compared step is named `{d}`; the steps are {}",
+            "decide: no compared step is named `{d}`, and it is no cost figure ({}); the steps \
+             are {}",
+            figures.join(", "),
             steps.into_iter().collect::<Vec<_>>().join(", ")
         );
     }

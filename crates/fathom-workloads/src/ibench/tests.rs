@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::testing::{assert_refused, build_from, drive};
+use fathom_core::driver::Pace;
 
 fn open(name: &str, dir: &std::path::Path) -> fathom_core::family::Engine {
     crate::testing::open(name, dir, &[])

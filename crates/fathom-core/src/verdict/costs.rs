@@ -1,0 +1,128 @@
+//! Efficiency verdicts: the cost of an operation (host CPU µs, KB written and read, disk reads)
+//! judged as throughput is, by Welch's t on the logarithms of each repeat's figure, so a
+//! regression in what an operation costs (seed 004: read requests of 28 KB become 9 KB while
+//! QPS holds) is called out beside a throughput "same".
+
+use super::log_ratio::{decide, LogRatio, ALPHA};
+use super::Verdict;
+use crate::result::StepSummary;
+use serde::{Serialize, Serializer};
+
+/// A cost figure: its name in the tables and in `decide`, and where a step keeps it.
+pub type Figure = (&'static str, fn(&StepSummary) -> Option<f64>);
+
+/// The cost figures judged, in the tables' order.
+pub const FIGURES: [Figure; 4] = [
+    ("cpu/o", |s| s.per_op.cpu_us),
+    ("wKB/o", |s| s.per_op.write_kb),
+    ("r/o", |s| s.per_op.reads),
+    ("rKB/o", |s| s.per_op.read_kb),
+];
+
+/// Whether `name` is a cost figure's name.
+pub fn is_figure(name: &str) -> bool {
+    FIGURES.iter().any(|(n, _)| *n == name)
+}
+
+/// One cost figure of one step, NEW against BASE.
+#[derive(Clone, Debug, Serialize)]
+pub struct CostVerdict {
+    pub figure: &'static str,
+    /// NEW / BASE of the geometric means; `None` where a repeat's figure is zero.
+    pub ratio: Option<f64>,
+    pub ci95: Option<(f64, f64)>,
+    /// more, less, same, undecided or no verdict: more is a costlier operation.
+    #[serde(serialize_with = "as_cost")]
+    pub verdict: Verdict,
+    pub p: Option<f64>,
+}
+
+/// A verdict in a cost's words: a ratio above the band is more, below it less.
+pub fn cost_text(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Faster => "more",
+        Verdict::Slower => "less",
+        other => other.text(),
+    }
+}
+
+fn as_cost<S: Serializer>(v: &Verdict, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&cost_text(*v).replace(' ', "_"))
+}
+
+/// The cost verdicts of a step's repeats: each figure every repeat of both sides has, judged
+/// against the band 1 ± `threshold` over `looks` looks; with fewer than `min` repeats a side,
+/// or a repeat whose figure is zero, no verdict.
+pub fn judge(
+    base: &[&StepSummary],
+    new: &[&StepSummary],
+    threshold: f64,
+    looks: usize,
+    min: usize,
+) -> Vec<CostVerdict> {
+    let mut out = Vec::new();
+    for (figure, of) in FIGURES {
+        let values =
+            |side: &[&StepSummary]| -> Option<Vec<f64>> { side.iter().map(|s| of(s)).collect() };
+        let (Some(b), Some(n)) = (values(base), values(new)) else {
+            continue;
+        };
+        let test = LogRatio::of(&b, &n);
+        let enough = b.len() >= min && n.len() >= min;
+        let (verdict, p) = match test {
+            Some(t) if enough => {
+                let (v, p) = decide(t.nearest(threshold), looks);
+                (v, Some(p))
+            }
+            _ => (Verdict::NoVerdict, None),
+        };
+        out.push(CostVerdict {
+            figure,
+            ratio: test.map(|t| t.ratio()),
+            ci95: test.map(|t| t.interval(ALPHA)),
+            verdict,
+            p,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(cpu_us: f64, write_kb: f64, reads: f64) -> StepSummary {
+        let mut s = StepSummary::default();
+        s.per_op.cpu_us = Some(cpu_us);
+        s.per_op.write_kb = Some(write_kb);
+        s.per_op.reads = Some(reads);
+        s
+    }
+
+    /// CPU per operation up 20% is "more", write KB the same, reads of zero no verdict, and a
+    /// figure no repeat has is left out.
+    #[test]
+    fn each_cost_is_judged_on_its_own() {
+        let base = [
+            step(10.0, 2.0, 0.0),
+            step(10.2, 2.01, 0.0),
+            step(9.9, 1.99, 0.0),
+        ];
+        let new = [
+            step(12.0, 2.0, 0.0),
+            step(12.1, 2.0, 0.0),
+            step(11.9, 2.01, 0.0),
+        ];
+        let (b, n): (Vec<&StepSummary>, Vec<&StepSummary>) =
+            (base.iter().collect(), new.iter().collect());
+        let v = judge(&b, &n, 0.03, 1, 3);
+        let of = |f: &str| v.iter().find(|c| c.figure == f).unwrap();
+        assert_eq!(of("cpu/o").verdict, Verdict::Faster);
+        assert_eq!(cost_text(of("cpu/o").verdict), "more");
+        assert_eq!(of("wKB/o").verdict, Verdict::Same);
+        assert_eq!(of("r/o").verdict, Verdict::NoVerdict);
+        assert!(v.iter().all(|c| c.figure != "rKB/o"));
+        let json = serde_json::to_value(of("cpu/o")).unwrap();
+        assert_eq!(json["verdict"], "more");
+    }
+}
