@@ -24,13 +24,16 @@ fn normals(n: usize) -> Vec<f64> {
         .collect()
 }
 
-/// Thirty nights of setup `name`, a run each night at each (clients, ops/s) of `loads` with 3%
-/// noise (a draw of `noise` each), times `shift` from night 20 on.
-fn series(results: &Path, name: &str, shift: f64, loads: &[(usize, f64)], noise: &[f64]) {
+/// A load: clients, ops/s, and the thirty nights' standard normal draws.
+type Load<'a> = (usize, f64, &'a [f64]);
+
+/// Thirty nights of setup `name`, a run each night at each load of `loads` with 3% noise,
+/// times `shift` from night 20 on.
+fn series(results: &Path, name: &str, shift: f64, loads: &[Load]) {
     for night in 0..30 {
         let factor = if night >= 19 { shift } else { 1.0 };
-        for (n, (clients, rate)) in loads.iter().enumerate() {
-            let rate = rate * (1.0 + 0.03 * noise[night * loads.len() + n]) * factor;
+        for (clients, rate, noise) in loads {
+            let rate = rate * (1.0 + 0.03 * noise[night]) * factor;
             ok(&run(
                 &format!(
                     "--engine null --name {name} --workload dbbench --param num_keys=1000 \
@@ -96,15 +99,17 @@ fn each_client_count_is_a_series_with_its_change(db: &Path) {
 fn history_finds_the_shift_at_run_20_and_none_without_it() {
     let dir = scratch();
     let results = dir.path().join("results");
+    // The first 60 draws are the ones this test has used since it had one client count; the
+    // second client count's come after them.
     let noise = normals(90);
+    let (one, steady, two) = (&noise[..30], &noise[30..60], &noise[60..]);
     series(
         &results,
         "shifted",
         0.9,
-        &[(1, 20_000.0), (2, 36_000.0)],
-        &noise[..60],
+        &[(1, 20_000.0, one), (2, 36_000.0, two)],
     );
-    series(&results, "steady", 1.0, &[(1, 20_000.0)], &noise[60..]);
+    series(&results, "steady", 1.0, &[(1, 20_000.0, steady)]);
     let db = results.join("fathom.db");
 
     each_client_count_is_a_series_with_its_change(&db);
