@@ -28,14 +28,17 @@ fn readrandom_others(results: &std::path::Path) -> (f64, String) {
 
 #[test]
 fn a_step_beside_a_busy_process_is_marked_with_its_share() {
-    // Quiet, the step is not marked. The test's machine may not be quiet (another job, a
-    // build, the VM's host taking CPU as steal): then the mark is right, so up to three tries
-    // look for a quiet moment.
+    // Quiet, the step is not marked for other processes. The test's machine may not be quiet
+    // (another job, a build): then the mark is right, so up to three tries look for a quiet
+    // moment. Steal is the VM's host's, marked on its own (this VM's often passes 2%): it
+    // does not count here.
     let mut tries = Vec::new();
     for _ in 0..3 {
         let (_quiet_dir, quiet, _) = run_ok(RUN);
         let (others, text) = readrandom_others(&quiet);
-        let disturbed = text.contains("readrandom disturbed");
+        let disturbed = text
+            .lines()
+            .any(|l| l.contains("readrandom disturbed") && l.contains("other processes used"));
         tries.push((others, disturbed));
         if !disturbed {
             assert!(others < 0.1, "not marked at {others} cores: {text}");
