@@ -41,12 +41,8 @@ pub struct Setup {
 
 /// One run, resolved and checked: a setup, a workload with its parameters, the client count
 /// and how the steps are driven. It crosses to a run's own process as its serialized form
-/// (`spec_form`), engine and workload by name.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-#[serde(
-    into = "crate::spec_form::SpecForm",
-    try_from = "crate::spec_form::SpecForm"
-)]
+/// (`spec_form`, which serializes it), engine and workload by name.
+#[derive(Clone, Debug)]
 pub struct RunSpec {
     pub setup: Setup,
     pub workload: &'static WorkloadEntry,

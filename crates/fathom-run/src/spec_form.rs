@@ -59,6 +59,19 @@ impl From<RunSpec> for SpecForm {
     }
 }
 
+/// A `RunSpec` serializes as its form, so this module, not `resolve`, knows the form.
+impl Serialize for RunSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        SpecForm::from(self.clone()).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for RunSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        RunSpec::try_from(SpecForm::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
 impl TryFrom<SpecForm> for RunSpec {
     type Error = anyhow::Error;
 
