@@ -101,7 +101,7 @@ fn main() {
 /// status says whether it finished.
 fn child_run() -> anyhow::Result<()> {
     let stop = interrupt::install_handler(interrupt::RUN);
-    let finished = fathom_run::supervise::run_child(stop, &mut progress::Progress::default())?;
+    let finished = fathom_run::child::run_child(stop, &mut progress::Progress::default())?;
     if !finished {
         std::process::exit(1);
     }

@@ -3,11 +3,13 @@
 //! spec into a run directory, and `experiment` runs a matrix of specs with resume. The `fathom`
 //! command and the end-to-end tests both drive it.
 
+pub mod child;
 pub mod experiment;
 pub mod gate;
 pub mod history;
 pub mod input;
 mod open;
+mod place;
 pub mod profile;
 pub mod records;
 pub mod resolve;

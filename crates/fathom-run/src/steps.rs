@@ -4,9 +4,9 @@
 //! summary written before the next starts.
 
 use crate::open::OpenEngine;
+use crate::place::Observer;
 use crate::profile::Profiler;
 use crate::resolve::RunSpec;
-use crate::runner::Observer;
 use anyhow::Context;
 use fathom_core::driver::{self, StepPlan, StepRun, Watch};
 use fathom_core::family::{Db, Engine};

@@ -8,7 +8,7 @@
 //! goes on to the next run. A run with another C allocator (`--allocator`) gets such a process
 //! too, started with the allocator preloaded.
 
-use crate::runner::{remove_dead_data_dirs, Observer, Place};
+use crate::place::{remove_dead_data_dirs, Place};
 use crate::RunSpec;
 use anyhow::Context;
 use fathom_core::cgroup::{Handoff, MemoryLimit};
@@ -16,7 +16,7 @@ use fathom_core::result::{now_utc, RunManifest, RunStatus};
 use fathom_core::stop::Stop;
 use fathom_core::store::{read_json, write_json_atomic, MANIFEST};
 use serde::{Deserialize, Serialize};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
@@ -38,54 +38,11 @@ pub struct ChildRun {
 
 /// How a child run ended on its own, as it says on `REPORT_FD`.
 #[derive(Serialize, Deserialize)]
-enum Outcome {
+pub(crate) enum Outcome {
     /// Its run directory.
     Finished(PathBuf),
     /// Its error, in full.
     Failed(String),
-}
-
-/// Runs the run handed on standard input in this process (`fathom child-run`), stopped by
-/// `stop`, and says how it ended on `REPORT_FD`; a failure is said there, not returned.
-pub fn run_child(stop: Stop, observer: &mut dyn Observer) -> anyhow::Result<bool> {
-    let mut report = report_pipe()?;
-    let outcome = match child_run(stop, observer) {
-        Ok(dir) => Outcome::Finished(dir),
-        Err(e) => Outcome::Failed(format!("{e:#}")),
-    };
-    serde_json::to_writer(&mut report, &outcome).context("saying how the run ended")?;
-    report.flush()?;
-    Ok(matches!(outcome, Outcome::Finished(_)))
-}
-
-fn child_run(stop: Stop, observer: &mut dyn Observer) -> anyhow::Result<PathBuf> {
-    let handed: ChildRun = serde_json::from_reader(std::io::stdin().lock())
-        .context("reading the run handed on standard input")?;
-    let limit = handed
-        .memory_group
-        .as_ref()
-        .map(MemoryLimit::adopt)
-        .transpose()
-        .context("--memory-limit")?;
-    let place = Place {
-        stop,
-        ..handed.place
-    };
-    crate::runner::run_here(&handed.spec, &place, observer, limit)
-}
-
-/// The pipe a supervisor opened at `REPORT_FD`, checked to be one.
-fn report_pipe() -> anyhow::Result<std::fs::File> {
-    // SAFETY: fstat writes into the zeroed struct it is given; a closed descriptor fails.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    let open = unsafe { libc::fstat(REPORT_FD, &mut st) } == 0;
-    if !open || st.st_mode & libc::S_IFMT != libc::S_IFIFO {
-        anyhow::bail!(
-            "fathom child-run runs a run its supervisor hands it and reports on descriptor              {REPORT_FD}, a pipe the supervisor opens; it is not for use by hand"
-        );
-    }
-    // SAFETY: the descriptor is open (checked above) and this process owns it from here on.
-    Ok(unsafe { std::fs::File::from_raw_fd(REPORT_FD) })
 }
 
 /// The run's result when it belongs in a process of its own: run there (this process waits),
