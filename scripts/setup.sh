@@ -7,6 +7,7 @@
 #                               the compression libraries' headers its sources include)
 #   scripts/setup.sh --fetch    also what scripts/fetch-engine.sh needs (curl, unzip, xz, nm, patchelf, cc)
 #   scripts/setup.sh --build-wiredtiger  also what building a WiredTiger release needs (CMake, autotools, snappy)
+#   scripts/setup.sh --java     also a JDK and Maven, to build LinkBench's Java for bench/compare-linkbench.sh
 #   scripts/setup.sh --profile  also Linux perf, for `fathom run --profile`
 #   scripts/setup.sh --allocators  also tcmalloc and jemalloc, for a setup's `allocator`
 #   scripts/setup.sh --test     also what the tests use: perf (the profile tests), the servers,
@@ -28,10 +29,11 @@ for arg in "$@"; do
     --dbbench) packages+=(libgflags-dev libzstd-dev liblz4-dev libsnappy-dev zlib1g-dev) ;;
     --fetch) packages+=(curl unzip xz-utils binutils patchelf gcc) ;;
     --build-wiredtiger) packages+=(cmake autoconf automake libtool libsnappy-dev build-essential) ;;
+    --java) packages+=(openjdk-17-jdk-headless maven) ;;
     --profile) packages+=(linux-perf) ;;
     --allocators) packages+=(libtcmalloc-minimal4 libjemalloc2) ;;
     --test) packages+=("${servers[@]}" sysbench chromium librocksdb7.8 python3 linux-perf libtcmalloc-minimal4 libjemalloc2) ;;
-    *) echo "setup.sh: unknown option $arg (expected --servers, --peers, --dbbench, --fetch, --build-wiredtiger, --profile, --allocators or --test)" >&2; exit 2 ;;
+    *) echo "setup.sh: unknown option $arg (expected --servers, --peers, --dbbench, --fetch, --build-wiredtiger, --java, --profile, --allocators or --test)" >&2; exit 2 ;;
   esac
 done
 

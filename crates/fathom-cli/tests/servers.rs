@@ -324,10 +324,11 @@ fn linkbench_on_mariadb_sends_statements_as_linkstoremysql() {
     assert!(ops > 100.0, "requests: {ops}");
     assert_eq!(stat(&text, "com_stmt_execute"), 0.0, "{text}");
     assert_eq!(stat(&text, "com_begin"), 0.0, "{text}");
-    // One COMMIT per request; the reads' and most writes' inside their statement's text.
+    // One COMMIT per write (about a third of the mix), most inside their last statement's
+    // text; reads run in autocommit on their own connection (tests/linkstore.rs pins each kind).
     let commits = stat(&text, "com_commit") / ops;
     assert!(
-        (0.99..1.01).contains(&commits),
+        (0.2..0.45).contains(&commits),
         "commits per request {commits}"
     );
     let ops = f(&prepared["ops"]);

@@ -100,6 +100,9 @@ pub struct Outcome {
     pub bytes: u64,
     /// The column `run_keeping` was asked to keep, of the last row returned, as an integer.
     pub kept: Option<i64>,
+    /// The first id an `INSERT` numbered, where the server says it without a result set
+    /// (MariaDB's OK packet, what JDBC's generated keys read); `None` elsewhere.
+    pub inserted_id: Option<i64>,
 }
 
 /// A statement's failure, classified (a deadlock, lock wait timeout or serialization failure

@@ -69,13 +69,17 @@ impl MariaConn {
         stmt: Stmt,
         params: &[Value<'_>],
         mut on_row: impl FnMut(&mysql::Row),
-    ) -> anyhow::Result<u64> {
+    ) -> anyhow::Result<(u64, Option<i64>)> {
         let Kept::Text(parts) = &self.stmts[stmt.0] else {
             unreachable!("run_text on a prepared statement")
         };
         write_text(&mut self.text, parts, params)?;
         let mut result = self.conn.query_iter(&self.text).map_err(error)?;
         let affected = result.affected_rows();
+        let inserted = result
+            .last_insert_id()
+            .filter(|&id| id > 0)
+            .map(|id| id as i64);
         if let Some(set) = result.iter() {
             for row in set {
                 on_row(&row.map_err(error)?);
@@ -86,7 +90,7 @@ impl MariaConn {
                 row.map_err(error)?;
             }
         }
-        Ok(affected)
+        Ok((affected, inserted))
     }
 }
 
@@ -174,7 +178,9 @@ impl SqlConn for MariaConn {
         let prepared = match &self.stmts[stmt.0] {
             Kept::Prepared(p) => p,
             Kept::Text(_) => {
-                out.affected = self.run_text(stmt, params, |row| add_row(&mut out, row, keep))?;
+                let (affected, inserted) =
+                    self.run_text(stmt, params, |row| add_row(&mut out, row, keep))?;
+                (out.affected, out.inserted_id) = (affected, inserted);
                 return Ok(out);
             }
         };

@@ -144,7 +144,7 @@ fn read_result(
             let mut c = Cursor::new(p);
             c.at = 1;
             out.affected = c.lenenc()?.unwrap_or(0);
-            let _last_insert_id = c.lenenc()?;
+            out.inserted_id = c.lenenc()?.filter(|&id| id > 0).map(|id| id as i64);
             return Ok(c.u16()? & MORE_RESULTS != 0);
         }
         Some(0xFF) => return Err(server_error(p)),

@@ -128,9 +128,10 @@ pub struct LinkBenchParams {
     /// random seed; 0 picks one from the clock (recorded)
     seed: u64,
     /// how SQL statements are sent: original (text on MariaDB, as LinkStoreMysql: the values
-    /// written into the SQL, autocommit off, each operation's COMMIT sent with its last
-    /// statement; prepared on PostgreSQL and SQLite, which have no original store), text, or
-    /// prepared (prepared once; writes between BEGIN and COMMIT, reads in autocommit)
+    /// written into the SQL, writes on a connection with autocommit off, each one's COMMIT sent
+    /// with its last statement or after it, reads on a second connection in autocommit;
+    /// prepared on PostgreSQL and SQLite, which have no original store), text, or prepared
+    /// (prepared once on one connection; writes between BEGIN and COMMIT, reads in autocommit)
     statements: Statements,
     /// MariaDB: linktable's partitions by id1 (create_innodb.sql's 16); 0 for none
     partitions: u64,

@@ -3,9 +3,10 @@
 //! by its affected rows), on PostgreSQL and SQLite with `ON CONFLICT` and a locking read where
 //! MySQL's affected-rows trick has no equal. Payloads are binary columns (the original's are
 //! latin1 text, which takes any byte). On MariaDB the statements go as LinkStoreMysql sends them
-//! by default: SQL text with the values written in, on a connection with autocommit off, each
-//! operation's COMMIT sent with its last statement (`statements=prepared` prepares them once and
-//! wraps writes in BEGIN … COMMIT).
+//! by default: SQL text with the values written in, on two connections per client — writes on
+//! one with autocommit off, each operation's COMMIT sent with its last statement or after it,
+//! reads on the other in autocommit (`statements=prepared` prepares them once on one
+//! connection and wraps writes in BEGIN … COMMIT).
 
 use super::model::{self, Count, Link, LinkRows, ListPage, Node, Store, HIDDEN, VISIBLE};
 use crate::statements::Statements;
@@ -15,6 +16,8 @@ use std::collections::HashMap;
 const LINK_COLS: &str = "id1, id2, link_type, visibility, data, time, version";
 /// Where `time` is in `LINK_COLS`.
 const LINK_TIME_COL: usize = 5;
+/// Where `type` is in `get_node`'s columns.
+const NODE_TYPE_COL: usize = 1;
 
 /// What differs by dialect in LinkBench's statements, chosen in one exhaustive match (`of`): a
 /// new dialect is one more arm there, and every statement below follows from its answers.
@@ -53,32 +56,44 @@ impl Syntax {
 enum Place {
     Within,
     Last,
+    /// A read on the reads' connection, in autocommit: nothing to commit.
+    Read,
 }
 
 pub struct SqlStore<'e> {
+    /// The writes' connection (LinkStoreMysql's `conn_rw`), and the reads' too where there is
+    /// one connection.
     conn: Box<dyn SqlConn + 'e>,
+    /// In text mode, the reads' connection in autocommit (LinkStoreMysql's `conn_ro`):
+    /// node and link reads and counts, never a COMMIT.
+    reads: Option<Box<dyn SqlConn + 'e>>,
     dialect: Dialect,
     syntax: Syntax,
     /// Statements by name, made at first use; variable-length ones also by their count.
     stmts: HashMap<(&'static str, usize, Place), Stmt>,
-    /// Text statements on a connection with autocommit off.
+    /// Text statements, writes on a connection with autocommit off.
     text: bool,
     /// In text mode, whether the operation's COMMIT has been sent.
     committed: bool,
 }
 
 impl<'e> SqlStore<'e> {
-    /// A client's store. In text mode (LinkStoreMysql's way, on MariaDB) the connection has
-    /// autocommit off and each operation's COMMIT goes with its last statement; prepared
-    /// statements run writes between BEGIN and COMMIT and reads in autocommit.
+    /// A client's store. In text mode (LinkStoreMysql's way, on MariaDB) writes go on a
+    /// connection with autocommit off, each operation's COMMIT with its last statement or after
+    /// it, and reads on a second connection in autocommit, opened after it as the original
+    /// opens them; prepared statements run on one connection, writes between BEGIN and COMMIT
+    /// and reads in autocommit.
     pub fn new(engine: &'e dyn SqlEngine, statements: Statements) -> anyhow::Result<Self> {
         let text = statements.text_on(engine.dialect(), &[Dialect::MariaDb])?;
         let mut conn = engine.connect()?;
+        let mut reads = None;
         if text {
             conn.exec("SET autocommit = 0")?;
+            reads = Some(engine.connect()?);
         }
         Ok(SqlStore {
             conn,
+            reads,
             dialect: engine.dialect(),
             syntax: Syntax::of(engine.dialect()),
             stmts: HashMap::new(),
@@ -87,8 +102,8 @@ impl<'e> SqlStore<'e> {
         })
     }
 
-    /// A statement by name (and count, for variable-length ones), prepared at first use;
-    /// `Place::Last`, an operation's last: in text mode its COMMIT goes with it.
+    /// A write's statement by name (and count, for variable-length ones), prepared at first
+    /// use; `Place::Last`, an operation's last: in text mode its COMMIT goes with it.
     fn stmt(
         &mut self,
         name: &'static str,
@@ -114,6 +129,34 @@ impl<'e> SqlStore<'e> {
         };
         self.stmts.insert((name, n, place), s);
         Ok(s)
+    }
+
+    /// A read's statement, prepared at first use on the reads' connection (text, no COMMIT)
+    /// or, with one connection, on it.
+    fn read_stmt(
+        &mut self,
+        name: &'static str,
+        n: usize,
+        sql: impl FnOnce(Syntax) -> String,
+    ) -> anyhow::Result<Stmt> {
+        if let Some(s) = self.stmts.get(&(name, n, Place::Read)) {
+            return Ok(*s);
+        }
+        let text = sql(self.syntax);
+        let s = match &mut self.reads {
+            Some(reads) => reads.prepare_text(&text)?,
+            None => self.conn.prepare(&text)?,
+        };
+        self.stmts.insert((name, n, Place::Read), s);
+        Ok(s)
+    }
+
+    /// The connection reads run on.
+    fn reader(&mut self) -> &mut (dyn SqlConn + 'e) {
+        match &mut self.reads {
+            Some(reads) => reads.as_mut(),
+            None => self.conn.as_mut(),
+        }
     }
 
     /// In text mode, commits unless the operation's last statement did.
@@ -313,11 +356,15 @@ impl Store for SqlStore<'_> {
         Ok(())
     }
 
+    /// One multi-row INSERT; its ids are consecutive. MariaDB says the first in its OK packet,
+    /// where JDBC's generated keys read it; the others return them (`RETURNING`). None come
+    /// back from the null engine, where the harness measures its own cost.
     fn add_nodes(&mut self, nodes: &[Node]) -> anyhow::Result<Vec<i64>> {
         let n = nodes.len();
-        let stmt = self.stmt("add_nodes", n, Place::Last, |_| {
+        let stmt = self.stmt("add_nodes", n, Place::Last, |d| {
+            let returning = if d.mysql { "" } else { " RETURNING id" };
             format!(
-                "INSERT INTO nodetable (type, version, time, data) VALUES {} RETURNING id",
+                "INSERT INTO nodetable (type, version, time, data) VALUES {}{returning}",
                 rows(n, 4)
             )
         })?;
@@ -330,9 +377,10 @@ impl Store for SqlStore<'_> {
                 Value::Bytes(&node.data),
             ]);
         }
-        // The ids of one multi-row INSERT are consecutive; the first is returned first. None
-        // come back from the null engine, where the harness measures its own cost.
-        let first = self.conn.scalar(stmt, &params)?;
+        let first = match self.syntax.mysql {
+            true => self.conn.run(stmt, &params)?.inserted_id,
+            false => self.conn.scalar(stmt, &params)?,
+        };
         Ok(first.map_or_else(Vec::new, |f| (0..n as i64).map(|i| f + i).collect()))
     }
 
@@ -385,14 +433,18 @@ impl Store for SqlStore<'_> {
             return model::add_link(self, link);
         }
         self.transaction(|s| {
-            // LinkStoreMysql: 1 = inserted, 2 = existed hidden and became visible, 0 = existed
-            // visible already.
-            // The last statement carries the COMMIT in text mode.
+            // LinkStoreMysql: 1 = inserted, 2 = existed and its visibility changed, 0 = existed
+            // with this visibility already. The last statement carries the COMMIT in text mode.
             let affected = s.insert_link_row(link)?;
             let data = affected != 1;
-            if affected != 0 && link.visibility == VISIBLE {
+            let delta = match (affected, link.visibility == VISIBLE) {
+                (1 | 2, true) => 1,
+                (2, false) => -1,
+                _ => 0,
+            };
+            if delta != 0 {
                 let place = if data { Place::Within } else { Place::Last };
-                s.bump_count_at(link.id1, link.link_type, 1, link.time, place)?;
+                s.bump_count_at(link.id1, link.link_type, delta, link.time, place)?;
             }
             if data {
                 s.set_link_at(link, Place::Last)?;
@@ -410,18 +462,18 @@ impl Store for SqlStore<'_> {
     }
 
     fn count_links(&mut self, id1: i64, link_type: i64) -> anyhow::Result<i64> {
-        let stmt = self.stmt("count_links", 0, Place::Last, |_| {
+        let stmt = self.read_stmt("count_links", 0, |_| {
             "SELECT count FROM counttable WHERE id = ? AND link_type = ?".to_string()
         })?;
         Ok(self
-            .conn
+            .reader()
             .scalar(stmt, &[Value::Int(id1), Value::Int(link_type)])?
             .unwrap_or(0))
     }
 
     fn multiget_links(&mut self, id1: i64, link_type: i64, id2s: &[i64]) -> anyhow::Result<u64> {
         let n = id2s.len();
-        let stmt = self.stmt("multiget", n, Place::Last, |_| {
+        let stmt = self.read_stmt("multiget", n, |_| {
             format!(
                 "SELECT {LINK_COLS} FROM linktable WHERE id1 = ? AND link_type = ? AND id2 IN ({})",
                 vec!["?"; n].join(", ")
@@ -429,7 +481,7 @@ impl Store for SqlStore<'_> {
         })?;
         let mut params = vec![Value::Int(id1), Value::Int(link_type)];
         params.extend(id2s.iter().map(|&i| Value::Int(i)));
-        Ok(self.conn.run(stmt, &params)?.rows)
+        Ok(self.reader().run(stmt, &params)?.rows)
     }
 
     fn get_link_list(&mut self, page: &ListPage) -> anyhow::Result<(i64, Option<i64>)> {
@@ -468,12 +520,14 @@ impl Store for SqlStore<'_> {
                 Value::Int(b),
             ]
         };
-        let stmt = self.stmt("link_list", 0, Place::Last, |d| list(LINK_COLS, d))?;
+        let stmt = self.read_stmt("link_list", 0, |d| list(LINK_COLS, d))?;
         // A full page: the history cache keeps its oldest (last) link's time, read off the
         // page as LinkStoreMysql does.
-        let page_rows =
-            self.conn
-                .run_keeping(stmt, &params(page.offset, page.limit), Some(LINK_TIME_COL))?;
+        let page_rows = self.reader().run_keeping(
+            stmt,
+            &params(page.offset, page.limit),
+            Some(LINK_TIME_COL),
+        )?;
         let found = page_rows.rows as i64;
         Ok((found, page_rows.kept.filter(|_| found == page.limit)))
     }
@@ -507,15 +561,15 @@ impl Store for SqlStore<'_> {
         Ok(self.run(stmt, &[Value::Int(id), Value::Int(node_type)])? == 1)
     }
 
+    /// By id alone, the type compared here, as LinkStoreMysql's `getNode` does.
     fn get_node(&mut self, node_type: i64, id: i64) -> anyhow::Result<Option<usize>> {
-        let stmt = self.stmt("get_node", 0, Place::Last, |_| {
-            "SELECT id, type, version, time, data FROM nodetable WHERE id = ? AND type = ?"
-                .to_string()
+        let stmt = self.read_stmt("get_node", 0, |_| {
+            "SELECT id, type, version, time, data FROM nodetable WHERE id = ?".to_string()
         })?;
         let out = self
-            .conn
-            .run(stmt, &[Value::Int(id), Value::Int(node_type)])?;
-        Ok((out.rows > 0).then_some(out.bytes as usize))
+            .reader()
+            .run_keeping(stmt, &[Value::Int(id)], Some(NODE_TYPE_COL))?;
+        Ok((out.rows > 0 && out.kept == Some(node_type)).then_some(out.bytes as usize))
     }
 
     fn check_counts(&mut self) -> anyhow::Result<(u64, u64)> {

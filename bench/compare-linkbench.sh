@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Side by side, in one sitting: fathom's LinkBench request phase and LinkBench's Java client
+# (Facebook's `LinkStoreMysql`) on one MariaDB server with InnoDB, over TCP, on one graph
+# loaded once by fathom. The two tools alternate REPEATS times; each figure is the median of
+# its repeats. The server's CPU per request is read from /proc for both tools alike (its
+# utime+stime over the run, divided by the requests the tool counted).
+#   LINKBENCH_SRC=~/src/linkbench bench/compare-linkbench.sh         # 2 clients, 30 s, 5 repeats
+#   LINKBENCH_SRC=... MAXID1=200001 CLIENTS=2 SECS=30 REPEATS=5 bench/compare-linkbench.sh
+#   LINKBENCH_SRC=... FATHOM_OLD=/path/to/older/fathom bench/compare-linkbench.sh  # a third column
+# LINKBENCH_SRC is a checkout of github.com/facebookarchive/linkbench; its Java is compiled here
+# with javac (the HBase, MapReduce and RocksDB stores left out) against commons-cli 1.2,
+# commons-math3 3.0, log4j 1.2.17 and mysql-connector-java 5.1.49 from Maven Central (the
+# pom's 5.1.22 cannot read MariaDB 10.11's collations).
+set -euo pipefail
+: "${LINKBENCH_SRC:?set LINKBENCH_SRC to a checkout of facebookarchive/linkbench}"
+MAXID1=${MAXID1:-200001}
+CLIENTS=${CLIENTS:-2}
+SECS=${SECS:-30}
+REPEATS=${REPEATS:-5}
+root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh"
+"$root/scripts/setup.sh" --servers --java
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
+cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p fathom-cli
+fathom=$CARGO_TARGET_DIR/release/fathom
+work=$(mktemp -d /tmp/fathom-vs-linkbench.XXXXXX)
+echo "compare-linkbench: maxid1 $MAXID1, $CLIENTS clients, ${SECS}s x $REPEATS repeats; files in $work" >&2
+
+# LinkBench's Java, compiled once.
+cp=""
+for a in commons-cli:commons-cli:1.2 org.apache.commons:commons-math3:3.0 log4j:log4j:1.2.17 \
+  mysql:mysql-connector-java:5.1.49; do
+  mvn -q dependency:get -Dartifact="$a" >/dev/null
+  IFS=: read -r g n v <<<"$a"
+  cp="$cp:$HOME/.m2/repository/${g//.//}/$n/$v/$n-$v.jar"
+done
+mkdir -p "$work/java/classes"
+cp -r "$LINKBENCH_SRC/config" "$work/java/"
+find "$LINKBENCH_SRC/src/main/java" -name '*.java' |
+  grep -v -e LinkBenchDriverMR -e LinkStoreHBase -e LinkStoreRocksDb >"$work/java/sources"
+javac -nowarn -d "$work/java/classes" -cp "$cp" @"$work/java/sources" 2>/dev/null
+
+# A server of its own, listening on loopback TCP (what Connector/J 5.1 speaks).
+mkdir -p "$work/data" "$work/tmp"
+cat >"$work/my.cnf" <<EOF
+[mysqld]
+datadir=$work/data
+socket=$work/mysqld.sock
+pid-file=$work/mariadbd.pid
+log-error=$work/error.log
+tmpdir=$work/tmp
+port=${PORT:-3307}
+bind-address=127.0.0.1
+max_connections=1000
+innodb_buffer_pool_size=1g
+user=root
+EOF
+mariadb-install-db --defaults-file="$work/my.cnf" --auth-root-authentication-method=normal >"$work/install.log"
+mariadbd --defaults-file="$work/my.cnf" >"$work/mariadbd.out" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null; wait $server 2>/dev/null || true' EXIT
+for _ in $(seq 60); do [ -S "$work/mysqld.sock" ] && break; sleep 1; done
+mariadb -S "$work/mysqld.sock" -uroot -e "DELETE FROM mysql.global_priv WHERE User = '';
+  CREATE USER lb@'%' IDENTIFIED BY 'lb'; GRANT ALL ON *.* TO lb@'%';
+  CREATE USER lb@localhost IDENTIFIED BY 'lb'; GRANT ALL ON *.* TO lb@localhost;
+  FLUSH PRIVILEGES; CREATE DATABASE linkdb"
+url="mysql://lb:lb@127.0.0.1:${PORT:-3307}/linkdb"
+"$fathom" run --engine innodb --set "url=$url" --set "pid=$server" --workload linkbench \
+  --clients "$CLIENTS" --param maxid1="$MAXID1" --param steps=load --results "$work/load" >/dev/null
+
+server_ticks() { awk '{ print $14 + $15 }' "/proc/$server/stat"; }
+tick_us=$((1000000 / $(getconf CLK_TCK)))
+
+# One request phase by fathom binary $2 (repeat $1): "requests seconds fathom-cpu-us".
+by_fathom() {
+  local out dir
+  out=$("$2" run --engine innodb --set "url=$url" --set "pid=$server" --workload linkbench \
+    --clients "$CLIENTS" --param maxid1="$MAXID1" --param steps=request \
+    --param duration="${SECS}s" --results "$work/$3-$1" 2>&1)
+  dir=$(sed -n 's/^results: //p' <<<"$out")
+  python3 -c "import json,glob; s=json.load(open(glob.glob('$dir/steps/*request.json')[0])); \
+print(s['ops'], s['seconds'], s['per_op']['cpu_us_harness'])"
+}
+
+# One request phase by LinkBench's Java (repeat $1): "requests seconds -".
+by_java() {
+  (cd "$work/java" && LINKBENCH_HOME="$work/java" java -cp "classes$cp" \
+    com.facebook.LinkBench.LinkBenchDriver -c config/LinkConfigMysql.properties -r \
+    -D host=127.0.0.1 -D port="${PORT:-3307}" -D user=lb -D password=lb -D dbid=linkdb \
+    -D maxid1="$MAXID1" -D requesters="$CLIENTS" -D requests=1000000000 -D maxtime="$SECS" \
+    -D progressfreq=100000 -D displayfreq=100000 >"$work/java-$1.log" 2>&1)
+  sed -n 's/.*REQUEST PHASE COMPLETED. \([0-9]*\) requests done in \([0-9]*\) seconds.*/\1 \2 -/p' \
+    "$work/java-$1.log"
+}
+
+tools="fathom java${FATHOM_OLD:+ old}"
+for rep in $(seq "$REPEATS"); do
+  for tool in $tools; do
+    t0=$(server_ticks)
+    case $tool in
+      fathom) read -r reqs secs own < <(by_fathom "$rep" "$fathom" fathom) ;;
+      old) read -r reqs secs own < <(by_fathom "$rep" "$FATHOM_OLD" old) ;;
+      java) read -r reqs secs own < <(by_java "$rep") ;;
+    esac
+    t1=$(server_ticks)
+    awk -v r="$reqs" -v s="$secs" -v t=$((t1 - t0)) -v u="$tick_us" -v o="$own" -v n="$tool" \
+      '{} END { printf "%s %.1f %.1f %s\n", n, r / s, t * u / r, o }' </dev/null >>"$work/figures"
+    echo "repeat $rep $tool: $(tail -1 "$work/figures")" >&2
+  done
+done
+
+printf '%-8s %12s %8s %16s %8s %14s\n' tool requests/s spread "server µs/req" spread "own µs/req"
+for tool in $tools; do
+  col() { awk -v n="$tool" -v c="$1" '$1 == n { print $c }' "$work/figures"; }
+  printf '%-8s %12s %8s %16s %8s %14s\n' "$tool" "$(col 2 | median)" "$(col 2 | spread)" \
+    "$(col 3 | median)" "$(col 3 | spread)" "$(col 4 | median)"
+done
