@@ -114,5 +114,5 @@ printf '%-8s %12s %8s %16s %8s %14s\n' tool requests/s spread "server µs/req" s
 for tool in $tools; do
   col() { awk -v n="$tool" -v c="$1" '$1 == n { print $c }' "$work/figures"; }
   printf '%-8s %12s %8s %16s %8s %14s\n' "$tool" "$(col 2 | median)" "$(col 2 | spread)" \
-    "$(col 3 | median)" "$(col 3 | spread)" "$(col 4 | median)"
+    "$(col 3 | median)" "$(col 3 | spread)" "$(col 4 | median | awk '{ printf($1 == "-" ? "-" : "%.1f", $1) }')"
 done
