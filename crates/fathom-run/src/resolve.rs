@@ -114,11 +114,22 @@ pub fn resolve(
     base: &Path,
 ) -> anyhow::Result<RunSpec> {
     let resolved = resolve_setup(setup, drive, keys, base)?;
-    let entry = fathom_workloads::find(&workload.name)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", keys.workload("name")))?;
+    // A workload file (a `.toml` path, or a bundled name) runs as the declared workload.
+    let declared = fathom_workloads::declared::file::is_file(&workload.name);
+    let entry = match declared {
+        true => &fathom_workloads::declared::ENTRY,
+        false => fathom_workloads::find(&workload.name)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", keys.workload("name")))?,
+    };
     let mut given = workload.params.clone();
     given.extend(setup.params.clone());
     let mut params = Params::new(given);
+    if declared {
+        let file = fathom_workloads::declared::file::resolve_path(&workload.name, base);
+        fathom_workloads::declared::file::load(&file)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", keys.workload("name")))?;
+        params.set("file", file);
+    }
     if let Some(d) = &drive.duration {
         params.set(entry.duration_param, String::from(d.clone()));
     }

@@ -4,6 +4,7 @@
 //! once for the document family; `WORKLOADS` is the registry the CLI reads.
 
 pub mod dbbench;
+pub mod declared;
 pub mod dockv;
 pub mod ibench;
 pub mod linkbench;
@@ -199,6 +200,7 @@ pub fn kv_session<'e>(
 
 pub static WORKLOADS: &[WorkloadEntry] = &[
     dbbench::ENTRY,
+    declared::ENTRY,
     sysbench::ENTRY,
     ibench::ENTRY,
     linkbench::ENTRY,

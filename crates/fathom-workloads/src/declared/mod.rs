@@ -1,0 +1,372 @@
+//! Workloads written as data: a TOML file (`--workload FILE`, or a bundled name such as
+//! `ycsb/workloada`) declares the records, a load and timed or counted phases with their mix
+//! and key distribution, and this workload runs it with YCSB's generators on any kv engine or
+//! document server (docs/declared.md).
+
+pub mod file;
+pub mod gen;
+mod kv;
+pub mod record;
+
+use crate::params::{record as record_params, seed_or_clock, thread_seed, Params, Span};
+use crate::{alike, kv_session, NewClients, NewStep, PreparedStep, Workload, WorkloadEntry};
+use fathom_core::driver::StepPlan;
+use fathom_core::family::Db;
+use fathom_core::kind::StepKinds;
+use fathom_core::kv::SessionOptions;
+use fathom_core::stop::Stop;
+use file::{Distribution, InsertOrder, LengthDistribution, Loaded, Phase};
+use gen::{Chooser, Length};
+use kv::{KvClient, Plan, Shared, Work};
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use record::{Fields, Keys};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What a workload file's run takes as `--param`: the file, and overrides of its counts.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct DeclaredParams {
+    /// the workload file (a path, or a bundled name such as ycsb/workloada); `--workload FILE`
+    /// sets it
+    file: String,
+    /// records loaded and drawn from (YCSB's recordcount); 0: the file's
+    records: u64,
+    /// operations of each counted phase, over all clients (YCSB's operationcount); 0: the file's
+    operations: u64,
+    /// run every phase for this long instead of its count (`--duration` sets it); 0s: the file's
+    duration: Span,
+    /// unrecorded time at the start of each timed phase; 0s: the file's
+    warmup: Span,
+    /// steps to run, by name (the load's and the phases'); empty: all, in the file's order
+    steps: Vec<String>,
+    /// random seed; 0 picks one from the clock (recorded)
+    seed: u64,
+}
+
+impl Default for DeclaredParams {
+    fn default() -> Self {
+        DeclaredParams {
+            file: String::new(),
+            records: 0,
+            operations: 0,
+            duration: Span::new("0s"),
+            warmup: Span::new("0s"),
+            steps: Vec::new(),
+            seed: 0,
+        }
+    }
+}
+
+pub const ENTRY: WorkloadEntry = WorkloadEntry::new::<DeclaredParams, YcsbKind>(
+    "declared",
+    "a workload written as a TOML file (`--workload FILE`; bundled: ycsb/workloada … ycsb/workloadf)",
+    build,
+    crate::report::ReportHooks::NONE,
+)
+.kv_only();
+
+fathom_core::kinds! {
+    /// A declared workload's operations, as YCSB names them in its output.
+    pub enum YcsbKind {
+        Load = ("INSERT", Load, "the load's insert of the next record, every field written"),
+        Read = ("READ", Read, "a read of one record (a get of its packed fields on kv engines)"),
+        Update = ("UPDATE", Write, "an update of one field, or all: a get, then a put of the merged fields"),
+        Insert = ("INSERT", Insert, "an insert of the next new record"),
+        Scan = ("SCAN", Scan, "a seek to a record and up to the scan length read in key order"),
+        ReadModifyWrite = ("READ-MODIFY-WRITE", Write, "a read of a record, then an update of it"),
+        Delete = ("DELETE", Delete, "a delete of one record"),
+    }
+}
+
+/// A step: the load, or a phase.
+enum Step {
+    Load,
+    Phase(usize),
+}
+
+pub struct Declared {
+    loaded: Loaded,
+    records: u64,
+    seed: u64,
+    plans: Vec<StepPlan>,
+    steps: Vec<Step>,
+    /// Each counted phase's operations over all clients (`None` for a timed one).
+    operations: Vec<Option<u64>>,
+    resolved: BTreeMap<String, String>,
+}
+
+fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
+    Ok(Box::new(declare(params, clients)?))
+}
+
+/// The workload a file declares, its counts overridden by the parameters.
+fn declare(params: &Params, clients: usize) -> anyhow::Result<Declared> {
+    let mut p: DeclaredParams = params.read("declared")?;
+    if p.file.is_empty() {
+        anyhow::bail!("parameter `file`: the workload file (--workload FILE) is missing");
+    }
+    if clients == 0 {
+        anyhow::bail!("a declared workload needs at least one client");
+    }
+    let loaded = file::load(&p.file)?;
+    let f = &loaded.file;
+    let records = match p.records {
+        0 => *f.data.records.get_ref(),
+        n => n,
+    };
+    p.seed = seed_or_clock(p.seed);
+    let (mut plans, mut steps, mut operations) = (Vec::new(), Vec::new(), Vec::new());
+    let mut all: Vec<(String, Step)> = Vec::new();
+    if let Some(l) = &f.load {
+        all.push((l.name.clone(), Step::Load));
+    }
+    for (i, ph) in f.phases.iter().enumerate() {
+        all.push((ph.name.get_ref().clone(), Step::Phase(i)));
+    }
+    for want in &p.steps {
+        if !all.iter().any(|(n, _)| n == want) {
+            let names: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).collect();
+            anyhow::bail!(
+                "parameter `steps`: {} has no step `{want}`; it has {}",
+                p.file,
+                names.join(", ")
+            );
+        }
+    }
+    for (name, step) in all {
+        if !p.steps.is_empty() && !p.steps.contains(&name) {
+            continue;
+        }
+        let (plan, ops) = match step {
+            Step::Load => (
+                StepPlan {
+                    name: name.clone(),
+                    clients,
+                    kinds: StepKinds::of(&[YcsbKind::Load]),
+                    ..Default::default()
+                },
+                None,
+            ),
+            Step::Phase(i) => phase_plan(&f.phases[i], &name, clients, &p),
+        };
+        plans.push(plan);
+        operations.push(ops);
+        steps.push(step);
+    }
+    let mut resolved = record_params(&p);
+    resolved.insert("records".into(), records.to_string());
+    resolved.insert(
+        "file_digest".into(),
+        format!("{:016x}", digest(&loaded.text)),
+    );
+    resolved.insert("workload_name".into(), f.name.clone());
+    Ok(Declared {
+        loaded,
+        records,
+        seed: p.seed,
+        plans,
+        steps,
+        operations,
+        resolved,
+    })
+}
+
+/// A phase's plan and, when counted, its operations over all clients.
+fn phase_plan(
+    ph: &Phase,
+    name: &str,
+    clients: usize,
+    p: &DeclaredParams,
+) -> (StepPlan, Option<u64>) {
+    let duration = match p.duration.value {
+        Duration::ZERO => ph.duration.as_ref().map(|d| d.value),
+        d => Some(d),
+    };
+    let warmup = match p.warmup.value {
+        Duration::ZERO => ph.warmup.as_ref().map_or(Duration::ZERO, |w| w.value),
+        w => w,
+    };
+    let ops = match (duration, p.operations) {
+        (Some(_), _) => None,
+        (None, 0) => ph.operations.as_ref().map(|o| *o.get_ref()),
+        (None, n) => Some(n),
+    };
+    let kinds: Vec<YcsbKind> = kv_kinds()
+        .into_iter()
+        .zip(ph.mix.get_ref().weights())
+        .filter(|(_, w)| *w > 0.0)
+        .map(|(k, _)| k)
+        .collect();
+    let plan = StepPlan {
+        name: name.to_string(),
+        clients,
+        duration,
+        warmup: if duration.is_some() {
+            warmup
+        } else {
+            Duration::ZERO
+        },
+        kinds: StepKinds::of(&kinds),
+        ..Default::default()
+    };
+    (plan, ops)
+}
+
+fn kv_kinds() -> [YcsbKind; 6] {
+    [
+        YcsbKind::Read,
+        YcsbKind::Update,
+        YcsbKind::Insert,
+        YcsbKind::Scan,
+        YcsbKind::ReadModifyWrite,
+        YcsbKind::Delete,
+    ]
+}
+
+/// FNV-1a of the file's text: the run records which file it ran, and history keys series by it.
+fn digest(text: &str) -> u64 {
+    text.bytes().fold(0xCBF2_9CE4_8422_2325, |h: u64, b| {
+        (h ^ b as u64).wrapping_mul(1_099_511_628_211)
+    })
+}
+
+impl Declared {
+    fn keys(&self) -> Keys {
+        let d = &self.loaded.file.data;
+        Keys {
+            prefix: d.key_prefix.clone(),
+            hashed: d.insert_order == InsertOrder::Hashed,
+            zero_padding: d.zero_padding as usize,
+        }
+    }
+
+    fn fields(&self) -> Fields {
+        let d = &self.loaded.file.data;
+        let max = *d.field_length.get_ref();
+        let length = match d.field_length_distribution {
+            LengthDistribution::Constant => Length::Constant(max),
+            LengthDistribution::Uniform => Length::uniform(d.min_field_length, max),
+            LengthDistribution::Zipfian => Length::zipfian(d.min_field_length, max),
+        };
+        Fields::new(&d.field_prefix, *d.fields.get_ref() as usize, length)
+    }
+
+    /// Phase `i`'s choices for client `c` of `clients`, its share of `operations`.
+    fn plan(&self, i: usize, c: usize, clients: usize, operations: Option<u64>) -> Plan {
+        let ph = &self.loaded.file.phases[i];
+        let weights = ph.mix.get_ref().weights();
+        let sum: f64 = weights.iter().sum();
+        let mut cumulative = [0.0; 6];
+        let mut acc = 0.0;
+        for (slot, w) in cumulative.iter_mut().zip(weights) {
+            acc += w / sum;
+            *slot = acc;
+        }
+        let records = self.records;
+        // YCSB's zipfian spreads over the records and the inserts it expects (twice the
+        // phase's share of inserts, its "fudge factor"), so new records do not move which keys
+        // are popular.
+        let expected_inserts = operations.map_or(0, |o| (o as f64 * weights[2] / sum * 2.0) as u64);
+        let chooser = match ph.distribution {
+            Distribution::Uniform => Chooser::Uniform {
+                min: 0,
+                span: records,
+            },
+            Distribution::Zipfian => Chooser::scrambled(0, records + expected_inserts + 1),
+            Distribution::Latest => Chooser::latest(records),
+            Distribution::Hotspot => Chooser::hotspot(
+                0,
+                records - 1,
+                *ph.hotspot_data_fraction.get_ref(),
+                *ph.hotspot_ops_fraction.get_ref(),
+            ),
+            Distribution::Exponential => Chooser::exponential(
+                *ph.exponential_percentile.get_ref(),
+                records as f64 * *ph.exponential_frac.get_ref(),
+            ),
+            Distribution::Sequential => Chooser::Sequential {
+                min: 0,
+                span: records,
+                next: 0,
+            },
+        };
+        let max = *ph.max_scan_length.get_ref();
+        let scan_length = match ph.scan_length_distribution {
+            LengthDistribution::Constant => Length::Constant(max),
+            LengthDistribution::Uniform => Length::uniform(ph.min_scan_length, max),
+            LengthDistribution::Zipfian => Length::zipfian(ph.min_scan_length, max),
+        };
+        // YCSB splits the count evenly, the first threads taking one more of the remainder.
+        let quota = operations.map(|o| {
+            let (share, rest) = (o / clients as u64, o % clients as u64);
+            share + u64::from((c as u64) < rest)
+        });
+        Plan {
+            cumulative,
+            chooser,
+            scan_length,
+            write_all_fields: ph.write_all_fields,
+            quota,
+        }
+    }
+}
+
+impl Workload for Declared {
+    fn steps(&self) -> &[StepPlan] {
+        &self.plans
+    }
+
+    fn step<'a>(&'a self, engine: Db<'a>, index: usize, _stop: &Stop) -> NewStep<'a> {
+        Ok(Box::new(DeclaredStep {
+            workload: self,
+            engine,
+            index,
+            shared: Shared::new(self.records),
+        }))
+    }
+
+    fn params(&self) -> BTreeMap<String, String> {
+        self.resolved.clone()
+    }
+}
+
+/// A step on one engine: its clients share the load's and the inserts' counters.
+struct DeclaredStep<'a> {
+    workload: &'a Declared,
+    engine: Db<'a>,
+    index: usize,
+    shared: Arc<Shared>,
+}
+
+impl<'a> PreparedStep<'a> for DeclaredStep<'a> {
+    fn clients(&self) -> NewClients<'a> {
+        let w = self.workload;
+        let clients = w.plans[self.index].clients;
+        alike(clients, |c| {
+            let session = kv_session(self.engine, "declared", SessionOptions::default())?;
+            let rng = SmallRng::seed_from_u64(thread_seed(w.seed, self.index, c));
+            let work = match w.steps[self.index] {
+                Step::Load => Work::Load,
+                Step::Phase(i) => {
+                    Work::Run(Box::new(w.plan(i, c, clients, w.operations[self.index])))
+                }
+            };
+            Ok(Box::new(KvClient::new(
+                session,
+                self.shared.clone(),
+                w.keys(),
+                w.fields(),
+                rng,
+                work,
+            )) as Box<dyn fathom_core::driver::Client + 'a>)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

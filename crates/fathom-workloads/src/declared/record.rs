@@ -1,0 +1,199 @@
+//! A declared workload's records as YCSB writes them: the key of record n (`user` and its
+//! number, hashed unless inserts are ordered, zero-padded), each field's random printable bytes
+//! as YCSB's `RandomByteIterator` makes them, and on kv engines the fields packed into one value
+//! as YCSB's RocksDB binding packs them (per field: a 4-byte length, the name, a 4-byte length,
+//! the bytes).
+
+use super::gen::{fnv_hash64, Length};
+use rand::rngs::SmallRng;
+use rand::Rng;
+use std::fmt::Write;
+
+/// How record numbers become keys.
+#[derive(Clone, Debug)]
+pub struct Keys {
+    pub prefix: String,
+    /// Numbers hashed (YCSB's `insertorder=hashed`) or kept in order.
+    pub hashed: bool,
+    /// The number's digits padded with zeros to this width (YCSB's `zeropadding`).
+    pub zero_padding: usize,
+}
+
+impl Keys {
+    /// Record `n`'s key, written into `out`.
+    #[inline]
+    pub fn key(&self, n: u64, out: &mut String) {
+        out.clear();
+        out.push_str(&self.prefix);
+        let v = if self.hashed { fnv_hash64(n) } else { n };
+        let digits = if v == 0 { 1 } else { v.ilog10() as usize + 1 };
+        for _ in digits..self.zero_padding {
+            out.push('0');
+        }
+        let _ = write!(out, "{v}");
+    }
+}
+
+/// The fields of a record: their names and how long each value is.
+#[derive(Clone, Debug)]
+pub struct Fields {
+    pub names: Vec<String>,
+    pub length: Length,
+}
+
+impl Fields {
+    /// YCSB's `field0` … `field{count-1}`.
+    pub fn new(prefix: &str, count: usize, length: Length) -> Fields {
+        Fields {
+            names: (0..count).map(|i| format!("{prefix}{i}")).collect(),
+            length,
+        }
+    }
+}
+
+/// Appends `len` bytes as `RandomByteIterator` makes them: six printable bytes from each 32-bit
+/// draw, so values compress as YCSB's do.
+pub fn random_bytes(rng: &mut SmallRng, len: usize, out: &mut Vec<u8>) {
+    let mut left = len;
+    while left > 0 {
+        let b: u32 = rng.gen();
+        let six = [
+            b & 31,
+            (b >> 5) & 63,
+            (b >> 10) & 95,
+            (b >> 15) & 31,
+            (b >> 20) & 63,
+            (b >> 25) & 95,
+        ];
+        let n = left.min(6);
+        out.extend(six[..n].iter().map(|&x| x as u8 + b' '));
+        left -= n;
+    }
+}
+
+/// Appends one field as YCSB's RocksDB binding serialises it.
+pub fn pack_field(name: &str, value: &[u8], out: &mut Vec<u8>) {
+    out.extend_from_slice(&(name.len() as u32).to_be_bytes());
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(&(value.len() as u32).to_be_bytes());
+    out.extend_from_slice(value);
+}
+
+/// The packed fields of a value: each as (name, value) slices of `packed`; `None` when the
+/// bytes are not a packing (a value another workload wrote).
+pub fn unpack(packed: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    let take = |at: &mut usize| -> Option<&[u8]> {
+        let len = u32::from_be_bytes(packed.get(*at..*at + 4)?.try_into().ok()?) as usize;
+        let bytes = packed.get(*at + 4..*at + 4 + len)?;
+        *at += 4 + len;
+        Some(bytes)
+    };
+    while at < packed.len() {
+        let name = take(&mut at)?;
+        let value = take(&mut at)?;
+        out.push((name, value));
+    }
+    Some(out)
+}
+
+/// A whole record packed: every field with fresh bytes.
+pub fn pack_record(
+    fields: &mut Fields,
+    rng: &mut SmallRng,
+    scratch: &mut Vec<u8>,
+    out: &mut Vec<u8>,
+) {
+    out.clear();
+    for i in 0..fields.names.len() {
+        scratch.clear();
+        let len = fields.length.next(rng) as usize;
+        random_bytes(rng, len, scratch);
+        pack_field(&fields.names[i], scratch, out);
+    }
+}
+
+/// `packed` with field `field` given fresh bytes (YCSB's update of one field: read, merge,
+/// write back), into `out`.
+pub fn repack_one(
+    packed: &[u8],
+    field: &str,
+    fields: &mut Fields,
+    rng: &mut SmallRng,
+    scratch: &mut Vec<u8>,
+    out: &mut Vec<u8>,
+) {
+    out.clear();
+    scratch.clear();
+    let len = fields.length.next(rng) as usize;
+    random_bytes(rng, len, scratch);
+    let mut written = false;
+    for (name, value) in unpack(packed).unwrap_or_default() {
+        if name == field.as_bytes() {
+            pack_field(field, scratch, out);
+            written = true;
+        } else {
+            out.extend_from_slice(&(name.len() as u32).to_be_bytes());
+            out.extend_from_slice(name);
+            out.extend_from_slice(&(value.len() as u32).to_be_bytes());
+            out.extend_from_slice(value);
+        }
+    }
+    if !written {
+        pack_field(field, scratch, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn keys_are_ycsbs() {
+        let mut k = String::new();
+        let hashed = Keys {
+            prefix: "user".into(),
+            hashed: true,
+            zero_padding: 1,
+        };
+        hashed.key(0, &mut k);
+        assert_eq!(k, "user6284781860667377211");
+        let ordered = Keys {
+            prefix: "user".into(),
+            hashed: false,
+            zero_padding: 5,
+        };
+        ordered.key(42, &mut k);
+        assert_eq!(k, "user00042");
+    }
+
+    #[test]
+    fn a_record_packs_and_unpacks_and_one_field_is_replaced() {
+        let mut rng = SmallRng::seed_from_u64(1);
+        let mut fields = Fields::new("field", 10, Length::Constant(100));
+        let (mut scratch, mut packed, mut again) = (Vec::new(), Vec::new(), Vec::new());
+        pack_record(&mut fields, &mut rng, &mut scratch, &mut packed);
+        // YCSB's RocksDB binding: 10 × (4 + 6 + 4 + 100) bytes.
+        assert_eq!(packed.len(), 1140);
+        let parts = unpack(&packed).unwrap();
+        assert_eq!(parts.len(), 10);
+        assert!(parts
+            .iter()
+            .all(|(_, v)| v.iter().all(|b| (32..128).contains(b))));
+        repack_one(
+            &packed,
+            "field3",
+            &mut fields,
+            &mut rng,
+            &mut scratch,
+            &mut again,
+        );
+        let after = unpack(&again).unwrap();
+        assert_eq!(after.len(), 10);
+        assert_ne!(after[3].1, parts[3].1);
+        assert_eq!(after[4].1, parts[4].1);
+        assert!(unpack(b"\0\0\0\x09abc").is_none());
+    }
+}
