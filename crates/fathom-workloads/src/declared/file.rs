@@ -260,12 +260,15 @@ pub fn resolve_path(name: &str, base: &Path) -> String {
 /// Parses and checks a workload file's text; errors name `source`, the line and the key.
 pub fn parse(source: &str, text: &str) -> anyhow::Result<File> {
     let file: File = toml::from_str(text).map_err(|e| {
-        let line = e
-            .span()
-            .map(|s| format!(", line {}", line_of(text, s.start)));
+        // The line, and its text: serde's message names the value, the line names the key.
+        let at = e.span().map(|s| {
+            let n = line_of(text, s.start);
+            let written = text.lines().nth(n - 1).unwrap_or("").trim();
+            format!(", line {n} (`{written}`)")
+        });
         anyhow::anyhow!(
             "workload file {source}{}: {}",
-            line.unwrap_or_default(),
+            at.unwrap_or_default(),
             e.message()
         )
     })?;
@@ -400,6 +403,61 @@ mod tests {
     fn every_bundled_file_parses() {
         for (name, text) in BUNDLED {
             parse(name, text).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+
+    /// A file whose phase `p` has `extra` lines after its name and length, and `mix` as its mix.
+    fn phase(extra: &str, mix: &str) -> String {
+        format!("{HEAD}[[phase]]\nname = \"run\"\noperations = 10\n{extra}\n[phase.mix]\n{mix}\n")
+    }
+
+    #[test]
+    fn thirty_bad_files_each_refused_by_line_and_key() {
+        // (the file, its line the error names, what the error holds)
+        let cases: Vec<(String, usize, &str)> = vec![
+            ("nmae = \"w\"\n".to_string(), 1, "nmae"),
+            ("name = 3\nabout = \"a\"\n[data]\n[load]\n".into(), 1, "string"),
+            ("name = \"w\"\nabout = \"a\"\n[data]\n".into(), 0, "a [load] or at least one [[phase]]"),
+            (format!("{HEAD}recrods = 5\n"), 5, "recrods"),
+            (format!("{HEAD}fields = 0\n[load]\n"), 5, "data.fields"),
+            (format!("{HEAD}fields = -2\n[load]\n"), 5, "fields = -2"),
+            (format!("{HEAD}field_length = \"long\"\n[load]\n"), 5, "field_length"),
+            (format!("{HEAD}field_length_distribution = \"normal\"\n[load]\n"), 5, "normal"),
+            (format!("{HEAD}field_length_distribution = \"uniform\"\nmin_field_length = 200\n[load]\n"), 0, "data.field_length"),
+            (format!("{HEAD}insert_order = \"random\"\n[load]\n"), 5, "random"),
+            (format!("{HEAD}zero_padding = \"x\"\n[load]\n"), 5, "zero_padding"),
+            (format!("{HEAD}[load]\nnmae = \"l\"\n"), 6, "nmae"),
+            (phase("distribution = \"zipfan\"", "read = 1"), 8, "zipfan"),
+            (phase("", "read = -1"), 9, "phase[1].mix"),
+            (phase("", "read = 0"), 9, "at least one weight above 0"),
+            (phase("", "reed = 1"), 10, "reed"),
+            (phase("", "read = \"half\""), 10, "read = \"half\""),
+            (phase("hotspot_data_fraction = 1.5", "read = 1"), 8, "phase[1].hotspot_data_fraction"),
+            (phase("hotspot_ops_fraction = -0.1", "read = 1"), 8, "phase[1].hotspot_ops_fraction"),
+            (phase("exponential_frac = 2", "read = 1"), 8, "phase[1].exponential_frac"),
+            (phase("exponential_percentile = 100", "read = 1"), 8, "phase[1].exponential_percentile"),
+            (phase("max_scan_length = 0", "scan = 1"), 8, "phase[1].max_scan_length"),
+            (phase("min_scan_length = 0", "scan = 1"), 0, "phase[1].max_scan_length"),
+            (phase("scan_length_distribution = \"latest\"", "scan = 1"), 8, "latest"),
+            (phase("read_all_fields = \"yes\"", "read = 1"), 8, "read_all_fields"),
+            (phase("duration = \"forever\"", "read = 1"), 8, "forever"),
+            (phase("warmup = 5", "read = 1"), 8, "warmup"),
+            (phase("operatoins = 3", "read = 1"), 8, "operatoins"),
+            (format!("{HEAD}[[phase]]\nname = \"run\"\noperations = 0\n[phase.mix]\nread = 1\n"), 7, "phase[1].operations"),
+            (format!("{HEAD}[load]\n[[phase]]\nname = \"load\"\noperations = 1\n[phase.mix]\nread = 1\n"), 7, "phase[1].name"),
+            (format!("{HEAD}[[phase]]\nname = \"run\"\noperations = 1\n"), 5, "mix"),
+        ];
+        assert!(cases.len() >= 30);
+        for (text, line, wanted) in &cases {
+            let e = err(text);
+            assert!(e.starts_with("workload file w.toml"), "{e}");
+            if *line > 0 {
+                assert!(
+                    e.contains(&format!("line {line}")),
+                    "wanted line {line}: {e}\n{text}"
+                );
+            }
+            assert!(e.contains(wanted), "wanted `{wanted}`: {e}\n{text}");
         }
     }
 

@@ -3,85 +3,26 @@
 //! the merged fields, insert a put, scan a seek and that many entries read, read-modify-write a
 //! read then an update, delete a delete.
 
-use super::gen::{Chooser, Length};
+use super::ops::{Op, Shared, Work};
 use super::record::{pack_record, repack_one, unpack, Fields, Keys};
 use super::YcsbKind;
 use fathom_core::driver::{Client, Done};
 use fathom_core::kv::{Direction, KvSession, Seek};
 use rand::rngs::SmallRng;
-use rand::Rng;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// What a step's clients share: the next record the load inserts, the next a phase's insert
-/// takes, and how many of those are done (the newest record `latest` and every chooser may
-/// draw, as YCSB's acknowledged insert counter).
-#[derive(Debug)]
-pub struct Shared {
-    pub records: u64,
-    pub load_next: AtomicU64,
-    pub insert_next: AtomicU64,
-    pub inserted: AtomicU64,
-}
-
-impl Shared {
-    pub fn new(records: u64) -> Arc<Shared> {
-        Arc::new(Shared {
-            records,
-            load_next: AtomicU64::new(0),
-            insert_next: AtomicU64::new(records),
-            inserted: AtomicU64::new(0),
-        })
-    }
-
-    /// The highest record number inserted so far.
-    #[inline]
-    fn newest(&self) -> u64 {
-        self.records - 1 + self.inserted.load(Ordering::Relaxed)
-    }
-}
-
-/// One phase's operation choices for one client.
-pub struct Plan {
-    /// Cumulative shares of read, update, insert, scan, read-modify-write, delete.
-    pub cumulative: [f64; 6],
-    pub chooser: Chooser,
-    pub scan_length: Length,
-    /// An update writes every field (YCSB's `writeallfields`), else one chosen uniformly. (A
-    /// read gets the whole value on a kv engine either way: `readallfields` changes only what
-    /// the binding decodes.)
-    pub write_all_fields: bool,
-    /// Operations this client performs; `None` until the step's time is up.
-    pub quota: Option<u64>,
-}
-
-/// What the client does: load its share of the records, or run a phase's mix.
-pub enum Work {
-    Load,
-    Run(Box<Plan>),
-}
-
 pub struct KvClient<'e> {
-    pub session: Box<dyn KvSession + 'e>,
-    pub shared: Arc<Shared>,
-    pub keys: Keys,
-    pub fields: Fields,
-    pub rng: SmallRng,
-    pub work: Work,
+    session: Box<dyn KvSession + 'e>,
+    shared: Arc<Shared>,
+    keys: Keys,
+    fields: Fields,
+    rng: SmallRng,
+    work: Work,
     key: String,
     value: Vec<u8>,
     read: Vec<u8>,
     scratch: Vec<u8>,
 }
-
-const KINDS: [YcsbKind; 6] = [
-    YcsbKind::Read,
-    YcsbKind::Update,
-    YcsbKind::Insert,
-    YcsbKind::Scan,
-    YcsbKind::ReadModifyWrite,
-    YcsbKind::Delete,
-];
 
 impl<'e> KvClient<'e> {
     pub fn new(
@@ -106,9 +47,8 @@ impl<'e> KvClient<'e> {
         }
     }
 
-    /// Puts record `n` with fresh fields; its bytes.
-    fn insert(&mut self, n: u64) -> anyhow::Result<u64> {
-        self.keys.key(n, &mut self.key);
+    /// Puts the record whose key is in `self.key` with fresh fields; its bytes.
+    fn insert(&mut self) -> anyhow::Result<u64> {
         pack_record(
             &mut self.fields,
             &mut self.rng,
@@ -129,118 +69,90 @@ impl<'e> KvClient<'e> {
         Ok(found)
     }
 
-    /// Reads the record in `self.key`, merges new fields into it and writes it back (the
-    /// binding's update); false when it is not there.
-    fn update(&mut self, all: bool) -> anyhow::Result<bool> {
+    /// Reads the record in `self.key`, merges new bytes for `field` (or all fields) into it
+    /// and writes it back (the binding's update); false when it is not there.
+    fn update(&mut self, field: Option<usize>) -> anyhow::Result<bool> {
         if !self.session.read(self.key.as_bytes(), &mut self.read)? {
             return Ok(false);
         }
-        if all {
-            pack_record(
+        match field {
+            None => pack_record(
                 &mut self.fields,
                 &mut self.rng,
                 &mut self.scratch,
                 &mut self.value,
-            );
-        } else {
-            let field = self.rng.gen_range(0..self.fields.names.len());
-            let name = self.fields.names[field].clone();
-            repack_one(
-                &self.read,
-                &name,
-                &mut self.fields,
-                &mut self.rng,
-                &mut self.scratch,
-                &mut self.value,
-            );
+            ),
+            Some(f) => {
+                let name = self.fields.names[f].clone();
+                repack_one(
+                    &self.read,
+                    &name,
+                    &mut self.fields,
+                    &mut self.rng,
+                    &mut self.scratch,
+                    &mut self.value,
+                )
+            }
         }
         self.session.put(self.key.as_bytes(), &self.value)?;
         Ok(true)
     }
 
-    fn run(&mut self) -> anyhow::Result<Option<Done>> {
-        let Work::Run(plan) = &mut self.work else {
-            unreachable!("run on a load client")
-        };
-        if let Some(q) = &mut plan.quota {
-            if *q == 0 {
-                return Ok(None);
+    fn scan(&mut self, length: usize, done: &mut Done) -> anyhow::Result<()> {
+        let (mut rows, mut bytes) = (0u64, 0u64);
+        self.session.scan(
+            Seek::new(self.key.as_bytes(), Direction::Forward, length),
+            &mut |k, v| {
+                rows += 1;
+                bytes += (k.len() + v.len()) as u64;
+                std::hint::black_box(unpack(v));
+                true
+            },
+        )?;
+        (done.rows, done.bytes) = (rows, bytes);
+        Ok(())
+    }
+
+    fn carry_out(&mut self, op: Op) -> anyhow::Result<Done> {
+        let mut done = Done::of(op.kind);
+        self.keys.key(op.record, &mut self.key);
+        let found = match op.kind {
+            YcsbKind::Load | YcsbKind::Insert => {
+                done.bytes = self.insert()?;
+                done.rows = 1;
+                if op.kind == YcsbKind::Insert {
+                    self.shared.inserted();
+                }
+                return Ok(done);
             }
-            *q -= 1;
-        }
-        let u: f64 = self.rng.gen();
-        let op = plan
-            .cumulative
-            .iter()
-            .position(|&c| u < c)
-            .unwrap_or(plan.cumulative.len() - 1);
-        let kind = KINDS[op];
-        let mut done = Done::of(kind);
-        if kind == YcsbKind::Insert {
-            let n = self.shared.insert_next.fetch_add(1, Ordering::Relaxed);
-            done.bytes = self.insert(n)?;
-            self.shared.inserted.fetch_add(1, Ordering::Relaxed);
-            return Ok(Some(done));
-        }
-        let newest = self.shared.newest();
-        let n = plan.chooser.next(&mut self.rng, newest);
-        let write_all = plan.write_all_fields;
-        let scan_len = if kind == YcsbKind::Scan {
-            plan.scan_length.next(&mut self.rng) as usize
-        } else {
-            0
-        };
-        self.keys.key(n, &mut self.key);
-        let found = match kind {
+            YcsbKind::Scan => {
+                self.scan(op.scan_length, &mut done)?;
+                return Ok(done);
+            }
             YcsbKind::Read => self.get()?,
-            YcsbKind::Update => self.update(write_all)?,
-            YcsbKind::ReadModifyWrite => self.get()? && self.update(write_all)?,
+            YcsbKind::Update => self.update(op.field)?,
+            YcsbKind::ReadModifyWrite => self.get()? && self.update(op.field)?,
             YcsbKind::Delete => {
                 self.session.delete(self.key.as_bytes())?;
                 true
             }
-            YcsbKind::Scan => {
-                let mut rows = 0u64;
-                let mut bytes = 0u64;
-                self.session.scan(
-                    Seek::new(self.key.as_bytes(), Direction::Forward, scan_len),
-                    &mut |k, v| {
-                        rows += 1;
-                        bytes += (k.len() + v.len()) as u64;
-                        std::hint::black_box(unpack(v));
-                        true
-                    },
-                )?;
-                done.rows = rows;
-                done.bytes = bytes;
-                true
-            }
-            YcsbKind::Insert | YcsbKind::Load => unreachable!("inserts return above"),
         };
-        if kind != YcsbKind::Scan {
-            done.rows = found as u64;
-            done.bytes = if found { self.read.len() as u64 } else { 0 };
+        // A record that was not there reads 0 rows; YCSB reports it as `READ-FAILED` and counts
+        // it in its throughput, as it is counted here.
+        done.rows = found as u64;
+        if found && op.kind != YcsbKind::Delete {
+            done.bytes = self.read.len() as u64;
         }
-        // A record that was not there reads 0 rows; YCSB reports it as `READ-FAILED` and counts it
-        // in its throughput, as it is counted here.
-        Ok(Some(done))
+        Ok(done)
     }
 }
 
 impl Client for KvClient<'_> {
     fn next(&mut self) -> anyhow::Result<Option<Done>> {
-        match self.work {
-            Work::Load => {
-                let n = self.shared.load_next.fetch_add(1, Ordering::Relaxed);
-                if n >= self.shared.records {
-                    return Ok(None);
-                }
-                let mut done = Done::of(YcsbKind::Load);
-                done.bytes = self.insert(n)?;
-                done.rows = 1;
-                Ok(Some(done))
-            }
-            Work::Run(_) => self.run(),
+        let fields = self.fields.names.len();
+        match self.work.next(&self.shared, &mut self.rng, fields) {
+            Some(op) => self.carry_out(op).map(Some),
+            None => Ok(None),
         }
     }
 }

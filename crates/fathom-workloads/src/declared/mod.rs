@@ -6,9 +6,12 @@
 pub mod file;
 pub mod gen;
 mod kv;
+mod ops;
 pub mod record;
+mod sql;
 
 use crate::params::{record as record_params, seed_or_clock, thread_seed, Params, Span};
+use crate::statements::Statements;
 use crate::{alike, kv_session, NewClients, NewStep, PreparedStep, Workload, WorkloadEntry};
 use fathom_core::driver::StepPlan;
 use fathom_core::family::Db;
@@ -17,12 +20,14 @@ use fathom_core::kv::SessionOptions;
 use fathom_core::stop::Stop;
 use file::{Distribution, InsertOrder, LengthDistribution, Loaded, Phase};
 use gen::{Chooser, Length};
-use kv::{KvClient, Plan, Shared, Work};
+use kv::KvClient;
+use ops::{Plan, Shared, Work};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use record::{Fields, Keys};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use sql::SqlClient;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -46,6 +51,10 @@ pub struct DeclaredParams {
     steps: Vec<String>,
     /// random seed; 0 picks one from the clock (recorded)
     seed: u64,
+    /// how SQL statements are sent: original (as YCSB's JDBC binding: text on MariaDB, as
+    /// Connector/J's client-side prepared statements; prepared on PostgreSQL and SQLite),
+    /// text, or prepared
+    statements: Statements,
 }
 
 impl Default for DeclaredParams {
@@ -58,6 +67,7 @@ impl Default for DeclaredParams {
             warmup: Span::new("0s"),
             steps: Vec::new(),
             seed: 0,
+            statements: Statements::Original,
         }
     }
 }
@@ -67,8 +77,7 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry::new::<DeclaredParams, YcsbKind>(
     "a workload written as a TOML file (`--workload FILE`; bundled: ycsb/workloada … ycsb/workloadf)",
     build,
     crate::report::ReportHooks::NONE,
-)
-.kv_only();
+);
 
 fathom_core::kinds! {
     /// A declared workload's operations, as YCSB names them in its output.
@@ -93,6 +102,7 @@ pub struct Declared {
     loaded: Loaded,
     records: u64,
     seed: u64,
+    statements: Statements,
     plans: Vec<StepPlan>,
     steps: Vec<Step>,
     /// Each counted phase's operations over all clients (`None` for a timed one).
@@ -169,6 +179,7 @@ fn declare(params: &Params, clients: usize) -> anyhow::Result<Declared> {
         loaded,
         records,
         seed: p.seed,
+        statements: p.statements,
         plans,
         steps,
         operations,
@@ -322,6 +333,14 @@ impl Workload for Declared {
     }
 
     fn step<'a>(&'a self, engine: Db<'a>, index: usize, _stop: &Stop) -> NewStep<'a> {
+        // The load makes the table on a SQL database, as YCSB's JdbcDBCreateTable does first.
+        if let (Step::Load, Db::Sql(e)) = (&self.steps[index], engine) {
+            let mut conn = e.connect()?;
+            let table = &self.loaded.file.data.table;
+            for ddl in sql::table_ddl(e.dialect(), e.storage_engine(), table, &self.fields()) {
+                conn.exec(&ddl)?;
+            }
+        }
         Ok(Box::new(DeclaredStep {
             workload: self,
             engine,
@@ -348,7 +367,6 @@ impl<'a> PreparedStep<'a> for DeclaredStep<'a> {
         let w = self.workload;
         let clients = w.plans[self.index].clients;
         alike(clients, |c| {
-            let session = kv_session(self.engine, "declared", SessionOptions::default())?;
             let rng = SmallRng::seed_from_u64(thread_seed(w.seed, self.index, c));
             let work = match w.steps[self.index] {
                 Step::Load => Work::Load,
@@ -356,14 +374,31 @@ impl<'a> PreparedStep<'a> for DeclaredStep<'a> {
                     Work::Run(Box::new(w.plan(i, c, clients, w.operations[self.index])))
                 }
             };
-            Ok(Box::new(KvClient::new(
-                session,
-                self.shared.clone(),
-                w.keys(),
-                w.fields(),
-                rng,
-                work,
-            )) as Box<dyn fathom_core::driver::Client + 'a>)
+            let shared = self.shared.clone();
+            let client: Box<dyn fathom_core::driver::Client + 'a> = match self.engine {
+                Db::Sql(e) => Box::new(SqlClient::new(
+                    e,
+                    w.statements,
+                    &w.loaded.file.data.table,
+                    shared,
+                    w.keys(),
+                    w.fields(),
+                    rng,
+                    work,
+                )?),
+                db => {
+                    let session = kv_session(db, "declared", SessionOptions::default())?;
+                    Box::new(KvClient::new(
+                        session,
+                        shared,
+                        w.keys(),
+                        w.fields(),
+                        rng,
+                        work,
+                    ))
+                }
+            };
+            Ok(client)
         })
     }
 }

@@ -1,0 +1,118 @@
+//! Workload files end to end: YCSB's bundled workloads on an embedded kv engine, on SQLite
+//! through SQL and on the servers (InnoDB, PostgreSQL), each kind counted as YCSB counts it;
+//! a file of one's own; and bad files refused by file, line and key before anything runs.
+
+mod common;
+use common::*;
+use std::path::PathBuf;
+
+/// A bundled file's path in the repository, as a user gives it from a checkout.
+fn bundled(name: &str) -> String {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../workloads/ycsb");
+    root.join(format!("{name}.toml")).display().to_string()
+}
+
+fn ops(step: &Value, kind: &str) -> f64 {
+    f(&step["by_op"][kind]["ops"])
+}
+
+#[test]
+fn ycsb_a_loads_then_reads_and_updates_on_rocksdb() {
+    let (_dir, results, _) = run_ok(&format!(
+        "--engine rocksdb --workload {} --clients 2 --param records=2000 --param operations=4000",
+        bundled("workloada")
+    ));
+    let report = report_json(&results);
+    let run = &report["runs"][0];
+    assert_eq!(ops(step(run, "load"), "INSERT"), 2000.0, "{run}");
+    let phase = step(run, "run");
+    let (reads, updates) = (ops(phase, "READ"), ops(phase, "UPDATE"));
+    assert_eq!(reads + updates, 4000.0);
+    assert!((1700.0..2300.0).contains(&reads), "{reads} reads");
+    // The run records which file it ran.
+    let params = &run["params"];
+    assert_eq!(params["workload_name"], "ycsb-a", "{params}");
+    assert!(params["file_digest"]
+        .as_str()
+        .is_some_and(|d| d.len() == 16));
+}
+
+#[test]
+fn a_bundled_name_and_sql_through_sqlite() {
+    let (_dir, results, _) = run_ok(
+        "--engine sqlite-sql --workload ycsb/workloade --clients 1 --param records=1000 \
+         --param operations=500",
+    );
+    let run = &report_json(&results)["runs"][0];
+    let phase = step(run, "run");
+    assert_eq!(ops(phase, "SCAN") + ops(phase, "INSERT"), 500.0);
+    // Scans read rows: up to 100 each, uniform from 1.
+    let rows = f(&phase["by_op"]["SCAN"]["rows"]) / ops(phase, "SCAN");
+    assert!((20.0..80.0).contains(&rows), "{rows} rows per scan");
+}
+
+#[test]
+fn ycsb_b_on_the_servers() {
+    let dir = server_scratch();
+    ok(&run(
+        "--engine innodb,postgres --workload ycsb/workloadb --clients 2 --param records=2000 \
+         --param operations=2000",
+        dir.path(),
+    ));
+    no_server_left(dir.path());
+    for r in report_json(dir.path())["runs"].as_array().unwrap() {
+        let engine = r["engine"].as_str().unwrap();
+        assert_eq!(ops(step(r, "load"), "INSERT"), 2000.0, "{engine}");
+        let phase = step(r, "run");
+        assert_eq!(
+            ops(phase, "READ") + ops(phase, "UPDATE"),
+            2000.0,
+            "{engine}"
+        );
+        // Every read finds its record: the load wrote them all.
+        assert_eq!(
+            f(&phase["by_op"]["READ"]["rows"]),
+            ops(phase, "READ"),
+            "{engine}"
+        );
+    }
+}
+
+#[test]
+fn a_file_of_ones_own_runs_and_a_bad_one_is_refused_by_line_and_key() {
+    let dir = scratch();
+    let mine = dir.path().join("mine.toml");
+    std::fs::write(
+        &mine,
+        "name = \"mine\"\nabout = \"hot reads beside deletes\"\n[data]\nrecords = 500\n\
+         fields = 2\nfield_length = 10\ninsert_order = \"ordered\"\n[load]\n\
+         [[phase]]\nname = \"hot\"\noperations = 300\ndistribution = \"hotspot\"\n\
+         [phase.mix]\nread = 9\ndelete = 1\n",
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    ok(&run(
+        &format!("--engine lmdb --workload {}", mine.display()),
+        &results,
+    ));
+    let report = report_json(&results);
+    let hot = step(&report["runs"][0], "hot");
+    assert_eq!(ops(hot, "READ") + ops(hot, "DELETE"), 300.0);
+
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "name = \"bad\"\nabout = \"x\"\n[data]\nrecords = 10\n[[phase]]\nname = \"p\"\n\
+         operations = 5\ndistribution = \"zipfan\"\n[phase.mix]\nread = 1\n",
+    )
+    .unwrap();
+    let e = err(&run(
+        &format!("--engine lmdb --workload {}", bad.display()),
+        &dir.path().join("never"),
+    ));
+    assert!(
+        e.contains("bad.toml, line 8") && e.contains("zipfan") && e.contains("distribution"),
+        "{e}"
+    );
+    assert!(!dir.path().join("never").exists(), "nothing ran");
+}

@@ -1,0 +1,174 @@
+//! What a declared workload's client does next, decided apart from any engine: the load's next
+//! record, or a phase's next operation (its kind from the mix, its record from the phase's
+//! distribution, a scan's length, which field an update writes). The kv and sql clients only
+//! carry out what this decides.
+
+use super::gen::{Chooser, Length};
+use super::YcsbKind;
+use rand::rngs::SmallRng;
+use rand::Rng;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// What a step's clients share: the next record the load inserts, the next a phase's insert
+/// takes, and how many of those are done (the newest record `latest` and every chooser may
+/// draw, as YCSB's acknowledged insert counter).
+#[derive(Debug)]
+pub struct Shared {
+    pub records: u64,
+    load_next: AtomicU64,
+    insert_next: AtomicU64,
+    inserted: AtomicU64,
+}
+
+impl Shared {
+    pub fn new(records: u64) -> Arc<Shared> {
+        Arc::new(Shared {
+            records,
+            load_next: AtomicU64::new(0),
+            insert_next: AtomicU64::new(records),
+            inserted: AtomicU64::new(0),
+        })
+    }
+
+    /// The highest record number inserted so far.
+    #[inline]
+    fn newest(&self) -> u64 {
+        self.records - 1 + self.inserted.load(Ordering::Relaxed)
+    }
+
+    /// An insert of a phase has finished: its record may now be drawn.
+    #[inline]
+    pub fn inserted(&self) {
+        self.inserted.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// One phase's operation choices for one client.
+pub struct Plan {
+    /// Cumulative shares of read, update, insert, scan, read-modify-write, delete.
+    pub cumulative: [f64; 6],
+    pub chooser: Chooser,
+    pub scan_length: Length,
+    /// An update writes every field (YCSB's `writeallfields`), else one chosen uniformly.
+    pub write_all_fields: bool,
+    /// Operations this client performs; `None` until the step's time is up.
+    pub quota: Option<u64>,
+}
+
+/// What the client does: load its share of the records, or run a phase's mix.
+pub enum Work {
+    Load,
+    Run(Box<Plan>),
+}
+
+/// One operation to carry out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Op {
+    pub kind: YcsbKind,
+    /// The record's number.
+    pub record: u64,
+    /// Records a scan reads at most.
+    pub scan_length: usize,
+    /// The field an update writes; `None` for all of them.
+    pub field: Option<usize>,
+}
+
+const KINDS: [YcsbKind; 6] = [
+    YcsbKind::Read,
+    YcsbKind::Update,
+    YcsbKind::Insert,
+    YcsbKind::Scan,
+    YcsbKind::ReadModifyWrite,
+    YcsbKind::Delete,
+];
+
+impl Work {
+    /// The next operation, for a client with `fields` fields; `None` when this client is
+    /// done. An insert's record is taken here; the client calls `Shared::inserted` once it is
+    /// written.
+    #[inline]
+    pub fn next(&mut self, shared: &Shared, rng: &mut SmallRng, fields: usize) -> Option<Op> {
+        let plan = match self {
+            Work::Load => {
+                let n = shared.load_next.fetch_add(1, Ordering::Relaxed);
+                return (n < shared.records).then_some(Op {
+                    kind: YcsbKind::Load,
+                    record: n,
+                    scan_length: 0,
+                    field: None,
+                });
+            }
+            Work::Run(plan) => plan,
+        };
+        if let Some(q) = &mut plan.quota {
+            if *q == 0 {
+                return None;
+            }
+            *q -= 1;
+        }
+        // YCSB's operation chooser: the first kind whose cumulative share passes the draw.
+        let u: f64 = rng.gen();
+        let at = plan.cumulative.iter().position(|&c| u < c);
+        let kind = KINDS[at.unwrap_or(KINDS.len() - 1)];
+        let mut op = Op {
+            kind,
+            record: 0,
+            scan_length: 0,
+            field: None,
+        };
+        match kind {
+            YcsbKind::Insert => {
+                op.record = shared.insert_next.fetch_add(1, Ordering::Relaxed);
+                return Some(op);
+            }
+            YcsbKind::Scan => {
+                op.record = plan.chooser.next(rng, shared.newest());
+                op.scan_length = plan.scan_length.next(rng) as usize;
+            }
+            _ => op.record = plan.chooser.next(rng, shared.newest()),
+        }
+        if matches!(kind, YcsbKind::Update | YcsbKind::ReadModifyWrite) && !plan.write_all_fields {
+            op.field = Some(rng.gen_range(0..fields));
+        }
+        Some(op)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn a_counted_phase_stops_at_its_quota_and_inserts_take_new_records() {
+        let shared = Shared::new(100);
+        let mut work = Work::Run(Box::new(Plan {
+            cumulative: [0.0, 0.0, 1.0, 1.0, 1.0, 1.0],
+            chooser: Chooser::Uniform { min: 0, span: 100 },
+            scan_length: Length::Constant(1),
+            write_all_fields: false,
+            quota: Some(3),
+        }));
+        let mut rng = SmallRng::seed_from_u64(1);
+        let records: Vec<u64> = std::iter::from_fn(|| work.next(&shared, &mut rng, 10))
+            .map(|op| op.record)
+            .collect();
+        assert_eq!(records, [100, 101, 102]);
+    }
+
+    #[test]
+    fn the_load_takes_every_record_once_across_clients() {
+        let shared = Shared::new(5);
+        let (mut a, mut b) = (Work::Load, Work::Load);
+        let mut rng = SmallRng::seed_from_u64(1);
+        let mut seen = Vec::new();
+        while let Some(op) = a.next(&shared, &mut rng, 1) {
+            seen.push(op.record);
+            if let Some(op) = b.next(&shared, &mut rng, 1) {
+                seen.push(op.record);
+            }
+        }
+        assert_eq!(seen, [0, 1, 2, 3, 4]);
+    }
+}
