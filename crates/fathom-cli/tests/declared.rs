@@ -116,3 +116,25 @@ fn a_file_of_ones_own_runs_and_a_bad_one_is_refused_by_line_and_key() {
     );
     assert!(!dir.path().join("never").exists(), "nothing ran");
 }
+
+#[test]
+fn ycsb_a_on_a_document_server_as_the_mongodb_binding() {
+    let dir = server_scratch();
+    ok(&run(
+        "--engine mongodb --workload ycsb/workloada --clients 2 --param records=500 \
+         --param operations=300",
+        dir.path(),
+    ));
+    no_server_left(dir.path());
+    let report = report_json(dir.path());
+    let r = &report["runs"][0];
+    assert_eq!(ops(step(r, "load"), "INSERT"), 500.0);
+    let phase = step(r, "run");
+    assert_eq!(ops(phase, "READ") + ops(phase, "UPDATE"), 300.0);
+    // A read returns the whole document: ten fields of 100 bytes and its key.
+    let per_read = f(&phase["by_op"]["READ"]["bytes"]) / ops(phase, "READ");
+    assert!(
+        (1000.0..1400.0).contains(&per_read),
+        "{per_read} bytes per read"
+    );
+}

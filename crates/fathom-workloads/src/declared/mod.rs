@@ -3,6 +3,7 @@
 //! and key distribution, and this workload runs it with YCSB's generators on any kv engine or
 //! document server (docs/declared.md).
 
+mod doc;
 pub mod file;
 pub mod gen;
 mod kv;
@@ -13,6 +14,7 @@ mod sql;
 use crate::params::{record as record_params, seed_or_clock, thread_seed, Params, Span};
 use crate::statements::Statements;
 use crate::{alike, kv_session, NewClients, NewStep, PreparedStep, Workload, WorkloadEntry};
+use doc::DocClient;
 use fathom_core::driver::StepPlan;
 use fathom_core::family::Db;
 use fathom_core::kind::StepKinds;
@@ -321,6 +323,7 @@ impl Declared {
             cumulative,
             chooser,
             scan_length,
+            read_all_fields: ph.read_all_fields,
             write_all_fields: ph.write_all_fields,
             quota,
         }
@@ -333,13 +336,18 @@ impl Workload for Declared {
     }
 
     fn step<'a>(&'a self, engine: Db<'a>, index: usize, _stop: &Stop) -> NewStep<'a> {
-        // The load makes the table on a SQL database, as YCSB's JdbcDBCreateTable does first.
-        if let (Step::Load, Db::Sql(e)) = (&self.steps[index], engine) {
-            let mut conn = e.connect()?;
-            let table = &self.loaded.file.data.table;
-            for ddl in sql::table_ddl(e.dialect(), e.storage_engine(), table, &self.fields()) {
-                conn.exec(&ddl)?;
+        // The load starts from nothing: on a SQL database it makes the table, as YCSB's
+        // JdbcDBCreateTable does first; on a document server it drops the collection.
+        let table = &self.loaded.file.data.table;
+        match (&self.steps[index], engine) {
+            (Step::Load, Db::Sql(e)) => {
+                let mut conn = e.connect()?;
+                for ddl in sql::table_ddl(e.dialect(), e.storage_engine(), table, &self.fields()) {
+                    conn.exec(&ddl)?;
+                }
             }
+            (Step::Load, Db::Doc(e)) => e.drop_collections(&[table])?,
+            _ => {}
         }
         Ok(Box::new(DeclaredStep {
             workload: self,
@@ -386,6 +394,15 @@ impl<'a> PreparedStep<'a> for DeclaredStep<'a> {
                     rng,
                     work,
                 )?),
+                Db::Doc(e) => Box::new(DocClient::new(
+                    e.session()?,
+                    &w.loaded.file.data.table,
+                    shared,
+                    w.keys(),
+                    w.fields(),
+                    rng,
+                    work,
+                )),
                 db => {
                     let session = kv_session(db, "declared", SessionOptions::default())?;
                     Box::new(KvClient::new(

@@ -50,6 +50,8 @@ pub struct Plan {
     pub cumulative: [f64; 6],
     pub chooser: Chooser,
     pub scan_length: Length,
+    /// A read returns every field (YCSB's `readallfields`), else one chosen uniformly.
+    pub read_all_fields: bool,
     /// An update writes every field (YCSB's `writeallfields`), else one chosen uniformly.
     pub write_all_fields: bool,
     /// Operations this client performs; `None` until the step's time is up.
@@ -72,6 +74,8 @@ pub struct Op {
     pub scan_length: usize,
     /// The field an update writes; `None` for all of them.
     pub field: Option<usize>,
+    /// The field a read (or scan) returns; `None` for all of them.
+    pub read_field: Option<usize>,
 }
 
 const KINDS: [YcsbKind; 6] = [
@@ -97,6 +101,7 @@ impl Work {
                     record: n,
                     scan_length: 0,
                     field: None,
+                    read_field: None,
                 });
             }
             Work::Run(plan) => plan,
@@ -116,6 +121,7 @@ impl Work {
             record: 0,
             scan_length: 0,
             field: None,
+            read_field: None,
         };
         match kind {
             YcsbKind::Insert => {
@@ -127,6 +133,14 @@ impl Work {
                 op.scan_length = plan.scan_length.next(rng) as usize;
             }
             _ => op.record = plan.chooser.next(rng, shared.newest()),
+        }
+        // YCSB draws the field a read returns, then (read-modify-write) the one it writes.
+        let reads = matches!(
+            kind,
+            YcsbKind::Read | YcsbKind::Scan | YcsbKind::ReadModifyWrite
+        );
+        if reads && !plan.read_all_fields {
+            op.read_field = Some(rng.gen_range(0..fields));
         }
         if matches!(kind, YcsbKind::Update | YcsbKind::ReadModifyWrite) && !plan.write_all_fields {
             op.field = Some(rng.gen_range(0..fields));
@@ -147,6 +161,7 @@ mod tests {
             cumulative: [0.0, 0.0, 1.0, 1.0, 1.0, 1.0],
             chooser: Chooser::Uniform { min: 0, span: 100 },
             scan_length: Length::Constant(1),
+            read_all_fields: true,
             write_all_fields: false,
             quota: Some(3),
         }));
