@@ -21,7 +21,9 @@ pub struct DocClient<'e> {
     fields: Fields,
     rng: SmallRng,
     work: Work,
-    key: String,
+    key: Vec<u8>,
+    /// The key as text (it is ASCII).
+    key_text: String,
     bytes: Vec<u8>,
 }
 
@@ -43,7 +45,8 @@ impl<'e> DocClient<'e> {
             fields,
             rng,
             work,
-            key: String::new(),
+            key: Vec::new(),
+            key_text: String::new(),
             bytes: Vec::new(),
         }
     }
@@ -101,7 +104,7 @@ impl<'e> DocClient<'e> {
             let v = self.value();
             set.insert(self.fields.names[f].clone(), v);
         }
-        let filter = doc! { "_id": self.key.as_str() };
+        let filter = doc! { "_id": self.key_text.as_str() };
         let update = doc! { "$set": set };
         let done = self.session.update(
             &self.collection,
@@ -118,9 +121,11 @@ impl<'e> DocClient<'e> {
     fn carry_out(&mut self, op: Op) -> anyhow::Result<Done> {
         let mut done = Done::of(op.kind);
         self.keys.key(op.record, &mut self.key);
+        self.key_text.clear();
+        self.key_text.push_str(std::str::from_utf8(&self.key)?);
         match op.kind {
             YcsbKind::Load | YcsbKind::Insert => {
-                let mut record = doc! { "_id": self.key.as_str() };
+                let mut record = doc! { "_id": self.key_text.as_str() };
                 for f in 0..self.fields.names.len() {
                     let v = self.value();
                     record.insert(self.fields.names[f].clone(), v);
@@ -131,7 +136,7 @@ impl<'e> DocClient<'e> {
                 }
             }
             YcsbKind::Read | YcsbKind::ReadModifyWrite => {
-                let filter = doc! { "_id": self.key.as_str() };
+                let filter = doc! { "_id": self.key_text.as_str() };
                 (done.rows, done.bytes) = self.find(&filter, op.read_field, false, 1)?;
                 if op.kind == YcsbKind::ReadModifyWrite {
                     self.update(op.field)?;
@@ -139,12 +144,12 @@ impl<'e> DocClient<'e> {
             }
             YcsbKind::Update => done.rows = self.update(op.field)?,
             YcsbKind::Scan => {
-                let filter = doc! { "_id": { "$gte": self.key.as_str() } };
+                let filter = doc! { "_id": { "$gte": self.key_text.as_str() } };
                 (done.rows, done.bytes) =
                     self.find(&filter, op.read_field, true, op.scan_length as i64)?;
             }
             YcsbKind::Delete => {
-                let filter = doc! { "_id": self.key.as_str() };
+                let filter = doc! { "_id": self.key_text.as_str() };
                 done.rows = self.session.delete(&self.collection, &filter, false)?;
             }
         }

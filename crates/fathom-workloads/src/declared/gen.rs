@@ -56,6 +56,8 @@ pub struct Zipfian {
     zetan: f64,
     zeta2: f64,
     eta: f64,
+    /// 1 + 0.5^θ: below it (times ζ), the draw is the second item.
+    second: f64,
     /// The item count `zetan` is for (it grows with `latest`'s record count).
     counted: u64,
 }
@@ -75,6 +77,7 @@ impl Zipfian {
             zetan,
             zeta2,
             eta: 0.0,
+            second: 1.0 + 0.5f64.powf(theta),
             counted: items,
         };
         z.eta = z.eta_for();
@@ -103,7 +106,7 @@ impl Zipfian {
         if uz < 1.0 {
             return self.base;
         }
-        if uz < 1.0 + 0.5f64.powf(self.theta) {
+        if uz < self.second {
             return self.base + 1;
         }
         self.base + (count as f64 * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64

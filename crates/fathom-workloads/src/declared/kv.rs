@@ -18,7 +18,7 @@ pub struct KvClient<'e> {
     fields: Fields,
     rng: SmallRng,
     work: Work,
-    key: String,
+    key: Vec<u8>,
     value: Vec<u8>,
     read: Vec<u8>,
     scratch: Vec<u8>,
@@ -40,7 +40,7 @@ impl<'e> KvClient<'e> {
             fields,
             rng,
             work,
-            key: String::new(),
+            key: Vec::new(),
             value: Vec::new(),
             read: Vec::new(),
             scratch: Vec::new(),
@@ -55,13 +55,13 @@ impl<'e> KvClient<'e> {
             &mut self.scratch,
             &mut self.value,
         );
-        self.session.put(self.key.as_bytes(), &self.value)?;
+        self.session.put(&self.key, &self.value)?;
         Ok((self.key.len() + self.value.len()) as u64)
     }
 
     /// Reads the record whose key is in `self.key` into `self.read`: whether it was there.
     fn get(&mut self) -> anyhow::Result<bool> {
-        let found = self.session.read(self.key.as_bytes(), &mut self.read)?;
+        let found = self.session.read(&self.key, &mut self.read)?;
         // The binding decodes the fields it was asked for.
         if found {
             std::hint::black_box(unpack(&self.read));
@@ -72,7 +72,7 @@ impl<'e> KvClient<'e> {
     /// Reads the record in `self.key`, merges new bytes for `field` (or all fields) into it
     /// and writes it back (the binding's update); false when it is not there.
     fn update(&mut self, field: Option<usize>) -> anyhow::Result<bool> {
-        if !self.session.read(self.key.as_bytes(), &mut self.read)? {
+        if !self.session.read(&self.key, &mut self.read)? {
             return Ok(false);
         }
         match field {
@@ -94,14 +94,14 @@ impl<'e> KvClient<'e> {
                 )
             }
         }
-        self.session.put(self.key.as_bytes(), &self.value)?;
+        self.session.put(&self.key, &self.value)?;
         Ok(true)
     }
 
     fn scan(&mut self, length: usize, done: &mut Done) -> anyhow::Result<()> {
         let (mut rows, mut bytes) = (0u64, 0u64);
         self.session.scan(
-            Seek::new(self.key.as_bytes(), Direction::Forward, length),
+            Seek::new(&self.key, Direction::Forward, length),
             &mut |k, v| {
                 rows += 1;
                 bytes += (k.len() + v.len()) as u64;
@@ -133,7 +133,7 @@ impl<'e> KvClient<'e> {
             YcsbKind::Update => self.update(op.field)?,
             YcsbKind::ReadModifyWrite => self.get()? && self.update(op.field)?,
             YcsbKind::Delete => {
-                self.session.delete(self.key.as_bytes())?;
+                self.session.delete(&self.key)?;
                 true
             }
         };

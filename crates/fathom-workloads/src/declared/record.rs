@@ -7,7 +7,6 @@
 use super::gen::{fnv_hash64, Length};
 use rand::rngs::SmallRng;
 use rand::Rng;
-use std::fmt::Write;
 
 /// How record numbers become keys.
 #[derive(Clone, Debug)]
@@ -20,17 +19,37 @@ pub struct Keys {
 }
 
 impl Keys {
-    /// Record `n`'s key, written into `out`.
+    /// Record `n`'s key, written into `out` (ASCII).
     #[inline]
-    pub fn key(&self, n: u64, out: &mut String) {
+    pub fn key(&self, n: u64, out: &mut Vec<u8>) {
+        const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+            2021222324252627282930313233343536373839\
+            4041424344454647484950515253545556575859\
+            6061626364656667686970717273747576777879\
+            8081828384858687888990919293949596979899";
         out.clear();
-        out.push_str(&self.prefix);
-        let v = if self.hashed { fnv_hash64(n) } else { n };
-        let digits = if v == 0 { 1 } else { v.ilog10() as usize + 1 };
-        for _ in digits..self.zero_padding {
-            out.push('0');
+        out.extend_from_slice(self.prefix.as_bytes());
+        let mut v = if self.hashed { fnv_hash64(n) } else { n };
+        // The digits from the last, two at a time (a formatter costs more than the rest).
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        while v >= 100 {
+            let pair = (v % 100) as usize * 2;
+            v /= 100;
+            at -= 2;
+            digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
         }
-        let _ = write!(out, "{v}");
+        if v >= 10 {
+            at -= 2;
+            digits[at..at + 2].copy_from_slice(&PAIRS[v as usize * 2..v as usize * 2 + 2]);
+        } else {
+            at -= 1;
+            digits[at] = b'0' + v as u8;
+        }
+        for _ in digits.len() - at..self.zero_padding {
+            out.push(b'0');
+        }
+        out.extend_from_slice(&digits[at..]);
     }
 }
 
@@ -152,21 +171,25 @@ mod tests {
 
     #[test]
     fn keys_are_ycsbs() {
-        let mut k = String::new();
+        let mut k = Vec::new();
         let hashed = Keys {
             prefix: "user".into(),
             hashed: true,
             zero_padding: 1,
         };
         hashed.key(0, &mut k);
-        assert_eq!(k, "user6284781860667377211");
+        assert_eq!(k, b"user6284781860667377211");
         let ordered = Keys {
             prefix: "user".into(),
             hashed: false,
             zero_padding: 5,
         };
         ordered.key(42, &mut k);
-        assert_eq!(k, "user00042");
+        assert_eq!(k, b"user00042");
+        for n in [0, 7, 10, 99, 100, 12345, u64::MAX / 3] {
+            ordered.key(n, &mut k);
+            assert_eq!(k, format!("user{n:05}").as_bytes());
+        }
     }
 
     #[test]

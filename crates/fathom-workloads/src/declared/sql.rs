@@ -86,7 +86,9 @@ pub struct SqlClient<'e> {
     fields: Fields,
     rng: SmallRng,
     work: Work,
-    key: String,
+    key: Vec<u8>,
+    /// The key as text (it is ASCII).
+    key_text: String,
     /// Each field's new bytes, all of them for an insert.
     values: Vec<Vec<u8>>,
 }
@@ -115,7 +117,8 @@ impl<'e> SqlClient<'e> {
             fields,
             rng,
             work,
-            key: String::new(),
+            key: Vec::new(),
+            key_text: String::new(),
             values,
         })
     }
@@ -137,13 +140,13 @@ impl<'e> SqlClient<'e> {
     ) -> anyhow::Result<u64> {
         let mut params: Vec<Value<'_>> = Vec::with_capacity(fields.len() + 1);
         if key_first {
-            params.push(Value::Text(&self.key));
+            params.push(Value::Text(&self.key_text));
         }
         for &i in fields {
             params.push(Value::Text(std::str::from_utf8(&self.values[i])?));
         }
         if !key_first {
-            params.push(Value::Text(&self.key));
+            params.push(Value::Text(&self.key_text));
         }
         Ok(self.conn.run(stmt, &params)?.affected)
     }
@@ -165,7 +168,9 @@ impl<'e> SqlClient<'e> {
     }
 
     fn read(&mut self, done: &mut Done) -> anyhow::Result<()> {
-        let out = self.conn.run(self.stmts.read, &[Value::Text(&self.key)])?;
+        let out = self
+            .conn
+            .run(self.stmts.read, &[Value::Text(&self.key_text)])?;
         (done.rows, done.bytes) = (out.rows, out.bytes);
         Ok(())
     }
@@ -173,6 +178,8 @@ impl<'e> SqlClient<'e> {
     fn carry_out(&mut self, op: Op) -> anyhow::Result<Done> {
         let mut done = Done::of(op.kind);
         self.keys.key(op.record, &mut self.key);
+        self.key_text.clear();
+        self.key_text.push_str(std::str::from_utf8(&self.key)?);
         match op.kind {
             YcsbKind::Load | YcsbKind::Insert => {
                 let all: Vec<usize> = (0..self.values.len()).collect();
@@ -181,7 +188,7 @@ impl<'e> SqlClient<'e> {
                 }
                 done.rows = self.run_with_fields(self.stmts.insert, &all, true)?;
                 done.bytes =
-                    (self.key.len() + self.values.iter().map(Vec::len).sum::<usize>()) as u64;
+                    (self.key_text.len() + self.values.iter().map(Vec::len).sum::<usize>()) as u64;
                 if op.kind == YcsbKind::Insert {
                     self.shared.inserted();
                 }
@@ -195,14 +202,17 @@ impl<'e> SqlClient<'e> {
             YcsbKind::Scan => {
                 let out = self.conn.run(
                     self.stmts.scan,
-                    &[Value::Text(&self.key), Value::Int(op.scan_length as i64)],
+                    &[
+                        Value::Text(&self.key_text),
+                        Value::Int(op.scan_length as i64),
+                    ],
                 )?;
                 (done.rows, done.bytes) = (out.rows, out.bytes);
             }
             YcsbKind::Delete => {
                 done.rows = self
                     .conn
-                    .run(self.stmts.delete, &[Value::Text(&self.key)])?
+                    .run(self.stmts.delete, &[Value::Text(&self.key_text)])?
                     .affected;
             }
         }
