@@ -21,9 +21,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lib.sh
 . "$root/bench/lib.sh"
 "$root/scripts/setup.sh" --servers --java
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
-cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p fathom-cli
-fathom=$CARGO_TARGET_DIR/release/fathom
+build_fathom
 work=$(mktemp -d /tmp/fathom-vs-linkbench.XXXXXX)
 echo "compare-linkbench: maxid1 $MAXID1, $CLIENTS clients, ${SECS}s x $REPEATS repeats; files in $work" >&2
 

@@ -26,9 +26,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lib.sh
 . "$root/bench/lib.sh"
 "$root/scripts/setup.sh" --servers --peers
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
-cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p fathom-cli
-fathom=$CARGO_TARGET_DIR/release/fathom
+build_fathom
 work=$(mktemp -d /tmp/fathom-vs-sysbench.XXXXXX)
 # A server running as its own user (PostgreSQL's `postgres`) must reach its data directory.
 chmod 755 "$work"

@@ -33,3 +33,10 @@ on_copies() {
   sync
   "$second" "$rep" "$s" "$WORK/copy"
 }
+
+# fathom built (release, in the shared target directory outside the clone): its path in $fathom.
+build_fathom() {
+  export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
+  cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p fathom-cli
+  fathom=$CARGO_TARGET_DIR/release/fathom
+}

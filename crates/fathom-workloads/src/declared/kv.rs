@@ -3,65 +3,44 @@
 //! the merged fields, insert a put, scan a seek and that many entries read, read-modify-write a
 //! read then an update, delete a delete.
 
-use super::ops::{Op, Shared, Work};
-use super::record::{pack_record, repack_one, unpack, Fields, Keys};
+use super::ops::{Carry, Core, Op};
+use super::record::{pack_record, repack_one, unpack};
 use super::YcsbKind;
-use fathom_core::driver::{Client, Done};
+use fathom_core::driver::Done;
 use fathom_core::kv::{Direction, KvSession, Seek};
-use rand::rngs::SmallRng;
-use std::sync::Arc;
 
-pub struct KvClient<'e> {
+pub struct KvStore<'e> {
     session: Box<dyn KvSession + 'e>,
-    shared: Arc<Shared>,
-    keys: Keys,
-    fields: Fields,
-    rng: SmallRng,
-    work: Work,
-    key: Vec<u8>,
     value: Vec<u8>,
     read: Vec<u8>,
     scratch: Vec<u8>,
 }
 
-impl<'e> KvClient<'e> {
-    pub fn new(
-        session: Box<dyn KvSession + 'e>,
-        shared: Arc<Shared>,
-        keys: Keys,
-        fields: Fields,
-        rng: SmallRng,
-        work: Work,
-    ) -> KvClient<'e> {
-        KvClient {
+impl<'e> KvStore<'e> {
+    pub fn new(session: Box<dyn KvSession + 'e>) -> KvStore<'e> {
+        KvStore {
             session,
-            shared,
-            keys,
-            fields,
-            rng,
-            work,
-            key: Vec::new(),
             value: Vec::new(),
             read: Vec::new(),
             scratch: Vec::new(),
         }
     }
 
-    /// Puts the record whose key is in `self.key` with fresh fields; its bytes.
-    fn insert(&mut self) -> anyhow::Result<u64> {
+    /// Puts the record at hand with fresh fields; its bytes.
+    fn insert(&mut self, core: &mut Core) -> anyhow::Result<u64> {
         pack_record(
-            &mut self.fields,
-            &mut self.rng,
+            &mut core.fields,
+            &mut core.rng,
             &mut self.scratch,
             &mut self.value,
         );
-        self.session.put(&self.key, &self.value)?;
-        Ok((self.key.len() + self.value.len()) as u64)
+        self.session.put(&core.key, &self.value)?;
+        Ok((core.key.len() + self.value.len()) as u64)
     }
 
-    /// Reads the record whose key is in `self.key` into `self.read`: whether it was there.
-    fn get(&mut self) -> anyhow::Result<bool> {
-        let found = self.session.read(&self.key, &mut self.read)?;
+    /// Reads the record at hand into `self.read`: whether it was there.
+    fn get(&mut self, core: &Core) -> anyhow::Result<bool> {
+        let found = self.session.read(&core.key, &mut self.read)?;
         // The binding decodes the fields it was asked for.
         if found {
             std::hint::black_box(unpack(&self.read));
@@ -69,39 +48,39 @@ impl<'e> KvClient<'e> {
         Ok(found)
     }
 
-    /// Reads the record in `self.key`, merges new bytes for `field` (or all fields) into it
-    /// and writes it back (the binding's update); false when it is not there.
-    fn update(&mut self, field: Option<usize>) -> anyhow::Result<bool> {
-        if !self.session.read(&self.key, &mut self.read)? {
+    /// Reads the record at hand, merges new bytes for `field` (or all fields) into it and
+    /// writes it back (the binding's update); false when it is not there.
+    fn update(&mut self, core: &mut Core, field: Option<usize>) -> anyhow::Result<bool> {
+        if !self.session.read(&core.key, &mut self.read)? {
             return Ok(false);
         }
         match field {
             None => pack_record(
-                &mut self.fields,
-                &mut self.rng,
+                &mut core.fields,
+                &mut core.rng,
                 &mut self.scratch,
                 &mut self.value,
             ),
             Some(f) => {
-                let name = self.fields.names[f].clone();
+                let name = core.fields.names[f].clone();
                 repack_one(
                     &self.read,
                     &name,
-                    &mut self.fields,
-                    &mut self.rng,
+                    &mut core.fields,
+                    &mut core.rng,
                     &mut self.scratch,
                     &mut self.value,
                 )
             }
         }
-        self.session.put(&self.key, &self.value)?;
+        self.session.put(&core.key, &self.value)?;
         Ok(true)
     }
 
-    fn scan(&mut self, length: usize, done: &mut Done) -> anyhow::Result<()> {
+    fn scan(&mut self, core: &Core, length: usize, done: &mut Done) -> anyhow::Result<()> {
         let (mut rows, mut bytes) = (0u64, 0u64);
         self.session.scan(
-            Seek::new(&self.key, Direction::Forward, length),
+            Seek::new(&core.key, Direction::Forward, length),
             &mut |k, v| {
                 rows += 1;
                 bytes += (k.len() + v.len()) as u64;
@@ -112,28 +91,26 @@ impl<'e> KvClient<'e> {
         (done.rows, done.bytes) = (rows, bytes);
         Ok(())
     }
+}
 
-    fn carry_out(&mut self, op: Op) -> anyhow::Result<Done> {
+impl Carry for KvStore<'_> {
+    fn carry_out(&mut self, core: &mut Core, op: Op) -> anyhow::Result<Done> {
         let mut done = Done::of(op.kind);
-        self.keys.key(op.record, &mut self.key);
         let found = match op.kind {
             YcsbKind::Load | YcsbKind::Insert => {
-                done.bytes = self.insert()?;
+                done.bytes = self.insert(core)?;
                 done.rows = 1;
-                if op.kind == YcsbKind::Insert {
-                    self.shared.inserted();
-                }
                 return Ok(done);
             }
             YcsbKind::Scan => {
-                self.scan(op.scan_length, &mut done)?;
+                self.scan(core, op.scan_length, &mut done)?;
                 return Ok(done);
             }
-            YcsbKind::Read => self.get()?,
-            YcsbKind::Update => self.update(op.field)?,
-            YcsbKind::ReadModifyWrite => self.get()? && self.update(op.field)?,
+            YcsbKind::Read => self.get(core)?,
+            YcsbKind::Update => self.update(core, op.field)?,
+            YcsbKind::ReadModifyWrite => self.get(core)? && self.update(core, op.field)?,
             YcsbKind::Delete => {
-                self.session.delete(&self.key)?;
+                self.session.delete(&core.key)?;
                 true
             }
         };
@@ -144,15 +121,5 @@ impl<'e> KvClient<'e> {
             done.bytes = self.read.len() as u64;
         }
         Ok(done)
-    }
-}
-
-impl Client for KvClient<'_> {
-    fn next(&mut self) -> anyhow::Result<Option<Done>> {
-        let fields = self.fields.names.len();
-        match self.work.next(&self.shared, &mut self.rng, fields) {
-            Some(op) => self.carry_out(op).map(Some),
-            None => Ok(None),
-        }
     }
 }

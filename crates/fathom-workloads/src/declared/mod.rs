@@ -14,7 +14,7 @@ mod sql;
 use crate::params::{record as record_params, seed_or_clock, thread_seed, Params, Span};
 use crate::statements::Statements;
 use crate::{alike, kv_session, NewClients, NewStep, PreparedStep, Workload, WorkloadEntry};
-use doc::DocClient;
+use doc::DocStore;
 use fathom_core::driver::StepPlan;
 use fathom_core::family::Db;
 use fathom_core::kind::StepKinds;
@@ -22,14 +22,14 @@ use fathom_core::kv::SessionOptions;
 use fathom_core::stop::Stop;
 use file::{Distribution, InsertOrder, LengthDistribution, Loaded, Phase};
 use gen::{Chooser, Length};
-use kv::KvClient;
-use ops::{Plan, Shared, Work};
+use kv::KvStore;
+use ops::{Core, Driven, Plan, Shared, Work};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use record::{Fields, Keys};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use sql::SqlClient;
+use sql::SqlStore;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -209,7 +209,7 @@ fn phase_plan(
         (None, 0) => ph.operations.as_ref().map(|o| *o.get_ref()),
         (None, n) => Some(n),
     };
-    let kinds: Vec<YcsbKind> = kv_kinds()
+    let kinds: Vec<YcsbKind> = ops::KINDS
         .into_iter()
         .zip(ph.mix.get_ref().weights())
         .filter(|(_, w)| *w > 0.0)
@@ -228,17 +228,6 @@ fn phase_plan(
         ..Default::default()
     };
     (plan, ops)
-}
-
-fn kv_kinds() -> [YcsbKind; 6] {
-    [
-        YcsbKind::Read,
-        YcsbKind::Update,
-        YcsbKind::Insert,
-        YcsbKind::Scan,
-        YcsbKind::ReadModifyWrite,
-        YcsbKind::Delete,
-    ]
 }
 
 /// FNV-1a of the file's text: the run records which file it ran, and history keys series by it.
@@ -382,37 +371,21 @@ impl<'a> PreparedStep<'a> for DeclaredStep<'a> {
                     Work::Run(Box::new(w.plan(i, c, clients, w.operations[self.index])))
                 }
             };
-            let shared = self.shared.clone();
+            let core = Core::new(self.shared.clone(), w.keys(), w.fields(), rng, work);
+            let table = &w.loaded.file.data.table;
             let client: Box<dyn fathom_core::driver::Client + 'a> = match self.engine {
-                Db::Sql(e) => Box::new(SqlClient::new(
-                    e,
-                    w.statements,
-                    &w.loaded.file.data.table,
-                    shared,
-                    w.keys(),
-                    w.fields(),
-                    rng,
-                    work,
-                )?),
-                Db::Doc(e) => Box::new(DocClient::new(
-                    e.session()?,
-                    &w.loaded.file.data.table,
-                    shared,
-                    w.keys(),
-                    w.fields(),
-                    rng,
-                    work,
-                )),
+                Db::Sql(e) => {
+                    let store = SqlStore::new(e, w.statements, table, &core.fields)?;
+                    Box::new(Driven { core, store })
+                }
+                Db::Doc(e) => {
+                    let store = DocStore::new(e.session()?, table);
+                    Box::new(Driven { core, store })
+                }
                 db => {
                     let session = kv_session(db, "declared", SessionOptions::default())?;
-                    Box::new(KvClient::new(
-                        session,
-                        shared,
-                        w.keys(),
-                        w.fields(),
-                        rng,
-                        work,
-                    ))
+                    let store = KvStore::new(session);
+                    Box::new(Driven { core, store })
                 }
             };
             Ok(client)

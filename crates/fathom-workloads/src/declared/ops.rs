@@ -4,7 +4,9 @@
 //! carry out what this decides.
 
 use super::gen::{Chooser, Length};
+use super::record::{random_bytes, Fields, Keys};
 use super::YcsbKind;
+use fathom_core::driver::{Client, Done};
 use rand::rngs::SmallRng;
 use rand::Rng;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -39,7 +41,7 @@ impl Shared {
 
     /// An insert of a phase has finished: its record may now be drawn.
     #[inline]
-    pub fn inserted(&self) {
+    fn inserted(&self) {
         self.inserted.fetch_add(1, Ordering::Relaxed);
     }
 }
@@ -78,7 +80,8 @@ pub struct Op {
     pub read_field: Option<usize>,
 }
 
-const KINDS: [YcsbKind; 6] = [
+/// The kinds a phase mixes, in the order of its weights.
+pub const KINDS: [YcsbKind; 6] = [
     YcsbKind::Read,
     YcsbKind::Update,
     YcsbKind::Insert,
@@ -89,8 +92,7 @@ const KINDS: [YcsbKind; 6] = [
 
 impl Work {
     /// The next operation, for a client with `fields` fields; `None` when this client is
-    /// done. An insert's record is taken here; the client calls `Shared::inserted` once it is
-    /// written.
+    /// done. An insert's record is taken here, and counted as inserted once it is written.
     #[inline]
     pub fn next(&mut self, shared: &Shared, rng: &mut SmallRng, fields: usize) -> Option<Op> {
         let plan = match self {
@@ -146,6 +148,71 @@ impl Work {
             op.field = Some(rng.gen_range(0..fields));
         }
         Some(op)
+    }
+}
+
+/// What every declared client holds beside its store: the step's shared counters, how keys
+/// and fields are made, its random source, its work, and the key of the operation at hand.
+pub struct Core {
+    pub shared: Arc<Shared>,
+    pub keys: Keys,
+    pub fields: Fields,
+    pub rng: SmallRng,
+    pub work: Work,
+    /// The current operation's key (ASCII).
+    pub key: Vec<u8>,
+}
+
+impl Core {
+    pub fn new(shared: Arc<Shared>, keys: Keys, fields: Fields, rng: SmallRng, work: Work) -> Core {
+        Core {
+            shared,
+            keys,
+            fields,
+            rng,
+            work,
+            key: Vec::new(),
+        }
+    }
+
+    /// Fresh bytes for one field, into `out`.
+    pub fn fresh(&mut self, out: &mut Vec<u8>) {
+        out.clear();
+        let len = self.fields.length.next(&mut self.rng) as usize;
+        random_bytes(&mut self.rng, len, out);
+    }
+
+    /// The current key as text.
+    pub fn key_text(&self) -> anyhow::Result<&str> {
+        Ok(std::str::from_utf8(&self.key)?)
+    }
+}
+
+/// A family's way of carrying out an operation (`kv.rs`, `sql.rs`, `doc.rs`), its key already
+/// in `core.key`.
+pub trait Carry: Send {
+    fn carry_out(&mut self, core: &mut Core, op: Op) -> anyhow::Result<Done>;
+}
+
+/// A declared workload's client: the core decides each operation, the store carries it out.
+pub struct Driven<C> {
+    pub core: Core,
+    pub store: C,
+}
+
+impl<C: Carry> Client for Driven<C> {
+    fn next(&mut self) -> anyhow::Result<Option<Done>> {
+        let core = &mut self.core;
+        let fields = core.fields.names.len();
+        let Some(op) = core.work.next(&core.shared, &mut core.rng, fields) else {
+            return Ok(None);
+        };
+        core.keys.key(op.record, &mut core.key);
+        let done = self.store.carry_out(core, op)?;
+        if op.kind == YcsbKind::Insert {
+            core.shared.inserted();
+        }
+        Ok(Some(done))
     }
 }
 

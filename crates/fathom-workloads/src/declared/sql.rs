@@ -4,14 +4,12 @@
 //! binding's driver sends them (`statements=original`: SQL text on MariaDB, as Connector/J's
 //! client-side prepared statements; prepared on PostgreSQL, as pgjdbc prepares on the server).
 
-use super::ops::{Op, Shared, Work};
-use super::record::{random_bytes, Fields, Keys};
+use super::ops::{Carry, Core, Op};
+use super::record::Fields;
 use super::YcsbKind;
 use crate::statements::Statements;
-use fathom_core::driver::{Client, Done};
+use fathom_core::driver::Done;
 use fathom_core::sql::{Dialect, SqlConn, SqlEngine, Stmt, Value};
-use rand::rngs::SmallRng;
-use std::sync::Arc;
 
 /// The binding's key column.
 const KEY: &str = "YCSB_KEY";
@@ -78,154 +76,120 @@ fn prepare(
     })
 }
 
-pub struct SqlClient<'e> {
+pub struct SqlStore<'e> {
     conn: Box<dyn SqlConn + 'e>,
     stmts: Prepared,
-    shared: Arc<Shared>,
-    keys: Keys,
-    fields: Fields,
-    rng: SmallRng,
-    work: Work,
-    key: Vec<u8>,
-    /// The key as text (it is ASCII).
-    key_text: String,
     /// Each field's new bytes, all of them for an insert.
     values: Vec<Vec<u8>>,
 }
 
-impl<'e> SqlClient<'e> {
-    #[allow(clippy::too_many_arguments)]
+impl<'e> SqlStore<'e> {
     pub fn new(
         engine: &'e dyn SqlEngine,
         statements: Statements,
         table: &str,
-        shared: Arc<Shared>,
-        keys: Keys,
-        fields: Fields,
-        rng: SmallRng,
-        work: Work,
-    ) -> anyhow::Result<SqlClient<'e>> {
+        fields: &Fields,
+    ) -> anyhow::Result<SqlStore<'e>> {
         let text = statements.text_on(engine.dialect(), &[Dialect::MariaDb])?;
         let mut conn = engine.connect()?;
-        let stmts = prepare(conn.as_mut(), text, table, &fields)?;
-        let values = vec![Vec::new(); fields.names.len()];
-        Ok(SqlClient {
+        let stmts = prepare(conn.as_mut(), text, table, fields)?;
+        Ok(SqlStore {
             conn,
             stmts,
-            shared,
-            keys,
-            fields,
-            rng,
-            work,
-            key: Vec::new(),
-            key_text: String::new(),
-            values,
+            values: vec![Vec::new(); fields.names.len()],
         })
     }
 
-    /// Fresh bytes for field `i`.
-    fn fill(&mut self, i: usize) {
-        let len = self.fields.length.next(&mut self.rng) as usize;
-        self.values[i].clear();
-        random_bytes(&mut self.rng, len, &mut self.values[i]);
-    }
-
-    /// The statement's parameters: the given fields' values (printable ASCII), then the key
-    /// (first, for an insert).
+    /// Runs `stmt` with the given fields' new values (printable ASCII) and the key: first for
+    /// an insert, last for an update. Rows it changed.
     fn run_with_fields(
         &mut self,
+        core: &Core,
         stmt: Stmt,
         fields: &[usize],
         key_first: bool,
     ) -> anyhow::Result<u64> {
+        let key = core.key_text()?;
         let mut params: Vec<Value<'_>> = Vec::with_capacity(fields.len() + 1);
         if key_first {
-            params.push(Value::Text(&self.key_text));
+            params.push(Value::Text(key));
         }
         for &i in fields {
             params.push(Value::Text(std::str::from_utf8(&self.values[i])?));
         }
         if !key_first {
-            params.push(Value::Text(&self.key_text));
+            params.push(Value::Text(key));
         }
         Ok(self.conn.run(stmt, &params)?.affected)
     }
 
-    fn update(&mut self, field: Option<usize>) -> anyhow::Result<u64> {
+    /// New values for `fields`, written with `stmt`.
+    fn write(
+        &mut self,
+        core: &mut Core,
+        stmt: Stmt,
+        fields: &[usize],
+        key_first: bool,
+    ) -> anyhow::Result<u64> {
+        for &i in fields {
+            core.fresh(&mut self.values[i]);
+        }
+        self.run_with_fields(core, stmt, fields, key_first)
+    }
+
+    fn update(&mut self, core: &mut Core, field: Option<usize>) -> anyhow::Result<u64> {
         match field {
-            Some(f) => {
-                self.fill(f);
-                self.run_with_fields(self.stmts.update_one[f], &[f], false)
-            }
+            Some(f) => self.write(core, self.stmts.update_one[f], &[f], false),
             None => {
                 let all: Vec<usize> = (0..self.values.len()).collect();
-                for &i in &all {
-                    self.fill(i);
-                }
-                self.run_with_fields(self.stmts.update_all, &all, false)
+                self.write(core, self.stmts.update_all, &all, false)
             }
         }
     }
 
-    fn read(&mut self, done: &mut Done) -> anyhow::Result<()> {
-        let out = self
-            .conn
-            .run(self.stmts.read, &[Value::Text(&self.key_text)])?;
+    /// Runs a read of the key (and `more` parameters): rows and bytes into `done`.
+    fn read(
+        &mut self,
+        core: &Core,
+        stmt: Stmt,
+        more: Option<i64>,
+        done: &mut Done,
+    ) -> anyhow::Result<()> {
+        let key = Value::Text(core.key_text()?);
+        let out = match more {
+            None => self.conn.run(stmt, &[key])?,
+            Some(n) => self.conn.run(stmt, &[key, Value::Int(n)])?,
+        };
         (done.rows, done.bytes) = (out.rows, out.bytes);
         Ok(())
     }
+}
 
-    fn carry_out(&mut self, op: Op) -> anyhow::Result<Done> {
+impl Carry for SqlStore<'_> {
+    fn carry_out(&mut self, core: &mut Core, op: Op) -> anyhow::Result<Done> {
         let mut done = Done::of(op.kind);
-        self.keys.key(op.record, &mut self.key);
-        self.key_text.clear();
-        self.key_text.push_str(std::str::from_utf8(&self.key)?);
         match op.kind {
             YcsbKind::Load | YcsbKind::Insert => {
                 let all: Vec<usize> = (0..self.values.len()).collect();
-                for &i in &all {
-                    self.fill(i);
-                }
-                done.rows = self.run_with_fields(self.stmts.insert, &all, true)?;
-                done.bytes =
-                    (self.key_text.len() + self.values.iter().map(Vec::len).sum::<usize>()) as u64;
-                if op.kind == YcsbKind::Insert {
-                    self.shared.inserted();
-                }
+                done.rows = self.write(core, self.stmts.insert, &all, true)?;
+                let values: usize = self.values.iter().map(Vec::len).sum();
+                done.bytes = (core.key.len() + values) as u64;
             }
-            YcsbKind::Read => self.read(&mut done)?,
-            YcsbKind::Update => done.rows = self.update(op.field)?,
+            YcsbKind::Read => self.read(core, self.stmts.read, None, &mut done)?,
+            YcsbKind::Update => done.rows = self.update(core, op.field)?,
             YcsbKind::ReadModifyWrite => {
-                self.read(&mut done)?;
-                self.update(op.field)?;
+                self.read(core, self.stmts.read, None, &mut done)?;
+                self.update(core, op.field)?;
             }
             YcsbKind::Scan => {
-                let out = self.conn.run(
-                    self.stmts.scan,
-                    &[
-                        Value::Text(&self.key_text),
-                        Value::Int(op.scan_length as i64),
-                    ],
-                )?;
-                (done.rows, done.bytes) = (out.rows, out.bytes);
+                let n = op.scan_length as i64;
+                self.read(core, self.stmts.scan, Some(n), &mut done)?
             }
             YcsbKind::Delete => {
-                done.rows = self
-                    .conn
-                    .run(self.stmts.delete, &[Value::Text(&self.key_text)])?
-                    .affected;
+                let key = Value::Text(core.key_text()?);
+                done.rows = self.conn.run(self.stmts.delete, &[key])?.affected;
             }
         }
         Ok(done)
-    }
-}
-
-impl Client for SqlClient<'_> {
-    fn next(&mut self) -> anyhow::Result<Option<Done>> {
-        let fields = self.fields.names.len();
-        match self.work.next(&self.shared, &mut self.rng, fields) {
-            Some(op) => self.carry_out(op).map(Some),
-            None => Ok(None),
-        }
     }
 }
