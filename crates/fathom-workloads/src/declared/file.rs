@@ -332,59 +332,65 @@ fn check(f: &File) -> Result<(), Refusal> {
     }
     let mut names: Vec<&str> = f.load.iter().map(|l| l.name.as_str()).collect();
     for (i, p) in f.phases.iter().enumerate() {
-        let key = |k: &str| format!("phase[{}].{k}", i + 1);
-        let name = p.name.get_ref().as_str();
-        if name.is_empty() || names.contains(&name) {
-            return Err(refuse(&p.name, key("name"), "a name no other phase has"));
-        }
-        names.push(name);
-        match (&p.operations, &p.duration) {
-            (None, None) => {
-                return Err(refuse(
-                    &p.name,
-                    key("operations"),
-                    "the phase's length: operations = N or duration = \"30s\"",
-                ))
-            }
-            (Some(ops), _) if *ops.get_ref() == 0 => {
-                return Err(refuse(ops, key("operations"), "at least 1"))
-            }
-            _ => {}
-        }
-        let weights = p.mix.get_ref().weights();
-        if weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
-            return Err(refuse(&p.mix, key("mix"), "weights of 0 or more"));
-        }
-        if weights.iter().sum::<f64>() <= 0.0 {
-            return Err(refuse(&p.mix, key("mix"), "at least one weight above 0"));
-        }
-        for (v, k) in [
-            (&p.hotspot_data_fraction, "hotspot_data_fraction"),
-            (&p.hotspot_ops_fraction, "hotspot_ops_fraction"),
-            (&p.exponential_frac, "exponential_frac"),
-        ] {
-            if !(0.0..=1.0).contains(v.get_ref()) {
-                return Err(refuse(v, key(k), "a fraction between 0 and 1"));
-            }
-        }
-        let pct = &p.exponential_percentile;
-        if !(*pct.get_ref() > 0.0 && *pct.get_ref() < 100.0) {
+        check_phase(i, p, &mut names)?;
+    }
+    Ok(())
+}
+
+/// Phase `i` (0-based) of the file; `names` holds the steps' names so far.
+fn check_phase<'f>(i: usize, p: &'f Phase, names: &mut Vec<&'f str>) -> Result<(), Refusal> {
+    let key = |k: &str| format!("phase[{}].{k}", i + 1);
+    let name = p.name.get_ref().as_str();
+    if name.is_empty() || names.contains(&name) {
+        return Err(refuse(&p.name, key("name"), "a name no other phase has"));
+    }
+    names.push(name);
+    match (&p.operations, &p.duration) {
+        (None, None) => {
             return Err(refuse(
-                pct,
-                key("exponential_percentile"),
-                "a percentile between 0 and 100",
-            ));
+                &p.name,
+                key("operations"),
+                "the phase's length: operations = N or duration = \"30s\"",
+            ))
         }
-        if p.min_scan_length == 0 || p.min_scan_length > *p.max_scan_length.get_ref() {
-            return Err(refuse(
-                &p.max_scan_length,
-                key("max_scan_length"),
-                format!(
-                    "at least min_scan_length ({}), which is at least 1",
-                    p.min_scan_length
-                ),
-            ));
+        (Some(ops), _) if *ops.get_ref() == 0 => {
+            return Err(refuse(ops, key("operations"), "at least 1"))
         }
+        _ => {}
+    }
+    let weights = p.mix.get_ref().weights();
+    if weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
+        return Err(refuse(&p.mix, key("mix"), "weights of 0 or more"));
+    }
+    if weights.iter().sum::<f64>() <= 0.0 {
+        return Err(refuse(&p.mix, key("mix"), "at least one weight above 0"));
+    }
+    for (v, k) in [
+        (&p.hotspot_data_fraction, "hotspot_data_fraction"),
+        (&p.hotspot_ops_fraction, "hotspot_ops_fraction"),
+        (&p.exponential_frac, "exponential_frac"),
+    ] {
+        if !(0.0..=1.0).contains(v.get_ref()) {
+            return Err(refuse(v, key(k), "a fraction between 0 and 1"));
+        }
+    }
+    let pct = &p.exponential_percentile;
+    if !(*pct.get_ref() > 0.0 && *pct.get_ref() < 100.0) {
+        return Err(refuse(
+            pct,
+            key("exponential_percentile"),
+            "a percentile between 0 and 100",
+        ));
+    }
+    if p.min_scan_length == 0 || p.min_scan_length > *p.max_scan_length.get_ref() {
+        return Err(refuse(
+            &p.max_scan_length,
+            key("max_scan_length"),
+            format!(
+                "at least min_scan_length ({}), which is at least 1",
+                p.min_scan_length
+            ),
+        ));
     }
     Ok(())
 }

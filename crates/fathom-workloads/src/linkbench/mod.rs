@@ -19,6 +19,7 @@ mod request;
 mod schema;
 pub mod shuffle;
 mod sql;
+mod syntax;
 #[cfg(test)]
 mod tests;
 

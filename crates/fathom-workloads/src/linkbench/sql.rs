@@ -9,6 +9,7 @@
 //! connection and wraps writes in BEGIN … COMMIT).
 
 use super::model::{self, Count, Link, LinkRows, ListPage, Node, Store, HIDDEN, VISIBLE};
+use super::syntax::Syntax;
 use crate::statements::Statements;
 use fathom_core::sql::{Dialect, SqlConn, SqlEngine, Stmt, Value};
 use std::collections::HashMap;
@@ -18,37 +19,6 @@ const LINK_COLS: &str = "id1, id2, link_type, visibility, data, time, version";
 const LINK_TIME_COL: usize = 5;
 /// Where `type` is in `get_node`'s columns.
 const NODE_TYPE_COL: usize = 1;
-
-/// What differs by dialect in LinkBench's statements, chosen in one exhaustive match (`of`): a
-/// new dialect is one more arm there, and every statement below follows from its answers.
-#[derive(Clone, Copy, Debug)]
-struct Syntax {
-    /// MySQL's own: `ON DUPLICATE KEY UPDATE` read by its affected rows, `REPLACE`, `IF()`,
-    /// `FORCE INDEX`, `LIMIT offset, count`. Otherwise `ON CONFLICT`, `CASE`, `LIMIT … OFFSET`,
-    /// and a locking read before a write where the affected rows say nothing.
-    mysql: bool,
-    /// `SELECT … FOR UPDATE` locks the row (SQLite locks the whole database instead).
-    row_locks: bool,
-}
-
-impl Syntax {
-    fn of(d: Dialect) -> Syntax {
-        match d {
-            Dialect::MariaDb => Syntax {
-                mysql: true,
-                row_locks: true,
-            },
-            Dialect::Postgres => Syntax {
-                mysql: false,
-                row_locks: true,
-            },
-            Dialect::Sqlite => Syntax {
-                mysql: false,
-                row_locks: false,
-            },
-        }
-    }
-}
 
 /// An operation's statement: one in the middle, or the last, which in text mode carries the
 /// operation's COMMIT.
