@@ -48,6 +48,12 @@ pub fn workloads() -> String {
         }
         out.push('\n');
     }
+    out += "Workload files (--workload NAME, or --workload PATH.toml; docs/declared.md):\n";
+    for (name, text) in fathom_workloads::declared::file::BUNDLED {
+        let about = fathom_workloads::declared::file::parse(name, text)
+            .map_or_else(|e| format!("{e:#}"), |f| f.about);
+        let _ = writeln!(out, "  {name}: {about}");
+    }
     out
 }
 

@@ -475,6 +475,10 @@ fn the_listings_say_what_each_knob_takes() {
             "--param fix=<update_link|write_blend|type_split|motif_length,...>  (default empty)",
             "--param steps=<all|fillseq|revrange|",
             "|overwrite,...>  (default all) steps to run",
+            // The bundled workload files, each with what it does.
+            "Workload files (--workload NAME, or --workload PATH.toml",
+            "  ycsb/workloada: YCSB core workload A: update heavy",
+            "  ycsb/workloadf: YCSB core workload F: read-modify-write",
         ],
     );
     let engines = ok(&fathom(&["engines"]));
