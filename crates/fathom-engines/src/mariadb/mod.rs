@@ -12,7 +12,7 @@ mod wire;
 
 use crate::netbuf::Endpoint;
 use crate::server::bootstrap::{ConfigSyntax, Prepare, ServerKind, SqlServer};
-use crate::server::settings::{ServerDocs, ServerSettings};
+use crate::server::settings::{ServerDocs, ServerSettings, SettingsKind};
 use crate::server::{self, Launch};
 use crate::settings;
 use crate::{EngineConfig, EngineEntry, Opener};
@@ -165,11 +165,8 @@ fn my_cnf(
 /// The socket a server fathom starts listens on, in its socket directory.
 const SOCKET: &str = "mysqld.sock";
 
-impl ServerKind for Flavor {
+impl SettingsKind for Flavor {
     type Client = ClientLib;
-    type Admin = mysql::Conn;
-    type Address = mysql::Opts;
-    type Install = Install;
 
     const DOCS: ServerDocs = ServerDocs {
         server: "MariaDB",
@@ -184,6 +181,13 @@ impl ServerKind for Flavor {
                  statement, rows decoded in place) or mysql (the mysql crate)",
     };
     const OWN_CLIENT: ClientLib = ClientLib::Fathom;
+}
+
+impl ServerKind for Flavor {
+    type Admin = mysql::Conn;
+    type Address = mysql::Opts;
+    type Install = Install;
+
     const RUN_AS: Option<&'static str> = None;
     /// my.cnf lines: `name=value` or a bare flag.
     const CONFIG: ConfigSyntax = ConfigSyntax {

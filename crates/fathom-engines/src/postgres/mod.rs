@@ -5,7 +5,7 @@
 
 use crate::netbuf::Endpoint;
 use crate::server::bootstrap::{ConfigSyntax, Prepare, ServerKind, SqlServer};
-use crate::server::settings::{ServerDocs, ServerSettings};
+use crate::server::settings::{ServerDocs, ServerSettings, SettingsKind};
 use crate::server::{self, Launch};
 use crate::settings;
 use crate::{EngineConfig, EngineEntry};
@@ -118,11 +118,8 @@ impl Postgres {
     }
 }
 
-impl ServerKind for Pg {
+impl SettingsKind for Pg {
     type Client = ClientLib;
-    type Admin = Client;
-    type Address = postgres::Config;
-    type Install = Bin;
 
     const DOCS: ServerDocs = ServerDocs {
         server: "PostgreSQL",
@@ -140,6 +137,13 @@ impl ServerKind for Pg {
                  statement, rows measured in place) or postgres (the postgres crate)",
     };
     const OWN_CLIENT: ClientLib = ClientLib::Fathom;
+}
+
+impl ServerKind for Pg {
+    type Admin = Client;
+    type Address = postgres::Config;
+    type Install = Bin;
+
     /// PostgreSQL refuses to run as root.
     const RUN_AS: Option<&'static str> = Some(USER);
     /// postgresql.conf lines: `name = value`, names with dots (`auto_explain.log_min_duration`).

@@ -4,16 +4,13 @@
 //! accepts connections, the workloads' database, and what the run records of it. A server
 //! supplies its own steps as a `ServerKind`; `SqlServer` is the engine either way.
 
-use super::settings::{ServerDocs, ServerSettings};
+use super::settings::{ServerSettings, SettingsKind};
 use super::{parse_pid, user_ids, Launch, Managed, Server, SocketDir};
 use crate::settings;
 use crate::EngineConfig;
 use anyhow::Context;
 use fathom_core::sql::{Dialect, SqlConn, SqlEngine};
 use fathom_core::target::{Counters, Identity, Maintenance, Target};
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -24,9 +21,7 @@ const READY_WAIT: Duration = Duration::from_secs(120);
 
 /// What one sql server does its own way; the value is the server's flavor (MariaDB's storage
 /// engine), a unit where there is one.
-pub trait ServerKind: Copy + Send + Sync + 'static {
-    /// The `client` setting: the protocol library the workloads' connections use.
-    type Client: Copy + PartialEq + Serialize + DeserializeOwned + JsonSchema + Send + Sync;
+pub trait ServerKind: SettingsKind {
     /// The connection fathom keeps for counters, variables and maintenance.
     type Admin: Send;
     /// How clients reach the server (a parsed URL).
@@ -34,10 +29,6 @@ pub trait ServerKind: Copy + Send + Sync + 'static {
     /// An install fathom can start.
     type Install;
 
-    /// The shared settings' help in this server's words.
-    const DOCS: ServerDocs;
-    /// fathom's own client, the `client` default.
-    const OWN_CLIENT: Self::Client;
     /// The system user the server runs as when fathom is root (PostgreSQL refuses root).
     const RUN_AS: Option<&'static str>;
     const DIALECT: Dialect;

@@ -3,18 +3,29 @@
 //! server's words (`ServerDocs`), so `fathom engines mariadb` and `fathom engines postgres`
 //! each read as their own.
 
-use super::bootstrap::ServerKind;
 use crate::settings::Size;
 use fathom_core::knobs::documented;
 use schemars::gen::SchemaGenerator;
 use schemars::schema::{InstanceType, ObjectValidation, Schema, SchemaObject};
 use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+
+/// What the shared settings need of a server kind (`bootstrap::ServerKind` extends it): its
+/// `client` setting and its help's words.
+pub trait SettingsKind: Copy + Send + Sync + 'static {
+    /// The `client` setting: the protocol library the workloads' connections use.
+    type Client: Copy + PartialEq + Serialize + DeserializeOwned + JsonSchema + Send + Sync;
+    /// The shared settings' help in this server's words.
+    const DOCS: ServerDocs;
+    /// fathom's own client, the `client` default.
+    const OWN_CLIENT: Self::Client;
+}
 
 /// A server's settings (`--set`).
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default, bound = "")]
-pub struct ServerSettings<K: ServerKind> {
+pub struct ServerSettings<K: SettingsKind> {
     /// The server's cache (`ServerDocs::cache`).
     pub cache_size: Size,
     /// A running server to use instead of starting one.
@@ -29,7 +40,7 @@ pub struct ServerSettings<K: ServerKind> {
     pub client: K::Client,
 }
 
-impl<K: ServerKind> Default for ServerSettings<K> {
+impl<K: SettingsKind> Default for ServerSettings<K> {
     fn default() -> Self {
         ServerSettings {
             cache_size: Size::new("256m"),
@@ -60,7 +71,7 @@ pub struct ServerDocs {
     pub client: &'static str,
 }
 
-impl<K: ServerKind> JsonSchema for ServerSettings<K> {
+impl<K: SettingsKind> JsonSchema for ServerSettings<K> {
     fn schema_name() -> String {
         format!("{}Settings", K::DOCS.server)
     }

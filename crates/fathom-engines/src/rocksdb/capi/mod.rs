@@ -6,6 +6,7 @@
 //! message naming the function.
 
 mod api;
+mod cursor;
 mod session;
 mod txn;
 

@@ -2,7 +2,7 @@
 //! update checked for conflicts at commit, plain reads in a snapshot taken at the first.
 
 use super::api::{Api, Obj};
-use super::session::{bytes, c, LibraryCursor};
+use super::cursor::{bytes, c, LibraryCursor};
 use crate::rocksdb::scan::walk;
 use fathom_core::kv::{KvTxn, Seek, TxnBody, TxnEnd, Visit};
 use fathom_core::retry::EngineError;
