@@ -4,7 +4,7 @@
 //! read then an update, delete a delete.
 
 use super::ops::{Carry, Core, Op};
-use super::record::{pack_record, repack_one, unpack};
+use super::record::{each_field, pack_record, repack_one};
 use super::YcsbKind;
 use fathom_core::driver::Done;
 use fathom_core::kv::{Direction, KvSession, Seek};
@@ -43,7 +43,9 @@ impl<'e> KvStore<'e> {
         let found = self.session.read(&core.key, &mut self.read)?;
         // The binding decodes the fields it was asked for.
         if found {
-            std::hint::black_box(unpack(&self.read));
+            each_field(&self.read, |n, v| {
+                std::hint::black_box((n, v));
+            });
         }
         Ok(found)
     }
@@ -61,17 +63,14 @@ impl<'e> KvStore<'e> {
                 &mut self.scratch,
                 &mut self.value,
             ),
-            Some(f) => {
-                let name = core.fields.names[f].clone();
-                repack_one(
-                    &self.read,
-                    &name,
-                    &mut core.fields,
-                    &mut core.rng,
-                    &mut self.scratch,
-                    &mut self.value,
-                )
-            }
+            Some(f) => repack_one(
+                &self.read,
+                f,
+                &mut core.fields,
+                &mut core.rng,
+                &mut self.scratch,
+                &mut self.value,
+            ),
         }
         self.session.put(&core.key, &self.value)?;
         Ok(true)
@@ -84,7 +83,9 @@ impl<'e> KvStore<'e> {
             &mut |k, v| {
                 rows += 1;
                 bytes += (k.len() + v.len()) as u64;
-                std::hint::black_box(unpack(v));
+                each_field(v, |n, v| {
+                    std::hint::black_box((n, v));
+                });
                 true
             },
         )?;

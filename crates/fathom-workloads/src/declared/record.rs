@@ -92,29 +92,43 @@ pub fn random_bytes(rng: &mut SmallRng, len: usize, out: &mut Vec<u8>) {
 
 /// Appends one field as YCSB's RocksDB binding serialises it.
 pub fn pack_field(name: &str, value: &[u8], out: &mut Vec<u8>) {
-    out.extend_from_slice(&(name.len() as u32).to_be_bytes());
-    out.extend_from_slice(name.as_bytes());
-    out.extend_from_slice(&(value.len() as u32).to_be_bytes());
-    out.extend_from_slice(value);
+    pack_raw(name.as_bytes(), value, out);
 }
 
-/// The packed fields of a value: each as (name, value) slices of `packed`; `None` when the
-/// bytes are not a packing (a value another workload wrote).
-pub fn unpack(packed: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
-    let mut out = Vec::new();
-    let mut at = 0;
+/// Calls `each` with every packed field of a value, as (name, value) slices of `packed`,
+/// without allocating; false when the bytes are not a packing (a value another workload
+/// wrote).
+pub fn each_field<'p>(packed: &'p [u8], mut each: impl FnMut(&'p [u8], &'p [u8])) -> bool {
     let take = |at: &mut usize| -> Option<&[u8]> {
         let len = u32::from_be_bytes(packed.get(*at..*at + 4)?.try_into().ok()?) as usize;
         let bytes = packed.get(*at + 4..*at + 4 + len)?;
         *at += 4 + len;
         Some(bytes)
     };
+    let mut at = 0;
     while at < packed.len() {
-        let name = take(&mut at)?;
-        let value = take(&mut at)?;
-        out.push((name, value));
+        let (Some(name), Some(value)) = (take(&mut at), take(&mut at)) else {
+            return false;
+        };
+        each(name, value);
     }
-    Some(out)
+    true
+}
+
+/// The packed fields of a value, collected (`each_field` without the allocation is what the
+/// clients use).
+#[cfg(test)]
+pub fn unpack(packed: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
+    let mut out = Vec::new();
+    each_field(packed, |n, v| out.push((n, v))).then_some(out)
+}
+
+/// Appends one field of a raw name as the binding serialises it.
+fn pack_raw(name: &[u8], value: &[u8], out: &mut Vec<u8>) {
+    out.extend_from_slice(&(name.len() as u32).to_be_bytes());
+    out.extend_from_slice(name);
+    out.extend_from_slice(&(value.len() as u32).to_be_bytes());
+    out.extend_from_slice(value);
 }
 
 /// A whole record packed: every field with fresh bytes.
@@ -133,11 +147,11 @@ pub fn pack_record(
     }
 }
 
-/// `packed` with field `field` given fresh bytes (YCSB's update of one field: read, merge,
-/// write back), into `out`.
+/// `packed` with field number `field` given fresh bytes (YCSB's update of one field: read,
+/// merge, write back), into `out`.
 pub fn repack_one(
     packed: &[u8],
-    field: &str,
+    field: usize,
     fields: &mut Fields,
     rng: &mut SmallRng,
     scratch: &mut Vec<u8>,
@@ -147,20 +161,18 @@ pub fn repack_one(
     scratch.clear();
     let len = fields.length.next(rng) as usize;
     random_bytes(rng, len, scratch);
+    let field = fields.names[field].as_bytes();
     let mut written = false;
-    for (name, value) in unpack(packed).unwrap_or_default() {
-        if name == field.as_bytes() {
-            pack_field(field, scratch, out);
+    each_field(packed, |name, value| {
+        if name == field {
+            pack_raw(field, scratch, out);
             written = true;
         } else {
-            out.extend_from_slice(&(name.len() as u32).to_be_bytes());
-            out.extend_from_slice(name);
-            out.extend_from_slice(&(value.len() as u32).to_be_bytes());
-            out.extend_from_slice(value);
+            pack_raw(name, value, out);
         }
-    }
+    });
     if !written {
-        pack_field(field, scratch, out);
+        pack_raw(field, scratch, out);
     }
 }
 
@@ -205,14 +217,7 @@ mod tests {
         assert!(parts
             .iter()
             .all(|(_, v)| v.iter().all(|b| (32..128).contains(b))));
-        repack_one(
-            &packed,
-            "field3",
-            &mut fields,
-            &mut rng,
-            &mut scratch,
-            &mut again,
-        );
+        repack_one(&packed, 3, &mut fields, &mut rng, &mut scratch, &mut again);
         let after = unpack(&again).unwrap();
         assert_eq!(after.len(), 10);
         assert_ne!(after[3].1, parts[3].1);

@@ -81,6 +81,8 @@ pub struct SqlStore<'e> {
     stmts: Prepared,
     /// Each field's new bytes, all of them for an insert.
     values: Vec<Vec<u8>>,
+    /// Every field's number, for the statements that write them all.
+    all: Vec<usize>,
 }
 
 impl<'e> SqlStore<'e> {
@@ -97,6 +99,7 @@ impl<'e> SqlStore<'e> {
             conn,
             stmts,
             values: vec![Vec::new(); fields.names.len()],
+            all: (0..fields.names.len()).collect(),
         })
     }
 
@@ -141,8 +144,10 @@ impl<'e> SqlStore<'e> {
         match field {
             Some(f) => self.write(core, self.stmts.update_one[f], &[f], false),
             None => {
-                let all: Vec<usize> = (0..self.values.len()).collect();
-                self.write(core, self.stmts.update_all, &all, false)
+                let all = std::mem::take(&mut self.all);
+                let rows = self.write(core, self.stmts.update_all, &all, false);
+                self.all = all;
+                rows
             }
         }
     }
@@ -170,8 +175,10 @@ impl Carry for SqlStore<'_> {
         let mut done = Done::of(op.kind);
         match op.kind {
             YcsbKind::Load | YcsbKind::Insert => {
-                let all: Vec<usize> = (0..self.values.len()).collect();
-                done.rows = self.write(core, self.stmts.insert, &all, true)?;
+                let all = std::mem::take(&mut self.all);
+                let rows = self.write(core, self.stmts.insert, &all, true);
+                self.all = all;
+                done.rows = rows?;
                 let values: usize = self.values.iter().map(Vec::len).sum();
                 done.bytes = (core.key.len() + values) as u64;
             }
