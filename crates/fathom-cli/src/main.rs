@@ -27,6 +27,9 @@ struct Cli {
 enum Command {
     /// Run a workload on an engine; one run per client count, each step saved as it finishes.
     Run(Box<run::RunArgs>),
+    /// Search each timed step for the highest arrival rate that meets a latency or failure
+    /// target: `fathom run` with `--find-max TARGET`, every probe a step of the run.
+    Findmax(Box<FindmaxArgs>),
     /// Print the report of a run directory or of every run below a results directory.
     Report {
         /// A run directory, or a directory holding runs (an experiment's results); several
@@ -69,10 +72,26 @@ enum Command {
     ChildRun,
 }
 
+/// `fathom findmax`: a run's arguments and the target its timed steps are searched for.
+#[derive(clap::Args)]
+struct FindmaxArgs {
+    /// What every probe must meet: `p99<=5ms`, `READ:p99.9<=20ms`, `failed<=1%`, several
+    /// joined by commas.
+    #[arg(long, value_name = "TARGET")]
+    target: String,
+    #[command(flatten)]
+    run: run::RunArgs,
+}
+
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(*args),
+        Command::Findmax(args) => {
+            let FindmaxArgs { target, mut run } = *args;
+            run.drive.find_max = Some(target);
+            run::run(run)
+        }
         Command::Profile(args) => profile::run(&args),
         Command::Report { dirs, format, opts } => report(&dirs, format, &opts),
         Command::Compare(args) => compare::run(&args),

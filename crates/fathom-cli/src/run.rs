@@ -144,6 +144,7 @@ impl RunArgs {
             ("--clients", !self.clients.is_empty()),
             ("--memory-limit", self.drive.memory_limit.is_some()),
             ("--rate", self.drive.rate.is_some()),
+            ("--find-max", self.drive.find_max.is_some()),
             ("--arrivals", self.drive.arrivals.is_some()),
             ("--queue", self.drive.queue.is_some()),
             ("--interval", self.drive.interval.is_some()),

@@ -138,3 +138,45 @@ fn ycsb_a_on_a_document_server_as_the_mongodb_binding() {
         "{per_read} bytes per read"
     );
 }
+
+/// Closed-loop readers beside a writer held to 100 updates a second, then a phase whose rate
+/// steps from 200 to 400 a second: the writer keeps its rate, the readers run free, and the
+/// report prints the stepped phase's intervals with the rate meant for each.
+#[test]
+fn client_groups_keep_their_rates_and_a_schedule_shows_per_interval() {
+    let dir = scratch();
+    let mine = dir.path().join("groups.toml");
+    std::fs::write(
+        &mine,
+        "name = \"groups\"\nabout = \"readers beside a writer\"\n[data]\nrecords = 1000\n\
+         [load]\n\
+         [[phase]]\nname = \"mixed\"\nduration = \"3s\"\narrivals = \"uniform\"\n\
+         [[phase.group]]\nname = \"readers\"\nclients = 2\nmix = { read = 1 }\n\
+         [[phase.group]]\nname = \"writer\"\nclients = 1\nrate = 100\nmix = { update = 1 }\n\
+         [[phase]]\nname = \"stepped\"\nduration = \"4s\"\nrate = [200, 400]\n\
+         arrivals = \"uniform\"\n[phase.mix]\nread = 1\n",
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    let out = ok(&run(
+        &format!("--engine rocksdb --workload {} --clients 1", mine.display()),
+        &results,
+    ));
+    let report = report_json(&results);
+    let r = &report["runs"][0];
+    let mixed = step(r, "mixed");
+    assert_eq!(f(&mixed["clients"]), 3.0, "the groups' clients together");
+    let updates = ops(mixed, "UPDATE");
+    assert!(
+        (270.0..=330.0).contains(&updates),
+        "{updates} updates in 3 s at 100/s"
+    );
+    assert!(ops(mixed, "READ") > 10.0 * updates, "{mixed}");
+    let stepped = step(r, "stepped");
+    let reads = ops(stepped, "READ");
+    assert!(
+        (1080.0..=1320.0).contains(&reads),
+        "{reads} reads: 2 s at 200, 2 s at 400"
+    );
+    assert!(out.contains("schedule stepped"), "{out}");
+}

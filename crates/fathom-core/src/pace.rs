@@ -61,10 +61,87 @@ pub enum Spacing {
     Poisson,
 }
 
+/// An arrival rate that changes over a step (a workload file's list of rates, steps or ramp):
+/// one piece after another, each holding a rate or moving linearly from one rate to another;
+/// after the last piece its end rate holds. Time counts from the end of the step's warmup (the
+/// warmup runs at the first rate).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Schedule {
+    pub pieces: Vec<Piece>,
+}
+
+/// One piece of a schedule: `seconds` long, from rate `from` to rate `to` (operations per
+/// second), linearly.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Piece {
+    pub seconds: f64,
+    pub from: f64,
+    pub to: f64,
+}
+
+impl Schedule {
+    /// One rate throughout.
+    pub fn fixed(rate: f64) -> Schedule {
+        Schedule {
+            pieces: vec![Piece {
+                seconds: 0.0,
+                from: rate,
+                to: rate,
+            }],
+        }
+    }
+
+    /// The rate `t` seconds after the warmup (the first rate before it).
+    pub fn at(&self, t: f64) -> f64 {
+        let mut begun = 0.0;
+        for p in &self.pieces {
+            if t < begun + p.seconds {
+                let into = (t - begun).max(0.0) / p.seconds;
+                return p.from + (p.to - p.from) * into;
+            }
+            begun += p.seconds;
+        }
+        self.pieces.last().map_or(0.0, |p| p.to)
+    }
+
+    /// The mean rate over the first `seconds` after the warmup.
+    pub fn mean(&self, seconds: f64) -> f64 {
+        if seconds <= 0.0 {
+            return self.at(0.0);
+        }
+        let (mut begun, mut sum) = (0.0, 0.0);
+        for p in &self.pieces {
+            let end = (begun + p.seconds).min(seconds);
+            if end > begun {
+                let (a, b) = (self.at(begun), self.at(end));
+                sum += (a + b) / 2.0 * (end - begun);
+            }
+            begun += p.seconds;
+        }
+        if seconds > begun {
+            sum += self.at(begun) * (seconds - begun);
+        }
+        sum / seconds
+    }
+}
+
+/// How far apart one client's arrivals are.
+enum Gap {
+    /// The same mean gap throughout.
+    Fixed(f64),
+    /// This client's `share` of a schedule's rate at the time of the arrival, its clock from
+    /// `origin` (the end of the warmup).
+    Scheduled {
+        schedule: Schedule,
+        share: f64,
+        origin: Instant,
+    },
+}
+
 /// The intended start times of one open-loop client's operations.
 pub struct Arrivals {
     next: Instant,
-    mean_gap: f64,
+    gap: Gap,
     spacing: Spacing,
     rng: SmallRng,
 }
@@ -73,7 +150,7 @@ impl Arrivals {
     pub fn new(ops_per_sec: f64, spacing: Spacing, start: Instant, seed: u64) -> Self {
         Arrivals {
             next: start,
-            mean_gap: 1.0 / ops_per_sec.max(1e-9),
+            gap: Gap::Fixed(1.0 / ops_per_sec.max(1e-9)),
             spacing,
             rng: SmallRng::seed_from_u64(seed),
         }
@@ -89,18 +166,58 @@ impl Arrivals {
         (k, n): (usize, usize),
     ) -> Self {
         let mut a = Arrivals::new(ops_per_sec, spacing, start, k as u64 + 1);
-        if spacing == Spacing::Uniform && n > 1 {
-            a.next += Duration::from_secs_f64(a.mean_gap * k as f64 / n as f64);
-        }
+        a.stagger(k, n);
         a
+    }
+
+    /// Client `k` of `n` clients that share `schedule`'s rate, which starts at `origin`.
+    pub fn scheduled(
+        schedule: Schedule,
+        spacing: Spacing,
+        (start, origin): (Instant, Instant),
+        (k, n): (usize, usize),
+    ) -> Self {
+        let mut a = Arrivals::new(1.0, spacing, start, k as u64 + 1);
+        a.gap = Gap::Scheduled {
+            schedule,
+            share: 1.0 / n.max(1) as f64,
+            origin,
+        };
+        a.stagger(k, n);
+        a
+    }
+
+    fn stagger(&mut self, k: usize, n: usize) {
+        if self.spacing == Spacing::Uniform && n > 1 {
+            self.next += Duration::from_secs_f64(self.mean_gap() * k as f64 / n as f64);
+        }
+    }
+
+    /// The mean gap after the next arrival: a schedule's at that moment.
+    fn mean_gap(&self) -> f64 {
+        match &self.gap {
+            Gap::Fixed(g) => *g,
+            Gap::Scheduled {
+                schedule,
+                share,
+                origin,
+            } => {
+                let t = match self.next.checked_duration_since(*origin) {
+                    Some(d) => d.as_secs_f64(),
+                    None => 0.0,
+                };
+                1.0 / (schedule.at(t) * share).max(1e-9)
+            }
+        }
     }
 
     /// The next intended start; later calls return later instants.
     pub fn next_start(&mut self) -> Instant {
         let at = self.next;
+        let mean = self.mean_gap();
         let gap = match self.spacing {
-            Spacing::Uniform => self.mean_gap,
-            Spacing::Poisson => -self.mean_gap * (1.0 - self.rng.gen::<f64>()).ln(),
+            Spacing::Uniform => mean,
+            Spacing::Poisson => -mean * (1.0 - self.rng.gen::<f64>()).ln(),
         };
         self.next += Duration::from_secs_f64(gap);
         at
@@ -187,5 +304,51 @@ mod tests {
         }
         let rate = 20_000.0 / (last - start).as_secs_f64();
         assert!((950.0..1050.0).contains(&rate), "rate {rate}");
+    }
+
+    #[test]
+    fn a_schedule_holds_ramps_and_keeps_its_last_rate() {
+        let s = Schedule {
+            pieces: vec![
+                Piece {
+                    seconds: 10.0,
+                    from: 100.0,
+                    to: 100.0,
+                },
+                Piece {
+                    seconds: 10.0,
+                    from: 100.0,
+                    to: 300.0,
+                },
+            ],
+        };
+        assert_eq!(s.at(0.0), 100.0);
+        assert_eq!(s.at(9.9), 100.0);
+        assert!((s.at(15.0) - 200.0).abs() < 1e-9);
+        assert_eq!(s.at(25.0), 300.0);
+        assert!((s.mean(20.0) - 150.0).abs() < 1e-9);
+        assert!((s.mean(30.0) - 200.0).abs() < 1e-9);
+        assert_eq!(Schedule::fixed(7.0).at(1e6), 7.0);
+    }
+
+    /// Two clients sharing a ramp from 1000 to 3000 ops/s over one second: 2000 arrivals.
+    #[test]
+    fn scheduled_arrivals_follow_the_rate_of_the_moment() {
+        let start = Instant::now();
+        let ramp = Schedule {
+            pieces: vec![Piece {
+                seconds: 1.0,
+                from: 1000.0,
+                to: 3000.0,
+            }],
+        };
+        let mut count = 0;
+        for k in 0..2 {
+            let mut a = Arrivals::scheduled(ramp.clone(), Spacing::Uniform, (start, start), (k, 2));
+            while a.next_start() < start + Duration::from_secs(1) {
+                count += 1;
+            }
+        }
+        assert!((1990..=2010).contains(&count), "{count} arrivals");
     }
 }

@@ -1,5 +1,7 @@
 //! The null engine stores nothing and answers every read with "not found": running a workload
-//! on it measures what the harness itself costs per operation.
+//! on it measures what the harness itself costs per operation. With `latency=1ms` every
+//! operation also waits its turn at one simulated server, a queue of known capacity for
+//! testing rate schedules and `fathom findmax`.
 
 use crate::{EngineConfig, EngineEntry};
 use fathom_core::doc::bson::Document;
@@ -7,11 +9,16 @@ use fathom_core::doc::{Count, DocVisit, Find, Update, Updated};
 use fathom_core::kv::{KvEngine, KvSession, KvTxn, Seek, SessionOptions, TxnBody, TxnEnd, Visit};
 use fathom_core::target::{Identity, Target};
 use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 pub const ENTRY: EngineEntry = EngineEntry {
     name: "null",
     about: "stores nothing; measures the harness's own cost per operation",
-    options_doc: "takes no options",
+    options_doc:
+        "none, or latency=DURATION (e.g. latency=1ms): every operation is served in turn by \
+                  one simulated server taking this long, so the engine serves at most 1/DURATION \
+                  operations a second and a faster arrival rate queues",
     version,
     ..EngineEntry::embedded_kv(open)
 };
@@ -21,17 +28,29 @@ fn version() -> anyhow::Result<String> {
 }
 
 fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
-    if !config.options.trim().is_empty() {
-        anyhow::bail!(
-            "engine `null` takes no options string (got `{}`)",
-            config.options
-        );
+    let mut null = Null::new(config.data_dir.clone());
+    let options = config.options.trim();
+    if !options.is_empty() {
+        let service = options
+            .strip_prefix("latency=")
+            .map(fathom_core::units::parse_duration)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "engine `null` options: latency=DURATION or nothing (got `{options}`)"
+                )
+            })?
+            .map_err(|e| anyhow::anyhow!("engine `null` option latency: {e}"))?;
+        null.server = Some(Server {
+            service,
+            free_at: Mutex::new(Instant::now()),
+        });
     }
-    Ok(Box::new(Null::new(config.data_dir.clone())))
+    Ok(Box::new(null))
 }
 
 pub struct Null {
     id: Identity,
+    server: Option<Server>,
 }
 
 impl Null {
@@ -39,6 +58,36 @@ impl Null {
     pub fn new(dir: PathBuf) -> Null {
         Null {
             id: Identity::new(ENTRY.name, version().unwrap_or_default(), vec![dir]),
+            server: None,
+        }
+    }
+}
+
+/// One simulated server: operations are served one after another in the order they come,
+/// each taking `service`, so at most 1/`service` a second finish however many clients ask.
+/// The time is kept as the server's own clock (when it is next free), so a client's late
+/// wake-up does not lower the capacity.
+struct Server {
+    service: Duration,
+    free_at: Mutex<Instant>,
+}
+
+/// A session's way to the server, if the engine has one.
+#[derive(Clone, Copy)]
+struct Served<'a>(Option<&'a Server>);
+
+impl Served<'_> {
+    /// Waits for this operation's turn and its service.
+    fn serve(self) {
+        let Some(server) = self.0 else { return };
+        let done = {
+            let mut free = server.free_at.lock().unwrap_or_else(|p| p.into_inner());
+            *free = (*free).max(Instant::now()) + server.service;
+            *free
+        };
+        let now = Instant::now();
+        if done > now {
+            std::thread::sleep(done - now);
         }
     }
 }
@@ -49,19 +98,23 @@ impl Target for Null {
     }
 }
 
-struct NullSession;
+struct NullSession<'a>(Served<'a>);
 
-impl KvTxn for NullSession {
+impl KvTxn for NullSession<'_> {
     fn read(&mut self, key: &[u8], _out: &mut Vec<u8>) -> anyhow::Result<bool> {
         std::hint::black_box(key);
+        self.0.serve();
         Ok(false)
     }
     fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
         std::hint::black_box((key, value));
+        self.0.serve();
         Ok(())
     }
     fn delete(&mut self, key: &[u8]) -> anyhow::Result<()> {
         std::hint::black_box(key);
+        self.0.serve();
+        self.0.serve();
         Ok(())
     }
     fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
@@ -72,12 +125,13 @@ impl KvTxn for NullSession {
     }
 }
 
-impl KvSession for NullSession {
+impl KvSession for NullSession<'_> {
     fn transaction(&mut self, body: &mut TxnBody) -> anyhow::Result<TxnEnd> {
-        body(&mut NullSession)
+        body(&mut NullSession(self.0))
     }
     fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
         std::hint::black_box(key);
+        self.0.serve();
         Ok(None)
     }
     fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
@@ -88,13 +142,14 @@ impl KvSession for NullSession {
     }
     fn scan(&mut self, seek: Seek, _visit: &mut Visit) -> anyhow::Result<usize> {
         std::hint::black_box(seek);
+        self.0.serve();
         Ok(0)
     }
 }
 
 impl KvEngine for Null {
     fn session(&self, _options: SessionOptions) -> anyhow::Result<Box<dyn KvSession + '_>> {
-        Ok(Box::new(NullSession))
+        Ok(Box::new(NullSession(Served(self.server.as_ref()))))
     }
 }
 
@@ -105,13 +160,13 @@ impl fathom_core::sql::SqlEngine for Null {
         fathom_core::sql::Dialect::MariaDb
     }
     fn connect(&self) -> anyhow::Result<Box<dyn fathom_core::sql::SqlConn + '_>> {
-        Ok(Box::new(NullConn(0)))
+        Ok(Box::new(NullConn(0, Served(self.server.as_ref()))))
     }
 }
 
-struct NullConn(usize);
+struct NullConn<'a>(usize, Served<'a>);
 
-impl fathom_core::sql::SqlConn for NullConn {
+impl fathom_core::sql::SqlConn for NullConn<'_> {
     fn exec(&mut self, _sql: &str) -> anyhow::Result<()> {
         Ok(())
     }
@@ -131,6 +186,7 @@ impl fathom_core::sql::SqlConn for NullConn {
         _keep: fathom_core::sql::Keep,
     ) -> fathom_core::sql::Ran {
         std::hint::black_box(params);
+        self.1.serve();
         Ok(fathom_core::sql::Outcome::default())
     }
 }
@@ -139,7 +195,7 @@ impl fathom_core::sql::SqlConn for NullConn {
 /// return no documents, so a doc workload's own cost (building its BSON) can be calibrated.
 impl fathom_core::doc::DocEngine for Null {
     fn session(&self) -> anyhow::Result<Box<dyn fathom_core::doc::DocSession + '_>> {
-        Ok(Box::new(NullDocs))
+        Ok(Box::new(NullDocs(Served(self.server.as_ref()))))
     }
     fn transactions(&self) -> bool {
         true
@@ -156,35 +212,42 @@ impl fathom_core::doc::DocEngine for Null {
     }
 }
 
-struct NullDocs;
+struct NullDocs<'a>(Served<'a>);
 
-impl fathom_core::doc::DocSession for NullDocs {
+impl fathom_core::doc::DocSession for NullDocs<'_> {
     fn insert(&mut self, _coll: &str, docs: &[Document], _ordered: bool) -> Count {
         std::hint::black_box(docs);
+        self.0.serve();
         Ok(docs.len() as u64)
     }
     fn find(&mut self, _coll: &str, find: Find<'_>, _visit: &mut DocVisit) -> Count {
         std::hint::black_box(find);
+        self.0.serve();
         Ok(0)
     }
     fn aggregate(&mut self, _coll: &str, pipeline: &[Document], _visit: &mut DocVisit) -> Count {
         std::hint::black_box(pipeline);
+        self.0.serve();
         Ok(0)
     }
     fn distinct(&mut self, _coll: &str, _field: &str, filter: &Document) -> Count {
         std::hint::black_box(filter);
+        self.0.serve();
         Ok(0)
     }
     fn update(&mut self, _coll: &str, update: Update<'_>) -> anyhow::Result<Updated> {
         std::hint::black_box(update);
+        self.0.serve();
         Ok(Updated::default())
     }
     fn delete(&mut self, _coll: &str, filter: &Document, _many: bool) -> Count {
         std::hint::black_box(filter);
+        self.0.serve();
         Ok(0)
     }
     fn count(&mut self, _coll: &str, filter: &Document) -> Count {
         std::hint::black_box(filter);
+        self.0.serve();
         Ok(0)
     }
     fn begin(&mut self) -> anyhow::Result<()> {

@@ -63,6 +63,11 @@ pub struct DriveInput {
     /// start.
     #[arg(long, value_name = "OPS_PER_SEC")]
     pub rate: Option<f64>,
+    /// Search each timed step for the highest arrival rate that meets TARGET (`p99<=5ms`,
+    /// `READ:p99.9<=20ms`, `failed<=1%`, several joined by commas): a closed-loop run for the
+    /// capacity, then open-loop probes, each a step of the run (`fathom findmax`).
+    #[arg(long, value_name = "TARGET")]
+    pub find_max: Option<String>,
     /// Spacing of open-loop arrivals [default: poisson].
     #[arg(long, value_enum)]
     pub arrivals: Option<Arrivals>,

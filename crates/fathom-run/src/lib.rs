@@ -5,6 +5,7 @@
 
 pub mod child;
 pub mod experiment;
+pub mod findmax;
 pub mod gate;
 pub mod history;
 pub mod input;

@@ -50,6 +50,8 @@ pub struct RunSpec {
     pub clients: usize,
     pub interval: Duration,
     pub open_loop: Option<OpenLoop>,
+    /// `--find-max`: the target, and how the probes' arrivals come.
+    pub find_max: Option<crate::findmax::FindMax>,
     /// Settings fathom set because the workload needs them (`transactions=optimistic: ...`),
     /// printed in the run's header.
     pub implied: Vec<String>,
@@ -153,6 +155,7 @@ pub fn resolve(
         clients,
         interval,
         open_loop: open_loop(drive, keys)?,
+        find_max: find_max(drive, keys)?,
         implied: Vec::new(),
     };
     spec.check().map_err(|e| match keys {
@@ -416,6 +419,30 @@ pub fn read_options_file(path: &Path, engine: &EngineEntry) -> anyhow::Result<St
         .join(engine.syntax.separator()))
 }
 
+/// `--find-max`'s target, its probes' arrivals spaced and queued as `--rate`'s would be.
+fn find_max(drive: &DriveInput, keys: &Keys) -> anyhow::Result<Option<crate::findmax::FindMax>> {
+    let Some(text) = &drive.find_max else {
+        return Ok(None);
+    };
+    if drive.rate.is_some() {
+        anyhow::bail!(
+            "{} searches for the rate: leave out {}",
+            keys.drive("find_max"),
+            keys.drive("rate")
+        );
+    }
+    let target = crate::findmax::Target::parse(text)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", keys.drive("find_max")))?;
+    Ok(Some(crate::findmax::FindMax {
+        target,
+        spacing: match drive.arrivals.unwrap_or(Arrivals::Poisson) {
+            Arrivals::Uniform => Spacing::Uniform,
+            Arrivals::Poisson => Spacing::Poisson,
+        },
+        shared: drive.queue == Some(Queue::Shared),
+    }))
+}
+
 /// Open-loop arrivals from a rate, a spacing name and a queue name.
 fn open_loop(drive: &DriveInput, keys: &Keys) -> anyhow::Result<Option<OpenLoop>> {
     let spacing = match drive.arrivals.unwrap_or(Arrivals::Poisson) {
@@ -435,7 +462,7 @@ fn open_loop(drive: &DriveInput, keys: &Keys) -> anyhow::Result<Option<OpenLoop>
             "{}: expected a positive number of operations per second, got {r}",
             keys.drive("rate")
         ),
-        None if given => anyhow::bail!(
+        None if given && drive.find_max.is_none() => anyhow::bail!(
             "{} and {} shape open-loop arrivals: give {} too",
             keys.drive("arrivals"),
             keys.drive("queue"),

@@ -20,6 +20,8 @@ pub struct SpecForm {
     clients: usize,
     interval: Duration,
     open_loop: Option<OpenLoop>,
+    #[serde(default)]
+    find_max: Option<crate::findmax::FindMax>,
     implied: Vec<String>,
 }
 
@@ -54,6 +56,7 @@ impl From<RunSpec> for SpecForm {
             clients: spec.clients,
             interval: spec.interval,
             open_loop: spec.open_loop,
+            find_max: spec.find_max,
             implied: spec.implied,
         }
     }
@@ -98,6 +101,7 @@ impl TryFrom<SpecForm> for RunSpec {
             clients: f.clients,
             interval: f.interval,
             open_loop: f.open_loop,
+            find_max: f.find_max,
             implied: f.implied,
         })
     }

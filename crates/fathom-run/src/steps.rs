@@ -3,6 +3,7 @@
 //! asks, the step prepared (its tables and shared state) and driven on the engine, and its
 //! summary written before the next starts.
 
+use crate::findmax::{self, FindMax, Target};
 use crate::open::OpenEngine;
 use crate::place::Observer;
 use crate::profile::Profiler;
@@ -10,7 +11,7 @@ use crate::resolve::RunSpec;
 use anyhow::Context;
 use fathom_core::driver::{self, StepPlan, StepRun, Watch};
 use fathom_core::family::{Db, Engine};
-use fathom_core::result::IntervalRecord;
+use fathom_core::result::{IntervalRecord, StepSummary};
 use fathom_core::sample::Sampler;
 use fathom_core::stop::Stop;
 use fathom_core::store::RunDir;
@@ -35,6 +36,15 @@ pub struct Steps<'a> {
     pub stop: &'a Stop,
 }
 
+/// The steps run so far, and where the harness's cost is measured.
+struct Ran<'n> {
+    /// The last step's place in the run, from 1 (a search adds steps).
+    index: usize,
+    /// Steps the run has, as far as known.
+    total: usize,
+    null: Db<'n>,
+}
+
 impl Steps<'_> {
     pub fn run(&mut self, observer: &mut dyn Observer) -> anyhow::Result<()> {
         let null = fathom_engines::null::Null::new(self.run_dir.path.join(".null"));
@@ -43,23 +53,111 @@ impl Steps<'_> {
             Engine::Sql(_) => Db::Sql(&null),
             Engine::Doc(_) => Db::Doc(&null),
         };
-        let total = self.workload.steps().len();
+        let mut ran = Ran {
+            index: 0,
+            total: self.workload.steps().len(),
+            null: null_db,
+        };
         for (i, plan) in self.workload.steps().iter().enumerate() {
             if self.stop.requested() {
                 break;
             }
             let plan = self.driven(plan);
-            let added = self
-                .engine
-                .prepare(&plan)
-                .with_context(|| format!("before step {}", plan.name))?;
-            let harness_ns = self.harness_cost(null_db, i, &plan)?;
-            observer.step_started(i + 1, total, &plan);
-            let mut summary = self.step(i, &plan, observer)?;
-            summary.harness_ns_per_op = harness_ns;
-            summary.engine_options = added;
-            self.run_dir.write_summary(&summary)?;
-            observer.step_finished(&summary);
+            match &self.spec.find_max {
+                Some(f) if plan.clients > 0 && plan.duration.is_some() => {
+                    self.search(i, &plan, f, &mut ran, observer)?
+                }
+                _ => {
+                    self.one(i, &plan, None, &mut ran, observer)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs workload step `i` as `plan`, the run's next step, and saves its summary (with its
+    /// probe's verdict when it is one of a search).
+    fn one(
+        &mut self,
+        i: usize,
+        plan: &StepPlan,
+        probe: Option<(&str, &Target, Option<f64>)>,
+        ran: &mut Ran<'_>,
+        observer: &mut dyn Observer,
+    ) -> anyhow::Result<StepSummary> {
+        ran.index += 1;
+        ran.total = ran.total.max(ran.index);
+        let added = self
+            .engine
+            .prepare(plan)
+            .with_context(|| format!("before step {}", plan.name))?;
+        let harness_ns = self.harness_cost(ran.null, i, plan)?;
+        observer.step_started(ran.index, ran.total, plan);
+        let mut summary = self.step(i, ran.index, plan, observer)?;
+        summary.harness_ns_per_op = harness_ns;
+        summary.engine_options = added;
+        if let Some((step, target, rate)) = probe {
+            summary.probe = Some(findmax::probe(step, target, &summary, rate));
+        }
+        self.run_dir.write_summary(&summary)?;
+        observer.step_finished(&summary);
+        Ok(summary)
+    }
+
+    /// `--find-max`: step `i` closed loop for its capacity, then open loop at the rates the
+    /// search asks for, each probe a step of the run named for its rate (`run@1200`).
+    fn search(
+        &mut self,
+        i: usize,
+        plan: &StepPlan,
+        f: &FindMax,
+        ran: &mut Ran<'_>,
+        observer: &mut dyn Observer,
+    ) -> anyhow::Result<()> {
+        let kinds: Vec<&str> = plan.kinds.list().iter().map(|k| k.name).collect();
+        f.target
+            .check_kinds(&kinds)
+            .map_err(|e| anyhow::anyhow!("step {}: {e}", plan.name))?;
+        let own: usize = (plan.groups.iter())
+            .filter(|g| g.rate.is_some())
+            .map(|g| g.clients)
+            .sum();
+        if own >= plan.clients {
+            anyhow::bail!(
+                "--find-max: every client of step {} keeps a rate of its own (the workload \
+                 file's); leave the rate out of the file to search for one",
+                plan.name
+            );
+        }
+        let name = plan.name.as_str();
+        let closed = StepPlan {
+            name: format!("{name}@max"),
+            open_loop: None,
+            ..plan.clone()
+        };
+        let capacity = self
+            .one(i, &closed, Some((name, &f.target, None)), ran, observer)?
+            .ops_per_sec;
+        let mut search = findmax::Search::default();
+        let mut next = search.next(None, capacity);
+        while let Some(rate) = next {
+            if self.stop.requested() {
+                break;
+            }
+            let probe = StepPlan {
+                name: format!("{name}@{}", findmax::rate_name(rate)),
+                open_loop: Some(f.open_loop(rate)),
+                ..plan.clone()
+            };
+            let s = self.one(
+                i,
+                &probe,
+                Some((name, &f.target, Some(rate))),
+                ran,
+                observer,
+            )?;
+            let met = s.probe.as_ref().is_some_and(|p| p.met);
+            next = search.next(Some((rate, met)), capacity);
         }
         Ok(())
     }
@@ -97,6 +195,7 @@ impl Steps<'_> {
     fn step(
         &self,
         i: usize,
+        index: usize,
         plan: &StepPlan,
         observer: &mut dyn Observer,
     ) -> anyhow::Result<fathom_core::result::StepSummary> {
@@ -105,22 +204,22 @@ impl Steps<'_> {
             .step(self.engine().db(), i, self.stop)?
             .crew()?;
         // Clients connected and ready: wait here for the other hosts, if any.
-        self.gate.wait(i + 1, &plan.name, self.stop)?;
+        self.gate.wait(index, &plan.name, self.stop)?;
         // Attached once the clients are connected (a server's backends exist), events off
         // until the driver says the measured span begins.
         let mut profile = self
             .profiler
-            .map(|p| p.start(&self.run_dir.path, i + 1, &plan.name))
+            .map(|p| p.start(&self.run_dir.path, index, &plan.name))
             .transpose()?;
         let mut on_interval = |r: &IntervalRecord| observer.interval(r);
         let mut summary = driver::run_step(StepRun {
             plan,
-            index: i + 1,
+            index,
             crew,
             target: self.engine().target(),
             sampler: self.sampler,
             interval: self.spec.interval,
-            files: self.run_dir.step_files(i + 1, &plan.name),
+            files: self.run_dir.step_files(index, &plan.name),
             on_interval: &mut on_interval,
             watch: profile.as_mut().map(|p| p as &mut dyn Watch),
             stop: self.stop,

@@ -19,6 +19,7 @@ pub(super) struct Intervals<'a> {
     pub(super) next_to_emit: usize,
     pub(super) step_total: Recorder,
     pub(super) kinds: &'a [crate::kind::OpKind],
+    pub(super) plan: &'a super::StepPlan,
     pub(super) out: std::io::BufWriter<std::fs::File>,
     pub(super) step: &'a str,
     pub(super) sampler: &'a Sampler,
@@ -50,6 +51,7 @@ impl<'a> Intervals<'a> {
             next_to_emit: 1,
             step_total: Recorder::new(plan.kinds.len()),
             kinds: plan.kinds.list(),
+            plan,
             out: std::io::BufWriter::new(std::fs::File::create(path)?),
             step: &plan.name,
             sampler,
@@ -140,11 +142,13 @@ impl<'a> Intervals<'a> {
                 .unwrap_or_else(|| Recorder::new(self.kinds.len()));
             let all = rec.combined();
             let f = self.sampler.figures(start, end, all.ops);
+            let t_start = start.at.duration_since(self.origin).as_secs_f64();
+            let t_end = end.at.duration_since(self.origin).as_secs_f64();
             let record = IntervalRecord {
                 step: self.step.to_string(),
                 interval: k,
-                t_start: start.at.duration_since(self.origin).as_secs_f64(),
-                t_end: end.at.duration_since(self.origin).as_secs_f64(),
+                t_start,
+                t_end,
                 ops: all.ops,
                 ops_per_sec: all.ops as f64 / f.seconds,
                 latency_us: Latency::of(&all.latency),
@@ -153,6 +157,7 @@ impl<'a> Intervals<'a> {
                 rss_gb: f.rss_gb,
                 retries: all.retries,
                 failed: all.failed,
+                intended_ops_per_sec: self.plan.intended_rate((t_start + t_end) / 2.0),
             };
             crate::sample::charge_results(|| -> anyhow::Result<()> {
                 serde_json::to_writer(&mut self.out, &record)?;

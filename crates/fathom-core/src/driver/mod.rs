@@ -16,7 +16,7 @@ use intervals::Intervals;
 
 use crate::kind::StepKinds;
 use crate::options::Syntax;
-use crate::pace::Spacing;
+use crate::pace::{Schedule, Spacing};
 use crate::result::{IntervalRecord, StepSummary};
 use crate::sample::Sampler;
 use crate::stop::Stop;
@@ -134,6 +134,27 @@ pub enum LatencyFrom {
     Start,
 }
 
+/// Some of a step's clients, paced together (readers beside a rate-limited writer).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClientGroup {
+    /// How many of the step's clients: the first group's come first.
+    pub clients: usize,
+    /// Their arrivals together, shared evenly among them (open loop, latency from the
+    /// intended start); `None`: they follow the step's `open_loop`, or run closed loop.
+    pub rate: Option<Schedule>,
+    pub spacing: Spacing,
+}
+
+/// How one client's operations are paced.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Paced<'p> {
+    /// As the step's `open_loop` says, as client `k` of the `n` that follow it (closed loop
+    /// without one).
+    Step(usize, usize),
+    /// Its share of a group's schedule, as client `k` of the group's `n`.
+    Group(&'p Schedule, Spacing, usize, usize),
+}
+
 /// Options a step adds after the setup's, in one engine's own options syntax (benchmark.sh
 /// loads fillseq with a vector memtable): the database is opened with them before the step and
 /// without them before the next, untimed, on an engine whose options are in that syntax.
@@ -161,6 +182,9 @@ pub struct StepPlan {
     /// The pace of the background writers together (their clients come from the workload).
     pub background: Option<Pace>,
     pub open_loop: Option<OpenLoop>,
+    /// Clients with a pace of their own (a workload file's client groups), the step's first
+    /// clients in order; the others follow `open_loop`.
+    pub groups: Vec<ClientGroup>,
     /// Maintenance after the operations, charged to the step.
     pub after: Vec<Maintenance>,
     /// Close the database and open it again before the step, untimed: db_bench runs each step
@@ -175,6 +199,60 @@ impl StepPlan {
     /// How long a timed step lasts, warmup included; `None` for one that ends on a count.
     pub fn timed(&self) -> Option<Duration> {
         self.duration.map(|d| d + self.warmup)
+    }
+
+    /// How client `thread` is paced: a group's share, or the step's.
+    pub(crate) fn paced(&self, thread: usize) -> Paced<'_> {
+        let clients = self.clients.max(1);
+        let thread = thread % clients;
+        // Clients in groups with a rate of their own: in all, and before this one.
+        let (mut first, mut own, mut own_before) = (0, 0, 0);
+        for g in &self.groups {
+            let range = first..first + g.clients;
+            if let Some(rate) = &g.rate {
+                if range.contains(&thread) {
+                    return Paced::Group(rate, g.spacing, thread - first, g.clients);
+                }
+                own += g.clients;
+                if range.end <= thread {
+                    own_before += g.clients;
+                }
+            }
+            first = range.end;
+        }
+        Paced::Step(thread - own_before, clients.saturating_sub(own).max(1))
+    }
+
+    /// The operations per second meant to arrive `t` seconds after the warmup: the groups'
+    /// schedules and the step's open loop (if any client follows it); `None` in closed loop.
+    pub fn intended_rate(&self, t: f64) -> Option<f64> {
+        let paced: usize = self
+            .groups
+            .iter()
+            .filter(|g| g.rate.is_some())
+            .map(|g| g.clients)
+            .sum();
+        let step = self
+            .open_loop
+            .filter(|_| paced < self.clients)
+            .map(|o| o.ops_per_sec);
+        let groups = self.groups.iter().filter_map(|g| g.rate.as_ref());
+        let rates: Vec<f64> = groups.map(|r| r.at(t)).chain(step).collect();
+        (!rates.is_empty()).then(|| rates.iter().sum())
+    }
+
+    /// The operations per second meant to arrive over the measured span, on average.
+    pub fn mean_intended_rate(&self, seconds: f64) -> Option<f64> {
+        let groups: f64 = (self.groups.iter())
+            .filter_map(|g| g.rate.as_ref())
+            .map(|r| r.mean(seconds))
+            .sum();
+        let step = self.intended_rate(0.0)?
+            - (self.groups.iter())
+                .filter_map(|g| g.rate.as_ref())
+                .map(|r| r.at(0.0))
+                .sum::<f64>();
+        Some(groups + step)
     }
 
     /// The options the step adds on an engine whose options are in `syntax`, if any.

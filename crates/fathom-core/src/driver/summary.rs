@@ -86,7 +86,7 @@ impl Measured<'_> {
             background: self.background.map(|r| background(plan, r, per_sec)),
             maintenance_seconds: self.maintenance_seconds,
             window_seconds: figures.seconds,
-            arrival_rate: plan.open_loop.map(|o| o.ops_per_sec),
+            arrival_rate: plan.mean_intended_rate(figures.seconds),
             harness_ns_per_op: None,
             interrupted: self.interrupted,
             started_at: self.started_at.clone(),
@@ -96,10 +96,7 @@ impl Measured<'_> {
             retries_per_sec: per_sec(all.retries as f64),
             rows: all.rows,
             rows_per_sec: per_sec(all.rows as f64),
-            queue_us: plan
-                .open_loop
-                .filter(|_| !self.total.queue.is_empty())
-                .map(|_| Latency::of(&self.total.queue)),
+            queue_us: (!self.total.queue.is_empty()).then(|| Latency::of(&self.total.queue)),
             shared_queue: plan.open_loop.is_some_and(|o| o.shared),
             latency_from_start: plan
                 .open_loop
@@ -107,6 +104,7 @@ impl Measured<'_> {
             failed: all.failed,
             engine_options: None,
             profile: None,
+            probe: None,
         }
     }
 }

@@ -512,3 +512,71 @@ fn one_long_operation_holds_back_no_interval() {
     assert_eq!(seen.iter().map(|(r, _)| r.ops).sum::<u64>(), s.ops);
     assert!(seen.len() >= 9, "{} intervals", seen.len());
 }
+
+/// One operation of kind `kind` at a time, each instant.
+struct Instant_(Test);
+
+impl Client for Instant_ {
+    fn next(&mut self) -> anyhow::Result<Option<Done>> {
+        Ok(Some(Done::of(self.0)))
+    }
+}
+
+/// A group of one client held to 200 ops/s beside a closed-loop client: the paced one does
+/// about 200 in a second, the other as many as it can; the intervals say what was meant.
+#[test]
+fn a_client_group_keeps_its_own_rate_beside_closed_loop_clients() {
+    let plan = StepPlan {
+        duration: Some(Duration::from_secs(1)),
+        kinds: crate::kind::StepKinds::of(&[Test::A, Test::B]),
+        groups: vec![ClientGroup {
+            clients: 1,
+            rate: Some(crate::pace::Schedule::fixed(200.0)),
+            spacing: Spacing::Uniform,
+        }],
+        ..reading("groups", 2)
+    };
+    let clients: Vec<Box<dyn Client>> =
+        vec![Box::new(Instant_(Test::A)), Box::new(Instant_(Test::B))];
+    let mut intended = Vec::new();
+    let s = run_seen(&plan, clients, Vec::new(), &mut |r| {
+        intended.push(r.intended_ops_per_sec)
+    });
+    let a = s.by_op["a"].ops;
+    assert!((190..=210).contains(&a), "paced group did {a}");
+    assert!(s.by_op["b"].ops > 10 * a, "{:?}", s.by_op["b"].ops);
+    assert!(intended.iter().all(|r| *r == Some(200.0)), "{intended:?}");
+    assert_eq!(s.arrival_rate, Some(200.0));
+}
+
+/// Two clients sharing a ramp from 100 to 300 ops/s over a second: about 200 operations, the
+/// intervals' intended rate rising.
+#[test]
+fn a_ramp_raises_the_rate_over_the_step() {
+    let ramp = crate::pace::Schedule {
+        pieces: vec![crate::pace::Piece {
+            seconds: 1.0,
+            from: 100.0,
+            to: 300.0,
+        }],
+    };
+    let plan = StepPlan {
+        duration: Some(Duration::from_secs(1)),
+        groups: vec![ClientGroup {
+            clients: 2,
+            rate: Some(ramp),
+            spacing: Spacing::Uniform,
+        }],
+        ..reading("ramp", 2)
+    };
+    let clients: Vec<Box<dyn Client>> =
+        vec![Box::new(Instant_(Test::A)), Box::new(Instant_(Test::A))];
+    let mut intended = Vec::new();
+    let s = run_seen(&plan, clients, Vec::new(), &mut |r| {
+        intended.push(r.intended_ops_per_sec.unwrap_or(0.0))
+    });
+    assert!((185..=215).contains(&s.ops), "{} operations", s.ops);
+    assert!(intended.windows(2).all(|w| w[1] > w[0]), "{intended:?}");
+    let mean = s.arrival_rate.unwrap();
+    assert!((mean - 200.0).abs() < 5.0, "{mean}");
+}

@@ -4,7 +4,7 @@
 //! gathers every thread's recorder snapshot into the step's intervals.
 
 use super::intervals::Intervals;
-use super::{BackgroundClient, Client, Crew, LatencyFrom, Pace, StepPlan};
+use super::{BackgroundClient, Client, Crew, LatencyFrom, Pace, Paced, StepPlan};
 use crate::pace::{sleep_until, Arrivals, UnitRate};
 use crate::recorder::Recorder;
 use crate::result::IntervalRecord;
@@ -98,25 +98,30 @@ enum Starts<'c> {
 
 impl<'c> Starts<'c> {
     fn of(clock: &'c Clock<'_>, thread: usize) -> Starts<'c> {
-        match (clock.plan.open_loop, &clock.shared) {
-            (Some(_), Some(queue)) => Starts::Shared(queue),
-            (Some(o), None) => {
-                // Wake-up lateness counts as latency in open loop: ask the kernel for 1 µs
-                // timer slack instead of the default 50 µs.
-                // SAFETY: PR_SET_TIMERSLACK takes an integer and affects only the calling thread.
-                unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong) };
-                let clients = clock.plan.clients.max(1);
-                let per_client = o.ops_per_sec / clients as f64;
-                let turn = (thread % clients, clients);
-                Starts::Own(Arrivals::staggered(
-                    per_client,
-                    o.spacing,
-                    Instant::now(),
-                    turn,
-                ))
-            }
-            (None, _) => Starts::Closed,
+        let paced = clock.plan.paced(thread);
+        let starts = match (paced, clock.plan.open_loop, &clock.shared) {
+            (Paced::Step(..), Some(_), Some(queue)) => Starts::Shared(queue),
+            (Paced::Step(k, n), Some(o), None) => Starts::Own(Arrivals::staggered(
+                o.ops_per_sec / n as f64,
+                o.spacing,
+                Instant::now(),
+                (k, n),
+            )),
+            (Paced::Step(..), None, _) => Starts::Closed,
+            (Paced::Group(rate, spacing, k, n), ..) => Starts::Own(Arrivals::scheduled(
+                rate.clone(),
+                spacing,
+                (Instant::now(), clock.warm_end),
+                (k, n),
+            )),
+        };
+        if matches!(starts, Starts::Own(_)) {
+            // Wake-up lateness counts as latency in open loop: ask the kernel for 1 µs
+            // timer slack instead of the default 50 µs.
+            // SAFETY: PR_SET_TIMERSLACK takes an integer and affects only the calling thread.
+            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong) };
         }
+        starts
     }
 
     fn next(&mut self) -> Option<Instant> {

@@ -318,7 +318,7 @@ pub use run::*;
     // Latencies are replaced from the merged histograms; the rest describes the step or one
     // host's view (a profile is one host's processes).
     first(step, index, latency_us, query_mix, queue_us, shared_queue, latency_from_start),
-    first(engine_options, profile),
+    first(engine_options, profile, probe),
     fields(engine_stats, by_op, host, background)
 )]
 pub struct StepSummary {
@@ -399,6 +399,9 @@ pub struct StepSummary {
     /// taken.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<crate::profile::ProfileRecord>,
+    /// A probe of `--find-max`: the rate it ran at and whether it met the target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<Probe>,
     /// Whose memory the engine's resident size is, at the step's end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryGb>,
@@ -419,13 +422,28 @@ pub struct MemoryGb {
     pub heap_free: Option<f64>,
 }
 
+/// One step of a search for the highest rate that meets a latency target (`fathom findmax`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Probe {
+    /// The step searched (the workload's name for it).
+    pub step: String,
+    /// The arrival rate it ran at; `None` for the closed-loop probe that finds the capacity.
+    pub rate: Option<f64>,
+    /// The target, as written (`p99<=5ms`).
+    pub target: String,
+    /// Whether the step met the target at this rate (and kept up with it).
+    pub met: bool,
+    /// What it measured against each condition (`p99 4.1 ms <= 5 ms; kept up 99.8%`).
+    pub judged: String,
+}
+
 /// One interval of a step (the reports' time series).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, Merge)]
 #[merge(
     first(step, interval, latency_us),
     min(t_start),
     max(t_end, db_gb, rss_gb),
-    sum(ops, ops_per_sec, retries, failed),
+    sum(ops, ops_per_sec, retries, failed, intended_ops_per_sec),
     by_ops(per_op)
 )]
 pub struct IntervalRecord {
@@ -446,4 +464,8 @@ pub struct IntervalRecord {
     /// Operations that failed with a tolerated error in this interval (not among `ops`).
     #[serde(default)]
     pub failed: u64,
+    /// The operations per second meant to arrive in the interval's middle (open loop: `--rate`
+    /// or a workload file's rate schedule); absent in closed loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intended_ops_per_sec: Option<f64>,
 }

@@ -9,6 +9,7 @@ pub mod memory;
 pub mod notes;
 pub mod profile_diff;
 pub mod profiles;
+pub mod rates;
 pub mod relative;
 pub mod steps;
 pub mod sweep;
@@ -25,6 +26,7 @@ pub const SECTIONS: &[(Shown, Build)] = &[
     (Shown::Everywhere, inserts::section),
     (Shown::Everywhere, workloads::sections),
     (Shown::Everywhere, memory::sections),
+    (Shown::Everywhere, rates::section),
     (Shown::Everywhere, profiles::section),
     (Shown::Everywhere, relative::section),
     (Shown::Page, charts::over_time),

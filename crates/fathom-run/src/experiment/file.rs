@@ -49,6 +49,7 @@ struct ExperimentFile {
     memory_limit: Option<Size>,
     allocator: Option<AllocatorName>,
     rate: Option<f64>,
+    find_max: Option<String>,
     arrivals: Option<Arrivals>,
     queue: Option<Queue>,
     #[serde(default)]
@@ -97,6 +98,7 @@ impl Experiment {
             memory_limit: spec.memory_limit.clone(),
             allocator: spec.allocator,
             rate: spec.rate,
+            find_max: spec.find_max.clone(),
             arrivals: spec.arrivals,
             queue: spec.queue,
             profile: spec.profile || cli.profile,

@@ -3,6 +3,7 @@
 //! property under a name that says what it holds (docs/declared.md maps them); an unknown key,
 //! a wrong type or a value out of range is refused naming the file, the line and the key.
 
+use super::rate::Rate;
 use crate::params::Span;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -161,7 +162,72 @@ pub struct Phase {
     pub max_scan_length: Spanned<u64>,
     #[serde(default = "uniform_length")]
     pub scan_length_distribution: LengthDistribution,
+    /// The phase's mix; a phase with client groups has theirs instead.
+    #[serde(default)]
+    pub mix: Option<Spanned<Mix>>,
+    /// The operations per second its clients start together (open loop); none: closed loop.
+    #[serde(default)]
+    pub rate: Option<Spanned<toml::Value>>,
+    /// How the arrivals of a rate are spaced.
+    #[serde(default)]
+    pub arrivals: Arrivals,
+    /// Groups of clients, each with its own mix, client count and rate.
+    #[serde(default, rename = "group")]
+    pub groups: Vec<Group>,
+    /// The rate, read when the file is checked.
+    #[serde(skip)]
+    pub pace: Option<Rate>,
+}
+
+/// Some of a phase's clients, with their own mix, count and rate.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Group {
+    pub name: Spanned<String>,
+    /// Clients in the group; none: the run's client count.
+    #[serde(default)]
+    pub clients: Option<Spanned<u64>>,
+    #[serde(default)]
+    pub rate: Option<Spanned<toml::Value>>,
     pub mix: Spanned<Mix>,
+    /// The rate, read when the file is checked.
+    #[serde(skip)]
+    pub pace: Option<Rate>,
+}
+
+/// How arrivals at a rate are spaced: Poisson (exponential gaps, as `--rate`) or evenly.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrivals {
+    #[default]
+    Poisson,
+    Uniform,
+}
+
+impl Phase {
+    /// The phase's groups as (name, client count or the run's, mix, rate): its own mix and rate
+    /// as one group when it has none.
+    pub fn groups(&self) -> Vec<(&str, Option<u64>, &Mix, Option<&Rate>)> {
+        match &self.mix {
+            Some(mix) => vec![(
+                self.name.get_ref().as_str(),
+                None,
+                mix.get_ref(),
+                self.pace.as_ref(),
+            )],
+            None => (self.groups.iter())
+                .map(|g| {
+                    let clients = g.clients.as_ref().map(|c| *c.get_ref());
+                    (
+                        g.name.get_ref().as_str(),
+                        clients,
+                        g.mix.get_ref(),
+                        g.pace.as_ref(),
+                    )
+                })
+                .collect(),
+        }
+    }
 }
 
 fn uniform() -> Distribution {
@@ -259,7 +325,7 @@ pub fn resolve_path(name: &str, base: &Path) -> String {
 
 /// Parses and checks a workload file's text; errors name `source`, the line and the key.
 pub fn parse(source: &str, text: &str) -> anyhow::Result<File> {
-    let file: File = toml::from_str(text).map_err(|e| {
+    let mut file: File = toml::from_str(text).map_err(|e| {
         // The line, and its text: serde's message names the value, the line names the key.
         let at = e.span().map(|s| {
             let n = line_of(text, s.start);
@@ -272,7 +338,7 @@ pub fn parse(source: &str, text: &str) -> anyhow::Result<File> {
             e.message()
         )
     })?;
-    check(&file).map_err(|Refusal { at, key, what }| {
+    check(&mut file).map_err(|Refusal { at, key, what }| {
         let line = match at {
             Some(at) => format!(", line {}", line_of(text, at)),
             None => String::new(),
@@ -303,7 +369,7 @@ fn refuse<T>(at: &Spanned<T>, key: impl Into<String>, what: impl Into<String>) -
     }
 }
 
-fn check(f: &File) -> Result<(), Refusal> {
+fn check(f: &mut File) -> Result<(), Refusal> {
     let d = &f.data;
     if *d.records.get_ref() == 0 {
         return Err(refuse(&d.records, "data.records", "at least 1 record"));
@@ -330,21 +396,110 @@ fn check(f: &File) -> Result<(), Refusal> {
             what: "a [load] or at least one [[phase]]".into(),
         });
     }
-    let mut names: Vec<&str> = f.load.iter().map(|l| l.name.as_str()).collect();
-    for (i, p) in f.phases.iter().enumerate() {
+    let mut names: Vec<String> = f.load.iter().map(|l| l.name.clone()).collect();
+    for (i, p) in f.phases.iter_mut().enumerate() {
         check_phase(i, p, &mut names)?;
     }
     Ok(())
 }
 
-/// Phase `i` (0-based) of the file; `names` holds the steps' names so far.
-fn check_phase<'f>(i: usize, p: &'f Phase, names: &mut Vec<&'f str>) -> Result<(), Refusal> {
+/// Reads a rate the file wrote at `key`; a list or a ramp needs the phase's duration.
+fn read_rate(v: &Spanned<toml::Value>, key: String, timed: bool) -> Result<Rate, Refusal> {
+    let rate = Rate::read(v.get_ref()).map_err(|what| refuse(v, key.clone(), what))?;
+    if rate.needs_duration() && !timed {
+        return Err(refuse(
+            v,
+            key,
+            "a duration for the phase: a list of rates, a ramp or steps without an `end` \
+             are laid out over it",
+        ));
+    }
+    Ok(rate)
+}
+
+/// A mix's weights: each 0 or more, one above 0.
+fn check_mix(mix: &Spanned<Mix>, key: String) -> Result<(), Refusal> {
+    let weights = mix.get_ref().weights();
+    if weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
+        return Err(refuse(mix, key, "weights of 0 or more"));
+    }
+    if weights.iter().sum::<f64>() <= 0.0 {
+        return Err(refuse(mix, key, "at least one weight above 0"));
+    }
+    Ok(())
+}
+
+/// Phase `i`'s mix, rate and client groups.
+fn check_groups(i: usize, p: &mut Phase) -> Result<(), Refusal> {
     let key = |k: &str| format!("phase[{}].{k}", i + 1);
-    let name = p.name.get_ref().as_str();
-    if name.is_empty() || names.contains(&name) {
+    let timed = p.duration.is_some();
+    if let Some(r) = &p.rate {
+        p.pace = Some(read_rate(r, key("rate"), timed)?);
+    }
+    match (&p.mix, p.groups.first()) {
+        (Some(mix), None) => return check_mix(mix, key("mix")),
+        (None, None) => {
+            return Err(refuse(
+                &p.name,
+                key("mix"),
+                "the phase's [phase.mix], or [[phase.group]]s each with its mix",
+            ))
+        }
+        (Some(mix), Some(_)) => {
+            return Err(refuse(
+                mix,
+                key("mix"),
+                "no mix of the phase's own beside its groups: each group has its mix",
+            ))
+        }
+        (None, Some(g)) if !timed => {
+            return Err(refuse(
+                &g.name,
+                key("group"),
+                "a duration for the phase: client groups run for a time",
+            ))
+        }
+        (None, Some(_)) => {
+            if let Some(r) = &p.rate {
+                return Err(refuse(
+                    r,
+                    key("rate"),
+                    "no rate of the phase's own beside its groups: give each group its rate",
+                ));
+            }
+        }
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for (j, g) in p.groups.iter_mut().enumerate() {
+        let gkey = |k: &str| format!("phase[{}].group[{}].{k}", i + 1, j + 1);
+        let name = g.name.get_ref().as_str();
+        if name.is_empty() || names.contains(&name) {
+            return Err(refuse(
+                &g.name,
+                gkey("name"),
+                "a name no other group of the phase has",
+            ));
+        }
+        names.push(name);
+        if let Some(c) = g.clients.as_ref().filter(|c| *c.get_ref() == 0) {
+            return Err(refuse(c, gkey("clients"), "at least 1 client"));
+        }
+        check_mix(&g.mix, gkey("mix"))?;
+        if let Some(r) = &g.rate {
+            g.pace = Some(read_rate(r, gkey("rate"), timed)?);
+        }
+    }
+    Ok(())
+}
+
+/// Phase `i` (0-based) of the file; `names` holds the steps' names so far.
+fn check_phase(i: usize, p: &mut Phase, names: &mut Vec<String>) -> Result<(), Refusal> {
+    let key = |k: &str| format!("phase[{}].{k}", i + 1);
+    let name = p.name.get_ref();
+    if name.is_empty() || names.contains(name) {
         return Err(refuse(&p.name, key("name"), "a name no other phase has"));
     }
-    names.push(name);
+    names.push(name.clone());
     match (&p.operations, &p.duration) {
         (None, None) => {
             return Err(refuse(
@@ -358,13 +513,7 @@ fn check_phase<'f>(i: usize, p: &'f Phase, names: &mut Vec<&'f str>) -> Result<(
         }
         _ => {}
     }
-    let weights = p.mix.get_ref().weights();
-    if weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
-        return Err(refuse(&p.mix, key("mix"), "weights of 0 or more"));
-    }
-    if weights.iter().sum::<f64>() <= 0.0 {
-        return Err(refuse(&p.mix, key("mix"), "at least one weight above 0"));
-    }
+    check_groups(i, p)?;
     for (v, k) in [
         (&p.hotspot_data_fraction, "hotspot_data_fraction"),
         (&p.hotspot_ops_fraction, "hotspot_ops_fraction"),
@@ -396,97 +545,5 @@ fn check_phase<'f>(i: usize, p: &'f Phase, names: &mut Vec<&'f str>) -> Result<(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn err(text: &str) -> String {
-        parse("w.toml", text).unwrap_err().to_string()
-    }
-
-    const HEAD: &str = "name = \"w\"\nabout = \"a test\"\n[data]\nrecords = 10\n";
-
-    #[test]
-    fn every_bundled_file_parses() {
-        for (name, text) in BUNDLED {
-            parse(name, text).unwrap_or_else(|e| panic!("{e}"));
-        }
-    }
-
-    /// A file whose phase `p` has `extra` lines after its name and length, and `mix` as its mix.
-    fn phase(extra: &str, mix: &str) -> String {
-        format!("{HEAD}[[phase]]\nname = \"run\"\noperations = 10\n{extra}\n[phase.mix]\n{mix}\n")
-    }
-
-    #[test]
-    fn thirty_bad_files_each_refused_by_line_and_key() {
-        // (the file, its line the error names, what the error holds)
-        let cases: Vec<(String, usize, &str)> = vec![
-            ("nmae = \"w\"\n".to_string(), 1, "nmae"),
-            ("name = 3\nabout = \"a\"\n[data]\n[load]\n".into(), 1, "string"),
-            ("name = \"w\"\nabout = \"a\"\n[data]\n".into(), 0, "a [load] or at least one [[phase]]"),
-            (format!("{HEAD}recrods = 5\n"), 5, "recrods"),
-            (format!("{HEAD}fields = 0\n[load]\n"), 5, "data.fields"),
-            (format!("{HEAD}fields = -2\n[load]\n"), 5, "fields = -2"),
-            (format!("{HEAD}field_length = \"long\"\n[load]\n"), 5, "field_length"),
-            (format!("{HEAD}field_length_distribution = \"normal\"\n[load]\n"), 5, "normal"),
-            (format!("{HEAD}field_length_distribution = \"uniform\"\nmin_field_length = 200\n[load]\n"), 0, "data.field_length"),
-            (format!("{HEAD}insert_order = \"random\"\n[load]\n"), 5, "random"),
-            (format!("{HEAD}zero_padding = \"x\"\n[load]\n"), 5, "zero_padding"),
-            (format!("{HEAD}[load]\nnmae = \"l\"\n"), 6, "nmae"),
-            (phase("distribution = \"zipfan\"", "read = 1"), 8, "zipfan"),
-            (phase("", "read = -1"), 9, "phase[1].mix"),
-            (phase("", "read = 0"), 9, "at least one weight above 0"),
-            (phase("", "reed = 1"), 10, "reed"),
-            (phase("", "read = \"half\""), 10, "read = \"half\""),
-            (phase("hotspot_data_fraction = 1.5", "read = 1"), 8, "phase[1].hotspot_data_fraction"),
-            (phase("hotspot_ops_fraction = -0.1", "read = 1"), 8, "phase[1].hotspot_ops_fraction"),
-            (phase("exponential_frac = 2", "read = 1"), 8, "phase[1].exponential_frac"),
-            (phase("exponential_percentile = 100", "read = 1"), 8, "phase[1].exponential_percentile"),
-            (phase("max_scan_length = 0", "scan = 1"), 8, "phase[1].max_scan_length"),
-            (phase("min_scan_length = 0", "scan = 1"), 0, "phase[1].max_scan_length"),
-            (phase("scan_length_distribution = \"latest\"", "scan = 1"), 8, "latest"),
-            (phase("read_all_fields = \"yes\"", "read = 1"), 8, "read_all_fields"),
-            (phase("duration = \"forever\"", "read = 1"), 8, "forever"),
-            (phase("warmup = 5", "read = 1"), 8, "warmup"),
-            (phase("operatoins = 3", "read = 1"), 8, "operatoins"),
-            (format!("{HEAD}[[phase]]\nname = \"run\"\noperations = 0\n[phase.mix]\nread = 1\n"), 7, "phase[1].operations"),
-            (format!("{HEAD}[load]\n[[phase]]\nname = \"load\"\noperations = 1\n[phase.mix]\nread = 1\n"), 7, "phase[1].name"),
-            (format!("{HEAD}[[phase]]\nname = \"run\"\noperations = 1\n"), 5, "mix"),
-        ];
-        assert!(cases.len() >= 30);
-        for (text, line, wanted) in &cases {
-            let e = err(text);
-            assert!(e.starts_with("workload file w.toml"), "{e}");
-            if *line > 0 {
-                assert!(
-                    e.contains(&format!("line {line}")),
-                    "wanted line {line}: {e}\n{text}"
-                );
-            }
-            assert!(e.contains(wanted), "wanted `{wanted}`: {e}\n{text}");
-        }
-    }
-
-    #[test]
-    fn bad_files_are_refused_by_file_line_and_key() {
-        let e = err(&format!("{HEAD}recrods = 5\n"));
-        assert!(e.contains("w.toml, line 5") && e.contains("recrods"), "{e}");
-        let e = err(&format!(
-            "{HEAD}[[phase]]\nname = \"run\"\noperations = 10\n[phase.mix]\nread = -1\n"
-        ));
-        assert!(e.contains("line 8") && e.contains("phase[1].mix"), "{e}");
-        let e = err(&format!(
-            "{HEAD}[[phase]]\nname = \"run\"\n[phase.mix]\nread = 1\n"
-        ));
-        assert!(
-            e.contains("line 6") && e.contains("phase[1].operations"),
-            "{e}"
-        );
-        let e = err(&format!(
-            "{HEAD}[[phase]]\nname = \"run\"\noperations = 1\ndistribution = \"zipfan\"\n[phase.mix]\nread = 1\n"
-        ));
-        assert!(e.contains("line 8") && e.contains("zipfan"), "{e}");
-        let e = err("name = \"w\"\nabout = \"a\"\n[data]\nrecords = 0\n[load]\n");
-        assert!(e.contains("line 4") && e.contains("data.records"), "{e}");
-    }
-}
+#[path = "file_tests.rs"]
+mod tests;

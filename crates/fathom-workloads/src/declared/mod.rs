@@ -8,6 +8,7 @@ pub mod file;
 pub mod gen;
 mod kv;
 mod ops;
+pub mod rate;
 pub mod record;
 mod sql;
 
@@ -15,12 +16,13 @@ use crate::params::{record as record_params, seed_or_clock, thread_seed, Params,
 use crate::statements::Statements;
 use crate::{alike, kv_session, NewClients, NewStep, PreparedStep, Workload, WorkloadEntry};
 use doc::DocStore;
-use fathom_core::driver::StepPlan;
+use fathom_core::driver::{ClientGroup, StepPlan};
 use fathom_core::family::Db;
 use fathom_core::kind::StepKinds;
 use fathom_core::kv::SessionOptions;
+use fathom_core::pace::Spacing;
 use fathom_core::stop::Stop;
-use file::{Distribution, InsertOrder, LengthDistribution, Loaded, Phase};
+use file::{Arrivals, Distribution, InsertOrder, LengthDistribution, Loaded, Mix, Phase};
 use gen::{Chooser, Length};
 use kv::KvStore;
 use ops::{Core, Driven, Plan, Shared, Work};
@@ -209,15 +211,29 @@ fn phase_plan(
         (None, 0) => ph.operations.as_ref().map(|o| *o.get_ref()),
         (None, n) => Some(n),
     };
-    let kinds: Vec<YcsbKind> = ops::KINDS
-        .into_iter()
-        .zip(ph.mix.get_ref().weights())
-        .filter(|(_, w)| *w > 0.0)
-        .map(|(k, _)| k)
+    let spacing = match ph.arrivals {
+        Arrivals::Poisson => Spacing::Poisson,
+        Arrivals::Uniform => Spacing::Uniform,
+    };
+    let groups: Vec<ClientGroup> = (ph.groups().into_iter())
+        .map(|(_, n, _, rate)| ClientGroup {
+            clients: n.map_or(clients, |n| n as usize),
+            rate: rate.map(|r| r.schedule(duration)),
+            spacing,
+        })
         .collect();
+    let mut kinds: Vec<YcsbKind> = Vec::new();
+    for (_, _, mix, _) in ph.groups() {
+        for (k, w) in ops::KINDS.into_iter().zip(mix.weights()) {
+            if w > 0.0 && !kinds.contains(&k) {
+                kinds.push(k);
+            }
+        }
+    }
+    kinds.sort_by_key(|k| ops::KINDS.iter().position(|x| x == k));
     let plan = StepPlan {
         name: name.to_string(),
-        clients,
+        clients: groups.iter().map(|g| g.clients).sum(),
         duration,
         warmup: if duration.is_some() {
             warmup
@@ -225,6 +241,7 @@ fn phase_plan(
             Duration::ZERO
         },
         kinds: StepKinds::of(&kinds),
+        groups,
         ..Default::default()
     };
     (plan, ops)
@@ -258,10 +275,18 @@ impl Declared {
         Fields::new(&d.field_prefix, *d.fields.get_ref() as usize, length)
     }
 
-    /// Phase `i`'s choices for client `c` of `clients`, its share of `operations`.
-    fn plan(&self, i: usize, c: usize, clients: usize, operations: Option<u64>) -> Plan {
+    /// Phase `i`'s choices for client `c` of the step's, its share of `operations`.
+    fn plan(&self, i: usize, c: usize, groups: &[ClientGroup], operations: Option<u64>) -> Plan {
         let ph = &self.loaded.file.phases[i];
-        let weights = ph.mix.get_ref().weights();
+        // The client's group, and its place among the group's clients.
+        let (mut g, mut k) = (0, c);
+        while g + 1 < groups.len() && k >= groups[g].clients {
+            k -= groups[g].clients;
+            g += 1;
+        }
+        let clients = groups.get(g).map_or(1, |x| x.clients.max(1));
+        let mix: &Mix = ph.groups()[g].2;
+        let weights = mix.weights();
         let sum: f64 = weights.iter().sum();
         let mut cumulative = [0.0; 6];
         let mut acc = 0.0;
@@ -306,7 +331,7 @@ impl Declared {
         // YCSB splits the count evenly, the first threads taking one more of the remainder.
         let quota = operations.map(|o| {
             let (share, rest) = (o / clients as u64, o % clients as u64);
-            share + u64::from((c as u64) < rest)
+            share + u64::from((k as u64) < rest)
         });
         Plan {
             cumulative,
@@ -362,14 +387,17 @@ struct DeclaredStep<'a> {
 impl<'a> PreparedStep<'a> for DeclaredStep<'a> {
     fn clients(&self) -> NewClients<'a> {
         let w = self.workload;
-        let clients = w.plans[self.index].clients;
-        alike(clients, |c| {
+        let plan = &w.plans[self.index];
+        alike(plan.clients, |c| {
             let rng = SmallRng::seed_from_u64(thread_seed(w.seed, self.index, c));
             let work = match w.steps[self.index] {
                 Step::Load => Work::Load,
-                Step::Phase(i) => {
-                    Work::Run(Box::new(w.plan(i, c, clients, w.operations[self.index])))
-                }
+                Step::Phase(i) => Work::Run(Box::new(w.plan(
+                    i,
+                    c,
+                    &plan.groups,
+                    w.operations[self.index],
+                ))),
             };
             let core = Core::new(self.shared.clone(), w.keys(), w.fields(), rng, work);
             let table = &w.loaded.file.data.table;
