@@ -180,3 +180,27 @@ fn client_groups_keep_their_rates_and_a_schedule_shows_per_interval() {
     );
     assert!(out.contains("schedule stepped"), "{out}");
 }
+
+/// pgbench's tpcb-like on PostgreSQL and MariaDB: the load fills pgbench -i's tables (100,000
+/// accounts, 10 tellers, a branch at scale 1), and each transaction touches five rows (three
+/// updates, a select, an insert), reported under the script's name with its statements by
+/// class.
+#[test]
+fn pgbench_tpcb_like_on_postgres_and_mariadb() {
+    let dir = server_scratch();
+    ok(&run(
+        "--engine postgres,innodb --workload pgbench/tpcb-like --clients 2 --duration 2s",
+        dir.path(),
+    ));
+    no_server_left(dir.path());
+    for r in report_json(dir.path())["runs"].as_array().unwrap() {
+        let engine = r["engine"].as_str().unwrap();
+        let load = step(r, "load");
+        assert_eq!(f(&load["by_op"]["LOAD"]["rows"]), 100_011.0, "{engine}");
+        let phase = step(r, "run");
+        let xacts = ops(phase, "tpcb-like");
+        assert!(xacts > 50.0, "{engine}: {xacts} transactions");
+        let rows = f(&phase["by_op"]["tpcb-like"]["rows"]);
+        assert_eq!(rows, 5.0 * xacts, "{engine}: rows per transaction");
+    }
+}

@@ -195,6 +195,14 @@ impl StepKinds {
         self
     }
 
+    /// The same, with `kind` printed as `name` (a workload file's script).
+    pub fn named<K: Kind>(mut self, kind: K, name: &'static str) -> StepKinds {
+        if let Some(i) = self.slot(kind.id()) {
+            self.list[i].name = name;
+        }
+        self
+    }
+
     /// The kinds, in the step's order.
     pub fn list(&self) -> &[OpKind] {
         &self.list

@@ -15,6 +15,9 @@ const INT4: u32 = 23;
 
 /// A statement prepared on the server under `name`.
 struct Prepared {
+    /// A statement kept as text (`prepare_text`): its parts around the `?` placeholders,
+    /// sent as a simple query with the values written in (pgbench's `-M simple`).
+    text: Option<Vec<String>>,
     name: String,
     /// Each parameter's type, as the server inferred it.
     params: Vec<u32>,
@@ -218,6 +221,7 @@ impl LeanConn {
             Ok(())
         })?;
         Ok(Prepared {
+            text: None,
             name: name.to_string(),
             params,
             columns,
@@ -245,8 +249,85 @@ impl SqlConn for LeanConn {
         Ok(Stmt::keep(&mut self.stmts, prepared))
     }
 
+    fn prepare_text(&mut self, sql: &str) -> anyhow::Result<Stmt> {
+        let prepared = Prepared {
+            text: Some(sql.split('?').map(str::to_string).collect()),
+            name: String::new(),
+            params: Vec::new(),
+            columns: Vec::new(),
+        };
+        Ok(Stmt::keep(&mut self.stmts, prepared))
+    }
+
     fn run_with(&mut self, stmt: Stmt, params: &[Value<'_>], keep: Keep) -> Ran {
+        if let Some(parts) = &self.stmts[stmt.0].text {
+            let sql = literal_text(parts, params)?;
+            return self.simple(&sql).map_err(error);
+        }
         self.execute(stmt, params, keep).map_err(error)
+    }
+}
+
+/// A text statement's SQL with `params` written in as literals, as psql or pgbench's simple
+/// protocol sends it (strings quoted with `'` doubled; standard_conforming_strings is on).
+fn literal_text(parts: &[String], params: &[Value<'_>]) -> anyhow::Result<String> {
+    use std::fmt::Write;
+    if parts.len() != params.len() + 1 {
+        anyhow::bail!(
+            "`{}` takes {} parameters, {} given",
+            parts.join("?"),
+            parts.len() - 1,
+            params.len()
+        );
+    }
+    let mut out = String::new();
+    for (part, value) in parts.iter().zip(params.iter().map(Some).chain([None])) {
+        out.push_str(part);
+        match value {
+            None => {}
+            Some(Value::Int(i)) => {
+                let _ = write!(out, "{i}");
+            }
+            Some(Value::Text(t)) => {
+                out.push('\'');
+                out.push_str(&t.replace('\'', "''"));
+                out.push('\'');
+            }
+            Some(Value::Bytes(b)) => {
+                out.push_str("'\\x");
+                for byte in *b {
+                    let _ = write!(out, "{byte:02x}");
+                }
+                out.push('\'');
+            }
+        }
+    }
+    Ok(out)
+}
+
+impl LeanConn {
+    /// A simple query: its rows counted (with their bytes), or the rows it changed.
+    fn simple(&mut self, sql: &str) -> PgResult<Outcome> {
+        let at = self.wire.begin(b'Q');
+        put_cstr(self.wire.out(), sql.as_bytes());
+        self.wire.end(at);
+        self.wire.flush()?;
+        // The first statement's outcome, of several separated by `;`.
+        let (mut out, mut first) = (Outcome::default(), true);
+        reply(&mut self.wire, |tag, body| {
+            match tag {
+                b'D' if first => data_row(body, &[], Keep::NOTHING, &mut out)?,
+                b'C' if first => {
+                    if out.rows == 0 {
+                        out.affected = tag_count(body);
+                    }
+                    first = false;
+                }
+                _ => {}
+            }
+            Ok(())
+        })?;
+        Ok(out)
     }
 }
 

@@ -4,6 +4,8 @@
 //! a wrong type or a value out of range is refused naming the file, the line and the key.
 
 use super::rate::Rate;
+use super::script::Names;
+use super::sqlfile::{ScriptDef, TableDef};
 use crate::params::Span;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -36,6 +38,18 @@ pub const BUNDLED: &[(&str, &str)] = &[
         "ycsb/workloadf",
         include_str!("../../../../workloads/ycsb/workloadf.toml"),
     ),
+    (
+        "pgbench/tpcb-like",
+        include_str!("../../../../workloads/pgbench/tpcb-like.toml"),
+    ),
+    (
+        "pgbench/simple-update",
+        include_str!("../../../../workloads/pgbench/simple-update.toml"),
+    ),
+    (
+        "pgbench/select-only",
+        include_str!("../../../../workloads/pgbench/select-only.toml"),
+    ),
 ];
 
 #[derive(Debug, Deserialize)]
@@ -48,12 +62,23 @@ pub struct File {
     /// Where it comes from and how it differs, for the docs.
     #[serde(default)]
     pub origin: String,
+    /// YCSB's records (a file of SQL tables has none).
+    #[serde(default)]
     pub data: Data,
     /// Insert every record once before the phases (YCSB's load), split across the clients.
     #[serde(default)]
     pub load: Option<Load>,
     #[serde(default, rename = "phase")]
     pub phases: Vec<Phase>,
+    /// Integer variables the tables' and scripts' expressions use (`scale = 1`).
+    #[serde(default)]
+    pub vars: std::collections::BTreeMap<String, i64>,
+    /// SQL tables the load makes and fills (instead of YCSB's records).
+    #[serde(default, rename = "table")]
+    pub tables: Vec<TableDef>,
+    /// Every variable the file's expressions name, by slot: its `vars` first.
+    #[serde(skip)]
+    pub names: Names,
 }
 
 #[derive(Debug, Deserialize)]
@@ -174,6 +199,9 @@ pub struct Phase {
     /// Groups of clients, each with its own mix, client count and rate.
     #[serde(default, rename = "group")]
     pub groups: Vec<Group>,
+    /// SQL scripts (pgbench's), each run as one operation, chosen by weight: instead of a mix.
+    #[serde(default, rename = "script")]
+    pub scripts: Vec<ScriptDef>,
     /// The rate, read when the file is checked.
     #[serde(skip)]
     pub pace: Option<Rate>,
@@ -208,6 +236,22 @@ impl Phase {
     /// The phase's groups as (name, client count or the run's, mix, rate): its own mix and rate
     /// as one group when it has none.
     pub fn groups(&self) -> Vec<(&str, Option<u64>, &Mix, Option<&Rate>)> {
+        static NO_MIX: Mix = Mix {
+            read: 0.0,
+            update: 0.0,
+            insert: 0.0,
+            scan: 0.0,
+            readmodifywrite: 0.0,
+            delete: 0.0,
+        };
+        if !self.scripts.is_empty() {
+            return vec![(
+                self.name.get_ref().as_str(),
+                None,
+                &NO_MIX,
+                self.pace.as_ref(),
+            )];
+        }
         match &self.mix {
             Some(mix) => vec![(
                 self.name.get_ref().as_str(),
@@ -338,13 +382,20 @@ pub fn parse(source: &str, text: &str) -> anyhow::Result<File> {
             e.message()
         )
     })?;
-    check(&mut file).map_err(|Refusal { at, key, what }| {
-        let line = match at {
-            Some(at) => format!(", line {}", line_of(text, at)),
-            None => String::new(),
-        };
-        anyhow::anyhow!("workload file {source}{line}: key `{key}`: {what}")
-    })?;
+    check(&mut file, text).map_err(
+        |Refusal {
+             at,
+             below,
+             key,
+             what,
+         }| {
+            let line = match at {
+                Some(at) => format!(", line {}", line_of(text, at) + below),
+                None => String::new(),
+            };
+            anyhow::anyhow!("workload file {source}{line}: key `{key}`: {what}")
+        },
+    )?;
     Ok(file)
 }
 
@@ -356,6 +407,8 @@ fn line_of(text: &str, offset: usize) -> usize {
 /// What is wrong with a file that parsed: where, which key, and what was expected.
 struct Refusal {
     at: Option<usize>,
+    /// Lines below `at` (inside a script).
+    below: usize,
     key: String,
     what: String,
 }
@@ -364,12 +417,29 @@ fn refuse<T>(at: &Spanned<T>, key: impl Into<String>, what: impl Into<String>) -
     let span = at.span();
     Refusal {
         at: (span.end > 0).then_some(span.start),
+        below: 0,
         key: key.into(),
         what: what.into(),
     }
 }
 
-fn check(f: &mut File) -> Result<(), Refusal> {
+impl From<super::sqlfile::Refused> for Refusal {
+    fn from((at, key, what): super::sqlfile::Refused) -> Refusal {
+        Refusal {
+            at: at.as_ref().map(|a| a.offset),
+            below: at.map_or(0, |a| a.lines_below),
+            key,
+            what,
+        }
+    }
+}
+
+fn check(f: &mut File, text: &str) -> Result<(), Refusal> {
+    for name in f.vars.keys() {
+        f.names.slot(name);
+    }
+    f.names.slot("client_id");
+    super::sqlfile::check_tables(&mut f.tables, &mut f.names)?;
     let d = &f.data;
     if *d.records.get_ref() == 0 {
         return Err(refuse(&d.records, "data.records", "at least 1 record"));
@@ -392,6 +462,7 @@ fn check(f: &mut File) -> Result<(), Refusal> {
     if f.load.is_none() && f.phases.is_empty() {
         return Err(Refusal {
             at: None,
+            below: 0,
             key: "phase".into(),
             what: "a [load] or at least one [[phase]]".into(),
         });
@@ -399,7 +470,12 @@ fn check(f: &mut File) -> Result<(), Refusal> {
     let mut names: Vec<String> = f.load.iter().map(|l| l.name.clone()).collect();
     for (i, p) in f.phases.iter_mut().enumerate() {
         check_phase(i, p, &mut names)?;
+        if !p.scripts.is_empty() {
+            super::sqlfile::check_scripts(i, &mut p.scripts, text, &mut f.names)?;
+        }
     }
+    // Every variable an expression names has a value: the file's, the row's, the client's, or
+    // a script's \set before it is used (checked as the script runs).
     Ok(())
 }
 
@@ -436,13 +512,25 @@ fn check_groups(i: usize, p: &mut Phase) -> Result<(), Refusal> {
     if let Some(r) = &p.rate {
         p.pace = Some(read_rate(r, key("rate"), timed)?);
     }
+    if let Some(first) = p.scripts.first() {
+        if let Some(mix) = &p.mix {
+            let what = "scripts or a mix, not both";
+            return Err(refuse(mix, key("mix"), what));
+        }
+        if !p.groups.is_empty() {
+            let what = "scripts or client groups, not both";
+            return Err(refuse(&first.name, key("script"), what));
+        }
+        return Ok(());
+    }
     match (&p.mix, p.groups.first()) {
         (Some(mix), None) => return check_mix(mix, key("mix")),
         (None, None) => {
             return Err(refuse(
                 &p.name,
                 key("mix"),
-                "the phase's [phase.mix], or [[phase.group]]s each with its mix",
+                "the phase's [phase.mix], [[phase.group]]s each with its mix, or \
+                 [[phase.script]]s",
             ))
         }
         (Some(mix), Some(_)) => {

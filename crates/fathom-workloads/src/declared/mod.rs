@@ -10,7 +10,10 @@ mod kv;
 mod ops;
 pub mod rate;
 pub mod record;
+pub mod script;
+mod scripted;
 mod sql;
+pub mod sqlfile;
 
 use crate::params::{record as record_params, seed_or_clock, thread_seed, Params, Span};
 use crate::statements::Statements;
@@ -30,6 +33,8 @@ use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use record::{Fields, Keys};
 use schemars::JsonSchema;
+use script::Val;
+use scripted::{LoadShared, ScriptClient, ScriptKind, TableLoader};
 use serde::{Deserialize, Serialize};
 use sql::SqlStore;
 use std::collections::BTreeMap;
@@ -55,6 +60,8 @@ pub struct DeclaredParams {
     steps: Vec<String>,
     /// random seed; 0 picks one from the clock (recorded)
     seed: u64,
+    /// the file's variable `scale` (pgbench's -s: the tables' size); 0: the file's
+    scale: u64,
     /// how SQL statements are sent: original (as YCSB's JDBC binding: text on MariaDB, as
     /// Connector/J's client-side prepared statements; prepared on PostgreSQL and SQLite),
     /// text, or prepared
@@ -71,6 +78,7 @@ impl Default for DeclaredParams {
             warmup: Span::new("0s"),
             steps: Vec::new(),
             seed: 0,
+            scale: 0,
             statements: Statements::Original,
         }
     }
@@ -112,6 +120,9 @@ pub struct Declared {
     /// Each counted phase's operations over all clients (`None` for a timed one).
     operations: Vec<Option<u64>>,
     resolved: BTreeMap<String, String>,
+    /// The file's variables' values (by slot), `--param scale` applied.
+    vars: Vec<Val>,
+    table_rows: TableRows,
 }
 
 fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
@@ -152,6 +163,7 @@ fn declare(params: &Params, clients: usize) -> anyhow::Result<Declared> {
             );
         }
     }
+    let (vars, table_rows) = values(f, &p)?;
     for (name, step) in all {
         if !p.steps.is_empty() && !p.steps.contains(&name) {
             continue;
@@ -161,7 +173,10 @@ fn declare(params: &Params, clients: usize) -> anyhow::Result<Declared> {
                 StepPlan {
                     name: name.clone(),
                     clients,
-                    kinds: StepKinds::of(&[YcsbKind::Load]),
+                    kinds: match f.tables.is_empty() {
+                        true => StepKinds::of(&[YcsbKind::Load]),
+                        false => StepKinds::of(&[ScriptKind::Load]),
+                    },
                     ..Default::default()
                 },
                 None,
@@ -188,7 +203,47 @@ fn declare(params: &Params, clients: usize) -> anyhow::Result<Declared> {
         steps,
         operations,
         resolved,
+        vars,
+        table_rows,
     })
+}
+
+/// Each SQL table's name and rows.
+type TableRows = Vec<(String, u64)>;
+
+/// The file's variables' values (`scale` as `--param scale` says), and each table's rows.
+fn values(f: &file::File, p: &DeclaredParams) -> anyhow::Result<(Vec<Val>, TableRows)> {
+    let mut vars = vec![Val::Int(0); f.names.0.len()];
+    for (name, v) in &f.vars {
+        if let Some(i) = f.names.find(name) {
+            vars[i] = Val::Int(*v);
+        }
+    }
+    if p.scale > 0 {
+        let Some(i) = f
+            .names
+            .find("scale")
+            .filter(|_| f.vars.contains_key("scale"))
+        else {
+            anyhow::bail!(
+                "parameter `scale`: {} has no variable `scale` in [vars]",
+                p.file
+            );
+        };
+        vars[i] = Val::Int(p.scale as i64);
+    }
+    let mut rng = SmallRng::seed_from_u64(p.seed);
+    let mut rows = Vec::new();
+    for t in &f.tables {
+        let name = t.name.get_ref();
+        let n = match t.rows_expr.as_ref().map(|e| e.eval(&vars, &mut rng)) {
+            Some(Ok(Val::Int(n))) if n >= 0 => n as u64,
+            Some(Err(e)) => anyhow::bail!("{}: table {name}'s rows: {e}", p.file),
+            _ => anyhow::bail!("{}: table {name}'s rows: a count of 0 or more", p.file),
+        };
+        rows.push((name.clone(), n));
+    }
+    Ok((vars, rows))
 }
 
 /// A phase's plan and, when counted, its operations over all clients.
@@ -223,6 +278,7 @@ fn phase_plan(
         })
         .collect();
     let mut kinds: Vec<YcsbKind> = Vec::new();
+    let scripts = (!ph.scripts.is_empty()).then(|| scripted::script_kinds(&ph.scripts));
     for (_, _, mix, _) in ph.groups() {
         for (k, w) in ops::KINDS.into_iter().zip(mix.weights()) {
             if w > 0.0 && !kinds.contains(&k) {
@@ -240,7 +296,7 @@ fn phase_plan(
         } else {
             Duration::ZERO
         },
-        kinds: StepKinds::of(&kinds),
+        kinds: scripts.unwrap_or_else(|| StepKinds::of(&kinds)),
         groups,
         ..Default::default()
     };
@@ -353,7 +409,25 @@ impl Workload for Declared {
         // The load starts from nothing: on a SQL database it makes the table, as YCSB's
         // JdbcDBCreateTable does first; on a document server it drops the collection.
         let table = &self.loaded.file.data.table;
+        let f = &self.loaded.file;
+        let sql_only = !f.tables.is_empty() || f.phases.iter().any(|p| !p.scripts.is_empty());
+        if sql_only && !matches!(engine, Db::Sql(_)) {
+            anyhow::bail!(
+                "{} has SQL tables or scripts: run it on a SQL engine (innodb, myrocks, postgres, \
+                 sqlite-sql)",
+                self.loaded.source
+            );
+        }
+        let mut load = None;
         match (&self.steps[index], engine) {
+            (Step::Load, Db::Sql(e)) if !f.tables.is_empty() => {
+                let mut conn = e.connect()?;
+                for ddl in scripted::tables_ddl(e.dialect(), e.storage_engine(), &f.tables) {
+                    conn.exec(&ddl)?;
+                }
+                let clients = self.plans[index].clients;
+                load = Some(Arc::new(LoadShared::new(self.table_rows.clone(), clients)));
+            }
             (Step::Load, Db::Sql(e)) => {
                 let mut conn = e.connect()?;
                 for ddl in sql::table_ddl(e.dialect(), e.storage_engine(), table, &self.fields()) {
@@ -368,6 +442,7 @@ impl Workload for Declared {
             engine,
             index,
             shared: Shared::new(self.records),
+            load,
         }))
     }
 
@@ -382,6 +457,8 @@ struct DeclaredStep<'a> {
     engine: Db<'a>,
     index: usize,
     shared: Arc<Shared>,
+    /// The SQL tables' load, shared by its clients.
+    load: Option<Arc<LoadShared>>,
 }
 
 impl<'a> PreparedStep<'a> for DeclaredStep<'a> {
@@ -390,6 +467,9 @@ impl<'a> PreparedStep<'a> for DeclaredStep<'a> {
         let plan = &w.plans[self.index];
         alike(plan.clients, |c| {
             let rng = SmallRng::seed_from_u64(thread_seed(w.seed, self.index, c));
+            if let Some(client) = self.sql_client(c, rng.clone())? {
+                return Ok(client);
+            }
             let work = match w.steps[self.index] {
                 Step::Load => Work::Load,
                 Step::Phase(i) => Work::Run(Box::new(w.plan(
@@ -417,6 +497,49 @@ impl<'a> PreparedStep<'a> for DeclaredStep<'a> {
                 }
             };
             Ok(client)
+        })
+    }
+}
+
+impl<'a> DeclaredStep<'a> {
+    /// Client `c` of a load of SQL tables or of a script phase; `None` for YCSB's records.
+    fn sql_client(
+        &self,
+        c: usize,
+        rng: SmallRng,
+    ) -> anyhow::Result<Option<Box<dyn fathom_core::driver::Client + 'a>>> {
+        let w = self.workload;
+        let f = &w.loaded.file;
+        let Db::Sql(e) = self.engine else {
+            return Ok(None);
+        };
+        let mut vars = w.vars.clone();
+        if let Some(i) = f.names.find("client_id") {
+            vars[i] = Val::Int(c as i64);
+        }
+        Ok(match (&w.steps[self.index], &self.load) {
+            (Step::Load, Some(load)) => {
+                let row = f.names.find("row").unwrap_or(0);
+                let (conn, d) = (e.connect()?, e.dialect());
+                let load = load.clone();
+                Some(Box::new(TableLoader::new(
+                    conn,
+                    d,
+                    load,
+                    &f.tables,
+                    (vars, row),
+                    rng,
+                )))
+            }
+            (Step::Phase(i), _) if !f.phases[*i].scripts.is_empty() => {
+                let clients = w.plans[self.index].clients as u64;
+                let quota = w.operations[self.index]
+                    .map(|o| o / clients + u64::from((c as u64) < o % clients));
+                let scripts = &f.phases[*i].scripts;
+                let client = ScriptClient::new(e, w.statements, scripts, vars, (rng, quota))?;
+                Some(Box::new(client))
+            }
+            _ => None,
         })
     }
 }
