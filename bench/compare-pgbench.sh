@@ -67,7 +67,7 @@ cat "$work/shapes-f.txt"; echo; cat "$work/shapes-p.txt"; echo
 # pgbench's two queries at its start (the partitioning check, the scale) are not the script's.
 script_shapes() { awk '$1 > 2 { $1 = ""; print }' "$1" | sort; }
 diff <(script_shapes "$work/shapes-f.txt") <(script_shapes "$work/shapes-p.txt") >/dev/null &&
-  echo "the same statements (shapes), in the same numbers per transaction" ||
+  echo "the same statements (shapes)" ||
   echo "the statements DIFFER (above)"
 
 per_xact() {

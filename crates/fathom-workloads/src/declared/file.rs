@@ -11,46 +11,7 @@ use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
-/// The workload files fathom ships (`workloads/` in the repository), by the name `--workload`
-/// takes for them.
-pub const BUNDLED: &[(&str, &str)] = &[
-    (
-        "ycsb/workloada",
-        include_str!("../../../../workloads/ycsb/workloada.toml"),
-    ),
-    (
-        "ycsb/workloadb",
-        include_str!("../../../../workloads/ycsb/workloadb.toml"),
-    ),
-    (
-        "ycsb/workloadc",
-        include_str!("../../../../workloads/ycsb/workloadc.toml"),
-    ),
-    (
-        "ycsb/workloadd",
-        include_str!("../../../../workloads/ycsb/workloadd.toml"),
-    ),
-    (
-        "ycsb/workloade",
-        include_str!("../../../../workloads/ycsb/workloade.toml"),
-    ),
-    (
-        "ycsb/workloadf",
-        include_str!("../../../../workloads/ycsb/workloadf.toml"),
-    ),
-    (
-        "pgbench/tpcb-like",
-        include_str!("../../../../workloads/pgbench/tpcb-like.toml"),
-    ),
-    (
-        "pgbench/simple-update",
-        include_str!("../../../../workloads/pgbench/simple-update.toml"),
-    ),
-    (
-        "pgbench/select-only",
-        include_str!("../../../../workloads/pgbench/select-only.toml"),
-    ),
-];
+pub use super::bundled::BUNDLED;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

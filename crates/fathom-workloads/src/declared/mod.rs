@@ -3,6 +3,7 @@
 //! and key distribution, and this workload runs it with YCSB's generators on any kv engine or
 //! document server (docs/declared.md).
 
+mod bundled;
 mod doc;
 pub mod file;
 pub mod gen;
