@@ -39,36 +39,10 @@ find "$LINKBENCH_SRC/src/main/java" -name '*.java' |
   grep -v -e LinkBenchDriverMR -e LinkStoreHBase -e LinkStoreRocksDb >"$work/java/sources"
 javac -nowarn -d "$work/java/classes" -cp "$cp" @"$work/java/sources" 2>/dev/null
 
-# A server of its own, listening on loopback TCP (what Connector/J 5.1 speaks).
-mkdir -p "$work/data" "$work/tmp"
-cat >"$work/my.cnf" <<EOF
-[mysqld]
-datadir=$work/data
-socket=$work/mysqld.sock
-pid-file=$work/mariadbd.pid
-log-error=$work/error.log
-tmpdir=$work/tmp
-port=${PORT:-3307}
-bind-address=127.0.0.1
-max_connections=1000
-innodb_buffer_pool_size=1g
-user=root
-EOF
-mariadb-install-db --defaults-file="$work/my.cnf" --auth-root-authentication-method=normal >"$work/install.log"
-mariadbd --defaults-file="$work/my.cnf" >"$work/mariadbd.out" 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null || true' EXIT
-for _ in $(seq 60); do [ -S "$work/mysqld.sock" ] && break; sleep 1; done
-mariadb -S "$work/mysqld.sock" -uroot -e "DELETE FROM mysql.global_priv WHERE User = '';
-  CREATE USER lb@'%' IDENTIFIED BY 'lb'; GRANT ALL ON *.* TO lb@'%';
-  CREATE USER lb@localhost IDENTIFIED BY 'lb'; GRANT ALL ON *.* TO lb@localhost;
-  FLUSH PRIVILEGES; CREATE DATABASE linkdb"
-url="mysql://lb:lb@127.0.0.1:${PORT:-3307}/linkdb"
+tcp_mariadb lb linkdb
 "$fathom" run --engine innodb --set "url=$url" --set "pid=$server" --workload linkbench \
   --clients "$CLIENTS" --param maxid1="$MAXID1" --param steps=load --results "$work/load" >/dev/null
 
-server_ticks() { awk '{ print $14 + $15 }' "/proc/$server/stat"; }
-tick_us=$((1000000 / $(getconf CLK_TCK)))
 
 # One request phase by fathom binary $2 (repeat $1): "requests seconds fathom-cpu-us".
 by_fathom() {

@@ -40,3 +40,38 @@ build_fathom() {
   cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p fathom-cli
   fathom=$CARGO_TARGET_DIR/release/fathom
 }
+
+# A MariaDB server of its own in $work, listening on loopback TCP port ${PORT:-3307} (what the
+# Java clients' Connector/J 5.1 speaks), with user $1 (password $1) and database $2: its pid in
+# $server (stopped on exit), fathom's URL for it in $url.
+tcp_mariadb() {
+  local user=$1 db=$2
+  mkdir -p "$work/data" "$work/tmp"
+  cat >"$work/my.cnf" <<EOF
+[mysqld]
+datadir=$work/data
+socket=$work/mysqld.sock
+pid-file=$work/mariadbd.pid
+log-error=$work/error.log
+tmpdir=$work/tmp
+port=${PORT:-3307}
+bind-address=127.0.0.1
+max_connections=1000
+innodb_buffer_pool_size=1g
+user=root
+EOF
+  mariadb-install-db --defaults-file="$work/my.cnf" --auth-root-authentication-method=normal >"$work/install.log"
+  mariadbd --defaults-file="$work/my.cnf" >"$work/mariadbd.out" 2>&1 &
+  server=$!
+  trap 'kill $server 2>/dev/null; wait $server 2>/dev/null || true' EXIT
+  for _ in $(seq 60); do [ -S "$work/mysqld.sock" ] && break; sleep 1; done
+  mariadb -S "$work/mysqld.sock" -uroot -e "DELETE FROM mysql.global_priv WHERE User = '';
+    CREATE USER $user@'%' IDENTIFIED BY '$user'; GRANT ALL ON *.* TO $user@'%';
+    CREATE USER $user@localhost IDENTIFIED BY '$user'; GRANT ALL ON *.* TO $user@localhost;
+    FLUSH PRIVILEGES; CREATE DATABASE $db"
+  url="mysql://$user:$user@127.0.0.1:${PORT:-3307}/$db"
+}
+
+# The server's CPU so far, in clock ticks; one tick in µs.
+server_ticks() { awk '{ print $14 + $15 }' "/proc/$server/stat"; }
+tick_us=$((1000000 / $(getconf CLK_TCK)))
