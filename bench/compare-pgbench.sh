@@ -26,17 +26,7 @@ work=$(mktemp -d /tmp/fathom-vs-pgbench.XXXXXX)
 chmod 755 "$work"
 echo "compare-pgbench: $script, scale $SCALE, ${secs}s x $REPEATS repeats; files in $work" >&2
 
-"$fathom" serve --engine postgres --set cache_size=1g --data-dir "$work/data" \
-  --url-file "$work/url" >"$work/serve.log" 2>&1 &
-serve=$!
-trap 'kill -INT $serve 2>/dev/null; wait $serve 2>/dev/null || true' EXIT
-for _ in $(seq 600); do
-  [[ -s $work/url ]] && break
-  kill -0 $serve 2>/dev/null || { cat "$work/serve.log" >&2; exit 1; }
-  sleep 0.2
-done
-url=$(sed -n 1p "$work/url")
-pid=$(sed -n 2p "$work/url")
+serve_engine postgres
 host=$(sed -E 's/.*host=([^ &]+).*/\1/' <<<"$url")
 db=$(sed -E 's|^postgres(ql)?://[^/]*/([^?]*).*|\2|' <<<"$url")
 db=${db:-postgres}

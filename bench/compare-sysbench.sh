@@ -32,17 +32,7 @@ work=$(mktemp -d /tmp/fathom-vs-sysbench.XXXXXX)
 chmod 755 "$work"
 echo "compare-sysbench: $engine, $test, $TABLES x $TABLE_SIZE rows, ${secs}s x $REPEATS repeats; files in $work" >&2
 
-"$fathom" serve --engine "$engine" --set cache_size=1g --data-dir "$work/data" \
-  --url-file "$work/url" >"$work/serve.log" 2>&1 &
-serve=$!
-trap 'kill -INT $serve 2>/dev/null; wait $serve 2>/dev/null || true' EXIT
-for _ in $(seq 600); do
-  [[ -s $work/url ]] && break
-  kill -0 $serve 2>/dev/null || { cat "$work/serve.log" >&2; exit 1; }
-  sleep 0.2
-done
-url=$(sed -n 1p "$work/url")
-pid=$(sed -n 2p "$work/url")
+serve_engine "$engine"
 
 case $engine in
   innodb | myrocks)

@@ -75,3 +75,19 @@ EOF
 # The server's CPU so far, in clock ticks; one tick in µs.
 server_ticks() { awk '{ print $14 + $15 }' "/proc/$server/stat"; }
 tick_us=$((1000000 / $(getconf CLK_TCK)))
+
+# Engine $1 served by `fathom serve` (data in $work/data, stopped on exit): its URL in $url,
+# its pids in $pid.
+serve_engine() {
+  "$fathom" serve --engine "$1" --set cache_size=1g --data-dir "$work/data" \
+    --url-file "$work/url" >"$work/serve.log" 2>&1 &
+  serve=$!
+  trap 'kill -INT $serve 2>/dev/null; wait $serve 2>/dev/null || true' EXIT
+  for _ in $(seq 600); do
+    [[ -s $work/url ]] && break
+    kill -0 $serve 2>/dev/null || { cat "$work/serve.log" >&2; exit 1; }
+    sleep 0.2
+  done
+  url=$(sed -n 1p "$work/url")
+  pid=$(sed -n 2p "$work/url")
+}

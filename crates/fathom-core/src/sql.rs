@@ -89,6 +89,32 @@ pub enum Value<'a> {
     Bytes(&'a [u8]),
 }
 
+/// A text statement's SQL: `parts` (the statement cut at its `?` placeholders) with each
+/// parameter written in by `literal`, the server's way of writing a value.
+pub fn write_literals(
+    out: &mut String,
+    parts: &[String],
+    params: &[Value<'_>],
+    mut literal: impl FnMut(&mut String, &Value<'_>),
+) -> anyhow::Result<()> {
+    if parts.len() != params.len() + 1 {
+        anyhow::bail!(
+            "`{}` takes {} parameters, {} given",
+            parts.join("?"),
+            parts.len() - 1,
+            params.len()
+        );
+    }
+    out.clear();
+    for (part, value) in parts.iter().zip(params.iter().map(Some).chain([None])) {
+        out.push_str(part);
+        if let Some(v) = value {
+            literal(out, v);
+        }
+    }
+    Ok(())
+}
+
 /// What running a statement did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Outcome {

@@ -105,38 +105,24 @@ pub(super) fn write_text(
     parts: &[String],
     params: &[Value<'_>],
 ) -> anyhow::Result<()> {
-    if parts.len() != params.len() + 1 {
-        anyhow::bail!(
-            "`{}` takes {} parameters, {} given",
-            parts.join("?"),
-            parts.len() - 1,
-            params.len()
-        );
-    }
-    out.clear();
-    for (part, value) in parts.iter().zip(params.iter().map(Some).chain([None])) {
-        out.push_str(part);
-        match value {
-            None => {}
-            Some(Value::Int(i)) => {
-                let _ = write!(out, "{i}");
-            }
-            Some(Value::Text(t)) => quote(out, t.as_bytes()),
-            Some(Value::Bytes(b)) if b.is_ascii() => {
-                out.push_str("_binary");
-                quote(out, b);
-            }
-            // Bytes that are not text go as a hex literal.
-            Some(Value::Bytes(b)) => {
-                out.push_str("X'");
-                for byte in *b {
-                    let _ = write!(out, "{byte:02x}");
-                }
-                out.push('\'');
-            }
+    fathom_core::sql::write_literals(out, parts, params, |out, value| match value {
+        Value::Int(i) => {
+            let _ = write!(out, "{i}");
         }
-    }
-    Ok(())
+        Value::Text(t) => quote(out, t.as_bytes()),
+        Value::Bytes(b) if b.is_ascii() => {
+            out.push_str("_binary");
+            quote(out, b);
+        }
+        // Bytes that are not text go as a hex literal.
+        Value::Bytes(b) => {
+            out.push_str("X'");
+            for byte in *b {
+                let _ = write!(out, "{byte:02x}");
+            }
+            out.push('\'');
+        }
+    })
 }
 
 /// An ASCII or UTF-8 string literal in quotes, escaped as MySQL's string literals are.

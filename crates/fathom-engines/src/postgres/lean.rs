@@ -272,36 +272,24 @@ impl SqlConn for LeanConn {
 /// protocol sends it (strings quoted with `'` doubled; standard_conforming_strings is on).
 fn literal_text(parts: &[String], params: &[Value<'_>]) -> anyhow::Result<String> {
     use std::fmt::Write;
-    if parts.len() != params.len() + 1 {
-        anyhow::bail!(
-            "`{}` takes {} parameters, {} given",
-            parts.join("?"),
-            parts.len() - 1,
-            params.len()
-        );
-    }
     let mut out = String::new();
-    for (part, value) in parts.iter().zip(params.iter().map(Some).chain([None])) {
-        out.push_str(part);
-        match value {
-            None => {}
-            Some(Value::Int(i)) => {
-                let _ = write!(out, "{i}");
-            }
-            Some(Value::Text(t)) => {
-                out.push('\'');
-                out.push_str(&t.replace('\'', "''"));
-                out.push('\'');
-            }
-            Some(Value::Bytes(b)) => {
-                out.push_str("'\\x");
-                for byte in *b {
-                    let _ = write!(out, "{byte:02x}");
-                }
-                out.push('\'');
-            }
+    fathom_core::sql::write_literals(&mut out, parts, params, |out, value| match value {
+        Value::Int(i) => {
+            let _ = write!(out, "{i}");
         }
-    }
+        Value::Text(t) => {
+            out.push('\'');
+            out.push_str(&t.replace('\'', "''"));
+            out.push('\'');
+        }
+        Value::Bytes(b) => {
+            out.push_str("'\\x");
+            for byte in *b {
+                let _ = write!(out, "{byte:02x}");
+            }
+            out.push('\'');
+        }
+    })?;
     Ok(out)
 }
 
