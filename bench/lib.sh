@@ -58,6 +58,7 @@ port=${PORT:-3307}
 bind-address=127.0.0.1
 max_connections=1000
 innodb_buffer_pool_size=1g
+character-set-server=utf8mb4
 user=root
 EOF
   mariadb-install-db --defaults-file="$work/my.cnf" --auth-root-authentication-method=normal >"$work/install.log"
