@@ -26,10 +26,9 @@ fn groups(length: &str, body: &str) -> String {
     format!("{HEAD}[[phase]]\nname = \"run\"\n{length}\n[[phase.group]]\nname = \"g\"\n{body}\n")
 }
 
-#[test]
-fn forty_bad_files_each_refused_by_line_and_key() {
-    // (the file, its line the error names, what the error holds)
-    let cases: Vec<(String, usize, &str)> = vec![
+/// Bad top-level keys and [data] (the file, the line its error names, what it holds).
+fn bad_data_and_files() -> Vec<(String, usize, &'static str)> {
+    vec![
         ("nmae = \"w\"\n".to_string(), 1, "nmae"),
         (
             "name = 3\nabout = \"a\"\n[data]\n[load]\n".into(),
@@ -72,6 +71,12 @@ fn forty_bad_files_each_refused_by_line_and_key() {
             "zero_padding",
         ),
         (format!("{HEAD}[load]\nnmae = \"l\"\n"), 6, "nmae"),
+    ]
+}
+
+/// Bad phases: lengths, mixes, distributions, fractions.
+fn bad_phases() -> Vec<(String, usize, &'static str)> {
+    vec![
         (phase("distribution = \"zipfan\"", "read = 1"), 8, "zipfan"),
         (phase("", "read = -1"), 9, "phase[1].mix"),
         (phase("", "read = 0"), 9, "at least one weight above 0"),
@@ -137,6 +142,12 @@ fn forty_bad_files_each_refused_by_line_and_key() {
             6,
             "phase[1].mix",
         ),
+    ]
+}
+
+/// Bad rates, client groups and phase names.
+fn bad_rates_groups_and_names() -> Vec<(String, usize, &'static str)> {
+    vec![
         (phase("rate = 0", "read = 1"), 8, "phase[1].rate"),
         (
             phase("rate = [100, 200]", "read = 1"),
@@ -199,7 +210,17 @@ fn forty_bad_files_each_refused_by_line_and_key() {
             8,
             "no rate of the phase's own",
         ),
-    ];
+    ]
+}
+
+#[test]
+fn forty_bad_files_each_refused_by_line_and_key() {
+    let cases: Vec<(String, usize, &str)> = [
+        bad_data_and_files(),
+        bad_phases(),
+        bad_rates_groups_and_names(),
+    ]
+    .concat();
     assert!(cases.len() >= 40);
     for (text, line, wanted) in &cases {
         let e = err(text);

@@ -5,7 +5,7 @@
 //! with the values written in (pgbench's default `-M simple`) or prepared.
 
 use super::script::{Class, Command, Val};
-use super::sqlfile::{ScriptDef, TableDef};
+use super::sqlfile::{ScriptDef, TableDef, MOST_SCRIPTS};
 use crate::statements::Statements;
 use fathom_core::driver::{Client, Done};
 use fathom_core::kind::{QueryMix, StepKinds};
@@ -13,9 +13,6 @@ use fathom_core::sql::{Dialect, SqlConn, SqlEngine, Stmt, Value};
 use rand::rngs::SmallRng;
 use rand::Rng;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-
-/// Scripts a phase may have.
-pub const MOST_SCRIPTS: usize = 8;
 
 /// Rows per INSERT of the load.
 const BATCH: u64 = 1000;

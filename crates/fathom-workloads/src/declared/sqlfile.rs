@@ -7,6 +7,9 @@ use super::script::{self, Command, Expr, Names};
 use serde::Deserialize;
 use toml::Spanned;
 
+/// Scripts a phase may have.
+pub const MOST_SCRIPTS: usize = 8;
+
 /// A table the load makes and fills.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -118,8 +121,8 @@ pub fn check_scripts(
     names: &mut Names,
 ) -> Result<(), Refused> {
     let mut seen: Vec<String> = Vec::new();
-    if scripts.len() > super::scripted::MOST_SCRIPTS {
-        let what = format!("at most {} scripts", super::scripted::MOST_SCRIPTS);
+    if scripts.len() > MOST_SCRIPTS {
+        let what = format!("at most {} scripts", MOST_SCRIPTS);
         return Err((
             at(&scripts[0].name),
             format!("phase[{}].script", i + 1),
