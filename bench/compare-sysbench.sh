@@ -7,6 +7,9 @@
 #   bench/compare-sysbench.sh myrocks 1,2,4,8 20 oltp_read_only
 #   TABLES=4 TABLE_SIZE=100000 REPEATS=3 bench/compare-sysbench.sh postgres
 #   FATHOM_SETS="client=mysql" bench/compare-sysbench.sh innodb 1,2   # extra --set for fathom's runs
+#   TABLES=1 bench/compare-sysbench.sh postgres 1,2 10 select_random_ranges
+# The tests fathom has as workload files (oltp_insert, oltp_delete, select_random_ranges: bundled
+# as sysbench/TEST) run from the file, on one table (TABLES=1) loaded by the file's load.
 # Prints per client count: queries per second of each tool and fathom/sysbench, then each
 # tool's CPU µs per query, user and system apart, of its whole process (fathom's sampler,
 # progress and connections included; sysbench's Lua, its reporting thread and connections)
@@ -47,14 +50,29 @@ esac
 
 extra=()
 for kv in ${FATHOM_SETS:-}; do extra+=(--set "$kv"); done
-common=(--workload sysbench --set "url=$url" --set "pid=$pid" "${extra[@]}" --param "tables=$TABLES"
-  --param "table_size=$TABLE_SIZE" --param "tests=$test" --no-calibrate)
-"$fathom" run --engine "$engine" "${common[@]}" --duration 1s --clients 1 \
-  --results "$work/prepare" >/dev/null 2>"$work/prepare.log"
+case $test in
+  oltp_insert | oltp_delete | select_random_ranges)
+    ((TABLES == 1)) || { echo "compare-sysbench: $test runs from its workload file on one table: TABLES=1" >&2; exit 2; }
+    common=(--workload "sysbench/$test" --set "url=$url" --set "pid=$pid" "${extra[@]}"
+      --param "vars=table_size=$TABLE_SIZE" --no-calibrate)
+    "$fathom" run --engine "$engine" "${common[@]}" --param steps=load --clients 2 \
+      --results "$work/prepare" >/dev/null 2>"$work/prepare.log"
+    common+=(--param steps=run)
+    step=run
+    ;;
+  *)
+    common=(--workload sysbench --set "url=$url" --set "pid=$pid" "${extra[@]}" --param "tables=$TABLES"
+      --param "table_size=$TABLE_SIZE" --param "tests=$test" --no-calibrate)
+    "$fathom" run --engine "$engine" "${common[@]}" --duration 1s --clients 1 \
+      --results "$work/prepare" >/dev/null 2>"$work/prepare.log"
+    common+=(--param prepare=off)
+    step=$test
+    ;;
+esac
 
 # A column of the test's row in fathom's CSV report.
 column() {
-  awk -F, -v step="$test" -v col="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == col) c = i }
+  awk -F, -v step="$step" -v col="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == col) c = i }
     NR > 1 && $1 == step { print $c }' "$1"
 }
 # Queries per event, as sysbench counts them (reads + writes + BEGIN/COMMIT).
@@ -77,7 +95,7 @@ for c in ${clients//,/ }; do
   : >"$work/f.qps" && : >"$work/f.us" && : >"$work/s.qps" && : >"$work/s.us"
   for rep in $(seq "$REPEATS"); do
     f="$work/fathom-c$c-r$rep"
-    timed "$f.cpu" "$fathom" run --engine "$engine" "${common[@]}" --param prepare=off \
+    timed "$f.cpu" "$fathom" run --engine "$engine" "${common[@]}" \
       --duration "${secs}s" --clients "$c" --results "$f" --format csv >"$f.csv" 2>"$f.log"
     awk -v o="$(column "$f.csv" ops/s)" -v q=$qpe 'BEGIN { print o * q }' >>"$work/f.qps"
     # The step's operations (events), from its summary file.

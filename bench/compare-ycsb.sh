@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # Side by side, in one sitting: fathom running YCSB's core workloads (workloads/ycsb/) and YCSB
-# 0.17.0 itself (its JDBC binding, built here from YCSB_SRC with Maven, Connector/J 5.1.49) on
-# one MariaDB server with InnoDB over loopback TCP, on one usertable loaded once by fathom. For
-# each workload the two tools alternate REPEATS times, fathom first in odd repeats; each figure
-# is the median of its repeats.
-#   YCSB_SRC=~/src/YCSB bench/compare-ycsb.sh              # a b c f, 100,000 records, 2 clients
-#   YCSB_SRC=... RECORDS=100000 OPERATIONS=200000 CLIENTS=4 REPEATS=3 bench/compare-ycsb.sh "b c"
-# YCSB_SRC is a checkout of github.com/brianfrankcooper/YCSB at tag 0.17.0. Workloads D and E
-# insert: their inserts start at RECORDS in both tools, so the second tool's would collide with
-# the first's; they are left out. Prints per workload: each tool's operations per kind (the
-# mix), throughput, the server's CPU µs per operation (/proc, for both alike) and each tool's
+# 0.17.0 itself (its JDBC binding, built here from YCSB_SRC with Maven) on one server over
+# loopback TCP: MariaDB with InnoDB (ENGINE=innodb, Connector/J 5.1.49) or PostgreSQL
+# (ENGINE=postgres, pgjdbc 42.7.4). First each tool loads RECORDS records into a database of
+# its own, and the two databases' sizes are compared; then the run phases go on one usertable
+# loaded by fathom. For each workload the two tools alternate REPEATS times, fathom first in
+# odd repeats; each figure is the median of its repeats. The records a run inserts (D, E) are
+# deleted after it, so every run starts from the same table and the next tool's inserts, which
+# start at RECORDS too, do not collide.
+#   YCSB_SRC=~/src/YCSB bench/compare-ycsb.sh                 # a b c e f on innodb
+#   YCSB_SRC=... ENGINE=postgres RECORDS=100000 OPERATIONS=100000 CLIENTS=4 bench/compare-ycsb.sh "b c"
+# YCSB_SRC is a checkout of github.com/brianfrankcooper/YCSB at tag 0.17.0. Prints: the
+# statements each tool sends, by shape; each load's throughput and database size; per
+# workload, each tool's operations per kind (the mix), throughput, the server's CPU µs per
+# operation (/proc, its processes and their ended children alike for both) and each tool's
 # whole-process CPU µs per operation (GNU time).
 set -euo pipefail
 : "${YCSB_SRC:?set YCSB_SRC to a checkout of brianfrankcooper/YCSB at tag 0.17.0}"
-workloads=${1:-a b c f}
+workloads=${1:-a b c e f}
+ENGINE=${ENGINE:-innodb}
 RECORDS=${RECORDS:-100000}
 OPERATIONS=${OPERATIONS:-200000}
 CLIENTS=${CLIENTS:-2}
@@ -24,32 +29,83 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh" --servers --java --peers
 build_fathom
 work=$(mktemp -d /tmp/fathom-vs-ycsb.XXXXXX)
-echo "compare-ycsb: $RECORDS records, $OPERATIONS operations, $CLIENTS clients, $REPEATS repeats; files in $work" >&2
+echo "compare-ycsb: $ENGINE, $RECORDS records, $OPERATIONS operations, $CLIENTS clients, $REPEATS repeats; files in $work" >&2
 
-# YCSB's JDBC binding and its classpath, built once.
+# YCSB's JDBC binding and its classpath, built once, with the server's JDBC driver.
 (cd "$YCSB_SRC" && mvn -q -B -pl site.ycsb:jdbc-binding -am -DskipTests -Dcheckstyle.skip \
   package dependency:build-classpath -Dmdep.outputFile="$work/cp.txt" -Dmdep.includeScope=runtime)
-mvn -q dependency:get -Dartifact=mysql:mysql-connector-java:5.1.49 >/dev/null
 cp="$YCSB_SRC/jdbc/target/jdbc-binding-0.17.0.jar:$(cat "$work/cp.txt")"
-cp="$cp:$HOME/.m2/repository/mysql/mysql-connector-java/5.1.49/mysql-connector-java-5.1.49.jar"
-
-tcp_mariadb ycsb ycsb
-"$fathom" run --engine innodb --set "url=$url" --set "pid=$server" --workload ycsb/workloada \
-  --param records="$RECORDS" --param steps=load --clients "$CLIENTS" --results "$work/load" >/dev/null
-
+m2=$HOME/.m2/repository
+case $ENGINE in
+  innodb)
+    mvn -q dependency:get -Dartifact=mysql:mysql-connector-java:5.1.49 >/dev/null
+    cp="$cp:$m2/mysql/mysql-connector-java/5.1.49/mysql-connector-java-5.1.49.jar"
+    tcp_mariadb ycsb ycsb
+    sql() { mariadb -S "$work/mysqld.sock" -uroot -N -D "${2:-ycsb}" -e "$1"; }
+    jdbc() { echo "-p db.driver=com.mysql.jdbc.Driver -p db.url=jdbc:mysql://127.0.0.1:${PORT:-3307}/$1?useSSL=false -p db.user=ycsb -p db.passwd=ycsb"; }
+    url_of() { echo "mysql://ycsb:ycsb@127.0.0.1:${PORT:-3307}/$1"; }
+    ;;
+  postgres)
+    mvn -q dependency:get -Dartifact=org.postgresql:postgresql:42.7.4 -Dtransitive=false >/dev/null
+    cp="$cp:$m2/org/postgresql/postgresql/42.7.4/postgresql-42.7.4.jar"
+    tcp_postgres ycsb
+    sql() { psql -h "$work" -p "${PG_PORT:-5433}" -U postgres -d "${2:-ycsb}" -qAtc "$1"; }
+    jdbc() { echo "-p db.driver=org.postgresql.Driver -p db.url=jdbc:postgresql://127.0.0.1:${PG_PORT:-5433}/$1 -p db.user=postgres -p db.passwd="; }
+    url_of() { echo "host=127.0.0.1 port=${PG_PORT:-5433} user=postgres dbname=$1"; }
+    ;;
+  *) echo "compare-ycsb: ENGINE is innodb or postgres, not $ENGINE" >&2; exit 2 ;;
+esac
+fathom_on() { "$fathom" run --engine "$ENGINE" --set "url=$(url_of "$1")" --set "pid=$server" "${@:2}"; }
 timed() { /usr/bin/time -f '%U %S' -o "$1" "${@:2}"; }
 
-# A run phase of workload $2 by fathom (repeat $1): "ops throughput READ UPDATE SCAN RMW".
+# The database's size on disk, in MB: InnoDB's usertable.ibd; PostgreSQL's usertable with its
+# index and TOAST, after a checkpoint.
+db_mb() {
+  case $ENGINE in
+    innodb) sql "FLUSH TABLES usertable FOR EXPORT; UNLOCK TABLES" "$1" >/dev/null
+      du -m --apparent-size "$work/data/$1/usertable.ibd" | cut -f1 ;;
+    postgres) sql "CHECKPOINT" "$1"
+      sql "SELECT pg_total_relation_size('usertable') / 1048576" "$1" ;;
+  esac
+}
+
+# Each tool loads the records into a database of its own; YCSB's gets the table fathom's load
+# makes (JdbcDBCreateTable's: YCSB_KEY VARCHAR(255) PRIMARY KEY, ten TEXT fields).
+ddl="CREATE TABLE usertable (YCSB_KEY VARCHAR(255) PRIMARY KEY$(for i in $(seq 0 9); do printf ', FIELD%d TEXT' "$i"; done))"
+for db in load_fathom load_ycsb; do sql "CREATE DATABASE $db"; done
+sql "$ddl" load_ycsb
+timed "$work/load-fathom.cpu" fathom_on load_fathom --workload ycsb/workloada --param records="$RECORDS" \
+  --param steps=load --clients "$CLIENTS" --no-calibrate --results "$work/load-fathom" >/dev/null 2>"$work/load-fathom.log"
+lf=$(python3 -c 'import glob, json, sys; print(json.load(open(glob.glob(sys.argv[1] + "/*/steps/*load.json")[0]))["ops_per_sec"])' "$work/load-fathom")
+# shellcheck disable=SC2046
+timed "$work/load-ycsb.cpu" java -cp "$cp" site.ycsb.Client -load -db site.ycsb.db.JdbcDBClient \
+  -P "$YCSB_SRC/workloads/workloada" $(jdbc load_ycsb) -p recordcount="$RECORDS" \
+  -threads "$CLIENTS" >"$work/load-ycsb.log" 2>"$work/load-ycsb.err"
+ly=$(awk -F', ' '/^\[OVERALL\], Throughput/ { print $3 }' "$work/load-ycsb.log")
+printf '%-7s %10s %8s\n' load records/s size_MB
+printf '%-7s %10.0f %8s\n' fathom "$lf" "$(db_mb load_fathom)" ycsb "$ly" "$(db_mb load_ycsb)"
+echo
+
+fathom_on ycsb --workload ycsb/workloada --param records="$RECORDS" --param steps=load \
+  --clients "$CLIENTS" --no-calibrate --results "$work/load" >/dev/null
+sql "CREATE TABLE loaded_keys AS SELECT YCSB_KEY FROM usertable"
+sql "CREATE UNIQUE INDEX loaded_key ON loaded_keys (YCSB_KEY)"
+# The records a run inserted, deleted so the next run starts from the same table.
+unload() {
+  sql "DELETE FROM usertable WHERE NOT EXISTS (SELECT 1 FROM loaded_keys l WHERE l.YCSB_KEY = usertable.YCSB_KEY)"
+}
+
+# A run phase of workload $2 by fathom (repeat $1): "ops throughput READ UPDATE SCAN RMW INSERT".
 by_fathom() {
   local d="$work/fathom-$2-$1"
-  timed "$d.cpu" "$fathom" run --engine innodb --set "url=$url" --set "pid=$server" \
-    --workload "ycsb/workload$2" --param records="$RECORDS" --param operations="$OPERATIONS" \
-    --param steps=run --clients "$CLIENTS" --no-calibrate --results "$d" >/dev/null 2>"$d.log"
+  timed "$d.cpu" fathom_on ycsb --workload "ycsb/workload$2" --param records="$RECORDS" \
+    --param operations="$OPERATIONS" --param steps=run --clients "$CLIENTS" --no-calibrate \
+    --results "$d" >/dev/null 2>"$d.log"
   python3 - "$d" <<'EOF'
 import glob, json, sys
 s = json.load(open(glob.glob(sys.argv[1] + "/*/steps/*run.json")[0]))
 k = lambda n: s["by_op"].get(n, {}).get("ops", 0)
-print(s["ops"], s["ops_per_sec"], k("READ"), k("UPDATE"), k("SCAN"), k("READ-MODIFY-WRITE"))
+print(s["ops"], s["ops_per_sec"], k("READ"), k("UPDATE"), k("SCAN"), k("READ-MODIFY-WRITE"), k("INSERT"))
 EOF
 }
 
@@ -57,45 +113,60 @@ EOF
 # and UPDATE too: they are taken out of those, so each kind counts operations as fathom's do.
 by_ycsb() {
   local d="$work/ycsb-$2-$1"
+  # shellcheck disable=SC2046
   timed "$d.cpu" java -cp "$cp" site.ycsb.Client -t -db site.ycsb.db.JdbcDBClient \
-    -P "$YCSB_SRC/workloads/workload$2" -p db.driver=com.mysql.jdbc.Driver \
-    -p "db.url=jdbc:mysql://127.0.0.1:${PORT:-3307}/ycsb?useSSL=false" -p db.user=ycsb \
-    -p db.passwd=ycsb -p recordcount="$RECORDS" -p operationcount="$OPERATIONS" \
-    -threads "$CLIENTS" >"$d.log" 2>"$d.err"
+    -P "$YCSB_SRC/workloads/workload$2" $(jdbc ycsb) -p recordcount="$RECORDS" \
+    -p operationcount="$OPERATIONS" -threads "$CLIENTS" >"$d.log" 2>"$d.err"
   awk -F', ' '/^\[OVERALL\], Throughput/ { t = $3 }
     /^\[READ\], Operations/ { r = $3 } /^\[UPDATE\], Operations/ { u = $3 }
     /^\[SCAN\], Operations/ { s = $3 } /^\[READ-MODIFY-WRITE\], Operations/ { m = $3 }
-    END { printf "%d %s %d %d %d %d\n", r + u + s - m, t, r - m, u - m, s, m }' "$d.log"
+    /^\[INSERT\], Operations/ { i = $3 }
+    END { printf "%d %s %d %d %d %d %d\n", r + u + s + i - m, t, r - m, u - m, s, m, i }' "$d.log"
 }
 
-# The statements each tool sends, by shape: the server's general log for a short run of workload
-# A by each (quoted values become S, numbers N).
+# The statements each tool sends, by shape: the server's log of every statement for a short
+# run of workload $2 by tool $1 (quoted values become S, numbers N).
 shapes() {
-  local log="$work/general-$1.log"
-  mariadb -S "$work/mysqld.sock" -uroot -e "SET GLOBAL general_log_file = '$log'; SET GLOBAL general_log = 1"
-  "by_$1" shapes a >/dev/null
-  mariadb -S "$work/mysqld.sock" -uroot -e "SET GLOBAL general_log = 0"
-  sed -nE 's/^.*[0-9]+ (Query|Execute)\t//p' "$log" | sed -E "s/'([^'\\\\]|\\\\.)*'/S/g; s/[0-9]+/N/g" | sort | uniq -c | sort -rn | head -12
+  local log from
+  case $ENGINE in
+    innodb) log="$work/general-$1.log"; from=0
+      sql "SET GLOBAL general_log_file = '$log'; SET GLOBAL general_log = 1" ;;
+    postgres) log="$work/postgres.log"; from=$(wc -l <"$log")
+      sql "ALTER SYSTEM SET log_statement = 'all'"; sql "SELECT pg_reload_conf()" >/dev/null ;;
+  esac
+  "by_$1" shapes "$2" >/dev/null
+  case $ENGINE in
+    innodb) sql "SET GLOBAL general_log = 0" ;;
+    postgres) sql "ALTER SYSTEM RESET log_statement"; sql "SELECT pg_reload_conf()" >/dev/null ;;
+  esac
+  unload
+  tail -n +"$((from + 1))" "$log" |
+    sed -nE 's/^.*[0-9]+ (Query|Execute)\t//p; s/^.*LOG: +(statement|execute [^:]*): //p' |
+    grep -v -e log_statement -e pg_reload_conf -e general_log |
+    sed -E "s/'([^'\\\\]|\\\\.)*'/S/g; s/[0-9]+/N/g" | sort | uniq -c | sort -rn | head -12
 }
 OPS_SAVED=$OPERATIONS
 OPERATIONS=2000
-echo "statements of 2,000 operations of workload A, by shape (count, statement): fathom, then YCSB"
-shapes fathom; echo; shapes ycsb; echo
+for w in a e; do
+  echo "statements of 2,000 operations of workload ${w^^}, by shape (count, statement): fathom, then YCSB"
+  shapes fathom $w; echo; shapes ycsb $w; echo
+done
 OPERATIONS=$OPS_SAVED
 
-# Before each run, InnoDB writes out its dirty pages (up to 60 s), so the server's CPU of one
-# run does not include the flushing of the run before it, whichever tool made it.
+# Before each run the server writes out its dirty pages (InnoDB's flush, up to 60 s;
+# PostgreSQL's checkpoint), so the server's CPU of one run does not include the flushing of
+# the run before it, whichever tool made it.
 settle() {
-  local q=(mariadb -S "$work/mysqld.sock" -uroot -N -e)
-  "${q[@]}" "SET GLOBAL innodb_max_dirty_pages_pct_lwm = 0.001, innodb_max_dirty_pages_pct = 0"
+  if [[ $ENGINE == postgres ]]; then sql "CHECKPOINT"; return; fi
+  sql "SET GLOBAL innodb_max_dirty_pages_pct_lwm = 0.001, innodb_max_dirty_pages_pct = 0"
   for _ in $(seq 120); do
-    (($("${q[@]}" "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'" | awk '{ print $2 }') == 0)) && break
+    (($(sql "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'" | awk '{ print $2 }') == 0)) && break
     sleep 0.5
   done
-  "${q[@]}" "SET GLOBAL innodb_max_dirty_pages_pct_lwm = DEFAULT, innodb_max_dirty_pages_pct = DEFAULT"
+  sql "SET GLOBAL innodb_max_dirty_pages_pct_lwm = DEFAULT, innodb_max_dirty_pages_pct = DEFAULT"
 }
 
-printf '%-3s %-7s %9s %8s %8s %8s %8s %10s %10s\n' wl tool ops/s READ UPDATE SCAN RMW srv_us/op cli_us/op
+printf '%-3s %-7s %9s %8s %8s %8s %8s %8s %10s %10s\n' wl tool ops/s READ UPDATE SCAN RMW INSERT srv_us/op cli_us/op
 for w in $workloads; do
   : >"$work/fig-$w"
   for rep in $(seq "$REPEATS"); do
@@ -104,20 +175,21 @@ for w in $workloads; do
     for tool in $order; do
       settle
       t0=$(server_ticks)
-      read -r ops tput r u s m < <("by_$tool" "$rep" "$w")
+      read -r ops tput r u s m i < <("by_$tool" "$rep" "$w")
       t1=$(server_ticks)
+      unload
       c=$(awk '{ print ($1 + $2) * 1e6 }' "$work/$tool-$w-$rep.cpu" | tail -1)
-      awk -v t="$tool" -v o="$ops" -v p="$tput" -v r="$r" -v u="$u" -v s="$s" -v m="$m" \
+      awk -v t="$tool" -v o="$ops" -v p="$tput" -v r="$r" -v u="$u" -v s="$s" -v m="$m" -v i="$i" \
         -v srv=$((t1 - t0)) -v tick="$tick_us" -v c="$c" \
-        'BEGIN { printf "%s %s %s %s %s %s %.2f %.2f\n", t, p, r, u, s, m, srv * tick / o, c / o }' \
+        'BEGIN { printf "%s %s %s %s %s %s %s %.2f %.2f\n", t, p, r, u, s, m, i, srv * tick / o, c / o }' \
         >>"$work/fig-$w"
     done
   done
   for tool in fathom ycsb; do
     row() { awk -v t="$tool" -v c="$1" '$1 == t { print $c }' "$work/fig-$w" | median; }
-    printf '%-3s %-7s %9.0f %8.0f %8.0f %8.0f %8.0f %10.1f %10.1f\n' "$w" "$tool" "$(row 2)" \
-      "$(row 3)" "$(row 4)" "$(row 5)" "$(row 6)" "$(row 7)" "$(row 8)"
+    printf '%-3s %-7s %9.0f %8.0f %8.0f %8.0f %8.0f %8.0f %10.1f %10.1f\n' "$w" "$tool" "$(row 2)" \
+      "$(row 3)" "$(row 4)" "$(row 5)" "$(row 6)" "$(row 7)" "$(row 8)" "$(row 9)"
   done
 done
-echo "InnoDB (MariaDB 10.11) over loopback TCP, $RECORDS records, $OPERATIONS operations per run, $CLIENTS clients; medians of $REPEATS alternating repeats"
+echo "$ENGINE over loopback TCP, $RECORDS records, $OPERATIONS operations per run, $CLIENTS clients; medians of $REPEATS alternating repeats"
 echo "srv_us/op: the server's CPU per operation (/proc); cli_us/op: each tool's whole process (GNU time; the JVM's start included for YCSB)"

@@ -73,8 +73,40 @@ EOF
   url="mysql://$user:$user@127.0.0.1:${PORT:-3307}/$db"
 }
 
-# The server's CPU so far, in clock ticks; one tick in µs.
-server_ticks() { awk '{ print $14 + $15 }' "/proc/$server/stat"; }
+# A PostgreSQL server of its own in $work (Debian's PostgreSQL 15, run as the postgres user),
+# listening on loopback TCP port ${PG_PORT:-5433} (what the Java clients' pgjdbc speaks) and on a
+# unix socket in $work, trusting local connections, shared_buffers 1 GB as `fathom serve
+# --set cache_size=1g`, with database $1: the postmaster's pid in $server (stopped on exit),
+# fathom's URL for it in $url.
+tcp_postgres() {
+  local db=$1
+  pg_bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+  chmod 755 "$work"
+  mkdir -p "$work/pgdata" && chown postgres: "$work/pgdata"
+  runuser -u postgres -- "$pg_bin/initdb" -D "$work/pgdata" --auth=trust -U postgres >"$work/initdb.log"
+  cat >>"$work/pgdata/postgresql.conf" <<EOF
+listen_addresses = '127.0.0.1'
+port = ${PG_PORT:-5433}
+unix_socket_directories = '$work'
+max_connections = 300
+shared_buffers = 1GB
+EOF
+  runuser -u postgres -- "$pg_bin/pg_ctl" -D "$work/pgdata" -l "$work/postgres.log" -w start >/dev/null
+  server=$(head -1 "$work/pgdata/postmaster.pid")
+  trap 'runuser -u postgres -- "$pg_bin/pg_ctl" -D "$work/pgdata" -m fast -w stop >/dev/null 2>&1 || true' EXIT
+  psql -h "$work" -p "${PG_PORT:-5433}" -U postgres -qc "CREATE DATABASE $db"
+  url="host=127.0.0.1 port=${PG_PORT:-5433} user=postgres dbname=$db"
+}
+
+# The server's CPU so far, in clock ticks, with its child processes' (PostgreSQL's backends
+# and workers: those still running, and those ended, which the parent has reaped); one tick
+# in µs.
+server_ticks() {
+  local p
+  for p in $server $(ps -o pid= --ppid "$server"); do
+    awk '{ print $14 + $15 + $16 + $17 }' "/proc/$p/stat" 2>/dev/null || true
+  done | awk '{ s += $1 } END { print s }'
+}
 tick_us=$((1000000 / $(getconf CLK_TCK)))
 
 # Engine $1 served by `fathom serve` (data in $work/data, stopped on exit): its URL in $url,

@@ -204,3 +204,81 @@ fn pgbench_tpcb_like_on_postgres_and_mariadb() {
         assert_eq!(rows, 5.0 * xacts, "{engine}: rows per transaction");
     }
 }
+
+/// sysbench's tests written as files on PostgreSQL and MariaDB: the load makes sbtest1 with an
+/// auto-increment id on each (`serial` as the server spells it) and fills the rows `vars`
+/// asks for; an oltp_insert adds one row under a new id, a select_random_ranges returns one
+/// count, an oltp_delete takes at most one row.
+#[test]
+fn sysbench_files_on_postgres_and_mariadb() {
+    for (file, rows_per_op) in [
+        ("sysbench/oltp_insert", Some(1.0)),
+        ("sysbench/select_random_ranges", Some(1.0)),
+        ("sysbench/oltp_delete", None),
+    ] {
+        let dir = server_scratch();
+        ok(&run(
+            &format!(
+                "--engine postgres,innodb --workload {file} --clients 2 --duration 1s \
+                 --param vars=table_size=3000"
+            ),
+            dir.path(),
+        ));
+        no_server_left(dir.path());
+        for r in report_json(dir.path())["runs"].as_array().unwrap() {
+            let engine = r["engine"].as_str().unwrap();
+            assert_eq!(f(&step(r, "load")["by_op"]["LOAD"]["rows"]), 3000.0);
+            let phase = step(r, "run");
+            let (name, by) = phase["by_op"].as_object().unwrap().iter().next().unwrap();
+            let (ops, rows) = (f(&by["ops"]), f(&by["rows"]));
+            assert!(ops > 20.0, "{file} on {engine}: {ops} {name}");
+            match rows_per_op {
+                Some(per) => assert_eq!(rows, per * ops, "{file} on {engine}"),
+                None => assert!(rows <= ops && rows > 0.0, "{file} on {engine}: {rows}"),
+            }
+        }
+    }
+}
+
+/// docs/declared.md's "Write your own" file, as the page prints it, runs on RocksDB and
+/// PostgreSQL: the load, then both phases, the arrivals group held near its 100 inserts a
+/// second beside closed-loop readers.
+#[test]
+fn the_docs_own_workload_runs_as_written() {
+    let doc = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/declared.md"),
+    )
+    .unwrap();
+    let recipe = &doc[doc.find("## Write your own").expect("the recipe's section")..];
+    let start = recipe.find("```toml\n").expect("its file") + "```toml\n".len();
+    let text = &recipe[start..start + recipe[start..].find("```").unwrap()];
+    let dir = server_scratch();
+    let file = dir.path().join("sessions.toml");
+    std::fs::write(&file, text).unwrap();
+    let results = dir.path().join("results");
+    ok(&run(
+        &format!(
+            "--engine rocksdb,postgres --workload {} --clients 2 --duration 3s",
+            file.display()
+        ),
+        &results,
+    ));
+    no_server_left(dir.path());
+    for r in report_json(&results)["runs"].as_array().unwrap() {
+        let engine = r["engine"].as_str().unwrap();
+        assert_eq!(ops(step(r, "load"), "INSERT"), 20_000.0, "{engine}");
+        let warm = step(r, "warm");
+        let (reads, updates) = (ops(warm, "READ"), ops(warm, "UPDATE"));
+        assert!(
+            reads > 5.0 * updates && updates > 0.0,
+            "{engine}: {reads} {updates}"
+        );
+        let busy = step(r, "busy");
+        let inserts = ops(busy, "INSERT");
+        assert!(
+            (200.0..=330.0).contains(&inserts),
+            "{engine}: {inserts} in 3s at 100/s"
+        );
+        assert!(ops(busy, "READ") > inserts, "{engine}");
+    }
+}

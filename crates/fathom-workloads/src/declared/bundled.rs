@@ -40,4 +40,16 @@ pub const BUNDLED: &[(&str, &str)] = &[
         "pgbench/select-only",
         include_str!("../../../../workloads/pgbench/select-only.toml"),
     ),
+    (
+        "sysbench/oltp_insert",
+        include_str!("../../../../workloads/sysbench/oltp_insert.toml"),
+    ),
+    (
+        "sysbench/oltp_delete",
+        include_str!("../../../../workloads/sysbench/oltp_delete.toml"),
+    ),
+    (
+        "sysbench/select_random_ranges",
+        include_str!("../../../../workloads/sysbench/select_random_ranges.toml"),
+    ),
 ];

@@ -113,6 +113,13 @@ pub enum Distribution {
     Hotspot,
     Exponential,
     Sequential,
+    /// sysbench 1.0.20's `--rand-type` distributions, with its default options.
+    #[serde(rename = "sysbench_special")]
+    SysbenchSpecial,
+    #[serde(rename = "sysbench_gaussian")]
+    SysbenchGaussian,
+    #[serde(rename = "sysbench_pareto")]
+    SysbenchPareto,
 }
 
 /// A timed or counted phase of operations.
@@ -400,6 +407,7 @@ fn check(f: &mut File, text: &str) -> Result<(), Refusal> {
         f.names.slot(name);
     }
     f.names.slot("client_id");
+    f.names.slot("clients");
     super::sqlfile::check_tables(&mut f.tables, &mut f.names)?;
     let d = &f.data;
     if *d.records.get_ref() == 0 {

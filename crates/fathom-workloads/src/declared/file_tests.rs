@@ -165,6 +165,11 @@ fn bad_rates_groups_and_names() -> Vec<(String, usize, &'static str)> {
         ),
         (phase("arrivals = \"bursty\"", "read = 1"), 8, "bursty"),
         (
+            phase("distribution = \"sysbench_zipfian\"", "read = 1"),
+            8,
+            "sysbench_zipfian",
+        ),
+        (
             groups("operations = 10", "clients = 2\nmix = { read = 1 }"),
             9,
             "client groups run for a time",

@@ -3,6 +3,7 @@
 //! client's own random source; shared state (the newest inserted record, for `latest`) is
 //! passed in.
 
+use crate::sysbench::rand::{self as sb, RandType};
 use rand::rngs::SmallRng;
 use rand::Rng;
 
@@ -150,6 +151,8 @@ pub enum Chooser {
     Exponential { gamma: f64 },
     /// min, min + 1, ... wrapping after max.
     Sequential { min: u64, span: u64, next: u64 },
+    /// One of sysbench's distributions over [0, records), by the sysbench workload's code.
+    Sysbench { kind: RandType, records: u64 },
 }
 
 impl Chooser {
@@ -177,6 +180,10 @@ impl Chooser {
             cold: span - hot,
             hot_ops,
         }
+    }
+
+    pub fn sysbench(kind: RandType, records: u64) -> Chooser {
+        Chooser::Sysbench { kind, records }
     }
 
     pub fn exponential(percentile: f64, range: f64) -> Chooser {
@@ -218,6 +225,10 @@ impl Chooser {
                 Chooser::Sequential { min, span, next } => {
                     *next += 1;
                     *min + (*next - 1) % *span
+                }
+                Chooser::Sysbench { kind, records } => {
+                    let top = records.saturating_sub(1) as i64;
+                    sb::draw(*kind, rng, 0, top).expect("stateless") as u64
                 }
             };
             if n <= newest {

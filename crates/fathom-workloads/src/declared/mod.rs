@@ -18,6 +18,7 @@ pub mod sqlfile;
 
 use crate::params::{record as record_params, seed_or_clock, thread_seed, Params, Span};
 use crate::statements::Statements;
+use crate::sysbench::rand as sb;
 use crate::{alike, kv_session, NewClients, NewStep, PreparedStep, Workload, WorkloadEntry};
 use doc::DocStore;
 use fathom_core::driver::{ClientGroup, StepPlan};
@@ -63,6 +64,8 @@ pub struct DeclaredParams {
     seed: u64,
     /// the file's variable `scale` (pgbench's -s: the tables' size); 0: the file's
     scale: u64,
+    /// other variables of the file's [vars], as NAME=INTEGER (`vars=table_size=100000`)
+    vars: Vec<String>,
     /// how SQL statements are sent: original (as YCSB's JDBC binding: text on MariaDB, as
     /// Connector/J's client-side prepared statements; prepared on PostgreSQL and SQLite),
     /// text, or prepared
@@ -80,6 +83,7 @@ impl Default for DeclaredParams {
             steps: Vec::new(),
             seed: 0,
             scale: 0,
+            vars: Vec::new(),
             statements: Statements::Original,
         }
     }
@@ -87,7 +91,7 @@ impl Default for DeclaredParams {
 
 pub const ENTRY: WorkloadEntry = WorkloadEntry::new::<DeclaredParams, YcsbKind>(
     "declared",
-    "a workload written as a TOML file (`--workload FILE`; bundled: ycsb/workloada … ycsb/workloadf)",
+    "a workload written as a TOML file (`--workload FILE`; bundled: ycsb/workloada … ycsb/workloadf, pgbench/…, sysbench/…)",
     build,
     crate::report::ReportHooks::NONE,
 );
@@ -232,6 +236,22 @@ fn values(f: &file::File, p: &DeclaredParams) -> anyhow::Result<(Vec<Val>, Table
             );
         };
         vars[i] = Val::Int(p.scale as i64);
+    }
+    for set in &p.vars {
+        let parsed = (set.split_once('='))
+            .and_then(|(name, v)| Some((name.trim(), v.trim().parse::<i64>().ok()?)));
+        let Some((name, v)) = parsed else {
+            anyhow::bail!("parameter `vars`: `{set}`: NAME=INTEGER, as `table_size=100000`");
+        };
+        let Some(i) = f.names.find(name).filter(|_| f.vars.contains_key(name)) else {
+            let known: Vec<&str> = f.vars.keys().map(String::as_str).collect();
+            anyhow::bail!(
+                "parameter `vars`: {} has no variable `{name}` in [vars] (it has: {})",
+                p.file,
+                known.join(", ")
+            );
+        };
+        vars[i] = Val::Int(v);
     }
     let mut rng = SmallRng::seed_from_u64(p.seed);
     let mut rows = Vec::new();
@@ -378,6 +398,9 @@ impl Declared {
                 span: records,
                 next: 0,
             },
+            Distribution::SysbenchSpecial => Chooser::sysbench(sb::SPECIAL, records),
+            Distribution::SysbenchGaussian => Chooser::sysbench(sb::GAUSSIAN, records),
+            Distribution::SysbenchPareto => Chooser::sysbench(sb::PARETO, records),
         };
         let max = *ph.max_scan_length.get_ref();
         let scan_length = match ph.scan_length_distribution {
@@ -517,6 +540,9 @@ impl<'a> DeclaredStep<'a> {
         let mut vars = w.vars.clone();
         if let Some(i) = f.names.find("client_id") {
             vars[i] = Val::Int(c as i64);
+        }
+        if let Some(i) = f.names.find("clients") {
+            vars[i] = Val::Int(w.plans[self.index].clients as i64);
         }
         Ok(match (&w.steps[self.index], &self.load) {
             (Step::Load, Some(load)) => {

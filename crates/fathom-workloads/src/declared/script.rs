@@ -1,8 +1,11 @@
 //! SQL scripts as pgbench writes them: `\set NAME EXPRESSION` lines and SQL statements ending
 //! in `;` whose `:NAME`s are bound from the variables; and the expressions, which tables'
 //! column values use too (integers, `+ - * / %`, parentheses, `'text'`, `null`, and pgbench's
-//! functions `random`, `random_gaussian`, `random_exponential`, `abs`, `least`, `greatest`).
+//! functions `random`, `random_gaussian`, `random_exponential`, `abs`, `least`, `greatest`;
+//! and sysbench's `sysbench_special`, `sysbench_gaussian`, `sysbench_pareto` and
+//! `random_string`, drawn by the sysbench workload's own code).
 
+use crate::sysbench::rand as sb;
 use rand::rngs::SmallRng;
 use rand::Rng;
 
@@ -12,6 +15,8 @@ pub enum Val {
     Int(i64),
     Text(String),
     Null,
+    /// SQL's `DEFAULT`: a table's column value the server fills (an auto-increment id).
+    Default,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -19,6 +24,7 @@ pub enum Expr {
     Int(i64),
     Text(String),
     Null,
+    Default,
     /// A variable, by its slot among the script's variables.
     Var(usize),
     Neg(Box<Expr>),
@@ -34,6 +40,12 @@ pub enum Func {
     Abs,
     Least,
     Greatest,
+    /// sysbench 1.0.20's distributions over [lo, hi], with its default options.
+    SbSpecial,
+    SbGaussian,
+    SbPareto,
+    /// `sysbench.rand.string(template)`: `#` a digit, `@` a letter.
+    RandomString,
 }
 
 /// Variables by name; an expression refers to them by slot.
@@ -299,6 +311,9 @@ impl Parser<'_> {
         if t.eq_ignore_ascii_case("null") {
             return Ok(Expr::Null);
         }
+        if t.eq_ignore_ascii_case("default") {
+            return Ok(Expr::Default);
+        }
         let f = match t.as_str() {
             "random" | "random_uniform" => Func::Random,
             "random_gaussian" => Func::Gaussian,
@@ -306,9 +321,13 @@ impl Parser<'_> {
             "abs" => Func::Abs,
             "least" => Func::Least,
             "greatest" => Func::Greatest,
+            "sysbench_special" => Func::SbSpecial,
+            "sysbench_gaussian" => Func::SbGaussian,
+            "sysbench_pareto" => Func::SbPareto,
+            "random_string" => Func::RandomString,
             _ => {
                 return Err(format!(
-                    "`{t}`: a number, :variable, 'text', null or function"
+                    "`{t}`: a number, :variable, 'text', null, default or function"
                 ))
             }
         };
@@ -320,7 +339,8 @@ impl Parser<'_> {
         }
         self.take(")")?;
         let want = match f {
-            Func::Random => 2..=2,
+            Func::Random | Func::SbSpecial | Func::SbGaussian | Func::SbPareto => 2..=2,
+            Func::RandomString => 1..=1,
             Func::Gaussian | Func::Exponential => 3..=3,
             Func::Abs => 1..=1,
             Func::Least | Func::Greatest => 1..=64,
@@ -342,11 +362,13 @@ impl Expr {
             Val::Int(i) => Ok(i),
             Val::Text(t) => Err(format!("'{t}' where a number goes")),
             Val::Null => Err("null where a number goes".to_string()),
+            Val::Default => Err("default where a number goes".to_string()),
         };
         Ok(Val::Int(match self {
             Expr::Int(i) => *i,
             Expr::Text(t) => return Ok(Val::Text(t.clone())),
             Expr::Null => return Ok(Val::Null),
+            Expr::Default => return Ok(Val::Default),
             Expr::Var(v) => return Ok(vars[*v].clone()),
             Expr::Neg(e) => -int(e, rng)?,
             Expr::Bin(op, a, b) => {
@@ -359,6 +381,14 @@ impl Expr {
                     b'/' => a / b,
                     _ => a % b,
                 }
+            }
+            Expr::Call(Func::RandomString, args) => {
+                let Val::Text(template) = args[0].eval(vars, rng)? else {
+                    return Err("random_string takes a 'template'".into());
+                };
+                let mut out = String::with_capacity(template.len());
+                sb::fill_string(rng, &template, &mut out);
+                return Ok(Val::Text(out));
             }
             Expr::Call(f, args) => {
                 let ints: Vec<i64> = args.iter().map(|a| int(a, rng)).collect::<Result<_, _>>()?;
@@ -406,6 +436,16 @@ fn call(f: Func, a: &[i64], rng: &mut SmallRng) -> Result<i64, String> {
             let u = 1.0 - rng.gen::<f64>();
             lo + (n * (-(cut + (1.0 - cut) * u).ln() / param)) as i64
         }
+        Func::SbSpecial | Func::SbGaussian | Func::SbPareto => {
+            range(a[0], a[1])?;
+            let kind = match f {
+                Func::SbSpecial => sb::SPECIAL,
+                Func::SbGaussian => sb::GAUSSIAN,
+                _ => sb::PARETO,
+            };
+            sb::draw(kind, rng, a[0], a[1]).expect("stateless")
+        }
+        Func::RandomString => unreachable!("evaluated with its text argument"),
         Func::Abs => a[0].abs(),
         Func::Least => *a.iter().min().unwrap_or(&0),
         Func::Greatest => *a.iter().max().unwrap_or(&0),
@@ -464,6 +504,45 @@ mod tests {
         assert!((48.0..53.0).contains(&mean), "{mean}");
     }
 
+    /// sysbench's distributions come from the sysbench workload's own code: special puts
+    /// three draws in four in the middle 1% of the range, pareto 80% in the first 20%.
+    #[test]
+    fn sysbench_functions_draw_as_sysbench_does() {
+        let mut names = Names::default();
+        let mut rng = SmallRng::seed_from_u64(2);
+        let mut share = |text: &str, within: std::ops::Range<i64>| {
+            let e = parse_expr(text, &mut names).unwrap();
+            let n = 20_000;
+            let hits = (0..n)
+                .filter(|_| match e.eval(&[], &mut rng).unwrap() {
+                    Val::Int(x) => {
+                        assert!((1..=10_000).contains(&x), "{text}: {x}");
+                        within.contains(&x)
+                    }
+                    v => panic!("{v:?}"),
+                })
+                .count();
+            hits as f64 / n as f64
+        };
+        let special = share("sysbench_special(1, 10000)", 4950..5051);
+        assert!((0.74..0.80).contains(&special), "{special}");
+        let pareto = share("sysbench_pareto(1, 10000)", 1..2001);
+        assert!((0.78..0.82).contains(&pareto), "{pareto}");
+        let gaussian = share("sysbench_gaussian(1, 10000)", 4000..6001);
+        // The mean of twelve uniforms: within 1.2 standard deviations of the middle.
+        assert!((0.72..0.82).contains(&gaussian), "{gaussian}");
+        let s = parse_expr("random_string('##-@@')", &mut names).unwrap();
+        let Val::Text(t) = s.eval(&[], &mut rng).unwrap() else {
+            panic!()
+        };
+        let b = t.as_bytes();
+        assert!(b.len() == 5 && b[2] == b'-', "{t}");
+        assert!(b[..2].iter().all(u8::is_ascii_digit), "{t}");
+        assert!(b[3..].iter().all(u8::is_ascii_lowercase), "{t}");
+        let d = parse_expr("DEFAULT", &mut names).unwrap();
+        assert_eq!(d.eval(&[], &mut rng).unwrap(), Val::Default);
+    }
+
     #[test]
     fn bad_scripts_name_their_line() {
         let mut names = Names::default();
@@ -475,6 +554,7 @@ mod tests {
             ("\\set x 1", 1, "at least one SQL statement"),
             ("SELECT ? ;", 1, "write a :variable"),
             ("\\set x foo(1)", 1, "`foo`"),
+            ("\\set x sysbench_special(1)", 1, "takes 2..=2"),
         ] {
             let (n, e) = parse(text, &mut names).unwrap_err();
             assert_eq!(n, line, "{text}: {e}");

@@ -5,7 +5,7 @@
 //! with the values written in (pgbench's default `-M simple`) or prepared.
 
 use super::script::{Class, Command, Val};
-use super::sqlfile::{ScriptDef, TableDef, MOST_SCRIPTS};
+use super::sqlfile::{ScriptDef, SentAs, TableDef, MOST_SCRIPTS};
 use crate::statements::Statements;
 use fathom_core::driver::{Client, Done};
 use fathom_core::kind::{QueryMix, StepKinds};
@@ -66,12 +66,17 @@ pub fn script_kinds(scripts: &[ScriptDef]) -> StepKinds {
 
 /// The load's tables as its statements make them: dropped, then created with their primary
 /// key (before the rows, where `pgbench -i` adds it after) and, on PostgreSQL, fill factor.
+/// A column of type `serial` is PostgreSQL's; on MariaDB it is `INTEGER NOT NULL
+/// AUTO_INCREMENT`, as sysbench makes its `id` on each.
 pub fn tables_ddl(d: Dialect, storage: Option<&str>, tables: &[TableDef]) -> Vec<String> {
     let mut out: Vec<String> = (tables.iter().rev())
         .map(|t| format!("DROP TABLE IF EXISTS {}", t.name.get_ref()))
         .collect();
     for t in tables {
-        let mut cols = t.columns.get_ref().join(", ");
+        let columns: Vec<String> = (t.columns.get_ref().iter())
+            .map(|c| column_on(d, c))
+            .collect();
+        let mut cols = columns.join(", ");
         if let Some(pk) = &t.primary_key {
             cols.push_str(&format!(", PRIMARY KEY ({pk})"));
         }
@@ -86,6 +91,22 @@ pub fn tables_ddl(d: Dialect, storage: Option<&str>, tables: &[TableDef]) -> Vec
         ));
     }
     out
+}
+
+/// A column definition as `d` writes it: `serial` in the type's place becomes MariaDB's
+/// auto-increment integer there.
+fn column_on(d: Dialect, def: &str) -> String {
+    let mut words = def.split_whitespace();
+    let (Some(name), Some(kind)) = (words.next(), words.next()) else {
+        return def.to_string();
+    };
+    if d != Dialect::MariaDb || !kind.eq_ignore_ascii_case("serial") {
+        return def.to_string();
+    }
+    let rest: Vec<&str> = words.collect();
+    format!("{name} INTEGER NOT NULL AUTO_INCREMENT {}", rest.join(" "))
+        .trim_end()
+        .to_string()
 }
 
 /// What the load's clients share: each table's rows, the next batch, and who finished.
@@ -152,11 +173,15 @@ impl<'a> TableLoader<'a> {
         }
     }
 
-    /// The last client to finish vacuums and analyzes the tables, as `pgbench -i`.
+    /// The last client to finish runs each table's `after_load` statements, then vacuums
+    /// and analyzes the tables, as `pgbench -i`.
     fn finish(&mut self) -> anyhow::Result<()> {
         let last = self.shared.finished.fetch_add(1, Ordering::Relaxed) + 1 == self.shared.clients;
         if !last {
             return Ok(());
+        }
+        for sql in self.defs.iter().flat_map(|t| &t.after_load) {
+            self.conn.exec(sql)?;
         }
         for (name, _, _) in &self.shared.tables {
             let sql = match self.dialect {
@@ -204,6 +229,7 @@ impl Client for TableLoader<'_> {
                         let _ = write!(self.sql, "'{}'", s.replace('\'', "''"));
                     }
                     Val::Null => self.sql.push_str("NULL"),
+                    Val::Default => self.sql.push_str("DEFAULT"),
                 }
             }
             self.sql.push(')');
@@ -245,10 +271,14 @@ impl<'a> ScriptClient<'a> {
         (rng, quota): (SmallRng, Option<u64>),
     ) -> anyhow::Result<ScriptClient<'a>> {
         let d = engine.dialect();
-        let text = statements.text_on(d, &[Dialect::MariaDb, Dialect::Postgres])?;
         let mut conn = engine.connect()?;
         let mut sent = Vec::new();
         for s in scripts {
+            let original: &[Dialect] = match s.statements {
+                SentAs::Text => &[Dialect::MariaDb, Dialect::Postgres],
+                SentAs::Prepared => &[],
+            };
+            let text = statements.text_on(d, original)?;
             let mut these = Vec::new();
             for c in &s.commands {
                 let Command::Sql { text: sql, args } = c else {
@@ -321,7 +351,9 @@ impl Client for ScriptClient<'_> {
                             .map(|a| match &self.vars[*a] {
                                 Val::Int(i) => Ok(Value::Int(*i)),
                                 Val::Text(t) => Ok(Value::Text(t)),
-                                Val::Null => Err(anyhow::anyhow!("a null bound to a statement")),
+                                Val::Null | Val::Default => {
+                                    Err(anyhow::anyhow!("a null or default bound to a statement"))
+                                }
                             })
                             .collect::<anyhow::Result<_>>()?;
                         let out = self.conn.run(*stmt, &params)?;

@@ -27,6 +27,10 @@ pub struct TableDef {
     /// PostgreSQL's fill factor for the table (`WITH (fillfactor=N)`); MariaDB has none.
     #[serde(default)]
     pub fillfactor: Option<Spanned<u64>>,
+    /// Statements run once the rows are in, before the analyze (sysbench's
+    /// `CREATE INDEX k_1 ON sbtest1(k)`).
+    #[serde(default)]
+    pub after_load: Vec<String>,
     #[serde(skip)]
     pub rows_expr: Option<Expr>,
     #[serde(skip)]
@@ -42,8 +46,22 @@ pub struct ScriptDef {
     pub weight: Spanned<f64>,
     /// pgbench's script syntax: `\set NAME EXPRESSION` lines and statements ending in `;`.
     pub text: Spanned<String>,
+    /// How the original client sent the statements, what `statements=original` does: as text
+    /// with the values written in (pgbench's `-M simple`, sysbench's `con:query`) or prepared
+    /// (sysbench's `con:prepare`).
+    #[serde(default)]
+    pub statements: SentAs,
     #[serde(skip)]
     pub commands: Vec<Command>,
+}
+
+/// How a script's original client sent its statements.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SentAs {
+    #[default]
+    Text,
+    Prepared,
 }
 
 fn one() -> Spanned<f64> {

@@ -44,65 +44,105 @@ impl SbRand {
     /// Uniform in [0, 1) from the top 52 bits, as sysbench's `uniform_double`.
     #[inline]
     pub fn unit(&mut self) -> f64 {
-        (self.rng.next_u64() >> 12) as f64 / (1u64 << 52) as f64
+        unit(&mut self.rng)
     }
 
     /// `a + floor(U * (b - a + 1))`.
     #[inline]
     pub fn uniform(&mut self, a: i64, b: i64) -> i64 {
-        a + (self.unit() * (b - a + 1) as f64) as i64
+        uniform(&mut self.rng, a, b)
     }
 
-    /// A digit string from a template: each `#` becomes a random digit.
+    /// A string from a template, as `sysbench.rand.string`.
     pub fn fill_digits(&mut self, template: &str, out: &mut String) {
-        out.clear();
-        for ch in template.chars() {
-            if ch == '#' {
-                out.push((b'0' + self.uniform(0, 9) as u8) as char);
-            } else {
-                out.push(ch);
-            }
-        }
+        fill_string(&mut self.rng, template, out)
     }
 
     /// `rand.default(a, b)`: the configured distribution.
     pub fn default(&mut self, a: i64, b: i64) -> i64 {
-        match self.kind {
-            RandType::Uniform => self.uniform(a, b),
-            RandType::Special { iter, pct, res } => self.special(a, b, iter, pct, res),
-            RandType::Gaussian { iter } => {
-                let sum: i64 = (0..iter).map(|_| self.uniform(a, b)).sum();
-                sum / iter.max(1) as i64
-            }
-            RandType::Pareto { h } => {
-                let power = h.ln() / (1.0 - h).ln();
-                a + ((b - a + 1) as f64 * self.unit().powf(power)) as i64
-            }
-            RandType::Zipfian { exp } => {
-                let n = (b - a + 1).max(1) as u64;
-                if self.zipf.as_ref().is_none_or(|z| z.n != n) {
-                    self.zipf = Some(Zipf::new(n, exp));
-                }
-                let z = self.zipf.take().expect("set above");
-                let k = z.sample(self);
-                self.zipf = Some(z);
-                a + k as i64 - 1
-            }
+        if let Some(v) = draw(self.kind, &mut self.rng, a, b) {
+            return v;
         }
+        let RandType::Zipfian { exp } = self.kind else {
+            unreachable!("only zipfian keeps state")
+        };
+        let n = (b - a + 1).max(1) as u64;
+        if self.zipf.as_ref().is_none_or(|z| z.n != n) {
+            self.zipf = Some(Zipf::new(n, exp));
+        }
+        let z = self.zipf.take().expect("set above");
+        let k = z.sample(self);
+        self.zipf = Some(z);
+        a + k as i64 - 1
     }
+}
 
-    fn special(&mut self, a: i64, b: i64, iter: u32, pct: f64, res_pct: f64) -> i64 {
-        let t = (b - a) as f64;
-        let u = self.unit();
-        let res = u * t * 100.0 / (100.0 - res_pct);
-        if res < t {
-            let sum: f64 = (0..iter).map(|_| self.unit()).sum();
-            a + (sum * t / iter.max(1) as f64) as i64
-        } else {
-            a + (u * (t * pct / 100.0 + 1.0) + t / 2.0 - t * pct / 200.0) as i64
+/// Uniform in [0, 1) from the top 52 bits, as sysbench's `uniform_double`.
+#[inline]
+pub fn unit(rng: &mut SmallRng) -> f64 {
+    (rng.next_u64() >> 12) as f64 / (1u64 << 52) as f64
+}
+
+/// `a + floor(U * (b - a + 1))`.
+#[inline]
+pub fn uniform(rng: &mut SmallRng, a: i64, b: i64) -> i64 {
+    a + (unit(rng) * (b - a + 1) as f64) as i64
+}
+
+/// `sysbench.rand.string`: each `#` of the template becomes a random digit, each `@` a random
+/// lower-case letter, the rest stays.
+pub fn fill_string(rng: &mut SmallRng, template: &str, out: &mut String) {
+    out.clear();
+    for ch in template.chars() {
+        match ch {
+            '#' => out.push((b'0' + uniform(rng, 0, 9) as u8) as char),
+            '@' => out.push((b'a' + uniform(rng, 0, 25) as u8) as char),
+            _ => out.push(ch),
         }
     }
 }
+
+/// A draw over [a, b] of a distribution that keeps no state between draws (all but zipfian,
+/// which gives `None`): the one formula both the sysbench workload and workload files use.
+pub fn draw(kind: RandType, rng: &mut SmallRng, a: i64, b: i64) -> Option<i64> {
+    Some(match kind {
+        RandType::Uniform => uniform(rng, a, b),
+        RandType::Special { iter, pct, res } => special(rng, a, b, (iter, pct, res)),
+        RandType::Gaussian { iter } => {
+            let sum: i64 = (0..iter).map(|_| uniform(rng, a, b)).sum();
+            sum / iter.max(1) as i64
+        }
+        RandType::Pareto { h } => {
+            let power = h.ln() / (1.0 - h).ln();
+            a + ((b - a + 1) as f64 * unit(rng).powf(power)) as i64
+        }
+        RandType::Zipfian { .. } => return None,
+    })
+}
+
+/// 1.0.20's `special`: `res_pct` of the draws in a window of `pct` of the range around its
+/// middle, the rest the mean of `iter` uniform draws.
+fn special(rng: &mut SmallRng, a: i64, b: i64, (iter, pct, res_pct): (u32, f64, f64)) -> i64 {
+    let t = (b - a) as f64;
+    let u = unit(rng);
+    let res = u * t * 100.0 / (100.0 - res_pct);
+    if res < t {
+        let sum: f64 = (0..iter).map(|_| unit(rng)).sum();
+        a + (sum * t / iter.max(1) as f64) as i64
+    } else {
+        a + (u * (t * pct / 100.0 + 1.0) + t / 2.0 - t * pct / 200.0) as i64
+    }
+}
+
+/// 1.0.20's defaults for the distributions with options: `--rand-spec-iter=12`,
+/// `--rand-spec-pct=1`, `--rand-spec-res=75`, `--rand-pareto-h=0.2`.
+pub const SPECIAL: RandType = RandType::Special {
+    iter: 12,
+    pct: 1.0,
+    res: 75.0,
+};
+pub const GAUSSIAN: RandType = RandType::Gaussian { iter: 12 };
+pub const PARETO: RandType = RandType::Pareto { h: 0.2 };
 
 /// Rejection-inversion Zipf sampler (Hörmann and Derflinger) over 1..=n.
 struct Zipf {
