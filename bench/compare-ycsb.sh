@@ -49,13 +49,14 @@ case $ENGINE in
     mvn -q dependency:get -Dartifact=org.postgresql:postgresql:42.7.4 -Dtransitive=false >/dev/null
     cp="$cp:$m2/org/postgresql/postgresql/42.7.4/postgresql-42.7.4.jar"
     tcp_postgres ycsb
-    sql() { psql -h "$work" -p "${PG_PORT:-5433}" -U postgres -d "${2:-ycsb}" -qAtc "$1"; }
+    sql() { psql -h "$pg_sock" -p "${PG_PORT:-5433}" -U postgres -d "${2:-ycsb}" -qAtc "$1"; }
     jdbc() { echo "-p db.driver=org.postgresql.Driver -p db.url=jdbc:postgresql://127.0.0.1:${PG_PORT:-5433}/$1 -p db.user=postgres -p db.passwd="; }
     url_of() { echo "host=127.0.0.1 port=${PG_PORT:-5433} user=postgres dbname=$1"; }
     ;;
   *) echo "compare-ycsb: ENGINE is innodb or postgres, not $ENGINE" >&2; exit 2 ;;
 esac
-fathom_on() { "$fathom" run --engine "$ENGINE" --set "url=$(url_of "$1")" --set "pid=$server" "${@:2}"; }
+# fathom's run on database $1, as an array (GNU time runs it): $on.
+on() { on=("$fathom" run --engine "$ENGINE" --set "url=$(url_of "$1")" --set "pid=$server"); }
 timed() { /usr/bin/time -f '%U %S' -o "$1" "${@:2}"; }
 
 # The database's size on disk, in MB: InnoDB's usertable.ibd; PostgreSQL's usertable with its
@@ -74,7 +75,8 @@ db_mb() {
 ddl="CREATE TABLE usertable (YCSB_KEY VARCHAR(255) PRIMARY KEY$(for i in $(seq 0 9); do printf ', FIELD%d TEXT' "$i"; done))"
 for db in load_fathom load_ycsb; do sql "CREATE DATABASE $db"; done
 sql "$ddl" load_ycsb
-timed "$work/load-fathom.cpu" fathom_on load_fathom --workload ycsb/workloada --param records="$RECORDS" \
+on load_fathom
+timed "$work/load-fathom.cpu" "${on[@]}" --workload ycsb/workloada --param records="$RECORDS" \
   --param steps=load --clients "$CLIENTS" --no-calibrate --results "$work/load-fathom" >/dev/null 2>"$work/load-fathom.log"
 lf=$(python3 -c 'import glob, json, sys; print(json.load(open(glob.glob(sys.argv[1] + "/*/steps/*load.json")[0]))["ops_per_sec"])' "$work/load-fathom")
 # shellcheck disable=SC2046
@@ -86,8 +88,9 @@ printf '%-7s %10s %8s\n' load records/s size_MB
 printf '%-7s %10.0f %8s\n' fathom "$lf" "$(db_mb load_fathom)" ycsb "$ly" "$(db_mb load_ycsb)"
 echo
 
-fathom_on ycsb --workload ycsb/workloada --param records="$RECORDS" --param steps=load \
-  --clients "$CLIENTS" --no-calibrate --results "$work/load" >/dev/null
+on ycsb
+"${on[@]}" --workload ycsb/workloada --param records="$RECORDS" --param steps=load \
+  --clients "$CLIENTS" --no-calibrate --results "$work/load" >/dev/null 2>&1
 sql "CREATE TABLE loaded_keys AS SELECT YCSB_KEY FROM usertable"
 sql "CREATE UNIQUE INDEX loaded_key ON loaded_keys (YCSB_KEY)"
 # The records a run inserted, deleted so the next run starts from the same table.
@@ -98,7 +101,7 @@ unload() {
 # A run phase of workload $2 by fathom (repeat $1): "ops throughput READ UPDATE SCAN RMW INSERT".
 by_fathom() {
   local d="$work/fathom-$2-$1"
-  timed "$d.cpu" fathom_on ycsb --workload "ycsb/workload$2" --param records="$RECORDS" \
+  timed "$d.cpu" "${on[@]}" --workload "ycsb/workload$2" --param records="$RECORDS" \
     --param operations="$OPERATIONS" --param steps=run --clients "$CLIENTS" --no-calibrate \
     --results "$d" >/dev/null 2>"$d.log"
   python3 - "$d" <<'EOF'
@@ -131,7 +134,7 @@ shapes() {
   case $ENGINE in
     innodb) log="$work/general-$1.log"; from=0
       sql "SET GLOBAL general_log_file = '$log'; SET GLOBAL general_log = 1" ;;
-    postgres) log="$work/postgres.log"; from=$(wc -l <"$log")
+    postgres) log="$work/pgdata/postgres.log"; from=$(wc -l <"$log")
       sql "ALTER SYSTEM SET log_statement = 'all'"; sql "SELECT pg_reload_conf()" >/dev/null ;;
   esac
   "by_$1" shapes "$2" >/dev/null
@@ -154,10 +157,11 @@ done
 OPERATIONS=$OPS_SAVED
 
 # Before each run the server writes out its dirty pages (InnoDB's flush, up to 60 s;
-# PostgreSQL's checkpoint), so the server's CPU of one run does not include the flushing of
-# the run before it, whichever tool made it.
+# PostgreSQL's checkpoint, after a VACUUM of usertable so autovacuum does not start on the dead
+# rows of earlier runs during this one), so the server's CPU of one run does not include the
+# work left by the run before it, whichever tool made it.
 settle() {
-  if [[ $ENGINE == postgres ]]; then sql "CHECKPOINT"; return; fi
+  if [[ $ENGINE == postgres ]]; then sql "VACUUM usertable"; sql "CHECKPOINT"; return; fi
   sql "SET GLOBAL innodb_max_dirty_pages_pct_lwm = 0.001, innodb_max_dirty_pages_pct = 0"
   for _ in $(seq 120); do
     (($(sql "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'" | awk '{ print $2 }') == 0)) && break

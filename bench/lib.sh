@@ -75,26 +75,27 @@ EOF
 
 # A PostgreSQL server of its own in $work (Debian's PostgreSQL 15, run as the postgres user),
 # listening on loopback TCP port ${PG_PORT:-5433} (what the Java clients' pgjdbc speaks) and on a
-# unix socket in $work, trusting local connections, shared_buffers 1 GB as `fathom serve
+# unix socket in $pg_sock, trusting local connections, shared_buffers 1 GB as `fathom serve
 # --set cache_size=1g`, with database $1: the postmaster's pid in $server (stopped on exit),
 # fathom's URL for it in $url.
 tcp_postgres() {
   local db=$1
   pg_bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
   chmod 755 "$work"
-  mkdir -p "$work/pgdata" && chown postgres: "$work/pgdata"
+  pg_sock=$work/pgsock
+  mkdir -p "$work/pgdata" "$pg_sock" && chown postgres: "$work/pgdata" "$pg_sock"
   runuser -u postgres -- "$pg_bin/initdb" -D "$work/pgdata" --auth=trust -U postgres >"$work/initdb.log"
   cat >>"$work/pgdata/postgresql.conf" <<EOF
 listen_addresses = '127.0.0.1'
 port = ${PG_PORT:-5433}
-unix_socket_directories = '$work'
+unix_socket_directories = '$pg_sock'
 max_connections = 300
 shared_buffers = 1GB
 EOF
-  runuser -u postgres -- "$pg_bin/pg_ctl" -D "$work/pgdata" -l "$work/postgres.log" -w start >/dev/null
+  runuser -u postgres -- "$pg_bin/pg_ctl" -D "$work/pgdata" -l "$work/pgdata/postgres.log" -w start >/dev/null
   server=$(head -1 "$work/pgdata/postmaster.pid")
   trap 'runuser -u postgres -- "$pg_bin/pg_ctl" -D "$work/pgdata" -m fast -w stop >/dev/null 2>&1 || true' EXIT
-  psql -h "$work" -p "${PG_PORT:-5433}" -U postgres -qc "CREATE DATABASE $db"
+  psql -h "$pg_sock" -p "${PG_PORT:-5433}" -U postgres -qc "CREATE DATABASE $db"
   url="host=127.0.0.1 port=${PG_PORT:-5433} user=postgres dbname=$db"
 }
 
