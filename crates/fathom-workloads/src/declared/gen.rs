@@ -110,7 +110,11 @@ impl Zipfian {
         if uz < self.second {
             return self.base + 1;
         }
-        self.base + (count as f64 * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64
+        // exp(α·ln x) rather than powf: 62 ns a draw becomes 35 (bench/keydraws.rs). pow is
+        // exact to the last bit, this within 4e-15 of it; of 2 million draws over 10^9 records
+        // none landed on another record.
+        let x = self.eta * u - self.eta + 1.0;
+        self.base + (count as f64 * (self.alpha * x.ln()).exp()) as u64
     }
 
     #[inline]
