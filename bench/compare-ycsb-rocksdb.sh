@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Side by side on RocksDB, in one sitting: fathom running YCSB's core workloads
+# (workloads/ycsb/) on the RocksDB release YCSB 0.17.0's RocksDB binding uses (rocksdbjni 5.11.3,
+# fetched by scripts/fetch-engine.sh and run through its C API), and YCSB 0.17.0 itself (its
+# RocksDB binding, built here from YCSB_SRC with Maven) on the same library in its jar. fathom
+# gets the binding's options: `optimizeLevelStyleCompaction()` (a 512 MB memtable budget),
+# four background compactions, RocksDB's 8 MB LRU block cache, no statistics. First each tool
+# loads RECORDS records into a database of its own and the two sizes are compared; then each
+# workload's run phase goes on each tool's own database, the two alternating REPEATS times
+# (fathom first in odd repeats); each figure is the median of its repeats.
+#   YCSB_SRC=~/src/YCSB bench/compare-ycsb-rocksdb.sh                  # a b c e f
+#   YCSB_SRC=... RECORDS=100000 OPERATIONS=200000 CLIENTS=2 REPEATS=3 bench/compare-ycsb-rocksdb.sh "a c"
+# Prints: each load's throughput and database size; per workload, each tool's operations per
+# kind, throughput, the engine's CPU µs per operation (perf's share of samples in the RocksDB
+# library, of the tool's whole process CPU: the same measure for both) and each tool's whole
+# process CPU µs per operation (GNU time; the JVM's start included for YCSB).
+set -euo pipefail
+: "${YCSB_SRC:?set YCSB_SRC to a checkout of brianfrankcooper/YCSB at tag 0.17.0}"
+workloads=${1:-a b c e f}
+VERSION=${VERSION:-5.11.3}
+RECORDS=${RECORDS:-100000}
+OPERATIONS=${OPERATIONS:-200000}
+CLIENTS=${CLIENTS:-2}
+REPEATS=${REPEATS:-3}
+root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh"
+"$root/scripts/setup.sh" --java --profile
+build_fathom
+"$root/scripts/fetch-engine.sh" rocksdb "$VERSION" >/dev/null
+work=$(mktemp -d /tmp/fathom-vs-ycsb-rocksdb.XXXXXX)
+echo "compare-ycsb-rocksdb: RocksDB $VERSION, $RECORDS records, $OPERATIONS operations, $CLIENTS clients, $REPEATS repeats; files in $work" >&2
+
+(cd "$YCSB_SRC" && mvn -q -B -pl site.ycsb:rocksdb-binding -am -DskipTests -Dcheckstyle.skip \
+  -Drocksdb.version="$VERSION" package dependency:build-classpath -Dmdep.outputFile="$work/cp.txt" \
+  -Dmdep.includeScope=runtime)
+cp="$YCSB_SRC/rocksdb/target/rocksdb-binding-0.17.0.jar:$(cat "$work/cp.txt")"
+
+# RocksDB's OptimizeLevelStyleCompaction(512 MB) and the binding's parallelism, as options.
+opts="write_buffer_size=134217728;min_write_buffer_number_to_merge=2;max_write_buffer_number=6"
+opts+=";level0_file_num_compaction_trigger=2;target_file_size_base=67108864"
+opts+=";max_bytes_for_level_base=536870912;max_background_compactions=4;max_background_flushes=1"
+opts+=";compression_per_level=kNoCompression:kNoCompression:kSnappyCompression:kSnappyCompression:kSnappyCompression:kSnappyCompression:kSnappyCompression"
+fa=("$fathom" run --engine rocksdb --set "version=$VERSION" --set cache_type=lru --set cache_size=8m
+  --set statistics=false --setup "$opts" --clients "$CLIENTS" --no-calibrate --data-dir "$work/fathom-db")
+ycsb=(java -cp "$cp" site.ycsb.Client -db site.ycsb.db.rocksdb.RocksDBClient -p "rocksdb.dir=$work/ycsb-db"
+  -p recordcount="$RECORDS" -threads "$CLIENTS")
+timed() { /usr/bin/time -f '%U %S' -o "$1" "${@:2}"; }
+
+timed "$work/load-fathom.cpu" "${fa[@]}" --workload ycsb/workloada --param records="$RECORDS" \
+  --param steps=load --keep-data --results "$work/load-fathom" >/dev/null 2>"$work/load-fathom.log"
+lf=$(python3 -c 'import glob, json, sys; print(json.load(open(glob.glob(sys.argv[1] + "/*/steps/*load.json")[0]))["ops_per_sec"])' "$work/load-fathom")
+timed "$work/load-ycsb.cpu" "${ycsb[@]}" -load -P "$YCSB_SRC/workloads/workloada" >"$work/load-ycsb.log" 2>"$work/load-ycsb.err"
+ly=$(awk -F', ' '/^\[OVERALL\], Throughput/ { print $3 }' "$work/load-ycsb.log")
+printf '%-7s %10s %8s\n' load records/s size_MB
+printf '%-7s %10.0f %8s\n' fathom "$lf" "$(du -sm --apparent-size "$work/fathom-db" | cut -f1)" \
+  ycsb "$ly" "$(du -sm --apparent-size "$work/ycsb-db" | cut -f1)"
+echo
+
+# The share of perf's samples in the RocksDB library (librocksdb.so for fathom, the
+# librocksdbjni*.so rocksdbjni extracts for YCSB), in percent.
+engine_share() {
+  perf report -i "$1" --sort dso --stdio 2>/dev/null |
+    awk '/^ +[0-9.]+%/ && /rocksdb/ { gsub("%", "", $1); s += $1 } END { print s + 0 }'
+}
+
+# A run phase of workload $2 (repeat $1): "ops throughput READ UPDATE SCAN RMW INSERT".
+by_fathom() {
+  local d="$work/fathom-$2-$1"
+  perf record -q -F 499 -o "$d.perf" -- /usr/bin/time -f '%U %S' -o "$d.cpu" "${fa[@]}" \
+    --existing-data --workload "ycsb/workload$2" --param records="$RECORDS" \
+    --param operations="$OPERATIONS" --param steps=run --results "$d" >/dev/null 2>"$d.log"
+  python3 - "$d" <<'EOF'
+import glob, json, sys
+s = json.load(open(glob.glob(sys.argv[1] + "/*/steps/*run.json")[0]))
+k = lambda n: s["by_op"].get(n, {}).get("ops", 0)
+print(s["ops"], s["ops_per_sec"], k("READ"), k("UPDATE"), k("SCAN"), k("READ-MODIFY-WRITE"), k("INSERT"))
+EOF
+}
+
+# The same by YCSB (a read-modify-write's read and update are taken out of READ and UPDATE).
+by_ycsb() {
+  local d="$work/ycsb-$2-$1"
+  perf record -q -F 499 -o "$d.perf" -- /usr/bin/time -f '%U %S' -o "$d.cpu" "${ycsb[@]}" -t \
+    -P "$YCSB_SRC/workloads/workload$2" -p operationcount="$OPERATIONS" >"$d.log" 2>"$d.err"
+  awk -F', ' '/^\[OVERALL\], Throughput/ { t = $3 }
+    /^\[READ\], Operations/ { r = $3 } /^\[UPDATE\], Operations/ { u = $3 }
+    /^\[SCAN\], Operations/ { s = $3 } /^\[READ-MODIFY-WRITE\], Operations/ { m = $3 }
+    /^\[INSERT\], Operations/ { i = $3 }
+    END { printf "%d %s %d %d %d %d %d\n", r + u + s + i - m, t, r - m, u - m, s, m, i }' "$d.log"
+}
+
+printf '%-3s %-7s %9s %8s %8s %8s %8s %8s %10s %10s\n' wl tool ops/s READ UPDATE SCAN RMW INSERT eng_us/op cli_us/op
+for w in $workloads; do
+  : >"$work/fig-$w"
+  for rep in $(seq "$REPEATS"); do
+    order="fathom ycsb"
+    ((rep % 2)) || order="ycsb fathom"
+    for tool in $order; do
+      sync
+      read -r ops tput r u s m i < <("by_$tool" "$rep" "$w")
+      c=$(awk '{ print ($1 + $2) * 1e6 }' "$work/$tool-$w-$rep.cpu" | tail -1)
+      share=$(engine_share "$work/$tool-$w-$rep.perf")
+      awk -v t="$tool" -v o="$ops" -v p="$tput" -v r="$r" -v u="$u" -v s="$s" -v m="$m" -v i="$i" \
+        -v sh="$share" -v c="$c" \
+        'BEGIN { printf "%s %s %s %s %s %s %s %.2f %.2f\n", t, p, r, u, s, m, i, sh / 100 * c / o, c / o }' \
+        >>"$work/fig-$w"
+    done
+  done
+  for tool in fathom ycsb; do
+    row() { awk -v t="$tool" -v c="$1" '$1 == t { print $c }' "$work/fig-$w" | median; }
+    printf '%-3s %-7s %9.0f %8.0f %8.0f %8.0f %8.0f %8.0f %10.2f %10.2f\n' "$w" "$tool" "$(row 2)" \
+      "$(row 3)" "$(row 4)" "$(row 5)" "$(row 6)" "$(row 7)" "$(row 8)" "$(row 9)"
+  done
+done
+echo "RocksDB $VERSION embedded, $RECORDS records, $OPERATIONS operations per run, $CLIENTS clients; medians of $REPEATS alternating repeats"
+echo "eng_us/op: CPU in the RocksDB library per operation (perf's share of the process's samples x its CPU); cli_us/op: the tool's whole process (GNU time)"
