@@ -70,12 +70,7 @@ by_fathom() {
   perf record -q -F 499 -o "$d.perf" -- /usr/bin/time -f '%U %S' -o "$d.cpu" "${fa[@]}" \
     --existing-data --workload "ycsb/workload$2" --param records="$RECORDS" \
     --param operations="$OPERATIONS" --param steps=run --results "$d" >/dev/null 2>"$d.log"
-  python3 - "$d" <<'EOF'
-import glob, json, sys
-s = json.load(open(glob.glob(sys.argv[1] + "/*/steps/*run.json")[0]))
-k = lambda n: s["by_op"].get(n, {}).get("ops", 0)
-print(s["ops"], s["ops_per_sec"], k("READ"), k("UPDATE"), k("SCAN"), k("READ-MODIFY-WRITE"), k("INSERT"))
-EOF
+  fathom_counts "$d"
 }
 
 # The same by YCSB (a read-modify-write's read and update are taken out of READ and UPDATE).
@@ -83,11 +78,7 @@ by_ycsb() {
   local d="$work/ycsb-$2-$1"
   perf record -q -F 499 -o "$d.perf" -- /usr/bin/time -f '%U %S' -o "$d.cpu" "${ycsb[@]}" -t \
     -P "$YCSB_SRC/workloads/workload$2" -p operationcount="$OPERATIONS" >"$d.log" 2>"$d.err"
-  awk -F', ' '/^\[OVERALL\], Throughput/ { t = $3 }
-    /^\[READ\], Operations/ { r = $3 } /^\[UPDATE\], Operations/ { u = $3 }
-    /^\[SCAN\], Operations/ { s = $3 } /^\[READ-MODIFY-WRITE\], Operations/ { m = $3 }
-    /^\[INSERT\], Operations/ { i = $3 }
-    END { printf "%d %s %d %d %d %d %d\n", r + u + s + i - m, t, r - m, u - m, s, m, i }' "$d.log"
+  ycsb_counts "$d.log"
 }
 
 printf '%-3s %-7s %9s %8s %8s %8s %8s %8s %10s %10s\n' wl tool ops/s READ UPDATE SCAN RMW INSERT eng_us/op cli_us/op

@@ -104,27 +104,17 @@ by_fathom() {
   timed "$d.cpu" "${on[@]}" --workload "ycsb/workload$2" --param records="$RECORDS" \
     --param operations="$OPERATIONS" --param steps=run --clients "$CLIENTS" --no-calibrate \
     --results "$d" >/dev/null 2>"$d.log"
-  python3 - "$d" <<'EOF'
-import glob, json, sys
-s = json.load(open(glob.glob(sys.argv[1] + "/*/steps/*run.json")[0]))
-k = lambda n: s["by_op"].get(n, {}).get("ops", 0)
-print(s["ops"], s["ops_per_sec"], k("READ"), k("UPDATE"), k("SCAN"), k("READ-MODIFY-WRITE"), k("INSERT"))
-EOF
+  fathom_counts "$d"
 }
 
-# The same by YCSB's own client. YCSB records a read-modify-write's read and update under READ
-# and UPDATE too: they are taken out of those, so each kind counts operations as fathom's do.
+# The same by YCSB's own client.
 by_ycsb() {
   local d="$work/ycsb-$2-$1"
   # shellcheck disable=SC2046
   timed "$d.cpu" java -cp "$cp" site.ycsb.Client -t -db site.ycsb.db.JdbcDBClient \
     -P "$YCSB_SRC/workloads/workload$2" $(jdbc ycsb) -p recordcount="$RECORDS" \
     -p operationcount="$OPERATIONS" -threads "$CLIENTS" >"$d.log" 2>"$d.err"
-  awk -F', ' '/^\[OVERALL\], Throughput/ { t = $3 }
-    /^\[READ\], Operations/ { r = $3 } /^\[UPDATE\], Operations/ { u = $3 }
-    /^\[SCAN\], Operations/ { s = $3 } /^\[READ-MODIFY-WRITE\], Operations/ { m = $3 }
-    /^\[INSERT\], Operations/ { i = $3 }
-    END { printf "%d %s %d %d %d %d %d\n", r + u + s + i - m, t, r - m, u - m, s, m, i }' "$d.log"
+  ycsb_counts "$d.log"
 }
 
 # The statements each tool sends, by shape: the server's log of every statement for a short

@@ -24,16 +24,7 @@ fn main() {
     );
     for dist in ["uniform", "zipfian", "latest", "hotspot", "exponential"] {
         let made = Instant::now();
-        let mut chooser = match dist {
-            "uniform" => Chooser::Uniform {
-                min: 0,
-                span: records,
-            },
-            "zipfian" => Chooser::scrambled(0, records + 1),
-            "latest" => Chooser::latest(records),
-            "hotspot" => Chooser::hotspot(0, records - 1, 0.2, 0.8),
-            _ => Chooser::exponential(95.0, records as f64 * 0.857_142_857_1),
-        };
+        let mut chooser = Chooser::by_name(dist, records).expect("a known distribution");
         let made = made.elapsed().as_secs_f64() * 1e3;
         let mut rng = SmallRng::seed_from_u64(1);
         let mut batches: Vec<f64> = (0..5)

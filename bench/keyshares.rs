@@ -20,18 +20,8 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let mut chooser = match dist {
-        "uniform" => Chooser::Uniform {
-            min: 0,
-            span: records,
-        },
-        // A phase without inserts: YCSB's keyspace is the records plus one (its inclusive max).
-        "zipfian" => Chooser::scrambled(0, records + 1),
-        "latest" => Chooser::latest(records),
-        "hotspot" => Chooser::hotspot(0, records - 1, 0.2, 0.8),
-        "exponential" => Chooser::exponential(95.0, records as f64 * 0.857_142_857_1),
-        _ => panic!("unknown distribution {dist}"),
-    };
+    let mut chooser =
+        Chooser::by_name(dist, records).unwrap_or_else(|| panic!("unknown distribution {dist}"));
     let mut rng = SmallRng::seed_from_u64(1);
     let mut counts = vec![0u64; records as usize];
     for _ in 0..draws {

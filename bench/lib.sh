@@ -125,3 +125,24 @@ serve_engine() {
   url=$(sed -n 1p "$work/url")
   pid=$(sed -n 2p "$work/url")
 }
+
+# A YCSB workload's run step by fathom, from its results directory $1: "ops throughput READ
+# UPDATE SCAN RMW INSERT".
+fathom_counts() {
+  python3 - "$1" <<'EOF'
+import glob, json, sys
+s = json.load(open(glob.glob(sys.argv[1] + "/*/steps/*run.json")[0]))
+k = lambda n: s["by_op"].get(n, {}).get("ops", 0)
+print(s["ops"], s["ops_per_sec"], k("READ"), k("UPDATE"), k("SCAN"), k("READ-MODIFY-WRITE"), k("INSERT"))
+EOF
+}
+
+# The same from YCSB's output $1. YCSB records a read-modify-write's read and update under READ
+# and UPDATE too: they are taken out of those, so each kind counts operations as fathom's do.
+ycsb_counts() {
+  awk -F', ' '/^\[OVERALL\], Throughput/ { t = $3 }
+    /^\[READ\], Operations/ { r = $3 } /^\[UPDATE\], Operations/ { u = $3 }
+    /^\[SCAN\], Operations/ { s = $3 } /^\[READ-MODIFY-WRITE\], Operations/ { m = $3 }
+    /^\[INSERT\], Operations/ { i = $3 }
+    END { printf "%d %s %d %d %d %d %d\n", r + u + s + i - m, t, r - m, u - m, s, m, i }' "$1"
+}

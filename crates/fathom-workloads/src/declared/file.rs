@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use toml::Spanned;
 
 pub use super::bundled::BUNDLED;
+pub use super::gen::{Distribution, LengthDistribution};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -90,36 +91,9 @@ impl Default for Data {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum LengthDistribution {
-    Constant,
-    Uniform,
-    Zipfian,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
 pub enum InsertOrder {
     Hashed,
     Ordered,
-}
-
-/// Which record an operation takes (YCSB's `requestdistribution`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Distribution {
-    Uniform,
-    Zipfian,
-    Latest,
-    Hotspot,
-    Exponential,
-    Sequential,
-    /// sysbench 1.0.20's `--rand-type` distributions, with its default options.
-    #[serde(rename = "sysbench_special")]
-    SysbenchSpecial,
-    #[serde(rename = "sysbench_gaussian")]
-    SysbenchGaussian,
-    #[serde(rename = "sysbench_pareto")]
-    SysbenchPareto,
 }
 
 /// A timed or counted phase of operations.

@@ -1,11 +1,12 @@
-//! YCSB's number generators with YCSB's formulas and defaults (docs/declared.md lists them):
-//! which record an operation takes, how long a scan or a field is. Draws come from the
-//! client's own random source; shared state (the newest inserted record, for `latest`) is
-//! passed in.
+//! YCSB's number generators with YCSB's formulas and defaults (docs/declared.md lists them),
+//! and the names a workload file gives them: which record an operation takes, how long a scan
+//! or a field is. Draws come from the client's own random source; shared state (the newest
+//! inserted record, for `latest`) is passed in.
 
 use crate::sysbench::rand::{self as sb, RandType};
 use rand::rngs::SmallRng;
 use rand::Rng;
+use serde::Deserialize;
 
 /// YCSB's zipfian constant.
 pub const ZIPFIAN_CONSTANT: f64 = 0.99;
@@ -135,6 +136,35 @@ pub fn fnv_hash64(mut v: u64) -> u64 {
     (h as i64).unsigned_abs()
 }
 
+/// Which record an operation takes (YCSB's `requestdistribution`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Distribution {
+    Uniform,
+    Zipfian,
+    Latest,
+    Hotspot,
+    Exponential,
+    Sequential,
+    /// sysbench 1.0.20's `--rand-type` distributions, with its default options.
+    #[serde(rename = "sysbench_special")]
+    SysbenchSpecial,
+    #[serde(rename = "sysbench_gaussian")]
+    SysbenchGaussian,
+    #[serde(rename = "sysbench_pareto")]
+    SysbenchPareto,
+}
+
+/// A length's distribution as a file names it (YCSB's `fieldlengthdistribution`,
+/// `scanlengthdistribution`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LengthDistribution {
+    Constant,
+    Uniform,
+    Zipfian,
+}
+
 /// Which record an operation takes: YCSB's `requestdistribution` values.
 #[derive(Clone, Debug)]
 pub enum Chooser {
@@ -184,6 +214,23 @@ impl Chooser {
             cold: span - hot,
             hot_ops,
         }
+    }
+
+    /// A distribution by its name over `records` records, with YCSB's defaults, for a phase
+    /// without inserts (the benches that draw keys alone: bench/keyshares.rs, keydraws.rs).
+    pub fn by_name(name: &str, records: u64) -> Option<Chooser> {
+        Some(match name {
+            "uniform" => Chooser::Uniform {
+                min: 0,
+                span: records,
+            },
+            // YCSB's keyspace is the records plus one (its inclusive max).
+            "zipfian" => Chooser::scrambled(0, records + 1),
+            "latest" => Chooser::latest(records),
+            "hotspot" => Chooser::hotspot(0, records - 1, 0.2, 0.8),
+            "exponential" => Chooser::exponential(95.0, records as f64 * 0.857_142_857_1),
+            _ => return None,
+        })
     }
 
     pub fn sysbench(kind: RandType, records: u64) -> Chooser {
