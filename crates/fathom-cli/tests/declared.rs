@@ -201,7 +201,18 @@ fn pgbench_tpcb_like_on_postgres_and_mariadb() {
         let xacts = ops(phase, "tpcb-like");
         assert!(xacts > 50.0, "{engine}: {xacts} transactions");
         let rows = f(&phase["by_op"]["tpcb-like"]["rows"]);
-        assert_eq!(rows, 5.0 * xacts, "{engine}: rows per transaction");
+        if engine == "postgres" {
+            assert_eq!(rows, 5.0 * xacts, "{engine}: rows per transaction");
+        } else {
+            // MariaDB counts the rows an UPDATE changed, not those it matched: one of the
+            // three updates with a delta of 0 (1 in 10,001 draws) affects none.
+            let missing = 5.0 * xacts - rows;
+            let most = (3.0 * xacts / 10_001.0 * 4.0).ceil() + 3.0;
+            assert!(
+                (0.0..=most).contains(&missing),
+                "{engine}: {rows} rows in {xacts} transactions"
+            );
+        }
     }
 }
 
