@@ -122,7 +122,7 @@ by_ycsb() {
 shapes() {
   local log from
   case $ENGINE in
-    innodb) log="$work/general-$1.log"; from=0
+    innodb) log="$work/general-$1-$2.log"; from=0
       sql "SET GLOBAL general_log_file = '$log'; SET GLOBAL general_log = 1" ;;
     postgres) log="$work/pgdata/postgres.log"; from=$(wc -l <"$log")
       sql "ALTER SYSTEM SET log_statement = 'all'"; sql "SELECT pg_reload_conf()" >/dev/null ;;
