@@ -81,28 +81,15 @@ by_ycsb() {
   ycsb_counts "$d.log"
 }
 
-printf '%-3s %-7s %9s %8s %8s %8s %8s %8s %10s %10s\n' wl tool ops/s READ UPDATE SCAN RMW INSERT eng_us/op cli_us/op
-for w in $workloads; do
-  : >"$work/fig-$w"
-  for rep in $(seq "$REPEATS"); do
-    order="fathom ycsb"
-    ((rep % 2)) || order="ycsb fathom"
-    for tool in $order; do
-      sync
-      read -r ops tput r u s m i < <("by_$tool" "$rep" "$w")
-      c=$(awk '{ print ($1 + $2) * 1e6 }' "$work/$tool-$w-$rep.cpu" | tail -1)
-      share=$(engine_share "$work/$tool-$w-$rep.perf")
-      awk -v t="$tool" -v o="$ops" -v p="$tput" -v r="$r" -v u="$u" -v s="$s" -v m="$m" -v i="$i" \
-        -v sh="$share" -v c="$c" \
-        'BEGIN { printf "%s %s %s %s %s %s %s %.2f %.2f\n", t, p, r, u, s, m, i, sh / 100 * c / o, c / o }' \
-        >>"$work/fig-$w"
-    done
-  done
-  for tool in fathom ycsb; do
-    row() { awk -v t="$tool" -v c="$1" '$1 == t { print $c }' "$work/fig-$w" | median; }
-    printf '%-3s %-7s %9.0f %8.0f %8.0f %8.0f %8.0f %8.0f %10.2f %10.2f\n' "$w" "$tool" "$(row 2)" \
-      "$(row 3)" "$(row 4)" "$(row 5)" "$(row 6)" "$(row 7)" "$(row 8)" "$(row 9)"
-  done
-done
+# One run after a sync; its cost the CPU in the RocksDB library (perf's share of the process's).
+one_run() {
+  local counts c share
+  sync
+  counts=$("by_$1" "$2" "$3")
+  c=$(awk '{ print ($1 + $2) * 1e6 }' "$work/$1-$3-$2.cpu" | tail -1)
+  share=$(engine_share "$work/$1-$3-$2.perf")
+  echo "$counts $(awk -v sh="$share" -v c="$c" 'BEGIN { print sh / 100 * c }')"
+}
+alternate_ycsb "$workloads" eng_us/op
 echo "RocksDB $VERSION embedded, $RECORDS records, $OPERATIONS operations per run, $CLIENTS clients; medians of $REPEATS alternating repeats"
 echo "eng_us/op: CPU in the RocksDB library per operation (perf's share of the process's samples x its CPU); cli_us/op: the tool's whole process (GNU time)"

@@ -160,30 +160,16 @@ settle() {
   sql "SET GLOBAL innodb_max_dirty_pages_pct_lwm = DEFAULT, innodb_max_dirty_pages_pct = DEFAULT"
 }
 
-printf '%-3s %-7s %9s %8s %8s %8s %8s %8s %10s %10s\n' wl tool ops/s READ UPDATE SCAN RMW INSERT srv_us/op cli_us/op
-for w in $workloads; do
-  : >"$work/fig-$w"
-  for rep in $(seq "$REPEATS"); do
-    order="fathom ycsb"
-    ((rep % 2)) || order="ycsb fathom"
-    for tool in $order; do
-      settle
-      t0=$(server_ticks)
-      read -r ops tput r u s m i < <("by_$tool" "$rep" "$w")
-      t1=$(server_ticks)
-      unload
-      c=$(awk '{ print ($1 + $2) * 1e6 }' "$work/$tool-$w-$rep.cpu" | tail -1)
-      awk -v t="$tool" -v o="$ops" -v p="$tput" -v r="$r" -v u="$u" -v s="$s" -v m="$m" -v i="$i" \
-        -v srv=$((t1 - t0)) -v tick="$tick_us" -v c="$c" \
-        'BEGIN { printf "%s %s %s %s %s %s %s %.2f %.2f\n", t, p, r, u, s, m, i, srv * tick / o, c / o }' \
-        >>"$work/fig-$w"
-    done
-  done
-  for tool in fathom ycsb; do
-    row() { awk -v t="$tool" -v c="$1" '$1 == t { print $c }' "$work/fig-$w" | median; }
-    printf '%-3s %-7s %9.0f %8.0f %8.0f %8.0f %8.0f %8.0f %10.1f %10.1f\n' "$w" "$tool" "$(row 2)" \
-      "$(row 3)" "$(row 4)" "$(row 5)" "$(row 6)" "$(row 7)" "$(row 8)" "$(row 9)"
-  done
-done
+# One run, preceded by the settle and followed by the inserts' removal; its cost the server's CPU.
+one_run() {
+  local t0 t1 counts
+  settle
+  t0=$(server_ticks)
+  counts=$("by_$1" "$2" "$3")
+  t1=$(server_ticks)
+  unload
+  echo "$counts $(((t1 - t0) * tick_us))"
+}
+alternate_ycsb "$workloads" srv_us/op
 echo "$ENGINE over loopback TCP, $RECORDS records, $OPERATIONS operations per run, $CLIENTS clients; medians of $REPEATS alternating repeats"
 echo "srv_us/op: the server's CPU per operation (/proc); cli_us/op: each tool's whole process (GNU time; the JVM's start included for YCSB)"

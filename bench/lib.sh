@@ -146,3 +146,33 @@ ycsb_counts() {
     /^\[INSERT\], Operations/ { i = $3 }
     END { printf "%d %s %d %d %d %d %d\n", r + u + s + i - m, t, r - m, u - m, s, m, i }' "$1"
 }
+
+# The YCSB workloads $1 run by fathom and by YCSB, alternating REPEATS times (fathom first in
+# odd repeats), as bench/compare-ycsb*.sh do: `one_run TOOL REP W` (the script's) runs one and
+# prints "ops ops/s READ UPDATE SCAN RMW INSERT COST_US", COST_US the engine's or server's CPU
+# over the run; each tool's whole-process CPU comes from $work/TOOL-W-REP.cpu (GNU time). Prints
+# a header with $2 as the cost column's name, then per workload each tool's medians.
+alternate_ycsb() {
+  printf '%-3s %-7s %9s %8s %8s %8s %8s %8s %10s %10s\n' wl tool ops/s READ UPDATE SCAN RMW INSERT "$2" cli_us/op
+  local w rep tool order ops tput r u s m i cost c
+  for w in $1; do
+    : >"$work/fig-$w"
+    for rep in $(seq "$REPEATS"); do
+      order="fathom ycsb"
+      ((rep % 2)) || order="ycsb fathom"
+      for tool in $order; do
+        read -r ops tput r u s m i cost < <(one_run "$tool" "$rep" "$w")
+        c=$(awk '{ print ($1 + $2) * 1e6 }' "$work/$tool-$w-$rep.cpu" | tail -1)
+        awk -v t="$tool" -v o="$ops" -v p="$tput" -v r="$r" -v u="$u" -v s="$s" -v m="$m" -v i="$i" \
+          -v cost="$cost" -v c="$c" \
+          'BEGIN { printf "%s %s %s %s %s %s %s %.2f %.2f\n", t, p, r, u, s, m, i, cost / o, c / o }' \
+          >>"$work/fig-$w"
+      done
+    done
+    for tool in fathom ycsb; do
+      row() { awk -v t="$tool" -v c="$1" '$1 == t { print $c }' "$work/fig-$w" | median; }
+      printf '%-3s %-7s %9.0f %8.0f %8.0f %8.0f %8.0f %8.0f %10.2f %10.2f\n' "$w" "$tool" "$(row 2)" \
+        "$(row 3)" "$(row 4)" "$(row 5)" "$(row 6)" "$(row 7)" "$(row 8)" "$(row 9)"
+    done
+  done
+}
