@@ -293,3 +293,29 @@ fn the_docs_own_workload_runs_as_written() {
         assert!(ops(busy, "READ") > inserts, "{engine}");
     }
 }
+
+#[test]
+fn db_benchs_keys_and_values_as_a_file_on_kv_engines_and_refused_through_sql() {
+    let (_dir, results, _) = run_ok(
+        "--engine rocksdb,lmdb --workload dbbench/readrandom --clients 2 --param records=3000 \
+         --param operations=3000",
+    );
+    let report = report_json(&results);
+    for run in report["runs"].as_array().unwrap() {
+        // A record is a 20-byte key and its 400-byte value, alone (no packed fields).
+        let load = &step(run, "fillseq")["by_op"]["INSERT"];
+        assert_eq!(f(&load["ops"]), 3000.0, "{run}");
+        assert_eq!(f(&load["bytes"]), 3000.0 * 420.0, "{run}");
+        // Every key read is there, and its value is 400 bytes.
+        let read = &step(run, "readrandom")["by_op"]["READ"];
+        assert_eq!(f(&read["ops"]), 3000.0, "{run}");
+        assert_eq!(f(&read["rows"]), 3000.0, "{run}");
+        assert_eq!(f(&read["bytes"]), 3000.0 * 400.0, "{run}");
+    }
+    let dir = scratch();
+    let e = err(&run(
+        "--engine sqlite-sql --workload dbbench/readrandom --param records=10",
+        &dir.path().join("results"),
+    ));
+    assert!(e.contains("key_format") && e.contains("kv engines"), "{e}");
+}

@@ -137,6 +137,7 @@ macro_rules! kinds {
                 }
             }
 
+            #[inline]
             fn id(self) -> $crate::kind::KindId {
                 $crate::kind::KindId::new(self as usize)
             }
@@ -151,6 +152,7 @@ pub struct KindId(u16);
 impl KindId {
     /// The id of the `n`th variant (for `kinds!`).
     #[doc(hidden)]
+    #[inline]
     pub const fn new(n: usize) -> KindId {
         assert!(n < NONE as usize, "too many operation kinds");
         KindId(n as u16)

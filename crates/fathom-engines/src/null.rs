@@ -140,6 +140,9 @@ impl KvSession for NullSession<'_> {
     fn delete(&mut self, key: &[u8]) -> anyhow::Result<()> {
         KvTxn::delete(self, key)
     }
+    fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
+        KvTxn::read(self, key, out)
+    }
     fn scan(&mut self, seek: Seek, _visit: &mut Visit) -> anyhow::Result<usize> {
         std::hint::black_box(seek);
         self.0.serve();

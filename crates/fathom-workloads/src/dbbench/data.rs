@@ -29,9 +29,22 @@ impl KeyFormat {
     /// The key for integer `v`.
     #[inline]
     pub fn key(&mut self, v: u64) -> &[u8] {
-        self.buf[..8].copy_from_slice(&v.to_be_bytes());
+        let size = self.buf.len();
+        write_key(v, size, &mut self.buf);
         &self.buf
     }
+}
+
+/// Writes the key of `size` bytes (8 or more) for integer `v` into `out`. The padding is
+/// written when `out` is not `size` bytes long, so `out` must hold only such keys between
+/// calls.
+#[inline]
+pub fn write_key(v: u64, size: usize, out: &mut Vec<u8>) {
+    if out.len() != size {
+        out.clear();
+        out.resize(size, b'0');
+    }
+    out[..8].copy_from_slice(&v.to_be_bytes());
 }
 
 /// The minimal-standard Lehmer generator (multiplier 16807, modulus 2^31 - 1) that LevelDB's
@@ -66,6 +79,7 @@ impl Lehmer {
 }
 
 /// Round-robin slices of a compressible buffer.
+#[derive(Clone, Debug)]
 pub struct ValueSource {
     data: Vec<u8>,
     pos: usize,

@@ -52,4 +52,8 @@ pub const BUNDLED: &[(&str, &str)] = &[
         "sysbench/select_random_ranges",
         include_str!("../../../../workloads/sysbench/select_random_ranges.toml"),
     ),
+    (
+        "dbbench/readrandom",
+        include_str!("../../../../workloads/dbbench/readrandom.toml"),
+    ),
 ];

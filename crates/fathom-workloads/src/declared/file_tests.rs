@@ -74,6 +74,71 @@ fn bad_data_and_files() -> Vec<(String, usize, &'static str)> {
     ]
 }
 
+/// Bad key formats, value bytes and length histograms.
+fn bad_formats() -> Vec<(String, usize, &'static str)> {
+    let h = "field_length_histogram = { block_size = 8, buckets = [1, 2] }";
+    vec![
+        (format!("{HEAD}key_format = \"hex\"\n[load]\n"), 5, "hex"),
+        (
+            format!("{HEAD}key_format = \"binary\"\nkey_size = 4\n[load]\n"),
+            6,
+            "data.key_size",
+        ),
+        (
+            format!("{HEAD}key_size = 16\n[load]\n"),
+            5,
+            "key_format = \"binary\" beside it",
+        ),
+        (
+            format!("{HEAD}compression_ratio = 0\n[load]\n"),
+            5,
+            "data.compression_ratio",
+        ),
+        (
+            format!("{HEAD}compression_ratio = 1.5\n[load]\n"),
+            5,
+            "at most 1",
+        ),
+        (
+            format!("{HEAD}kv_value = \"raw\"\n[load]\n"),
+            5,
+            "fields = 1 beside it",
+        ),
+        (format!("{HEAD}kv_value = \"json\"\n[load]\n"), 5, "json"),
+        (
+            format!("{HEAD}field_length_distribution = \"histogram\"\n[load]\n"),
+            5,
+            "data.field_length_histogram",
+        ),
+        (
+            format!("{HEAD}{h}\n[load]\n"),
+            5,
+            "field_length_distribution = \"histogram\" beside it",
+        ),
+        (
+            format!(
+                "{HEAD}field_length_distribution = \"histogram\"\n\
+                 field_length_histogram = {{ block_size = 8, buckets = [0, 0] }}\n[load]\n"
+            ),
+            6,
+            "a weight above 0",
+        ),
+        (
+            format!(
+                "{HEAD}field_length_distribution = \"histogram\"\n\
+                 field_length_histogram = {{ block = 8, buckets = [1] }}\n[load]\n"
+            ),
+            6,
+            "block",
+        ),
+        (
+            phase("scan_length_distribution = \"histogram\"", "scan = 1"),
+            0,
+            "phase[1].scan_length_distribution",
+        ),
+    ]
+}
+
 /// Bad phases: lengths, mixes, distributions, fractions.
 fn bad_phases() -> Vec<(String, usize, &'static str)> {
     vec![
@@ -219,14 +284,15 @@ fn bad_rates_groups_and_names() -> Vec<(String, usize, &'static str)> {
 }
 
 #[test]
-fn forty_bad_files_each_refused_by_line_and_key() {
+fn fifty_bad_files_each_refused_by_line_and_key() {
     let cases: Vec<(String, usize, &str)> = [
         bad_data_and_files(),
+        bad_formats(),
         bad_phases(),
         bad_rates_groups_and_names(),
     ]
     .concat();
-    assert!(cases.len() >= 40);
+    assert!(cases.len() >= 50);
     for (text, line, wanted) in &cases {
         let e = err(text);
         assert!(e.starts_with("workload file w.toml"), "{e}");

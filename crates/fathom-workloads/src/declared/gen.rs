@@ -21,10 +21,12 @@ fn unit(rng: &mut SmallRng) -> f64 {
     rng.gen::<f64>()
 }
 
-/// `Math.abs(nextLong()) % n` as YCSB writes it: uniform enough over any n below 2⁶³.
+/// A number below `n`, as uniform as YCSB's `Math.abs(nextLong()) % n` (both off by at most
+/// n/2⁶³): the high half of a 64 × 64-bit product, where a remainder is a division that costs
+/// the null engine's loop 10 ns an operation.
 #[inline]
 fn below(rng: &mut SmallRng, n: u64) -> u64 {
-    (rng.gen::<u64>() >> 1) % n.max(1)
+    ((rng.gen::<u64>() as u128 * n as u128) >> 64) as u64
 }
 
 /// ζ(n, θ) = Σ_{i=1..n} i^-θ: summed exactly up to a million terms, the rest by the
@@ -163,6 +165,8 @@ pub enum LengthDistribution {
     Constant,
     Uniform,
     Zipfian,
+    /// YCSB's `histogram`: buckets of `block_size` bytes, each drawn by its count.
+    Histogram,
 }
 
 /// Which record an operation takes: YCSB's `requestdistribution` values.
@@ -245,7 +249,7 @@ impl Chooser {
 
     /// The next record number, `newest` the highest record inserted so far (YCSB's
     /// `nextKeynum`: a draw past it is drawn again; exponential counts back from it).
-    #[inline]
+    #[inline(always)]
     pub fn next(&mut self, rng: &mut SmallRng, newest: u64) -> u64 {
         loop {
             let n = match self {
@@ -293,8 +297,17 @@ impl Chooser {
 #[derive(Clone, Debug)]
 pub enum Length {
     Constant(u64),
-    Uniform { min: u64, span: u64 },
+    Uniform {
+        min: u64,
+        span: u64,
+    },
     Zipfian(Zipfian),
+    /// YCSB's `HistogramGenerator`: bucket i holds `buckets[i]` of the weight.
+    Histogram {
+        block: u64,
+        buckets: Vec<u64>,
+        area: u64,
+    },
 }
 
 impl Length {
@@ -315,6 +328,35 @@ impl Length {
             Length::Constant(n) => *n,
             Length::Uniform { min, span } => *min + below(rng, *span),
             Length::Zipfian(z) => z.next(rng),
+            Length::Histogram {
+                block,
+                buckets,
+                area,
+            } => {
+                // As YCSB draws it: a number below the area, the buckets' counts taken from
+                // it in turn; the bucket that takes it to 0 or below gives (its index + 1)
+                // blocks, and a draw past all but the last gives the last's index.
+                let mut number = below(rng, *area) as i64;
+                let last = buckets.len() - 1;
+                for (i, b) in buckets[..last].iter().enumerate() {
+                    number -= *b as i64;
+                    if number <= 0 {
+                        return (i as u64 + 1) * *block;
+                    }
+                }
+                last as u64 * *block
+            }
+        }
+    }
+
+    /// YCSB's histogram of lengths: `block` bytes a bucket, `buckets[i]` the weight of
+    /// bucket i (at least one bucket, the weights' sum above 0).
+    pub fn histogram(block: u64, buckets: Vec<u64>) -> Length {
+        let area = buckets.iter().sum();
+        Length::Histogram {
+            block,
+            buckets,
+            area,
         }
     }
 
@@ -324,6 +366,7 @@ impl Length {
             Length::Constant(n) => *n,
             Length::Uniform { min, span } => min + span - 1,
             Length::Zipfian(z) => z.base + z.items - 1,
+            Length::Histogram { block, buckets, .. } => (buckets.len() as u64 - 1) * block,
         }
     }
 }
@@ -337,6 +380,26 @@ mod tests {
     fn fnv_hashes_as_ycsb() {
         // Record 0's key in YCSB is user6284781860667377211 (Utils.hash(0)).
         assert_eq!(fnv_hash64(0), 6284781860667377211);
+    }
+
+    #[test]
+    fn a_histogram_length_is_ycsbs_one_block_past_its_bucket() {
+        // YCSB's HistogramGenerator: a draw that the bucket i's count takes to 0 or below is
+        // (i + 1) blocks; past all but the last bucket, the last's index.
+        let mut rng = SmallRng::seed_from_u64(3);
+        let mut h = Length::histogram(10, vec![1, 3, 0, 4]);
+        let mut seen = std::collections::BTreeMap::new();
+        let n = 80_000;
+        for _ in 0..n {
+            *seen.entry(h.next(&mut rng)).or_insert(0u32) += 1;
+        }
+        let share = |len| f64::from(seen[&len]) / n as f64;
+        assert_eq!(seen.keys().copied().collect::<Vec<_>>(), [10, 20, 30]);
+        // Draws are 0..8: 0 and 1 land in bucket 0, 2..=4 in bucket 1, 5..=7 past them.
+        assert!((share(10) - 2.0 / 8.0).abs() < 0.01, "{seen:?}");
+        assert!((share(20) - 3.0 / 8.0).abs() < 0.01, "{seen:?}");
+        assert!((share(30) - 3.0 / 8.0).abs() < 0.01, "{seen:?}");
+        assert_eq!(h.max(), 30);
     }
 
     #[test]

@@ -27,13 +27,15 @@ use fathom_core::kind::StepKinds;
 use fathom_core::kv::SessionOptions;
 use fathom_core::pace::Spacing;
 use fathom_core::stop::Stop;
-use file::{Arrivals, Distribution, InsertOrder, LengthDistribution, Loaded, Mix, Phase};
+use file::{
+    Arrivals, Distribution, InsertOrder, KeyFormat, KvValue, LengthDistribution, Loaded, Mix, Phase,
+};
 use gen::{Chooser, Length};
 use kv::KvStore;
 use ops::{Core, Driven, Plan, Shared, Work};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
-use record::{Fields, Keys};
+use record::{Fields, KeyForm, Keys};
 use schemars::JsonSchema;
 use script::Val;
 use scripted::{LoadShared, ScriptClient, ScriptKind, TableLoader};
@@ -91,7 +93,7 @@ impl Default for DeclaredParams {
 
 pub const ENTRY: WorkloadEntry = WorkloadEntry::new::<DeclaredParams, YcsbKind>(
     "declared",
-    "a workload written as a TOML file (`--workload FILE`; bundled: ycsb/workloada … ycsb/workloadf, pgbench/…, sysbench/…)",
+    "a workload written as a TOML file (`--workload FILE`; bundled: ycsb/workloada … ycsb/workloadf, pgbench/…, sysbench/…, dbbench/readrandom)",
     build,
     crate::report::ReportHooks::NONE,
 );
@@ -334,22 +336,42 @@ fn digest(text: &str) -> u64 {
 impl Declared {
     fn keys(&self) -> Keys {
         let d = &self.loaded.file.data;
+        let form = match d.key_format.get_ref() {
+            KeyFormat::Ycsb => KeyForm::Ycsb {
+                prefix: d.key_prefix.clone(),
+                zero_padding: d.zero_padding as usize,
+            },
+            KeyFormat::Binary => KeyForm::Binary {
+                size: d.key_size.as_ref().map_or(16, |k| *k.get_ref() as usize),
+            },
+        };
         Keys {
-            prefix: d.key_prefix.clone(),
             hashed: d.insert_order == InsertOrder::Hashed,
-            zero_padding: d.zero_padding as usize,
+            form,
         }
     }
 
     fn fields(&self) -> Fields {
         let d = &self.loaded.file.data;
         let max = *d.field_length.get_ref();
-        let length = match d.field_length_distribution {
+        let length = match d.field_length_distribution.get_ref() {
             LengthDistribution::Constant => Length::Constant(max),
             LengthDistribution::Uniform => Length::uniform(d.min_field_length, max),
             LengthDistribution::Zipfian => Length::zipfian(d.min_field_length, max),
+            LengthDistribution::Histogram => {
+                let h = d
+                    .field_length_histogram
+                    .as_ref()
+                    .expect("checked")
+                    .get_ref();
+                Length::histogram(h.block_size, h.buckets.clone())
+            }
         };
-        Fields::new(&d.field_prefix, *d.fields.get_ref() as usize, length)
+        let fields = Fields::new(&d.field_prefix, *d.fields.get_ref() as usize, length);
+        match &d.compression_ratio {
+            Some(r) => fields.compressible(*r.get_ref()),
+            None => fields,
+        }
     }
 
     /// Phase `i`'s choices for client `c` of the step's, its share of `operations`.
@@ -407,14 +429,21 @@ impl Declared {
             LengthDistribution::Constant => Length::Constant(max),
             LengthDistribution::Uniform => Length::uniform(ph.min_scan_length, max),
             LengthDistribution::Zipfian => Length::zipfian(ph.min_scan_length, max),
+            LengthDistribution::Histogram => unreachable!("refused by the file's check"),
         };
         // YCSB splits the count evenly, the first threads taking one more of the remainder.
         let quota = operations.map(|o| {
             let (share, rest) = (o / clients as u64, o % clients as u64);
             share + u64::from((k as u64) < rest)
         });
+        let mut weighed = (ops::KINDS.iter().zip(weights)).filter(|(_, w)| *w > 0.0);
+        let only = match (weighed.next(), weighed.next()) {
+            (Some((k, _)), None) => Some(*k),
+            _ => None,
+        };
         Plan {
             cumulative,
+            only,
             chooser,
             scan_length,
             read_all_fields: ph.read_all_fields,
@@ -439,6 +468,15 @@ impl Workload for Declared {
             anyhow::bail!(
                 "{} has SQL tables or scripts: run it on a SQL engine (innodb, myrocks, postgres, \
                  sqlite-sql)",
+                self.loaded.source
+            );
+        }
+        if *f.data.key_format.get_ref() == KeyFormat::Binary
+            && matches!(engine, Db::Sql(_) | Db::Doc(_))
+        {
+            anyhow::bail!(
+                "{}: data.key_format = \"binary\" (db_bench's keys) is for kv engines; a SQL \
+                 table's key and a document's _id are text (key_format = \"ycsb\")",
                 self.loaded.source
             );
         }
@@ -516,7 +554,8 @@ impl<'a> PreparedStep<'a> for DeclaredStep<'a> {
                 }
                 db => {
                     let session = kv_session(db, "declared", SessionOptions::default())?;
-                    let store = KvStore::new(session);
+                    let raw = *w.loaded.file.data.kv_value.get_ref() == KvValue::Raw;
+                    let store = KvStore::new(session, raw);
                     Box::new(Driven { core, store })
                 }
             };

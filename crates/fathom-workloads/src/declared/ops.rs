@@ -4,7 +4,7 @@
 //! carry out what this decides.
 
 use super::gen::{Chooser, Length};
-use super::record::{random_bytes, Fields, Keys};
+use super::record::{Fields, Keys};
 use super::YcsbKind;
 use fathom_core::driver::{Client, Done};
 use rand::rngs::SmallRng;
@@ -50,6 +50,8 @@ impl Shared {
 pub struct Plan {
     /// Cumulative shares of read, update, insert, scan, read-modify-write, delete.
     pub cumulative: [f64; 6],
+    /// The one kind with weight, when the mix has one.
+    pub only: Option<YcsbKind>,
     pub chooser: Chooser,
     pub scan_length: Length,
     /// A read returns every field (YCSB's `readallfields`), else one chosen uniformly.
@@ -93,7 +95,7 @@ pub const KINDS: [YcsbKind; 6] = [
 impl Work {
     /// The next operation, for a client with `fields` fields; `None` when this client is
     /// done. An insert's record is taken here, and counted as inserted once it is written.
-    #[inline]
+    #[inline(always)]
     pub fn next(&mut self, shared: &Shared, rng: &mut SmallRng, fields: usize) -> Option<Op> {
         let plan = match self {
             Work::Load => {
@@ -114,10 +116,16 @@ impl Work {
             }
             *q -= 1;
         }
-        // YCSB's operation chooser: the first kind whose cumulative share passes the draw.
-        let u: f64 = rng.gen();
-        let at = plan.cumulative.iter().position(|&c| u < c);
-        let kind = KINDS[at.unwrap_or(KINDS.len() - 1)];
+        // YCSB's operation chooser: the first kind whose cumulative share passes the draw (no
+        // draw when one kind has all the weight).
+        let kind = match plan.only {
+            Some(kind) => kind,
+            None => {
+                let u: f64 = rng.gen();
+                let at = plan.cumulative.iter().position(|&c| u < c);
+                KINDS[at.unwrap_or(KINDS.len() - 1)]
+            }
+        };
         let mut op = Op {
             kind,
             record: 0,
@@ -178,8 +186,7 @@ impl Core {
     /// Fresh bytes for one field, into `out`.
     pub fn fresh(&mut self, out: &mut Vec<u8>) {
         out.clear();
-        let len = self.fields.length.next(&mut self.rng) as usize;
-        random_bytes(&mut self.rng, len, out);
+        self.fields.fresh(&mut self.rng, out);
     }
 
     /// The current key as text.
@@ -226,6 +233,7 @@ mod tests {
         let shared = Shared::new(100);
         let mut work = Work::Run(Box::new(Plan {
             cumulative: [0.0, 0.0, 1.0, 1.0, 1.0, 1.0],
+            only: Some(YcsbKind::Insert),
             chooser: Chooser::Uniform { min: 0, span: 100 },
             scan_length: Length::Constant(1),
             read_all_fields: true,
