@@ -87,6 +87,10 @@ pub enum Value<'a> {
     Text(&'a str),
     /// Binary data (BLOB, VARBINARY, BYTEA columns).
     Bytes(&'a [u8]),
+    /// A number in decimal (`-20.000000`, a DECIMAL's value): written unquoted into SQL text,
+    /// as a client that formats its statements writes it; bound as the statement's parameter
+    /// type asks (NUMERIC, a float, an integer) or as text.
+    Number(&'a str),
 }
 
 /// A text statement's SQL: `parts` (the statement cut at its `?` placeholders) with each
@@ -129,6 +133,69 @@ pub struct Outcome {
     /// The first id an `INSERT` numbered, where the server says it without a result set
     /// (MariaDB's OK packet, what JDBC's generated keys read); `None` elsewhere.
     pub inserted_id: Option<i64>,
+}
+
+/// One row's values as text, as a client that computes with them reads them (sysbench-tpcc's
+/// Lua reads every value as a string): NULL is `None`. Integers are written in decimal,
+/// DECIMAL and NUMERIC as the server writes them, dates as `YYYY-MM-DD HH:MM:SS`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Row(pub Vec<Option<String>>);
+
+impl Row {
+    /// Column `i`'s text; an error when the row is missing, short, or the value is NULL.
+    pub fn text(&self, i: usize) -> anyhow::Result<&str> {
+        match self.0.get(i) {
+            Some(Some(v)) => Ok(v),
+            Some(None) => anyhow::bail!("column {i} of the row is NULL"),
+            None => anyhow::bail!("the row has no column {i} ({} columns)", self.0.len()),
+        }
+    }
+
+    /// Column `i` as an integer (a DECIMAL with no fraction too).
+    pub fn int(&self, i: usize) -> anyhow::Result<i64> {
+        let t = self.text(i)?;
+        let whole = t
+            .split_once('.')
+            .map_or(t, |(w, f)| match f.bytes().all(|b| b == b'0') {
+                true => w,
+                false => t,
+            });
+        whole
+            .parse()
+            .map_err(|_| anyhow::anyhow!("column {i}: `{t}` is not an integer"))
+    }
+
+    /// Column `i` as a number.
+    pub fn float(&self, i: usize) -> anyhow::Result<f64> {
+        let t = self.text(i)?;
+        t.parse()
+            .map_err(|_| anyhow::anyhow!("column {i}: `{t}` is not a number"))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Which row's values a client keeps while it reads a result (`SqlConn::run_row`), and the
+/// values kept.
+#[derive(Debug, Default)]
+pub struct KeepRow {
+    /// The row (0-based) whose values are kept; `None` keeps none.
+    pub at: Option<u64>,
+    pub row: Row,
+}
+
+impl KeepRow {
+    /// Whether the row numbered `index` (0-based) is the one to keep; clears the kept values
+    /// when it is.
+    pub fn wants(&mut self, index: u64) -> bool {
+        let wanted = self.at == Some(index);
+        if wanted {
+            self.row.0.clear();
+        }
+        wanted
+    }
 }
 
 /// A statement's failure, classified (a deadlock, lock wait timeout or serialization failure
@@ -227,6 +294,19 @@ pub trait SqlConn: Send {
     fn scalar(&mut self, stmt: Stmt, params: &[Value<'_>]) -> anyhow::Result<Option<i64>> {
         Ok(self.run_with(stmt, params, Keep::SCALAR)?.kept)
     }
+    /// Runs a prepared statement as `run` does, and writes the values of its row `n` (0-based)
+    /// into `row` as text; `row` is left empty when fewer rows came back. What a transaction
+    /// that computes with the values it read (TPC-C's) calls.
+    fn run_row(
+        &mut self,
+        stmt: Stmt,
+        params: &[Value<'_>],
+        n: u64,
+        row: &mut Row,
+    ) -> anyhow::Result<Outcome> {
+        let _ = (stmt, params, n, row);
+        anyhow::bail!("this engine's client does not return the values of rows")
+    }
 }
 
 /// An open SQL database (a server fathom started, one it was pointed at, or an embedded one).
@@ -246,6 +326,34 @@ pub trait SqlEngine: Target {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rows_values_read_as_numbers_and_text() {
+        let row = Row(vec![
+            Some("3001".into()),
+            Some("0.1500".into()),
+            None,
+            Some("12.00".into()),
+            Some("BC".into()),
+        ]);
+        assert_eq!(row.int(0).unwrap(), 3001);
+        assert_eq!(row.float(1).unwrap(), 0.15);
+        assert_eq!(row.int(3).unwrap(), 12);
+        assert_eq!(row.text(4).unwrap(), "BC");
+        assert!(row
+            .int(1)
+            .unwrap_err()
+            .to_string()
+            .contains("`0.1500` is not an integer"));
+        assert!(row.text(2).unwrap_err().to_string().contains("NULL"));
+        assert!(row.text(9).unwrap_err().to_string().contains("no column 9"));
+        let mut keep = KeepRow {
+            at: Some(1),
+            row: row.clone(),
+        };
+        assert!(!keep.wants(0));
+        assert!(keep.wants(1) && keep.row.is_empty());
+    }
 
     #[test]
     fn postgres_numbers_placeholders() {

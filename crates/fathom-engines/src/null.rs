@@ -192,6 +192,17 @@ impl fathom_core::sql::SqlConn for NullConn<'_> {
         self.1.serve();
         Ok(fathom_core::sql::Outcome::default())
     }
+    /// No rows: the row stays empty, as a statement that matched nothing leaves it.
+    fn run_row(
+        &mut self,
+        stmt: fathom_core::sql::Stmt,
+        params: &[fathom_core::sql::Value<'_>],
+        _n: u64,
+        row: &mut fathom_core::sql::Row,
+    ) -> fathom_core::sql::Ran {
+        row.0.clear();
+        self.run_with(stmt, params, fathom_core::sql::Keep::NOTHING)
+    }
 }
 
 /// The null engine as a document server: every statement is taken and does nothing, reads

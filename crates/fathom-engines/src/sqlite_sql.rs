@@ -7,7 +7,9 @@ use crate::sqlite::{connect, open_admin, pragmas, SqliteSettings};
 use crate::{EngineConfig, EngineEntry};
 use fathom_core::options::Syntax;
 use fathom_core::retry::Failure;
-use fathom_core::sql::{Dialect, Keep, Outcome, Ran, SqlConn, SqlEngine, SqlError, Stmt, Value};
+use fathom_core::sql::{
+    Dialect, Keep, Outcome, Ran, Row, SqlConn, SqlEngine, SqlError, Stmt, Value,
+};
 use fathom_core::target::{Counters, Identity, Maintenance, Target};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ToSql};
@@ -106,6 +108,12 @@ impl ToSql for Param<'_> {
             Value::Int(i) => ValueRef::Integer(i),
             Value::Text(t) => ValueRef::Text(t.as_bytes()),
             Value::Bytes(b) => ValueRef::Blob(b),
+            // A number as SQLite stores one: an integer or a real.
+            Value::Number(n) => match (n.parse::<i64>(), n.parse::<f64>()) {
+                (Ok(i), _) => ValueRef::Integer(i),
+                (_, Ok(f)) => ValueRef::Real(f),
+                _ => ValueRef::Text(n.as_bytes()),
+            },
         }))
     }
 }
@@ -166,6 +174,41 @@ impl SqlConn for SqliteConn {
                     _ => 8,
                 };
             }
+        }
+        Ok(out)
+    }
+
+    fn run_row(&mut self, stmt: Stmt, params: &[Value<'_>], n: u64, row: &mut Row) -> Ran {
+        row.0.clear();
+        let mut st = self
+            .conn
+            .prepare_cached(&self.sqls[stmt.0])
+            .map_err(error)?;
+        let params = rusqlite::params_from_iter(params.iter().map(|v| Param(*v)));
+        if st.column_count() == 0 {
+            let affected = st.execute(params).map_err(error)? as u64;
+            return Ok(Outcome {
+                affected,
+                ..Outcome::default()
+            });
+        }
+        let columns = st.column_count();
+        let mut rows = st.query(params).map_err(error)?;
+        let mut out = Outcome::default();
+        while let Some(r) = rows.next().map_err(error)? {
+            if out.rows == n {
+                for i in 0..columns {
+                    row.0.push(match r.get_ref(i).map_err(error)? {
+                        ValueRef::Null => None,
+                        ValueRef::Integer(v) => Some(v.to_string()),
+                        ValueRef::Real(v) => Some(v.to_string()),
+                        ValueRef::Text(b) | ValueRef::Blob(b) => {
+                            Some(String::from_utf8_lossy(b).into_owned())
+                        }
+                    });
+                }
+            }
+            out.rows += 1;
         }
         Ok(out)
     }

@@ -6,7 +6,7 @@
 //! `sql_conformance!` line (and a test fails until it does).
 
 use fathom_core::family::{Engine, Family};
-use fathom_core::sql::{SqlConn, SqlEngine, Value};
+use fathom_core::sql::{Row, SqlConn, SqlEngine, Value};
 use fathom_engines::EngineConfig;
 use std::path::Path;
 
@@ -99,6 +99,7 @@ fn check_engine(name: &str) {
         50,
         "{name}: rollback"
     );
+    row_values(name, c.as_mut());
     // A second connection sees the first's committed rows.
     let mut c2 = engine.connect().unwrap();
     let s2 = c2.prepare("SELECT k FROM t WHERE id=?").unwrap();
@@ -108,6 +109,30 @@ fn check_engine(name: &str) {
     if server {
         assert!(!alive(pids[0]), "{name}: server {} still running", pids[0]);
     }
+}
+
+/// The values of a chosen row, as text: an integer, a DECIMAL, a string and a NULL; no values
+/// past the last row.
+fn row_values(name: &str, c: &mut dyn SqlConn) {
+    c.exec("DROP TABLE IF EXISTS r").unwrap();
+    c.exec("CREATE TABLE r (id INTEGER NOT NULL, m DECIMAL(12,2), s VARCHAR(10), n INTEGER)")
+        .unwrap();
+    c.exec("INSERT INTO r VALUES (1, 300000.00, 'GC', 7), (2, -10.50, 'BC', NULL)")
+        .unwrap();
+    let select = c
+        .prepare("SELECT id, m, s, n FROM r WHERE id >= ? ORDER BY id")
+        .unwrap();
+    let mut row = Row::default();
+    let out = c.run_row(select, &[Value::Int(1)], 1, &mut row).unwrap();
+    assert_eq!(out.rows, 2, "{name}: rows");
+    assert_eq!(row.int(0).unwrap(), 2, "{name}: {row:?}");
+    assert_eq!(row.float(1).unwrap(), -10.5, "{name}: {row:?}");
+    assert_eq!(row.text(2).unwrap(), "BC", "{name}: {row:?}");
+    assert_eq!(row.0[3], None, "{name}: {row:?}");
+    c.run_row(select, &[Value::Int(1)], 0, &mut row).unwrap();
+    assert_eq!(row.int(1).unwrap(), 300000, "{name}: {row:?}");
+    c.run_row(select, &[Value::Int(2)], 1, &mut row).unwrap();
+    assert!(row.is_empty(), "{name}: a row past the last: {row:?}");
 }
 
 /// A server fathom started says, in its own variables, that it takes no TCP connections.
@@ -222,6 +247,7 @@ fn mariadb_outcomes(c: &mut dyn SqlConn, statements: &[(&str, usize)], base: i64
             .run_keeping(stmts[2].0, &[Value::Int(base + 2)], Some(1))
             .unwrap();
         seen.push(format!("{o:?}"));
+        seen.push(second_row(c, stmts[1].0, base));
         let top = c.scalar(stmts[3].0, &[Value::Int(base + 2)]).unwrap();
         seen.push(format!("{:?}", top.map(|k| k - base)));
         seen.push(format!(
@@ -296,6 +322,19 @@ fn clients_agree(
     );
 }
 
+/// The values of `v`'s second row from `base` on, as text (its id left out: it differs
+/// between the clients); the fixed ones checked.
+fn second_row(c: &mut dyn SqlConn, from: fathom_core::sql::Stmt, base: i64) -> String {
+    let mut r = Row::default();
+    c.run_row(from, &[Value::Int(base)], 1, &mut r).unwrap();
+    // u, t, d, m, w of row 1: 1e9 (2e9 on MariaDB), -1, 1.5, 12.25, the date.
+    assert_eq!(r.int(2).unwrap(), -1, "{r:?}");
+    assert_eq!(r.float(3).unwrap(), 1.5, "{r:?}");
+    assert_eq!(r.text(4).unwrap(), "12.25", "{r:?}");
+    assert_eq!(r.text(5).unwrap(), "2024-01-02 03:04:05", "{r:?}");
+    format!("{:?}", &r.0[1..])
+}
+
 /// The parameters of a row of `v`: id, u, t, b, c.
 fn row<'a>(id: i64, u: i64, t: i64, b: &'a [u8], c: &'a str) -> [Value<'a>; 5] {
     [
@@ -333,6 +372,7 @@ fn postgres_outcomes(c: &mut dyn SqlConn, base: i64) -> Vec<String> {
             .unwrap();
         seen.push(format!("{o:?}"));
     }
+    seen.push(second_row(c, from, base));
     let t = c.scalar(top, &[Value::Int(base + 2)]).unwrap();
     seen.push(format!("{:?}", t.map(|k| k - base)));
     seen.push(format!("{:?}", c.scalar(top, &[Value::Int(0)]).unwrap()));

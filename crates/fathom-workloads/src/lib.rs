@@ -15,6 +15,7 @@ pub mod statements;
 pub mod sysbench;
 #[cfg(test)]
 mod testing;
+pub mod tpcc;
 
 use fathom_core::capability::Need;
 use fathom_core::driver::{BackgroundClient, Client, Crew, StepPlan};
@@ -204,6 +205,7 @@ pub static WORKLOADS: &[WorkloadEntry] = &[
     sysbench::ENTRY,
     ibench::ENTRY,
     linkbench::ENTRY,
+    tpcc::ENTRY,
 ];
 
 /// Every workload's original output format, for `--format NAME`.

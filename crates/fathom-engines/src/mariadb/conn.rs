@@ -2,7 +2,7 @@
 //! sysbench's way) or kept as SQL text whose values are written in as literals each time they
 //! run (the text protocol, as JDBC's `Statement` and MySQLdb send them).
 
-use fathom_core::sql::{Keep, Outcome, Ran, SqlConn, SqlError, Stmt, Value};
+use fathom_core::sql::{Keep, Outcome, Ran, Row, SqlConn, SqlError, Stmt, Value};
 use mysql::prelude::Queryable;
 use std::fmt::Write;
 
@@ -110,6 +110,7 @@ pub(super) fn write_text(
             let _ = write!(out, "{i}");
         }
         Value::Text(t) => quote(out, t.as_bytes()),
+        Value::Number(n) => out.push_str(n),
         Value::Bytes(b) if b.is_ascii() => {
             out.push_str("_binary");
             quote(out, b);
@@ -189,12 +190,65 @@ impl SqlConn for MariaConn {
         }
         Ok(out)
     }
+
+    fn run_row(&mut self, stmt: Stmt, params: &[Value<'_>], n: u64, row: &mut Row) -> Ran {
+        let mut out = Outcome::default();
+        row.0.clear();
+        let mut each = |r: &mysql::Row| {
+            if out.rows == n {
+                row.0 = (0..r.len()).map(|i| r.as_ref(i).and_then(text)).collect();
+            }
+            add_row(&mut out, r, Keep::NOTHING);
+        };
+        let prepared = match &self.stmts[stmt.0] {
+            Kept::Prepared(p) => p,
+            Kept::Text(_) => {
+                let (affected, inserted) = self.run_text(stmt, params, each)?;
+                (out.affected, out.inserted_id) = (affected, inserted);
+                return Ok(out);
+            }
+        };
+        let params = mysql::Params::Positional(params.iter().map(value).collect());
+        if prepared.num_columns() == 0 {
+            self.conn.exec_drop(prepared, params).map_err(error)?;
+            out.affected = self.conn.affected_rows();
+            return Ok(out);
+        }
+        for r in self.conn.exec_iter(prepared, params).map_err(error)? {
+            each(&r.map_err(error)?);
+        }
+        Ok(out)
+    }
+}
+
+/// A value as a text row writes it; `None` for NULL.
+fn text(v: &mysql::Value) -> Option<String> {
+    Some(match v {
+        mysql::Value::NULL => return None,
+        mysql::Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+        mysql::Value::Int(i) => i.to_string(),
+        mysql::Value::UInt(u) => u.to_string(),
+        mysql::Value::Float(f) => f.to_string(),
+        mysql::Value::Double(d) => d.to_string(),
+        mysql::Value::Date(y, mo, d, h, mi, s, us) => {
+            let frac = if *us > 0 {
+                format!(".{us:06}")
+            } else {
+                String::new()
+            };
+            format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}{frac}")
+        }
+        mysql::Value::Time(neg, days, h, mi, s, _) => {
+            let sign = if *neg { "-" } else { "" };
+            format!("{sign}{:02}:{mi:02}:{s:02}", *days * 24 + u32::from(*h))
+        }
+    })
 }
 
 fn value(v: &Value<'_>) -> mysql::Value {
     match v {
         Value::Int(i) => mysql::Value::Int(*i),
-        Value::Text(s) => mysql::Value::Bytes(s.as_bytes().to_vec()),
+        Value::Text(s) | Value::Number(s) => mysql::Value::Bytes(s.as_bytes().to_vec()),
         Value::Bytes(b) => mysql::Value::Bytes(b.to_vec()),
     }
 }

@@ -6,7 +6,7 @@
 use super::conn::{text_parts, write_text, RETRYABLE};
 use super::wire::{protocol, server_error, Command, Cursor, Login, Wire, WireError, WireResult};
 use crate::netbuf::Keep;
-use fathom_core::sql::{Outcome, Ran, SqlConn, SqlError, Stmt, Value};
+use fathom_core::sql::{KeepRow, Outcome, Ran, Row, SqlConn, SqlError, Stmt, Value};
 
 /// The status flag saying another result follows (a multi-statement text, a procedure).
 const MORE_RESULTS: u16 = 0x0008;
@@ -20,6 +20,8 @@ pub(super) struct LeanConn {
     cols: Vec<Col>,
     /// The SQL text of the statement being sent, reused.
     text: String,
+    /// The row whose values `run_row` keeps.
+    keep_row: KeepRow,
 }
 
 enum Kept {
@@ -55,15 +57,18 @@ impl LeanConn {
             stmts: Vec::new(),
             cols: Vec::new(),
             text: String::new(),
+            keep_row: KeepRow::default(),
         })
     }
 
     /// Reads every result of the command just sent; the first one goes into `out`.
     fn results(&mut self, binary: bool, keep: Keep, out: &mut Outcome) -> WireResult<()> {
-        let mut more = read_result(&mut self.wire, &mut self.cols, binary, keep, out)?;
+        let (wire, cols, values) = (&mut self.wire, &mut self.cols, &mut self.keep_row);
+        let mut more = read_result(wire, cols, (binary, keep, values), out)?;
         let mut rest = Outcome::default();
+        values.at = None;
         while more {
-            more = read_result(&mut self.wire, &mut self.cols, binary, keep, &mut rest)?;
+            more = read_result(wire, cols, (binary, keep, values), &mut rest)?;
         }
         Ok(())
     }
@@ -111,14 +116,14 @@ fn write_execute(buf: &mut Vec<u8>, id: u32, params: &[Value<'_>]) {
     for p in params {
         let ty = match p {
             Value::Int(_) => TYPE_LONGLONG,
-            Value::Text(_) | Value::Bytes(_) => TYPE_VAR_STRING,
+            Value::Text(_) | Value::Bytes(_) | Value::Number(_) => TYPE_VAR_STRING,
         };
         buf.extend_from_slice(&[ty, 0]);
     }
     for p in params {
         match p {
             Value::Int(i) => buf.extend_from_slice(&i.to_le_bytes()),
-            Value::Text(t) => put_lenenc_bytes(buf, t.as_bytes()),
+            Value::Text(t) | Value::Number(t) => put_lenenc_bytes(buf, t.as_bytes()),
             Value::Bytes(b) => put_lenenc_bytes(buf, b),
         }
     }
@@ -134,8 +139,7 @@ fn put_lenenc_bytes(buf: &mut Vec<u8>, b: &[u8]) {
 fn read_result(
     wire: &mut Wire,
     cols: &mut Vec<Col>,
-    binary: bool,
-    keep: Keep,
+    (binary, keep, values): (bool, Keep, &mut KeepRow),
     out: &mut Outcome,
 ) -> WireResult<bool> {
     let p = wire.packet()?;
@@ -162,7 +166,7 @@ fn read_result(
             }
             Some(0xFF) => return Err(server_error(p)),
             _ => {
-                let kept = row(p, cols, keep.column, binary, out)?;
+                let kept = row(p, cols, (keep.column, binary), out, values)?;
                 keep.row(out, kept);
             }
         }
@@ -203,14 +207,16 @@ fn skip_eof(wire: &mut Wire) -> WireResult<()> {
 /// One row of a result set, counted into `out`: a text row (each value a length-encoded
 /// string or NULL) or, `binary`, a prepared statement's (a NULL bitmap from offset 2, then
 /// each value in its type's encoding). Strings count their length; numbers and dates count 8,
-/// as the mysql crate's values do. Returns column `keep` as an integer.
+/// as the mysql crate's values do. Returns column `keep` as an integer, and writes every value
+/// as text into `values` when it wants this row.
 fn row(
     p: &[u8],
     cols: &[Col],
-    keep: Option<usize>,
-    binary: bool,
+    (keep, binary): (Option<usize>, bool),
     out: &mut Outcome,
+    values: &mut KeepRow,
 ) -> WireResult<Option<i64>> {
+    let texts = values.wants(out.rows);
     out.rows += 1;
     let mut c = Cursor::new(p);
     let bitmap = if binary {
@@ -222,14 +228,32 @@ fn row(
     let mut kept = None;
     for (i, col) in cols.iter().enumerate() {
         // The value, whether it is a binary integer, and whether it is a string.
+        let null = |values: &mut KeepRow| {
+            if texts {
+                values.row.0.push(None);
+            }
+        };
         let (v, is_int, string) = match bitmap {
-            Some(bitmap) if bitmap[(i + 2) / 8] & (1 << ((i + 2) % 8)) != 0 => continue,
+            Some(bitmap) if bitmap[(i + 2) / 8] & (1 << ((i + 2) % 8)) != 0 => {
+                null(values);
+                continue;
+            }
             Some(_) => binary_value(&mut c, col)?,
             None => match c.lenenc_bytes()? {
                 Some(v) => (v, false, !col.numeric()),
-                None => continue,
+                None => {
+                    null(values);
+                    continue;
+                }
             },
         };
+        if texts {
+            let text = match (binary, is_int) {
+                (true, _) => binary_text(v, col, is_int),
+                (false, _) => String::from_utf8_lossy(v).into_owned(),
+            };
+            values.row.0.push(Some(text));
+        }
         out.bytes += if string { v.len() as u64 } else { 8 };
         if keep == Some(i) {
             kept = if is_int {
@@ -261,6 +285,41 @@ fn binary_value<'p>(c: &mut Cursor<'p>, col: &Col) -> WireResult<(&'p [u8], bool
         }
         _ => (c.lenenc_bytes()?.unwrap_or(&[]), false, !col.numeric()),
     })
+}
+
+/// A binary row's value as the server writes it in a text row: integers and floating point in
+/// decimal, dates as `YYYY-MM-DD HH:MM:SS[.ffffff]`, TIME as `[-][D ]HH:MM:SS`, the rest (strings,
+/// DECIMAL) as sent.
+fn binary_text(v: &[u8], col: &Col, is_int: bool) -> String {
+    let at = |i: usize| v.get(i).copied().unwrap_or(0);
+    let le16 = |i: usize| u16::from_le_bytes([at(i), at(i + 1)]);
+    let le32 = |i: usize| u32::from_le_bytes([at(i), at(i + 1), at(i + 2), at(i + 3)]);
+    match col.ty {
+        _ if is_int => int_le(v, col.unsigned).to_string(),
+        4 if v.len() == 4 => f32::from_le_bytes([v[0], v[1], v[2], v[3]]).to_string(),
+        5 if v.len() == 8 => f64::from_le_bytes(v.try_into().unwrap_or([0; 8])).to_string(),
+        7 | 10 | 12 => {
+            let mut t = format!("{:04}-{:02}-{:02}", le16(0), at(2), at(3));
+            if col.ty != 10 {
+                t += &format!(" {:02}:{:02}:{:02}", at(4), at(5), at(6));
+                if v.len() == 11 {
+                    t += &format!(".{:06}", le32(7));
+                }
+            }
+            t
+        }
+        11 => {
+            let sign = if at(0) == 1 { "-" } else { "" };
+            let days = le32(1);
+            let day = if days > 0 {
+                format!("{days} ")
+            } else {
+                String::new()
+            };
+            format!("{sign}{day}{:02}:{:02}:{:02}", at(5), at(6), at(7))
+        }
+        _ => String::from_utf8_lossy(v).into_owned(),
+    }
 }
 
 /// A little-endian integer of 1, 2, 4 or 8 bytes.
@@ -319,6 +378,15 @@ impl SqlConn for LeanConn {
     fn run_with(&mut self, stmt: Stmt, params: &[Value<'_>], keep: Keep) -> Ran {
         self.execute(stmt, params, keep).map_err(error)
     }
+
+    fn run_row(&mut self, stmt: Stmt, params: &[Value<'_>], n: u64, row: &mut Row) -> Ran {
+        self.keep_row.at = Some(n);
+        self.keep_row.row.0.clear();
+        let ran = self.execute(stmt, params, Keep::NOTHING).map_err(error);
+        self.keep_row.at = None;
+        std::mem::swap(row, &mut self.keep_row.row);
+        ran
+    }
 }
 
 #[cfg(test)]
@@ -349,21 +417,45 @@ mod tests {
         let mut row = vec![0x00, 0b0001_0000];
         row.extend_from_slice(&(-5i64).to_le_bytes());
         row.extend_from_slice(&[3, b'a', b'b', b'c', 0xFF]);
-        let mut out = Outcome::default();
+        let (mut out, mut none) = (Outcome::default(), KeepRow::default());
         assert_eq!(
-            super::row(&row, &cols, Some(0), true, &mut out).unwrap(),
+            super::row(&row, &cols, (Some(0), true), &mut out, &mut none).unwrap(),
             Some(-5)
         );
         assert_eq!((out.rows, out.bytes), (1, 8 + 3 + 8));
         assert_eq!(
-            super::row(&row, &cols, Some(3), true, &mut out).unwrap(),
+            super::row(&row, &cols, (Some(3), true), &mut out, &mut none).unwrap(),
             Some(-1)
         );
         assert_eq!(
-            super::row(&row, &cols, Some(2), true, &mut out).unwrap(),
+            super::row(&row, &cols, (Some(2), true), &mut out, &mut none).unwrap(),
             None
         );
-        assert!(super::row(&row[..5], &cols, None, true, &mut out).is_err());
+        assert!(super::row(&row[..5], &cols, (None, true), &mut out, &mut none).is_err());
+        // The values of the row asked for, as text (the row counted next is the fifth).
+        let mut values = KeepRow {
+            at: Some(4),
+            row: Row::default(),
+        };
+        super::row(&row, &cols, (None, true), &mut out, &mut values).unwrap();
+        let texts = [Some("-5"), Some("abc"), None, Some("-1")];
+        assert_eq!(values.row, Row(texts.map(|t| t.map(String::from)).to_vec()));
+    }
+
+    #[test]
+    fn binary_dates_and_floats_are_written_as_text_rows_write_them() {
+        let col = |ty| Col {
+            ty,
+            unsigned: false,
+        };
+        let datetime = [0xEA, 0x07, 11, 27, 18, 5, 9];
+        assert_eq!(
+            binary_text(&datetime, &col(12), false),
+            "2026-11-27 18:05:09"
+        );
+        assert_eq!(binary_text(&datetime[..4], &col(10), false), "2026-11-27");
+        assert_eq!(binary_text(&2.5f64.to_le_bytes(), &col(5), false), "2.5");
+        assert_eq!(binary_text(b"12.50", &col(246), false), "12.50");
     }
 
     #[test]
@@ -379,9 +471,9 @@ mod tests {
             },
         ];
         let row = [2, b'4', b'2', 0xFB];
-        let mut out = Outcome::default();
+        let (mut out, mut none) = (Outcome::default(), KeepRow::default());
         assert_eq!(
-            super::row(&row, &cols, Some(0), false, &mut out).unwrap(),
+            super::row(&row, &cols, (Some(0), false), &mut out, &mut none).unwrap(),
             Some(42)
         );
         assert_eq!((out.rows, out.bytes), (1, 8));

@@ -2,8 +2,9 @@
 //! prepared statements, parameters typed as each statement declares them, rows read through
 //! the crate's row API.
 
+use super::values::{binary_text, numeric_binary};
 use fathom_core::retry::Failure;
-use fathom_core::sql::{Dialect, Keep, Outcome, Ran, SqlConn, SqlError, Stmt, Value};
+use fathom_core::sql::{Dialect, Keep, Outcome, Ran, Row, SqlConn, SqlError, Stmt, Value};
 use postgres::types::{FromSql, ToSql, Type};
 use postgres::Client;
 
@@ -39,6 +40,9 @@ enum PgParam<'a> {
     I64(i64),
     Text(&'a str),
     Bytes(&'a [u8]),
+    F64(f64),
+    /// A value already in its binary form (a NUMERIC).
+    Raw(Vec<u8>),
 }
 
 impl ToSql for PgParam<'_> {
@@ -54,6 +58,12 @@ impl ToSql for PgParam<'_> {
             PgParam::I64(v) => v.to_sql_checked(ty, out),
             PgParam::Text(v) => v.to_sql_checked(ty, out),
             PgParam::Bytes(v) => v.to_sql_checked(ty, out),
+            PgParam::F64(v) if *ty == Type::FLOAT4 => (*v as f32).to_sql_checked(ty, out),
+            PgParam::F64(v) => v.to_sql_checked(ty, out),
+            PgParam::Raw(b) => {
+                out.extend_from_slice(b);
+                Ok(postgres::types::IsNull::No)
+            }
         }
     }
     fn accepts(_: &Type) -> bool {
@@ -71,6 +81,24 @@ impl<'a> FromSql<'a> for RawLen {
     }
     fn from_sql_null(_: &Type) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
         Ok(RawLen(0))
+    }
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+}
+
+/// Any column's value as text (`binary_text` of its binary form); `None` for NULL.
+struct AsText(Option<String>);
+
+impl<'a> FromSql<'a> for AsText {
+    fn from_sql(
+        ty: &Type,
+        raw: &'a [u8],
+    ) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(AsText(Some(binary_text(ty.oid(), raw))))
+    }
+    fn from_sql_null(_: &Type) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(AsText(None))
     }
     fn accepts(_: &Type) -> bool {
         true
@@ -115,13 +143,35 @@ impl SqlConn for PgConn {
             kept: keep.column.and_then(|c| int_at(s, kept_row?, c)),
             ..Outcome::default()
         };
-        for r in &rows {
-            for i in 0..r.len() {
-                out.bytes += r.get::<_, RawLen>(i).0;
-            }
-        }
+        out.bytes = bytes_of(&rows);
         Ok(out)
     }
+
+    fn run_row(&mut self, stmt: Stmt, params: &[Value<'_>], n: u64, row: &mut Row) -> Ran {
+        row.0.clear();
+        let s = &self.stmts[stmt.0];
+        if s.columns().is_empty() {
+            return self.run_with(stmt, params, Keep::NOTHING);
+        }
+        let owned = pg_params(s, params);
+        let refs: Vec<&(dyn ToSql + Sync)> = owned.iter().map(|p| p as _).collect();
+        let rows = self.client.query(s, &refs).map_err(error)?;
+        if let Some(r) = rows.get(n as usize) {
+            row.0 = (0..r.len()).map(|i| r.get::<_, AsText>(i).0).collect();
+        }
+        let mut out = Outcome {
+            rows: rows.len() as u64,
+            ..Outcome::default()
+        };
+        out.bytes = bytes_of(&rows);
+        Ok(out)
+    }
+}
+
+/// The bytes of every value of `rows`.
+fn bytes_of(rows: &[postgres::Row]) -> u64 {
+    let values = rows.iter().flat_map(|r| (0..r.len()).map(move |i| (r, i)));
+    values.map(|(r, i)| r.get::<_, RawLen>(i).0).sum()
 }
 
 /// Column `c` of `row` as an integer, whatever its width; `None` when NULL.
@@ -133,17 +183,36 @@ fn int_at(s: &postgres::Statement, row: &postgres::Row, c: usize) -> Option<i64>
     }
 }
 
+/// An integer at the width of `ty`.
+fn pg_params_int<'a>(i: i64, ty: &Type) -> PgParam<'a> {
+    match *ty {
+        Type::INT2 => PgParam::I16(i as i16),
+        Type::INT4 => PgParam::I32(i as i32),
+        _ => PgParam::I64(i),
+    }
+}
+
 /// PostgreSQL types every parameter; integers go as the width the statement expects.
 fn pg_params<'a>(s: &postgres::Statement, params: &[Value<'a>]) -> Vec<PgParam<'a>> {
     params
         .iter()
         .zip(s.params())
         .map(|(v, ty)| match (v, ty) {
-            (Value::Int(i), &Type::INT4) => PgParam::I32(*i as i32),
-            (Value::Int(i), &Type::INT2) => PgParam::I16(*i as i16),
-            (Value::Int(i), _) => PgParam::I64(*i),
+            (Value::Int(i), _) => pg_params_int(*i, ty),
             (Value::Text(t), _) => PgParam::Text(t),
             (Value::Bytes(b), _) => PgParam::Bytes(b),
+            (Value::Number(n), &Type::NUMERIC) => match numeric_binary(n) {
+                Some(b) => PgParam::Raw(b),
+                None => PgParam::Text(n),
+            },
+            (Value::Number(n), &Type::FLOAT8 | &Type::FLOAT4) => {
+                n.parse().map_or(PgParam::Text(n), PgParam::F64)
+            }
+            (Value::Number(n), &Type::INT2 | &Type::INT4 | &Type::INT8) => match n.parse() {
+                Ok(i) => pg_params_int(i, ty),
+                Err(_) => PgParam::Text(n),
+            },
+            (Value::Number(n), _) => PgParam::Text(n),
         })
         .collect()
 }

@@ -4,9 +4,10 @@
 //! built per column.
 
 use super::conn::RETRYABLE;
+use super::values::binary_text;
 use super::wire::{protocol, put_cstr, server_error, Body, Login, PgResult, PgWire, PgWireError};
 use crate::netbuf::Keep;
-use fathom_core::sql::{Dialect, Outcome, Ran, SqlConn, SqlError, Stmt, Value};
+use fathom_core::sql::{Dialect, KeepRow, Outcome, Ran, Row, SqlConn, SqlError, Stmt, Value};
 
 /// Type OIDs of the integers, sent and read in binary.
 const INT8: u32 = 20;
@@ -30,6 +31,8 @@ pub(super) struct LeanConn {
     stmts: Vec<Prepared>,
     /// Each parameter's format code (0 text, 1 binary) for the statement being bound.
     formats: Vec<u16>,
+    /// The row whose values `run_row` keeps.
+    keep_row: KeepRow,
 }
 
 fn error(e: PgWireError) -> anyhow::Error {
@@ -78,17 +81,34 @@ fn int_value(ty: u32, v: &[u8]) -> Option<i64> {
     }
 }
 
-/// Counts a DataRow into `out`, its values' bytes, and what `keep` asks of it.
-fn data_row(body: &[u8], columns: &[u32], keep: Keep, out: &mut Outcome) -> PgResult<()> {
+/// Counts a DataRow into `out`, its values' bytes, and what `keep` asks of it; writes its
+/// values as text into `values` when it wants this row (binary values of `columns`' types;
+/// a simple query's, with no types, are text already).
+fn data_row(
+    body: &[u8],
+    columns: &[u32],
+    (keep, values): (Keep, &mut KeepRow),
+    out: &mut Outcome,
+) -> PgResult<()> {
     let mut b = Body::new(body);
     let n = b.u16()?;
     let mut kept = None;
+    let texts = values.wants(out.rows);
     for i in 0..n as usize {
         let len = b.i32()?;
         if len < 0 {
+            if texts {
+                values.row.0.push(None);
+            }
             continue;
         }
         let v = b.bytes(len as usize)?;
+        if texts {
+            values.row.0.push(Some(match columns.get(i) {
+                Some(&ty) => binary_text(ty, v),
+                None => String::from_utf8_lossy(v).into_owned(),
+            }));
+        }
         out.bytes += v.len() as u64;
         if keep.column == Some(i) {
             kept = int_value(columns.get(i).copied().unwrap_or(0), v);
@@ -110,6 +130,7 @@ impl LeanConn {
             wire: PgWire::connect(login)?,
             stmts: Vec::new(),
             formats: Vec::new(),
+            keep_row: KeepRow::default(),
         })
     }
 
@@ -128,7 +149,7 @@ impl LeanConn {
         self.formats
             .extend(params.iter().zip(&p.params).map(|(v, ty)| match v {
                 Value::Int(_) => u16::from(matches!(*ty, INT2 | INT4 | INT8)),
-                Value::Text(_) => 0,
+                Value::Text(_) | Value::Number(_) => 0,
                 Value::Bytes(_) => 1,
             }));
         let at = self.wire.begin(b'B');
@@ -149,7 +170,7 @@ impl LeanConn {
                 (Value::Int(i), INT4) => out.extend_from_slice(&(*i as i32).to_be_bytes()),
                 (Value::Int(i), INT8) => out.extend_from_slice(&i.to_be_bytes()),
                 (Value::Int(i), _) => put_decimal(out, *i),
-                (Value::Text(t), _) => out.extend_from_slice(t.as_bytes()),
+                (Value::Text(t) | Value::Number(t), _) => out.extend_from_slice(t.as_bytes()),
                 (Value::Bytes(b), _) => out.extend_from_slice(b),
             }
             let len = (out.len() - len_at - 4) as u32;
@@ -170,9 +191,10 @@ impl LeanConn {
         self.bind(stmt, params)?;
         let p = &self.stmts[stmt.0];
         let mut out = Outcome::default();
+        let values = &mut self.keep_row;
         reply(&mut self.wire, |tag, body| {
             match tag {
-                b'D' => data_row(body, &p.columns, keep, &mut out)?,
+                b'D' => data_row(body, &p.columns, (keep, values), &mut out)?,
                 // Rows changed, for statements without rows (as the postgres crate's execute).
                 b'C' if p.columns.is_empty() => out.affected = tag_count(body),
                 _ => {}
@@ -266,6 +288,15 @@ impl SqlConn for LeanConn {
         }
         self.execute(stmt, params, keep).map_err(error)
     }
+
+    fn run_row(&mut self, stmt: Stmt, params: &[Value<'_>], n: u64, row: &mut Row) -> Ran {
+        self.keep_row.at = Some(n);
+        self.keep_row.row.0.clear();
+        let ran = self.run_with(stmt, params, Keep::NOTHING);
+        self.keep_row.at = None;
+        std::mem::swap(row, &mut self.keep_row.row);
+        ran
+    }
 }
 
 /// A text statement's SQL with `params` written in as literals, as psql or pgbench's simple
@@ -277,6 +308,7 @@ fn literal_text(parts: &[String], params: &[Value<'_>]) -> anyhow::Result<String
         Value::Int(i) => {
             let _ = write!(out, "{i}");
         }
+        Value::Number(n) => out.push_str(n),
         Value::Text(t) => {
             out.push('\'');
             out.push_str(&t.replace('\'', "''"));
@@ -302,9 +334,10 @@ impl LeanConn {
         self.wire.flush()?;
         // The first statement's outcome, of several separated by `;`.
         let (mut out, mut first) = (Outcome::default(), true);
+        let values = &mut self.keep_row;
         reply(&mut self.wire, |tag, body| {
             match tag {
-                b'D' if first => data_row(body, &[], Keep::NOTHING, &mut out)?,
+                b'D' if first => data_row(body, &[], (Keep::NOTHING, values), &mut out)?,
                 b'C' if first => {
                     if out.rows == 0 {
                         out.affected = tag_count(body);
@@ -357,12 +390,23 @@ mod tests {
         };
         let cols = [INT4, 25];
         for (keep, kept) in [(Keep::last(Some(0)), 9), (Keep::SCALAR, 5)] {
-            let mut out = Outcome::default();
-            data_row(&row(5, Some(b"abc")), &cols, keep, &mut out).unwrap();
-            data_row(&row(9, None), &cols, keep, &mut out).unwrap();
+            let (mut out, mut none) = (Outcome::default(), KeepRow::default());
+            data_row(&row(5, Some(b"abc")), &cols, (keep, &mut none), &mut out).unwrap();
+            data_row(&row(9, None), &cols, (keep, &mut none), &mut out).unwrap();
             assert_eq!((out.rows, out.bytes, out.kept), (2, 4 + 3 + 4, Some(kept)));
         }
+        let (mut out, mut none) = (Outcome::default(), KeepRow::default());
+        let short = &row(1, Some(b"abc"))[..9];
+        assert!(data_row(short, &cols, (Keep::NOTHING, &mut none), &mut out).is_err());
+        // The second row's values, as text.
+        let mut values = KeepRow {
+            at: Some(1),
+            row: Row::default(),
+        };
         let mut out = Outcome::default();
-        assert!(data_row(&row(1, Some(b"abc"))[..9], &cols, Keep::NOTHING, &mut out).is_err());
+        for r in [row(5, Some(b"abc")), row(9, None)] {
+            data_row(&r, &cols, (Keep::NOTHING, &mut values), &mut out).unwrap();
+        }
+        assert_eq!(values.row, Row(vec![Some("9".into()), None]));
     }
 }

@@ -23,6 +23,7 @@ mod admin;
 mod conn;
 mod install;
 mod lean;
+mod values;
 mod wire;
 
 use install::{chosen_bin, reachable, Bin};

@@ -1,0 +1,298 @@
+//! TPC-C on the sql family as Percona-Lab's sysbench-tpcc runs it (docs/workloads.md): a
+//! `prepare` step that creates its nine tables (per table copy) and loads warehouses in
+//! parallel, a timed `run` step of its five transactions with its mix, and a `check` step of
+//! TPC-C's consistency conditions 1–4. Where sysbench-tpcc departs from the specification,
+//! `follow=spec` takes the specification's choice.
+
+mod check;
+mod gen;
+mod load;
+mod schema;
+mod stmts;
+mod txn;
+
+use crate::params::{record, seed_or_clock, thread_seed, Params, Span, Switch};
+use crate::statements::Statements;
+use crate::{alike, NewClient, NewClients, NewStep, PreparedStep, StepOn, Workload, WorkloadEntry};
+use fathom_core::driver::StepPlan;
+use fathom_core::family::{Db, Family};
+use fathom_core::kind::StepKinds;
+use fathom_core::sql::{Dialect, SqlEngine};
+use fathom_core::stop::Stop;
+use gen::{Draws, Follow};
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// sysbench-tpcc's options, as `--param` takes them.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct TpccParams {
+    /// warehouses, the scale (sysbench-tpcc's --scale)
+    warehouses: u32,
+    /// copies of the nine tables, warehouse1 … warehouseN (--tables)
+    tables: u32,
+    /// steps to run, comma-separated: prepare, run, check
+    steps: Vec<StepName>,
+    /// sysbench-tpcc (its departures from TPC-C kept, to compare with it) or spec (the
+    /// specification's choices where it departs)
+    follow: Follow,
+    /// isolation level: rr, rc or ser (--trx_level)
+    isolation: Isolation,
+    /// foreign keys on the tables (--use_fk; MariaDB sessions turn their checks off, as
+    /// sysbench-tpcc's)
+    use_fk: Switch,
+    /// how statements are sent: original (SQL text, as sysbench-tpcc's con:query; SQLite
+    /// prepares), text, or prepared
+    statements: Statements,
+    /// length of the run step (--time)
+    duration: Span,
+    /// unrecorded time at the start of the run step
+    warmup: Span,
+    /// random seed; 0 picks one from the clock (recorded)
+    seed: u64,
+}
+
+impl Default for TpccParams {
+    fn default() -> Self {
+        TpccParams {
+            warehouses: 1,
+            tables: 1,
+            steps: vec![StepName::Prepare, StepName::Run, StepName::Check],
+            follow: Follow::SysbenchTpcc,
+            isolation: Isolation::Rr,
+            use_fk: Switch::new("on"),
+            statements: Statements::Original,
+            duration: Span::new("60s"),
+            warmup: Span::new("0s"),
+            seed: 0,
+        }
+    }
+}
+
+/// A step of the workload, by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum StepName {
+    Prepare,
+    Run,
+    Check,
+}
+
+/// sysbench-tpcc's `--trx_level`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Isolation {
+    Rr,
+    Rc,
+    Ser,
+}
+
+fathom_core::kinds! {
+    /// TPC-C's transactions, and the steps around them.
+    pub enum TpccKind {
+        Load = ("load", Load, "a multi-row INSERT of the initial population (up to 512 KiB of SQL)"),
+        NewOrder = ("new_order", Write, "a New-Order transaction that committed: 5 to 15 order lines"),
+        NewOrderRollback = ("new_order_rollback", Write, "a New-Order transaction rolled back at its unused item (1%)"),
+        Payment = ("payment", Write, "a Payment transaction: the warehouse, district and customer paid, a history row"),
+        OrderStatus = ("order_status", Read, "an Order-Status transaction: a customer's last order and its lines"),
+        Delivery = ("delivery", Write, "a Delivery transaction: the oldest new order of each of 10 districts delivered"),
+        StockLevel = ("stock_level", Read, "a Stock-Level transaction: stock below a threshold among the last 20 orders' items"),
+        Check = ("check", Check, "one consistency condition on one warehouse of one table copy"),
+    }
+}
+
+pub struct Tpcc {
+    p: TpccParams,
+    plans: Vec<StepPlan>,
+    names: Vec<StepName>,
+    resolved: BTreeMap<String, String>,
+}
+
+fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
+    let mut p: TpccParams = params.read("tpcc")?;
+    if p.warehouses == 0 || p.tables == 0 {
+        anyhow::bail!("parameters `warehouses` and `tables` must be at least 1");
+    }
+    p.seed = seed_or_clock(p.seed);
+    let mut plans = Vec::new();
+    for &name in &p.steps {
+        plans.push(match name {
+            StepName::Prepare => StepPlan {
+                name: "prepare".into(),
+                // sysbench-tpcc loads warehouses in parallel, one thread per warehouse at most.
+                clients: clients.min(p.warehouses as usize),
+                kinds: StepKinds::of(&[TpccKind::Load]),
+                ..Default::default()
+            },
+            StepName::Run => StepPlan {
+                name: "run".into(),
+                clients,
+                duration: Some(p.duration.value),
+                warmup: p.warmup.value,
+                kinds: StepKinds::of(&[
+                    TpccKind::NewOrder,
+                    TpccKind::Payment,
+                    TpccKind::OrderStatus,
+                    TpccKind::Delivery,
+                    TpccKind::StockLevel,
+                    TpccKind::NewOrderRollback,
+                ]),
+                ..Default::default()
+            },
+            StepName::Check => StepPlan {
+                name: "check".into(),
+                clients: 1,
+                kinds: StepKinds::of(&[TpccKind::Check]),
+                ..Default::default()
+            },
+        });
+    }
+    Ok(Box::new(Tpcc {
+        resolved: record(&p),
+        names: p.steps.clone(),
+        plans,
+        p,
+    }))
+}
+
+pub const ENTRY: WorkloadEntry = WorkloadEntry {
+    families: &[Family::Sql],
+    ..WorkloadEntry::new::<TpccParams, TpccKind>(
+        "tpcc",
+        "TPC-C as sysbench-tpcc runs it: prepare (warehouses in parallel), run (the five transactions), check",
+        build,
+        crate::report::ReportHooks::NONE,
+    )
+};
+
+impl Workload for Tpcc {
+    fn steps(&self) -> &[StepPlan] {
+        &self.plans
+    }
+
+    fn step<'a>(&'a self, engine: Db<'a>, index: usize, _: &Stop) -> NewStep<'a> {
+        let Db::Sql(e) = engine else {
+            anyhow::bail!("tpcc runs on sql engines (innodb, myrocks, postgres, sqlite-sql)");
+        };
+        if self.names[index] == StepName::Prepare {
+            self.create(e)?;
+        }
+        StepOn::boxed(self, engine, index)
+    }
+
+    fn params(&self) -> BTreeMap<String, String> {
+        self.resolved.clone()
+    }
+}
+
+impl Tpcc {
+    /// The tables, their indexes and the items of every copy (before the warehouses are
+    /// loaded), and with `use_fk` the foreign keys, as sysbench-tpcc's `create_tables`.
+    fn create(&self, e: &dyn SqlEngine) -> anyhow::Result<()> {
+        let mut conn = e.connect()?;
+        // The items draw from a step index past the last, apart from every client's.
+        let mut draws = self.draws(self.plans.len(), 0);
+        for t in 1..=self.p.tables {
+            for ddl in schema::create(e.dialect(), e.storage_engine(), t) {
+                conn.exec(&ddl)?;
+            }
+            for (sql, _) in load::items(&mut draws, t) {
+                conn.exec(&sql)?;
+            }
+            for ddl in schema::indexes(t) {
+                conn.exec(&ddl)?;
+            }
+            if self.p.use_fk.value && e.dialect() != Dialect::Sqlite {
+                for ddl in schema::foreign_keys(t) {
+                    conn.exec(&ddl)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn draws(&self, step: usize, client: usize) -> Draws {
+        let seed = thread_seed(self.p.seed, step, client);
+        Draws::new(SmallRng::seed_from_u64(seed), self.p.follow)
+    }
+
+    /// A connection set up as sysbench-tpcc's `db_connection_init`: the isolation level, and
+    /// on MariaDB foreign key checks off and autocommit off.
+    fn connect<'a>(
+        &self,
+        e: &'a dyn SqlEngine,
+    ) -> anyhow::Result<Box<dyn fathom_core::sql::SqlConn + 'a>> {
+        let mut conn = e.connect()?;
+        let level = match self.p.isolation {
+            Isolation::Rr => "REPEATABLE READ",
+            Isolation::Rc => "READ COMMITTED",
+            Isolation::Ser => "SERIALIZABLE",
+        };
+        match e.dialect() {
+            Dialect::MariaDb => {
+                conn.exec(&format!("SET SESSION TRANSACTION ISOLATION LEVEL {level}"))?;
+                conn.exec("SET FOREIGN_KEY_CHECKS=0")?;
+                conn.exec("SET autocommit=0")?;
+            }
+            Dialect::Postgres => conn.exec(&format!(
+                "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL {level}"
+            ))?,
+            Dialect::Sqlite => {}
+        }
+        Ok(conn)
+    }
+}
+
+impl<'a> PreparedStep<'a> for StepOn<'a, Tpcc> {
+    fn clients(&self) -> NewClients<'a> {
+        alike(self.workload.plans[self.index].clients, |n| self.client(n))
+    }
+}
+
+impl<'a> StepOn<'a, Tpcc> {
+    fn client(&self, n: usize) -> NewClient<'a> {
+        let (w, Db::Sql(e)) = (self.workload, self.engine) else {
+            anyhow::bail!("tpcc runs on sql engines");
+        };
+        let p = &w.p;
+        let draws = w.draws(self.index, n);
+        let warehouses = p.warehouses as i64;
+        let now = match e.dialect() {
+            Dialect::Sqlite => "CURRENT_TIMESTAMP",
+            _ => "NOW()",
+        };
+        Ok(match w.names[self.index] {
+            StepName::Prepare => {
+                let threads = w.plans[self.index].clients.max(1) as i64;
+                let mine = (1..=warehouses)
+                    .filter(|x| (x - 1) % threads == n as i64)
+                    .collect();
+                let mut conn = w.connect(e)?;
+                if e.dialect() == Dialect::MariaDb {
+                    // sysbench-tpcc's load_tables: autocommit on for the bulk inserts.
+                    conn.exec("SET SESSION autocommit=1")?;
+                }
+                Box::new(load::Loader::new(conn, draws, now, (mine, p.tables)))
+            }
+            StepName::Run => {
+                let mut conn = w.connect(e)?;
+                let text = p
+                    .statements
+                    .text_on(e.dialect(), &[Dialect::MariaDb, Dialect::Postgres])?;
+                let mut prep = stmts::Preparer {
+                    conn: conn.as_mut(),
+                    text,
+                    dialect: e.dialect(),
+                };
+                let all = (1..=p.tables)
+                    .map(|t| prep.stmts(t))
+                    .collect::<anyhow::Result<Vec<_>>>()?;
+                Box::new(txn::Terminal::new(conn, all, draws, warehouses))
+            }
+            StepName::Check => Box::new(check::Check::new(e.connect()?, p.tables, warehouses)),
+        })
+    }
+}

@@ -1,0 +1,398 @@
+//! TPC-C's five transactions on a SQL connection, as sysbench-tpcc's `tpcc_run.lua` runs them:
+//! its inputs, its statements in its order inside BEGIN and COMMIT, the values it computes
+//! from what it read. A deadlock or serialization failure rolls back and runs the kind again
+//! with fresh inputs, counted as the kind's retry.
+
+use super::gen::{by_name_row, last_name, Draws, Follow, CUSTOMERS, DISTRICTS, ITEMS};
+use super::stmts::Stmts;
+use super::TpccKind;
+use fathom_core::driver::{Client, Done};
+use fathom_core::retry::{retryable, retrying};
+use fathom_core::sql::{Row, SqlConn, Value};
+
+/// A client of the run: its connection, its statements per table copy, its draws.
+pub struct Terminal<'e> {
+    pub conn: Box<dyn SqlConn + 'e>,
+    pub stmts: Vec<Stmts>,
+    pub draws: Draws,
+    pub warehouses: i64,
+    row: Row,
+    /// Bytes the transaction's statements returned.
+    bytes: u64,
+}
+
+impl<'e> Terminal<'e> {
+    pub fn new(
+        conn: Box<dyn SqlConn + 'e>,
+        stmts: Vec<Stmts>,
+        draws: Draws,
+        warehouses: i64,
+    ) -> Terminal<'e> {
+        Terminal {
+            conn,
+            stmts,
+            draws,
+            warehouses,
+            row: Row::default(),
+            bytes: 0,
+        }
+    }
+
+    /// The next transaction's kind: sysbench-tpcc's 10/23 New-Order, 10/23 Payment and 1/23
+    /// each of the rest, or the specification's 45/43/4/4/4.
+    fn kind(&mut self) -> TpccKind {
+        let (u, bounds) = match self.draws.follow {
+            Follow::SysbenchTpcc => (self.draws.uniform(1, 23), [10, 20, 21, 22]),
+            Follow::Spec => (self.draws.uniform(1, 100), [45, 88, 92, 96]),
+        };
+        let at = bounds.iter().position(|&b| u <= b).unwrap_or(4);
+        [
+            TpccKind::NewOrder,
+            TpccKind::Payment,
+            TpccKind::OrderStatus,
+            TpccKind::Delivery,
+            TpccKind::StockLevel,
+        ][at]
+    }
+
+    /// Runs `sql` with `params` and keeps row `n`'s values in `self.row`.
+    fn row(
+        &mut self,
+        stmt: fathom_core::sql::Stmt,
+        params: &[Value<'_>],
+        n: u64,
+    ) -> anyhow::Result<bool> {
+        let out = self.conn.run_row(stmt, params, n, &mut self.row)?;
+        self.bytes += out.bytes;
+        Ok(!self.row.is_empty())
+    }
+
+    fn run(&mut self, stmt: fathom_core::sql::Stmt, params: &[Value<'_>]) -> anyhow::Result<u64> {
+        let out = self.conn.run(stmt, params)?;
+        self.bytes += out.bytes;
+        Ok(out.rows)
+    }
+
+    /// Column `i` of the row read last as an integer; 0 when no row came back (only the null
+    /// engine, which returns none, leaves a lookup empty that finds a row on a database).
+    fn int(&self, i: usize) -> anyhow::Result<i64> {
+        match self.row.is_empty() {
+            true => Ok(0),
+            false => self.row.int(i),
+        }
+    }
+
+    fn float(&self, i: usize) -> anyhow::Result<f64> {
+        match self.row.is_empty() {
+            true => Ok(0.0),
+            false => self.row.float(i),
+        }
+    }
+
+    fn text(&self, i: usize) -> anyhow::Result<&str> {
+        match self.row.is_empty() {
+            true => Ok(""),
+            false => self.row.text(i),
+        }
+    }
+
+    /// Which table copy and warehouse a transaction works on.
+    fn home(&mut self) -> (usize, i64) {
+        let t = self.draws.uniform(1, self.stmts.len() as i64) as usize - 1;
+        (t, self.draws.uniform(1, self.warehouses))
+    }
+
+    /// One transaction of `kind`; the kind that it was (a New-Order may roll back).
+    fn transaction(&mut self, kind: TpccKind) -> anyhow::Result<TpccKind> {
+        self.bytes = 0;
+        match kind {
+            TpccKind::NewOrder => self.new_order(),
+            TpccKind::Payment => self.payment().map(|()| kind),
+            TpccKind::OrderStatus => self.order_status().map(|()| kind),
+            TpccKind::Delivery => self.delivery().map(|()| kind),
+            _ => self.stock_level().map(|()| kind),
+        }
+    }
+
+    fn new_order(&mut self) -> anyhow::Result<TpccKind> {
+        let (t, w) = self.home();
+        let d = self.draws.uniform(1, DISTRICTS);
+        let c = self.draws.nurand(1023, 1, CUSTOMERS);
+        let lines = self.draws.uniform(5, 15);
+        let rollback = self.draws.uniform(1, 100) == 1;
+        // The line whose item does not exist: sysbench-tpcc's is the second to last, the
+        // specification's the last.
+        let unused = match self.draws.follow {
+            Follow::SysbenchTpcc => lines - 1,
+            Follow::Spec => lines,
+        };
+        let mut items = Vec::with_capacity(lines as usize);
+        let mut all_local = 1;
+        for i in 1..=lines {
+            let mut item = self.draws.nurand(8191, 1, ITEMS);
+            if rollback && i == unused {
+                item = -1;
+            }
+            let supply = match self.draws.uniform(1, 100) {
+                1 => {
+                    all_local = 0;
+                    self.draws.other_warehouse(w, self.warehouses)
+                }
+                _ => w,
+            };
+            let quantity = self.draws.uniform(1, 10);
+            items.push((item, supply, quantity));
+        }
+        self.conn.exec("BEGIN")?;
+        let s = &self.stmts[t];
+        let (cw, district, set_next) = (
+            s.customer_warehouse,
+            s.district_for_update,
+            s.set_next_order,
+        );
+        let (order, new_order) = (s.insert_order, s.insert_new_order);
+        let (item_stmt, stock, set_stock, line) =
+            (s.item, s.stock[d as usize - 1], s.set_stock, s.insert_line);
+        self.row(cw, &[Value::Int(w), Value::Int(d), Value::Int(c)], 0)?;
+        let (discount, w_tax) = (self.float(0)?, self.float(3)?);
+        self.row(district, &[Value::Int(w), Value::Int(d)], 0)?;
+        let (o, d_tax) = (self.int(0)?, self.float(1)?);
+        self.run(set_next, &[Value::Int(o + 1), Value::Int(d), Value::Int(w)])?;
+        let ints = [o, d, w, c, lines, all_local].map(Value::Int);
+        self.run(order, &ints)?;
+        self.run(new_order, &[Value::Int(o), Value::Int(d), Value::Int(w)])?;
+        for (number, (item, supply, quantity)) in (1..).zip(items) {
+            if !self.row(item_stmt, &[Value::Int(item)], 0)? {
+                self.conn.exec("ROLLBACK")?;
+                return Ok(TpccKind::NewOrderRollback);
+            }
+            let price = self.float(0)?;
+            self.row(stock, &[Value::Int(item), Value::Int(supply)], 0)?;
+            let mut left = self.int(0)?;
+            let info = self.text(2)?.to_string();
+            left = if left > quantity {
+                left - quantity
+            } else {
+                left - quantity + 91
+            };
+            self.run(
+                set_stock,
+                &[Value::Int(left), Value::Int(item), Value::Int(supply)],
+            )?;
+            let amount = quantity as f64 * price * (1.0 + w_tax + d_tax) * (1.0 - discount);
+            // sysbench-tpcc writes the amount with %d: its whole part.
+            let amount = match self.draws.follow {
+                Follow::SysbenchTpcc => format!("{}", amount.trunc() as i64),
+                Follow::Spec => format!("{amount:.2}"),
+            };
+            let ints = [o, d, w, number, item, supply, quantity].map(Value::Int);
+            let mut params = ints.to_vec();
+            params.push(Value::Number(&amount));
+            params.push(Value::Text(&info));
+            self.run(line, &params)?;
+        }
+        self.conn.exec("COMMIT")?;
+        Ok(TpccKind::NewOrder)
+    }
+
+    /// The customer a Payment or Order-Status names by last name: row `by_name_row` of the
+    /// customers of that name, ordered by first name; column `id` of it is the id.
+    fn by_name(
+        &mut self,
+        (count, ids): (fathom_core::sql::Stmt, fathom_core::sql::Stmt),
+        (w, d): (i64, i64),
+        last: &str,
+        id: usize,
+    ) -> anyhow::Result<i64> {
+        let key = [Value::Int(w), Value::Int(d), Value::Text(last)];
+        self.row(count, &key, 0)?;
+        let n = self.int(0)?;
+        let at = by_name_row(n, self.draws.follow);
+        self.row(ids, &key, at)?;
+        self.int(id)
+    }
+
+    fn payment(&mut self) -> anyhow::Result<()> {
+        let (t, w) = self.home();
+        let d = self.draws.uniform(1, DISTRICTS);
+        let mut c = self.draws.nurand(1023, 1, CUSTOMERS);
+        let amount = self.draws.uniform(1, 5000);
+        let last = last_name(self.draws.nurand(255, 0, 999));
+        let by_name = self.draws.uniform(1, 100) <= 60;
+        let (cw, cd) = match self.draws.uniform(1, 100) <= 85 {
+            true => (w, d),
+            false => (
+                self.draws.other_warehouse(w, self.warehouses),
+                self.draws.uniform(1, DISTRICTS),
+            ),
+        };
+        self.conn.exec("BEGIN")?;
+        let s = &self.stmts[t];
+        let (w_ytd, w_addr, d_ytd, d_addr) = (
+            s.warehouse_ytd,
+            s.warehouse_address,
+            s.district_ytd,
+            s.district_address,
+        );
+        let names = (s.count_by_name, s.ids_by_name);
+        let (lock, data, pay_data, pay, history) = (
+            s.customer_for_update,
+            s.customer_data,
+            s.pay_with_data,
+            s.pay,
+            s.insert_history,
+        );
+        self.run(w_ytd, &[Value::Int(amount), Value::Int(w)])?;
+        self.row(w_addr, &[Value::Int(w)], 0)?;
+        let w_name = self.text(5)?.to_string();
+        self.run(d_ytd, &[Value::Int(amount), Value::Int(w), Value::Int(d)])?;
+        self.row(d_addr, &[Value::Int(w), Value::Int(d)], 0)?;
+        let d_name = self.text(5)?.to_string();
+        if by_name {
+            c = self.by_name(names, (cw, cd), &last, 0)?;
+        }
+        let key = [Value::Int(cw), Value::Int(cd), Value::Int(c)];
+        self.row(lock, &key, 0)?;
+        let credit = self.text(9)?.to_string();
+        let balance = format!("{:.6}", self.float(12)? - amount as f64);
+        let ytd = format!("{:.6}", self.float(13)? + amount as f64);
+        if credit == "BC" {
+            self.row(data, &key, 0)?;
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |t| t.as_secs());
+            let mut new = format!(
+                "| {c:4} {cd:2} {cw:4} {d:2} {w:4} ${:7.2} {now:>12} {:>24}",
+                amount as f64,
+                self.text(0)?
+            );
+            new.truncate(500);
+            let params = [
+                Value::Number(&balance),
+                Value::Number(&ytd),
+                Value::Text(&new),
+                key[0],
+                key[1],
+                key[2],
+            ];
+            self.run(pay_data, &params)?;
+        } else {
+            let params = [
+                Value::Number(&balance),
+                Value::Number(&ytd),
+                key[0],
+                key[1],
+                key[2],
+            ];
+            self.run(pay, &params)?;
+        }
+        let h_data = format!("{w_name:>10} {d_name:>10}   ");
+        let ints = [cd, cw, c, d, w, amount].map(Value::Int);
+        let mut params = ints.to_vec();
+        params.push(Value::Text(&h_data));
+        self.run(history, &params)?;
+        self.conn.exec("COMMIT")
+    }
+
+    fn order_status(&mut self) -> anyhow::Result<()> {
+        let (t, w) = self.home();
+        let d = self.draws.uniform(1, DISTRICTS);
+        let mut c = self.draws.nurand(1023, 1, CUSTOMERS);
+        let last = last_name(self.draws.nurand(255, 0, 999));
+        let by_name = self.draws.uniform(1, 100) <= 60;
+        self.conn.exec("BEGIN")?;
+        let s = &self.stmts[t];
+        let names = (s.count_by_name, s.balances_by_name);
+        let (by_id, last_order, lines) = (s.customer_by_id, s.last_order, s.order_lines);
+        if by_name {
+            c = self.by_name(names, (w, d), &last, 3)?;
+        } else {
+            self.row(by_id, &[Value::Int(w), Value::Int(d), Value::Int(c)], 0)?;
+        }
+        self.row(
+            last_order,
+            &[Value::Int(w), Value::Int(d), Value::Int(c)],
+            0,
+        )?;
+        let o = self.int(0)?;
+        // sysbench-tpcc's format has one value too many: ol_o_id is given the district.
+        let order = match self.draws.follow {
+            Follow::SysbenchTpcc => d,
+            Follow::Spec => o,
+        };
+        self.run(lines, &[Value::Int(w), Value::Int(d), Value::Int(order)])?;
+        self.conn.exec("COMMIT")
+    }
+
+    fn delivery(&mut self) -> anyhow::Result<()> {
+        let (t, w) = self.home();
+        let carrier = self.draws.uniform(1, 10);
+        self.conn.exec("BEGIN")?;
+        let s = &self.stmts[t];
+        let (oldest, delete, customer) = (s.oldest_new_order, s.delete_new_order, s.order_customer);
+        let (set_carrier, deliver, sum, credit) = (
+            s.set_carrier,
+            s.deliver_lines,
+            s.sum_lines,
+            s.credit_customer,
+        );
+        for d in 1..=DISTRICTS {
+            if !self.row(oldest, &[Value::Int(d), Value::Int(w)], 0)? {
+                continue;
+            }
+            let o = self.int(0)?;
+            let order = [o, d, w].map(Value::Int);
+            self.run(delete, &order)?;
+            self.row(customer, &order, 0)?;
+            let c = self.int(0)?;
+            self.run(
+                set_carrier,
+                &[Value::Int(carrier), order[0], order[1], order[2]],
+            )?;
+            self.run(deliver, &order)?;
+            self.row(sum, &order, 0)?;
+            // No lines, or the null engine: SUM is NULL.
+            let total = format!("{:.6}", self.float(0).unwrap_or(0.0));
+            let params = [
+                Value::Number(&total),
+                Value::Int(c),
+                Value::Int(d),
+                Value::Int(w),
+            ];
+            self.run(credit, &params)?;
+        }
+        self.conn.exec("COMMIT")
+    }
+
+    fn stock_level(&mut self) -> anyhow::Result<()> {
+        let (t, w) = self.home();
+        let d = self.draws.uniform(1, DISTRICTS);
+        let level = self.draws.uniform(10, 20);
+        self.conn.exec("BEGIN")?;
+        let (next, low) = (self.stmts[t].next_order, self.stmts[t].low_stock);
+        self.row(next, &[Value::Int(d), Value::Int(w)], 0)?;
+        let o = self.int(0)?;
+        let params = [w, d, o, o - 20, w, level].map(Value::Int);
+        self.run(low, &params)?;
+        self.conn.exec("COMMIT")
+    }
+}
+
+impl Client for Terminal<'_> {
+    fn next(&mut self) -> anyhow::Result<Option<Done>> {
+        let kind = self.kind();
+        let (done, retries) = retrying(|| {
+            self.transaction(kind).inspect_err(|e| {
+                if retryable(e) {
+                    let _ = self.conn.exec("ROLLBACK");
+                }
+            })
+        })?;
+        Ok(Some(Done {
+            bytes: self.bytes,
+            rows: 1,
+            retries,
+            ..Done::of(done)
+        }))
+    }
+}
