@@ -157,7 +157,10 @@ mod tests {
         eprintln!("top tenth: spec {spec:.3}, sysbench-tpcc {sysbench:.3}");
         assert!(spec > 0.2, "{spec}");
         // A C drawn at every call shifts each draw by a random offset: the skew mostly goes.
-        assert!(sysbench < spec && sysbench < 0.15, "{sysbench} against {spec}");
+        assert!(
+            sysbench < spec && sysbench < 0.15,
+            "{sysbench} against {spec}"
+        );
     }
 
     #[test]
