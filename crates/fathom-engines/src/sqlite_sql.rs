@@ -143,62 +143,26 @@ impl SqlConn for SqliteConn {
     }
 
     fn run_with(&mut self, stmt: Stmt, params: &[Value<'_>], keep: Keep) -> Ran {
-        let mut st = self
-            .conn
-            .prepare_cached(&self.sqls[stmt.0])
-            .map_err(error)?;
-        let params = rusqlite::params_from_iter(params.iter().map(|v| Param(*v)));
-        if st.column_count() == 0 && !keep.first {
-            let affected = st.execute(params).map_err(error)? as u64;
-            return Ok(Outcome {
-                affected,
-                ..Outcome::default()
-            });
-        }
-        let columns = st.column_count();
-        let mut rows = st.query(params).map_err(error)?;
-        let mut out = Outcome::default();
-        while let Some(row) = rows.next().map_err(error)? {
+        self.each_row(stmt, params, keep.first, |row, columns, out| {
             out.rows += 1;
             if let Some(c) = keep.column {
-                keep.row(&mut out, row.get::<_, Option<i64>>(c).map_err(error)?);
+                keep.row(out, row.get::<_, Option<i64>>(c)?);
             }
             // A scalar reads its first row only.
             if keep.first {
-                break;
+                return Ok(false);
             }
-            for i in 0..columns {
-                out.bytes += match row.get_ref(i).map_err(error)? {
-                    ValueRef::Text(b) | ValueRef::Blob(b) => b.len() as u64,
-                    ValueRef::Null => 0,
-                    _ => 8,
-                };
-            }
-        }
-        Ok(out)
+            count_bytes(row, columns, out)?;
+            Ok(true)
+        })
     }
 
     fn run_row(&mut self, stmt: Stmt, params: &[Value<'_>], n: u64, row: &mut Row) -> Ran {
         row.0.clear();
-        let mut st = self
-            .conn
-            .prepare_cached(&self.sqls[stmt.0])
-            .map_err(error)?;
-        let params = rusqlite::params_from_iter(params.iter().map(|v| Param(*v)));
-        if st.column_count() == 0 {
-            let affected = st.execute(params).map_err(error)? as u64;
-            return Ok(Outcome {
-                affected,
-                ..Outcome::default()
-            });
-        }
-        let columns = st.column_count();
-        let mut rows = st.query(params).map_err(error)?;
-        let mut out = Outcome::default();
-        while let Some(r) = rows.next().map_err(error)? {
+        self.each_row(stmt, params, false, |r, columns, out| {
             if out.rows == n {
                 for i in 0..columns {
-                    row.0.push(match r.get_ref(i).map_err(error)? {
+                    row.0.push(match r.get_ref(i)? {
                         ValueRef::Null => None,
                         ValueRef::Integer(v) => Some(v.to_string()),
                         ValueRef::Real(v) => Some(v.to_string()),
@@ -209,7 +173,54 @@ impl SqlConn for SqliteConn {
                 }
             }
             out.rows += 1;
+            count_bytes(r, columns, out)?;
+            Ok(true)
+        })
+    }
+}
+
+impl SqliteConn {
+    /// Runs a statement: one without columns (unless `scalar`) for its affected rows, else
+    /// `each` on every row (with the column count and the outcome so far) while it says go on.
+    fn each_row(
+        &mut self,
+        stmt: Stmt,
+        params: &[Value<'_>],
+        scalar: bool,
+        mut each: impl FnMut(&rusqlite::Row<'_>, usize, &mut Outcome) -> rusqlite::Result<bool>,
+    ) -> Ran {
+        let mut st = self
+            .conn
+            .prepare_cached(&self.sqls[stmt.0])
+            .map_err(error)?;
+        let params = rusqlite::params_from_iter(params.iter().map(|v| Param(*v)));
+        if st.column_count() == 0 && !scalar {
+            let affected = st.execute(params).map_err(error)? as u64;
+            return Ok(Outcome {
+                affected,
+                ..Outcome::default()
+            });
+        }
+        let columns = st.column_count();
+        let mut rows = st.query(params).map_err(error)?;
+        let mut out = Outcome::default();
+        while let Some(row) = rows.next().map_err(error)? {
+            if !each(row, columns, &mut out).map_err(error)? {
+                break;
+            }
         }
         Ok(out)
     }
+}
+
+/// Adds the bytes of a row's values to `out` (a number counts 8).
+fn count_bytes(row: &rusqlite::Row<'_>, columns: usize, out: &mut Outcome) -> rusqlite::Result<()> {
+    for i in 0..columns {
+        out.bytes += match row.get_ref(i)? {
+            ValueRef::Text(b) | ValueRef::Blob(b) => b.len() as u64,
+            ValueRef::Null => 0,
+            _ => 8,
+        };
+    }
+    Ok(())
 }
