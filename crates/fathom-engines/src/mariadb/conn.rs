@@ -161,22 +161,46 @@ impl SqlConn for MariaConn {
     }
 
     fn run_with(&mut self, stmt: Stmt, params: &[Value<'_>], keep: Keep) -> Ran {
+        self.each_row(stmt, params, keep.first, |out, row| add_row(out, row, keep))
+    }
+
+    fn run_row(&mut self, stmt: Stmt, params: &[Value<'_>], n: u64, row: &mut Row) -> Ran {
+        row.0.clear();
+        self.each_row(stmt, params, false, |out, r| {
+            if out.rows == n {
+                row.0 = (0..r.len()).map(|i| r.as_ref(i).and_then(text)).collect();
+            }
+            add_row(out, r, Keep::NOTHING);
+        })
+    }
+}
+
+impl MariaConn {
+    /// Runs a statement, handing `each` every row it returns (only the first with `first`, a
+    /// scalar); one without columns gives its affected rows.
+    fn each_row(
+        &mut self,
+        stmt: Stmt,
+        params: &[Value<'_>],
+        first: bool,
+        mut each: impl FnMut(&mut Outcome, &mysql::Row),
+    ) -> Ran {
         let mut out = Outcome::default();
         let prepared = match &self.stmts[stmt.0] {
             Kept::Prepared(p) => p,
             Kept::Text(_) => {
                 let (affected, inserted) =
-                    self.run_text(stmt, params, |row| add_row(&mut out, row, keep))?;
+                    self.run_text(stmt, params, |row| each(&mut out, row))?;
                 (out.affected, out.inserted_id) = (affected, inserted);
                 return Ok(out);
             }
         };
         let params = mysql::Params::Positional(params.iter().map(value).collect());
-        if keep.first {
+        if first {
             // A scalar: the first row alone.
             let row: Option<mysql::Row> = self.conn.exec_first(prepared, params).map_err(error)?;
             if let Some(row) = row {
-                add_row(&mut out, &row, keep);
+                each(&mut out, &row);
             }
             return Ok(out);
         }
@@ -186,36 +210,7 @@ impl SqlConn for MariaConn {
             return Ok(out);
         }
         for row in self.conn.exec_iter(prepared, params).map_err(error)? {
-            add_row(&mut out, &row.map_err(error)?, keep);
-        }
-        Ok(out)
-    }
-
-    fn run_row(&mut self, stmt: Stmt, params: &[Value<'_>], n: u64, row: &mut Row) -> Ran {
-        let mut out = Outcome::default();
-        row.0.clear();
-        let mut each = |r: &mysql::Row| {
-            if out.rows == n {
-                row.0 = (0..r.len()).map(|i| r.as_ref(i).and_then(text)).collect();
-            }
-            add_row(&mut out, r, Keep::NOTHING);
-        };
-        let prepared = match &self.stmts[stmt.0] {
-            Kept::Prepared(p) => p,
-            Kept::Text(_) => {
-                let (affected, inserted) = self.run_text(stmt, params, each)?;
-                (out.affected, out.inserted_id) = (affected, inserted);
-                return Ok(out);
-            }
-        };
-        let params = mysql::Params::Positional(params.iter().map(value).collect());
-        if prepared.num_columns() == 0 {
-            self.conn.exec_drop(prepared, params).map_err(error)?;
-            out.affected = self.conn.affected_rows();
-            return Ok(out);
-        }
-        for r in self.conn.exec_iter(prepared, params).map_err(error)? {
-            each(&r.map_err(error)?);
+            each(&mut out, &row.map_err(error)?);
         }
         Ok(out)
     }

@@ -120,17 +120,10 @@ impl SqlConn for PgConn {
     }
 
     fn run_with(&mut self, stmt: Stmt, params: &[Value<'_>], keep: Keep) -> Ran {
-        let s = &self.stmts[stmt.0];
-        let owned = pg_params(s, params);
-        let refs: Vec<&(dyn ToSql + Sync)> = owned.iter().map(|p| p as _).collect();
-        if s.columns().is_empty() && !keep.first {
-            let affected = self.client.execute(s, &refs).map_err(error)?;
-            return Ok(Outcome {
-                affected,
-                ..Outcome::default()
-            });
-        }
-        let rows = self.client.query(s, &refs).map_err(error)?;
+        let rows = match self.rows(stmt, params, keep.first)? {
+            Err(affected) => return Ok(affected),
+            Ok(rows) => rows,
+        };
         // A scalar is the first row's of however many (a multi-row INSERT … RETURNING gives
         // several); a page's is its last row's.
         let kept_row = if keep.first {
@@ -138,33 +131,52 @@ impl SqlConn for PgConn {
         } else {
             rows.last()
         };
-        let mut out = Outcome {
+        let s = &self.stmts[stmt.0];
+        Ok(Outcome {
             rows: rows.len() as u64,
             kept: keep.column.and_then(|c| int_at(s, kept_row?, c)),
+            bytes: bytes_of(&rows),
             ..Outcome::default()
-        };
-        out.bytes = bytes_of(&rows);
-        Ok(out)
+        })
     }
 
     fn run_row(&mut self, stmt: Stmt, params: &[Value<'_>], n: u64, row: &mut Row) -> Ran {
         row.0.clear();
-        let s = &self.stmts[stmt.0];
-        if s.columns().is_empty() {
-            return self.run_with(stmt, params, Keep::NOTHING);
-        }
-        let owned = pg_params(s, params);
-        let refs: Vec<&(dyn ToSql + Sync)> = owned.iter().map(|p| p as _).collect();
-        let rows = self.client.query(s, &refs).map_err(error)?;
+        let rows = match self.rows(stmt, params, false)? {
+            Err(affected) => return Ok(affected),
+            Ok(rows) => rows,
+        };
         if let Some(r) = rows.get(n as usize) {
             row.0 = (0..r.len()).map(|i| r.get::<_, AsText>(i).0).collect();
         }
-        let mut out = Outcome {
+        Ok(Outcome {
             rows: rows.len() as u64,
+            bytes: bytes_of(&rows),
             ..Outcome::default()
-        };
-        out.bytes = bytes_of(&rows);
-        Ok(out)
+        })
+    }
+}
+
+impl PgConn {
+    /// Runs a statement: its rows, or for one without columns (unless `scalar`) the outcome
+    /// of the rows it changed.
+    fn rows(
+        &mut self,
+        stmt: Stmt,
+        params: &[Value<'_>],
+        scalar: bool,
+    ) -> anyhow::Result<Result<Vec<postgres::Row>, Outcome>> {
+        let s = &self.stmts[stmt.0];
+        let owned = pg_params(s, params);
+        let refs: Vec<&(dyn ToSql + Sync)> = owned.iter().map(|p| p as _).collect();
+        if s.columns().is_empty() && !scalar {
+            let affected = self.client.execute(s, &refs).map_err(error)?;
+            return Ok(Err(Outcome {
+                affected,
+                ..Outcome::default()
+            }));
+        }
+        Ok(Ok(self.client.query(s, &refs).map_err(error)?))
     }
 }
 

@@ -4,11 +4,13 @@
 //! document server (docs/declared.md).
 
 mod bundled;
+mod data;
 mod doc;
 pub mod file;
 pub mod gen;
 mod kv;
 mod ops;
+mod plan;
 pub mod rate;
 pub mod record;
 pub mod script;
@@ -18,7 +20,6 @@ pub mod sqlfile;
 
 use crate::params::{record as record_params, seed_or_clock, thread_seed, Params, Span};
 use crate::statements::Statements;
-use crate::sysbench::rand as sb;
 use crate::{alike, kv_session, NewClients, NewStep, PreparedStep, Workload, WorkloadEntry};
 use doc::DocStore;
 use fathom_core::driver::{ClientGroup, StepPlan};
@@ -27,15 +28,11 @@ use fathom_core::kind::StepKinds;
 use fathom_core::kv::SessionOptions;
 use fathom_core::pace::Spacing;
 use fathom_core::stop::Stop;
-use file::{
-    Arrivals, Distribution, InsertOrder, KeyFormat, KvValue, LengthDistribution, Loaded, Mix, Phase,
-};
-use gen::{Chooser, Length};
+use file::{Arrivals, KeyFormat, KvValue, Loaded, Phase};
 use kv::KvStore;
-use ops::{Core, Driven, Plan, Shared, Work};
+use ops::{Core, Driven, Shared, Work};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
-use record::{Fields, KeyForm, Keys};
 use schemars::JsonSchema;
 use script::Val;
 use scripted::{LoadShared, ScriptClient, ScriptKind, TableLoader};
@@ -331,126 +328,6 @@ fn digest(text: &str) -> u64 {
     text.bytes().fold(0xCBF2_9CE4_8422_2325, |h: u64, b| {
         (h ^ b as u64).wrapping_mul(1_099_511_628_211)
     })
-}
-
-impl Declared {
-    fn keys(&self) -> Keys {
-        let d = &self.loaded.file.data;
-        let form = match d.key_format.get_ref() {
-            KeyFormat::Ycsb => KeyForm::Ycsb {
-                prefix: d.key_prefix.clone(),
-                zero_padding: d.zero_padding as usize,
-            },
-            KeyFormat::Binary => KeyForm::Binary {
-                size: d.key_size.as_ref().map_or(16, |k| *k.get_ref() as usize),
-            },
-        };
-        Keys {
-            hashed: d.insert_order == InsertOrder::Hashed,
-            form,
-        }
-    }
-
-    fn fields(&self) -> Fields {
-        let d = &self.loaded.file.data;
-        let max = *d.field_length.get_ref();
-        let length = match d.field_length_distribution.get_ref() {
-            LengthDistribution::Constant => Length::Constant(max),
-            LengthDistribution::Uniform => Length::uniform(d.min_field_length, max),
-            LengthDistribution::Zipfian => Length::zipfian(d.min_field_length, max),
-            LengthDistribution::Histogram => {
-                let h = d
-                    .field_length_histogram
-                    .as_ref()
-                    .expect("checked")
-                    .get_ref();
-                Length::histogram(h.block_size, h.buckets.clone())
-            }
-        };
-        let fields = Fields::new(&d.field_prefix, *d.fields.get_ref() as usize, length);
-        match &d.compression_ratio {
-            Some(r) => fields.compressible(*r.get_ref()),
-            None => fields,
-        }
-    }
-
-    /// Phase `i`'s choices for client `c` of the step's, its share of `operations`.
-    fn plan(&self, i: usize, c: usize, groups: &[ClientGroup], operations: Option<u64>) -> Plan {
-        let ph = &self.loaded.file.phases[i];
-        // The client's group, and its place among the group's clients.
-        let (mut g, mut k) = (0, c);
-        while g + 1 < groups.len() && k >= groups[g].clients {
-            k -= groups[g].clients;
-            g += 1;
-        }
-        let clients = groups.get(g).map_or(1, |x| x.clients.max(1));
-        let mix: &Mix = ph.groups()[g].2;
-        let weights = mix.weights();
-        let sum: f64 = weights.iter().sum();
-        let mut cumulative = [0.0; 6];
-        let mut acc = 0.0;
-        for (slot, w) in cumulative.iter_mut().zip(weights) {
-            acc += w / sum;
-            *slot = acc;
-        }
-        let records = self.records;
-        // YCSB's zipfian spreads over the records and the inserts it expects (twice the
-        // phase's share of inserts, its "fudge factor"), so new records do not move which keys
-        // are popular.
-        let expected_inserts = operations.map_or(0, |o| (o as f64 * weights[2] / sum * 2.0) as u64);
-        let chooser = match ph.distribution {
-            Distribution::Uniform => Chooser::Uniform {
-                min: 0,
-                span: records,
-            },
-            Distribution::Zipfian => Chooser::scrambled(0, records + expected_inserts + 1),
-            Distribution::Latest => Chooser::latest(records),
-            Distribution::Hotspot => Chooser::hotspot(
-                0,
-                records - 1,
-                *ph.hotspot_data_fraction.get_ref(),
-                *ph.hotspot_ops_fraction.get_ref(),
-            ),
-            Distribution::Exponential => Chooser::exponential(
-                *ph.exponential_percentile.get_ref(),
-                records as f64 * *ph.exponential_frac.get_ref(),
-            ),
-            Distribution::Sequential => Chooser::Sequential {
-                min: 0,
-                span: records,
-                next: 0,
-            },
-            Distribution::SysbenchSpecial => Chooser::sysbench(sb::SPECIAL, records),
-            Distribution::SysbenchGaussian => Chooser::sysbench(sb::GAUSSIAN, records),
-            Distribution::SysbenchPareto => Chooser::sysbench(sb::PARETO, records),
-        };
-        let max = *ph.max_scan_length.get_ref();
-        let scan_length = match ph.scan_length_distribution {
-            LengthDistribution::Constant => Length::Constant(max),
-            LengthDistribution::Uniform => Length::uniform(ph.min_scan_length, max),
-            LengthDistribution::Zipfian => Length::zipfian(ph.min_scan_length, max),
-            LengthDistribution::Histogram => unreachable!("refused by the file's check"),
-        };
-        // YCSB splits the count evenly, the first threads taking one more of the remainder.
-        let quota = operations.map(|o| {
-            let (share, rest) = (o / clients as u64, o % clients as u64);
-            share + u64::from((k as u64) < rest)
-        });
-        let mut weighed = (ops::KINDS.iter().zip(weights)).filter(|(_, w)| *w > 0.0);
-        let only = match (weighed.next(), weighed.next()) {
-            (Some((k, _)), None) => Some(*k),
-            _ => None,
-        };
-        Plan {
-            cumulative,
-            only,
-            chooser,
-            scan_length,
-            read_all_fields: ph.read_all_fields,
-            write_all_fields: ph.write_all_fields,
-            quota,
-        }
-    }
 }
 
 impl Workload for Declared {

@@ -4,7 +4,7 @@
 
 use super::TpccKind;
 use fathom_core::driver::{Client, Done};
-use fathom_core::sql::{SqlConn, Value};
+use fathom_core::sql::{SqlConn, Stmt, Value};
 use std::collections::VecDeque;
 
 /// The four conditions' queries on copy `t`, each taking the warehouse as its parameters.
@@ -55,16 +55,34 @@ fn queries(t: u32) -> [(&'static str, String, usize); 4] {
 /// The check step's one client: every condition of every warehouse of every copy.
 pub struct Check<'e> {
     conn: Box<dyn SqlConn + 'e>,
+    /// Each copy's four queries, prepared once, with what each checks and its parameters.
+    queries: Vec<[(&'static str, Stmt, usize); 4]>,
     /// (copy, warehouse, condition 0..4) still to check.
     todo: VecDeque<(u32, i64, usize)>,
 }
 
 impl<'e> Check<'e> {
-    pub fn new(conn: Box<dyn SqlConn + 'e>, tables: u32, warehouses: i64) -> Check<'e> {
+    pub fn new(
+        mut conn: Box<dyn SqlConn + 'e>,
+        tables: u32,
+        warehouses: i64,
+    ) -> anyhow::Result<Check<'e>> {
+        let mut queries = Vec::new();
+        for t in 1..=tables {
+            let mut prepared = Vec::new();
+            for (what, sql, params) in self::queries(t) {
+                prepared.push((what, conn.prepare(&sql)?, params));
+            }
+            queries.push(prepared.try_into().expect("four conditions"));
+        }
         let todo = (1..=tables)
             .flat_map(|t| (1..=warehouses).flat_map(move |w| (0..4).map(move |c| (t, w, c))))
             .collect();
-        Check { conn, todo }
+        Ok(Check {
+            conn,
+            queries,
+            todo,
+        })
     }
 }
 
@@ -73,9 +91,8 @@ impl Client for Check<'_> {
         let Some((t, w, c)) = self.todo.pop_front() else {
             return Ok(None);
         };
-        let (what, sql, params) = &queries(t)[c];
-        let stmt = self.conn.prepare(sql)?;
-        let ws = vec![Value::Int(w); *params];
+        let (what, stmt, params) = self.queries[t as usize - 1][c];
+        let ws = vec![Value::Int(w); params];
         let wrong = self.conn.scalar(stmt, &ws)?.unwrap_or(0);
         if wrong > 0 {
             anyhow::bail!(

@@ -292,7 +292,7 @@ impl<'a> StepOn<'a, Tpcc> {
                     .collect::<anyhow::Result<Vec<_>>>()?;
                 Box::new(txn::Terminal::new(conn, all, draws, warehouses))
             }
-            StepName::Check => Box::new(check::Check::new(e.connect()?, p.tables, warehouses)),
+            StepName::Check => Box::new(check::Check::new(e.connect()?, p.tables, warehouses)?),
         })
     }
 }

@@ -17,18 +17,24 @@ pub const TABLES: [&str; 9] = [
     "warehouse",
 ];
 
-/// The statements that drop and create copy `t` of every table and its indexes.
+/// The statements that drop and create copy `t` of every table.
 pub fn create(d: Dialect, storage: Option<&str>, t: u32) -> Vec<String> {
+    let suffix = d.table_suffix(storage);
+    let drops = TABLES
+        .iter()
+        .map(|name| format!("DROP TABLE IF EXISTS {name}{t}"));
+    let creates = (columns(d).into_iter())
+        .map(|(name, cols)| format!("CREATE TABLE {name}{t} ({cols}){suffix}"));
+    drops.chain(creates).collect()
+}
+
+/// Each table's columns and primary key, in the dialect's types, in the order they are created.
+fn columns(d: Dialect) -> [(&'static str, String); 9] {
     let (tiny, datetime) = match d {
         Dialect::MariaDb => ("tinyint", "datetime"),
         _ => ("smallint", "timestamp"),
     };
-    let suffix = d.table_suffix(storage);
-    let mut out: Vec<String> = TABLES
-        .iter()
-        .map(|name| format!("DROP TABLE IF EXISTS {name}{t}"))
-        .collect();
-    let columns = [
+    [
         (
             "warehouse",
             "w_id smallint not null, w_name varchar(10), w_street_1 varchar(20), \
@@ -105,11 +111,7 @@ pub fn create(d: Dialect, storage: Option<&str>, t: u32) -> Vec<String> {
              i_data varchar(50), PRIMARY KEY(i_id)"
                 .to_string(),
         ),
-    ];
-    for (name, cols) in columns {
-        out.push(format!("CREATE TABLE {name}{t} ({cols}){suffix}"));
-    }
-    out
+    ]
 }
 
 /// The secondary indexes sysbench-tpcc creates once the items are in.

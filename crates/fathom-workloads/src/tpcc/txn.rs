@@ -4,7 +4,7 @@
 //! with fresh inputs, counted as the kind's retry.
 
 use super::gen::{by_name_row, last_name, Draws, Follow, CUSTOMERS, DISTRICTS, ITEMS};
-use super::stmts::Stmts;
+use super::stmts::{self, Stmts};
 use super::TpccKind;
 use fathom_core::driver::{Client, Done};
 use fathom_core::retry::{retryable, retrying};
@@ -144,30 +144,36 @@ impl<'e> Terminal<'e> {
             items.push((item, supply, quantity));
         }
         self.conn.exec("BEGIN")?;
-        let s = &self.stmts[t];
-        let (cw, district, set_next) = (
+        let s = self.stmts[t].new_order;
+        self.row(
             s.customer_warehouse,
-            s.district_for_update,
-            s.set_next_order,
-        );
-        let (order, new_order) = (s.insert_order, s.insert_new_order);
-        let (item_stmt, stock, set_stock, line) =
-            (s.item, s.stock[d as usize - 1], s.set_stock, s.insert_line);
-        self.row(cw, &[Value::Int(w), Value::Int(d), Value::Int(c)], 0)?;
+            &[Value::Int(w), Value::Int(d), Value::Int(c)],
+            0,
+        )?;
         let (discount, w_tax) = (self.float(0)?, self.float(3)?);
-        self.row(district, &[Value::Int(w), Value::Int(d)], 0)?;
+        self.row(s.district_for_update, &[Value::Int(w), Value::Int(d)], 0)?;
         let (o, d_tax) = (self.int(0)?, self.float(1)?);
-        self.run(set_next, &[Value::Int(o + 1), Value::Int(d), Value::Int(w)])?;
+        self.run(
+            s.set_next_order,
+            &[Value::Int(o + 1), Value::Int(d), Value::Int(w)],
+        )?;
         let ints = [o, d, w, c, lines, all_local].map(Value::Int);
-        self.run(order, &ints)?;
-        self.run(new_order, &[Value::Int(o), Value::Int(d), Value::Int(w)])?;
+        self.run(s.insert_order, &ints)?;
+        self.run(
+            s.insert_new_order,
+            &[Value::Int(o), Value::Int(d), Value::Int(w)],
+        )?;
         for (number, (item, supply, quantity)) in (1..).zip(items) {
-            if !self.row(item_stmt, &[Value::Int(item)], 0)? {
+            if !self.row(s.item, &[Value::Int(item)], 0)? {
                 self.conn.exec("ROLLBACK")?;
                 return Ok(TpccKind::NewOrderRollback);
             }
             let price = self.float(0)?;
-            self.row(stock, &[Value::Int(item), Value::Int(supply)], 0)?;
+            self.row(
+                s.stock[d as usize - 1],
+                &[Value::Int(item), Value::Int(supply)],
+                0,
+            )?;
             let mut left = self.int(0)?;
             let info = self.text(2)?.to_string();
             left = if left > quantity {
@@ -176,7 +182,7 @@ impl<'e> Terminal<'e> {
                 left - quantity + 91
             };
             self.run(
-                set_stock,
+                s.set_stock,
                 &[Value::Int(left), Value::Int(item), Value::Int(supply)],
             )?;
             let amount = quantity as f64 * price * (1.0 + w_tax + d_tax) * (1.0 - discount);
@@ -189,7 +195,7 @@ impl<'e> Terminal<'e> {
             let mut params = ints.to_vec();
             params.push(Value::Number(&amount));
             params.push(Value::Text(&info));
-            self.run(line, &params)?;
+            self.run(s.insert_line, &params)?;
         }
         self.conn.exec("COMMIT")?;
         Ok(TpccKind::NewOrder)
@@ -227,71 +233,60 @@ impl<'e> Terminal<'e> {
             ),
         };
         self.conn.exec("BEGIN")?;
-        let s = &self.stmts[t];
-        let (w_ytd, w_addr, d_ytd, d_addr) = (
-            s.warehouse_ytd,
-            s.warehouse_address,
-            s.district_ytd,
-            s.district_address,
-        );
-        let names = (s.count_by_name, s.ids_by_name);
-        let (lock, data, pay_data, pay, history) = (
-            s.customer_for_update,
-            s.customer_data,
-            s.pay_with_data,
-            s.pay,
-            s.insert_history,
-        );
-        self.run(w_ytd, &[Value::Int(amount), Value::Int(w)])?;
-        self.row(w_addr, &[Value::Int(w)], 0)?;
+        let s = self.stmts[t].payment;
+        self.run(s.warehouse_ytd, &[Value::Int(amount), Value::Int(w)])?;
+        self.row(s.warehouse_address, &[Value::Int(w)], 0)?;
         let w_name = self.text(5)?.to_string();
-        self.run(d_ytd, &[Value::Int(amount), Value::Int(w), Value::Int(d)])?;
-        self.row(d_addr, &[Value::Int(w), Value::Int(d)], 0)?;
+        self.run(
+            s.district_ytd,
+            &[Value::Int(amount), Value::Int(w), Value::Int(d)],
+        )?;
+        self.row(s.district_address, &[Value::Int(w), Value::Int(d)], 0)?;
         let d_name = self.text(5)?.to_string();
         if by_name {
-            c = self.by_name(names, (cw, cd), &last, 0)?;
+            c = self.by_name((s.count_by_name, s.ids_by_name), (cw, cd), &last, 0)?;
         }
-        let key = [Value::Int(cw), Value::Int(cd), Value::Int(c)];
-        self.row(lock, &key, 0)?;
-        let credit = self.text(9)?.to_string();
-        let balance = format!("{:.6}", self.float(12)? - amount as f64);
-        let ytd = format!("{:.6}", self.float(13)? + amount as f64);
-        if credit == "BC" {
-            self.row(data, &key, 0)?;
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |t| t.as_secs());
-            let mut new = format!(
-                "| {c:4} {cd:2} {cw:4} {d:2} {w:4} ${:7.2} {now:>12} {:>24}",
-                amount as f64,
-                self.text(0)?
-            );
-            new.truncate(500);
-            let params = [
-                Value::Number(&balance),
-                Value::Number(&ytd),
-                Value::Text(&new),
-                key[0],
-                key[1],
-                key[2],
-            ];
-            self.run(pay_data, &params)?;
-        } else {
-            let params = [
-                Value::Number(&balance),
-                Value::Number(&ytd),
-                key[0],
-                key[1],
-                key[2],
-            ];
-            self.run(pay, &params)?;
-        }
+        self.pay_customer(&s, [cw, cd, c], (d, w), amount)?;
         let h_data = format!("{w_name:>10} {d_name:>10}   ");
         let ints = [cd, cw, c, d, w, amount].map(Value::Int);
         let mut params = ints.to_vec();
         params.push(Value::Text(&h_data));
-        self.run(history, &params)?;
+        self.run(s.insert_history, &params)?;
         self.conn.exec("COMMIT")
+    }
+
+    /// Payment's customer, read for update and paid: balance and YTD payment written, and a
+    /// `BC` customer's `c_data` prefixed with the payment (500 characters kept).
+    fn pay_customer(
+        &mut self,
+        s: &stmts::Payment,
+        [cw, cd, c]: [i64; 3],
+        (d, w): (i64, i64),
+        amount: i64,
+    ) -> anyhow::Result<()> {
+        let key = [Value::Int(cw), Value::Int(cd), Value::Int(c)];
+        self.row(s.customer_for_update, &key, 0)?;
+        let credit = self.text(9)?.to_string();
+        let balance = format!("{:.6}", self.float(12)? - amount as f64);
+        let ytd = format!("{:.6}", self.float(13)? + amount as f64);
+        let (balance, ytd) = (Value::Number(&balance), Value::Number(&ytd));
+        if credit != "BC" {
+            self.run(s.pay, &[balance, ytd, key[0], key[1], key[2]])?;
+            return Ok(());
+        }
+        self.row(s.customer_data, &key, 0)?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |t| t.as_secs());
+        let mut new = format!(
+            "| {c:4} {cd:2} {cw:4} {d:2} {w:4} ${:7.2} {now:>12} {:>24}",
+            amount as f64,
+            self.text(0)?
+        );
+        new.truncate(500);
+        let params = [balance, ytd, Value::Text(&new), key[0], key[1], key[2]];
+        self.run(s.pay_with_data, &params)?;
+        Ok(())
     }
 
     fn order_status(&mut self) -> anyhow::Result<()> {
@@ -301,16 +296,18 @@ impl<'e> Terminal<'e> {
         let last = last_name(self.draws.nurand(255, 0, 999));
         let by_name = self.draws.uniform(1, 100) <= 60;
         self.conn.exec("BEGIN")?;
-        let s = &self.stmts[t];
-        let names = (s.count_by_name, s.balances_by_name);
-        let (by_id, last_order, lines) = (s.customer_by_id, s.last_order, s.order_lines);
+        let s = self.stmts[t].order_status;
         if by_name {
-            c = self.by_name(names, (w, d), &last, 3)?;
+            c = self.by_name((s.count_by_name, s.balances_by_name), (w, d), &last, 3)?;
         } else {
-            self.row(by_id, &[Value::Int(w), Value::Int(d), Value::Int(c)], 0)?;
+            self.row(
+                s.customer_by_id,
+                &[Value::Int(w), Value::Int(d), Value::Int(c)],
+                0,
+            )?;
         }
         self.row(
-            last_order,
+            s.last_order,
             &[Value::Int(w), Value::Int(d), Value::Int(c)],
             0,
         )?;
@@ -320,7 +317,10 @@ impl<'e> Terminal<'e> {
             Follow::SysbenchTpcc => d,
             Follow::Spec => o,
         };
-        self.run(lines, &[Value::Int(w), Value::Int(d), Value::Int(order)])?;
+        self.run(
+            s.order_lines,
+            &[Value::Int(w), Value::Int(d), Value::Int(order)],
+        )?;
         self.conn.exec("COMMIT")
     }
 
@@ -328,29 +328,22 @@ impl<'e> Terminal<'e> {
         let (t, w) = self.home();
         let carrier = self.draws.uniform(1, 10);
         self.conn.exec("BEGIN")?;
-        let s = &self.stmts[t];
-        let (oldest, delete, customer) = (s.oldest_new_order, s.delete_new_order, s.order_customer);
-        let (set_carrier, deliver, sum, credit) = (
-            s.set_carrier,
-            s.deliver_lines,
-            s.sum_lines,
-            s.credit_customer,
-        );
+        let s = self.stmts[t].delivery;
         for d in 1..=DISTRICTS {
-            if !self.row(oldest, &[Value::Int(d), Value::Int(w)], 0)? {
+            if !self.row(s.oldest_new_order, &[Value::Int(d), Value::Int(w)], 0)? {
                 continue;
             }
             let o = self.int(0)?;
             let order = [o, d, w].map(Value::Int);
-            self.run(delete, &order)?;
-            self.row(customer, &order, 0)?;
+            self.run(s.delete_new_order, &order)?;
+            self.row(s.order_customer, &order, 0)?;
             let c = self.int(0)?;
             self.run(
-                set_carrier,
+                s.set_carrier,
                 &[Value::Int(carrier), order[0], order[1], order[2]],
             )?;
-            self.run(deliver, &order)?;
-            self.row(sum, &order, 0)?;
+            self.run(s.deliver_lines, &order)?;
+            self.row(s.sum_lines, &order, 0)?;
             // No lines, or the null engine: SUM is NULL.
             let total = format!("{:.6}", self.float(0).unwrap_or(0.0));
             let params = [
@@ -359,7 +352,7 @@ impl<'e> Terminal<'e> {
                 Value::Int(d),
                 Value::Int(w),
             ];
-            self.run(credit, &params)?;
+            self.run(s.credit_customer, &params)?;
         }
         self.conn.exec("COMMIT")
     }
@@ -369,11 +362,11 @@ impl<'e> Terminal<'e> {
         let d = self.draws.uniform(1, DISTRICTS);
         let level = self.draws.uniform(10, 20);
         self.conn.exec("BEGIN")?;
-        let (next, low) = (self.stmts[t].next_order, self.stmts[t].low_stock);
-        self.row(next, &[Value::Int(d), Value::Int(w)], 0)?;
+        let s = self.stmts[t].stock_level;
+        self.row(s.next_order, &[Value::Int(d), Value::Int(w)], 0)?;
         let o = self.int(0)?;
         let params = [w, d, o, o - 20, w, level].map(Value::Int);
-        self.run(low, &params)?;
+        self.run(s.low_stock, &params)?;
         self.conn.exec("COMMIT")
     }
 }
