@@ -114,10 +114,9 @@ impl<'e> Terminal<'e> {
         }
     }
 
-    fn new_order(&mut self) -> anyhow::Result<TpccKind> {
-        let (t, w) = self.home();
-        let d = self.draws.uniform(1, DISTRICTS);
-        let c = self.draws.nurand(1023, 1, CUSTOMERS);
+    /// A New-Order's lines as (item, supplying warehouse, quantity), and whether all are
+    /// supplied by the home warehouse `w` (1) or not (0).
+    fn order_lines(&mut self, w: i64) -> (Vec<(i64, i64, i64)>, i64) {
         let lines = self.draws.uniform(5, 15);
         let rollback = self.draws.uniform(1, 100) == 1;
         // The line whose item does not exist: sysbench-tpcc's is the second to last, the
@@ -143,6 +142,15 @@ impl<'e> Terminal<'e> {
             let quantity = self.draws.uniform(1, 10);
             items.push((item, supply, quantity));
         }
+        (items, all_local)
+    }
+
+    fn new_order(&mut self) -> anyhow::Result<TpccKind> {
+        let (t, w) = self.home();
+        let d = self.draws.uniform(1, DISTRICTS);
+        let c = self.draws.nurand(1023, 1, CUSTOMERS);
+        let (items, all_local) = self.order_lines(w);
+        let lines = items.len() as i64;
         self.conn.exec("BEGIN")?;
         let s = self.stmts[t].new_order;
         self.row(
