@@ -75,6 +75,16 @@ pub trait KvTxn {
     /// (taken at its first such read), with no lock and no conflict check. Returns the value's
     /// length when present.
     fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>>;
+    /// Reads a key's value into `out` as `get` reads it (in the snapshot, no lock); false when
+    /// the key is absent. By default a scan of one entry; engines with a plain read override it.
+    fn read_plain(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
+        let mut found = false;
+        self.scan(Seek::new(key, Direction::Forward, 1), &mut |k, v| {
+            found = k == key && fill(out, v);
+            false
+        })?;
+        Ok(found)
+    }
     /// Scans as `KvSession::scan` does, in the transaction's snapshot (as `get`).
     fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize>;
     fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()>;

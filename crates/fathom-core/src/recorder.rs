@@ -228,6 +228,9 @@ pub struct Latency {
     pub p25: f64,
     pub p50: f64,
     pub p75: f64,
+    /// TPC-C's response-time constraint is on it.
+    #[serde(default)]
+    pub p90: f64,
     /// sysbench's default percentile.
     #[serde(default)]
     pub p95: f64,
@@ -250,6 +253,7 @@ impl Latency {
             p25: us(h.value_at_quantile(0.25)),
             p50: us(h.value_at_quantile(0.50)),
             p75: us(h.value_at_quantile(0.75)),
+            p90: us(h.value_at_quantile(0.90)),
             p95: us(h.value_at_quantile(0.95)),
             p99: us(h.value_at_quantile(0.99)),
             p99_9: us(h.value_at_quantile(0.999)),
@@ -280,7 +284,13 @@ mod tests {
         let all = m.combined();
         assert_eq!(all.ops, 2000);
         let l = Latency::of(&all.latency);
-        assert!(l.p50 <= l.p75 && l.p75 <= l.p99 && l.p99 <= l.p99_9 && l.p99_9 <= l.max);
+        assert!(
+            l.p50 <= l.p75
+                && l.p75 <= l.p90
+                && l.p90 <= l.p99
+                && l.p99 <= l.p99_9
+                && l.p99_9 <= l.max
+        );
         // Half the values are at most 1000 µs, half at least 2001 µs.
         assert!((990.0..=1010.0).contains(&l.p50), "p50 {}", l.p50);
         assert!((2990.0..=3010.0).contains(&l.max), "max {}", l.max);

@@ -296,6 +296,11 @@ impl KvTxn for LmdbTxn<'_, '_> {
         Ok(self.db.get(self.txn, key)?.map(<[u8]>::len))
     }
 
+    /// Its reads take no lock: `read` is the plain read.
+    fn read_plain(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
+        self.read(key, out)
+    }
+
     fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
         scan_in(self.db, self.txn, seek, visit)
     }

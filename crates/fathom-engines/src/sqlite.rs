@@ -351,6 +351,11 @@ impl KvTxn for SqlTxn<'_> {
         len_of(self.conn, key)
     }
 
+    /// Its reads take no lock: `read` is the plain read.
+    fn read_plain(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
+        self.read(key, out)
+    }
+
     fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
         scan_on(self.conn, seek, visit)
     }

@@ -181,6 +181,11 @@ impl KvTxn for InTxn<'_, '_> {
     fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
         get(self.0, key)
     }
+
+    /// Its reads take no lock: `read` is the plain read.
+    fn read_plain(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
+        self.read(key, out)
+    }
     fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
         scan(self.0, seek, visit)
     }

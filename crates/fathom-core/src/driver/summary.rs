@@ -118,6 +118,7 @@ fn op_summary(role: Role, k: &KindRecord) -> OpSummary {
         latency_us: Latency::of(&k.latency),
         rows: k.rows,
         failed: k.failed,
+        retries: k.retries,
     }
 }
 

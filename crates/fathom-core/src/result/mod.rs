@@ -245,7 +245,7 @@ impl EngineStats {
 
 /// Count and latency of one kind of operation.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, Merge)]
-#[merge(first(role, latency_us), sum(ops, timed, bytes, rows, failed))]
+#[merge(first(role, latency_us), sum(ops, timed, bytes, rows, failed, retries))]
 pub struct OpSummary {
     /// What the kind's operations do (absent in results written before kinds had roles).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -264,6 +264,9 @@ pub struct OpSummary {
     /// neither timed nor in `ops`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub failed: u64,
+    /// Times its operations ran again after a deadlock, conflict or serialization failure.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retries: u64,
 }
 
 fn is_zero(n: &u64) -> bool {

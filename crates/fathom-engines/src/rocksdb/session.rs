@@ -3,7 +3,7 @@
 
 use super::scan::{walk, Cursor};
 use super::Handle;
-use fathom_core::kv::{BatchOp, KvSession, KvTxn, Seek, TxnBody, TxnEnd, Visit};
+use fathom_core::kv::{fill, BatchOp, KvSession, KvTxn, Seek, TxnBody, TxnEnd, Visit};
 use fathom_core::retry::EngineError;
 use rocksdb::{
     DBAccess, DBRawIteratorWithThreadMode, OptimisticTransactionDB, OptimisticTransactionOptions,
@@ -187,6 +187,14 @@ impl KvTxn for Txn<'_, '_> {
     fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
         let read = self.at_snapshot();
         Ok(self.txn.get_pinned_opt(key, &read)?.map(|v| v.len()))
+    }
+
+    fn read_plain(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
+        let read = self.at_snapshot();
+        Ok(match self.txn.get_pinned_opt(key, &read)? {
+            Some(v) => fill(out, &v),
+            None => false,
+        })
     }
 
     fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {

@@ -275,6 +275,11 @@ impl KvTxn for WtTxn<'_> {
         self.session.value_len(key)
     }
 
+    /// Its reads take no lock: `read` is the plain read.
+    fn read_plain(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
+        self.read(key, out)
+    }
+
     fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
         self.session.seek_and_walk(seek, visit)
     }

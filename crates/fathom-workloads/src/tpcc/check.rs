@@ -7,11 +7,37 @@ use fathom_core::driver::{Client, Done};
 use fathom_core::sql::{SqlConn, Stmt, Value};
 use std::collections::VecDeque;
 
-/// The four conditions' queries on copy `t`, each taking the warehouse as its parameters.
-fn queries(t: u32) -> [(&'static str, String, usize); 4] {
+/// What each of the four conditions says.
+pub const CONDITIONS: [&str; 4] = [
+    "W_YTD = sum(D_YTD)",
+    "D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID)",
+    "max(NO_O_ID) - min(NO_O_ID) + 1 = count of NEW-ORDER rows",
+    "sum(O_OL_CNT) = count of ORDER-LINE rows",
+];
+
+/// A condition (0-based) that fails in warehouse `w` of copy `t`: in the warehouse (condition
+/// 1), or in `wrong` of its districts.
+pub fn failed(condition: usize, w: i64, t: u32, wrong: i64) -> anyhow::Error {
+    let (n, what) = (condition + 1, CONDITIONS[condition]);
+    let place = match condition {
+        0 => format!("warehouse {w} of table copy {t}"),
+        _ => format!("{wrong} of the 10 districts of warehouse {w}, table copy {t}"),
+    };
+    anyhow::anyhow!("TPC-C consistency condition {n} ({what}) fails in {place}")
+}
+
+/// Every (copy, warehouse, condition) to check, in order.
+pub fn all(tables: u32, warehouses: i64) -> VecDeque<(u32, i64, usize)> {
+    (1..=tables)
+        .flat_map(|t| (1..=warehouses).flat_map(move |w| (0..4).map(move |c| (t, w, c))))
+        .collect()
+}
+
+/// The four conditions' queries on copy `t`, each taking the warehouse as its parameters
+/// (how many it takes beside it).
+fn queries(t: u32) -> [(String, usize); 4] {
     [
         (
-            "W_YTD = sum(D_YTD)",
             format!(
                 "SELECT count(*) FROM (SELECT d_w_id, sum(d_ytd)-max(w_ytd) diff FROM \
                  district{t}, warehouse{t} WHERE d_w_id=w_id AND w_id=? GROUP BY d_w_id) x \
@@ -20,7 +46,6 @@ fn queries(t: u32) -> [(&'static str, String, usize); 4] {
             1,
         ),
         (
-            "D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID)",
             format!(
                 "SELECT count(*) FROM district{t} dis, (SELECT o_d_id, max(o_id) mo FROM \
                  orders{t} WHERE o_w_id=? GROUP BY o_d_id) q, (SELECT no_d_id, max(no_o_id) \
@@ -31,7 +56,6 @@ fn queries(t: u32) -> [(&'static str, String, usize); 4] {
             3,
         ),
         (
-            "max(NO_O_ID) - min(NO_O_ID) + 1 = count of NEW-ORDER rows",
             format!(
                 "SELECT count(*) FROM (SELECT no_d_id, max(no_o_id)-min(no_o_id)+1 span, \
                  count(*) n FROM new_orders{t} WHERE no_w_id=? GROUP BY no_d_id) x WHERE \
@@ -40,7 +64,6 @@ fn queries(t: u32) -> [(&'static str, String, usize); 4] {
             1,
         ),
         (
-            "sum(O_OL_CNT) = count of ORDER-LINE rows",
             format!(
                 "SELECT count(*) FROM (SELECT o_d_id, SUM(o_ol_cnt) sm1, MAX(cn) as cn FROM \
                  orders{t},(SELECT ol_d_id, COUNT(*) cn FROM order_line{t} WHERE ol_w_id=? \
@@ -55,8 +78,8 @@ fn queries(t: u32) -> [(&'static str, String, usize); 4] {
 /// The check step's one client: every condition of every warehouse of every copy.
 pub struct Check<'e> {
     conn: Box<dyn SqlConn + 'e>,
-    /// Each copy's four queries, prepared once, with what each checks and its parameters.
-    queries: Vec<[(&'static str, Stmt, usize); 4]>,
+    /// Each copy's four queries, prepared once, with their number of parameters.
+    queries: Vec<[(Stmt, usize); 4]>,
     /// (copy, warehouse, condition 0..4) still to check.
     todo: VecDeque<(u32, i64, usize)>,
 }
@@ -70,14 +93,12 @@ impl<'e> Check<'e> {
         let mut queries = Vec::new();
         for t in 1..=tables {
             let mut prepared = Vec::new();
-            for (what, sql, params) in self::queries(t) {
-                prepared.push((what, conn.prepare(&sql)?, params));
+            for (sql, params) in self::queries(t) {
+                prepared.push((conn.prepare(&sql)?, params));
             }
             queries.push(prepared.try_into().expect("four conditions"));
         }
-        let todo = (1..=tables)
-            .flat_map(|t| (1..=warehouses).flat_map(move |w| (0..4).map(move |c| (t, w, c))))
-            .collect();
+        let todo = all(tables, warehouses);
         Ok(Check {
             conn,
             queries,
@@ -91,15 +112,11 @@ impl Client for Check<'_> {
         let Some((t, w, c)) = self.todo.pop_front() else {
             return Ok(None);
         };
-        let (what, stmt, params) = self.queries[t as usize - 1][c];
+        let (stmt, params) = self.queries[t as usize - 1][c];
         let ws = vec![Value::Int(w); params];
         let wrong = self.conn.scalar(stmt, &ws)?.unwrap_or(0);
         if wrong > 0 {
-            anyhow::bail!(
-                "TPC-C consistency condition {} ({what}) fails in warehouse {w} of table copy \
-                 {t}: {wrong} districts differ",
-                c + 1
-            );
+            return Err(failed(c, w, t, wrong));
         }
         Ok(Some(Done::of(TpccKind::Check)))
     }

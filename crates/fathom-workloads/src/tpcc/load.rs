@@ -1,10 +1,11 @@
-//! TPC-C's initial population as sysbench-tpcc's `prepare` writes it: per table copy the
-//! 100,000 items (`items`), then per warehouse its row, 10 districts, 30,000 customers and as
-//! many history rows and orders, 100,000 stock rows, the 9,000 new orders and about 300,000
-//! order lines, each table in multi-row INSERTs of up to 512 KiB of SQL text (sysbench's bulk
-//! insert buffer), values and quirks as its Lua writes them.
+//! TPC-C's initial population on the sql family as sysbench-tpcc's `prepare` writes it: per
+//! table copy the items, then per warehouse each table in turn, in multi-row INSERTs of up to
+//! 512 KiB of SQL text (sysbench's bulk insert buffer), values written as its Lua writes them.
 
-use super::gen::{last_name, Draws, CUSTOMERS, DISTRICTS, ITEMS};
+use super::gen::{Draws, DISTRICTS};
+use super::population::{
+    self, Address, Customer, Item, Order, OrderLine, Place, Rows, Stock, Unit,
+};
 use super::TpccKind;
 use fathom_core::driver::{Client, Done};
 use fathom_core::sql::SqlConn;
@@ -60,40 +61,169 @@ impl Bulk {
     }
 }
 
-/// The INSERTs of copy `t` of the item table.
-pub fn items(d: &mut Draws, t: u32) -> VecDeque<(String, u64)> {
-    let mut b = Bulk::new(format!(
-        "INSERT INTO item{t} (i_id, i_im_id, i_name, i_price, i_data) values"
-    ));
-    for j in 1..=ITEMS {
-        let im = d.uniform(1, 10_000);
-        let price = d.unit() * 100.0 + 1.0;
-        // Not the specification's i_name: sysbench-tpcc's, "for a better compression".
-        let name = format!("item-{im}-{price:.6}-{}", d.string("@@@@@"));
-        let data = format!("data-{name}-{}", d.string("@@@@@"));
+/// Rows written as sysbench-tpcc's INSERTs of table copy `t`, one table at a time.
+struct Inserts<'a> {
+    t: u32,
+    now: &'a str,
+    bulk: Option<Bulk>,
+}
+
+impl Inserts<'_> {
+    /// The bulk INSERT into `table` with `columns`, started at the table's first row.
+    fn into(&mut self, table: &str, columns: &str) -> &mut Bulk {
+        let t = self.t;
+        self.bulk
+            .get_or_insert_with(|| Bulk::new(format!("INSERT INTO {table}{t} ({columns}) values")))
+    }
+
+    fn done(self) -> VecDeque<(String, u64)> {
+        self.bulk.map(Bulk::done).unwrap_or_default()
+    }
+}
+
+fn address(a: &Address) -> String {
+    format!(
+        "'{}','{}','{}','{}','{}'",
+        a.street[0], a.street[1], a.city, a.state, a.zip
+    )
+}
+
+impl Rows for Inserts<'_> {
+    fn item(&mut self, r: &Item) {
+        let b = self.into("item", "i_id, i_im_id, i_name, i_price, i_data");
         b.row(&format!(
-            "({j},{im},'{}',{price:.6},'{}')",
-            cut(&name, 24),
-            cut(&data, 50)
+            "({},{},'{}',{:.6},'{}')",
+            r.i, r.im, r.name, r.price, r.data
         ));
     }
-    b.done()
+
+    fn warehouse(&mut self, r: &Place) {
+        let b = self.into(
+            "warehouse",
+            "w_id, w_name, w_street_1, w_street_2, w_city, w_state, w_zip, w_tax, w_ytd",
+        );
+        let addr = address(&r.address);
+        b.row(&format!(
+            "({}, '{}',{addr}, {:.6},300000)",
+            r.w, r.name, r.tax
+        ));
+    }
+
+    fn district(&mut self, r: &Place) {
+        let b = self.into(
+            "district",
+            "d_id, d_w_id, d_name, d_street_1, d_street_2, d_city, d_state, d_zip, d_tax, \
+             d_ytd, d_next_o_id",
+        );
+        let addr = address(&r.address);
+        b.row(&format!(
+            "({}, {}, '{}',{addr}, {:.6},30000,3001)",
+            r.d, r.w, r.name, r.tax
+        ));
+    }
+
+    fn customer(&mut self, r: &Customer) {
+        let now = self.now;
+        let b = self.into(
+            "customer",
+            "c_id, c_d_id, c_w_id, c_first, c_middle, c_last, c_street_1, c_street_2, \
+             c_city, c_state, c_zip, c_phone, c_since, c_credit, c_credit_lim, c_discount, \
+             c_balance, c_ytd_payment, c_payment_cnt, c_delivery_cnt, c_data",
+        );
+        let a = &r.address;
+        b.row(&format!(
+            "({}, {}, {}, '{}','OE','{}','{}', '{}', '{}', '{}', '{}','{}',{now},'{}',50000,\
+             {:.6},-10,10,1,0,'{}' )",
+            r.c,
+            r.d,
+            r.w,
+            r.first,
+            r.last,
+            a.street[0],
+            a.street[1],
+            a.city,
+            a.state,
+            a.zip,
+            r.phone,
+            r.credit,
+            r.discount,
+            r.data
+        ));
+    }
+
+    fn history(&mut self, w: i64, d: i64, c: i64, data: &str) {
+        let now = self.now;
+        let b = self.into(
+            "history",
+            "h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data",
+        );
+        b.row(&format!("({c}, {d}, {w}, {d}, {w}, {now}, 10, '{data}' )"));
+    }
+
+    fn order(&mut self, r: &Order) {
+        let now = self.now;
+        let b = self.into(
+            "orders",
+            "o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local",
+        );
+        let carrier = r.carrier.map_or("NULL".into(), |c| c.to_string());
+        b.row(&format!(
+            "({}, {}, {}, {}, {now}, {carrier}, {}, 1 )",
+            r.o, r.d, r.w, r.c, r.lines
+        ));
+    }
+
+    fn stock(&mut self, r: &Stock) {
+        let dists: String = (1..=10).map(|i| format!("s_dist_{i:02}, ")).collect();
+        let columns =
+            format!("s_i_id, s_w_id, s_quantity, {dists}s_ytd, s_order_cnt, s_remote_cnt, s_data");
+        let b = self.into("stock", &columns);
+        b.row(&format!(
+            "({}, {}, {},'{}',0,0,0,'{}')",
+            r.i,
+            r.w,
+            r.quantity,
+            r.dist.join("','"),
+            r.data
+        ));
+    }
+
+    fn new_orders(&mut self, w: i64) {
+        let t = self.t;
+        let b = self.bulk.get_or_insert_with(|| Bulk::new(String::new()));
+        b.out.push_back((
+            format!(
+                "INSERT INTO new_orders{t} (no_o_id, no_d_id, no_w_id) SELECT o_id, o_d_id, \
+                 o_w_id FROM orders{t} WHERE o_id>2100 and o_w_id={w}"
+            ),
+            (DISTRICTS * 900) as u64,
+        ));
+    }
+
+    fn order_line(&mut self, r: &OrderLine) {
+        let now = self.now;
+        let b = self.into(
+            "order_line",
+            "ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, \
+             ol_quantity, ol_amount, ol_dist_info ",
+        );
+        let delivered = if r.delivered { now } else { "NULL" };
+        b.row(&format!(
+            "({}, {}, {}, {}, {}, {}, {delivered}, 5, {:.6}, '{}' )",
+            r.o, r.d, r.w, r.number, r.item, r.w, r.amount, r.info
+        ));
+    }
 }
 
-/// The first `n` characters (sysbench-tpcc's `sub(1, n)`; its strings are ASCII).
-fn cut(s: &str, n: usize) -> &str {
-    &s[..s.len().min(n)]
-}
-
-/// One warehouse's rows in one table copy, table by table.
-struct Unit {
-    t: u32,
-    w: i64,
-    /// The next table to write: warehouse, district, customer, history, orders, stock,
-    /// new_orders, order_line.
-    stage: usize,
-    /// Each order's line count, by district and order, for its order lines.
-    lines: Vec<i64>,
+/// The INSERTs of copy `t` of the item table.
+pub fn items(d: &mut Draws, t: u32) -> VecDeque<(String, u64)> {
+    let mut out = Inserts {
+        t,
+        now: "",
+        bulk: None,
+    };
+    population::items(d, &mut out);
+    out.done()
 }
 
 /// A client of the load: the warehouses given to it, every table copy of each.
@@ -113,14 +243,7 @@ impl<'e> Loader<'e> {
         (warehouses, tables): (Vec<i64>, u32),
     ) -> Loader<'e> {
         let units = (warehouses.into_iter())
-            .flat_map(|w| {
-                (1..=tables).map(move |t| Unit {
-                    t,
-                    w,
-                    stage: 0,
-                    lines: Vec::new(),
-                })
-            })
+            .flat_map(|w| (1..=tables).map(move |t| Unit::new(t, w)))
             .collect();
         Loader {
             conn,
@@ -137,12 +260,11 @@ impl<'e> Loader<'e> {
             let Some(u) = self.units.front_mut() else {
                 return false;
             };
-            if u.stage == 8 {
+            if u.done() {
                 self.units.pop_front();
                 continue;
             }
             self.ready = stage(&mut self.draws, u, self.now);
-            u.stage += 1;
         }
         true
     }
@@ -163,187 +285,15 @@ impl Client for Loader<'_> {
     }
 }
 
-/// The INSERTs of the unit's table at `u.stage`.
+/// The INSERTs of the unit's next table.
 fn stage(d: &mut Draws, u: &mut Unit, now: &str) -> VecDeque<(String, u64)> {
-    let (t, w) = (u.t, u.w);
-    let address = |d: &mut Draws| {
-        format!(
-            "'{}','{}','{}','{}','{}'",
-            d.string("street1-@@@@@@@@@@"),
-            d.string("street2-@@@@@@@@@@"),
-            d.string("city-@@@@@@@@@@"),
-            d.string("@@"),
-            d.string("zip-#####")
-        )
+    let mut out = Inserts {
+        t: u.t,
+        now,
+        bulk: None,
     };
-    match u.stage {
-        0 => {
-            let mut b = Bulk::new(format!(
-                "INSERT INTO warehouse{t} (w_id, w_name, w_street_1, w_street_2, w_city, \
-                 w_state, w_zip, w_tax, w_ytd) values"
-            ));
-            let name = d.string("name-@@@@@");
-            let addr = address(d);
-            b.row(&format!(
-                "({w}, '{name}',{addr}, {:.6},300000)",
-                d.unit() * 0.2
-            ));
-            b.done()
-        }
-        1 => {
-            let mut b = Bulk::new(format!(
-                "INSERT INTO district{t} (d_id, d_w_id, d_name, d_street_1, d_street_2, \
-                 d_city, d_state, d_zip, d_tax, d_ytd, d_next_o_id) values"
-            ));
-            for did in 1..=DISTRICTS {
-                let name = d.string("name-@@@@@");
-                let addr = address(d);
-                let tax = d.unit() * 0.2;
-                b.row(&format!(
-                    "({did}, {w}, '{name}',{addr}, {tax:.6},30000,3001)"
-                ));
-            }
-            b.done()
-        }
-        2 => customers(d, t, w, now),
-        3 => {
-            let mut b = Bulk::new(format!(
-                "INSERT INTO history{t} (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, \
-                 h_amount, h_data) values"
-            ));
-            for did in 1..=DISTRICTS {
-                for cid in 1..=CUSTOMERS {
-                    let n = d.uniform(12, 24);
-                    let data = d.letters(n);
-                    b.row(&format!(
-                        "({cid}, {did}, {w}, {did}, {w}, {now}, 10, '{data}' )"
-                    ));
-                }
-            }
-            b.done()
-        }
-        4 => orders(d, u, now),
-        5 => stock(d, t, w),
-        6 => VecDeque::from([(
-            format!(
-                "INSERT INTO new_orders{t} (no_o_id, no_d_id, no_w_id) SELECT o_id, o_d_id, \
-                 o_w_id FROM orders{t} WHERE o_id>2100 and o_w_id={w}"
-            ),
-            (DISTRICTS * 900) as u64,
-        )]),
-        _ => order_lines(d, u, now),
-    }
-}
-
-fn customers(d: &mut Draws, t: u32, w: i64, now: &str) -> VecDeque<(String, u64)> {
-    let mut b = Bulk::new(format!(
-        "INSERT INTO customer{t} (c_id, c_d_id, c_w_id, c_first, c_middle, c_last, \
-         c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit, \
-         c_credit_lim, c_discount, c_balance, c_ytd_payment, c_payment_cnt, c_delivery_cnt, \
-         c_data) values"
-    ));
-    for did in 1..=DISTRICTS {
-        for cid in 1..=CUSTOMERS {
-            let last = match cid {
-                1..=1000 => last_name(cid - 1),
-                _ => last_name(d.nurand(255, 0, 999)),
-            };
-            let first_len = d.uniform(2, 10);
-            let first = d.string(&format!("first-{}", "@".repeat(first_len as usize)));
-            let s1 = d.string("street1-@@@@@@@@@@");
-            let s2 = d.string("street2-@@@@@@@@@@");
-            let city = d.string("city-@@@@@@@@@@");
-            let state = d.string("@@");
-            let zip = d.string("zip-#####");
-            let phone = d.string(&"#".repeat(16));
-            let credit = if d.uniform(1, 100) > 10 { "GC" } else { "BC" };
-            let discount = d.unit() * 0.5;
-            let n = d.uniform(300, 500);
-            let data = d.letters(n);
-            b.row(&format!(
-                "({cid}, {did}, {w}, '{first}','OE','{last}','{s1}', '{s2}', '{city}', \
-                 '{state}', '{zip}','{phone}',{now},'{credit}',50000,{discount:.6},-10,10,1,0,\
-                 '{data}' )"
-            ));
-        }
-    }
-    b.done()
-}
-
-fn orders(d: &mut Draws, u: &mut Unit, now: &str) -> VecDeque<(String, u64)> {
-    let (t, w) = (u.t, u.w);
-    // One permutation of the customers for every district (sysbench-tpcc's `tab`).
-    let mut tab: Vec<i64> = (1..=CUSTOMERS).collect();
-    for i in 0..CUSTOMERS as usize {
-        let j = d.uniform(i as i64, CUSTOMERS - 1) as usize;
-        tab.swap(i, j);
-    }
-    let mut b = Bulk::new(format!(
-        "INSERT INTO orders{t} (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, \
-         o_ol_cnt, o_all_local) values"
-    ));
-    u.lines.clear();
-    for did in 1..=DISTRICTS {
-        for oid in 1..=CUSTOMERS {
-            let lines = d.uniform(5, 15);
-            u.lines.push(lines);
-            let carrier = match oid < 2101 {
-                true => d.uniform(1, 10).to_string(),
-                false => "NULL".into(),
-            };
-            let c = tab[oid as usize - 1];
-            b.row(&format!(
-                "({oid}, {did}, {w}, {c}, {now}, {carrier}, {lines}, 1 )"
-            ));
-        }
-    }
-    b.done()
-}
-
-fn stock(d: &mut Draws, t: u32, w: i64) -> VecDeque<(String, u64)> {
-    let dists: String = (1..=10).map(|i| format!("s_dist_{i:02}, ")).collect();
-    let mut b = Bulk::new(format!(
-        "INSERT INTO stock{t} (s_i_id, s_w_id, s_quantity, {dists}s_ytd, s_order_cnt, \
-         s_remote_cnt, s_data) values"
-    ));
-    for sid in 1..=ITEMS {
-        let quantity = d.uniform(10, 100);
-        let dist: Vec<String> = (0..10).map(|_| d.letters(24)).collect();
-        let n = d.uniform(26, 50);
-        let data = d.letters(n);
-        b.row(&format!(
-            "({sid}, {w}, {quantity},'{}',0,0,0,'{data}')",
-            dist.join("','")
-        ));
-    }
-    b.done()
-}
-
-fn order_lines(d: &mut Draws, u: &mut Unit, now: &str) -> VecDeque<(String, u64)> {
-    let (t, w) = (u.t, u.w);
-    let mut b = Bulk::new(format!(
-        "INSERT INTO order_line{t} (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, \
-         ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info ) values"
-    ));
-    let mut lines = u.lines.iter();
-    for did in 1..=DISTRICTS {
-        for oid in 1..=CUSTOMERS {
-            let count = lines.next().copied().unwrap_or(0);
-            for ol in 1..=count {
-                let item = d.uniform(1, ITEMS);
-                let (delivered, amount) = match oid < 2101 {
-                    true => (now, 0.0),
-                    false => ("NULL", d.unit() * 9999.99),
-                };
-                let info = d.letters(24);
-                b.row(&format!(
-                    "({oid}, {did}, {w}, {ol}, {item}, {w}, {delivered}, 5, {amount:.6}, \
-                     '{info}' )"
-                ));
-            }
-        }
-    }
-    b.done()
+    u.next_stage(d, &mut out);
+    out.done()
 }
 
 #[cfg(test)]
@@ -361,15 +311,9 @@ mod tests {
         assert!(items[0]
             .0
             .starts_with("INSERT INTO item1 (i_id, i_im_id, i_name, i_price, i_data) values(1,"));
-        let mut u = Unit {
-            t: 1,
-            w: 1,
-            stage: 0,
-            lines: Vec::new(),
-        };
+        let mut u = Unit::new(1, 1);
         let mut rows = Vec::new();
-        for s in 0..8 {
-            u.stage = s;
+        for _ in 0..8 {
             rows.push(
                 stage(&mut d, &mut u, "NOW()")
                     .iter()

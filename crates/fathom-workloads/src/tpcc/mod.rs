@@ -2,21 +2,31 @@
 //! `prepare` step that creates its nine tables (per table copy) and loads warehouses in
 //! parallel, a timed `run` step of its five transactions with its mix, and a `check` step of
 //! TPC-C's consistency conditions 1–4. Where sysbench-tpcc departs from the specification,
-//! `follow=spec` takes the specification's choice.
+//! `follow=spec` takes the specification's choice. On kv engines and document servers the same
+//! steps run the same transactions over a key layout of the nine tables (`kv`).
 
 mod check;
 mod gen;
+mod input;
+mod kv;
 mod load;
+mod population;
+mod report;
 mod schema;
 mod stmts;
 mod txn;
 
 use crate::params::{record, seed_or_clock, thread_seed, Params, Span, Switch};
 use crate::statements::Statements;
-use crate::{alike, NewClient, NewClients, NewStep, PreparedStep, StepOn, Workload, WorkloadEntry};
+use crate::{
+    alike, kv_session, NewClient, NewClients, NewStep, PreparedStep, StepOn, Workload,
+    WorkloadEntry,
+};
+use fathom_core::capability::Need;
 use fathom_core::driver::StepPlan;
 use fathom_core::family::{Db, Family};
 use fathom_core::kind::StepKinds;
+use fathom_core::kv::SessionOptions;
 use fathom_core::sql::{Dialect, SqlEngine};
 use fathom_core::stop::Stop;
 use gen::{Draws, Follow};
@@ -159,12 +169,12 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
 }
 
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
-    families: &[Family::Sql],
+    families: &[Family::Sql, Family::Kv, Family::Doc],
     ..WorkloadEntry::new::<TpccParams, TpccKind>(
         "tpcc",
-        "TPC-C as sysbench-tpcc runs it: prepare (warehouses in parallel), run (the five transactions), check",
+        "TPC-C as sysbench-tpcc runs it: prepare (warehouses in parallel), run (the five transactions), check; on kv engines through their transactions",
         build,
-        crate::report::ReportHooks::NONE,
+        report::HOOKS,
     )
 };
 
@@ -174,17 +184,25 @@ impl Workload for Tpcc {
     }
 
     fn step<'a>(&'a self, engine: Db<'a>, index: usize, _: &Stop) -> NewStep<'a> {
-        let Db::Sql(e) = engine else {
-            anyhow::bail!("tpcc runs on sql engines (innodb, myrocks, postgres, sqlite-sql)");
-        };
         if self.names[index] == StepName::Prepare {
-            self.create(e)?;
+            match engine {
+                Db::Sql(e) => self.create(e)?,
+                _ => self.kv_items(engine)?,
+            }
         }
         StepOn::boxed(self, engine, index)
     }
 
     fn params(&self) -> BTreeMap<String, String> {
         self.resolved.clone()
+    }
+
+    /// Each transaction is one of the engine's (RocksDB opens as an OptimisticTransactionDB).
+    fn needs(&self) -> Vec<Need> {
+        match self.names.contains(&StepName::Run) {
+            true => vec![Need::Transactions],
+            false => Vec::new(),
+        }
     }
 }
 
@@ -209,6 +227,18 @@ impl Tpcc {
                 for ddl in schema::foreign_keys(t) {
                     conn.exec(&ddl)?;
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// The items of every copy on a kv or document engine, before the warehouses load.
+    fn kv_items(&self, engine: Db) -> anyhow::Result<()> {
+        let mut session = kv_session(engine, "tpcc", SessionOptions::default())?;
+        let mut draws = self.draws(self.plans.len(), 0);
+        for t in 1..=self.p.tables {
+            for batch in kv::load::items(&mut draws, t) {
+                batch.write(session.as_mut())?;
             }
         }
         Ok(())
@@ -253,29 +283,49 @@ impl<'a> PreparedStep<'a> for StepOn<'a, Tpcc> {
 }
 
 impl<'a> StepOn<'a, Tpcc> {
+    /// The warehouses load client `n` loads: every n-th of them.
+    fn mine(&self, n: usize) -> Vec<i64> {
+        let threads = self.workload.plans[self.index].clients.max(1) as i64;
+        (1..=self.workload.p.warehouses as i64)
+            .filter(|x| (x - 1) % threads == n as i64)
+            .collect()
+    }
+
     fn client(&self, n: usize) -> NewClient<'a> {
-        let (w, Db::Sql(e)) = (self.workload, self.engine) else {
-            anyhow::bail!("tpcc runs on sql engines");
-        };
+        let w = self.workload;
         let p = &w.p;
         let draws = w.draws(self.index, n);
         let warehouses = p.warehouses as i64;
+        let inputs = input::Inputs {
+            draws,
+            tables: p.tables as usize,
+            warehouses,
+        };
+        let Db::Sql(e) = self.engine else {
+            let session = kv_session(self.engine, "tpcc", SessionOptions::default())?;
+            return Ok(match w.names[self.index] {
+                StepName::Prepare => Box::new(kv::load::KvLoader::new(
+                    session,
+                    inputs.draws,
+                    (self.mine(n), p.tables),
+                )),
+                StepName::Run => Box::new(kv::txn::KvTerminal::new(session, inputs, n)),
+                StepName::Check => Box::new(kv::check::KvCheck::new(session, p.tables, warehouses)),
+            });
+        };
         let now = match e.dialect() {
             Dialect::Sqlite => "CURRENT_TIMESTAMP",
             _ => "NOW()",
         };
         Ok(match w.names[self.index] {
             StepName::Prepare => {
-                let threads = w.plans[self.index].clients.max(1) as i64;
-                let mine = (1..=warehouses)
-                    .filter(|x| (x - 1) % threads == n as i64)
-                    .collect();
                 let mut conn = w.connect(e)?;
                 if e.dialect() == Dialect::MariaDb {
                     // sysbench-tpcc's load_tables: autocommit on for the bulk inserts.
                     conn.exec("SET SESSION autocommit=1")?;
                 }
-                Box::new(load::Loader::new(conn, draws, now, (mine, p.tables)))
+                let mine = self.mine(n);
+                Box::new(load::Loader::new(conn, inputs.draws, now, (mine, p.tables)))
             }
             StepName::Run => {
                 let mut conn = w.connect(e)?;
@@ -290,7 +340,7 @@ impl<'a> StepOn<'a, Tpcc> {
                 let all = (1..=p.tables)
                     .map(|t| prep.stmts(t))
                     .collect::<anyhow::Result<Vec<_>>>()?;
-                Box::new(txn::Terminal::new(conn, all, draws, warehouses))
+                Box::new(txn::Terminal::new(conn, all, inputs))
             }
             StepName::Check => Box::new(check::Check::new(e.connect()?, p.tables, warehouses)?),
         })

@@ -3,7 +3,8 @@
 //! from what it read. A deadlock or serialization failure rolls back and runs the kind again
 //! with fresh inputs, counted as the kind's retry.
 
-use super::gen::{by_name_row, last_name, Draws, Follow, CUSTOMERS, DISTRICTS, ITEMS};
+use super::gen::{by_name_row, Follow, DISTRICTS};
+use super::input::{self, Inputs};
 use super::stmts::{self, Stmts};
 use super::TpccKind;
 use fathom_core::driver::{Client, Done};
@@ -14,45 +15,21 @@ use fathom_core::sql::{Row, SqlConn, Value};
 pub struct Terminal<'e> {
     pub conn: Box<dyn SqlConn + 'e>,
     pub stmts: Vec<Stmts>,
-    pub draws: Draws,
-    pub warehouses: i64,
+    pub inputs: Inputs,
     row: Row,
     /// Bytes the transaction's statements returned.
     bytes: u64,
 }
 
 impl<'e> Terminal<'e> {
-    pub fn new(
-        conn: Box<dyn SqlConn + 'e>,
-        stmts: Vec<Stmts>,
-        draws: Draws,
-        warehouses: i64,
-    ) -> Terminal<'e> {
+    pub fn new(conn: Box<dyn SqlConn + 'e>, stmts: Vec<Stmts>, inputs: Inputs) -> Terminal<'e> {
         Terminal {
             conn,
             stmts,
-            draws,
-            warehouses,
+            inputs,
             row: Row::default(),
             bytes: 0,
         }
-    }
-
-    /// The next transaction's kind: sysbench-tpcc's 10/23 New-Order, 10/23 Payment and 1/23
-    /// each of the rest, or the specification's 45/43/4/4/4.
-    fn kind(&mut self) -> TpccKind {
-        let (u, bounds) = match self.draws.follow {
-            Follow::SysbenchTpcc => (self.draws.uniform(1, 23), [10, 20, 21, 22]),
-            Follow::Spec => (self.draws.uniform(1, 100), [45, 88, 92, 96]),
-        };
-        let at = bounds.iter().position(|&b| u <= b).unwrap_or(4);
-        [
-            TpccKind::NewOrder,
-            TpccKind::Payment,
-            TpccKind::OrderStatus,
-            TpccKind::Delivery,
-            TpccKind::StockLevel,
-        ][at]
     }
 
     /// Runs `sql` with `params` and keeps row `n`'s values in `self.row`.
@@ -96,12 +73,6 @@ impl<'e> Terminal<'e> {
         }
     }
 
-    /// Which table copy and warehouse a transaction works on.
-    fn home(&mut self) -> (usize, i64) {
-        let t = self.draws.uniform(1, self.stmts.len() as i64) as usize - 1;
-        (t, self.draws.uniform(1, self.warehouses))
-    }
-
     /// One transaction of `kind`; the kind that it was (a New-Order may roll back).
     fn transaction(&mut self, kind: TpccKind) -> anyhow::Result<TpccKind> {
         self.bytes = 0;
@@ -114,42 +85,15 @@ impl<'e> Terminal<'e> {
         }
     }
 
-    /// A New-Order's lines as (item, supplying warehouse, quantity), and whether all are
-    /// supplied by the home warehouse `w` (1) or not (0).
-    fn order_lines(&mut self, w: i64) -> (Vec<(i64, i64, i64)>, i64) {
-        let lines = self.draws.uniform(5, 15);
-        let rollback = self.draws.uniform(1, 100) == 1;
-        // The line whose item does not exist: sysbench-tpcc's is the second to last, the
-        // specification's the last.
-        let unused = match self.draws.follow {
-            Follow::SysbenchTpcc => lines - 1,
-            Follow::Spec => lines,
-        };
-        let mut items = Vec::with_capacity(lines as usize);
-        let mut all_local = 1;
-        for i in 1..=lines {
-            let mut item = self.draws.nurand(8191, 1, ITEMS);
-            if rollback && i == unused {
-                item = -1;
-            }
-            let supply = match self.draws.uniform(1, 100) {
-                1 => {
-                    all_local = 0;
-                    self.draws.other_warehouse(w, self.warehouses)
-                }
-                _ => w,
-            };
-            let quantity = self.draws.uniform(1, 10);
-            items.push((item, supply, quantity));
-        }
-        (items, all_local)
-    }
-
     fn new_order(&mut self) -> anyhow::Result<TpccKind> {
-        let (t, w) = self.home();
-        let d = self.draws.uniform(1, DISTRICTS);
-        let c = self.draws.nurand(1023, 1, CUSTOMERS);
-        let (items, all_local) = self.order_lines(w);
+        let input::NewOrder {
+            t,
+            w,
+            d,
+            c,
+            lines: items,
+            all_local,
+        } = self.inputs.new_order();
         let lines = items.len() as i64;
         self.conn.exec("BEGIN")?;
         let s = self.stmts[t].new_order;
@@ -193,10 +137,11 @@ impl<'e> Terminal<'e> {
                 s.set_stock,
                 &[Value::Int(left), Value::Int(item), Value::Int(supply)],
             )?;
-            let amount = quantity as f64 * price * (1.0 + w_tax + d_tax) * (1.0 - discount);
+            let follow = self.inputs.follow();
+            let amount = input::line_amount(follow, quantity, price, w_tax + d_tax, discount);
             // sysbench-tpcc writes the amount with %d: its whole part.
-            let amount = match self.draws.follow {
-                Follow::SysbenchTpcc => format!("{}", amount.trunc() as i64),
+            let amount = match follow {
+                Follow::SysbenchTpcc => format!("{}", amount as i64),
                 Follow::Spec => format!("{amount:.2}"),
             };
             let ints = [o, d, w, number, item, supply, quantity].map(Value::Int);
@@ -221,25 +166,15 @@ impl<'e> Terminal<'e> {
         let key = [Value::Int(w), Value::Int(d), Value::Text(last)];
         self.row(count, &key, 0)?;
         let n = self.int(0)?;
-        let at = by_name_row(n, self.draws.follow);
+        let at = by_name_row(n, self.inputs.follow());
         self.row(ids, &key, at)?;
         self.int(id)
     }
 
     fn payment(&mut self) -> anyhow::Result<()> {
-        let (t, w) = self.home();
-        let d = self.draws.uniform(1, DISTRICTS);
-        let mut c = self.draws.nurand(1023, 1, CUSTOMERS);
-        let amount = self.draws.uniform(1, 5000);
-        let last = last_name(self.draws.nurand(255, 0, 999));
-        let by_name = self.draws.uniform(1, 100) <= 60;
-        let (cw, cd) = match self.draws.uniform(1, 100) <= 85 {
-            true => (w, d),
-            false => (
-                self.draws.other_warehouse(w, self.warehouses),
-                self.draws.uniform(1, DISTRICTS),
-            ),
-        };
+        let p = self.inputs.payment();
+        let (t, w, d, mut c, amount) = (p.t, p.w, p.d, p.c, p.amount);
+        let (cw, cd) = (p.cw, p.cd);
         self.conn.exec("BEGIN")?;
         let s = self.stmts[t].payment;
         self.run(s.warehouse_ytd, &[Value::Int(amount), Value::Int(w)])?;
@@ -251,10 +186,10 @@ impl<'e> Terminal<'e> {
         )?;
         self.row(s.district_address, &[Value::Int(w), Value::Int(d)], 0)?;
         let d_name = self.text(5)?.to_string();
-        if by_name {
-            c = self.by_name((s.count_by_name, s.ids_by_name), (cw, cd), &last, 0)?;
+        if p.by_name {
+            c = self.by_name((s.count_by_name, s.ids_by_name), (cw, cd), &p.last, 0)?;
         }
-        self.pay_customer(&s, [cw, cd, c], (d, w), amount)?;
+        self.pay_customer(&s, &p, c)?;
         let h_data = format!("{w_name:>10} {d_name:>10}   ");
         let ints = [cd, cw, c, d, w, amount].map(Value::Int);
         let mut params = ints.to_vec();
@@ -268,11 +203,11 @@ impl<'e> Terminal<'e> {
     fn pay_customer(
         &mut self,
         s: &stmts::Payment,
-        [cw, cd, c]: [i64; 3],
-        (d, w): (i64, i64),
-        amount: i64,
+        p: &input::Payment,
+        c: i64,
     ) -> anyhow::Result<()> {
-        let key = [Value::Int(cw), Value::Int(cd), Value::Int(c)];
+        let amount = p.amount;
+        let key = [Value::Int(p.cw), Value::Int(p.cd), Value::Int(c)];
         self.row(s.customer_for_update, &key, 0)?;
         let credit = self.text(9)?.to_string();
         let balance = format!("{:.6}", self.float(12)? - amount as f64);
@@ -283,26 +218,21 @@ impl<'e> Terminal<'e> {
             return Ok(());
         }
         self.row(s.customer_data, &key, 0)?;
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |t| t.as_secs());
-        let mut new = format!(
-            "| {c:4} {cd:2} {cw:4} {d:2} {w:4} ${:7.2} {now:>12} {:>24}",
-            amount as f64,
-            self.text(0)?
-        );
-        new.truncate(500);
+        let new = input::bad_credit_data(p, c, self.text(0)?);
         let params = [balance, ytd, Value::Text(&new), key[0], key[1], key[2]];
         self.run(s.pay_with_data, &params)?;
         Ok(())
     }
 
     fn order_status(&mut self) -> anyhow::Result<()> {
-        let (t, w) = self.home();
-        let d = self.draws.uniform(1, DISTRICTS);
-        let mut c = self.draws.nurand(1023, 1, CUSTOMERS);
-        let last = last_name(self.draws.nurand(255, 0, 999));
-        let by_name = self.draws.uniform(1, 100) <= 60;
+        let input::OrderStatus {
+            t,
+            w,
+            d,
+            mut c,
+            last,
+            by_name,
+        } = self.inputs.order_status();
         self.conn.exec("BEGIN")?;
         let s = self.stmts[t].order_status;
         if by_name {
@@ -319,12 +249,7 @@ impl<'e> Terminal<'e> {
             &[Value::Int(w), Value::Int(d), Value::Int(c)],
             0,
         )?;
-        let o = self.int(0)?;
-        // sysbench-tpcc's format has one value too many: ol_o_id is given the district.
-        let order = match self.draws.follow {
-            Follow::SysbenchTpcc => d,
-            Follow::Spec => o,
-        };
+        let order = input::status_lines_of(self.inputs.follow(), d, self.int(0)?);
         self.run(
             s.order_lines,
             &[Value::Int(w), Value::Int(d), Value::Int(order)],
@@ -333,8 +258,7 @@ impl<'e> Terminal<'e> {
     }
 
     fn delivery(&mut self) -> anyhow::Result<()> {
-        let (t, w) = self.home();
-        let carrier = self.draws.uniform(1, 10);
+        let input::Delivery { t, w, carrier } = self.inputs.delivery();
         self.conn.exec("BEGIN")?;
         let s = self.stmts[t].delivery;
         for d in 1..=DISTRICTS {
@@ -366,9 +290,7 @@ impl<'e> Terminal<'e> {
     }
 
     fn stock_level(&mut self) -> anyhow::Result<()> {
-        let (t, w) = self.home();
-        let d = self.draws.uniform(1, DISTRICTS);
-        let level = self.draws.uniform(10, 20);
+        let input::StockLevel { t, w, d, level } = self.inputs.stock_level();
         self.conn.exec("BEGIN")?;
         let s = self.stmts[t].stock_level;
         self.row(s.next_order, &[Value::Int(d), Value::Int(w)], 0)?;
@@ -381,7 +303,7 @@ impl<'e> Terminal<'e> {
 
 impl Client for Terminal<'_> {
     fn next(&mut self) -> anyhow::Result<Option<Done>> {
-        let kind = self.kind();
+        let kind = self.inputs.kind();
         let (done, retries) = retrying(|| {
             self.transaction(kind).inspect_err(|e| {
                 if retryable(e) {

@@ -107,6 +107,23 @@ impl Txn<'_> {
         self.at_snapshot
     }
 
+    /// Reads a key in the transaction's snapshot, its value copied into `out` when given;
+    /// returns the value's length when present.
+    fn get_at_snapshot(
+        &mut self,
+        key: &[u8],
+        out: Option<&mut Vec<u8>>,
+    ) -> anyhow::Result<Option<usize>> {
+        let read = self.plain();
+        let (k, kn) = c(key);
+        let (mut n, mut err) = (0, std::ptr::null_mut());
+        // SAFETY: a live transaction and read options; the value is taken below.
+        let v =
+            unsafe { (self.api.rocksdb_transaction_get)(self.txn, read, k, kn, &mut n, &mut err) };
+        self.api.check(err, "get")?;
+        Ok(self.take(v, n, out).then_some(n))
+    }
+
     /// Takes a value the library allocated (NULL when absent), copying it into `out`.
     fn take(&self, value: *mut c_char, n: usize, out: Option<&mut Vec<u8>>) -> bool {
         if value.is_null() {
@@ -145,14 +162,11 @@ impl KvTxn for Txn<'_> {
     }
 
     fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
-        let read = self.plain();
-        let (k, kn) = c(key);
-        let (mut n, mut err) = (0, std::ptr::null_mut());
-        // SAFETY: as `read`.
-        let v =
-            unsafe { (self.api.rocksdb_transaction_get)(self.txn, read, k, kn, &mut n, &mut err) };
-        self.api.check(err, "get")?;
-        Ok(self.take(v, n, None).then_some(n))
+        self.get_at_snapshot(key, None)
+    }
+
+    fn read_plain(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
+        Ok(self.get_at_snapshot(key, Some(out))?.is_some())
     }
 
     fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {

@@ -1,0 +1,392 @@
+//! TPC-C's five transactions on the kv family, each one engine transaction doing what
+//! sysbench-tpcc's statements do: a row read FOR UPDATE is a read for update (RocksDB's
+//! GetForUpdate), a plain SELECT a plain read in the transaction's snapshot, an UPDATE a put of
+//! the changed row, a range a scan. The inputs are the sql terminal's (`input`), drawn again
+//! when a conflict retries the transaction.
+
+use super::load::key_of_order_by_customer;
+use super::ORDER_BY_CUSTOMER;
+use super::{cents, col, key, key_col, key_last, name_key, now, pk, Stored, Table};
+use crate::rows::{encode_row, Col};
+use crate::tpcc::gen::{by_name_row, Follow, DISTRICTS};
+use crate::tpcc::input::{self, Inputs};
+use crate::tpcc::TpccKind;
+use fathom_core::driver::{Client, Done};
+use fathom_core::kv::{Direction, KvSession, KvTxn, Seek, TxnEnd};
+use fathom_core::retry::{retrying, EngineError};
+use std::collections::BTreeSet;
+
+/// One transaction's reads and writes on copy `t`, and the bytes it read.
+struct Tx<'a> {
+    txn: &'a mut dyn KvTxn,
+    t: u32,
+    bytes: u64,
+    /// The row read last.
+    value: Vec<u8>,
+    /// The row about to be written.
+    out: Vec<u8>,
+}
+
+impl<'a> Tx<'a> {
+    /// A plain read of `table`'s row under `ints` into `self.value`; false (and no value)
+    /// when absent.
+    fn get(&mut self, table: Table, ints: &[i64]) -> anyhow::Result<bool> {
+        let found = self.txn.read_plain(&pk(self.t, table, ints), &mut self.value)?;
+        self.found(found)
+    }
+
+    /// A read for update of `table`'s row under `ints` into `self.value`. An absent row reads
+    /// as one of zeros, as an UPDATE of no row changes nothing: on a database every row read
+    /// so is there (only the null engine, which stores nothing, has none).
+    fn lock(&mut self, table: Table, ints: &[i64]) -> anyhow::Result<bool> {
+        let found = self.txn.read(&pk(self.t, table, ints), &mut self.value)?;
+        self.found(found)
+    }
+
+    fn found(&mut self, found: bool) -> anyhow::Result<bool> {
+        match found {
+            true => self.bytes += self.value.len() as u64,
+            false => self.value.clear(),
+        }
+        Ok(found)
+    }
+
+    /// Puts a row of `table` under `ints`.
+    fn put(&mut self, table: Table, ints: &[i64], cols: &[Col]) -> anyhow::Result<()> {
+        encode_row(cols, &mut self.out);
+        self.txn.put(&pk(self.t, table, ints), &self.out)
+    }
+
+    /// Writes back the row read last, changed by `change`.
+    fn update(
+        &mut self,
+        table: Table,
+        ints: &[i64],
+        change: impl FnOnce(&mut Stored),
+    ) -> anyhow::Result<()> {
+        let mut row = Stored::decode(table, &self.value)?;
+        change(&mut row);
+        row.encode(&mut self.out);
+        self.txn.put(&pk(self.t, table, ints), &self.out)
+    }
+
+    /// The entries under `prefix` from `start` in `direction`, at most `limit`.
+    fn scan(
+        &mut self,
+        prefix: &[u8],
+        start: &[u8],
+        direction: Direction,
+        limit: usize,
+    ) -> anyhow::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let mut got = Vec::new();
+        self.txn
+            .scan(Seek::new(start, direction, limit), &mut |k, v| {
+                if !k.starts_with(prefix) {
+                    return false;
+                }
+                got.push((k.to_vec(), v.to_vec()));
+                true
+            })?;
+        self.bytes += got
+            .iter()
+            .map(|(k, v)| (k.len() + v.len()) as u64)
+            .sum::<u64>();
+        Ok(got)
+    }
+
+    /// The customer ids named `last` in (w, d), in first-name order.
+    fn ids_by_name(&mut self, (w, d): (i64, i64), last: &str) -> anyhow::Result<Vec<i64>> {
+        let prefix = name_key(self.t, (w, d), last, None);
+        let found = self.scan(&prefix, &prefix, Direction::Forward, usize::MAX)?;
+        Ok(found.iter().map(|(k, _)| key_last(k)).collect())
+    }
+}
+
+fn new_order(x: &mut Tx, i: &input::NewOrder, follow: Follow) -> anyhow::Result<TxnEnd> {
+    let (w, d, c) = (i.w, i.d, i.c);
+    x.get(Table::Customer, &[w, d, c])?;
+    let discount = Stored::decode(Table::Customer, &x.value)?.int(col::C_DISCOUNT);
+    x.get(Table::Warehouse, &[w])?;
+    let w_tax = Stored::decode(Table::Warehouse, &x.value)?.int(col::TAX);
+    x.lock(Table::District, &[w, d])?;
+    let district = Stored::decode(Table::District, &x.value)?;
+    let (o, d_tax) = (district.int(col::D_NEXT_O_ID), district.int(col::TAX));
+    x.update(Table::District, &[w, d], |r| r.set(col::D_NEXT_O_ID, o + 1))?;
+    let lines = i.lines.len() as i64;
+    let at = now();
+    let order = [c, at, 0, lines, i.all_local].map(Col::Int);
+    x.put(Table::Orders, &[w, d, o], &order)?;
+    x.txn.put(&key_of_order_by_customer(x.t, w, d, c, o), &[])?;
+    x.put(Table::NewOrders, &[w, d, o], &[])?;
+    let taxes = (w_tax + d_tax) as f64 / 100.0;
+    for (number, &(item, supply, quantity)) in (1..).zip(&i.lines) {
+        if !x.get(Table::Item, &[item])? {
+            return Ok(TxnEnd::Rollback);
+        }
+        let price = Stored::decode(Table::Item, &x.value)?.int(col::I_PRICE) as f64 / 100.0;
+        x.lock(Table::Stock, &[supply, item])?;
+        let stock = Stored::decode(Table::Stock, &x.value)?;
+        let left = stock.int(col::S_QUANTITY);
+        let info = stock.bytes(col::s_dist(d)).to_vec();
+        let left = match left > quantity {
+            true => left - quantity,
+            false => left - quantity + 91,
+        };
+        x.update(Table::Stock, &[supply, item], |r| {
+            r.set(col::S_QUANTITY, left)
+        })?;
+        let amount = input::line_amount(follow, quantity, price, taxes, discount as f64 / 100.0);
+        let line = [
+            Col::Int(item),
+            Col::Int(supply),
+            Col::Int(0),
+            Col::Int(quantity),
+            Col::Int(cents(amount)),
+            Col::Bytes(&info),
+        ];
+        x.put(Table::OrderLine, &[w, d, o, number], &line)?;
+    }
+    Ok(TxnEnd::Commit)
+}
+
+fn payment(x: &mut Tx, p: &input::Payment, follow: Follow, source: i64) -> anyhow::Result<TxnEnd> {
+    let (w, d) = (p.w, p.d);
+    let amount = p.amount * 100;
+    x.lock(Table::Warehouse, &[w])?;
+    let warehouse = Stored::decode(Table::Warehouse, &x.value)?;
+    let (w_name, ytd) = (
+        warehouse.text(col::NAME).to_string(),
+        warehouse.int(col::YTD),
+    );
+    x.update(Table::Warehouse, &[w], |r| r.set(col::YTD, ytd + amount))?;
+    x.lock(Table::District, &[w, d])?;
+    let district = Stored::decode(Table::District, &x.value)?;
+    let (d_name, ytd) = (
+        district.text(col::D_NAME).to_string(),
+        district.int(col::YTD),
+    );
+    x.update(Table::District, &[w, d], |r| r.set(col::YTD, ytd + amount))?;
+    let mut c = p.c;
+    if p.by_name {
+        let ids = x.ids_by_name((p.cw, p.cd), &p.last)?;
+        let at = by_name_row(ids.len() as i64, follow) as usize;
+        c = ids.get(at).copied().unwrap_or(c);
+    }
+    let key = [p.cw, p.cd, c];
+    x.lock(Table::Customer, &key)?;
+    let customer = Stored::decode(Table::Customer, &x.value)?;
+    let balance = customer.int(col::C_BALANCE) - amount;
+    let paid = customer.int(col::C_YTD_PAYMENT) + amount;
+    let data = (customer.bytes(col::C_CREDIT) == b"BC")
+        .then(|| input::bad_credit_data(p, c, customer.text(col::C_DATA)));
+    let mut row = customer.cols;
+    row[col::C_BALANCE] = Col::Int(balance);
+    row[col::C_YTD_PAYMENT] = Col::Int(paid);
+    if let Some(data) = &data {
+        row[col::C_DATA] = Col::Bytes(data.as_bytes());
+    }
+    encode_row(&row, &mut x.out);
+    x.txn.put(&pk(x.t, Table::Customer, &key), &x.out)?;
+    let h_data = format!("{w_name:>10} {d_name:>10}   ");
+    let when = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |t| t.as_nanos() as i64);
+    let history = [
+        Col::Int(d),
+        Col::Int(w),
+        Col::Int(now()),
+        Col::Int(amount),
+        Col::Bytes(h_data.as_bytes()),
+    ];
+    x.put(Table::History, &[p.cw, p.cd, c, when, source], &history)?;
+    Ok(TxnEnd::Commit)
+}
+
+fn order_status(x: &mut Tx, s: &input::OrderStatus, follow: Follow) -> anyhow::Result<TxnEnd> {
+    let (w, d) = (s.w, s.d);
+    let mut c = s.c;
+    if s.by_name {
+        let ids = x.ids_by_name((w, d), &s.last)?;
+        let at = by_name_row(ids.len() as i64, follow) as usize;
+        c = ids.get(at).copied().unwrap_or(c);
+    }
+    x.get(Table::Customer, &[w, d, c])?;
+    // The customer's last order: the last entry of its orders in the index.
+    let prefix = key(x.t, Table::Orders, ORDER_BY_CUSTOMER, &[w, d, c]);
+    let start = key(x.t, Table::Orders, ORDER_BY_CUSTOMER, &[w, d, c, i64::MAX]);
+    let last = x.scan(&prefix, &start, Direction::Reverse, 1)?;
+    let o = last.first().map_or(0, |(k, _)| key_col(k, 3));
+    x.get(Table::Orders, &[w, d, o])?;
+    let order = input::status_lines_of(follow, d, o);
+    let prefix = key(x.t, Table::OrderLine, 0, &[w, d, order]);
+    x.scan(&prefix, &prefix, Direction::Forward, usize::MAX)?;
+    Ok(TxnEnd::Commit)
+}
+
+fn delivery(x: &mut Tx, i: &input::Delivery) -> anyhow::Result<TxnEnd> {
+    let w = i.w;
+    let at = now();
+    for d in 1..=DISTRICTS {
+        let prefix = key(x.t, Table::NewOrders, 0, &[w, d]);
+        let oldest = x.scan(&prefix, &prefix, Direction::Forward, 1)?;
+        let Some((no, _)) = oldest.first() else {
+            continue;
+        };
+        let o = key_col(no, 2);
+        if !x.lock(Table::NewOrders, &[w, d, o])? {
+            // Another Delivery took it after this one's snapshot: run again.
+            return Err(EngineError::retryable(format!(
+                "tpcc: new order {o} of district {d} delivered by a concurrent transaction"
+            )));
+        }
+        x.txn.delete(no)?;
+        x.lock(Table::Orders, &[w, d, o])?;
+        let c = Stored::decode(Table::Orders, &x.value)?.int(col::O_C_ID);
+        x.update(Table::Orders, &[w, d, o], |r| {
+            r.set(col::O_CARRIER_ID, i.carrier)
+        })?;
+        let prefix = key(x.t, Table::OrderLine, 0, &[w, d, o]);
+        let mut total = 0;
+        for (k, v) in x.scan(&prefix, &prefix, Direction::Forward, usize::MAX)? {
+            let mut line = Stored::decode(Table::OrderLine, &v)?;
+            total += line.int(col::OL_AMOUNT);
+            line.set(col::OL_DELIVERY_D, at);
+            line.encode(&mut x.out);
+            x.txn.put(&k, &x.out)?;
+        }
+        x.lock(Table::Customer, &[w, d, c])?;
+        let customer = Stored::decode(Table::Customer, &x.value)?;
+        let (balance, count) = (
+            customer.int(col::C_BALANCE),
+            customer.int(col::C_DELIVERY_CNT),
+        );
+        x.update(Table::Customer, &[w, d, c], |r| {
+            r.set(col::C_BALANCE, balance + total);
+            r.set(col::C_DELIVERY_CNT, count + 1);
+        })?;
+    }
+    Ok(TxnEnd::Commit)
+}
+
+fn stock_level(x: &mut Tx, i: &input::StockLevel) -> anyhow::Result<TxnEnd> {
+    let (w, d) = (i.w, i.d);
+    x.get(Table::District, &[w, d])?;
+    let o = Stored::decode(Table::District, &x.value)?.int(col::D_NEXT_O_ID);
+    // The lines of the district's last 20 orders: orders o-20 to o-1.
+    let prefix = key(x.t, Table::OrderLine, 0, &[w, d]);
+    let start = key(x.t, Table::OrderLine, 0, &[w, d, o - 20]);
+    let mut items = BTreeSet::new();
+    for (k, v) in x.scan(&prefix, &start, Direction::Forward, usize::MAX)? {
+        if key_col(&k, 2) >= o {
+            break;
+        }
+        items.insert(Stored::decode(Table::OrderLine, &v)?.int(col::OL_I_ID));
+    }
+    let mut low = 0;
+    for item in items {
+        if x.get(Table::Stock, &[w, item])?
+            && Stored::decode(Table::Stock, &x.value)?.int(col::S_QUANTITY) < i.level
+        {
+            low += 1;
+        }
+    }
+    std::hint::black_box(low);
+    Ok(TxnEnd::Commit)
+}
+
+/// A client of the run on a kv engine.
+pub struct KvTerminal<'e> {
+    session: Box<dyn KvSession + 'e>,
+    inputs: Inputs,
+    /// This client's number plus one: the source of its history rows' keys.
+    source: i64,
+    value: Vec<u8>,
+    out: Vec<u8>,
+    bytes: u64,
+}
+
+impl<'e> KvTerminal<'e> {
+    pub fn new(session: Box<dyn KvSession + 'e>, inputs: Inputs, client: usize) -> KvTerminal<'e> {
+        KvTerminal {
+            session,
+            inputs,
+            source: client as i64 + 1,
+            value: Vec::new(),
+            out: Vec::new(),
+            bytes: 0,
+        }
+    }
+
+    /// One transaction of `kind` with fresh inputs; the kind it was (a New-Order may roll
+    /// back).
+    fn transaction(&mut self, kind: TpccKind) -> anyhow::Result<TpccKind> {
+        let follow = self.inputs.follow();
+        let source = self.source;
+        enum In {
+            N(input::NewOrder),
+            P(input::Payment),
+            O(input::OrderStatus),
+            D(input::Delivery),
+            S(input::StockLevel),
+        }
+        let (t, input) = match kind {
+            TpccKind::NewOrder => {
+                let i = self.inputs.new_order();
+                (i.t, In::N(i))
+            }
+            TpccKind::Payment => {
+                let i = self.inputs.payment();
+                (i.t, In::P(i))
+            }
+            TpccKind::OrderStatus => {
+                let i = self.inputs.order_status();
+                (i.t, In::O(i))
+            }
+            TpccKind::Delivery => {
+                let i = self.inputs.delivery();
+                (i.t, In::D(i))
+            }
+            _ => {
+                let i = self.inputs.stock_level();
+                (i.t, In::S(i))
+            }
+        };
+        let (value, out, bytes) = (&mut self.value, &mut self.out, &mut self.bytes);
+        *bytes = 0;
+        let end = self.session.transaction(&mut |txn| {
+            let mut x = Tx {
+                txn,
+                t: t as u32 + 1,
+                bytes: 0,
+                value: std::mem::take(value),
+                out: std::mem::take(out),
+            };
+            let end = match &input {
+                In::N(i) => new_order(&mut x, i, follow),
+                In::P(p) => payment(&mut x, p, follow, source),
+                In::O(s) => order_status(&mut x, s, follow),
+                In::D(i) => delivery(&mut x, i),
+                In::S(i) => stock_level(&mut x, i),
+            };
+            (*value, *out, *bytes) = (x.value, x.out, x.bytes);
+            end
+        })?;
+        Ok(match (kind, end) {
+            (TpccKind::NewOrder, TxnEnd::Rollback) => TpccKind::NewOrderRollback,
+            _ => kind,
+        })
+    }
+}
+
+impl Client for KvTerminal<'_> {
+    fn next(&mut self) -> anyhow::Result<Option<Done>> {
+        let kind = self.inputs.kind();
+        let (done, retries) = retrying(|| self.transaction(kind))?;
+        Ok(Some(Done {
+            bytes: self.bytes,
+            rows: 1,
+            retries,
+            ..Done::of(done)
+        }))
+    }
+}
