@@ -7,8 +7,8 @@
 //! by it, a transaction the server's own (where it has them).
 
 use fathom_core::doc::bson::{doc, spec::BinarySubtype, Binary, Bson, Document, RawDocument};
-use fathom_core::doc::{DocSession, Find, Update};
-use fathom_core::kv::{fill, Direction, KvSession, KvTxn, Seek, TxnBody, TxnEnd, Visit};
+use fathom_core::doc::{DocSession, DuplicateKey, Find, Update};
+use fathom_core::kv::{fill, BatchOp, Direction, KvSession, KvTxn, Seek, TxnBody, TxnEnd, Visit};
 
 /// The collection the kv mapping keeps its keys in.
 pub const COLLECTION: &str = "kv";
@@ -57,11 +57,16 @@ fn entry(d: &RawDocument) -> Option<(Vec<u8>, &[u8])> {
 /// A kv session over a document session.
 pub struct DocKv<'e> {
     session: Box<dyn DocSession + 'e>,
+    /// Whether the server has multi-document transactions (FerretDB 1.x has none).
+    transactions: bool,
 }
 
 impl<'e> DocKv<'e> {
-    pub fn new(session: Box<dyn DocSession + 'e>) -> DocKv<'e> {
-        DocKv { session }
+    pub fn new(session: Box<dyn DocSession + 'e>, transactions: bool) -> DocKv<'e> {
+        DocKv {
+            session,
+            transactions,
+        }
     }
 }
 
@@ -157,7 +162,51 @@ impl KvSession for DocKv<'_> {
     fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
         scan(self.session.as_mut(), seek, visit)
     }
+    /// A batch of puts alone is one ordered `insert` of their documents (one round trip: the
+    /// loads write new keys); a key already there, or a delete among them, makes it the puts
+    /// and deletes one after another, in a transaction where the server has them.
+    fn write_batch(&mut self, ops: &[BatchOp<'_>]) -> anyhow::Result<()> {
+        let docs: Option<Vec<Document>> = (ops.iter())
+            .map(|op| match op {
+                BatchOp::Put(k, v) => Some(doc! {"_id": id(k), "v": bin(v)}),
+                BatchOp::Delete(_) => None,
+            })
+            .collect();
+        if let Some(docs) = docs {
+            match self.session.insert(COLLECTION, &docs, true) {
+                Err(e) if e.downcast_ref::<DuplicateKey>().is_some() => {}
+                done => return done.map(|_| ()),
+            }
+        }
+        self.transaction(&mut |t| {
+            for op in ops {
+                match op {
+                    BatchOp::Put(k, v) => t.put(k, v)?,
+                    BatchOp::Delete(k) => t.delete(k)?,
+                }
+            }
+            Ok(TxnEnd::Commit)
+        })
+        .map(|_| ())
+    }
+
+    /// The server's transaction; on a server without them the body's operations one after
+    /// another, and a rollback after a write an error (nothing can undo it).
     fn transaction(&mut self, body: &mut TxnBody) -> anyhow::Result<TxnEnd> {
+        if !self.transactions {
+            let mut alone = Alone {
+                session: self.session.as_mut(),
+                wrote: false,
+            };
+            let ended = body(&mut alone)?;
+            if ended == TxnEnd::Rollback && alone.wrote {
+                anyhow::bail!(
+                    "a transaction rolled back after writing, on a document server without \
+                     transactions: its writes stay"
+                );
+            }
+            return Ok(ended);
+        }
         self.session.begin()?;
         let ended = body(&mut InTxn(self.session.as_mut()));
         match ended {
@@ -194,6 +243,36 @@ impl KvTxn for InTxn<'_, '_> {
     }
     fn delete(&mut self, key: &[u8]) -> anyhow::Result<()> {
         delete(self.0, key)
+    }
+}
+
+/// The session running a transaction's operations alone (no transactions on the server),
+/// noting whether one wrote.
+struct Alone<'a, 'e> {
+    session: &'a mut (dyn DocSession + 'e),
+    wrote: bool,
+}
+
+impl KvTxn for Alone<'_, '_> {
+    fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
+        read(self.session, key, out)
+    }
+    fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>> {
+        get(self.session, key)
+    }
+    fn read_plain(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
+        read(self.session, key, out)
+    }
+    fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
+        scan(self.session, seek, visit)
+    }
+    fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
+        self.wrote = true;
+        put(self.session, key, value)
+    }
+    fn delete(&mut self, key: &[u8]) -> anyhow::Result<()> {
+        self.wrote = true;
+        delete(self.session, key)
     }
 }
 

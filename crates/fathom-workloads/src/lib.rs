@@ -191,7 +191,7 @@ pub fn kv_session<'e>(
 ) -> anyhow::Result<Box<dyn KvSession + 'e>> {
     match db {
         Db::Kv(e) => e.session(options),
-        Db::Doc(e) => Ok(Box::new(dockv::DocKv::new(e.session()?))),
+        Db::Doc(e) => Ok(Box::new(dockv::DocKv::new(e.session()?, e.transactions()))),
         Db::Sql(e) => anyhow::bail!(
             "workload `{workload}` runs on kv and doc engines only; `{}` is a sql engine",
             e.name()

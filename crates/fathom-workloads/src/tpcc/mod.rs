@@ -51,8 +51,8 @@ pub struct TpccParams {
     follow: Follow,
     /// isolation level: rr, rc or ser (--trx_level)
     isolation: Isolation,
-    /// foreign keys on the tables (--use_fk; MariaDB sessions turn their checks off, as
-    /// sysbench-tpcc's)
+    /// foreign keys on the tables (--use_fk; not on SQLite or MyRocks; MariaDB sessions turn
+    /// their checks off, as sysbench-tpcc's)
     use_fk: Switch,
     /// how statements are sent: original (SQL text, as sysbench-tpcc's con:query; SQLite
     /// prepares), text, or prepared
@@ -116,6 +116,8 @@ fathom_core::kinds! {
 
 pub struct Tpcc {
     p: TpccParams,
+    /// Held through each transaction on a document server without transactions.
+    serial: std::sync::Mutex<()>,
     plans: Vec<StepPlan>,
     names: Vec<StepName>,
     resolved: BTreeMap<String, String>,
@@ -161,6 +163,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         });
     }
     Ok(Box::new(Tpcc {
+        serial: Default::default(),
         resolved: record(&p),
         names: p.steps.clone(),
         plans,
@@ -223,13 +226,22 @@ impl Tpcc {
             for ddl in schema::indexes(t) {
                 conn.exec(&ddl)?;
             }
-            if self.p.use_fk.value && e.dialect() != Dialect::Sqlite {
+            if self.foreign_keys(e) {
                 for ddl in schema::foreign_keys(t) {
                     conn.exec(&ddl)?;
                 }
             }
         }
         Ok(())
+    }
+
+    /// Whether the tables get foreign keys: `use_fk`, where the engine has them (not SQLite's
+    /// tables as sysbench-tpcc would make them, nor MyRocks, which refuses them: sysbench-tpcc's
+    /// MyRocks runs pass --use_fk=0).
+    fn foreign_keys(&self, e: &dyn SqlEngine) -> bool {
+        self.p.use_fk.value
+            && e.dialect() != Dialect::Sqlite
+            && e.storage_engine() != Some("ROCKSDB")
     }
 
     /// The items of every copy on a kv or document engine, before the warehouses load.
@@ -309,7 +321,13 @@ impl<'a> StepOn<'a, Tpcc> {
                     inputs.draws,
                     (self.mine(n), p.tables),
                 )),
-                StepName::Run => Box::new(kv::txn::KvTerminal::new(session, inputs, n)),
+                StepName::Run => {
+                    let serial = match self.engine {
+                        Db::Doc(e) if !e.transactions() => Some(&w.serial),
+                        _ => None,
+                    };
+                    Box::new(kv::txn::KvTerminal::new(session, serial, inputs, n))
+                }
                 StepName::Check => Box::new(kv::check::KvCheck::new(session, p.tables, warehouses)),
             });
         };

@@ -15,6 +15,7 @@ use fathom_core::driver::{Client, Done};
 use fathom_core::kv::{Direction, KvSession, KvTxn, Seek, TxnEnd};
 use fathom_core::retry::{retrying, EngineError};
 use std::collections::BTreeSet;
+use std::sync::Mutex;
 
 /// One transaction's reads and writes on copy `t`, and the bytes it read.
 struct Tx<'a> {
@@ -102,8 +103,18 @@ impl<'a> Tx<'a> {
     }
 }
 
+/// New-Order reads its items before its first write, so a New-Order that rolls back has
+/// written nothing (a document server without transactions could not undo it); the rest in
+/// sysbench-tpcc's order.
 fn new_order(x: &mut Tx, i: &input::NewOrder, follow: Follow) -> anyhow::Result<TxnEnd> {
     let (w, d, c) = (i.w, i.d, i.c);
+    let mut prices = Vec::with_capacity(i.lines.len());
+    for &(item, _, _) in &i.lines {
+        if !x.get(Table::Item, &[item])? {
+            return Ok(TxnEnd::Rollback);
+        }
+        prices.push(Stored::decode(Table::Item, &x.value)?.int(col::I_PRICE) as f64 / 100.0);
+    }
     x.get(Table::Customer, &[w, d, c])?;
     let discount = Stored::decode(Table::Customer, &x.value)?.int(col::C_DISCOUNT);
     x.get(Table::Warehouse, &[w])?;
@@ -113,17 +124,13 @@ fn new_order(x: &mut Tx, i: &input::NewOrder, follow: Follow) -> anyhow::Result<
     let (o, d_tax) = (district.int(col::D_NEXT_O_ID), district.int(col::TAX));
     x.update(Table::District, &[w, d], |r| r.set(col::D_NEXT_O_ID, o + 1))?;
     let lines = i.lines.len() as i64;
-    let at = now();
-    let order = [c, at, 0, lines, i.all_local].map(Col::Int);
+    let order = [c, now(), 0, lines, i.all_local].map(Col::Int);
     x.put(Table::Orders, &[w, d, o], &order)?;
-    x.txn.put(&key_of_order_by_customer(x.t, w, d, c, o), &[])?;
+    x.txn
+        .put(&key_of_order_by_customer(x.t, w, d, c, o), &[])?;
     x.put(Table::NewOrders, &[w, d, o], &[])?;
     let taxes = (w_tax + d_tax) as f64 / 100.0;
-    for (number, &(item, supply, quantity)) in (1..).zip(&i.lines) {
-        if !x.get(Table::Item, &[item])? {
-            return Ok(TxnEnd::Rollback);
-        }
-        let price = Stored::decode(Table::Item, &x.value)?.int(col::I_PRICE) as f64 / 100.0;
+    for (number, (&(item, supply, quantity), price)) in (1..).zip(i.lines.iter().zip(prices)) {
         x.lock(Table::Stock, &[supply, item])?;
         let stock = Stored::decode(Table::Stock, &x.value)?;
         let left = stock.int(col::S_QUANTITY);
@@ -132,9 +139,7 @@ fn new_order(x: &mut Tx, i: &input::NewOrder, follow: Follow) -> anyhow::Result<
             true => left - quantity,
             false => left - quantity + 91,
         };
-        x.update(Table::Stock, &[supply, item], |r| {
-            r.set(col::S_QUANTITY, left)
-        })?;
+        x.update(Table::Stock, &[supply, item], |r| r.set(col::S_QUANTITY, left))?;
         let amount = input::line_amount(follow, quantity, price, taxes, discount as f64 / 100.0);
         let line = [
             Col::Int(item),
@@ -297,6 +302,9 @@ fn stock_level(x: &mut Tx, i: &input::StockLevel) -> anyhow::Result<TxnEnd> {
 /// A client of the run on a kv engine.
 pub struct KvTerminal<'e> {
     session: Box<dyn KvSession + 'e>,
+    /// Held through each transaction where the engine has no transactions of its own (a
+    /// document server without them): the clients' transactions then run one at a time.
+    serial: Option<&'e Mutex<()>>,
     inputs: Inputs,
     /// This client's number plus one: the source of its history rows' keys.
     source: i64,
@@ -306,9 +314,15 @@ pub struct KvTerminal<'e> {
 }
 
 impl<'e> KvTerminal<'e> {
-    pub fn new(session: Box<dyn KvSession + 'e>, inputs: Inputs, client: usize) -> KvTerminal<'e> {
+    pub fn new(
+        session: Box<dyn KvSession + 'e>,
+        serial: Option<&'e Mutex<()>>,
+        inputs: Inputs,
+        client: usize,
+    ) -> KvTerminal<'e> {
         KvTerminal {
             session,
+            serial,
             inputs,
             source: client as i64 + 1,
             value: Vec::new(),
@@ -353,6 +367,7 @@ impl<'e> KvTerminal<'e> {
         };
         let (value, out, bytes) = (&mut self.value, &mut self.out, &mut self.bytes);
         *bytes = 0;
+        let _alone = self.serial.map(|m| m.lock().unwrap_or_else(|e| e.into_inner()));
         let end = self.session.transaction(&mut |txn| {
             let mut x = Tx {
                 txn,
