@@ -36,8 +36,11 @@ case $engine in
   innodb | myrocks)
     socket=${url#*socket=}
     sql() { mysql --socket="$socket" -u root -N -e "$2" "$1"; }
+    # MyRocks refuses foreign keys: sysbench-tpcc's MyRocks runs pass --use_fk=0 (fathom makes
+    # none there on its own).
     driver() { echo --db-driver=mysql "--mysql-socket=$socket" --mysql-user=root "--mysql-db=$1" \
-      "--mysql_storage_engine=$([[ $engine == myrocks ]] && echo rocksdb || echo innodb)"; }
+      "--mysql_storage_engine=$([[ $engine == myrocks ]] && echo rocksdb || echo innodb)" \
+      "--use_fk=$([[ $engine == myrocks ]] && echo 0 || echo 1)"; }
     ;;
   postgres)
     host=$(sed -E 's/.*host=([^ ]+).*/\1/' <<<"$url")

@@ -78,17 +78,38 @@ pub trait KvTxn {
     /// Reads a key's value into `out` as `get` reads it (in the snapshot, no lock); false when
     /// the key is absent. By default a scan of one entry; engines with a plain read override it.
     fn read_plain(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
-        let mut found = false;
-        self.scan(Seek::new(key, Direction::Forward, 1), &mut |k, v| {
-            found = k == key && fill(out, v);
-            false
-        })?;
-        Ok(found)
+        read_by_scan(key, out, |seek, visit| self.scan(seek, visit))
     }
     /// Scans as `KvSession::scan` does, in the transaction's snapshot (as `get`).
     fn scan(&mut self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize>;
     fn put(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()>;
     fn delete(&mut self, key: &[u8]) -> anyhow::Result<()>;
+}
+
+/// Reads `key`'s value into `out` through a scan of one entry from it (`scan`): for engines
+/// with no read of their own. False when the key is absent.
+pub fn read_by_scan(
+    key: &[u8],
+    out: &mut Vec<u8>,
+    scan: impl FnOnce(Seek, &mut Visit) -> anyhow::Result<usize>,
+) -> anyhow::Result<bool> {
+    let mut found = false;
+    scan(Seek::new(key, Direction::Forward, 1), &mut |k, v| {
+        found = k == key && fill(out, v);
+        false
+    })?;
+    Ok(found)
+}
+
+/// A batch's writes in a transaction, to commit.
+pub fn apply(t: &mut dyn KvTxn, ops: &[BatchOp<'_>]) -> anyhow::Result<TxnEnd> {
+    for op in ops {
+        match op {
+            BatchOp::Put(k, v) => t.put(k, v)?,
+            BatchOp::Delete(k) => t.delete(k)?,
+        }
+    }
+    Ok(TxnEnd::Commit)
 }
 
 /// Replaces `out`'s bytes with `value`'s; true, for a read that found its value.
@@ -104,12 +125,7 @@ pub trait KvSession: Send {
     fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<usize>>;
     /// Reads a key's value into `out`; returns false when the key is absent.
     fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> anyhow::Result<bool> {
-        let mut found = false;
-        self.scan(Seek::new(key, Direction::Forward, 1), &mut |k, v| {
-            found = k == key && fill(out, v);
-            false
-        })?;
-        Ok(found)
+        read_by_scan(key, out, |seek, visit| self.scan(seek, visit))
     }
     /// Reads several keys in one call (db_bench's multireadrandom); returns how many were
     /// found and their values' bytes. By default one `get` after another; RocksDB overrides it
@@ -129,16 +145,7 @@ pub trait KvSession: Send {
     /// Applies every write or none: by default a transaction over the writes; engines with a
     /// cheaper atomic batch (RocksDB's WriteBatch) override it.
     fn write_batch(&mut self, ops: &[BatchOp<'_>]) -> anyhow::Result<()> {
-        self.transaction(&mut |t| {
-            for op in ops {
-                match op {
-                    BatchOp::Put(k, v) => t.put(k, v)?,
-                    BatchOp::Delete(k) => t.delete(k)?,
-                }
-            }
-            Ok(TxnEnd::Commit)
-        })
-        .map(|_| ())
+        self.transaction(&mut |t| apply(t, ops)).map(|_| ())
     }
     /// Runs `body` in a transaction: its writes are applied together when it returns
     /// `Commit`, and none of them when it returns `Rollback` or fails. A conflict with a

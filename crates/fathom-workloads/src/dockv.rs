@@ -8,7 +8,9 @@
 
 use fathom_core::doc::bson::{doc, spec::BinarySubtype, Binary, Bson, Document, RawDocument};
 use fathom_core::doc::{DocSession, DuplicateKey, Find, Update};
-use fathom_core::kv::{fill, BatchOp, Direction, KvSession, KvTxn, Seek, TxnBody, TxnEnd, Visit};
+use fathom_core::kv::{
+    apply, fill, BatchOp, Direction, KvSession, KvTxn, Seek, TxnBody, TxnEnd, Visit,
+};
 
 /// The collection the kv mapping keeps its keys in.
 pub const COLLECTION: &str = "kv";
@@ -178,16 +180,7 @@ impl KvSession for DocKv<'_> {
                 done => return done.map(|_| ()),
             }
         }
-        self.transaction(&mut |t| {
-            for op in ops {
-                match op {
-                    BatchOp::Put(k, v) => t.put(k, v)?,
-                    BatchOp::Delete(k) => t.delete(k)?,
-                }
-            }
-            Ok(TxnEnd::Commit)
-        })
-        .map(|_| ())
+        self.transaction(&mut |t| apply(t, ops)).map(|_| ())
     }
 
     /// The server's transaction; on a server without them the body's operations one after

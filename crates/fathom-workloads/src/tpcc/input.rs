@@ -58,6 +58,28 @@ pub struct StockLevel {
     pub level: i64,
 }
 
+/// One transaction's inputs, of whichever kind.
+pub enum Drawn {
+    NewOrder(NewOrder),
+    Payment(Payment),
+    OrderStatus(OrderStatus),
+    Delivery(Delivery),
+    StockLevel(StockLevel),
+}
+
+impl Drawn {
+    /// The table copy (0-based) the transaction works on.
+    pub fn copy(&self) -> usize {
+        match self {
+            Drawn::NewOrder(i) => i.t,
+            Drawn::Payment(i) => i.t,
+            Drawn::OrderStatus(i) => i.t,
+            Drawn::Delivery(i) => i.t,
+            Drawn::StockLevel(i) => i.t,
+        }
+    }
+}
+
 /// One terminal's random inputs over `tables` copies of `warehouses` warehouses.
 pub struct Inputs {
     pub draws: Draws,
@@ -85,6 +107,17 @@ impl Inputs {
             TpccKind::Delivery,
             TpccKind::StockLevel,
         ][at]
+    }
+
+    /// The inputs of a transaction of `kind`.
+    pub fn draw(&mut self, kind: TpccKind) -> Drawn {
+        match kind {
+            TpccKind::NewOrder => Drawn::NewOrder(self.new_order()),
+            TpccKind::Payment => Drawn::Payment(self.payment()),
+            TpccKind::OrderStatus => Drawn::OrderStatus(self.order_status()),
+            TpccKind::Delivery => Drawn::Delivery(self.delivery()),
+            _ => Drawn::StockLevel(self.stock_level()),
+        }
     }
 
     /// Which table copy (0-based) and warehouse a transaction works on.

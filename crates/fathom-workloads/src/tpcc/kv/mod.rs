@@ -193,3 +193,54 @@ pub fn now() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |t| t.as_secs() as i64)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_sort_by_their_columns_and_give_them_back() {
+        let a = pk(1, Table::OrderLine, &[1, 2, 3000, 4]);
+        let b = pk(1, Table::OrderLine, &[1, 2, 3001, 1]);
+        let other_copy = pk(2, Table::Warehouse, &[1]);
+        assert!(a < b && b < other_copy);
+        assert_eq!([0, 1, 2, 3].map(|n| key_col(&a, n)), [1, 2, 3000, 4]);
+        // A last name's entries are under its prefix, in first-name order.
+        let prefix = name_key(1, (1, 2), "BARBARBAR", None);
+        let ann = name_key(1, (1, 2), "BARBARBAR", Some(("ann", 7)));
+        let bob = name_key(1, (1, 2), "BARBARBAR", Some(("bob", 3)));
+        let longer = name_key(1, (1, 2), "BARBARBARX", Some(("aaa", 1)));
+        assert!(ann.starts_with(&prefix) && bob.starts_with(&prefix));
+        assert!(!longer.starts_with(&prefix));
+        assert!(ann < bob);
+        assert_eq!((key_last(&ann), key_last(&bob)), (7, 3));
+    }
+
+    #[test]
+    fn a_row_round_trips_and_an_absent_one_reads_as_zeros() {
+        let cols = [
+            Col::Int(1),
+            Col::Int(-2),
+            Col::Int(3),
+            Col::Int(4),
+            Col::Int(5),
+        ];
+        let mut value = Vec::new();
+        encode_row(&cols, &mut value);
+        let mut row = Stored::decode(Table::Orders, &value).unwrap();
+        assert_eq!(row.int(col::O_OL_CNT), 4);
+        row.set(col::O_CARRIER_ID, 9);
+        let mut again = Vec::new();
+        row.encode(&mut again);
+        assert_eq!(
+            Stored::decode(Table::Orders, &again)
+                .unwrap()
+                .int(col::O_CARRIER_ID),
+            9
+        );
+        let none = Stored::decode(Table::Customer, b"").unwrap();
+        assert_eq!((none.int(col::C_BALANCE), none.text(col::C_DATA)), (0, ""));
+        assert!(Stored::decode(Table::Orders, &value[..12]).is_err());
+        assert_eq!(cents(0.125), 13);
+    }
+}

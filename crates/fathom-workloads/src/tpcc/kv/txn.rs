@@ -9,7 +9,7 @@ use super::ORDER_BY_CUSTOMER;
 use super::{cents, col, key, key_col, key_last, name_key, now, pk, Stored, Table};
 use crate::rows::{encode_row, Col};
 use crate::tpcc::gen::{by_name_row, Follow, DISTRICTS};
-use crate::tpcc::input::{self, Inputs};
+use crate::tpcc::input::{self, Drawn, Inputs};
 use crate::tpcc::TpccKind;
 use fathom_core::driver::{Client, Done};
 use fathom_core::kv::{Direction, KvSession, KvTxn, Seek, TxnEnd};
@@ -32,7 +32,9 @@ impl<'a> Tx<'a> {
     /// A plain read of `table`'s row under `ints` into `self.value`; false (and no value)
     /// when absent.
     fn get(&mut self, table: Table, ints: &[i64]) -> anyhow::Result<bool> {
-        let found = self.txn.read_plain(&pk(self.t, table, ints), &mut self.value)?;
+        let found = self
+            .txn
+            .read_plain(&pk(self.t, table, ints), &mut self.value)?;
         self.found(found)
     }
 
@@ -126,8 +128,7 @@ fn new_order(x: &mut Tx, i: &input::NewOrder, follow: Follow) -> anyhow::Result<
     let lines = i.lines.len() as i64;
     let order = [c, now(), 0, lines, i.all_local].map(Col::Int);
     x.put(Table::Orders, &[w, d, o], &order)?;
-    x.txn
-        .put(&key_of_order_by_customer(x.t, w, d, c, o), &[])?;
+    x.txn.put(&key_of_order_by_customer(x.t, w, d, c, o), &[])?;
     x.put(Table::NewOrders, &[w, d, o], &[])?;
     let taxes = (w_tax + d_tax) as f64 / 100.0;
     for (number, (&(item, supply, quantity), price)) in (1..).zip(i.lines.iter().zip(prices)) {
@@ -139,7 +140,9 @@ fn new_order(x: &mut Tx, i: &input::NewOrder, follow: Follow) -> anyhow::Result<
             true => left - quantity,
             false => left - quantity + 91,
         };
-        x.update(Table::Stock, &[supply, item], |r| r.set(col::S_QUANTITY, left))?;
+        x.update(Table::Stock, &[supply, item], |r| {
+            r.set(col::S_QUANTITY, left)
+        })?;
         let amount = input::line_amount(follow, quantity, price, taxes, discount as f64 / 100.0);
         let line = [
             Col::Int(item),
@@ -336,38 +339,13 @@ impl<'e> KvTerminal<'e> {
     fn transaction(&mut self, kind: TpccKind) -> anyhow::Result<TpccKind> {
         let follow = self.inputs.follow();
         let source = self.source;
-        enum In {
-            N(input::NewOrder),
-            P(input::Payment),
-            O(input::OrderStatus),
-            D(input::Delivery),
-            S(input::StockLevel),
-        }
-        let (t, input) = match kind {
-            TpccKind::NewOrder => {
-                let i = self.inputs.new_order();
-                (i.t, In::N(i))
-            }
-            TpccKind::Payment => {
-                let i = self.inputs.payment();
-                (i.t, In::P(i))
-            }
-            TpccKind::OrderStatus => {
-                let i = self.inputs.order_status();
-                (i.t, In::O(i))
-            }
-            TpccKind::Delivery => {
-                let i = self.inputs.delivery();
-                (i.t, In::D(i))
-            }
-            _ => {
-                let i = self.inputs.stock_level();
-                (i.t, In::S(i))
-            }
-        };
+        let input = self.inputs.draw(kind);
+        let t = input.copy();
         let (value, out, bytes) = (&mut self.value, &mut self.out, &mut self.bytes);
         *bytes = 0;
-        let _alone = self.serial.map(|m| m.lock().unwrap_or_else(|e| e.into_inner()));
+        let _alone = self
+            .serial
+            .map(|m| m.lock().unwrap_or_else(|e| e.into_inner()));
         let end = self.session.transaction(&mut |txn| {
             let mut x = Tx {
                 txn,
@@ -377,11 +355,11 @@ impl<'e> KvTerminal<'e> {
                 out: std::mem::take(out),
             };
             let end = match &input {
-                In::N(i) => new_order(&mut x, i, follow),
-                In::P(p) => payment(&mut x, p, follow, source),
-                In::O(s) => order_status(&mut x, s, follow),
-                In::D(i) => delivery(&mut x, i),
-                In::S(i) => stock_level(&mut x, i),
+                Drawn::NewOrder(i) => new_order(&mut x, i, follow),
+                Drawn::Payment(p) => payment(&mut x, p, follow, source),
+                Drawn::OrderStatus(s) => order_status(&mut x, s, follow),
+                Drawn::Delivery(i) => delivery(&mut x, i),
+                Drawn::StockLevel(i) => stock_level(&mut x, i),
             };
             (*value, *out, *bytes) = (x.value, x.out, x.bytes);
             end
