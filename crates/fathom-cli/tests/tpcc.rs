@@ -87,7 +87,8 @@ fn a_district_corrupted_after_the_run_fails_the_check_by_its_condition() {
     let data_arg = format!("--data-dir {}", data.display());
     ok(&run(
         &format!(
-            "--engine sqlite-sql --workload tpcc --param steps=prepare,run --duration 2s \
+            "--engine sqlite-sql --workload tpcc --clients 1 --param steps=prepare,run \
+             --duration 2s \
              {data_arg}"
         ),
         &results,

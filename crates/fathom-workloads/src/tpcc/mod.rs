@@ -358,7 +358,11 @@ impl<'a> StepOn<'a, Tpcc> {
                 let all = (1..=p.tables)
                     .map(|t| prep.stmts(t))
                     .collect::<anyhow::Result<Vec<_>>>()?;
-                Box::new(txn::Terminal::new(conn, all, inputs))
+                let begin_write = match e.dialect() {
+                    Dialect::Sqlite => "BEGIN IMMEDIATE",
+                    _ => "BEGIN",
+                };
+                Box::new(txn::Terminal::new(conn, all, inputs, begin_write))
             }
             StepName::Check => Box::new(check::Check::new(e.connect()?, p.tables, warehouses)?),
         })

@@ -16,17 +16,27 @@ pub struct Terminal<'e> {
     pub conn: Box<dyn SqlConn + 'e>,
     pub stmts: Vec<Stmts>,
     pub inputs: Inputs,
+    /// How a transaction that writes begins: `BEGIN`, or on SQLite `BEGIN IMMEDIATE`, which
+    /// waits for the write lock at the start (busy_timeout) where a deferred transaction's
+    /// upgrade would fail at once against another writer, over and over.
+    begin_write: &'static str,
     row: Row,
     /// Bytes the transaction's statements returned.
     bytes: u64,
 }
 
 impl<'e> Terminal<'e> {
-    pub fn new(conn: Box<dyn SqlConn + 'e>, stmts: Vec<Stmts>, inputs: Inputs) -> Terminal<'e> {
+    pub fn new(
+        conn: Box<dyn SqlConn + 'e>,
+        stmts: Vec<Stmts>,
+        inputs: Inputs,
+        begin_write: &'static str,
+    ) -> Terminal<'e> {
         Terminal {
             conn,
             stmts,
             inputs,
+            begin_write,
             row: Row::default(),
             bytes: 0,
         }
@@ -95,7 +105,7 @@ impl<'e> Terminal<'e> {
             all_local,
         } = self.inputs.new_order();
         let lines = items.len() as i64;
-        self.conn.exec("BEGIN")?;
+        self.conn.exec(self.begin_write)?;
         let s = self.stmts[t].new_order;
         self.row(
             s.customer_warehouse,
@@ -175,7 +185,7 @@ impl<'e> Terminal<'e> {
         let p = self.inputs.payment();
         let (t, w, d, mut c, amount) = (p.t, p.w, p.d, p.c, p.amount);
         let (cw, cd) = (p.cw, p.cd);
-        self.conn.exec("BEGIN")?;
+        self.conn.exec(self.begin_write)?;
         let s = self.stmts[t].payment;
         self.run(s.warehouse_ytd, &[Value::Int(amount), Value::Int(w)])?;
         self.row(s.warehouse_address, &[Value::Int(w)], 0)?;
@@ -259,7 +269,7 @@ impl<'e> Terminal<'e> {
 
     fn delivery(&mut self) -> anyhow::Result<()> {
         let input::Delivery { t, w, carrier } = self.inputs.delivery();
-        self.conn.exec("BEGIN")?;
+        self.conn.exec(self.begin_write)?;
         let s = self.stmts[t].delivery;
         for d in 1..=DISTRICTS {
             if !self.row(s.oldest_new_order, &[Value::Int(d), Value::Int(w)], 0)? {
