@@ -2,8 +2,8 @@
 //! `insertorder`, …), how their keys and values are written (YCSB's or db_bench's), and the
 //! checks that refuse a bad one by line and key.
 
-use super::file::{refuse, Refusal};
 use super::gen::LengthDistribution;
+use super::refusal::{refuse, Refusal};
 use serde::Deserialize;
 use toml::Spanned;
 

@@ -4,6 +4,7 @@
 //! a wrong type or a value out of range is refused naming the file, the line and the key.
 
 use super::rate::Rate;
+pub(super) use super::refusal::{refuse, Refusal};
 use super::script::Names;
 use super::sqlfile::{ScriptDef, TableDef};
 use crate::params::Span;
@@ -304,40 +305,6 @@ pub fn parse(source: &str, text: &str) -> anyhow::Result<File> {
 /// The 1-based line of byte `offset`.
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
-}
-
-/// What is wrong with a file that parsed: where, which key, and what was expected.
-pub(super) struct Refusal {
-    at: Option<usize>,
-    /// Lines below `at` (inside a script).
-    below: usize,
-    key: String,
-    what: String,
-}
-
-pub(super) fn refuse<T>(
-    at: &Spanned<T>,
-    key: impl Into<String>,
-    what: impl Into<String>,
-) -> Refusal {
-    let span = at.span();
-    Refusal {
-        at: (span.end > 0).then_some(span.start),
-        below: 0,
-        key: key.into(),
-        what: what.into(),
-    }
-}
-
-impl From<super::sqlfile::Refused> for Refusal {
-    fn from((at, key, what): super::sqlfile::Refused) -> Refusal {
-        Refusal {
-            at: at.as_ref().map(|a| a.offset),
-            below: at.map_or(0, |a| a.lines_below),
-            key,
-            what,
-        }
-    }
 }
 
 fn check(f: &mut File, text: &str) -> Result<(), Refusal> {

@@ -13,6 +13,7 @@ mod ops;
 mod plan;
 pub mod rate;
 pub mod record;
+mod refusal;
 pub mod script;
 mod scripted;
 mod sql;
