@@ -4,7 +4,7 @@
 
 use super::gen::{Draws, DISTRICTS};
 use super::population::{
-    self, Address, Customer, Item, Order, OrderLine, Place, Rows, Stock, Unit,
+    self, Address, Customer, Item, Order, OrderLine, Place, Rows, Stock, Unit, Units,
 };
 use super::TpccKind;
 use fathom_core::driver::{Client, Done};
@@ -231,7 +231,7 @@ pub struct Loader<'e> {
     conn: Box<dyn SqlConn + 'e>,
     draws: Draws,
     now: &'static str,
-    units: VecDeque<Unit>,
+    units: Units,
     ready: VecDeque<(String, u64)>,
 }
 
@@ -242,14 +242,11 @@ impl<'e> Loader<'e> {
         now: &'static str,
         (warehouses, tables): (Vec<i64>, u32),
     ) -> Loader<'e> {
-        let units = (warehouses.into_iter())
-            .flat_map(|w| (1..=tables).map(move |t| Unit::new(t, w)))
-            .collect();
         Loader {
             conn,
             draws,
             now,
-            units,
+            units: Units::new(warehouses, tables),
             ready: VecDeque::new(),
         }
     }
@@ -257,13 +254,9 @@ impl<'e> Loader<'e> {
     /// The statements of the current unit's next table; false when every unit is done.
     fn refill(&mut self) -> bool {
         while self.ready.is_empty() {
-            let Some(u) = self.units.front_mut() else {
+            let Some(u) = self.units.next() else {
                 return false;
             };
-            if u.done() {
-                self.units.pop_front();
-                continue;
-            }
             self.ready = stage(&mut self.draws, u, self.now);
         }
         true

@@ -4,6 +4,7 @@
 //! hold the same data for the same seed.
 
 use super::gen::{last_name, Draws, CUSTOMERS, DISTRICTS, ITEMS};
+use std::collections::VecDeque;
 
 /// A street address: street 1 and 2, city, state, zip.
 pub struct Address {
@@ -248,6 +249,26 @@ impl Unit {
                 }
             }
         }
+    }
+}
+
+/// A load client's units: every table copy of each of its warehouses, in order.
+pub struct Units(VecDeque<Unit>);
+
+impl Units {
+    pub fn new(warehouses: Vec<i64>, tables: u32) -> Units {
+        let all = (warehouses.into_iter())
+            .flat_map(|w| (1..=tables).map(move |t| Unit::new(t, w)))
+            .collect();
+        Units(all)
+    }
+
+    /// The first unit with a stage left to generate; None when every unit is done.
+    pub fn next(&mut self) -> Option<&mut Unit> {
+        while self.0.front().is_some_and(Unit::done) {
+            self.0.pop_front();
+        }
+        self.0.front_mut()
     }
 }
 

@@ -6,7 +6,7 @@ use super::{cents, key, name_key, now, pk, Table, ORDER_BY_CUSTOMER};
 use crate::rows::{encode_row, Col};
 use crate::tpcc::gen::{Draws, CUSTOMERS, DISTRICTS};
 use crate::tpcc::population::{
-    Address, Customer, Item, Order, OrderLine, Place, Rows, Stock, Unit,
+    Address, Customer, Item, Order, OrderLine, Place, Rows, Stock, Units,
 };
 use crate::tpcc::TpccKind;
 use fathom_core::driver::{Client, Done};
@@ -219,7 +219,7 @@ pub fn items(d: &mut Draws, t: u32) -> VecDeque<Batch> {
 pub struct KvLoader<'e> {
     session: Box<dyn KvSession + 'e>,
     draws: Draws,
-    units: VecDeque<Unit>,
+    units: Units,
     ready: VecDeque<Batch>,
 }
 
@@ -229,13 +229,10 @@ impl<'e> KvLoader<'e> {
         draws: Draws,
         (warehouses, tables): (Vec<i64>, u32),
     ) -> KvLoader<'e> {
-        let units = (warehouses.into_iter())
-            .flat_map(|w| (1..=tables).map(move |t| Unit::new(t, w)))
-            .collect();
         KvLoader {
             session,
             draws,
-            units,
+            units: Units::new(warehouses, tables),
             ready: VecDeque::new(),
         }
     }
@@ -244,13 +241,9 @@ impl<'e> KvLoader<'e> {
 impl Client for KvLoader<'_> {
     fn next(&mut self) -> anyhow::Result<Option<Done>> {
         while self.ready.is_empty() {
-            let Some(u) = self.units.front_mut() else {
+            let Some(u) = self.units.next() else {
                 return Ok(None);
             };
-            if u.done() {
-                self.units.pop_front();
-                continue;
-            }
             let mut out = Entries::new(u.t);
             u.next_stage(&mut self.draws, &mut out);
             self.ready = out.batches;
@@ -264,6 +257,7 @@ impl Client for KvLoader<'_> {
 mod tests {
     use super::*;
     use crate::tpcc::gen::Follow;
+    use crate::tpcc::population::Unit;
     use rand::SeedableRng;
 
     #[test]
