@@ -2,7 +2,7 @@
 //! the fields and their bytes, and a phase's operation choices (its mix, its record chooser
 //! with YCSB's constants, its scan lengths, its share of a counted phase).
 
-use super::file::{Distribution, InsertOrder, KeyFormat, LengthDistribution, Mix};
+use super::file::{Distribution, InsertOrder, KeyFormat, LengthDistribution, Mix, Phase};
 use super::gen::{Chooser, Length};
 use super::ops::{self, Plan};
 use super::record::{Fields, KeyForm, Keys};
@@ -81,32 +81,7 @@ impl Declared {
         // phase's share of inserts, its "fudge factor"), so new records do not move which keys
         // are popular.
         let expected_inserts = operations.map_or(0, |o| (o as f64 * weights[2] / sum * 2.0) as u64);
-        let chooser = match ph.distribution {
-            Distribution::Uniform => Chooser::Uniform {
-                min: 0,
-                span: records,
-            },
-            Distribution::Zipfian => Chooser::scrambled(0, records + expected_inserts + 1),
-            Distribution::Latest => Chooser::latest(records),
-            Distribution::Hotspot => Chooser::hotspot(
-                0,
-                records - 1,
-                *ph.hotspot_data_fraction.get_ref(),
-                *ph.hotspot_ops_fraction.get_ref(),
-            ),
-            Distribution::Exponential => Chooser::exponential(
-                *ph.exponential_percentile.get_ref(),
-                records as f64 * *ph.exponential_frac.get_ref(),
-            ),
-            Distribution::Sequential => Chooser::Sequential {
-                min: 0,
-                span: records,
-                next: 0,
-            },
-            Distribution::SysbenchSpecial => Chooser::sysbench(sb::SPECIAL, records),
-            Distribution::SysbenchGaussian => Chooser::sysbench(sb::GAUSSIAN, records),
-            Distribution::SysbenchPareto => Chooser::sysbench(sb::PARETO, records),
-        };
+        let chooser = chooser(ph, records, expected_inserts);
         let max = *ph.max_scan_length.get_ref();
         let scan_length = match ph.scan_length_distribution {
             LengthDistribution::Constant => Length::Constant(max),
@@ -133,5 +108,35 @@ impl Declared {
             write_all_fields: ph.write_all_fields,
             quota,
         }
+    }
+}
+
+/// The phase's key chooser over `records` (and, for zipfian, the inserts it expects).
+fn chooser(ph: &Phase, records: u64, expected_inserts: u64) -> Chooser {
+    match ph.distribution {
+        Distribution::Uniform => Chooser::Uniform {
+            min: 0,
+            span: records,
+        },
+        Distribution::Zipfian => Chooser::scrambled(0, records + expected_inserts + 1),
+        Distribution::Latest => Chooser::latest(records),
+        Distribution::Hotspot => Chooser::hotspot(
+            0,
+            records - 1,
+            *ph.hotspot_data_fraction.get_ref(),
+            *ph.hotspot_ops_fraction.get_ref(),
+        ),
+        Distribution::Exponential => Chooser::exponential(
+            *ph.exponential_percentile.get_ref(),
+            records as f64 * *ph.exponential_frac.get_ref(),
+        ),
+        Distribution::Sequential => Chooser::Sequential {
+            min: 0,
+            span: records,
+            next: 0,
+        },
+        Distribution::SysbenchSpecial => Chooser::sysbench(sb::SPECIAL, records),
+        Distribution::SysbenchGaussian => Chooser::sysbench(sb::GAUSSIAN, records),
+        Distribution::SysbenchPareto => Chooser::sysbench(sb::PARETO, records),
     }
 }
