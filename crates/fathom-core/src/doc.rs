@@ -68,6 +68,30 @@ pub struct Update<'a> {
     pub many: bool,
 }
 
+/// A `findAndModify`: the first document `filter` matches, in `sort` order, updated by
+/// `update` (removed when it is None); the document as it was before the change, projected,
+/// is what the call reads (the drivers' `find_one_and_update` and `find_one_and_delete`).
+#[derive(Clone, Copy, Debug)]
+pub struct Modify<'a> {
+    pub filter: &'a Document,
+    pub sort: Option<&'a Document>,
+    pub projection: Option<&'a Document>,
+    /// Update operators; None removes the document.
+    pub update: Option<&'a Document>,
+}
+
+impl<'a> Modify<'a> {
+    /// The first match of `filter` updated by `update`, returned whole.
+    pub fn update(filter: &'a Document, update: &'a Document) -> Modify<'a> {
+        Modify {
+            filter,
+            sort: None,
+            projection: None,
+            update: Some(update),
+        }
+    }
+}
+
 /// What an update did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Updated {
@@ -125,6 +149,12 @@ pub trait DocSession: Send {
     /// distinct values came back.
     fn distinct(&mut self, coll: &str, field: &str, filter: &Document) -> Count;
     fn update(&mut self, coll: &str, update: Update<'_>) -> anyhow::Result<Updated>;
+    /// Several updates in one `update` command, in order, stopping at the first failure (a
+    /// driver's ordered bulk write of UpdateOne models); what they did together.
+    fn update_each(&mut self, coll: &str, updates: &[Update<'_>]) -> anyhow::Result<Updated>;
+    /// Runs a `findAndModify`, visiting the document it found (before its change); returns
+    /// how many it found, 0 or 1.
+    fn find_and_modify(&mut self, coll: &str, modify: Modify<'_>, visit: &mut DocVisit) -> Count;
     /// Deletes the first document `filter` matches, or every one with `many`; returns how many.
     fn delete(&mut self, coll: &str, filter: &Document, many: bool) -> Count;
     /// Counts the documents `filter` matches.

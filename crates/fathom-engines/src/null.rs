@@ -5,7 +5,7 @@
 
 use crate::{EngineConfig, EngineEntry};
 use fathom_core::doc::bson::Document;
-use fathom_core::doc::{Count, DocVisit, Find, Update, Updated};
+use fathom_core::doc::{Count, DocVisit, Find, Modify, Update, Updated};
 use fathom_core::kv::{KvEngine, KvSession, KvTxn, Seek, SessionOptions, TxnBody, TxnEnd, Visit};
 use fathom_core::target::{Identity, Target};
 use std::path::PathBuf;
@@ -253,6 +253,16 @@ impl fathom_core::doc::DocSession for NullDocs<'_> {
         std::hint::black_box(update);
         self.0.serve();
         Ok(Updated::default())
+    }
+    fn update_each(&mut self, _coll: &str, updates: &[Update<'_>]) -> anyhow::Result<Updated> {
+        std::hint::black_box(updates);
+        self.0.serve();
+        Ok(Updated::default())
+    }
+    fn find_and_modify(&mut self, _coll: &str, modify: Modify<'_>, _visit: &mut DocVisit) -> Count {
+        std::hint::black_box(modify);
+        self.0.serve();
+        Ok(0)
     }
     fn delete(&mut self, _coll: &str, filter: &Document, _many: bool) -> Count {
         std::hint::black_box(filter);

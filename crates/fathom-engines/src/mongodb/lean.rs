@@ -1,18 +1,17 @@
-//! fathom's own MongoDB client (`client=fathom`): one connection per session, each call one
-//! command written straight into an OP_MSG and one write and one read on the socket, as the
-//! PostgreSQL and MariaDB clients do. The official driver's sync API hands every command to
-//! its tokio runtime and back, which cost fathom about 0.2 ms of CPU per query
-//! (docs/performance.md). Commands are those the driver sends for the same calls: `find`
-//! (and `getMore` while its cursor lasts), `aggregate`, `distinct`, `insert`, `update`,
-//! `delete`, and `count_documents`'s `$match`/`$group` pipeline for a count. No transactions,
-//! logins or TLS: where those are needed the engine uses the driver. Unlike the driver it sends
-//! no implicit session id (`lsid`) with each command: a server without sessions in use keeps
-//! none.
+//! fathom's own MongoDB client (`client=fathom`): one connection per session, each call one command
+//! written straight into an OP_MSG and one write and one read on the socket, as the PostgreSQL and
+//! MariaDB clients do. The official driver's sync API hands every command to its tokio runtime and
+//! back, which cost fathom about 0.2 ms of CPU per query (docs/performance.md). Commands are those
+//! the driver sends for the same calls: `find` (and `getMore` while its cursor lasts), `aggregate`,
+//! `distinct`, `insert`, `update`, `findAndModify`, `delete`, and `count_documents`'s
+//! `$match`/`$group` pipeline for a count. No transactions, logins or TLS: where those are needed
+//! the engine uses the driver. Unlike the driver it sends no implicit session id (`lsid`) with each
+//! command: a server without sessions in use keeps none.
 
 use super::wire::{as_f64, BsonOut, MsgConn, ServerError, WireError};
 use crate::netbuf::Endpoint;
 use fathom_core::doc::bson::{doc, Bson, Document, RawDocument};
-use fathom_core::doc::{Count, DocSession, DocVisit, DuplicateKey, Find, Update, Updated};
+use fathom_core::doc::{Count, DocSession, DocVisit, DuplicateKey, Find, Modify, Update, Updated};
 use fathom_core::retry::EngineError;
 use std::ops::Range;
 
@@ -179,9 +178,13 @@ impl DocSession for LeanSession<'_> {
     }
 
     fn update(&mut self, coll: &str, u: Update<'_>) -> anyhow::Result<Updated> {
+        self.update_each(coll, &[u])
+    }
+
+    fn update_each(&mut self, coll: &str, updates: &[Update<'_>]) -> anyhow::Result<Updated> {
         let reply = self.write(|out| {
             out.str("update", coll);
-            out.array("updates", [u], |o, u| {
+            out.array("updates", updates, |o, u| {
                 o.document("q", u.filter);
                 o.document("u", u.update);
                 o.bool("upsert", u.upsert);
@@ -191,14 +194,38 @@ impl DocSession for LeanSession<'_> {
         })?;
         let upserted = reply
             .get_array("upserted")
-            .is_ok_and(|a| a.into_iter().next().is_some());
-        // `n` counts an upserted document too; the driver's matched count is 0 then.
+            .map_or(0, |a| a.into_iter().count() as u64);
+        // `n` counts upserted documents too; the driver's matched count leaves them out.
         let n = count_of(reply, "n");
         Ok(Updated {
-            matched: if upserted { 0 } else { n },
+            matched: n - upserted.min(n),
             modified: count_of(reply, "nModified"),
-            upserted,
+            upserted: upserted > 0,
         })
+    }
+
+    fn find_and_modify(&mut self, coll: &str, m: Modify<'_>, visit: &mut DocVisit) -> Count {
+        let reply = self.write(|out| {
+            out.str("findAndModify", coll);
+            out.document("query", m.filter);
+            if let Some(sort) = m.sort {
+                out.document("sort", sort);
+            }
+            match m.update {
+                Some(u) => out.document("update", u),
+                None => out.bool("remove", true),
+            }
+            if let Some(p) = m.projection {
+                out.document("fields", p);
+            }
+        })?;
+        match reply.get_document("value") {
+            Ok(d) => {
+                visit(d);
+                Ok(1)
+            }
+            Err(_) => Ok(0),
+        }
     }
 
     fn delete(&mut self, coll: &str, filter: &Document, many: bool) -> Count {

@@ -4,9 +4,9 @@
 //! sent them (raw BSON), never decoded into maps.
 
 use super::classify;
-use fathom_core::doc::bson::{Document, RawDocumentBuf};
-use fathom_core::doc::{Count, DocSession, DocVisit, Find, Update, Updated};
-use mongodb::options::{FindOptions, Hint};
+use fathom_core::doc::bson::{doc, Bson, Document, RawDocumentBuf};
+use fathom_core::doc::{Count, DocSession, DocVisit, Find, Modify, Update, Updated};
+use mongodb::options::{FindOneAndDeleteOptions, FindOneAndUpdateOptions, FindOptions, Hint};
 use mongodb::sync::{Client, ClientSession, Collection, Database};
 
 pub struct MongoSession<'e> {
@@ -142,6 +142,54 @@ impl DocSession for MongoSession<'_> {
         })
     }
 
+    /// One `update` command with every statement, run as a command (the driver's own bulk
+    /// write needs a server of 8.0 or later).
+    fn update_each(&mut self, coll: &str, updates: &[Update<'_>]) -> anyhow::Result<Updated> {
+        let statements: Vec<Document> = (updates.iter())
+            .map(|u| {
+                doc! {"q": u.filter.clone(), "u": u.update.clone(), "upsert": u.upsert,
+                "multi": u.many}
+            })
+            .collect();
+        let command = doc! {"update": coll, "updates": statements, "ordered": true};
+        let db = self.db.clone();
+        let reply = run!(self, db.run_command(command))?;
+        let n = reply.get("n").and_then(number).unwrap_or(0);
+        let upserted = reply.get_array("upserted").map_or(0, |a| a.len() as u64);
+        Ok(Updated {
+            matched: n - upserted.min(n),
+            modified: reply.get("nModified").and_then(number).unwrap_or(0),
+            upserted: upserted > 0,
+        })
+    }
+
+    fn find_and_modify(&mut self, coll: &str, m: Modify<'_>, visit: &mut DocVisit) -> Count {
+        let c = self.raw(coll);
+        let filter = m.filter.clone();
+        let found = match m.update {
+            Some(u) => {
+                let mut o = FindOneAndUpdateOptions::default();
+                (o.sort, o.projection) = (m.sort.cloned(), m.projection.cloned());
+                run!(
+                    self,
+                    c.find_one_and_update(filter, u.clone()).with_options(o)
+                )?
+            }
+            None => {
+                let mut o = FindOneAndDeleteOptions::default();
+                (o.sort, o.projection) = (m.sort.cloned(), m.projection.cloned());
+                run!(self, c.find_one_and_delete(filter).with_options(o))?
+            }
+        };
+        Ok(match found {
+            Some(d) => {
+                visit(&d);
+                1
+            }
+            None => 0,
+        })
+    }
+
     fn delete(&mut self, coll: &str, filter: &Document, many: bool) -> Count {
         let c = self.coll(coll);
         let done = if many {
@@ -181,5 +229,15 @@ impl DocSession for MongoSession<'_> {
             Some(s) => s.abort_transaction().run().map_err(classify),
             None => Ok(()),
         }
+    }
+}
+
+/// A count in a command's reply, in whichever integer type the server sent it.
+fn number(v: &Bson) -> Option<u64> {
+    match v {
+        Bson::Int32(n) => Some(*n as u64),
+        Bson::Int64(n) => Some(*n as u64),
+        Bson::Double(n) => Some(*n as u64),
+        _ => None,
     }
 }

@@ -4,7 +4,7 @@
 
 use super::gen::{Draws, DISTRICTS};
 use super::population::{
-    self, Address, Customer, Item, Order, OrderLine, Place, Rows, Stock, Unit, Units,
+    self, Address, Customer, Item, Order, OrderLine, Place, Rows, Stock, Units,
 };
 use super::TpccKind;
 use fathom_core::driver::{Client, Done};
@@ -69,6 +69,14 @@ struct Inserts<'a> {
 }
 
 impl Inserts<'_> {
+    /// The statements filled so far, the one being filled kept.
+    fn full(&mut self) -> VecDeque<(String, u64)> {
+        self.bulk
+            .as_mut()
+            .map(|b| std::mem::take(&mut b.out))
+            .unwrap_or_default()
+    }
+
     /// The bulk INSERT into `table` with `columns`, started at the table's first row.
     fn into(&mut self, table: &str, columns: &str) -> &mut Bulk {
         let t = self.t;
@@ -230,9 +238,8 @@ pub fn items(d: &mut Draws, t: u32) -> VecDeque<(String, u64)> {
 pub struct Loader<'e> {
     conn: Box<dyn SqlConn + 'e>,
     draws: Draws,
-    now: &'static str,
     units: Units,
-    ready: VecDeque<(String, u64)>,
+    statements: Statements,
 }
 
 impl<'e> Loader<'e> {
@@ -245,30 +252,17 @@ impl<'e> Loader<'e> {
         Loader {
             conn,
             draws,
-            now,
             units: Units::new(warehouses, tables),
-            ready: VecDeque::new(),
+            statements: Statements::new(now),
         }
-    }
-
-    /// The statements of the current unit's next table; false when every unit is done.
-    fn refill(&mut self) -> bool {
-        while self.ready.is_empty() {
-            let Some(u) = self.units.next() else {
-                return false;
-            };
-            self.ready = stage(&mut self.draws, u, self.now);
-        }
-        true
     }
 }
 
 impl Client for Loader<'_> {
     fn next(&mut self) -> anyhow::Result<Option<Done>> {
-        if !self.refill() {
+        let Some((sql, rows)) = self.statements.next(&mut self.draws, &mut self.units) else {
             return Ok(None);
-        }
-        let (sql, rows) = self.ready.pop_front().expect("refilled");
+        };
         self.conn.exec(&sql)?;
         Ok(Some(Done {
             rows,
@@ -278,15 +272,42 @@ impl Client for Loader<'_> {
     }
 }
 
-/// The INSERTs of the unit's next table.
-fn stage(d: &mut Draws, u: &mut Unit, now: &str) -> VecDeque<(String, u64)> {
-    let mut out = Inserts {
-        t: u.t,
-        now,
-        bulk: None,
-    };
-    u.next_stage(d, &mut out);
-    out.done()
+/// A loader's INSERTs, generated a part of a table at a time: a statement spans the parts
+/// of its table, as sysbench-tpcc's fills its buffer across a whole table.
+pub struct Statements {
+    now: &'static str,
+    /// The table being generated.
+    table: Option<Inserts<'static>>,
+    ready: VecDeque<(String, u64)>,
+}
+
+impl Statements {
+    fn new(now: &'static str) -> Statements {
+        Statements {
+            now,
+            table: None,
+            ready: VecDeque::new(),
+        }
+    }
+
+    /// The next INSERT of `units`, and its rows; None when every unit is done.
+    fn next(&mut self, d: &mut Draws, units: &mut Units) -> Option<(String, u64)> {
+        while self.ready.is_empty() {
+            let u = units.next()?;
+            let now = self.now;
+            let table = (self.table).get_or_insert(Inserts {
+                t: u.t,
+                now,
+                bulk: None,
+            });
+            if u.next_stage(d, table) {
+                self.ready = self.table.take().expect("set").done();
+            } else {
+                self.ready = table.full();
+            }
+        }
+        self.ready.pop_front()
+    }
 }
 
 #[cfg(test)]
@@ -304,16 +325,18 @@ mod tests {
         assert!(items[0]
             .0
             .starts_with("INSERT INTO item1 (i_id, i_im_id, i_name, i_price, i_data) values(1,"));
-        let mut u = Unit::new(1, 1);
-        let mut rows = Vec::new();
-        for _ in 0..8 {
-            rows.push(
-                stage(&mut d, &mut u, "NOW()")
-                    .iter()
-                    .map(|(_, n)| n)
-                    .sum::<u64>(),
-            );
+        // The rows of each table of one warehouse, by the table each INSERT goes into.
+        let (mut units, mut s) = (Units::new(vec![1], 1), Statements::new("NOW()"));
+        let mut rows: Vec<(String, u64)> = Vec::new();
+        while let Some((sql, n)) = s.next(&mut d, &mut units) {
+            assert!(sql.len() <= BULK_BYTES);
+            let table = sql.split_whitespace().nth(2).unwrap().to_string();
+            match rows.last_mut() {
+                Some((t, sum)) if *t == table => *sum += n,
+                _ => rows.push((table, n)),
+            }
         }
+        let rows: Vec<u64> = rows.into_iter().map(|(_, n)| n).collect();
         assert_eq!(&rows[..7], [1, 10, 30_000, 30_000, 30_000, 100_000, 9_000]);
         // 5 to 15 lines an order: about 300,000.
         assert!((280_000..320_000).contains(&rows[7]), "{rows:?}");

@@ -2,10 +2,12 @@
 //! `prepare` step that creates its nine tables (per table copy) and loads warehouses in
 //! parallel, a timed `run` step of its five transactions with its mix, and a `check` step of
 //! TPC-C's consistency conditions 1–4. Where sysbench-tpcc departs from the specification,
-//! `follow=spec` takes the specification's choice. On kv engines and document servers the same
-//! steps run the same transactions over a key layout of the nine tables (`kv`).
+//! `follow=spec` takes the specification's choice. On kv engines the same steps run the same
+//! transactions over a key layout of the nine tables (`kv`); on document servers over py-tpcc's
+//! collections and commands (`doc`), or with `documents=kv` over the key layout.
 
 mod check;
+mod doc;
 mod gen;
 mod input;
 mod kv;
@@ -23,6 +25,7 @@ use crate::{
     WorkloadEntry,
 };
 use fathom_core::capability::Need;
+use fathom_core::doc::DocEngine;
 use fathom_core::driver::StepPlan;
 use fathom_core::family::{Db, Family};
 use fathom_core::kind::StepKinds;
@@ -57,6 +60,9 @@ pub struct TpccParams {
     /// how statements are sent: original (SQL text, as sysbench-tpcc's con:query; SQLite
     /// prepares), text, or prepared
     statements: Statements,
+    /// on document servers: py-tpcc (its MongoDB driver's collections, documents and
+    /// commands) or kv (the kv family's key layout in one collection)
+    documents: Documents,
     /// length of the run step (--time)
     duration: Span,
     /// unrecorded time at the start of the run step
@@ -75,6 +81,7 @@ impl Default for TpccParams {
             isolation: Isolation::Rr,
             use_fk: Switch::new("on"),
             statements: Statements::Original,
+            documents: Documents::PyTpcc,
             duration: Span::new("60s"),
             warmup: Span::new("0s"),
             seed: 0,
@@ -89,6 +96,16 @@ enum StepName {
     Prepare,
     Run,
     Check,
+}
+
+/// How the tables are kept on a document server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+enum Documents {
+    /// py-tpcc's MongoDB driver's mapping: a collection per table, order lines inside orders.
+    PyTpcc,
+    /// The kv family's keys and values, one document each, in one collection.
+    Kv,
 }
 
 /// sysbench-tpcc's `--trx_level`.
@@ -190,6 +207,7 @@ impl Workload for Tpcc {
         if self.names[index] == StepName::Prepare {
             match engine {
                 Db::Sql(e) => self.create(e)?,
+                Db::Doc(e) if self.p.documents == Documents::PyTpcc => self.doc_items(e)?,
                 _ => self.kv_items(engine)?,
             }
         }
@@ -256,6 +274,20 @@ impl Tpcc {
         Ok(())
     }
 
+    /// py-tpcc's collections and indexes of every copy, and its items, before the warehouses
+    /// load.
+    fn doc_items(&self, e: &dyn DocEngine) -> anyhow::Result<()> {
+        let mut session = e.session()?;
+        let mut draws = self.draws(self.plans.len(), 0);
+        for t in 1..=self.p.tables {
+            doc::create(e, t)?;
+            for batch in doc::load::items(&mut draws, t) {
+                batch.write(session.as_mut())?;
+            }
+        }
+        Ok(())
+    }
+
     fn draws(&self, step: usize, client: usize) -> Draws {
         let seed = thread_seed(self.p.seed, step, client);
         Draws::new(SmallRng::seed_from_u64(seed), self.p.follow)
@@ -313,6 +345,11 @@ impl<'a> StepOn<'a, Tpcc> {
             tables: p.tables as usize,
             warehouses,
         };
+        if let Db::Doc(e) = self.engine {
+            if p.documents == Documents::PyTpcc {
+                return self.doc_client(e, inputs, n);
+            }
+        }
         let Db::Sql(e) = self.engine else {
             let session = kv_session(self.engine, "tpcc", SessionOptions::default())?;
             return Ok(match w.names[self.index] {
@@ -365,6 +402,31 @@ impl<'a> StepOn<'a, Tpcc> {
                 Box::new(txn::Terminal::new(conn, all, inputs, begin_write))
             }
             StepName::Check => Box::new(check::Check::new(e.connect()?, p.tables, warehouses)?),
+        })
+    }
+}
+
+impl<'a> StepOn<'a, Tpcc> {
+    /// Client `n` of a step on a document server, with py-tpcc's mapping.
+    fn doc_client(&self, e: &'a dyn DocEngine, inputs: input::Inputs, n: usize) -> NewClient<'a> {
+        let w = self.workload;
+        let session = e.session()?;
+        Ok(match w.names[self.index] {
+            StepName::Prepare => Box::new(doc::load::DocLoader::new(
+                session,
+                inputs.draws,
+                (self.mine(n), w.p.tables),
+            )),
+            StepName::Run => {
+                let server = doc::txn::Server::of(&e.version(), e.transactions());
+                let serial = (!server.transactions).then_some(&w.serial);
+                Box::new(doc::txn::DocTerminal::new(session, server, serial, inputs))
+            }
+            StepName::Check => Box::new(doc::check::DocCheck::new(
+                session,
+                w.p.tables,
+                w.p.warehouses as i64,
+            )),
         })
     }
 }

@@ -130,13 +130,22 @@ pub fn items(d: &mut Draws, out: &mut dyn Rows) {
 /// The stages of one warehouse's load, one table each, in sysbench-tpcc's order.
 pub const STAGES: usize = 8;
 
-/// One warehouse's rows of one table copy, generated stage by stage.
+/// Stock rows generated at a time (a tenth of the items).
+const STOCK_PART: i64 = ITEMS / 10;
+
+/// One warehouse's rows of one table copy, generated stage by stage, and a large stage part
+/// by part (a district's rows, or a tenth of the stock) so a loader holds one part at a time.
+/// The draws come in sysbench-tpcc's order whatever the parts.
 pub struct Unit {
     pub t: u32,
     pub w: i64,
     /// The next stage: warehouse, district, customer, history, orders, stock, new_orders,
     /// order_line.
     pub stage: usize,
+    /// The stage's next part: a district (from 0), or a tenth of the stock.
+    part: i64,
+    /// The orders' permutation of the customers, drawn once for every district.
+    tab: Vec<i64>,
     /// Each order's line count, by district and order, for its order lines.
     lines: Vec<i64>,
 }
@@ -147,6 +156,8 @@ impl Unit {
             t,
             w,
             stage: 0,
+            part: 0,
+            tab: Vec::new(),
             lines: Vec::new(),
         }
     }
@@ -155,10 +166,12 @@ impl Unit {
         self.stage == STAGES
     }
 
-    /// Generates the next stage's rows into `out`.
-    pub fn next_stage(&mut self, d: &mut Draws, out: &mut dyn Rows) {
+    /// Generates the next part of the current stage into `out`; true when that part ended
+    /// the stage (its table is complete).
+    pub fn next_stage(&mut self, d: &mut Draws, out: &mut dyn Rows) -> bool {
         let w = self.w;
-        match self.stage {
+        let did = self.part + 1;
+        let parts = match self.stage {
             0 => {
                 let name = d.string("name-@@@@@");
                 let address = Address::draw(d);
@@ -170,6 +183,7 @@ impl Unit {
                     address,
                     tax,
                 });
+                1
             }
             1 => {
                 for did in 1..=DISTRICTS {
@@ -184,69 +198,94 @@ impl Unit {
                         tax,
                     });
                 }
+                1
             }
-            2 => customers(d, w, out),
+            2 => {
+                customers(d, (w, did), out);
+                DISTRICTS
+            }
             3 => {
-                for did in 1..=DISTRICTS {
-                    for cid in 1..=CUSTOMERS {
-                        let n = d.uniform(12, 24);
-                        out.history(w, did, cid, &d.letters(n));
-                    }
+                for cid in 1..=CUSTOMERS {
+                    let n = d.uniform(12, 24);
+                    out.history(w, did, cid, &d.letters(n));
                 }
+                DISTRICTS
             }
-            4 => self.orders(d, out),
-            5 => stock(d, w, out),
-            6 => out.new_orders(w),
-            _ => self.order_lines(d, out),
+            4 => {
+                self.orders(d, did, out);
+                DISTRICTS
+            }
+            5 => {
+                let first = self.part * STOCK_PART + 1;
+                stock(d, w, first..=first + STOCK_PART - 1, out);
+                ITEMS / STOCK_PART
+            }
+            6 => {
+                out.new_orders(w);
+                1
+            }
+            _ => {
+                self.order_lines(d, did, out);
+                DISTRICTS
+            }
+        };
+        self.part += 1;
+        let ended = self.part == parts;
+        if ended {
+            (self.stage, self.part) = (self.stage + 1, 0);
         }
-        self.stage += 1;
+        ended
     }
 
-    fn orders(&mut self, d: &mut Draws, out: &mut dyn Rows) {
-        // One permutation of the customers for every district (sysbench-tpcc's `tab`).
-        let mut tab: Vec<i64> = (1..=CUSTOMERS).collect();
-        for i in 0..CUSTOMERS as usize {
-            let j = d.uniform(i as i64, CUSTOMERS - 1) as usize;
-            tab.swap(i, j);
+    /// District `did`'s orders; the first district draws the customers' permutation (
+    /// sysbench-tpcc's `tab`) that every district uses.
+    fn orders(&mut self, d: &mut Draws, did: i64, out: &mut dyn Rows) {
+        if did == 1 {
+            self.tab = (1..=CUSTOMERS).collect();
+            for i in 0..CUSTOMERS as usize {
+                let j = d.uniform(i as i64, CUSTOMERS - 1) as usize;
+                self.tab.swap(i, j);
+            }
+            self.lines.clear();
         }
-        self.lines.clear();
-        for did in 1..=DISTRICTS {
-            for oid in 1..=CUSTOMERS {
-                let lines = d.uniform(5, 15);
-                self.lines.push(lines);
-                let carrier = (oid < 2101).then(|| d.uniform(1, 10));
-                out.order(&Order {
+        for oid in 1..=CUSTOMERS {
+            let lines = d.uniform(5, 15);
+            self.lines.push(lines);
+            let carrier = (oid < 2101).then(|| d.uniform(1, 10));
+            out.order(&Order {
+                o: oid,
+                d: did,
+                w: self.w,
+                c: self.tab[oid as usize - 1],
+                carrier,
+                lines,
+            });
+        }
+    }
+
+    /// District `did`'s order lines.
+    fn order_lines(&mut self, d: &mut Draws, did: i64, out: &mut dyn Rows) {
+        let first = (did as usize - 1) * CUSTOMERS as usize;
+        for oid in 1..=CUSTOMERS {
+            let count = self
+                .lines
+                .get(first + oid as usize - 1)
+                .copied()
+                .unwrap_or(0);
+            for number in 1..=count {
+                let item = d.uniform(1, ITEMS);
+                let delivered = oid < 2101;
+                let amount = if delivered { 0.0 } else { d.unit() * 9999.99 };
+                out.order_line(&OrderLine {
                     o: oid,
                     d: did,
                     w: self.w,
-                    c: tab[oid as usize - 1],
-                    carrier,
-                    lines,
+                    number,
+                    item,
+                    delivered,
+                    amount,
+                    info: d.letters(24),
                 });
-            }
-        }
-    }
-
-    fn order_lines(&mut self, d: &mut Draws, out: &mut dyn Rows) {
-        let mut lines = self.lines.iter();
-        for did in 1..=DISTRICTS {
-            for oid in 1..=CUSTOMERS {
-                let count = lines.next().copied().unwrap_or(0);
-                for number in 1..=count {
-                    let item = d.uniform(1, ITEMS);
-                    let delivered = oid < 2101;
-                    let amount = if delivered { 0.0 } else { d.unit() * 9999.99 };
-                    out.order_line(&OrderLine {
-                        o: oid,
-                        d: did,
-                        w: self.w,
-                        number,
-                        item,
-                        delivered,
-                        amount,
-                        info: d.letters(24),
-                    });
-                }
             }
         }
     }
@@ -272,39 +311,39 @@ impl Units {
     }
 }
 
-fn customers(d: &mut Draws, w: i64, out: &mut dyn Rows) {
-    for did in 1..=DISTRICTS {
-        for cid in 1..=CUSTOMERS {
-            let last = match cid {
-                1..=1000 => last_name(cid - 1),
-                _ => last_name(d.nurand(255, 0, 999)),
-            };
-            let first_len = d.uniform(2, 10);
-            let first = d.string(&format!("first-{}", "@".repeat(first_len as usize)));
-            let address = Address::draw(d);
-            let phone = d.string(&"#".repeat(16));
-            let credit = if d.uniform(1, 100) > 10 { "GC" } else { "BC" };
-            let discount = d.unit() * 0.5;
-            let n = d.uniform(300, 500);
-            let data = d.letters(n);
-            out.customer(&Customer {
-                c: cid,
-                d: did,
-                w,
-                first,
-                last,
-                address,
-                phone,
-                credit,
-                discount,
-                data,
-            });
-        }
+/// District `did`'s customers.
+fn customers(d: &mut Draws, (w, did): (i64, i64), out: &mut dyn Rows) {
+    for cid in 1..=CUSTOMERS {
+        let last = match cid {
+            1..=1000 => last_name(cid - 1),
+            _ => last_name(d.nurand(255, 0, 999)),
+        };
+        let first_len = d.uniform(2, 10);
+        let first = d.string(&format!("first-{}", "@".repeat(first_len as usize)));
+        let address = Address::draw(d);
+        let phone = d.string(&"#".repeat(16));
+        let credit = if d.uniform(1, 100) > 10 { "GC" } else { "BC" };
+        let discount = d.unit() * 0.5;
+        let n = d.uniform(300, 500);
+        let data = d.letters(n);
+        out.customer(&Customer {
+            c: cid,
+            d: did,
+            w,
+            first,
+            last,
+            address,
+            phone,
+            credit,
+            discount,
+            data,
+        });
     }
 }
 
-fn stock(d: &mut Draws, w: i64, out: &mut dyn Rows) {
-    for i in 1..=ITEMS {
+/// The stock of items `items`.
+fn stock(d: &mut Draws, w: i64, items: std::ops::RangeInclusive<i64>, out: &mut dyn Rows) {
+    for i in items {
         let quantity = d.uniform(10, 100);
         let dist = (0..10).map(|_| d.letters(24)).collect();
         let n = d.uniform(26, 50);

@@ -1,0 +1,538 @@
+//! TPC-C's five transactions on the document family with py-tpcc's commands (its MongoDB
+//! driver's defaults): New-Order, Payment and Delivery each one server transaction (all ten
+//! districts of a Delivery in one), findAndModify where py-tpcc takes a row and changes it,
+//! Order-Status and Stock-Level outside a transaction, as py-tpcc counts them. The inputs are
+//! the sql terminal's (`input`); each filter carries py-tpcc's `$comment`.
+
+use super::{coll, int, now, num, text, CUSTOMER, DISTRICT, HISTORY, ITEM, NEW_ORDER, ORDERS};
+use super::{STOCK, WAREHOUSE};
+use crate::tpcc::gen::DISTRICTS;
+use crate::tpcc::input::{self, Drawn, Inputs};
+use crate::tpcc::TpccKind;
+use fathom_core::doc::bson::{doc, Bson, Document, RawDocument, RawDocumentBuf};
+use fathom_core::doc::{DocSession, Find, Modify, Update};
+use fathom_core::driver::{Client, Done};
+use fathom_core::retry::retrying;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Mutex;
+
+/// One transaction's commands on copy `t`, and the bytes of the documents they read.
+struct Tx<'a> {
+    s: &'a mut dyn DocSession,
+    server: Server,
+    t: u32,
+    bytes: u64,
+}
+
+/// What the server does of what py-tpcc sends.
+#[derive(Clone, Copy, Debug)]
+pub struct Server {
+    /// Multi-document transactions (a replica set's mongod; not FerretDB 1.x).
+    pub transactions: bool,
+    /// findAndModify's `fields` (not FerretDB 1.24).
+    pub modify_projection: bool,
+    /// The all-positional operator `$[]` in an update path (not FerretDB 1.24).
+    pub all_positional: bool,
+}
+
+impl Server {
+    /// What a server of `version` (the engine's version string) does, with or without
+    /// transactions.
+    pub fn of(version: &str, transactions: bool) -> Server {
+        let ferretdb = version.contains("FerretDB");
+        Server {
+            transactions,
+            modify_projection: !ferretdb,
+            all_positional: !ferretdb,
+        }
+    }
+}
+
+impl Tx<'_> {
+    /// The documents a `find` returns.
+    fn find(&mut self, name: &str, find: Find<'_>) -> anyhow::Result<Vec<RawDocumentBuf>> {
+        let mut got = Vec::new();
+        self.s.find(&coll(name, self.t), find, &mut |d| {
+            got.push(d.to_raw_document_buf());
+            true
+        })?;
+        self.bytes += got.iter().map(|d| d.as_bytes().len() as u64).sum::<u64>();
+        Ok(got)
+    }
+
+    /// The first document a `find` returns (py-tpcc's `find_one`); an empty one when none
+    /// matches (on a database every document read so is there: only the null engine, which
+    /// stores nothing, has none).
+    fn find_one(
+        &mut self,
+        name: &str,
+        filter: &Document,
+        projection: &Document,
+    ) -> anyhow::Result<RawDocumentBuf> {
+        let find = Find::new(filter).project(projection).limit(1);
+        let found = self.find(name, find)?.into_iter().next();
+        Ok(found.unwrap_or_default())
+    }
+
+    /// The document a `findAndModify` found, before its change; its projection left out on a
+    /// server that lacks it (FerretDB 1.x answers NotImplemented).
+    fn modify(&mut self, name: &str, mut m: Modify<'_>) -> anyhow::Result<Option<RawDocumentBuf>> {
+        if !self.server.modify_projection {
+            m.projection = None;
+        }
+        let mut got = None;
+        self.s.find_and_modify(&coll(name, self.t), m, &mut |d| {
+            got = Some(d.to_raw_document_buf());
+            true
+        })?;
+        self.bytes += got.as_ref().map_or(0, |d| d.as_bytes().len() as u64);
+        Ok(got)
+    }
+
+    fn insert(&mut self, name: &str, d: Document) -> anyhow::Result<()> {
+        self.s.insert(&coll(name, self.t), &[d], true).map(|_| ())
+    }
+
+    fn update(&mut self, name: &str, filter: &Document, update: &Document) -> anyhow::Result<()> {
+        let u = Update {
+            filter,
+            update,
+            upsert: false,
+            many: false,
+        };
+        self.s.update(&coll(name, self.t), u).map(|_| ())
+    }
+
+    /// The customer a Payment or Order-Status works on: by id, or the middle one of those
+    /// with the last name (py-tpcc's `(namecnt-1)//2`, in the order the server returns them).
+    fn customer(
+        &mut self,
+        mut search: Document,
+        projection: &Document,
+        c: i64,
+        last: Option<&str>,
+    ) -> anyhow::Result<RawDocumentBuf> {
+        match last {
+            None => {
+                search.insert("C_ID", int(c));
+                self.find_one(CUSTOMER, &search, projection)
+            }
+            Some(last) => {
+                search.insert("C_LAST", last);
+                let mut all = self.find(CUSTOMER, Find::new(&search).project(projection))?;
+                match all.len() {
+                    0 => Ok(RawDocumentBuf::default()),
+                    n => Ok(all.swap_remove((n - 1) / 2)),
+                }
+            }
+        }
+    }
+}
+
+/// A document's field, as the BSON value it holds (Null when missing).
+fn field(d: &RawDocument, key: &str) -> Bson {
+    (d.get(key).ok().flatten())
+        .and_then(|v| Bson::try_from(v.to_raw_bson()).ok())
+        .unwrap_or(Bson::Null)
+}
+
+fn ints(values: impl IntoIterator<Item = i64>) -> Bson {
+    Bson::Array(values.into_iter().map(int).collect())
+}
+
+/// New-Order as py-tpcc's `_doNewOrderTxn`. On a server without transactions the items are
+/// read before the district is changed, so a New-Order that rolls back has written nothing.
+fn new_order(x: &mut Tx, i: &input::NewOrder) -> anyhow::Result<bool> {
+    let items_first = !x.server.transactions;
+    let (w, d, c) = (i.w, i.d, i.c);
+    let comment = "NEW_ORDER";
+    let ids: Vec<i64> = i.lines.iter().map(|l| l.0).collect();
+    let items_q = doc! {"I_ID": {"$in": ints(ids.iter().copied())}, "I_W_ID": int(0),
+    "$comment": comment};
+    let items_p = doc! {"_id": 0, "I_ID": 1, "I_PRICE": 1, "I_NAME": 1, "I_DATA": 1};
+    // Every distinct item found, or none (py-tpcc aborts when one is missing: the 1% rollback).
+    let read_items = |x: &mut Tx| -> anyhow::Result<Option<HashMap<i64, f64>>> {
+        let found = x.find(ITEM, Find::new(&items_q).project(&items_p))?;
+        let prices: HashMap<i64, f64> = (found.iter())
+            .map(|d| (num(d, "I_ID") as i64, num(d, "I_PRICE")))
+            .collect();
+        let wanted: BTreeSet<i64> = ids.iter().copied().collect();
+        Ok((prices.len() == wanted.len()).then_some(prices))
+    };
+    let mut prices = None;
+    if items_first {
+        prices = read_items(x)?;
+        if prices.is_none() {
+            return Ok(false);
+        }
+    }
+    let filter = doc! {"D_ID": int(d), "D_W_ID": int(w), "$comment": comment};
+    let projection = doc! {"_id": 0, "D_ID": 1, "D_W_ID": 1, "D_TAX": 1, "D_NEXT_O_ID": 1};
+    let (inc, sort) = (doc! {"$inc": {"D_NEXT_O_ID": 1}}, doc! {"NO_O_ID": 1});
+    let district = x.modify(
+        DISTRICT,
+        Modify {
+            filter: &filter,
+            sort: Some(&sort),
+            projection: Some(&projection),
+            update: Some(&inc),
+        },
+    )?;
+    let district = district.unwrap_or_default();
+    let (d_tax, o) = (
+        num(&district, "D_TAX"),
+        num(&district, "D_NEXT_O_ID") as i64,
+    );
+    let prices = match prices {
+        Some(p) => p,
+        None => match read_items(x)? {
+            Some(p) => p,
+            None => return Ok(false),
+        },
+    };
+    let filter = doc! {"W_ID": int(w), "$comment": comment};
+    let warehouse = x.find_one(WAREHOUSE, &filter, &doc! {"_id": 0, "W_TAX": 1})?;
+    let filter = doc! {"C_ID": int(c), "C_D_ID": int(d), "C_W_ID": int(w), "$comment": comment};
+    let customer = x.find_one(
+        CUSTOMER,
+        &filter,
+        &doc! {"C_DISCOUNT": 1, "C_LAST": 1, "C_CREDIT": 1},
+    )?;
+    x.insert(
+        NEW_ORDER,
+        doc! {"NO_O_ID": int(o), "NO_D_ID": int(d), "NO_W_ID": int(w)},
+    )?;
+    let all_local = i.all_local == 1;
+    let dist = format!("S_DIST_{d:02}");
+    let stock_q = match all_local {
+        true => doc! {"S_I_ID": {"$in": ints(ids.iter().copied())}, "S_W_ID": int(w),
+        "$comment": comment},
+        false => {
+            let each: Vec<Bson> = (i.lines.iter())
+                .map(|&(item, supply, _)| {
+                    Bson::Document(doc! {"S_I_ID": int(item), "S_W_ID": int(supply)})
+                })
+                .collect();
+            doc! {"$or": each, "$comment": comment}
+        }
+    };
+    let mut stock_p = doc! {"_id": 0, "S_I_ID": 1, "S_W_ID": 1, "S_QUANTITY": 1, "S_DATA": 1,
+    "S_YTD": 1, "S_ORDER_CNT": 1, "S_REMOTE_CNT": 1};
+    stock_p.insert(dist.as_str(), 1);
+    let stocks: HashMap<(i64, i64), RawDocumentBuf> = (x
+        .find(STOCK, Find::new(&stock_q).project(&stock_p))?
+        .into_iter())
+    .map(|s| ((num(&s, "S_I_ID") as i64, num(&s, "S_W_ID") as i64), s))
+    .collect();
+    let o_entry_d = now();
+    let mut filters = Vec::with_capacity(i.lines.len());
+    let mut sets = Vec::with_capacity(i.lines.len());
+    let mut lines = Vec::with_capacity(i.lines.len());
+    let mut total = 0.0;
+    for (number, &(item, supply, quantity)) in (1..).zip(&i.lines) {
+        let none = RawDocumentBuf::default();
+        let s = stocks.get(&(item, supply)).unwrap_or(&none);
+        let mut left = num(s, "S_QUANTITY") as i64;
+        left = match left >= quantity + 10 {
+            true => left - quantity,
+            false => left + 91 - quantity,
+        };
+        let remote = num(s, "S_REMOTE_CNT") as i64 + (supply != w) as i64;
+        sets.push(doc! {"$set": {
+            "S_QUANTITY": int(left),
+            "S_YTD": int(num(s, "S_YTD") as i64 + quantity),
+            "S_ORDER_CNT": int(num(s, "S_ORDER_CNT") as i64 + 1),
+            "S_REMOTE_CNT": int(remote),
+        }});
+        let mut f = s.to_document()?;
+        f.insert("$comment", comment);
+        filters.push(f);
+        let amount = quantity as f64 * prices.get(&item).copied().unwrap_or(0.0);
+        total += amount;
+        lines.push(doc! {
+            "OL_O_ID": int(o), "OL_NUMBER": int(number), "OL_I_ID": int(item),
+            "OL_SUPPLY_W_ID": int(supply), "OL_DELIVERY_D": o_entry_d.clone(),
+            "OL_QUANTITY": int(quantity), "OL_AMOUNT": amount, "OL_DIST_INFO": text(s, &dist),
+        });
+    }
+    let discount = num(&customer, "C_DISCOUNT");
+    total *= (1.0 - discount) * (1.0 + num(&warehouse, "W_TAX") + d_tax);
+    std::hint::black_box(total);
+    let updates: Vec<Update> = (filters.iter().zip(&sets))
+        .map(|(filter, update)| Update {
+            filter,
+            update,
+            upsert: false,
+            many: false,
+        })
+        .collect();
+    x.s.update_each(&coll(STOCK, x.t), &updates)?;
+    let order = doc! {
+        "O_ID": int(o), "O_ENTRY_D": o_entry_d, "O_CARRIER_ID": int(0),
+        "O_OL_CNT": int(i.lines.len() as i64), "O_ALL_LOCAL": int(i.all_local),
+        "ORDER_LINE": lines, "O_D_ID": int(d), "O_W_ID": int(w), "O_C_ID": int(c),
+    };
+    x.insert(ORDERS, order)?;
+    Ok(true)
+}
+
+/// Payment as py-tpcc's `_doPaymentTxn`: it looks the customer up in the home warehouse and
+/// district (`w_id`, `d_id`), and its history document holds no customer.
+fn payment(x: &mut Tx, p: &input::Payment) -> anyhow::Result<()> {
+    let (w, d) = (p.w, p.d);
+    let comment = "PAYMENT";
+    let amount = p.amount as f64;
+    let filter = doc! {"D_ID": int(d), "D_W_ID": int(w), "$comment": comment};
+    let projection = doc! {"D_NAME": 1, "D_STREET_1": 1, "D_STREET_2": 1, "D_CITY": 1,
+    "D_STATE": 1, "D_ZIP": 1};
+    let inc = doc! {"$inc": {"D_YTD": amount}};
+    let district = x.modify(
+        DISTRICT,
+        Modify {
+            filter: &filter,
+            sort: None,
+            projection: Some(&projection),
+            update: Some(&inc),
+        },
+    )?;
+    let district = district.unwrap_or_default();
+    let filter = doc! {"W_ID": int(w), "$comment": comment};
+    let projection = doc! {"W_NAME": 1, "W_STREET_1": 1, "W_STREET_2": 1, "W_CITY": 1,
+    "W_STATE": 1, "W_ZIP": 1};
+    let inc = doc! {"$inc": {"W_YTD": amount}};
+    let warehouse = x.modify(
+        WAREHOUSE,
+        Modify {
+            filter: &filter,
+            sort: None,
+            projection: Some(&projection),
+            update: Some(&inc),
+        },
+    )?;
+    let warehouse = warehouse.unwrap_or_default();
+    let search = doc! {"C_W_ID": int(w), "C_D_ID": int(d), "$comment": comment};
+    let without = doc! {"C_BALANCE": 0, "C_YTD_PAYMENT": 0, "C_PAYMENT_CNT": 0};
+    let last = p.by_name.then_some(p.last.as_str());
+    let customer = x.customer(search, &without, p.c, last)?;
+    let c = num(&customer, "C_ID") as i64;
+    let mut update = doc! {"$inc": {"C_BALANCE": -amount, "C_YTD_PAYMENT": amount,
+    "C_PAYMENT_CNT": 1}};
+    if text(&customer, "C_CREDIT") == "BC" {
+        let new = format!("{c} {} {} {d} {w} {amount:?}", p.cd, p.cw);
+        let mut data = format!("{new}|{}", text(&customer, "C_DATA"));
+        data.truncate(500);
+        update.insert("$set", doc! {"C_DATA": data});
+    }
+    let filter = doc! {"_id": field(&customer, "_id"), "$comment": comment};
+    x.update(CUSTOMER, &filter, &update)?;
+    let h_data = format!(
+        "{}    {}",
+        text(&warehouse, "W_NAME"),
+        text(&district, "D_NAME")
+    );
+    let history = doc! {"H_D_ID": int(d), "H_W_ID": int(w), "H_DATE": now(),
+    "H_AMOUNT": amount, "H_DATA": h_data};
+    x.insert(HISTORY, history)
+}
+
+/// Order-Status as py-tpcc's `_doOrderStatusTxn`: the customer, then its last order with
+/// the order's lines inside it.
+fn order_status(x: &mut Tx, s: &input::OrderStatus) -> anyhow::Result<()> {
+    let (w, d) = (s.w, s.d);
+    let comment = "ORDER_STATUS";
+    let search = doc! {"C_W_ID": int(w), "C_D_ID": int(d), "$comment": comment};
+    let fields = doc! {"_id": 0, "C_ID": 1, "C_FIRST": 1, "C_MIDDLE": 1, "C_LAST": 1,
+    "C_BALANCE": 1};
+    let last = s.by_name.then_some(s.last.as_str());
+    let customer = x.customer(search, &fields, s.c, last)?;
+    let c = num(&customer, "C_ID") as i64;
+    let filter = doc! {"O_W_ID": int(w), "O_D_ID": int(d), "O_C_ID": int(c),
+    "$comment": comment};
+    let fields = doc! {"O_ID": 1, "O_CARRIER_ID": 1, "O_ENTRY_D": 1, "ORDER_LINE": 1};
+    let newest = doc! {"O_ID": -1};
+    let find = Find::new(&filter).project(&fields).sort(&newest).limit(1);
+    x.find(ORDERS, find)?;
+    Ok(())
+}
+
+/// Delivery as py-tpcc's `_doDelivery10Txn`: per district the oldest new order taken and
+/// deleted, its order given the carrier and every line the delivery date, the customer
+/// credited with the lines' total.
+fn delivery(x: &mut Tx, i: &input::Delivery) -> anyhow::Result<()> {
+    let w = i.w;
+    let date = now();
+    for d in 1..=DISTRICTS {
+        let comment = format!("DELIVERY {d}");
+        let filter = doc! {"NO_D_ID": int(d), "NO_W_ID": int(w), "$comment": comment.as_str()};
+        let projection = doc! {"_id": 0, "NO_D_ID": 1, "NO_W_ID": 1, "NO_O_ID": 1};
+        let oldest = doc! {"NO_O_ID": 1};
+        let taken = x.modify(
+            NEW_ORDER,
+            Modify {
+                filter: &filter,
+                sort: Some(&oldest),
+                projection: Some(&projection),
+                update: None,
+            },
+        )?;
+        let Some(taken) = taken else {
+            continue;
+        };
+        let o = num(&taken, "NO_O_ID") as i64;
+        let filter = doc! {"O_ID": int(o), "O_D_ID": int(d), "O_W_ID": int(w),
+        "$comment": comment.as_str()};
+        let order = match x.server.all_positional {
+            true => {
+                let set = doc! {"$set": {"O_CARRIER_ID": int(i.carrier),
+                "ORDER_LINE.$[].OL_DELIVERY_D": date.clone()}};
+                x.modify(ORDERS, Modify::update(&filter, &set))?
+            }
+            false => {
+                // Without `$[]`: the carrier set as the order is read, then each line's date
+                // by its position, in a second command.
+                let set = doc! {"$set": {"O_CARRIER_ID": int(i.carrier)}};
+                let order = x.modify(ORDERS, Modify::update(&filter, &set))?;
+                if let Some(order) = &order {
+                    let mut dates = Document::new();
+                    for n in 0..order.get_array("ORDER_LINE")?.into_iter().count() {
+                        dates.insert(format!("ORDER_LINE.{n}.OL_DELIVERY_D"), date.clone());
+                    }
+                    let by_id = doc! {"_id": field(order, "_id"), "$comment": comment.as_str()};
+                    x.update(ORDERS, &by_id, &doc! {"$set": dates})?;
+                }
+                order
+            }
+        };
+        let order = order.unwrap_or_default();
+        let c = num(&order, "O_C_ID") as i64;
+        let mut total = 0.0;
+        for line in order.get_array("ORDER_LINE")? {
+            if let Some(line) = line?.as_document() {
+                total += num(line, "OL_AMOUNT");
+            }
+        }
+        let filter = doc! {"C_ID": int(c), "C_D_ID": int(d), "C_W_ID": int(w),
+        "$comment": comment.as_str()};
+        x.update(CUSTOMER, &filter, &doc! {"$inc": {"C_BALANCE": total}})?;
+    }
+    Ok(())
+}
+
+/// Stock-Level as py-tpcc's `_doStockLevelTxn`: the district's next order, the item ids of
+/// its last 20 orders' lines, and a count of their stock below the threshold.
+fn stock_level(x: &mut Tx, i: &input::StockLevel) -> anyhow::Result<()> {
+    let (w, d) = (i.w, i.d);
+    let comment = "STOCK_LEVEL";
+    let filter = doc! {"D_W_ID": int(w), "D_ID": int(d), "$comment": comment};
+    let district = x.find_one(DISTRICT, &filter, &doc! {"_id": 0, "D_NEXT_O_ID": 1})?;
+    let o = num(&district, "D_NEXT_O_ID") as i64;
+    let filter = doc! {"O_W_ID": int(w), "O_D_ID": int(d),
+    "O_ID": {"$lt": int(o), "$gte": int(o - 20)}, "$comment": comment};
+    let fields = doc! {"ORDER_LINE.OL_I_ID": 1};
+    let mut items = BTreeSet::new();
+    for order in x.find(ORDERS, Find::new(&filter).project(&fields))? {
+        for line in order.get_array("ORDER_LINE")? {
+            if let Some(line) = line?.as_document() {
+                items.insert(num(line, "OL_I_ID") as i64);
+            }
+        }
+    }
+    let filter = doc! {"S_W_ID": int(w), "S_I_ID": {"$in": ints(items)},
+    "S_QUANTITY": {"$lt": int(i.level)}, "$comment": comment};
+    let low = x.s.count(&coll(STOCK, x.t), &filter)?;
+    std::hint::black_box(low);
+    Ok(())
+}
+
+/// A client of the run on a document server.
+pub struct DocTerminal<'e> {
+    session: Box<dyn DocSession + 'e>,
+    /// What the server does (New-Order, Payment and Delivery run in its transactions where it
+    /// has them).
+    server: Server,
+    /// Held through each transaction where the server has no transactions: the clients'
+    /// transactions then run one at a time.
+    serial: Option<&'e Mutex<()>>,
+    inputs: Inputs,
+    bytes: u64,
+}
+
+impl<'e> DocTerminal<'e> {
+    pub fn new(
+        session: Box<dyn DocSession + 'e>,
+        server: Server,
+        serial: Option<&'e Mutex<()>>,
+        inputs: Inputs,
+    ) -> DocTerminal<'e> {
+        DocTerminal {
+            session,
+            server,
+            serial,
+            inputs,
+            bytes: 0,
+        }
+    }
+
+    /// One transaction of `kind` with fresh inputs; the kind it was (a New-Order may roll
+    /// back).
+    fn transaction(&mut self, kind: TpccKind) -> anyhow::Result<TpccKind> {
+        let input = self.inputs.draw(kind);
+        let _alone = (self.serial).map(|m| m.lock().unwrap_or_else(|e| e.into_inner()));
+        // py-tpcc runs Order-Status and Stock-Level outside a transaction.
+        let in_txn = self.server.transactions
+            && matches!(
+                input,
+                Drawn::NewOrder(_) | Drawn::Payment(_) | Drawn::Delivery(_)
+            );
+        let s = self.session.as_mut();
+        if in_txn {
+            s.begin()?;
+        }
+        let mut x = Tx {
+            s,
+            server: self.server,
+            t: input.copy() as u32 + 1,
+            bytes: 0,
+        };
+        let done = match &input {
+            Drawn::NewOrder(i) => new_order(&mut x, i),
+            Drawn::Payment(p) => payment(&mut x, p).map(|_| true),
+            Drawn::OrderStatus(s) => order_status(&mut x, s).map(|_| true),
+            Drawn::Delivery(i) => delivery(&mut x, i).map(|_| true),
+            Drawn::StockLevel(i) => stock_level(&mut x, i).map(|_| true),
+        };
+        self.bytes = x.bytes;
+        let s = self.session.as_mut();
+        match done {
+            Ok(true) if in_txn => s.commit()?,
+            Ok(true) => {}
+            Ok(false) => {
+                if in_txn {
+                    s.abort()?;
+                }
+                return Ok(TpccKind::NewOrderRollback);
+            }
+            Err(e) => {
+                if in_txn {
+                    // The transaction's own error is the one to report.
+                    let _ = s.abort();
+                }
+                return Err(e);
+            }
+        }
+        Ok(kind)
+    }
+}
+
+impl Client for DocTerminal<'_> {
+    fn next(&mut self) -> anyhow::Result<Option<Done>> {
+        let kind = self.inputs.kind();
+        let (done, retries) = retrying(|| self.transaction(kind))?;
+        Ok(Some(Done {
+            bytes: self.bytes,
+            rows: 1,
+            retries,
+            ..Done::of(done)
+        }))
+    }
+}
