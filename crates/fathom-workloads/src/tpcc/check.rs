@@ -121,3 +121,37 @@ impl Client for Check<'_> {
         Ok(Some(Done::of(TpccKind::Check)))
     }
 }
+
+/// Counts, for a (copy, warehouse, condition), where the condition fails on one session.
+pub type Wrong<S> = fn(&mut S, u32, i64, usize) -> anyhow::Result<i64>;
+
+/// The check step's one client on a family checked by reading its rows (kv, documents):
+/// every condition of every warehouse of every copy, each counted by `wrong`.
+pub struct ReadCheck<S> {
+    session: S,
+    wrong: Wrong<S>,
+    todo: VecDeque<(u32, i64, usize)>,
+}
+
+impl<S> ReadCheck<S> {
+    pub fn new(session: S, wrong: Wrong<S>, tables: u32, warehouses: i64) -> ReadCheck<S> {
+        ReadCheck {
+            session,
+            wrong,
+            todo: all(tables, warehouses),
+        }
+    }
+}
+
+impl<S: Send> Client for ReadCheck<S> {
+    fn next(&mut self) -> anyhow::Result<Option<Done>> {
+        let Some((t, w, c)) = self.todo.pop_front() else {
+            return Ok(None);
+        };
+        let wrong = (self.wrong)(&mut self.session, t, w, c)?;
+        if wrong > 0 {
+            return Err(failed(c, w, t, wrong));
+        }
+        Ok(Some(Done::of(TpccKind::Check)))
+    }
+}

@@ -365,7 +365,7 @@ impl<'a> StepOn<'a, Tpcc> {
                     };
                     Box::new(kv::txn::KvTerminal::new(session, serial, inputs, n))
                 }
-                StepName::Check => Box::new(kv::check::KvCheck::new(session, p.tables, warehouses)),
+                StepName::Check => Box::new(kv::check::client(session, p.tables, warehouses)),
             });
         };
         let now = match e.dialect() {
@@ -422,7 +422,7 @@ impl<'a> StepOn<'a, Tpcc> {
                 let serial = (!server.transactions).then_some(&w.serial);
                 Box::new(doc::txn::DocTerminal::new(session, server, serial, inputs))
             }
-            StepName::Check => Box::new(doc::check::DocCheck::new(
+            StepName::Check => Box::new(doc::check::client(
                 session,
                 w.p.tables,
                 w.p.warehouses as i64,

@@ -5,13 +5,10 @@
 //! within half a cent.
 
 use super::{coll, int, num, DISTRICT, NEW_ORDER, ORDERS, WAREHOUSE};
-use crate::tpcc::check::{all, failed};
+use crate::tpcc::check::ReadCheck;
 use crate::tpcc::gen::DISTRICTS;
-use crate::tpcc::TpccKind;
 use fathom_core::doc::bson::{doc, Document, RawDocumentBuf};
 use fathom_core::doc::{DocSession, Find};
-use fathom_core::driver::{Client, Done};
-use std::collections::VecDeque;
 
 /// The documents of copy `t`'s collection `name` that `filter` matches, projected.
 fn docs(
@@ -100,30 +97,16 @@ fn wrong(s: &mut dyn DocSession, t: u32, w: i64, c: usize) -> anyhow::Result<i64
     Ok(wrong)
 }
 
-/// The check step's one client on a document server.
-pub struct DocCheck<'e> {
+/// The check step's one client.
+pub fn client<'e>(
     session: Box<dyn DocSession + 'e>,
-    todo: VecDeque<(u32, i64, usize)>,
-}
-
-impl<'e> DocCheck<'e> {
-    pub fn new(session: Box<dyn DocSession + 'e>, tables: u32, warehouses: i64) -> DocCheck<'e> {
-        DocCheck {
-            session,
-            todo: all(tables, warehouses),
-        }
-    }
-}
-
-impl Client for DocCheck<'_> {
-    fn next(&mut self) -> anyhow::Result<Option<Done>> {
-        let Some((t, w, c)) = self.todo.pop_front() else {
-            return Ok(None);
-        };
-        let wrong = wrong(self.session.as_mut(), t, w, c)?;
-        if wrong > 0 {
-            return Err(failed(c, w, t, wrong));
-        }
-        Ok(Some(Done::of(TpccKind::Check)))
-    }
+    tables: u32,
+    warehouses: i64,
+) -> ReadCheck<Box<dyn DocSession + 'e>> {
+    ReadCheck::new(
+        session,
+        |s, t, w, c| wrong(s.as_mut(), t, w, c),
+        tables,
+        warehouses,
+    )
 }

@@ -283,33 +283,9 @@ fn payment(x: &mut Tx, p: &input::Payment) -> anyhow::Result<()> {
     let comment = "PAYMENT";
     let amount = p.amount as f64;
     let filter = doc! {"D_ID": int(d), "D_W_ID": int(w), "$comment": comment};
-    let projection = doc! {"D_NAME": 1, "D_STREET_1": 1, "D_STREET_2": 1, "D_CITY": 1,
-    "D_STATE": 1, "D_ZIP": 1};
-    let inc = doc! {"$inc": {"D_YTD": amount}};
-    let district = x.modify(
-        DISTRICT,
-        Modify {
-            filter: &filter,
-            sort: None,
-            projection: Some(&projection),
-            update: Some(&inc),
-        },
-    )?;
-    let district = district.unwrap_or_default();
+    let district = pay(x, (DISTRICT, "D_"), &filter, amount)?;
     let filter = doc! {"W_ID": int(w), "$comment": comment};
-    let projection = doc! {"W_NAME": 1, "W_STREET_1": 1, "W_STREET_2": 1, "W_CITY": 1,
-    "W_STATE": 1, "W_ZIP": 1};
-    let inc = doc! {"$inc": {"W_YTD": amount}};
-    let warehouse = x.modify(
-        WAREHOUSE,
-        Modify {
-            filter: &filter,
-            sort: None,
-            projection: Some(&projection),
-            update: Some(&inc),
-        },
-    )?;
-    let warehouse = warehouse.unwrap_or_default();
+    let warehouse = pay(x, (WAREHOUSE, "W_"), &filter, amount)?;
     let search = doc! {"C_W_ID": int(w), "C_D_ID": int(d), "$comment": comment};
     let without = doc! {"C_BALANCE": 0, "C_YTD_PAYMENT": 0, "C_PAYMENT_CNT": 0};
     let last = p.by_name.then_some(p.last.as_str());
@@ -333,6 +309,28 @@ fn payment(x: &mut Tx, p: &input::Payment) -> anyhow::Result<()> {
     let history = doc! {"H_D_ID": int(d), "H_W_ID": int(w), "H_DATE": now(),
     "H_AMOUNT": amount, "H_DATA": h_data};
     x.insert(HISTORY, history)
+}
+
+/// Payment's findAndModify of the district or the warehouse (its `prefix`): `$inc` of its
+/// YTD by `amount`, its name and address read as they were.
+fn pay(
+    x: &mut Tx,
+    (name, prefix): (&str, &str),
+    filter: &Document,
+    amount: f64,
+) -> anyhow::Result<RawDocumentBuf> {
+    let mut projection = Document::new();
+    for field in ["NAME", "STREET_1", "STREET_2", "CITY", "STATE", "ZIP"] {
+        projection.insert(format!("{prefix}{field}"), 1);
+    }
+    let inc = doc! {"$inc": {format!("{prefix}YTD"): amount}};
+    let m = Modify {
+        filter,
+        sort: None,
+        projection: Some(&projection),
+        update: Some(&inc),
+    };
+    Ok(x.modify(name, m)?.unwrap_or_default())
 }
 
 /// Order-Status as py-tpcc's `_doOrderStatusTxn`: the customer, then its last order with

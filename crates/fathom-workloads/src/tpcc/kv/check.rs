@@ -4,12 +4,9 @@
 //! leave it out).
 
 use super::{col, key, key_col, pk, Stored, Table};
-use crate::tpcc::check::{all, failed};
+use crate::tpcc::check::ReadCheck;
 use crate::tpcc::gen::DISTRICTS;
-use crate::tpcc::TpccKind;
-use fathom_core::driver::{Client, Done};
 use fathom_core::kv::{Direction, KvSession, Seek};
-use std::collections::VecDeque;
 
 /// Visits every entry under `prefix`.
 fn each(
@@ -84,30 +81,16 @@ fn wrong(s: &mut dyn KvSession, t: u32, w: i64, c: usize) -> anyhow::Result<i64>
     Ok(wrong)
 }
 
-/// The check step's one client on a kv engine.
-pub struct KvCheck<'e> {
+/// The check step's one client.
+pub fn client<'e>(
     session: Box<dyn KvSession + 'e>,
-    todo: VecDeque<(u32, i64, usize)>,
-}
-
-impl<'e> KvCheck<'e> {
-    pub fn new(session: Box<dyn KvSession + 'e>, tables: u32, warehouses: i64) -> KvCheck<'e> {
-        KvCheck {
-            session,
-            todo: all(tables, warehouses),
-        }
-    }
-}
-
-impl Client for KvCheck<'_> {
-    fn next(&mut self) -> anyhow::Result<Option<Done>> {
-        let Some((t, w, c)) = self.todo.pop_front() else {
-            return Ok(None);
-        };
-        let wrong = wrong(self.session.as_mut(), t, w, c)?;
-        if wrong > 0 {
-            return Err(failed(c, w, t, wrong));
-        }
-        Ok(Some(Done::of(TpccKind::Check)))
-    }
+    tables: u32,
+    warehouses: i64,
+) -> ReadCheck<Box<dyn KvSession + 'e>> {
+    ReadCheck::new(
+        session,
+        |s, t, w, c| wrong(s.as_mut(), t, w, c),
+        tables,
+        warehouses,
+    )
 }
