@@ -4,6 +4,7 @@
 
 use super::gen::{last_name, Draws, Follow, CUSTOMERS, DISTRICTS, ITEMS};
 use super::TpccKind;
+use fathom_core::driver::Done;
 
 /// A New-Order's inputs.
 pub struct NewOrder {
@@ -254,4 +255,15 @@ pub fn line_amount(follow: Follow, quantity: i64, price: f64, taxes: f64, discou
         Follow::SysbenchTpcc => amount.trunc(),
         Follow::Spec => (amount * 100.0).round() / 100.0,
     }
+}
+
+/// What a terminal's transaction counts: the kind it ended as, one row, the retries it took
+/// and the bytes it read.
+pub fn done((kind, retries): (TpccKind, u32), bytes: u64) -> Option<Done> {
+    Some(Done {
+        bytes,
+        rows: 1,
+        retries,
+        ..Done::of(kind)
+    })
 }

@@ -314,18 +314,13 @@ impl<'e> Terminal<'e> {
 impl Client for Terminal<'_> {
     fn next(&mut self) -> anyhow::Result<Option<Done>> {
         let kind = self.inputs.kind();
-        let (done, retries) = retrying(|| {
+        let ran = retrying(|| {
             self.transaction(kind).inspect_err(|e| {
                 if retryable(e) {
                     let _ = self.conn.exec("ROLLBACK");
                 }
             })
         })?;
-        Ok(Some(Done {
-            bytes: self.bytes,
-            rows: 1,
-            retries,
-            ..Done::of(done)
-        }))
+        Ok(input::done(ran, self.bytes))
     }
 }

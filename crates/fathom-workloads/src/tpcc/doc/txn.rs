@@ -140,28 +140,76 @@ fn ints(values: impl IntoIterator<Item = i64>) -> Bson {
     Bson::Array(values.into_iter().map(int).collect())
 }
 
+/// The prices of a New-Order's items by one `find` of them by `$in`; None when one is missing
+/// (py-tpcc then aborts: the 1% rollback). A repeated item is counted once.
+fn prices(x: &mut Tx, ids: &[i64]) -> anyhow::Result<Option<HashMap<i64, f64>>> {
+    let filter = doc! {"I_ID": {"$in": ints(ids.iter().copied())}, "I_W_ID": int(0),
+    "$comment": NEW_ORDER_COMMENT};
+    let fields = doc! {"_id": 0, "I_ID": 1, "I_PRICE": 1, "I_NAME": 1, "I_DATA": 1};
+    let found = x.find(ITEM, Find::new(&filter).project(&fields))?;
+    let prices: HashMap<i64, f64> = (found.iter())
+        .map(|d| (num(d, "I_ID") as i64, num(d, "I_PRICE")))
+        .collect();
+    let wanted: BTreeSet<i64> = ids.iter().copied().collect();
+    Ok((prices.len() == wanted.len()).then_some(prices))
+}
+
+const NEW_ORDER_COMMENT: &str = "NEW_ORDER";
+
+/// The stock of a New-Order's lines by (item, supplying warehouse), by one `find`: `$in` when
+/// every line is local, else `$or` of the pairs.
+fn stocks(
+    x: &mut Tx,
+    i: &input::NewOrder,
+    dist: &str,
+) -> anyhow::Result<HashMap<(i64, i64), RawDocumentBuf>> {
+    let filter = match i.all_local == 1 {
+        true => doc! {"S_I_ID": {"$in": ints(i.lines.iter().map(|l| l.0))}, "S_W_ID": int(i.w),
+        "$comment": NEW_ORDER_COMMENT},
+        false => {
+            let each: Vec<Bson> = (i.lines.iter())
+                .map(|&(item, supply, _)| {
+                    Bson::Document(doc! {"S_I_ID": int(item), "S_W_ID": int(supply)})
+                })
+                .collect();
+            doc! {"$or": each, "$comment": NEW_ORDER_COMMENT}
+        }
+    };
+    let mut fields = doc! {"_id": 0, "S_I_ID": 1, "S_W_ID": 1, "S_QUANTITY": 1, "S_DATA": 1,
+    "S_YTD": 1, "S_ORDER_CNT": 1, "S_REMOTE_CNT": 1};
+    fields.insert(dist, 1);
+    let found = x.find(STOCK, Find::new(&filter).project(&fields))?;
+    Ok((found.into_iter())
+        .map(|s| ((num(&s, "S_I_ID") as i64, num(&s, "S_W_ID") as i64), s))
+        .collect())
+}
+
+/// A stock document's `$set` for a line of `quantity` from `supply` ordered in warehouse
+/// `w`, as py-tpcc computes it (the specification's rule: down by the quantity while 10 or
+/// more would be left, else up by 91).
+fn stock_set(s: &RawDocument, w: i64, supply: i64, quantity: i64) -> Document {
+    let left = num(s, "S_QUANTITY") as i64;
+    let left = match left >= quantity + 10 {
+        true => left - quantity,
+        false => left + 91 - quantity,
+    };
+    doc! {"$set": {
+        "S_QUANTITY": int(left),
+        "S_YTD": int(num(s, "S_YTD") as i64 + quantity),
+        "S_ORDER_CNT": int(num(s, "S_ORDER_CNT") as i64 + 1),
+        "S_REMOTE_CNT": int(num(s, "S_REMOTE_CNT") as i64 + (supply != w) as i64),
+    }}
+}
+
 /// New-Order as py-tpcc's `_doNewOrderTxn`. On a server without transactions the items are
 /// read before the district is changed, so a New-Order that rolls back has written nothing.
 fn new_order(x: &mut Tx, i: &input::NewOrder) -> anyhow::Result<bool> {
-    let items_first = !x.server.transactions;
     let (w, d, c) = (i.w, i.d, i.c);
-    let comment = "NEW_ORDER";
+    let comment = NEW_ORDER_COMMENT;
     let ids: Vec<i64> = i.lines.iter().map(|l| l.0).collect();
-    let items_q = doc! {"I_ID": {"$in": ints(ids.iter().copied())}, "I_W_ID": int(0),
-    "$comment": comment};
-    let items_p = doc! {"_id": 0, "I_ID": 1, "I_PRICE": 1, "I_NAME": 1, "I_DATA": 1};
-    // Every distinct item found, or none (py-tpcc aborts when one is missing: the 1% rollback).
-    let read_items = |x: &mut Tx| -> anyhow::Result<Option<HashMap<i64, f64>>> {
-        let found = x.find(ITEM, Find::new(&items_q).project(&items_p))?;
-        let prices: HashMap<i64, f64> = (found.iter())
-            .map(|d| (num(d, "I_ID") as i64, num(d, "I_PRICE")))
-            .collect();
-        let wanted: BTreeSet<i64> = ids.iter().copied().collect();
-        Ok((prices.len() == wanted.len()).then_some(prices))
-    };
     let mut prices = None;
-    if items_first {
-        prices = read_items(x)?;
+    if !x.server.transactions {
+        prices = self::prices(x, &ids)?;
         if prices.is_none() {
             return Ok(false);
         }
@@ -169,23 +217,20 @@ fn new_order(x: &mut Tx, i: &input::NewOrder) -> anyhow::Result<bool> {
     let filter = doc! {"D_ID": int(d), "D_W_ID": int(w), "$comment": comment};
     let projection = doc! {"_id": 0, "D_ID": 1, "D_W_ID": 1, "D_TAX": 1, "D_NEXT_O_ID": 1};
     let (inc, sort) = (doc! {"$inc": {"D_NEXT_O_ID": 1}}, doc! {"NO_O_ID": 1});
-    let district = x.modify(
-        DISTRICT,
-        Modify {
-            filter: &filter,
-            sort: Some(&sort),
-            projection: Some(&projection),
-            update: Some(&inc),
-        },
-    )?;
-    let district = district.unwrap_or_default();
+    let m = Modify {
+        filter: &filter,
+        sort: Some(&sort),
+        projection: Some(&projection),
+        update: Some(&inc),
+    };
+    let district = x.modify(DISTRICT, m)?.unwrap_or_default();
     let (d_tax, o) = (
         num(&district, "D_TAX"),
         num(&district, "D_NEXT_O_ID") as i64,
     );
     let prices = match prices {
         Some(p) => p,
-        None => match read_items(x)? {
+        None => match self::prices(x, &ids)? {
             Some(p) => p,
             None => return Ok(false),
         },
@@ -193,57 +238,20 @@ fn new_order(x: &mut Tx, i: &input::NewOrder) -> anyhow::Result<bool> {
     let filter = doc! {"W_ID": int(w), "$comment": comment};
     let warehouse = x.find_one(WAREHOUSE, &filter, &doc! {"_id": 0, "W_TAX": 1})?;
     let filter = doc! {"C_ID": int(c), "C_D_ID": int(d), "C_W_ID": int(w), "$comment": comment};
-    let customer = x.find_one(
-        CUSTOMER,
-        &filter,
-        &doc! {"C_DISCOUNT": 1, "C_LAST": 1, "C_CREDIT": 1},
-    )?;
-    x.insert(
-        NEW_ORDER,
-        doc! {"NO_O_ID": int(o), "NO_D_ID": int(d), "NO_W_ID": int(w)},
-    )?;
-    let all_local = i.all_local == 1;
+    let fields = doc! {"C_DISCOUNT": 1, "C_LAST": 1, "C_CREDIT": 1};
+    let customer = x.find_one(CUSTOMER, &filter, &fields)?;
+    let new = doc! {"NO_O_ID": int(o), "NO_D_ID": int(d), "NO_W_ID": int(w)};
+    x.insert(NEW_ORDER, new)?;
     let dist = format!("S_DIST_{d:02}");
-    let stock_q = match all_local {
-        true => doc! {"S_I_ID": {"$in": ints(ids.iter().copied())}, "S_W_ID": int(w),
-        "$comment": comment},
-        false => {
-            let each: Vec<Bson> = (i.lines.iter())
-                .map(|&(item, supply, _)| {
-                    Bson::Document(doc! {"S_I_ID": int(item), "S_W_ID": int(supply)})
-                })
-                .collect();
-            doc! {"$or": each, "$comment": comment}
-        }
-    };
-    let mut stock_p = doc! {"_id": 0, "S_I_ID": 1, "S_W_ID": 1, "S_QUANTITY": 1, "S_DATA": 1,
-    "S_YTD": 1, "S_ORDER_CNT": 1, "S_REMOTE_CNT": 1};
-    stock_p.insert(dist.as_str(), 1);
-    let stocks: HashMap<(i64, i64), RawDocumentBuf> = (x
-        .find(STOCK, Find::new(&stock_q).project(&stock_p))?
-        .into_iter())
-    .map(|s| ((num(&s, "S_I_ID") as i64, num(&s, "S_W_ID") as i64), s))
-    .collect();
+    let stocks = stocks(x, i, &dist)?;
     let o_entry_d = now();
-    let mut filters = Vec::with_capacity(i.lines.len());
-    let mut sets = Vec::with_capacity(i.lines.len());
-    let mut lines = Vec::with_capacity(i.lines.len());
+    let (mut filters, mut sets, mut lines) = (Vec::new(), Vec::new(), Vec::new());
     let mut total = 0.0;
+    let none = RawDocumentBuf::default();
     for (number, &(item, supply, quantity)) in (1..).zip(&i.lines) {
-        let none = RawDocumentBuf::default();
         let s = stocks.get(&(item, supply)).unwrap_or(&none);
-        let mut left = num(s, "S_QUANTITY") as i64;
-        left = match left >= quantity + 10 {
-            true => left - quantity,
-            false => left + 91 - quantity,
-        };
-        let remote = num(s, "S_REMOTE_CNT") as i64 + (supply != w) as i64;
-        sets.push(doc! {"$set": {
-            "S_QUANTITY": int(left),
-            "S_YTD": int(num(s, "S_YTD") as i64 + quantity),
-            "S_ORDER_CNT": int(num(s, "S_ORDER_CNT") as i64 + 1),
-            "S_REMOTE_CNT": int(remote),
-        }});
+        sets.push(stock_set(s, w, supply, quantity));
+        // py-tpcc's filter is the stock document as read.
         let mut f = s.to_document()?;
         f.insert("$comment", comment);
         filters.push(f);
@@ -525,12 +533,7 @@ impl<'e> DocTerminal<'e> {
 impl Client for DocTerminal<'_> {
     fn next(&mut self) -> anyhow::Result<Option<Done>> {
         let kind = self.inputs.kind();
-        let (done, retries) = retrying(|| self.transaction(kind))?;
-        Ok(Some(Done {
-            bytes: self.bytes,
-            rows: 1,
-            retries,
-            ..Done::of(done)
-        }))
+        let ran = retrying(|| self.transaction(kind))?;
+        Ok(input::done(ran, self.bytes))
     }
 }

@@ -374,12 +374,7 @@ impl<'e> KvTerminal<'e> {
 impl Client for KvTerminal<'_> {
     fn next(&mut self) -> anyhow::Result<Option<Done>> {
         let kind = self.inputs.kind();
-        let (done, retries) = retrying(|| self.transaction(kind))?;
-        Ok(Some(Done {
-            bytes: self.bytes,
-            rows: 1,
-            retries,
-            ..Done::of(done)
-        }))
+        let ran = retrying(|| self.transaction(kind))?;
+        Ok(input::done(ran, self.bytes))
     }
 }
