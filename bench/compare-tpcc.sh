@@ -4,6 +4,7 @@
 # `fathom serve`.
 #   TPCC_SRC=/path/to/sysbench-tpcc bench/compare-tpcc.sh                  # innodb, 1,2,4,8 clients, 30 s
 #   TPCC_SRC=... WAREHOUSES=2 REPEATS=3 bench/compare-tpcc.sh postgres 1,2 20
+#   TPCC_SRC=... WAREHOUSES=10 LOAD_ONLY=1 bench/compare-tpcc.sh myrocks     # the loads only
 # 1. The loads: each tool prepares WAREHOUSES warehouses into a database of its own (sysbench-tpcc
 #    with as many threads as warehouses, up to 8; fathom with as many clients); wall seconds of
 #    each (sysbench-tpcc's includes its fixed 30 s sleep, printed apart) and the tables' size.
@@ -84,6 +85,7 @@ tpcc sbtpcc "$loaders" 0 prepare >"$work/sysbench-prepare.log" 2>&1
 s_load=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
 echo "load of $WAREHOUSES warehouses, $loaders threads: fathom ${f_load}s, $(size sbtest) bytes;" \
   "sysbench-tpcc ${s_load}s (30 s of it its sleep), $(size sbtpcc) bytes"
+[[ -n ${LOAD_ONLY:-} ]] && exit 0
 
 # The statements of a 5 s run of tool $1 on one client, by shape.
 shapes() {

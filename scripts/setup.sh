@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every system package fathom needs on a fresh Debian 12 machine (run as root).
-#   scripts/setup.sh          build dependencies (libclang for RocksDB's bindings)
+#   scripts/setup.sh          build dependencies (libclang for RocksDB's bindings), and fio for
+#                             `fathom calibrate`
 #   scripts/setup.sh --servers  also the database servers fathom starts (MariaDB with MyRocks, PostgreSQL)
 #   scripts/setup.sh --peers    also the peer tools used for side-by-side runs (db_bench, sysbench, GNU time)
 #   scripts/setup.sh --dbbench  also what building db_bench against fathom's RocksDB needs (gflags, and
@@ -20,7 +21,7 @@
 #                               Go 1.22+ (else Go 1.22.12, itself fetched from the proxy)
 set -euo pipefail
 
-packages=(libclang-dev clang pkg-config build-essential libwiredtiger-dev)
+packages=(libclang-dev clang pkg-config build-essential libwiredtiger-dev fio)
 servers=(mariadb-server mariadb-plugin-rocksdb postgresql)
 for arg in "$@"; do
   case "$arg" in

@@ -1,5 +1,6 @@
 //! The `fathom` command: parses the command line and hands each subcommand to its module.
 
+mod calibrate;
 mod compare;
 mod history;
 mod info;
@@ -59,6 +60,10 @@ enum Command {
     /// Run a command (db_bench, sysbench, a minimal loop) under the perf `fathom run
     /// --profile` uses, writing its folded stacks and printing where its CPU went.
     Profile(profile::ProfileArgs),
+    /// Measure the data directory's device (random reads at queue depths 1, 4 and 32,
+    /// sequential bandwidth, synced 4k writes) with fio at real-time priority, kept in
+    /// RESULTS/device.json for runs to judge their IO against.
+    Calibrate(calibrate::CalibrateArgs),
     /// Start a server engine from a setup and keep it up until Ctrl-C, printing its URL and
     /// pid for `--set url=... --set pid=...` and other tools.
     Serve(serve::ServeArgs),
@@ -99,6 +104,7 @@ fn main() {
         Command::Store { command } => store::run(&command),
         Command::History(args) => history::run(&args),
         Command::Serve(args) => serve::run(&args),
+        Command::Calibrate(args) => calibrate::run(&args),
         Command::Engines => {
             print!("{}", info::engines());
             Ok(())

@@ -9,6 +9,7 @@ pub mod capability;
 pub mod cgroup;
 pub mod changepoint;
 pub mod combine;
+pub mod device;
 pub mod doc;
 pub mod driver;
 pub mod family;

@@ -89,6 +89,10 @@ pub struct DriveInput {
     /// Samples per second per CPU for --profile [default: 99].
     #[arg(long, value_name = "HZ")]
     pub profile_hz: Option<u32>,
+    /// Sample what each thread off a CPU waits on (a lock, a sync, a timer, the network, the
+    /// device, a page fault), 50 times a second over each step's measured span.
+    #[arg(long)]
+    pub waits: bool,
 }
 
 /// How open-loop arrivals are spaced (`--arrivals`, an experiment's `arrivals`).

@@ -55,6 +55,8 @@ pub struct RunSpec {
     /// Settings fathom set because the workload needs them (`transactions=optimistic: ...`),
     /// printed in the run's header.
     pub implied: Vec<String>,
+    /// `--waits`: sample what the threads off a CPU wait on.
+    pub waits: bool,
 }
 
 /// How errors name what the user wrote: flags, or keys of an experiment file.
@@ -157,6 +159,7 @@ pub fn resolve(
         open_loop: open_loop(drive, keys)?,
         find_max: find_max(drive, keys)?,
         implied: Vec::new(),
+        waits: drive.waits,
     };
     spec.check().map_err(|e| match keys {
         Keys::Flags => e,

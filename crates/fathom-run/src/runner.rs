@@ -114,6 +114,8 @@ pub(crate) fn run_here(
         )
     });
     check_existing_data(spec, place)?;
+    // On before the engine's threads exist, off (as it was) when the run ends.
+    let _delay_accounting = fathom_core::sample::threads::DelayAccounting::on();
     let data = DataDir::fresh(place, &label)?;
     let limit = memory_limit(spec, handed)?;
     let mut engine = OpenEngine::open(
@@ -135,11 +137,14 @@ pub(crate) fn run_here(
         None => RunDir::create(&place.results, &label)?,
     };
     let sampler = Sampler::new(target.data_dirs(), target.pids());
-    let host = HostFacts::read(
+    let mut host = HostFacts::read(
         &data.path,
         sampler.device().map(|d| d.name.as_str()),
         limit.as_ref().map(MemoryLimit::describe),
     );
+    host.device_limits = sampler
+        .device()
+        .and_then(|d| fathom_core::device::kept_for(&place.results, d, host.disk_model.as_deref()));
     let mut manifest = manifest(spec, workload.params(), target, host, place);
     run_dir.write_manifest(&manifest)?;
     observer.run_started(&manifest, spec, &run_dir.path);

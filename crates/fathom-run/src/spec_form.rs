@@ -23,6 +23,8 @@ pub struct SpecForm {
     #[serde(default)]
     find_max: Option<crate::findmax::FindMax>,
     implied: Vec<String>,
+    #[serde(default)]
+    waits: bool,
 }
 
 /// The serialized form of a resolved `Setup`.
@@ -58,6 +60,7 @@ impl From<RunSpec> for SpecForm {
             open_loop: spec.open_loop,
             find_max: spec.find_max,
             implied: spec.implied,
+            waits: spec.waits,
         }
     }
 }
@@ -103,6 +106,7 @@ impl TryFrom<SpecForm> for RunSpec {
             open_loop: f.open_loop,
             find_max: f.find_max,
             implied: f.implied,
+            waits: f.waits,
         })
     }
 }

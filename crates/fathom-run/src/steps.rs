@@ -223,6 +223,7 @@ impl Steps<'_> {
             on_interval: &mut on_interval,
             watch: profile.as_mut().map(|p| p as &mut dyn Watch),
             stop: self.stop,
+            waits: self.spec.waits,
         })?;
         if let Some(p) = profile {
             summary.profile = Some(p.finish()?);

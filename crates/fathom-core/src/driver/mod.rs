@@ -18,6 +18,7 @@ use crate::kind::StepKinds;
 use crate::options::Syntax;
 use crate::pace::{Schedule, Spacing};
 use crate::result::{IntervalRecord, StepSummary};
+use crate::sample::waits::WaitSampler;
 use crate::sample::Sampler;
 use crate::stop::Stop;
 use crate::target::{Counters, Maintenance, Target};
@@ -295,12 +296,19 @@ pub struct StepRun<'a> {
     pub watch: Option<&'a mut (dyn Watch + 'static)>,
     /// Asked to stop (Ctrl-C): the step ends early, its records finished.
     pub stop: &'a Stop,
+    /// `--waits`: sample what the threads off a CPU wait on over the measured span.
+    pub waits: bool,
 }
 
 /// Runs one step to completion (or interruption) and returns its summary. Interval records and
 /// histograms are on disk when it returns.
 pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     let (plan, target, sampler) = (run.plan, run.target, run.sampler);
+    // This thread collects and samples: fathom's own, not the engine's.
+    crate::sample::threads::mark(crate::sample::threads::Whose::Harness);
+    // Each thread's block IO waits are counted while delay accounting is on (the runner turns
+    // it on for the run): counted for the step when it was on at both ends.
+    let blkio_from_start = crate::sample::threads::delay_accounting_on();
     let started_at = crate::result::now_utc();
     let origin_wall = SystemTime::now();
     let clock = Clock::start(plan, run.stop);
@@ -315,14 +323,28 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         &run.files.intervals,
     )?;
     let mut counters_before = None;
+    let mut waits = None;
+    let start_waits = |on: bool| {
+        on.then(|| WaitSampler::start(sampler.server_pids(), sampler.embedded()))
+            .transpose()
+            .context("starting the --waits sampler")
+    };
     // Without warmup, measurement starts before the first operation.
     if plan.warmup.is_zero() {
         counters_before = Some(span_from_here(&mut run.watch, target, &mut iv, sampler));
+        waits = start_waits(run.waits)?;
         clock.start_measuring();
     }
     let crew = std::mem::replace(&mut run.crew, Crew::of_clients(Vec::new()));
     let on_interval = &mut *run.on_interval;
-    let mut measure_from_here = || counters_before = Some(begin_measuring(&mut run.watch, target));
+    let waits_on = run.waits && waits.is_none();
+    let mut measure_from_here = || {
+        counters_before = Some(begin_measuring(&mut run.watch, target));
+        // A sampler that cannot start (no thread) leaves the step without waits.
+        if let Ok(Some(w)) = start_waits(waits_on) {
+            waits = Some(w);
+        }
+    };
     let ran: Collected = threads::run(
         &clock,
         crew,
@@ -339,6 +361,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         counters_before = Some(span_from_here(&mut run.watch, target, &mut iv, sampler));
     }
     let end_of_ops = sampler.sample();
+    let waits = waits.and_then(WaitSampler::finish);
     // Clients are dropped after the step's last sample, so a server backend serving one (and
     // the CPU it used) is still counted.
     drop(ran.clients);
@@ -366,6 +389,9 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         end: &end,
         ops_end: ran.ops_end,
         busy: ran.busy,
+        paced: ran.paced,
+        blkio: blkio_from_start && crate::sample::threads::delay_accounting_on(),
+        waits,
         background: ran.background.as_ref(),
         maintenance_seconds,
         started_at,

@@ -6,6 +6,8 @@ use super::{Pace, StepPlan};
 use crate::kind::Role;
 use crate::recorder::{KindRecord, Latency, Recorder};
 use crate::result::{Background, MemoryGb, OpSummary, StepSummary};
+use crate::sample::threads::ThreadTime;
+use crate::sample::waits::Waits;
 use crate::sample::{Sample, Sampler};
 use crate::target::{Counters, Target};
 use std::time::{Duration, Instant};
@@ -26,6 +28,12 @@ pub(super) struct Measured<'a> {
     pub(super) ops_end: Instant,
     /// Summed time the clients spent in measured operations.
     pub(super) busy: Duration,
+    /// Summed time the clients slept until their operations' intended starts, if paced.
+    pub(super) paced: Option<Duration>,
+    /// Delay accounting was on throughout: block IO waits are counted.
+    pub(super) blkio: bool,
+    /// `--waits`: what the threads waited on, sampled.
+    pub(super) waits: Option<Waits>,
     pub(super) background: Option<&'a Recorder>,
     pub(super) maintenance_seconds: f64,
     pub(super) started_at: String,
@@ -105,6 +113,16 @@ impl Measured<'_> {
             engine_options: None,
             profile: None,
             probe: None,
+            time: match (&self.first.threads, &self.end.threads) {
+                (Some(a), Some(b)) => Some(ThreadTime::between(
+                    a,
+                    b,
+                    self.blkio,
+                    self.paced.map(|p| p.as_secs_f64()),
+                )),
+                _ => None,
+            },
+            waits: self.waits.clone(),
         }
     }
 }

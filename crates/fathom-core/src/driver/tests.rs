@@ -133,6 +133,7 @@ fn run_slow_counters(
         },
         on_interval: seen,
         watch,
+        waits: false,
         stop,
     })
     .unwrap()

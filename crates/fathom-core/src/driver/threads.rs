@@ -8,6 +8,7 @@ use super::{BackgroundClient, Client, Crew, LatencyFrom, Pace, Paced, StepPlan};
 use crate::pace::{sleep_until, Arrivals, UnitRate};
 use crate::recorder::Recorder;
 use crate::result::IntervalRecord;
+use crate::sample::threads::Whose;
 use crate::stop::Stop;
 use crate::tick::Tick;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -78,6 +79,8 @@ enum Msg {
         epoch: usize,
         rec: Recorder,
         busy: Duration,
+        /// Time it slept until its operations' intended starts (open loop), if paced.
+        paced: Option<Duration>,
         ended: Instant,
     },
     Failed {
@@ -139,6 +142,8 @@ struct Ended {
     epoch: usize,
     /// When its first measured operation started.
     measured_from: Option<Tick>,
+    /// Measured time it slept until its operations' intended starts; `None` in closed loop.
+    paced: Option<Duration>,
 }
 
 /// At an interval boundary the thread saw (`epochs.end`), hands in what it recorded in the
@@ -202,6 +207,10 @@ fn client_loop(
         // queued behind a slow operation counts as latency.
         let start = match starts.next() {
             Some(at) => {
+                if my_epoch >= 1 {
+                    let ahead = at.saturating_duration_since(Instant::now());
+                    *ended.paced.get_or_insert(Duration::ZERO) += ahead;
+                }
                 sleep_until(at);
                 let (now, at) = (Tick::now(), Tick::from_instant(at));
                 if my_epoch >= 1 {
@@ -250,13 +259,16 @@ fn client_thread<'c>(
     clock: &Clock<'_>,
     tx: mpsc::Sender<Msg>,
 ) -> Box<dyn Client + 'c> {
+    crate::sample::threads::mark(Whose::Client);
     let mut ended = Ended {
         rec: Recorder::new(clock.plan.kinds.len()),
         epoch: 0,
         measured_from: None,
+        paced: None,
     };
     let result = client_loop(thread, client.as_mut(), clock, &tx, &mut ended);
     client.stopped();
+    crate::sample::threads::retire();
     match result {
         Ok(()) => {
             let end = Tick::now();
@@ -268,6 +280,7 @@ fn client_thread<'c>(
                 epoch: ended.epoch,
                 rec: ended.rec.take(),
                 busy,
+                paced: ended.paced,
                 // The system clock, as the samples the step's time is measured from: the
                 // operations' clock (the TSC) drifts from it by milliseconds over hours.
                 ended: Instant::now(),
@@ -308,6 +321,7 @@ fn background_thread(
     pace: Option<Pace>,
     end: &BackgroundEnd<'_>,
 ) -> anyhow::Result<Recorder> {
+    crate::sample::threads::mark(Whose::Background);
     let (mut client, ends_step) = (b.client, b.ends_step);
     let kinds = &end.clock.plan.kinds;
     let mut rec = Recorder::new(kinds.len());
@@ -339,6 +353,7 @@ fn background_thread(
         }
     };
     client.stopped();
+    crate::sample::threads::retire();
     end.ended(result.is_err(), ends_step);
     result
 }
@@ -349,6 +364,9 @@ pub(super) struct Collected<'c> {
     pub(super) background: Option<Recorder>,
     /// Summed time the clients spent in measured operations.
     pub(super) busy: Duration,
+    /// Summed time the clients slept until their operations' intended starts; `None` when
+    /// none was paced.
+    pub(super) paced: Option<Duration>,
     /// When the last client ended.
     pub(super) ops_end: Instant,
     /// The clients, to be dropped after the step's last sample.
@@ -471,6 +489,7 @@ fn collect<'c>(
     let mut out = Collected {
         background: None,
         busy: Duration::ZERO,
+        paced: None,
         ops_end: clock.warm_end,
         clients: Vec::new(),
         failure: None,
@@ -517,11 +536,15 @@ fn collect<'c>(
                 epoch: e,
                 rec,
                 busy,
+                paced,
                 ended,
             }) => {
                 iv.add(thread, e, rec);
                 iv.finished[thread] = Some(e);
                 out.busy += busy;
+                if let Some(p) = paced {
+                    *out.paced.get_or_insert(Duration::ZERO) += p;
+                }
                 out.ops_end = out.ops_end.max(ended);
                 running -= 1;
             }

@@ -322,7 +322,7 @@ pub use run::*;
     // host's view (a profile is one host's processes).
     first(step, index, latency_us, query_mix, queue_us, shared_queue, latency_from_start),
     first(engine_options, profile, probe),
-    fields(engine_stats, by_op, host, background)
+    fields(engine_stats, by_op, host, background, time, waits)
 )]
 pub struct StepSummary {
     pub step: String,
@@ -405,6 +405,13 @@ pub struct StepSummary {
     /// A probe of `--find-max`: the rate it ran at and whether it met the target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<Probe>,
+    /// Where the threads' time went over the step's window (on a CPU, waiting for one, for
+    /// block IO, paced, the rest): the clients', fathom's other threads' and the engine's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<crate::sample::threads::ThreadTime>,
+    /// `--waits`: what the threads off a CPU waited on, sampled by kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waits: Option<crate::sample::waits::Waits>,
     /// Whose memory the engine's resident size is, at the step's end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryGb>,

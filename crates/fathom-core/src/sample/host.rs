@@ -12,7 +12,7 @@ fn read(path: impl AsRef<Path>) -> String {
 
 /// The kernel driver of a block device (`virtio_blk`, `nvme`, `sd`), looking through a
 /// partition to its disk.
-fn driver(device: &str) -> Option<String> {
+pub(crate) fn driver(device: &str) -> Option<String> {
     let node = std::fs::canonicalize(format!("/sys/class/block/{device}")).ok()?;
     let disk = if node.join("partition").exists() {
         node.parent()?.to_path_buf()
@@ -65,6 +65,7 @@ impl HostFacts {
             disk_scheduler: device.and_then(super::identity::disk_scheduler),
             filesystem: super::identity::filesystem(data_dir),
             cgroup_limits: super::identity::cgroup_limits(),
+            device_limits: None,
         }
     }
 }

@@ -7,6 +7,8 @@ pub mod diskstats;
 pub mod host;
 pub mod identity;
 pub mod process;
+pub mod threads;
+pub mod waits;
 
 use crate::result::{DbGb, HostRates, PerOp};
 use serde::{Deserialize, Serialize};
@@ -84,6 +86,8 @@ pub struct Sample {
     pub kernel: Option<u64>,
     /// The kernel's CPU pressure (`/proc/pressure/cpu`, some), µs, where it has it.
     pub cpu_pressure_us: Option<u64>,
+    /// At a step's boundary, every thread's time of fathom's and the engine's processes.
+    pub threads: Option<threads::Snapshot>,
 }
 
 /// Reads samples for one engine.
@@ -112,6 +116,15 @@ impl Sampler {
 
     pub fn device(&self) -> Option<&Device> {
         self.device.as_ref()
+    }
+
+    /// A server's processes now (its root and every descendant); none when embedded.
+    pub fn server_pids(&self) -> Vec<u32> {
+        if self.embedded() {
+            Vec::new()
+        } else {
+            process::with_descendants(&self.engine_pids)
+        }
     }
 
     /// True when the engine runs inside the harness process.
@@ -205,6 +218,10 @@ impl Sampler {
                 0
             },
             cpu_pressure_us: cpu::pressure_some_us(),
+            threads: fresh_size.then(|| {
+                let servers: &[u32] = if multi { &pids } else { &[] };
+                threads::snapshot(servers, self.embedded())
+            }),
         }
     }
 

@@ -13,6 +13,7 @@ pub mod rates;
 pub mod relative;
 pub mod steps;
 pub mod sweep;
+pub mod time;
 pub mod workloads;
 
 use crate::section::{Input, Section, Shown};
@@ -26,6 +27,7 @@ pub const SECTIONS: &[(Shown, Build)] = &[
     (Shown::Everywhere, inserts::section),
     (Shown::Everywhere, workloads::sections),
     (Shown::Everywhere, memory::sections),
+    (Shown::Everywhere, time::section),
     (Shown::Everywhere, rates::section),
     (Shown::Everywhere, profiles::section),
     (Shown::Everywhere, relative::section),

@@ -55,6 +55,8 @@ struct ExperimentFile {
     #[serde(default)]
     profile: bool,
     profile_hz: Option<u32>,
+    #[serde(default)]
+    waits: bool,
 }
 
 fn default_clients() -> Vec<usize> {
@@ -103,6 +105,7 @@ impl Experiment {
             queue: spec.queue,
             profile: spec.profile || cli.profile,
             profile_hz: cli.profile_hz.or(spec.profile_hz),
+            waits: spec.waits || cli.waits,
         };
         let base = file.parent().unwrap_or(Path::new("."));
         let mut specs = Vec::new();

@@ -1,0 +1,108 @@
+//! `fathom calibrate`: the data directory's device measured by fio at real-time priority and
+//! kept in the results directory's `device.json`, for runs to judge their IO against.
+
+use fathom_core::device::{file_of, Calibration, DeviceFile, DeviceLimits, Figure};
+use fathom_core::sample::{identity, Device};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct CalibrateArgs {
+    /// The results directory whose `device.json` keeps the limits.
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    results: PathBuf,
+    /// A directory on the device to measure [default: RESULTS/.data, where runs put their
+    /// databases].
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// Measure again even if `device.json` has this device's limits.
+    #[arg(long)]
+    again: bool,
+    /// Seconds of each fio run.
+    #[arg(long, default_value_t = 2.0)]
+    seconds: f64,
+    /// Runs of each figure; the median is kept with the range.
+    #[arg(long, default_value_t = 3)]
+    repeats: u32,
+    /// The test file's size, MiB.
+    #[arg(long, default_value_t = 1024)]
+    size_mib: u64,
+}
+
+pub fn run(args: &CalibrateArgs) -> anyhow::Result<()> {
+    let dir = args
+        .dir
+        .clone()
+        .unwrap_or_else(|| args.results.join(".data"));
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| anyhow::anyhow!("creating {}: {e}", dir.display()))?;
+    let path = file_of(&args.results);
+    let mut file = DeviceFile::load(&path)?;
+    let device = Device::of(&dir).ok_or_else(|| {
+        anyhow::anyhow!(
+            "{}: on no block device listed in /proc/diskstats (tmpfs or overlay?): nothing to calibrate",
+            dir.display()
+        )
+    })?;
+    let model = identity::disk_model(&device.name);
+    if !args.again {
+        if let Some(kept) = file.find(&device, model.as_deref()) {
+            print(kept);
+            eprintln!(
+                "kept in {} since {}; `fathom calibrate --again` measures again",
+                path.display(),
+                kept.measured_at
+            );
+            return Ok(());
+        }
+    }
+    if !(args.seconds > 0.0 && args.repeats > 0 && args.size_mib > 0) {
+        anyhow::bail!("--seconds, --repeats and --size-mib: each more than 0");
+    }
+    eprintln!(
+        "calibrate: {} ({}) in {}, {} s x {} of each figure",
+        device.name,
+        model.as_deref().unwrap_or("model unknown"),
+        dir.display(),
+        args.seconds,
+        args.repeats
+    );
+    let limits = Calibration {
+        dir: &dir,
+        seconds_each: args.seconds,
+        repeats: args.repeats,
+        file_mib: args.size_mib,
+    }
+    .run(|f: &Figure| eprintln!("  {:<14} {:>10.0} {}", f.name, f.median, f.unit))?;
+    print(&limits);
+    file.keep(limits, &path)?;
+    eprintln!("kept in {}", path.display());
+    Ok(())
+}
+
+fn print(d: &DeviceLimits) {
+    println!(
+        "{} ({}), measured {} by {}{}",
+        d.device,
+        d.disk_model.as_deref().unwrap_or("model unknown"),
+        d.measured_at,
+        d.fio,
+        if d.realtime {
+            " at real-time priority"
+        } else {
+            ""
+        }
+    );
+    println!(
+        "{:<14} {:>10} {:>6} {:>10} {:>10}",
+        "figure", "median", "unit", "low", "high"
+    );
+    for f in &d.figures {
+        println!(
+            "{:<14} {:>10.0} {:>6} {:>10.0} {:>10.0}",
+            f.name, f.median, f.unit, f.low, f.high
+        );
+    }
+    for n in &d.notes {
+        println!("note: {n}");
+    }
+}

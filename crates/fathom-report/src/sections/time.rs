@@ -1,0 +1,147 @@
+//! Where each step's threads spent their time: fathom's clients, its background clients, its
+//! other threads and the engine's busy threads, each split into on a CPU, waiting for a CPU,
+//! waiting for block IO, paced (open loop) and the rest (asleep on a lock, the network, a
+//! condition or a timer). The CPU profile says where the CPU went; this says where the rest of
+//! the time went, the first fact a "bound by" argument needs.
+
+use crate::section::{Input, Section, Titled};
+use fathom_core::group::median_step;
+use fathom_core::result::StepSummary;
+use fathom_core::sample::threads::GroupTime;
+use fathom_core::sample::waits::{GroupWaits, Kind};
+use fathom_core::table::{Cell, Style, Table};
+
+const COLUMNS: &[&str] = &[
+    "step", "threads", "seen", "busy", "worth", "cpu%", "runq%", "blkio%", "paced%", "other%",
+    "setup",
+];
+
+const LEGEND: &str = "\
+where the threads' time went, over each step's window: threads: whose (clients: fathom's clients, which run\n\
+an embedded engine's code too; background: the step's background clients; harness: fathom's other threads;\n\
+engine: the engine's threads, a server's processes' or an embedded engine's own); seen, busy: threads seen in\n\
+the window and those on a CPU or waiting for one or for IO at least 5% of it; worth: the time counted, in\n\
+threads' worth (seconds per second: every client's, and of the harness's and the engine's threads the busy\n\
+ones'); cpu%, runq%, blkio%: its share on a CPU, runnable and waiting for a CPU, waiting for block IO (delay\n\
+accounting; - where it could not be turned on); paced%: asleep until an operation's intended start (open loop);\n\
+other%: the rest, asleep on a lock, the network, a condition or a timer.\n";
+
+const WAIT_LEGEND: &str = "\
+with --waits, what the counted threads were doing, sampled 50 times a second (each sample 1/50 s of a\n\
+thread's time): cpu: on a CPU or runnable; futex: asleep on a lock or condition; fsync: in fsync, fdatasync,\n\
+sync_file_range or msync; sleep: in nanosleep; socket: in poll, epoll, select, or a socket or pipe read or\n\
+write; io: a file read or write in uninterruptible sleep, or an aio or io_uring wait; fault: a page fault;\n\
+other: any other system call; each share of the group's samples, ±: the largest share's standard error\n\
+(samples taken as independent: an underestimate when waits last longer than 20 ms).\n";
+
+/// The tables, a row per step, setup and group of threads.
+pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
+    let mut section = Section::new("Where the threads' time went");
+    if let Some(t) = time_table(input) {
+        section.tables.push(t);
+        section.legend = Some(LEGEND);
+    }
+    if let Some(t) = waits_table(input) {
+        section.tables.push(t);
+        section.paragraph = Some(WAIT_LEGEND.replace('\n', " ").trim().to_string());
+    }
+    Ok(section.if_any().into_iter().collect())
+}
+
+/// Each step's median over a series' repeats, with the series' label, in the report's order.
+fn medians<'i>(input: &'i Input) -> Vec<(&'i str, String, StepSummary)> {
+    let mut out = Vec::new();
+    for step in &input.steps {
+        for s in &input.series {
+            let steps = s.step(step);
+            if !steps.is_empty() {
+                out.push((step.as_str(), s.label(&input.series), median_step(&steps)));
+            }
+        }
+    }
+    out
+}
+
+fn waits_table(input: &Input) -> Option<Titled> {
+    let mut header = vec!["step", "threads", "samples"];
+    header.extend(Kind::ALL.iter().map(|k| k.name()));
+    header.extend(["±", "setup"]);
+    let mut table = Table::new(&header);
+    for (step, setup, m) in medians(input) {
+        let Some(w) = &m.waits else { continue };
+        let groups: [(&str, &GroupWaits); 3] = [
+            ("clients", &w.clients),
+            ("harness", &w.harness),
+            ("engine", &w.engine),
+        ];
+        for (name, g) in groups {
+            if g.samples == 0 {
+                continue;
+            }
+            let mut row = vec![
+                Cell::text(step),
+                Cell::text(name),
+                Cell::num(g.samples as f64),
+            ];
+            let mut worst = 0.0f64;
+            for k in Kind::ALL {
+                let share = g.share(k.name());
+                worst = worst.max(share.map_or(0.0, |s| s.1));
+                row.push(Cell::styled(share.map(|s| 100.0 * s.0), Style::Percent));
+            }
+            row.push(Cell::styled(Some(100.0 * worst), Style::Percent));
+            row.push(Cell::text(setup.clone()));
+            table.push(row);
+        }
+    }
+    (!table.rows.is_empty()).then(|| Titled {
+        title: "what the threads waited on".into(),
+        table,
+    })
+}
+
+fn time_table(input: &Input) -> Option<Titled> {
+    let mut table = Table::new(COLUMNS);
+    for (step, setup, m) in medians(input) {
+        let Some(time) = &m.time else { continue };
+        let window = m.window_seconds;
+        let groups = [
+            ("clients", Some(&time.clients)),
+            ("background", time.background.as_ref()),
+            ("harness", Some(&time.harness)),
+            ("engine", Some(&time.engine)),
+        ];
+        for (name, g) in groups {
+            let Some(g) = g.filter(|g| g.threads > 0) else {
+                continue;
+            };
+            table.push(row(step, name, g, window, setup.clone()));
+        }
+    }
+    (!table.rows.is_empty()).then(|| Titled {
+        title: "threads' time".into(),
+        table,
+    })
+}
+
+fn row(step: &str, whose: &str, g: &GroupTime, window: f64, setup: String) -> Vec<Cell> {
+    let share = |x: Option<f64>| {
+        Cell::styled(
+            x.filter(|_| g.wall_s > 0.0).map(|x| 100.0 * x / g.wall_s),
+            Style::Percent,
+        )
+    };
+    vec![
+        Cell::text(step),
+        Cell::text(whose),
+        Cell::num(f64::from(g.threads)),
+        Cell::num(f64::from(g.busy)),
+        Cell::styled((window > 0.0).then(|| g.wall_s / window), Style::Fixed(2)),
+        share(Some(g.cpu_s)),
+        share(Some(g.runq_s)),
+        share(g.blkio_s),
+        share(g.paced_s),
+        share(Some(g.other_s)),
+        Cell::text(setup),
+    ]
+}
