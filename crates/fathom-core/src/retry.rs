@@ -80,10 +80,11 @@ pub fn failure_of(cause: &(dyn std::error::Error + 'static)) -> Option<Failure> 
 
 /// Runs `op` until it succeeds, again after each retryable failure (which `op` undoes itself
 /// before it returns: a SQL client's ROLLBACK), at most `MAX_RETRIES` times; returns its value
-/// and the retries. The first retry is at once, as sysbench and LinkBench retry a deadlock;
-/// from the second the client backs off (`backoff`): an engine that fails a conflict without
-/// waiting (WiredTiger's WT_ROLLBACK, an optimistic RocksDB commit) would otherwise be asked
-/// again and again while the transaction it conflicts with still runs, or waits for a CPU.
+/// and the retries. The first `AT_ONCE` retries are at once, as sysbench and LinkBench retry a
+/// deadlock; after them the client backs off (`backoff`): an engine that fails a conflict
+/// without waiting (WiredTiger's WT_ROLLBACK, an optimistic RocksDB commit) would otherwise be
+/// asked a thousand times in a few milliseconds while the transaction it conflicts with still
+/// runs, or waits for a CPU (a WiredTiger TPC-C run gave up so).
 pub fn retrying<T>(mut op: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<(T, u32)> {
     let mut retries = 0;
     loop {
@@ -98,14 +99,18 @@ pub fn retrying<T>(mut op: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<
     }
 }
 
-/// The wait before retry `done + 1`: none before the first, the CPU yielded before the next
-/// three, then a sleep doubling from 10 µs to at most 5 ms (1000 retries span seconds).
+/// Retries in a row made at once, before backing off: a server's deadlock has waited already,
+/// and MariaDB's and PostgreSQL's rarely come more than a few times in a row.
+const AT_ONCE: u32 = 10;
+
+/// The wait before retry `done + 1`: none for the first `AT_ONCE`, the CPU yielded for the
+/// next three, then a sleep doubling from 10 µs to at most 5 ms (1000 retries span seconds).
 fn backoff(done: u32) {
     match done {
-        0 => {}
-        1..=3 => std::thread::yield_now(),
+        n if n < AT_ONCE => {}
+        n if n < AT_ONCE + 3 => std::thread::yield_now(),
         n => {
-            let us = (10u64 << (n - 4).min(9)).min(5_000);
+            let us = (10u64 << (n - AT_ONCE - 3).min(9)).min(5_000);
             std::thread::sleep(std::time::Duration::from_micros(us));
         }
     }

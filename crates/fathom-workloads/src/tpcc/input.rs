@@ -5,6 +5,7 @@
 use super::gen::{last_name, Draws, Follow, CUSTOMERS, DISTRICTS, ITEMS};
 use super::TpccKind;
 use fathom_core::driver::Done;
+use fathom_core::retry::{retryable, retrying};
 
 /// A New-Order's inputs.
 pub struct NewOrder {
@@ -259,11 +260,59 @@ pub fn line_amount(follow: Follow, quantity: i64, price: f64, taxes: f64, discou
 
 /// What a terminal's transaction counts: the kind it ended as, one row, the retries it took
 /// and the bytes it read.
-pub fn done((kind, retries): (TpccKind, u32), bytes: u64) -> Option<Done> {
-    Some(Done {
-        bytes,
-        rows: 1,
-        retries,
-        ..Done::of(kind)
+pub fn done(ran: Ran, bytes: u64) -> Option<Done> {
+    Some(if ran.failed {
+        Done {
+            failed: true,
+            ..Done::of(ran.kind)
+        }
+    } else {
+        Done {
+            bytes,
+            rows: 1,
+            retries: ran.retries,
+            ..Done::of(ran.kind)
+        }
     })
+}
+
+/// How one transaction ended: its kind (a New-Order that rolled back is its own), the times
+/// it ran again, and whether it failed for good.
+pub struct Ran {
+    pub kind: TpccKind,
+    pub retries: u32,
+    pub failed: bool,
+}
+
+/// Runs a transaction of `kind` (`txn`, which undoes itself on failure) as `follow` says after
+/// a deadlock or serialization failure. sysbench-tpcc's: not again — the failure is the
+/// transaction's, counted as failed (sysbench's "ignored errors"), and the terminal draws its
+/// next transaction of any kind, so the committed mix leans away from the kinds that conflict
+/// most. The specification's: again, as a fresh transaction of the same kind through fathom's
+/// retry policy, so the committed mix stays the drawn one.
+pub fn attempt(
+    follow: Follow,
+    kind: TpccKind,
+    mut txn: impl FnMut() -> anyhow::Result<TpccKind>,
+) -> anyhow::Result<Ran> {
+    match follow {
+        Follow::Spec => retrying(txn).map(|(kind, retries)| Ran {
+            kind,
+            retries,
+            failed: false,
+        }),
+        Follow::SysbenchTpcc => match txn() {
+            Ok(kind) => Ok(Ran {
+                kind,
+                retries: 0,
+                failed: false,
+            }),
+            Err(e) if retryable(&e) => Ok(Ran {
+                kind,
+                retries: 0,
+                failed: true,
+            }),
+            Err(e) => Err(e),
+        },
+    }
 }

@@ -8,7 +8,7 @@ use super::input::{self, Inputs};
 use super::stmts::{self, Stmts};
 use super::TpccKind;
 use fathom_core::driver::{Client, Done};
-use fathom_core::retry::{retryable, retrying};
+use fathom_core::retry::retryable;
 use fathom_core::sql::{Row, SqlConn, Value};
 
 /// A client of the run: its connection, its statements per table copy, its draws.
@@ -314,7 +314,7 @@ impl<'e> Terminal<'e> {
 impl Client for Terminal<'_> {
     fn next(&mut self) -> anyhow::Result<Option<Done>> {
         let kind = self.inputs.kind();
-        let ran = retrying(|| {
+        let ran = input::attempt(self.inputs.follow(), kind, || {
             self.transaction(kind).inspect_err(|e| {
                 if retryable(e) {
                     let _ = self.conn.exec("ROLLBACK");

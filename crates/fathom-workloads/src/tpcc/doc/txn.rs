@@ -12,7 +12,6 @@ use crate::tpcc::TpccKind;
 use fathom_core::doc::bson::{doc, Bson, Document, RawDocument, RawDocumentBuf};
 use fathom_core::doc::{DocSession, Find, Modify, Update};
 use fathom_core::driver::{Client, Done};
-use fathom_core::retry::retrying;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 
@@ -533,7 +532,8 @@ impl<'e> DocTerminal<'e> {
 impl Client for DocTerminal<'_> {
     fn next(&mut self) -> anyhow::Result<Option<Done>> {
         let kind = self.inputs.kind();
-        let ran = retrying(|| self.transaction(kind))?;
+        let follow = self.inputs.follow();
+        let ran = input::attempt(follow, kind, || self.transaction(kind))?;
         Ok(input::done(ran, self.bytes))
     }
 }

@@ -13,7 +13,7 @@ use crate::tpcc::input::{self, Drawn, Inputs};
 use crate::tpcc::TpccKind;
 use fathom_core::driver::{Client, Done};
 use fathom_core::kv::{Direction, KvSession, KvTxn, Seek, TxnEnd};
-use fathom_core::retry::{retrying, EngineError};
+use fathom_core::retry::EngineError;
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 
@@ -374,7 +374,8 @@ impl<'e> KvTerminal<'e> {
 impl Client for KvTerminal<'_> {
     fn next(&mut self) -> anyhow::Result<Option<Done>> {
         let kind = self.inputs.kind();
-        let ran = retrying(|| self.transaction(kind))?;
+        let follow = self.inputs.follow();
+        let ran = input::attempt(follow, kind, || self.transaction(kind))?;
         Ok(input::done(ran, self.bytes))
     }
 }
