@@ -1,8 +1,9 @@
 //! TPC-C's additions to reports (docs/workloads.md §5.5): per setup, the run step's tpmC (the
 //! New-Orders committed a minute, which HammerDB calls NOPM), all transactions a minute, the
-//! rollbacks and retries, and the cost per transaction; per transaction kind, its response
-//! times (p50, p90 — the specification's constraint is on the 90th percentile — p99, max) and
-//! its retries. Each figure is the median over repeats.
+//! rollbacks, the transactions lost to a deadlock or serialization failure (sysbench-tpcc's
+//! ignored errors) and the retries, and the cost per transaction; per transaction kind, its
+//! response times (p50, p90 — the specification's constraint is on the 90th percentile — p99,
+//! max), its failures and retries. Each figure is the median over repeats.
 
 use super::TpccKind as K;
 use crate::report::ReportHooks;
@@ -66,6 +67,7 @@ fn throughput(steps: &[(String, StepSummary)]) -> Table {
         "tpmC",
         "tpm",
         "rollback%",
+        "failed%",
         "retry%",
         "cpu/txn",
         "r/txn",
@@ -78,12 +80,14 @@ fn throughput(steps: &[(String, StepSummary)]) -> Table {
         let ops = |k: K| m.by_op.get(k.name()).map_or(0, |o| o.ops) as f64;
         let all: f64 = TRANSACTIONS.iter().map(|&k| ops(k)).sum();
         let retries: u64 = m.by_op.values().map(|o| o.retries).sum();
+        let failed: u64 = m.by_op.values().map(|o| o.failed).sum();
         let share = |n: f64| (all > 0.0).then(|| 100.0 * n / all);
         t.push(vec![
             Cell::count(m.clients as f64),
             Cell::Number(ops(K::NewOrder) / minutes, Style::Fixed(0)),
             Cell::Number(all / minutes, Style::Fixed(0)),
             Cell::styled(share(ops(K::NewOrderRollback)), Style::Percent),
+            Cell::styled(share(failed as f64), Style::Percent),
             Cell::styled(share(retries as f64), Style::Percent),
             Cell::opt(m.per_op.cpu_us),
             Cell::opt(m.per_op.reads),
@@ -103,6 +107,7 @@ fn response_times(steps: &[(String, StepSummary)]) -> Table {
         "p90",
         "p99",
         "max",
+        "failed",
         "retries",
         "setup",
     ]);
@@ -120,6 +125,7 @@ fn response_times(steps: &[(String, StepSummary)]) -> Table {
                 ms(l.p90),
                 ms(l.p99),
                 ms(l.max),
+                Cell::count(o.failed as f64),
                 Cell::count(o.retries as f64),
                 Cell::Text(label.clone()),
             ]);
@@ -139,6 +145,7 @@ mod tests {
         let op = |ops, p90| OpSummary {
             ops,
             retries: 2,
+            failed: 1,
             latency_us: Latency {
                 p90,
                 ..Latency::default()
@@ -158,11 +165,12 @@ mod tests {
         };
         let steps = vec![("a".to_string(), m)];
         let row = &throughput(&steps).rows[0];
-        // 990 in half a minute; 2000 transactions; 10 of them rolled back; 6 retries.
+        // 990 in half a minute; 2000 transactions; 10 of them rolled back; 3 lost; 6 retries.
         assert_eq!(row[1], Cell::Number(1980.0, Style::Fixed(0)));
         assert_eq!(row[2], Cell::Number(4000.0, Style::Fixed(0)));
         assert_eq!(row[3], Cell::Number(0.5, Style::Percent));
-        assert_eq!(row[4], Cell::Number(0.3, Style::Percent));
+        assert_eq!(row[4], Cell::Number(0.15, Style::Percent));
+        assert_eq!(row[5], Cell::Number(0.3, Style::Percent));
         let times = response_times(&steps);
         assert_eq!(times.rows.len(), 3);
         assert_eq!(times.rows[0][3], Cell::num(4.0));
