@@ -5,6 +5,7 @@
 // `#[derive(Merge)]` names this crate by its name, inside it too.
 extern crate self as fathom_core;
 
+pub mod bound;
 pub mod capability;
 pub mod cgroup;
 pub mod changepoint;

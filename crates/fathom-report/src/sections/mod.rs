@@ -2,6 +2,7 @@
 //! its tables and charts, in the order reports show them; a new section is a file here and a
 //! line in `SECTIONS`.
 
+pub mod bound;
 pub mod charts;
 pub mod inserts;
 pub mod iostat;
@@ -28,6 +29,7 @@ pub const SECTIONS: &[(Shown, Build)] = &[
     (Shown::Everywhere, workloads::sections),
     (Shown::Everywhere, memory::sections),
     (Shown::Everywhere, time::section),
+    (Shown::Everywhere, bound::section),
     (Shown::Everywhere, rates::section),
     (Shown::Everywhere, profiles::section),
     (Shown::Everywhere, relative::section),
