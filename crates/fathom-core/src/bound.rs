@@ -129,16 +129,12 @@ pub fn shares_of(g: &GroupTime, harness_cpu_s: Option<f64>) -> Vec<Share> {
     out
 }
 
-/// A small seeded generator (SplitMix64) for the simulation, so its figures repeat exactly.
-struct Seeded(u64);
+/// The simulation's seeded generator (the crate's SplitMix64), so its figures repeat exactly.
+struct Seeded(crate::rng::SplitMix);
 
 impl Seeded {
     fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+        (self.0.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
     /// A standard normal draw (Box–Muller).
@@ -181,7 +177,7 @@ impl ErrorRate {
 /// decision.
 pub fn error_rate(rule: &Rule, cv: f64, repeats: usize, cases: u32, seed: u64) -> ErrorRate {
     const NAMES: [&str; 5] = ["a", "b", "c", "d", "e"];
-    let mut rng = Seeded(seed);
+    let mut rng = Seeded(crate::rng::SplitMix(seed));
     let mut out = ErrorRate::default();
     for _ in 0..cases {
         let weights: Vec<f64> = NAMES.iter().map(|_| rng.next().powi(3)).collect();

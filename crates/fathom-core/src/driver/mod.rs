@@ -324,15 +324,10 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     )?;
     let mut counters_before = None;
     let mut waits = None;
-    let start_waits = |on: bool| {
-        on.then(|| WaitSampler::start(sampler.server_pids(), sampler.embedded()))
-            .transpose()
-            .context("starting the --waits sampler")
-    };
     // Without warmup, measurement starts before the first operation.
     if plan.warmup.is_zero() {
         counters_before = Some(span_from_here(&mut run.watch, target, &mut iv, sampler));
-        waits = start_waits(run.waits)?;
+        waits = start_waits(run.waits, sampler)?;
         clock.start_measuring();
     }
     let crew = std::mem::replace(&mut run.crew, Crew::of_clients(Vec::new()));
@@ -341,7 +336,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     let mut measure_from_here = || {
         counters_before = Some(begin_measuring(&mut run.watch, target));
         // A sampler that cannot start (no thread) leaves the step without waits.
-        if let Ok(Some(w)) = start_waits(waits_on) {
+        if let Ok(Some(w)) = start_waits(waits_on, sampler) {
             waits = Some(w);
         }
     };
@@ -400,6 +395,13 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     };
     let before = counters_before.unwrap_or_default();
     Ok(measured.summary(sampler, target, &before, &counters_after))
+}
+
+/// With `--waits` (`on`), the sampler of what the step's sleeping threads wait on, started now.
+fn start_waits(on: bool, sampler: &Sampler) -> anyhow::Result<Option<WaitSampler>> {
+    on.then(|| WaitSampler::start(sampler.server_pids(), sampler.embedded()))
+        .transpose()
+        .context("starting the --waits sampler")
 }
 
 /// A wall-clock time as Unix milliseconds.
