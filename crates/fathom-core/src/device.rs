@@ -57,12 +57,48 @@ pub struct DeviceLimits {
     /// What a reader should know: a virtual disk the host caches, no real-time priority.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// A virtual disk the host may cache: a step can pass these limits.
+    #[serde(default)]
+    pub virtual_disk: bool,
 }
+
+/// A figure whose repeats spread wider than this share of its median is soft.
+const SOFT_SPREAD: f64 = 0.25;
 
 impl DeviceLimits {
     /// The figure named `name`, if measured.
     pub fn get(&self, name: &str) -> Option<&Figure> {
         self.figures.iter().find(|f| f.name == name)
+    }
+
+    /// True when `figure` is a soft limit: a virtual disk the host caches, or repeats that
+    /// spread wide.
+    pub fn soft(&self, figure: &Figure) -> bool {
+        self.virtual_disk || figure.spread() > SOFT_SPREAD
+    }
+
+    /// The IOPS at queue depth `qd`, interpolated between the measured depths.
+    pub fn iops_limit(&self, qd: f64) -> Option<f64> {
+        let points: Vec<(f64, f64)> = [
+            (1.0, "randread_qd1"),
+            (4.0, "randread_qd4"),
+            (32.0, "randread_qd32"),
+        ]
+        .iter()
+        .filter_map(|&(d, name)| Some((f64::log2(d), self.get(name)?.median)))
+        .collect();
+        let x = qd.max(1.0).log2();
+        let (first, last) = (points.first()?, points.last()?);
+        if x <= first.0 {
+            return Some(first.1);
+        }
+        if x >= last.0 {
+            return Some(last.1);
+        }
+        points.windows(2).find_map(|w| {
+            let ((x0, y0), (x1, y1)) = (w[0], w[1]);
+            (x >= x0 && x <= x1).then(|| y0 + (y1 - y0) * (x - x0) / (x1 - x0))
+        })
     }
 
     /// True when these are `device`'s limits (the same numbers, name and model).
@@ -295,9 +331,10 @@ impl Calibration<'_> {
             );
         }
         let virtual_disks = ["virtio_blk", "xen_blkfront", "vmw_pvscsi", "hv_storvsc"];
-        if let Some(d) = crate::sample::host::driver(&device.name)
-            .filter(|d| virtual_disks.contains(&d.as_str()))
-        {
+        let driver = crate::sample::host::driver(&device.name)
+            .filter(|d| virtual_disks.contains(&d.as_str()));
+        let virtual_disk = driver.is_some();
+        if let Some(d) = driver {
             notes.push(format!(
                 "{} is a virtual disk ({d}) the host may cache: its limits are soft",
                 device.name
@@ -316,6 +353,7 @@ impl Calibration<'_> {
             repeats: self.repeats,
             figures,
             notes,
+            virtual_disk,
         })
     }
 

@@ -66,6 +66,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             .find(|c: char| c.is_ascii_digit())
             .unwrap_or(rest.len());
         let scale = match &rest[..u] {
+            "us" | "µs" => 1e-6,
             "ms" => 0.001,
             "s" => 1.0,
             "m" | "min" => 60.0,

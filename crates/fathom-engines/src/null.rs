@@ -1,7 +1,9 @@
 //! The null engine stores nothing and answers every read with "not found": running a workload
 //! on it measures what the harness itself costs per operation. With `latency=1ms` every
 //! operation also waits its turn at one simulated server, a queue of known capacity for
-//! testing rate schedules and `fathom findmax`.
+//! testing rate schedules and `fathom findmax`. With `lock=50us` every operation holds one
+//! engine-wide mutex while it spins on a CPU that long: clients that outnumber one contend on
+//! it, a lock-bound engine for testing what bounded a step.
 
 use crate::{EngineConfig, EngineEntry};
 use fathom_core::doc::bson::Document;
@@ -18,7 +20,8 @@ pub const ENTRY: EngineEntry = EngineEntry {
     options_doc:
         "none, or latency=DURATION (e.g. latency=1ms): every operation is served in turn by \
                   one simulated server taking this long, so the engine serves at most 1/DURATION \
-                  operations a second and a faster arrival rate queues",
+                  operations a second and a faster arrival rate queues; or lock=DURATION: every \
+                  operation holds one engine-wide mutex while it spins on a CPU this long",
     version,
     ..EngineEntry::embedded_kv(open)
 };
@@ -31,17 +34,19 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     let mut null = Null::new(config.data_dir.clone());
     let options = config.options.trim();
     if !options.is_empty() {
-        let service = options
-            .strip_prefix("latency=")
-            .map(fathom_core::units::parse_duration)
-            .ok_or_else(|| {
-                anyhow::anyhow!(
-                    "engine `null` options: latency=DURATION or nothing (got `{options}`)"
-                )
-            })?
-            .map_err(|e| anyhow::anyhow!("engine `null` option latency: {e}"))?;
+        let (key, value) = options.split_once('=').unwrap_or((options, ""));
+        let held = match key {
+            "latency" => Held::Queued,
+            "lock" => Held::Spinning,
+            _ => anyhow::bail!(
+                "engine `null` options: latency=DURATION, lock=DURATION or nothing (got `{options}`)"
+            ),
+        };
+        let service = fathom_core::units::parse_duration(value)
+            .map_err(|e| anyhow::anyhow!("engine `null` option {key}: {e}"))?;
         null.server = Some(Server {
             service,
+            held,
             free_at: Mutex::new(Instant::now()),
         });
     }
@@ -69,7 +74,17 @@ impl Null {
 /// wake-up does not lower the capacity.
 struct Server {
     service: Duration,
+    held: Held,
     free_at: Mutex<Instant>,
+}
+
+/// How an operation takes its turn.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Held {
+    /// Queued at the simulated server, asleep until its service ends (`latency=`).
+    Queued,
+    /// Holding the server's mutex, spinning on a CPU for the service (`lock=`).
+    Spinning,
 }
 
 /// A session's way to the server, if the engine has one.
@@ -80,6 +95,14 @@ impl Served<'_> {
     /// Waits for this operation's turn and its service.
     fn serve(self) {
         let Some(server) = self.0 else { return };
+        if server.held == Held::Spinning {
+            let _turn = server.free_at.lock().unwrap_or_else(|p| p.into_inner());
+            let start = Instant::now();
+            while start.elapsed() < server.service {
+                std::hint::spin_loop();
+            }
+            return;
+        }
         let done = {
             let mut free = server.free_at.lock().unwrap_or_else(|p| p.into_inner());
             *free = (*free).max(Instant::now()) + server.service;

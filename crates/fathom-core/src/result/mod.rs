@@ -62,6 +62,8 @@ pub struct DbGb {
     ),
     first(
         wrqmps,
+        aqu_sz,
+        fps,
         cs_per_sec,
         us_pct,
         sy_pct,
@@ -89,6 +91,12 @@ pub struct HostRates {
     /// Write requests merged per second (iostat's wrqm/s).
     #[serde(default)]
     pub wrqmps: Option<f64>,
+    /// Requests in flight on average (iostat's aqu-sz).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aqu_sz: Option<f64>,
+    /// Flush requests (what an fsync sends a device with a volatile cache) per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fps: Option<f64>,
     pub cs_per_sec: f64,
     pub us_pct: f64,
     pub sy_pct: f64,

@@ -18,6 +18,12 @@ pub struct DiskCounters {
     pub write_ms: u64,
     /// Milliseconds the device had IO in flight.
     pub busy_ms: u64,
+    /// Milliseconds of IO in flight summed over the requests (iostat's aqu-sz is its rate).
+    #[serde(default)]
+    pub queue_ms: u64,
+    /// Flush requests completed (kernels from 5.5; `None` before).
+    #[serde(default)]
+    pub flushes: Option<u64>,
 }
 
 /// Finds the line for device `major:minor` in the text of `/proc/diskstats`.
@@ -38,6 +44,8 @@ pub fn parse(text: &str, major: u32, minor: u32) -> Option<DiskCounters> {
             sectors_written: n(9)?,
             write_ms: n(10)?,
             busy_ms: n(12)?,
+            queue_ms: n(13)?,
+            flushes: f.get(18).and_then(|x| x.parse().ok()),
         })
     })
 }
@@ -64,6 +72,11 @@ impl DiskCounters {
             sectors_written: later.sectors_written.saturating_sub(self.sectors_written),
             write_ms: later.write_ms.saturating_sub(self.write_ms),
             busy_ms: later.busy_ms.saturating_sub(self.busy_ms),
+            queue_ms: later.queue_ms.saturating_sub(self.queue_ms),
+            flushes: match (self.flushes, later.flushes) {
+                (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+                _ => None,
+            },
         }
     }
 
@@ -91,6 +104,8 @@ mod tests {
         assert_eq!(d.writes, 9860);
         assert_eq!(d.sectors_written, 2909688);
         assert_eq!(d.busy_ms, 10176);
+        assert_eq!(d.queue_ms, 27713);
+        assert_eq!(d.flushes, Some(652));
         assert_eq!(device_name(FIXTURE, 254, 0).as_deref(), Some("vda"));
         assert_eq!(parse(FIXTURE, 9, 9), None);
     }

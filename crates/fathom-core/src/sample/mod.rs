@@ -278,6 +278,8 @@ impl Sampler {
             wawait_ms: disk.map(|d| ratio(d.write_ms as f64, d.writes as f64)),
             wareqsz_kb: disk.map(|d| ratio(d.write_kb(), d.writes as f64)),
             wrqmps: disk.map(|d| d.writes_merged as f64 / secs),
+            aqu_sz: disk.map(|d| d.queue_ms as f64 / 1e3 / secs),
+            fps: disk.and_then(|d| d.flushes).map(|n| n as f64 / secs),
             cs_per_sec: cpu.context_switches as f64 / secs,
             us_pct: pct(cpu.us()),
             sy_pct: pct(cpu.sy()),

@@ -1,11 +1,10 @@
-//! What bounded each step: the shares of the judged threads' time (an embedded engine's
-//! clients; beside a server, its busy threads when the clients mostly wait on it, else the
-//! clients) and the verdict the one rule gives (`fathom_core::bound`), voted over repeats, with
-//! whether the host's CPU was saturated.
+//! What bounded each step: the verdict `fathom_core::bound::judge` gives over a step's repeats
+//! — whose time, the bound, saturated or latency-bound with its evidence, the confidence and
+//! what lowered it — and the largest shares of the judged time.
 
 use crate::section::{Input, Section, Titled};
-use fathom_core::bound::{shares_of, Bound, Share, RULE};
-use fathom_core::result::StepSummary;
+use fathom_core::bound::judge::judge;
+use fathom_core::bound::{Bound, Share};
 use fathom_core::table::{Cell, Table};
 
 const LEGEND: &str = "\
@@ -13,36 +12,54 @@ what bounded each step: judged: whose time is judged (an embedded engine's clien
 server its busy threads when the clients spend over half their time off a CPU, else the clients, whose CPU is\n\
 fathom's); bound: the share of that time at least 40% and 10 points ahead of the next, or two close shares\n\
 with 60% together and 10 points ahead of the third, else none; voted over repeats (unstable when no verdict\n\
-has more than half); shares: the three largest in the median repeat; host: saturated when the host's CPU was\n\
-under 5% idle. In a seeded simulation at 15% run-to-run noise the rule names a share that is not the top\n\
-one in 1.8% of its single-run verdicts, 0.4% over three repeats, 0.1% over five (docs/bounds.md).\n";
+has more than half). Shares: engine cpu, harness cpu (fathom's own), waiting for a cpu, paced (open loop,\n\
+asleep until an operation's start), device (block IO waits); with --waits the time off a CPU is split by\n\
+what the threads slept in: locks (futex), commits (fsync family), network, sleep, device (reads, page\n\
+faults), off cpu (the rest; without --waits all but block IO). why: saturated when the resource was at its\n\
+limit (host CPU under 5% idle; IOPS at 80% of the device's calibrated figure at the step's queue depth,\n\
+bandwidth at 80% of its sequential figure, flushes at 80% of its synced-write rate: fathom calibrate),\n\
+latency-bound when it was not (one operation's chain of waits bounded it), interference when other\n\
+processes used the CPU. confidence: high with a margin of 25 points, medium 15, else low; one level lower\n\
+for each of: repeats that differ, 25% unexplained, disturbance, a soft device limit. In a seeded\n\
+simulation at 15% run-to-run noise the rule names a share that is not the top one in 1.8% of its\n\
+single-run verdicts, 0.4% over three repeats, 0.1% over five; high-confidence ones far less (docs/bounds.md).\n";
 
 /// The table, a row per step and setup.
 pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
-    let mut table = Table::new(&["step", "judged", "bound", "shares", "host", "setup"]);
+    let mut table = Table::new(&[
+        "step",
+        "judged",
+        "bound",
+        "why",
+        "confidence",
+        "shares",
+        "setup",
+    ]);
     for step in &input.steps {
         for s in &input.series {
             let repeats = s.step(step);
-            let judged: Vec<(&str, Vec<Share>)> =
-                repeats.iter().filter_map(|r| judged_shares(r)).collect();
-            if judged.is_empty() {
+            if repeats.is_empty() {
                 continue;
             }
-            let shares: Vec<Vec<Share>> = judged.iter().map(|j| j.1.clone()).collect();
             let median = fathom_core::group::median_step(&repeats);
-            let Some((whose, mid)) = judged_shares(&median) else {
+            let limits = s
+                .runs
+                .first()
+                .and_then(|r| r.manifest.host.device_limits.as_ref());
+            let Some(v) = judge(&repeats, &median, limits) else {
                 continue;
             };
+            let mut confidence = v.confidence.name().to_string();
+            if !v.why.is_empty() {
+                confidence = format!("{confidence} ({})", v.why.join("; "));
+            }
             table.push(vec![
                 Cell::text(step),
-                Cell::text(whose),
-                Cell::text(verdict(&RULE.vote(&shares))),
-                Cell::text(top(&mid, 3)),
-                Cell::text(if median.host.idle_pct < 5.0 {
-                    "saturated"
-                } else {
-                    "not saturated"
-                }),
+                Cell::text(v.whose),
+                Cell::text(verdict(&v.bound)),
+                Cell::text(v.qualifier.as_deref().unwrap_or("-")),
+                Cell::text(confidence),
+                Cell::text(top(&v.shares, 3)),
                 Cell::text(s.label(&input.series)),
             ]);
         }
@@ -56,26 +73,6 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
         section.legend = Some(LEGEND);
     }
     Ok(section.if_any().into_iter().collect())
-}
-
-/// Whose time a step is judged by, and its shares.
-fn judged_shares(m: &StepSummary) -> Option<(&'static str, Vec<Share>)> {
-    let time = m.time.as_ref()?;
-    let c = &time.clients;
-    if c.wall_s <= 0.0 {
-        return None;
-    }
-    // Beside a server fathom's process is the harness: its clients' CPU is fathom's.
-    let server = m.per_op.cpu_us_harness.is_some();
-    if !server {
-        let harness = m.harness_ns_per_op.map(|ns| ns * m.ops as f64 / 1e9);
-        return Some(("clients", shares_of(c, harness)));
-    }
-    if c.other_s / c.wall_s > 0.5 && time.engine.wall_s > 0.0 {
-        Some(("server's busy threads", shares_of(&time.engine, None)))
-    } else {
-        Some(("clients", shares_of(c, Some(c.cpu_s))))
-    }
 }
 
 fn verdict(b: &Bound) -> String {
