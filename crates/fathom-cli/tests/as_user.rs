@@ -356,3 +356,49 @@ fn a_profile_as_an_ordinary_user_follows_its_own_processes() {
     assert!(stacks.contains("rocksdb::DBImpl::GetImpl"), "{stacks}");
     me.nothing_left(&results);
 }
+
+/// `fathom calibrate` and `--waits` as the account: fio runs without real-time priority (an
+/// ordinary user may not have it) and `device.json` says so; `--waits` samples the server's
+/// processes the account started, none unreadable, and the run records what it cost.
+#[test]
+fn calibrate_and_waits_as_an_ordinary_user() {
+    let me = Account::new("waits");
+    let results = me.home.join("results");
+    let out = me.fathom(
+        "",
+        &format!(
+            "calibrate --seconds 0.5 --repeats 1 --size-mib 64 --results {}",
+            results.display()
+        ),
+    );
+    ok(&out);
+    let device: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(results.join("device.json")).expect("device.json"),
+    )
+    .unwrap();
+    let limits = &device["devices"][0];
+    assert!(f(&limits["figures"][0]["median"]) > 0.0, "{limits}");
+    if limits["realtime"] == false {
+        assert!(
+            limits["notes"].to_string().contains("without real-time priority"),
+            "{limits}"
+        );
+    }
+    let out = me.fathom(
+        "",
+        &format!(
+            "run --engine postgres --workload sysbench --duration 2s --param table_size=2000 \
+             --param tests=oltp_point_select --waits --results {}",
+            results.display()
+        ),
+    );
+    ok(&out);
+    let run = &report_json(&results)["runs"][0];
+    assert_eq!(run["host"]["device_limits"]["device"], limits["device"], "{run}");
+    let waits = &step(run, "oltp_point_select")["waits"];
+    assert!(f(&waits["engine"]["samples"]) > 0.0, "{waits}");
+    assert!(f(&waits["clients"]["samples"]) > 0.0, "{waits}");
+    assert_eq!(f(&waits["unreadable"]), 0.0, "{waits}");
+    assert!(f(&waits["cost_ms"]) > 0.0, "{waits}");
+    me.nothing_left(&results);
+}
