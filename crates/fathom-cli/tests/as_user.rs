@@ -380,7 +380,9 @@ fn calibrate_and_waits_as_an_ordinary_user() {
     assert!(f(&limits["figures"][0]["median"]) > 0.0, "{limits}");
     if limits["realtime"] == false {
         assert!(
-            limits["notes"].to_string().contains("without real-time priority"),
+            limits["notes"]
+                .to_string()
+                .contains("without real-time priority"),
             "{limits}"
         );
     }
@@ -394,7 +396,10 @@ fn calibrate_and_waits_as_an_ordinary_user() {
     );
     ok(&out);
     let run = &report_json(&results)["runs"][0];
-    assert_eq!(run["host"]["device_limits"]["device"], limits["device"], "{run}");
+    assert_eq!(
+        run["host"]["device_limits"]["device"], limits["device"],
+        "{run}"
+    );
     let waits = &step(run, "oltp_point_select")["waits"];
     assert!(f(&waits["engine"]["samples"]) > 0.0, "{waits}");
     assert!(f(&waits["clients"]["samples"]) > 0.0, "{waits}");
