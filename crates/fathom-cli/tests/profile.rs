@@ -141,6 +141,27 @@ fn report_shows_each_steps_profile(results: &Path, stdout: &str) {
     );
     assert!(f(&row[col("samples")]) > 0.0, "numbers as numbers: {row}");
 
+    // A CPU-bound step's verdict names the functions the CPU was in.
+    let bound = tables.iter().find(|t| t["title"] == "bound").unwrap();
+    let header: Vec<&str> = bound["header"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h.as_str().unwrap())
+        .collect();
+    let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let reads = bound["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r[0] == "readrandom")
+        .unwrap();
+    assert_eq!(reads[at("bound")], "engine cpu", "{reads}");
+    assert!(
+        reads[at("why")].as_str().unwrap().contains("on the CPU: "),
+        "{reads}"
+    );
+
     let page = report_as(results, "html");
     assert_eq!(
         page.matches("class=\"flame\"").count(),

@@ -1,6 +1,7 @@
 //! What bounded each step: the verdict `fathom_core::bound::judge` gives over a step's repeats
 //! — whose time, the bound, saturated or latency-bound with its evidence, the confidence and
-//! what lowered it — and the largest shares of the judged time.
+//! what lowered it — and the largest shares of the judged time. With `--profile`, a CPU bound
+//! names the functions the CPU was in.
 
 use crate::section::{Input, Section, Titled};
 use fathom_core::bound::judge::judge;
@@ -49,6 +50,15 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
             let Some(v) = judge(&repeats, &median, limits) else {
                 continue;
             };
+            let mut why = v.qualifier.clone().unwrap_or_else(|| "-".into());
+            if cpu_bound(&v.bound) {
+                let label = s.label(&input.series);
+                if let Some(top) =
+                    super::profiles::of_series(s, &label, step).and_then(|p| top_functions(&p))
+                {
+                    why = format!("{why}; on the CPU: {top}");
+                }
+            }
             let mut confidence = v.confidence.name().to_string();
             if !v.why.is_empty() {
                 confidence = format!("{confidence} ({})", v.why.join("; "));
@@ -57,7 +67,7 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
                 Cell::text(step),
                 Cell::text(v.whose),
                 Cell::text(verdict(&v.bound)),
-                Cell::text(v.qualifier.as_deref().unwrap_or("-")),
+                Cell::text(why),
                 Cell::text(confidence),
                 Cell::text(top(&v.shares, 3)),
                 Cell::text(s.label(&input.series)),
@@ -73,6 +83,37 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
         section.legend = Some(LEGEND);
     }
     Ok(section.if_any().into_iter().collect())
+}
+
+/// True when the bound names a share of CPU (the engine's or fathom's own).
+fn cpu_bound(b: &Bound) -> bool {
+    let cpu = |name: &str| name == "engine cpu" || name == "harness cpu";
+    match b {
+        Bound::One(a) => cpu(a),
+        Bound::Two(a, b) => cpu(a) || cpu(b),
+        _ => false,
+    }
+}
+
+/// The three functions most of a profile's samples were in, as `name 12%`.
+fn top_functions(p: &super::profiles::Profiled) -> Option<String> {
+    let total = p.stacks.total();
+    if total == 0 {
+        return None;
+    }
+    let top: Vec<String> = p
+        .stacks
+        .top(3, true)
+        .iter()
+        .map(|(f, s)| {
+            format!(
+                "{} {:.0}%",
+                super::profiles::short_name(f),
+                100.0 * s.own as f64 / total as f64
+            )
+        })
+        .collect();
+    (!top.is_empty()).then(|| top.join(", "))
 }
 
 fn verdict(b: &Bound) -> String {
