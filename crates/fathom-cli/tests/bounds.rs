@@ -17,33 +17,6 @@ use common::*;
 use serde_json::Value;
 use std::path::Path;
 
-/// The "bound" table's row of `step`, as column name → value.
-fn bound_row(results: &Path, step: &str) -> serde_json::Map<String, Value> {
-    let json = report_json(results);
-    let table = json["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["title"] == "bound")
-        .unwrap_or_else(|| panic!("no bound table in {json}"));
-    let header: Vec<String> = table["header"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h.as_str().unwrap().to_string())
-        .collect();
-    let row = table["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r[0] == step)
-        .unwrap_or_else(|| panic!("no bound row for {step}: {table}"));
-    header
-        .into_iter()
-        .zip(row.as_array().unwrap().iter().cloned())
-        .collect()
-}
-
 /// One case at a time: two at once on a 2-core host disturb each other.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -53,7 +26,7 @@ fn bound_of(args: &str, step: &str) -> serde_json::Map<String, Value> {
     let dir = scratch();
     let results = dir.path().join("results");
     ok(&run(&format!("{args} --waits"), &results));
-    let row = bound_row(&results, step);
+    let row = table_row(&report_json(&results), "bound", step);
     println!("{step}: {row:?}");
     row
 }
@@ -116,7 +89,7 @@ fn bound_on_a_slow_device(
         .unwrap();
     let _ = std::fs::remove_dir(&group);
     ok(&out);
-    let row = bound_row(&results, step);
+    let row = table_row(&report_json(&results), "bound", step);
     println!("{step}: {row:?}");
     row
 }

@@ -117,49 +117,19 @@ fn report_shows_each_steps_profile(results: &Path, stdout: &str) {
     }
     // The text report: the shares and the top functions.
     assert_holds(stdout, &["profile shares", "top functions"]);
-    let tables = json["tables"].as_array().unwrap();
-    let shares = tables
-        .iter()
-        .find(|t| t["title"] == "profile shares")
-        .unwrap();
-    let header: Vec<&str> = shares["header"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h.as_str().unwrap())
-        .collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let row = shares["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r[col("step")] == "readrandom")
-        .unwrap();
+    let row = table_row(&json, "profile shares", "readrandom");
     assert!(
-        f(&row[col("engine%")]) > 20.0,
-        "reads are mostly RocksDB's: {row}"
+        f(&row["engine%"]) > 20.0,
+        "reads are mostly RocksDB's: {row:?}"
     );
-    assert!(f(&row[col("samples")]) > 0.0, "numbers as numbers: {row}");
+    assert!(f(&row["samples"]) > 0.0, "numbers as numbers: {row:?}");
 
     // A CPU-bound step's verdict names the functions the CPU was in.
-    let bound = tables.iter().find(|t| t["title"] == "bound").unwrap();
-    let header: Vec<&str> = bound["header"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h.as_str().unwrap())
-        .collect();
-    let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let reads = bound["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r[0] == "readrandom")
-        .unwrap();
-    assert_eq!(reads[at("bound")], "engine cpu", "{reads}");
+    let reads = table_row(&json, "bound", "readrandom");
+    assert_eq!(reads["bound"], "engine cpu", "{reads:?}");
     assert!(
-        reads[at("why")].as_str().unwrap().contains("on the CPU: "),
-        "{reads}"
+        reads["why"].as_str().unwrap().contains("on the CPU: "),
+        "{reads:?}"
     );
 
     let page = report_as(results, "html");

@@ -196,6 +196,30 @@ pub fn row_where(rows: &Value, key: &str, value: &str) -> Value {
         .clone()
 }
 
+/// The row of the report's JSON table titled `title` whose first cell is `first`, as column
+/// name -> value.
+pub fn table_row(report: &Value, title: &str, first: &str) -> serde_json::Map<String, Value> {
+    let table = report["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["title"] == title)
+        .unwrap_or_else(|| panic!("no table `{title}` in {report}"));
+    let row = table["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r[0] == first)
+        .unwrap_or_else(|| panic!("no row {first} in `{title}`: {table}"));
+    table["header"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h.as_str().unwrap().to_string())
+        .zip(row.as_array().unwrap().iter().cloned())
+        .collect()
+}
+
 pub fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
