@@ -33,26 +33,9 @@ fn bound_of(args: &str, step: &str) -> serde_json::Map<String, Value> {
 
 /// The whole disk (`major:minor`) holding `dir`: block IO throttles take disks, not partitions.
 fn disk_of(dir: &Path) -> String {
-    use std::os::unix::fs::MetadataExt;
-    let dev = std::fs::metadata(dir).unwrap().dev();
-    let (major, minor) = (
-        ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff),
-        (dev & 0xff) | ((dev >> 12) & !0xff),
-    );
-    let sys = format!("/sys/dev/block/{major}:{minor}");
-    assert!(
-        Path::new(&sys).exists(),
-        "{}: on no block device ({major}:{minor}): cannot throttle it",
-        dir.display()
-    );
-    if Path::new(&sys).join("partition").exists() {
-        std::fs::read_to_string(format!("{sys}/../dev"))
-            .unwrap()
-            .trim()
-            .to_string()
-    } else {
-        format!("{major}:{minor}")
-    }
+    fathom_core::sample::Device::of(dir)
+        .and_then(|d| fathom_core::sample::identity::disk_numbers(&d.name))
+        .unwrap_or_else(|| panic!("{}: on no block device: cannot throttle it", dir.display()))
 }
 
 /// Runs `args` with `--waits` in a cgroup (v1) whose block IO on the scratch directory's disk

@@ -330,9 +330,7 @@ impl Calibration<'_> {
                 "fio ran without real-time priority (not root?): the synced-write figure may be the scheduler's, not the device's".into(),
             );
         }
-        let virtual_disks = ["virtio_blk", "xen_blkfront", "vmw_pvscsi", "hv_storvsc"];
-        let driver = crate::sample::host::driver(&device.name)
-            .filter(|d| virtual_disks.contains(&d.as_str()));
+        let driver = crate::sample::host::virtual_driver(&device.name);
         let virtual_disk = driver.is_some();
         if let Some(d) = driver {
             notes.push(format!(

@@ -13,14 +13,17 @@ fn read(path: impl AsRef<Path>) -> String {
 /// The kernel driver of a block device (`virtio_blk`, `nvme`, `sd`), looking through a
 /// partition to its disk.
 pub(crate) fn driver(device: &str) -> Option<String> {
-    let node = std::fs::canonicalize(format!("/sys/class/block/{device}")).ok()?;
-    let disk = if node.join("partition").exists() {
-        node.parent()?.to_path_buf()
-    } else {
-        node
-    };
+    let disk = super::identity::disk_dir(device)?;
     let link = std::fs::read_link(disk.join("device/driver")).ok()?;
     Some(link.file_name()?.to_string_lossy().into_owned())
+}
+
+/// The driver of a virtual disk (the host may cache it: its counts are real, its limits the
+/// host's); `None` for a physical one.
+pub(crate) fn virtual_driver(device: &str) -> Option<String> {
+    driver(device).filter(|d| {
+        ["virtio_blk", "xen_blkfront", "vmw_pvscsi", "hv_storvsc"].contains(&d.as_str())
+    })
 }
 
 /// What a reader of the IO figures should know about the device: nothing for a physical
@@ -31,13 +34,7 @@ fn device_note(device: Option<&str>) -> Option<String> {
             "the data directory is on no block device (tmpfs?): IO figures are missing".into(),
         );
     };
-    let virtual_driver = match driver(d).as_deref() {
-        Some(v @ ("virtio_blk" | "xen_blkfront" | "vmw_pvscsi" | "hv_storvsc")) => {
-            Some(v.to_string())
-        }
-        _ => None,
-    };
-    virtual_driver.map(|v| {
+    virtual_driver(d).map(|v| {
         format!("{d} is a virtual disk ({v}) the host may cache: IO counts are real, a physical device's limits are not")
     })
 }

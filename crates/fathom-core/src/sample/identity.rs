@@ -23,13 +23,18 @@ pub fn cpu_model() -> Option<String> {
 }
 
 /// The whole disk a block device is, or is a partition of.
-fn disk_dir(device: &str) -> Option<std::path::PathBuf> {
+pub(crate) fn disk_dir(device: &str) -> Option<std::path::PathBuf> {
     let node = std::fs::canonicalize(format!("/sys/class/block/{device}")).ok()?;
     Some(if node.join("partition").exists() {
         node.parent()?.to_path_buf()
     } else {
         node
     })
+}
+
+/// The whole disk's `major:minor` (what block IO throttles take: disks, not partitions).
+pub fn disk_numbers(device: &str) -> Option<String> {
+    read(disk_dir(device)?.join("dev"))
 }
 
 /// A disk's model (vendor and model where sysfs has them), else its driver.
