@@ -37,7 +37,8 @@ on_copies() {
 # fathom built (release, in the shared target directory outside the clone): its path in $fathom.
 build_fathom() {
   export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
-  cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p fathom-cli
+  # The whole workspace, as the tests build it: one feature set, no rebuild between the two.
+  cargo build --release --quiet --manifest-path "$root/Cargo.toml" --workspace
   fathom=$CARGO_TARGET_DIR/release/fathom
 }
 

@@ -5,12 +5,15 @@
 # sysbench's point select on InnoDB (a server, clients mostly waiting on the socket).
 #   REPEATS=5 DURATION=10 bench/waits-cost.sh
 #   TOOLS=rocksdb REPEATS=7 bench/waits-cost.sh            # one of the two steps
+#   WAITS=--waits=bpf bench/waits-cost.sh                   # the eBPF method (as root)
 # Prints each step's median ops/s with and without and their ratio, the sampler's own CPU
-# (cost_ms) and the accounting's reads (read_ms) per step.
+# (cost_ms; with bpf, also the program's time in the kernel) and the accounting's reads (read_ms)
+# per step.
 set -euo pipefail
 REPEATS=${REPEATS:-5}
 TOOLS=${TOOLS:-rocksdb innodb}
 DURATION=${DURATION:-10}
+WAITS=${WAITS:---waits}
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lib.sh
 . "$root/bench/lib.sh"
@@ -56,9 +59,9 @@ for tool in $TOOLS; do
   : >"$off_f" && : >"$on_f"
   for rep in $(seq "$REPEATS"); do
     if ((rep % 2)); then
-      $tool "$tool-off-$rep" >>"$off_f"; $tool "$tool-on-$rep" --waits >>"$on_f"
+      $tool "$tool-off-$rep" >>"$off_f"; $tool "$tool-on-$rep" "$WAITS" >>"$on_f"
     else
-      $tool "$tool-on-$rep" --waits >>"$on_f"; $tool "$tool-off-$rep" >>"$off_f"
+      $tool "$tool-on-$rep" "$WAITS" >>"$on_f"; $tool "$tool-off-$rep" >>"$off_f"
     fi
   done
   off=$(awk '{ print $1 }' "$off_f" | median) on=$(awk '{ print $1 }' "$on_f" | median)
@@ -66,5 +69,5 @@ for tool in $TOOLS; do
     -v c="$(awk '{ print $3 }' "$on_f" | median)" \
     'BEGIN { printf "%-22s %12.0f %12.0f %6.3f %8.2f %8.1f\n", t, a, b, b / a, r, c }'
 done
-echo "medians of $REPEATS alternating repeats, ${DURATION}s each; read_ms: the accounting's reads per step" \
-  "(without --waits); cost_ms: the --waits sampler's CPU per step"
+echo "medians of $REPEATS alternating repeats, ${DURATION}s each, with $WAITS; read_ms: the accounting's" \
+  "reads per step (without it); cost_ms: what $WAITS cost per step (CPU)"

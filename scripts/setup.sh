@@ -21,7 +21,7 @@
 #                               Go 1.22+ (else Go 1.22.12, itself fetched from the proxy)
 set -euo pipefail
 
-packages=(libclang-dev clang pkg-config build-essential libwiredtiger-dev fio)
+packages=(libclang-dev clang libbpf-dev pkg-config build-essential libwiredtiger-dev fio)
 servers=(mariadb-server mariadb-plugin-rocksdb postgresql)
 for arg in "$@"; do
   case "$arg" in

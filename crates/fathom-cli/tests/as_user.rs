@@ -359,7 +359,8 @@ fn a_profile_as_an_ordinary_user_follows_its_own_processes() {
 
 /// `fathom calibrate` and `--waits` as the account: fio runs without real-time priority (an
 /// ordinary user may not have it) and `device.json` says so; `--waits` samples the server's
-/// processes the account started, none unreadable, and the run records what it cost.
+/// processes the account started, none unreadable, and the run records what it cost; `--waits=bpf`
+/// is refused before anything runs, saying it needs root and that sampling works.
 #[test]
 fn calibrate_and_waits_as_an_ordinary_user() {
     let me = Account::new("waits");
@@ -405,5 +406,21 @@ fn calibrate_and_waits_as_an_ordinary_user() {
     assert!(f(&waits["clients"]["samples"]) > 0.0, "{waits}");
     assert_eq!(f(&waits["unreadable"]), 0.0, "{waits}");
     assert!(f(&waits["cost_ms"]) > 0.0, "{waits}");
+    // The eBPF method needs root: refused before anything runs, saying why and what works.
+    let out = me.fathom(
+        "",
+        &format!(
+            "run --engine null --workload dbbench --duration 1s --waits=bpf --results {}",
+            results.join("bpf").display()
+        ),
+    );
+    let e = err(&out);
+    assert!(
+        e.contains("--waits: bpf:")
+            && e.contains("needs root")
+            && e.contains("--waits (sampling) works"),
+        "{e}"
+    );
+    assert!(!results.join("bpf").exists(), "{e}");
     me.nothing_left(&results);
 }

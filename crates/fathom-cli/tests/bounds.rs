@@ -3,7 +3,8 @@
 //! 1 MiB block cache, on a device held to 2,000 reads a second, by the device; RocksDB writes
 //! with a sync each, on a device held to 1,000 writes a second, by commits; four clients of the
 //! null engine whose operations hold one mutex by locks; a paced step meets its offered load.
-//! Each with `--waits`, read from the report's JSON table.
+//! Each with `--waits`, read from the report's JSON table; the lock case also with
+//! `--waits=bpf-stacks`, whose verdict names the stack the clients waited in.
 //!
 //! Why the device is held back (a cgroup's block IO throttle, as root): this VM's virtio disk,
 //! cached by its host, answers a 4 KiB read in about 30 µs, while submitting it costs the
@@ -22,13 +23,23 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Runs `args` with `--waits` and returns the bound row of `step`.
 fn bound_of(args: &str, step: &str) -> serde_json::Map<String, Value> {
+    bound_with(args, "--waits", step).0
+}
+
+/// Runs `args` with `waits` (`--waits`, `--waits=bpf-stacks`) and returns the bound row of
+/// `step` and the results (in their scratch directory).
+fn bound_with(
+    args: &str,
+    waits: &str,
+    step: &str,
+) -> (serde_json::Map<String, Value>, tempfile::TempDir) {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = scratch();
     let results = dir.path().join("results");
-    ok(&run(&format!("{args} --waits"), &results));
+    ok(&run(&format!("{args} {waits}"), &results));
     let row = table_row(&report_json(&results), "bound", step);
     println!("{step}: {row:?}");
-    row
+    (row, dir)
 }
 
 /// The whole disk (`major:minor`) holding `dir`: block IO throttles take disks, not partitions.
@@ -145,6 +156,41 @@ fn clients_contending_on_one_mutex_are_bound_by_locks() {
         "readrandom",
     );
     assert_bound(&row, "locks", "latency-bound: clients wait on each other");
+}
+
+/// Timed exactly by the eBPF program, with stacks (as root): the same verdict, the clients'
+/// waiting stack named, its folded stacks beside the step.
+#[test]
+fn a_lock_bound_names_the_waiting_stack_with_bpf() {
+    if !needs_root("a_lock_bound_names_the_waiting_stack_with_bpf") {
+        return;
+    }
+    let (row, dir) = bound_with(
+        "--engine null --setup lock=50us --workload dbbench --clients 4 \
+         --param num_keys=1000 --param steps=readrandom --duration 3s --no-calibrate",
+        "--waits=bpf-stacks",
+        "readrandom",
+    );
+    assert_bound(&row, "locks", "latency-bound: clients wait on each other");
+    let why = row["why"].as_str().unwrap();
+    assert!(
+        why.contains("waiting in fathom: ") && why.contains("[kernel: futex"),
+        "{why}"
+    );
+    let results = dir.path().join("results");
+    let run = results.join(&run_dirs(&results)[0]);
+    let text = std::fs::read_to_string(run.join("steps/01-readrandom.json")).unwrap();
+    let step: Value = serde_json::from_str(&text).unwrap();
+    let waits = &step["waits"];
+    assert_eq!(waits["method"], "bpf-stacks", "{waits}");
+    assert_eq!(waits["clients"]["exact"], true, "{waits}");
+    let folded = std::fs::read_to_string(run.join(waits["stacks"].as_str().unwrap())).unwrap();
+    assert!(
+        folded
+            .lines()
+            .any(|l| l.starts_with("clients;futex;fathom;")),
+        "{folded}"
+    );
 }
 
 #[test]

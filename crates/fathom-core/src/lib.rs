@@ -37,4 +37,5 @@ pub mod table;
 pub mod target;
 pub mod tick;
 pub mod units;
+pub mod unwind;
 pub mod verdict;

@@ -9,7 +9,7 @@ use serde::{de::DeserializeOwned, Serialize};
 use std::path::{Path, PathBuf};
 
 pub const MANIFEST: &str = "run.json";
-const STEPS: &str = "steps";
+pub const STEPS: &str = "steps";
 
 /// A run's directory, being written.
 pub struct RunDir {
@@ -135,6 +135,7 @@ impl RunDir {
         StepFiles {
             intervals: step_file(&self.path, index, step, "intervals.jsonl"),
             histograms: step_file(&self.path, index, step, "hlog"),
+            offcpu: step_file(&self.path, index, step, "offcpu.folded"),
         }
     }
 

@@ -89,10 +89,13 @@ pub struct DriveInput {
     /// Samples per second per CPU for --profile [default: 99].
     #[arg(long, value_name = "HZ")]
     pub profile_hz: Option<u32>,
-    /// Sample what each thread off a CPU waits on (a lock, a sync, a timer, the network, the
-    /// device, a page fault), 50 times a second over each step's measured span.
-    #[arg(long)]
-    pub waits: bool,
+    /// What each thread off a CPU waits on (a lock, a sync, a timer, the network, the device, a
+    /// page fault) over each step's measured span: `--waits` samples it 50 times a second;
+    /// `--waits=bpf` times every sleep exactly with an eBPF program on the scheduler's
+    /// tracepoints (root, a kernel with BTF).
+    #[arg(long, value_name = "HOW", num_args = 0..=1, require_equals = true,
+          default_missing_value = "sample", value_parser = fathom_core::sample::waits::Method::parse)]
+    pub waits: Option<fathom_core::sample::waits::Method>,
 }
 
 /// How open-loop arrivals are spaced (`--arrivals`, an experiment's `arrivals`).

@@ -55,8 +55,8 @@ pub struct RunSpec {
     /// Settings fathom set because the workload needs them (`transactions=optimistic: ...`),
     /// printed in the run's header.
     pub implied: Vec<String>,
-    /// `--waits`: sample what the threads off a CPU wait on.
-    pub waits: bool,
+    /// `--waits`: what the threads off a CPU wait on, and how it is learnt.
+    pub waits: Option<fathom_core::sample::waits::Method>,
 }
 
 /// How errors name what the user wrote: flags, or keys of an experiment file.
@@ -161,6 +161,14 @@ pub fn resolve(
         implied: Vec::new(),
         waits: drive.waits,
     };
+    if drive.waits == Some(fathom_core::sample::waits::Method::Bpf) {
+        fathom_core::sample::waits::bpf_loads().map_err(|e| {
+            anyhow::anyhow!(
+                "{}: bpf: {e}; --waits (sampling) works without it",
+                keys.drive("waits")
+            )
+        })?;
+    }
     spec.check().map_err(|e| match keys {
         Keys::Flags => e,
         Keys::File { setup, workload } => e.context(format!("{setup} with {workload}")),

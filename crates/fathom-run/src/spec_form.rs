@@ -23,8 +23,11 @@ pub struct SpecForm {
     #[serde(default)]
     find_max: Option<crate::findmax::FindMax>,
     implied: Vec<String>,
-    #[serde(default)]
-    waits: bool,
+    #[serde(
+        default,
+        deserialize_with = "fathom_core::sample::waits::deserialize_method"
+    )]
+    waits: Option<fathom_core::sample::waits::Method>,
 }
 
 /// The serialized form of a resolved `Setup`.

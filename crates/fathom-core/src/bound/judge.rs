@@ -34,7 +34,8 @@ pub struct Verdict {
 }
 
 /// Whose time a step is judged by, and its shares: an embedded engine's clients (they run its
-/// code; fathom's part of their CPU is the harness's); beside a server, its busy threads when
+/// code; fathom's part of their CPU is the harness's; asleep in a timer other than their
+/// pacing, they were held back by the engine: "engine throttling"); beside a server, its busy threads when
 /// the clients spend over half their time off a CPU (they wait on it), else the clients, whose
 /// CPU is all fathom's.
 pub fn judged_shares(m: &StepSummary) -> Option<(&'static str, Vec<Share>)> {
@@ -46,7 +47,11 @@ pub fn judged_shares(m: &StepSummary) -> Option<(&'static str, Vec<Share>)> {
     let waits = m.waits.as_ref();
     if m.per_op.cpu_us_harness.is_none() {
         let harness = m.harness_ns_per_op.map(|ns| ns * m.ops as f64 / 1e9);
-        return Some(("clients", shares_of(c, harness, waits.map(|w| &w.clients))));
+        let mut shares = shares_of(c, harness, waits.map(|w| &w.clients));
+        for s in shares.iter_mut().filter(|s| s.name == "sleep") {
+            s.name = "engine throttling";
+        }
+        return Some(("clients", shares));
     }
     if c.other_s / c.wall_s > 0.5 && time.engine.wall_s > 0.0 {
         Some((
@@ -157,6 +162,11 @@ fn qualify(name: &str, m: &StepSummary, limits: Option<&DeviceLimits>) -> Qualif
         )),
         "network" => Qualified::plain("latency-bound: waiting on the other side".into()),
         "sleep" => Qualified::plain("latency-bound: asleep in a timer (throttled?)".into()),
+        "engine throttling" => Qualified::plain(
+            "the engine held its clients back, asleep in a timer (RocksDB's write stalls when \
+             its flushes or compactions fall behind; SQLite's busy handler waiting out a lock)"
+                .into(),
+        ),
         _ => Qualified::plain("latency-bound: waits --waits does not name".into()),
     }
 }

@@ -18,7 +18,7 @@ use crate::kind::StepKinds;
 use crate::options::Syntax;
 use crate::pace::{Schedule, Spacing};
 use crate::result::{IntervalRecord, StepSummary};
-use crate::sample::waits::WaitSampler;
+use crate::sample::waits::{Method, WaitSampler};
 use crate::sample::Sampler;
 use crate::stop::Stop;
 use crate::target::{Counters, Maintenance, Target};
@@ -271,6 +271,8 @@ pub struct StepFiles {
     pub intervals: PathBuf,
     /// HdrHistogram interval log (V2, deflate), one tagged histogram per kind per interval.
     pub histograms: PathBuf,
+    /// With `--waits=bpf-stacks`: the folded stacks of the time asleep.
+    pub offcpu: PathBuf,
 }
 
 /// Watches a step's measured span: told when it begins (after warmup) and when the step's
@@ -296,8 +298,9 @@ pub struct StepRun<'a> {
     pub watch: Option<&'a mut (dyn Watch + 'static)>,
     /// Asked to stop (Ctrl-C): the step ends early, its records finished.
     pub stop: &'a Stop,
-    /// `--waits`: sample what the threads off a CPU wait on over the measured span.
-    pub waits: bool,
+    /// `--waits`: what the threads off a CPU wait on over the measured span, and how it is
+    /// learnt.
+    pub waits: Option<Method>,
 }
 
 /// Runs one step to completion (or interruption) and returns its summary. Interval records and
@@ -324,19 +327,34 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     )?;
     let mut counters_before = None;
     let mut waits = None;
+    // `--waits=bpf`: the program loads (and is checked by the kernel) before the step, and
+    // counts from the measured span's start.
+    let mut program = match run.waits {
+        Some(m) if m.is_bpf() => {
+            let stacks = m == Method::BpfStacks;
+            let p = fathom_bpf::Program::load(stacks).map_err(|e| {
+                anyhow::anyhow!(
+                    "--waits={}: {e}; --waits (sampling) works without it",
+                    m.name()
+                )
+            })?;
+            Some((p, stacks))
+        }
+        _ => None,
+    };
     // Without warmup, measurement starts before the first operation.
     if plan.warmup.is_zero() {
         counters_before = Some(span_from_here(&mut run.watch, target, &mut iv, sampler));
-        waits = start_waits(run.waits, sampler)?;
+        waits = start_waits(run.waits, program.take(), sampler)?;
         clock.start_measuring();
     }
     let crew = std::mem::replace(&mut run.crew, Crew::of_clients(Vec::new()));
     let on_interval = &mut *run.on_interval;
-    let waits_on = run.waits && waits.is_none();
+    let waits_on = run.waits.filter(|_| waits.is_none());
     let mut measure_from_here = || {
         counters_before = Some(begin_measuring(&mut run.watch, target));
         // A sampler that cannot start (no thread) leaves the step without waits.
-        if let Ok(Some(w)) = start_waits(waits_on, sampler) {
+        if let Ok(Some(w)) = start_waits(waits_on, program.take(), sampler) {
             waits = Some(w);
         }
     };
@@ -356,7 +374,10 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         counters_before = Some(span_from_here(&mut run.watch, target, &mut iv, sampler));
     }
     let end_of_ops = sampler.sample();
-    let waits = waits.and_then(WaitSampler::finish);
+    let waits = match waits.and_then(WaitSampler::finish) {
+        Some(f) => Some(keep_stacks(f, &run.files.offcpu)?),
+        None => None,
+    };
     // Clients are dropped after the step's last sample, so a server backend serving one (and
     // the CPU it used) is still counted.
     drop(ran.clients);
@@ -397,9 +418,31 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     Ok(measured.summary(sampler, target, &before, &counters_after))
 }
 
-/// With `--waits` (`on`), the sampler of what the step's sleeping threads wait on, started now.
-fn start_waits(on: bool, sampler: &Sampler) -> anyhow::Result<Option<WaitSampler>> {
-    on.then(|| WaitSampler::start(sampler.server_pids(), sampler.embedded()))
+/// The step's waits, its folded stacks (with `--waits=bpf-stacks`) written to `path` first.
+fn keep_stacks(
+    f: crate::sample::waits::Finished,
+    path: &std::path::Path,
+) -> anyhow::Result<crate::sample::waits::Waits> {
+    let mut waits = f.waits;
+    if waits.method == Method::BpfStacks.name() {
+        let mut text = f.folded.join("\n");
+        text.push('\n');
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        waits.stacks = name.map(|n| format!("{}/{n}", crate::store::STEPS));
+    }
+    Ok(waits)
+}
+
+/// With `--waits` (`method`), the sampler of what the step's sleeping threads wait on, started
+/// now (reading `program` with `bpf`).
+fn start_waits(
+    method: Option<Method>,
+    program: Option<(fathom_bpf::Program, bool)>,
+    sampler: &Sampler,
+) -> anyhow::Result<Option<WaitSampler>> {
+    method
+        .map(|_| WaitSampler::start(program, sampler.server_pids(), sampler.embedded()))
         .transpose()
         .context("starting the --waits sampler")
 }

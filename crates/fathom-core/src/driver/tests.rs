@@ -130,10 +130,11 @@ fn run_slow_counters(
         files: StepFiles {
             intervals: dir.path().join("i.jsonl"),
             histograms: dir.path().join("h.hlog"),
+            offcpu: dir.path().join("o.folded"),
         },
         on_interval: seen,
         watch,
-        waits: false,
+        waits: None,
         stop,
     })
     .unwrap()

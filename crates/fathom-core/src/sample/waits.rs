@@ -4,11 +4,14 @@
 //! it sleeps, the system call it sleeps in (`syscall`), which names the kind of wait — a lock
 //! (futex), a sync to the device (the fsync family), a timer, the network or a pipe (poll and
 //! socket reads), block IO (reads, aio, uninterruptible sleep), a page fault. Each sample of a
-//! thread stands for 1/HZ of its time.
+//! thread stands for 1/HZ of its time. With `--waits=bpf` the same kinds are timed exactly by
+//! an eBPF program on the scheduler's tracepoints (`fathom-bpf`), read every `REFRESH` for the
+//! same threads, and named by the same `classify`.
 
 use super::threads::{self, Whose};
 use fathom_macros::Merge;
 use schemars::JsonSchema;
+use serde::Deserializer;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,6 +24,77 @@ pub const HZ: u32 = 50;
 /// How often the threads looked at are found again (clients start after the sampler; threads
 /// come and go).
 const REFRESH: Duration = Duration::from_millis(200);
+
+/// How `--waits` learns what the threads off a CPU wait on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// Each thread's state and system call read `HZ` times a second.
+    Sample,
+    /// Each sleep timed by an eBPF program (root, a kernel with BTF).
+    Bpf,
+    /// As `Bpf`, each sleep also with its stacks, folded beside the step.
+    BpfStacks,
+}
+
+impl Method {
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Sample => "sample",
+            Method::Bpf => "bpf",
+            Method::BpfStacks => "bpf-stacks",
+        }
+    }
+
+    /// `sample`, `bpf` or `bpf-stacks`.
+    pub fn parse(s: &str) -> Result<Method, String> {
+        match s {
+            "sample" => Ok(Method::Sample),
+            "bpf" => Ok(Method::Bpf),
+            "bpf-stacks" => Ok(Method::BpfStacks),
+            _ => Err(format!("expected sample, bpf or bpf-stacks, got {s:?}")),
+        }
+    }
+
+    /// Whether the eBPF program times the sleeps.
+    pub fn is_bpf(self) -> bool {
+        self != Method::Sample
+    }
+}
+
+/// Whether `--waits=bpf` can work here: the program loaded once (per process) to see, or why
+/// not.
+pub fn bpf_loads() -> Result<(), String> {
+    static LOADS: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    LOADS
+        .get_or_init(|| fathom_bpf::Program::load(true).map(drop))
+        .clone()
+}
+
+/// Reads `waits = true | false | "sample" | "bpf"` (an experiment's key, a run's spec) as the
+/// method, `None` for off.
+pub fn deserialize_method<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Method>, D::Error> {
+    struct V;
+    impl serde::de::Visitor<'_> for V {
+        type Value = Option<Method>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("true, false, \"sample\", \"bpf\" or \"bpf-stacks\"")
+        }
+        fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Self::Value, E> {
+            Ok(v.then_some(Method::Sample))
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            Method::parse(v).map(Some).map_err(E::custom)
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+    }
+    d.deserialize_any(V)
+}
 
 /// What a sampled thread was doing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -112,13 +186,17 @@ pub fn classify(state: char, nr: Option<i64>) -> Kind {
 
 /// One group's samples by kind.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, Merge)]
-#[merge(sum(samples, seconds))]
+#[merge(sum(samples, seconds), first(exact))]
 pub struct GroupWaits {
-    /// Samples taken of the group's counted threads.
+    /// Samples taken of the group's counted threads (with `--waits=bpf`, threads' readings,
+    /// each the exact time since the last).
     pub samples: u64,
     /// Threads' seconds by kind (`cpu`, `futex`, `fsync`, `sleep`, `socket`, `io`, `fault`,
     /// `other`): samples / HZ.
     pub seconds: BTreeMap<String, f64>,
+    /// Timed exactly (`--waits=bpf`): no sampling error.
+    #[serde(default)]
+    pub exact: bool,
 }
 
 impl GroupWaits {
@@ -130,14 +208,28 @@ impl GroupWaits {
             return None;
         }
         let p = self.seconds.get(kind).copied().unwrap_or(0.0) / total;
-        Some((p, (p * (1.0 - p) / self.samples as f64).sqrt()))
+        let error = if self.exact {
+            0.0
+        } else {
+            (p * (1.0 - p) / self.samples as f64).sqrt()
+        };
+        Some((p, error))
     }
 }
 
 /// A step's waits, by group of threads.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, Merge)]
-#[merge(fields(clients, harness, engine), max(hz, cost_ms), sum(unreadable))]
+#[merge(
+    fields(clients, harness, engine),
+    max(hz, cost_ms),
+    sum(unreadable, dropped),
+    first(method, stacks)
+)]
 pub struct Waits {
+    /// `sample` (or empty, before `bpf` existed) or `bpf`.
+    #[serde(default)]
+    pub method: String,
+    /// Samples a second (with `bpf`, readings a second).
     pub hz: u32,
     pub clients: GroupWaits,
     pub harness: GroupWaits,
@@ -145,14 +237,31 @@ pub struct Waits {
     /// Samples whose system call could not be read (another user's process without root).
     #[serde(default)]
     pub unreadable: u64,
-    /// The sampler's own CPU time over the step, ms.
+    /// What it cost over the step, ms of CPU: the sampling thread's; with `bpf` also the
+    /// program's time in the kernel (on every CPU, for every thread switched).
     pub cost_ms: f64,
+    /// With `bpf`: sleeps the program had no room to record.
+    #[serde(default)]
+    pub dropped: u64,
+    /// With `bpf-stacks`: the folded stacks of the time asleep (ns), relative to the run
+    /// directory (`steps/02-readrandom.offcpu.folded`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stacks: Option<String>,
 }
 
-/// The sampling thread of one step, from `start` until `finish`.
+/// What the thread of a step's waits leaves: the figures, and with `bpf-stacks` the folded
+/// lines of the time asleep (`group;kind;process;user frames;kernel frames NS`).
+#[derive(Debug)]
+pub struct Finished {
+    pub waits: Waits,
+    pub folded: Vec<String>,
+}
+
+/// The thread that samples (or, with `--waits=bpf`, reads the program) over one step, from
+/// `start` until `finish`.
 pub struct WaitSampler {
     stop: Arc<AtomicBool>,
-    handle: Option<std::thread::JoinHandle<Waits>>,
+    handle: Option<std::thread::JoinHandle<Finished>>,
 }
 
 /// The threads to look at and whose each is, refreshed every `REFRESH`: clients always,
@@ -163,16 +272,91 @@ struct Watched {
     at: Instant,
 }
 
+/// Seconds of each group's threads by kind, and how many looks at them it took.
+#[derive(Default)]
+struct Tally {
+    seconds: BTreeMap<(Whose, Kind), f64>,
+    looks: BTreeMap<Whose, u64>,
+}
+
+/// The group a thread counts in: a background client with the clients.
+fn group_of(whose: Whose) -> Whose {
+    if whose == Whose::Background {
+        Whose::Client
+    } else {
+        whose
+    }
+}
+
+/// A group's name in the folded stacks.
+fn group_name(whose: Whose) -> &'static str {
+    match whose {
+        Whose::Client | Whose::Background => "clients",
+        Whose::Harness => "harness",
+        Whose::Engine => "engine",
+    }
+}
+
+impl Tally {
+    fn add(&mut self, whose: Whose, kind: Kind, seconds: f64) {
+        *self.seconds.entry((group_of(whose), kind)).or_default() += seconds;
+    }
+
+    fn looked(&mut self, whose: Whose) {
+        *self.looks.entry(group_of(whose)).or_default() += 1;
+    }
+
+    fn group(&self, w: Whose, exact: bool) -> GroupWaits {
+        let mut g = GroupWaits {
+            samples: self.looks.get(&w).copied().unwrap_or(0),
+            exact,
+            ..GroupWaits::default()
+        };
+        for k in Kind::ALL {
+            let s = self.seconds.get(&(w, k)).copied().unwrap_or(0.0);
+            g.seconds.insert(k.name().into(), s);
+        }
+        g
+    }
+
+    fn waits(&self, method: Method, hz: u32, cost_ms: f64) -> Waits {
+        let exact = method.is_bpf();
+        Waits {
+            method: method.name().into(),
+            hz,
+            clients: self.group(Whose::Client, exact),
+            harness: self.group(Whose::Harness, exact),
+            engine: self.group(Whose::Engine, exact),
+            unreadable: 0,
+            cost_ms,
+            dropped: 0,
+            stacks: None,
+        }
+    }
+}
+
 impl WaitSampler {
-    /// Starts sampling the threads of fathom's process and of `server_pids` (none embedded).
-    pub fn start(server_pids: Vec<u32>, embedded: bool) -> std::io::Result<WaitSampler> {
+    /// Starts looking at the threads of fathom's process and of `server_pids` (none embedded):
+    /// sampling them, or with `program` (`--waits=bpf`, loaded before the step) reading what it
+    /// timed (and with `stacks`, where).
+    pub fn start(
+        program: Option<(fathom_bpf::Program, bool)>,
+        server_pids: Vec<u32>,
+        embedded: bool,
+    ) -> std::io::Result<WaitSampler> {
         let stop = Arc::new(AtomicBool::new(false));
         let stopping = Arc::clone(&stop);
         let handle = std::thread::Builder::new()
             .name("fathom:waits".into())
             .spawn(move || {
                 threads::mark(Whose::Harness);
-                let waits = sample(&server_pids, embedded, &stopping);
+                let waits = match program {
+                    Some((p, stacks)) => time_exactly(p, stacks, &server_pids, embedded, &stopping),
+                    None => Finished {
+                        waits: sample(&server_pids, embedded, &stopping),
+                        folded: Vec::new(),
+                    },
+                };
                 threads::retire();
                 waits
             })?;
@@ -182,8 +366,8 @@ impl WaitSampler {
         })
     }
 
-    /// Stops sampling: what it saw.
-    pub fn finish(mut self) -> Option<Waits> {
+    /// Stops looking: what it saw.
+    pub fn finish(mut self) -> Option<Finished> {
         self.stop.store(true, Ordering::Relaxed);
         self.handle.take()?.join().ok()
     }
@@ -208,10 +392,70 @@ fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// Sleeps until `next`, one `period` later each call.
+fn tick(next: &mut Instant, period: Duration) {
+    *next += period;
+    let now = Instant::now();
+    if *next > now {
+        std::thread::sleep(*next - now);
+    } else {
+        *next = now;
+    }
+}
+
+/// What a look at a thread found.
+struct Look {
+    /// `stat`'s state, `R` also when woken between the two reads.
+    state: char,
+    /// The system call it sleeps in (-1 outside one), `None` running or unreadable.
+    nr: Option<i64>,
+    /// Its `syscall` could not be read (another user's process without root).
+    unreadable: bool,
+}
+
+/// A look at thread `tid`'s state and system call; `None` when it is gone.
+fn look(tid: u32) -> Option<Look> {
+    // A thread's own directory, listed or not under /proc.
+    let dir = format!("/proc/{tid}");
+    let stat = std::fs::read_to_string(format!("{dir}/stat")).ok()?;
+    let state = stat[stat.rfind(')')? + 1..]
+        .split_whitespace()
+        .next()?
+        .chars()
+        .next()?;
+    if state == 'R' {
+        return Some(Look {
+            state,
+            nr: None,
+            unreadable: false,
+        });
+    }
+    Some(match std::fs::read_to_string(format!("{dir}/syscall")) {
+        Ok(t) if t.starts_with("running") => Look {
+            state: 'R',
+            nr: None,
+            unreadable: false,
+        },
+        Ok(t) => Look {
+            state,
+            nr: t
+                .split_whitespace()
+                .next()
+                .and_then(|n| n.parse::<i64>().ok()),
+            unreadable: false,
+        },
+        Err(_) => Look {
+            state,
+            nr: None,
+            unreadable: true,
+        },
+    })
+}
+
 fn sample(server_pids: &[u32], embedded: bool, stop: &AtomicBool) -> Waits {
     let began = thread_cpu_ns();
     let period = Duration::from_secs(1) / HZ;
-    let mut counts: BTreeMap<(Whose, Kind), u64> = BTreeMap::new();
+    let mut tally = Tally::default();
     let mut unreadable = 0;
     let mut watched = Watched::new(server_pids, embedded);
     let mut next = Instant::now();
@@ -220,70 +464,198 @@ fn sample(server_pids: &[u32], embedded: bool, stop: &AtomicBool) -> Waits {
             watched.refresh(server_pids, embedded);
         }
         for &(tid, whose) in &watched.threads {
-            // A thread's own directory, listed or not under /proc.
-            let dir = format!("/proc/{tid}");
-            let Some(state) = std::fs::read_to_string(format!("{dir}/stat"))
-                .ok()
-                .and_then(|t| {
-                    t[t.rfind(')')? + 1..]
-                        .split_whitespace()
-                        .next()?
-                        .chars()
-                        .next()
-                })
-            else {
+            let Some(look) = look(tid) else {
                 continue;
             };
-            let (state, nr) = if state == 'R' {
-                (state, None)
-            } else {
-                match std::fs::read_to_string(format!("{dir}/syscall")) {
-                    // Woken between the two reads.
-                    Ok(t) if t.starts_with("running") => ('R', None),
-                    Ok(t) => (
-                        state,
-                        t.split_whitespace()
-                            .next()
-                            .and_then(|n| n.parse::<i64>().ok()),
-                    ),
-                    Err(_) => {
-                        unreadable += 1;
-                        (state, None)
+            unreadable += u64::from(look.unreadable);
+            tally.add(whose, classify(look.state, look.nr), 1.0 / f64::from(HZ));
+            tally.looked(whose);
+        }
+        tick(&mut next, period);
+    }
+    let cost_ms = thread_cpu_ns().saturating_sub(began) as f64 / 1e6;
+    Waits {
+        unreadable,
+        ..tally.waits(Method::Sample, HZ, cost_ms)
+    }
+}
+
+/// Nanoseconds asleep by group, kind and stacks (process, kernel stack id, user stack id).
+type StackTally = BTreeMap<(Whose, Kind, u32, i32, i32), u64>;
+
+/// `--waits=bpf`: every `REFRESH`, what the program timed since the last reading, of the
+/// threads watched over that span, named by `classify`; with `stacks`, where each sleep began.
+fn time_exactly(
+    mut program: fathom_bpf::Program,
+    stacks: bool,
+    server_pids: &[u32],
+    embedded: bool,
+    stop: &AtomicBool,
+) -> Finished {
+    let began = thread_cpu_ns();
+    let kernel_before = program.cost();
+    let mut watched = Watched::new(server_pids, embedded);
+    for pid in std::iter::once(std::process::id()).chain(server_pids.iter().copied()) {
+        // A process that cannot be watched leaves its threads untimed: they count nothing.
+        let _ = program.watch(pid);
+    }
+    // The threads there now, as they are now: one asleep since before would otherwise be
+    // unknown to the program until it wakes, and its sleep lost.
+    for (tid, ..) in watched.last.members() {
+        let (Some(l), Some(tgid)) = (look(tid), tgid_of(tid)) else {
+            continue;
+        };
+        let asleep = (l.state != 'R').then(|| {
+            let nr = l.nr.and_then(|n| i32::try_from(n).ok()).unwrap_or(-1);
+            (nr, l.state == 'D')
+        });
+        let _ = program.seed(tid, tgid, asleep);
+    }
+    let mut tally = Tally::default();
+    let mut at: StackTally = BTreeMap::new();
+    let mut last = Totals::of(&program);
+    loop {
+        let stopping = stop.load(Ordering::Relaxed);
+        if stopping || watched.at.elapsed() >= REFRESH {
+            watched.refresh(server_pids, embedded);
+            let now = Totals::of(&program);
+            for &(tid, whose) in &watched.threads {
+                tally.looked(whose);
+                let cpu = now.cpu.get(&tid).copied().unwrap_or(0);
+                let cpu_before = last.cpu.get(&tid).copied().unwrap_or(0);
+                tally.add(
+                    whose,
+                    Kind::Cpu,
+                    cpu.saturating_sub(cpu_before) as f64 / 1e9,
+                );
+                for (key, ns) in now.asleep.range(Totals::of_thread(tid)) {
+                    let slept = ns.saturating_sub(last.asleep.get(key).copied().unwrap_or(0));
+                    let state = if key.uninterruptible == 1 { 'D' } else { 'S' };
+                    let kind = classify(state, Some(i64::from(key.nr)));
+                    tally.add(whose, kind, slept as f64 / 1e9);
+                    if stacks && slept > 0 {
+                        let k = (group_of(whose), kind, key.tgid, key.kstack, key.ustack);
+                        *at.entry(k).or_default() += slept;
                     }
                 }
-            };
-            // A background client counts with the clients.
-            let whose = if whose == Whose::Background {
-                Whose::Client
-            } else {
-                whose
-            };
-            *counts.entry((whose, classify(state, nr))).or_default() += 1;
+            }
+            last = now;
         }
-        next += period;
-        let now = Instant::now();
-        if next > now {
-            std::thread::sleep(next - now);
-        } else {
-            next = now;
+        if stopping {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let kernel = program.cost().saturating_sub(kernel_before);
+    let cost_ms = (thread_cpu_ns().saturating_sub(began) + kernel) as f64 / 1e6;
+    let hz = (Duration::from_secs(1).as_millis() / REFRESH.as_millis()) as u32;
+    let method = if stacks {
+        Method::BpfStacks
+    } else {
+        Method::Bpf
+    };
+    Finished {
+        waits: Waits {
+            dropped: last.dropped,
+            ..tally.waits(method, hz, cost_ms)
+        },
+        folded: fold(&program, &at),
+    }
+}
+
+/// The folded lines of the time asleep: `group;kind;process;user frames;kernel frames NS`,
+/// outermost frame first. A process's user frames past the first are kept only when its
+/// executable keeps frame pointers (the program walks them); else the first alone is exact.
+fn fold(program: &fathom_bpf::Program, at: &StackTally) -> Vec<String> {
+    let mut names = fathom_bpf::symbols::Symbols::default();
+    let mut processes: BTreeMap<u32, (String, bool)> = BTreeMap::new();
+    let mut lines: BTreeMap<String, u64> = BTreeMap::new();
+    for (&(whose, kind, tgid, kstack, ustack), &ns) in at {
+        let (comm, walks) = processes
+            .entry(tgid)
+            .or_insert_with(|| process(tgid))
+            .clone();
+        let mut frames = vec![group_name(whose).to_string(), kind.name().to_string(), comm];
+        match program.stack(ustack) {
+            Some(user) => {
+                let keep = if walks { user.len() } else { 1 };
+                frames.extend(user.iter().take(keep).rev().map(|&a| names.user(tgid, a)));
+            }
+            None if ustack == fathom_bpf::SEEDED => {
+                frames.push("[asleep since before the step]".into());
+            }
+            None => frames.push("[no user stack]".into()),
+        }
+        if let Some(kernel) = program.stack(kstack) {
+            // The program's own frames (innermost) say nothing of the wait.
+            let named: Vec<String> = kernel.iter().map(|&a| names.kernel(a)).collect();
+            let from = named.iter().take_while(|n| n.contains("bpf_")).count();
+            frames.extend(named[from..].iter().rev().cloned());
+        }
+        let line = frames.join(";");
+        *lines.entry(line).or_default() += ns;
+    }
+    lines
+        .into_iter()
+        .map(|(l, ns)| format!("{l} {ns}"))
+        .collect()
+}
+
+/// The process thread `tid` belongs to.
+fn tgid_of(tid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// A process's name (`comm`) and whether its user stacks can be walked by frame pointers.
+fn process(tgid: u32) -> (String, bool) {
+    let comm = std::fs::read_to_string(format!("/proc/{tgid}/comm"))
+        .map(|c| c.trim().to_string())
+        .unwrap_or_else(|_| format!("pid {tgid}"));
+    let walks = std::fs::read_link(format!("/proc/{tgid}/exe")).is_ok_and(|exe| {
+        crate::unwind::unwinding(&exe) == crate::profile::Unwinding::FramePointers
+    });
+    (comm, walks)
+}
+
+/// The program's totals at one reading: ns on a CPU per thread, ns asleep per (thread, system
+/// call, uninterruptible, stacks).
+#[derive(Default)]
+struct Totals {
+    cpu: BTreeMap<u32, u64>,
+    asleep: BTreeMap<fathom_bpf::WaitKey, u64>,
+    dropped: u64,
+}
+
+impl Totals {
+    fn of(program: &fathom_bpf::Program) -> Totals {
+        // An unreadable map reads as nothing more timed.
+        let Ok(r) = program.read() else {
+            return Totals::default();
+        };
+        Totals {
+            cpu: r.cpu_ns.into_iter().collect(),
+            asleep: r.asleep_ns.into_iter().collect(),
+            dropped: r.dropped,
         }
     }
-    let group = |w: Whose| {
-        let mut g = GroupWaits::default();
-        for k in Kind::ALL {
-            let n = counts.get(&(w, k)).copied().unwrap_or(0);
-            g.samples += n;
-            g.seconds.insert(k.name().into(), n as f64 / f64::from(HZ));
-        }
-        g
-    };
-    Waits {
-        hz: HZ,
-        clients: group(Whose::Client),
-        harness: group(Whose::Harness),
-        engine: group(Whose::Engine),
-        unreadable,
-        cost_ms: thread_cpu_ns().saturating_sub(began) as f64 / 1e6,
+
+    /// The keys of thread `tid`'s sleeps, as a range of `asleep`.
+    fn of_thread(tid: u32) -> std::ops::RangeInclusive<fathom_bpf::WaitKey> {
+        let key = |low: bool| fathom_bpf::WaitKey {
+            tid,
+            nr: if low { i32::MIN } else { i32::MAX },
+            uninterruptible: if low { 0 } else { u32::MAX },
+            kstack: if low { i32::MIN } else { i32::MAX },
+            ustack: if low { i32::MIN } else { i32::MAX },
+            tgid: if low { 0 } else { u32::MAX },
+        };
+        key(true)..=key(false)
     }
 }
 
@@ -365,9 +737,10 @@ mod tests {
         assert_eq!(GroupWaits::default().share("cpu"), None);
     }
 
-    /// A thread asleep on a lock and one spinning are told apart.
-    #[test]
-    fn samples_a_lock_wait_and_a_busy_thread() {
+    /// A thread asleep on a lock for 0.6 s and one spinning, both started after `program`
+    /// (or the sampler): what was seen, and the folded stacks.
+    fn lock_and_spinner(program: Option<(fathom_bpf::Program, bool)>) -> Finished {
+        let s = WaitSampler::start(program, Vec::new(), true).unwrap();
         let lock = Arc::new(std::sync::Mutex::new(()));
         let held = lock.lock().unwrap();
         let (l2, done) = (Arc::clone(&lock), Arc::new(AtomicBool::new(false)));
@@ -384,16 +757,50 @@ mod tests {
             }
             threads::retire();
         });
-        std::thread::sleep(Duration::from_millis(50));
-        let s = WaitSampler::start(Vec::new(), true).unwrap();
         std::thread::sleep(Duration::from_millis(600));
         let w = s.finish().unwrap();
         drop(held);
         done.store(true, Ordering::Relaxed);
         waiter.join().unwrap();
         spinner.join().unwrap();
+        w
+    }
+
+    /// A thread asleep on a lock and one spinning are told apart.
+    #[test]
+    fn samples_a_lock_wait_and_a_busy_thread() {
+        let w = lock_and_spinner(None).waits;
         // Each thread 0.6 s in its state; other tests' clients may add to either.
         let secs = |k: &str| w.clients.seconds.get(k).copied().unwrap_or(0.0);
         assert!(secs("futex") >= 0.3 && secs("cpu") >= 0.3, "{w:?}");
+        assert_eq!(w.method, "sample");
+    }
+
+    /// The same, timed by the eBPF program (as root): exact, with the lock's stack folded.
+    #[test]
+    fn times_a_lock_wait_and_a_busy_thread_exactly() {
+        let program = match fathom_bpf::Program::load(true) {
+            Ok(p) => p,
+            // SAFETY: geteuid has no preconditions.
+            Err(e) if unsafe { libc::geteuid() } != 0 => {
+                assert!(e.contains("needs root"), "{e}");
+                return;
+            }
+            Err(e) => panic!("{e}"),
+        };
+        let f = lock_and_spinner(Some((program, true)));
+        let w = &f.waits;
+        let secs = |k: &str| w.clients.seconds.get(k).copied().unwrap_or(0.0);
+        // Watched from the first refresh (200 ms in) to the end: 0.4 s each or more.
+        assert!(secs("futex") >= 0.35 && secs("cpu") >= 0.35, "{w:?}");
+        assert!(w.clients.exact && w.method == "bpf-stacks", "{w:?}");
+        assert_eq!(w.clients.share("futex").unwrap().1, 0.0);
+        assert!(
+            f.folded
+                .iter()
+                .any(|l| l.starts_with("clients;futex;") && l.contains("futex_wait")),
+            "{:?}",
+            f.folded
+        );
     }
 }

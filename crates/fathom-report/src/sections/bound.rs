@@ -1,7 +1,8 @@
 //! What bounded each step: the verdict `fathom_core::bound::judge` gives over a step's repeats
 //! — whose time, the bound, saturated or latency-bound with its evidence, the confidence and
 //! what lowered it — and the largest shares of the judged time. With `--profile`, a CPU bound
-//! names the functions the CPU was in.
+//! names the functions the CPU was in; with `--waits=bpf-stacks`, a bound on a kind of wait
+//! names the stack most of it was spent in.
 
 use crate::section::{Input, Section, Titled};
 use fathom_core::bound::judge::judge;
@@ -59,6 +60,9 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
                     why = format!("{why}; on the CPU: {top}");
                 }
             }
+            if let Some(waiting) = waiting_stack(s, &s.label(&input.series), step, &v) {
+                why = format!("{why}; waiting in {waiting}");
+            }
             let mut confidence = v.confidence.name().to_string();
             if !v.why.is_empty() {
                 confidence = format!("{confidence} ({})", v.why.join("; "));
@@ -93,6 +97,34 @@ fn cpu_bound(b: &Bound) -> bool {
         Bound::Two(a, b) => cpu(a) || cpu(b),
         _ => false,
     }
+}
+
+/// With the sleeps' stacks kept, the stack most of the bounding wait was spent in, as
+/// `process: a > b > c [kernel: f] (62% of it)`.
+fn waiting_stack(
+    s: &fathom_core::group::Series,
+    label: &str,
+    step: &str,
+    v: &fathom_core::bound::judge::Verdict,
+) -> Option<String> {
+    // The first named share that is a kind of wait.
+    let named: &[&str] = match &v.bound {
+        Bound::One(a) => &[a],
+        Bound::Two(a, b) => &[a, b],
+        _ => &[],
+    };
+    let kinds = named
+        .iter()
+        .map(|n| super::offcpu::kinds_of_share(n))
+        .find(|k| !k.is_empty())?;
+    let group = if v.whose == "clients" {
+        "clients"
+    } else {
+        "engine"
+    };
+    let asleep = super::offcpu::of_series(s, label, step)?;
+    let (stack, of) = super::offcpu::heaviest(&asleep, group, kinds)?;
+    Some(format!("{stack} ({:.0}% of it)", 100.0 * of))
 }
 
 /// The three functions most of a profile's samples were in, as `name 12%`.

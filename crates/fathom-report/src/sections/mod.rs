@@ -8,6 +8,7 @@ pub mod inserts;
 pub mod iostat;
 pub mod memory;
 pub mod notes;
+pub mod offcpu;
 pub mod profile_diff;
 pub mod profiles;
 pub mod rates;
@@ -32,6 +33,7 @@ pub const SECTIONS: &[(Shown, Build)] = &[
     (Shown::Everywhere, bound::section),
     (Shown::Everywhere, rates::section),
     (Shown::Everywhere, profiles::section),
+    (Shown::Everywhere, offcpu::section),
     (Shown::Everywhere, relative::section),
     (Shown::Page, charts::over_time),
     (Shown::Page, charts::percentiles),

@@ -28,7 +28,8 @@ other%: the rest, asleep on a lock, the network, a condition or a timer.\n";
 
 const WAIT_LEGEND: &str = "\
 with --waits, what the counted threads were doing, sampled 50 times a second (each sample 1/50 s of a\n\
-thread's time): cpu: on a CPU or runnable; futex: asleep on a lock or condition; fsync: in fsync, fdatasync,\n\
+thread's time); with --waits=bpf, timed exactly by an eBPF program on the scheduler's tracepoints and read\n\
+5 times a second (samples: the threads' readings; ± 0): cpu: on a CPU or runnable; futex: asleep on a lock or condition; fsync: in fsync, fdatasync,\n\
 sync_file_range or msync; sleep: in nanosleep; socket: in poll, epoll, select, or a socket or pipe read or\n\
 write; io: a file read or write in uninterruptible sleep, or an aio or io_uring wait; fault: a page fault;\n\
 other: any other system call; each share of the group's samples, ±: the largest share's standard error\n\

@@ -55,8 +55,11 @@ struct ExperimentFile {
     #[serde(default)]
     profile: bool,
     profile_hz: Option<u32>,
-    #[serde(default)]
-    waits: bool,
+    #[serde(
+        default,
+        deserialize_with = "fathom_core::sample::waits::deserialize_method"
+    )]
+    waits: Option<fathom_core::sample::waits::Method>,
 }
 
 fn default_clients() -> Vec<usize> {
@@ -105,7 +108,7 @@ impl Experiment {
             queue: spec.queue,
             profile: spec.profile || cli.profile,
             profile_hz: cli.profile_hz.or(spec.profile_hz),
-            waits: spec.waits || cli.waits,
+            waits: cli.waits.or(spec.waits),
         };
         let base = file.parent().unwrap_or(Path::new("."));
         let mut specs = Vec::new();

@@ -3,7 +3,6 @@
 //! groups are read when a step starts and again when it ends, so backends forked during the
 //! step are counted as their server's.
 
-use super::unwind;
 use fathom_core::profile::{Unwinding, FATHOM};
 use fathom_core::sample::process::with_descendants;
 use std::collections::BTreeMap;
@@ -37,7 +36,7 @@ pub fn read(server: &[u32]) -> Vec<Group> {
                 exe.file_name()
                     .map_or("server".into(), |n| n.to_string_lossy().into_owned())
             },
-            unwinding: unwind::unwinding(&exe),
+            unwinding: fathom_core::unwind::unwinding(&exe),
             pids,
             exe,
         })

@@ -8,7 +8,6 @@
 mod collapse;
 mod groups;
 mod perf;
-mod unwind;
 
 use anyhow::Context;
 use fathom_core::driver::Watch;

@@ -1,9 +1,10 @@
-//! Whether an executable keeps frame pointers, read from its code: compiled with them, nearly
+//! Whether an executable keeps frame pointers (how `--profile` unwinds it, how far
+//! `--waits=bpf-stacks` trusts its user stacks), read from its code: compiled with them, nearly
 //! every function starts `push %rbp; mov %rsp,%rbp`, hundreds per MiB of `.text`; compiled
 //! without, a handful remain (functions with variable-size frames). Debian's mariadbd and
 //! postgres and Go programs keep them; Rust release builds, libc and most C libraries do not.
 
-use fathom_core::profile::Unwinding;
+use crate::profile::Unwinding;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 

@@ -1,0 +1,179 @@
+// `--waits=bpf`: each watched thread's time off a CPU, exactly, by the system call it slept in.
+//
+// Two scheduler tracepoints, nothing else. When a thread of a watched process leaves a CPU
+// asleep (sched_switch, not preempted), it is marked asleep with its system call (the syscall
+// number in its saved user registers; -1 outside one, as in a page fault) and whether the sleep
+// is uninterruptible. When it is woken (sched_wakeup), the time since goes to the (thread,
+// syscall, uninterruptible) entry of `waits`. The time between a wakeup or a preemption and the
+// next sleep is on a CPU or runnable, summed per thread in `threads`. fathom reads both maps
+// from user space and names each entry's kind of wait with the same function as the sampler.
+//
+// With `want_stacks` set at load, each sleep also keeps its kernel stack and its user stack
+// (walked by frame pointers) in `stacks`, and `waits` is keyed by them too.
+//
+// No vmlinux.h: the two kernel structures read are declared here with only their fields, and
+// their offsets are relocated at load time against the running kernel's BTF (CO-RE).
+
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+struct task_struct___fathom {
+	int pid;
+	int tgid;
+} __attribute__((preserve_access_index));
+
+struct pt_regs___fathom {
+	long orig_ax;
+} __attribute__((preserve_access_index));
+
+/* Set by fathom before loading: keep each sleep's stacks. */
+const volatile __u8 want_stacks = 0;
+
+/* The state of one thread, kept by tid. */
+struct thread {
+	__u64 last;   /* when it last changed between asleep and not, ns (CLOCK_MONOTONIC) */
+	__u64 cpu_ns; /* time on a CPU or runnable, up to `last` */
+	__s32 nr;     /* while asleep: the system call, -1 outside one */
+	__u8 asleep;
+	__u8 uninterruptible;
+	__u16 pad;
+	__s32 kstack; /* while asleep, with stacks: its stacks' ids, negative when lost */
+	__s32 ustack;
+	__u32 tgid;
+	__u32 pad2;
+};
+
+/* One kind of sleep of one thread (with stacks, at one place). */
+struct wait_key {
+	__u32 tid;
+	__s32 nr;
+	__u32 uninterruptible;
+	__s32 kstack;
+	__s32 ustack;
+	__u32 tgid;
+};
+
+#define STACK_DEPTH 64
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, STACK_DEPTH * sizeof(__u64));
+} stacks SEC(".maps");
+
+/* The processes (tgids) whose threads are watched: filled by fathom. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} tgids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct thread);
+} threads SEC(".maps");
+
+/* Nanoseconds asleep by (thread, system call, uninterruptible). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct wait_key);
+	__type(value, __u64);
+} waits SEC(".maps");
+
+/* Events the maps had no room for: fathom reports them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} dropped SEC(".maps");
+
+#define TASK_UNINTERRUPTIBLE 0x2
+#define TASK_NOLOAD 0x400
+#define TASK_REPORT 0x7f
+
+static __always_inline void drop(void)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&dropped, &zero);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, _Bool preempt, struct task_struct___fathom *prev,
+	     struct task_struct___fathom *next, unsigned int prev_state)
+{
+	__u32 tgid = BPF_CORE_READ(prev, tgid);
+	if (!bpf_map_lookup_elem(&tgids, &tgid))
+		return 0;
+	__u32 tid = BPF_CORE_READ(prev, pid);
+	__u64 now = bpf_ktime_get_ns();
+	struct thread *t = bpf_map_lookup_elem(&threads, &tid);
+	if (!t) {
+		struct thread fresh = { .last = now };
+		if (bpf_map_update_elem(&threads, &tid, &fresh, BPF_NOEXIST) == 0)
+			t = bpf_map_lookup_elem(&threads, &tid);
+		if (!t) {
+			drop();
+			return 0;
+		}
+	} else if (!t->asleep) {
+		t->cpu_ns += now - t->last;
+	}
+	t->last = now;
+	if (preempt || (prev_state & TASK_REPORT) == 0) {
+		t->asleep = 0;
+		return 0;
+	}
+	struct pt_regs___fathom *regs = (void *)bpf_task_pt_regs((struct task_struct *)prev);
+	t->nr = (__s32)BPF_CORE_READ(regs, orig_ax);
+	t->uninterruptible = (prev_state & TASK_UNINTERRUPTIBLE) && !(prev_state & TASK_NOLOAD);
+	t->tgid = tgid;
+	t->kstack = -1;
+	t->ustack = -1;
+	if (want_stacks) {
+		/* `prev` is still the current task here. */
+		t->kstack = bpf_get_stackid(ctx, &stacks, 0);
+		t->ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	}
+	t->asleep = 1;
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(on_wakeup, struct task_struct___fathom *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+	struct thread *t = bpf_map_lookup_elem(&threads, &tid);
+	if (!t || !t->asleep)
+		return 0;
+	__u64 now = bpf_ktime_get_ns();
+	struct wait_key key = {
+		.tid = tid,
+		.nr = t->nr,
+		.uninterruptible = t->uninterruptible,
+		.kstack = t->kstack,
+		.ustack = t->ustack,
+		.tgid = t->tgid,
+	};
+	__u64 slept = now - t->last;
+	__u64 *ns = bpf_map_lookup_elem(&waits, &key);
+	if (ns)
+		__sync_fetch_and_add(ns, slept);
+	else if (bpf_map_update_elem(&waits, &key, &slept, BPF_NOEXIST) != 0)
+		drop();
+	t->last = now;
+	t->asleep = 0;
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -1,0 +1,300 @@
+//! `--waits=bpf`: loads the eBPF program of `bpf/waits.bpf.c` (built with fathom by `build.rs`)
+//! on the scheduler's tracepoints, tells it which processes to watch, and reads what it timed:
+//! each watched thread's time on a CPU or runnable, and its time asleep by (system call,
+//! uninterruptible or not, and with stacks where each sleep began), exact to the nanosecond at
+//! the moment of reading; `symbols` names the stacks' addresses.
+
+pub mod symbols;
+
+use aya::maps::{Array, HashMap, MapData, StackTraceMap};
+use aya::programs::BtfTracePoint;
+use aya::{Btf, Ebpf, EbpfLoader};
+
+// Aligned: the ELF parser reads its headers in place.
+const OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/waits.bpf.o"));
+const NOT_BUILT: &str = include_str!(concat!(env!("OUT_DIR"), "/waits.bpf.why"));
+
+/// The stack id of a sleep that began before watching did: no stack was taken.
+pub const SEEDED: i32 = -2;
+
+/// One thread's state, as the program keeps it (`struct thread`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Thread {
+    /// When it last fell asleep or stopped sleeping, ns of CLOCK_MONOTONIC.
+    pub last: u64,
+    /// On a CPU or runnable up to `last`, ns.
+    pub cpu_ns: u64,
+    /// While asleep: the system call it sleeps in, -1 outside one.
+    pub nr: i32,
+    pub asleep: u8,
+    pub uninterruptible: u8,
+    pad: u16,
+    /// While asleep, with stacks: its stacks' ids (negative when lost).
+    pub kstack: i32,
+    pub ustack: i32,
+    pub tgid: u32,
+    pad2: u32,
+}
+
+/// One kind of sleep of one thread (`struct wait_key`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct WaitKey {
+    pub tid: u32,
+    /// The system call, -1 outside one (a page fault).
+    pub nr: i32,
+    /// 1 for an uninterruptible sleep (state D).
+    pub uninterruptible: u32,
+    /// With stacks: the kernel and user stacks' ids where the sleep began, else -1.
+    pub kstack: i32,
+    pub ustack: i32,
+    /// The thread's process.
+    pub tgid: u32,
+}
+
+// SAFETY: both are plain `repr(C)` data with no padding the program leaves undefined (the
+// program writes whole structures), valid for any bit pattern.
+unsafe impl aya::Pod for Thread {}
+// SAFETY: as above.
+unsafe impl aya::Pod for WaitKey {}
+
+/// The program, loaded and attached until dropped.
+pub struct Program {
+    ebpf: Ebpf,
+    /// Keeps the kernel timing the programs' runs while open (`cost`).
+    _stats: Option<std::os::fd::OwnedFd>,
+}
+
+/// What the program had timed when read, its pending spans closed at the moment of reading.
+#[derive(Debug, Default)]
+pub struct Reading {
+    /// Each thread's time on a CPU or runnable, ns.
+    pub cpu_ns: Vec<(u32, u64)>,
+    /// Each thread's time asleep by kind, ns.
+    pub asleep_ns: Vec<(WaitKey, u64)>,
+    /// Events the program's maps had no room for.
+    pub dropped: u64,
+}
+
+impl Program {
+    /// Loads the program (keeping each sleep's stacks when `stacks`) and attaches it to
+    /// `sched_switch` and `sched_wakeup`; the error says why it cannot (fathom built without
+    /// it, not root, no kernel BTF, the kernel refusing).
+    pub fn load(stacks: bool) -> Result<Program, String> {
+        if OBJECT.is_empty() {
+            return Err(format!(
+                "fathom was built without its eBPF program: {NOT_BUILT}"
+            ));
+        }
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err("loading an eBPF program on the scheduler's tracepoints needs root".into());
+        }
+        let btf = Btf::from_sys_fs().map_err(|e| {
+            format!("the kernel's BTF (/sys/kernel/btf/vmlinux) could not be read: {e}")
+        })?;
+        let mut ebpf = EbpfLoader::new()
+            .set_global("want_stacks", &u8::from(stacks), true)
+            .load(OBJECT)
+            .map_err(|e| format!("the kernel refused the program: {e}"))?;
+        for (name, tracepoint) in [("on_switch", "sched_switch"), ("on_wakeup", "sched_wakeup")] {
+            let p: &mut BtfTracePoint = ebpf
+                .program_mut(name)
+                .ok_or_else(|| format!("the program has no {name}"))?
+                .try_into()
+                .map_err(|e| format!("{name}: {e}"))?;
+            p.load(tracepoint, &btf).map_err(|e| {
+                format!(
+                    "the kernel refused {name} on {tracepoint}: {}",
+                    verifier(&e)
+                )
+            })?;
+            p.attach()
+                .map_err(|e| format!("{name} could not attach to {tracepoint}: {e}"))?;
+        }
+        // Without it (kernels before 5.8) the cost reads 0.
+        let stats = aya::sys::enable_stats(aya::sys::Stats::RunTime).ok();
+        Ok(Program {
+            ebpf,
+            _stats: stats,
+        })
+    }
+
+    /// The programs' time in the kernel since loaded, ns, over every CPU.
+    pub fn cost(&self) -> u64 {
+        self.ebpf
+            .programs()
+            .filter_map(|(_, p)| p.info().ok())
+            .map(|i| i.run_time().as_nanos() as u64)
+            .sum()
+    }
+
+    /// Watches the threads of process `tgid` from now on.
+    pub fn watch(&mut self, tgid: u32) -> Result<(), String> {
+        let map = self
+            .ebpf
+            .map_mut("tgids")
+            .ok_or("the program has no tgids map")?;
+        let mut tgids: HashMap<&mut MapData, u32, u8> =
+            HashMap::try_from(map).map_err(|e| e.to_string())?;
+        tgids
+            .insert(tgid, 1, 0)
+            .map_err(|e| format!("watching process {tgid}: {e}"))
+    }
+
+    /// Starts timing thread `tid` of process `tgid` now, as asleep in system call `nr`
+    /// (uninterruptibly or not) or running: a thread already asleep when watching begins is
+    /// otherwise unknown to the program until it next leaves a CPU. A thread the program knows
+    /// already is left as it is.
+    pub fn seed(&mut self, tid: u32, tgid: u32, asleep: Option<(i32, bool)>) -> Result<(), String> {
+        let map = self
+            .ebpf
+            .map_mut("threads")
+            .ok_or("the program has no threads map")?;
+        let mut threads: HashMap<&mut MapData, u32, Thread> =
+            HashMap::try_from(map).map_err(|e| e.to_string())?;
+        let t = Thread {
+            last: monotonic_ns(),
+            nr: asleep.map_or(0, |a| a.0),
+            asleep: u8::from(asleep.is_some()),
+            uninterruptible: asleep.map_or(0, |a| u8::from(a.1)),
+            kstack: SEEDED,
+            ustack: SEEDED,
+            tgid,
+            ..Thread::default()
+        };
+        // BPF_NOEXIST: the program's own entry, if any, is the truer one.
+        match threads.insert(tid, t, 1) {
+            Ok(()) => Ok(()),
+            Err(e) if e.to_string().contains("exists") => Ok(()),
+            Err(e) => Err(format!("seeding thread {tid}: {e}")),
+        }
+    }
+
+    /// What the program has timed so far.
+    pub fn read(&self) -> Result<Reading, String> {
+        let map = |name: &str| {
+            self.ebpf
+                .map(name)
+                .ok_or(format!("the program has no {name} map"))
+        };
+        let threads: HashMap<&MapData, u32, Thread> =
+            HashMap::try_from(map("threads")?).map_err(|e| e.to_string())?;
+        let waits: HashMap<&MapData, WaitKey, u64> =
+            HashMap::try_from(map("waits")?).map_err(|e| e.to_string())?;
+        let dropped: Array<&MapData, u64> =
+            Array::try_from(map("dropped")?).map_err(|e| e.to_string())?;
+        let mut r = Reading {
+            dropped: dropped.get(&0, 0).unwrap_or(0),
+            ..Reading::default()
+        };
+        // Entries that go away while being listed are skipped.
+        let mut state: Vec<(u32, Thread)> = threads.iter().filter_map(Result::ok).collect();
+        r.asleep_ns = waits.iter().filter_map(Result::ok).collect();
+        let now = monotonic_ns();
+        state.sort_by_key(|s| s.0);
+        for (tid, t) in state {
+            let open = now.saturating_sub(t.last);
+            if t.asleep == 0 {
+                r.cpu_ns.push((tid, t.cpu_ns + open));
+                continue;
+            }
+            r.cpu_ns.push((tid, t.cpu_ns));
+            let key = WaitKey {
+                tid,
+                nr: t.nr,
+                uninterruptible: u32::from(t.uninterruptible),
+                kstack: t.kstack,
+                ustack: t.ustack,
+                tgid: t.tgid,
+            };
+            match r.asleep_ns.iter_mut().find(|w| w.0 == key) {
+                Some(w) => w.1 += open,
+                None => r.asleep_ns.push((key, open)),
+            }
+        }
+        Ok(r)
+    }
+}
+
+impl Program {
+    /// The addresses of stack `id`, innermost first (`None` for a lost or unknown one).
+    pub fn stack(&self, id: i32) -> Option<Vec<u64>> {
+        let id = u32::try_from(id).ok()?;
+        let map: StackTraceMap<&MapData> =
+            StackTraceMap::try_from(self.ebpf.map("stacks")?).ok()?;
+        let trace = map.get(&id, 0).ok()?;
+        Some(trace.frames().iter().map(|f| f.ip).collect())
+    }
+}
+
+/// The first lines of the verifier's log in a load error, or the error.
+fn verifier(e: &aya::programs::ProgramError) -> String {
+    let s = e.to_string();
+    s.lines().take(3).collect::<Vec<_>>().join(" / ")
+}
+
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: one valid timespec to write, for the duration of the call.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A thread of this process asleep on a lock for 300 ms is timed asleep in futex that long.
+    #[test]
+    fn times_a_lock_wait() {
+        let mut p = match Program::load(true) {
+            Ok(p) => p,
+            Err(e) if unsafe { libc::geteuid() } != 0 => {
+                assert!(e.contains("root"), "{e}");
+                return;
+            }
+            Err(e) => panic!("{e}"),
+        };
+        p.watch(std::process::id()).unwrap();
+        let lock = std::sync::Arc::new(std::sync::Mutex::new(()));
+        let held = lock.lock().unwrap();
+        let l2 = std::sync::Arc::clone(&lock);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiter = std::thread::spawn(move || {
+            // SAFETY: gettid has no preconditions.
+            tx.send(unsafe { libc::gettid() } as u32).unwrap();
+            drop(l2.lock().unwrap());
+        });
+        let tid = rx.recv().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        drop(held);
+        waiter.join().unwrap();
+        let r = p.read().unwrap();
+        let futex: u64 = r
+            .asleep_ns
+            .iter()
+            .filter(|w| w.0.tid == tid && w.0.nr == 202)
+            .map(|w| w.1)
+            .sum();
+        assert!(
+            (250_000_000..400_000_000).contains(&futex),
+            "{futex} ns in futex: {r:?}"
+        );
+        // The wait's kernel stack was kept and is named.
+        let key = r
+            .asleep_ns
+            .iter()
+            .find(|w| w.0.tid == tid && w.0.nr == 202)
+            .unwrap()
+            .0;
+        let frames = p.stack(key.kstack).expect("a kernel stack");
+        let mut names = symbols::Symbols::default();
+        let named: Vec<String> = frames.iter().map(|&a| names.kernel(a)).collect();
+        assert!(named.iter().any(|n| n.contains("futex")), "{named:?}");
+    }
+}
