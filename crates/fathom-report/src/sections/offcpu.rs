@@ -17,6 +17,8 @@ pub struct Asleep {
     pub label: String,
     pub step: String,
     pub stacks: Stacks,
+    /// Operations over the repeats whose stacks these are.
+    pub ops: u64,
     /// Files that could not be read.
     pub problems: Vec<String>,
 }
@@ -35,8 +37,10 @@ pub fn of_series(s: &Series, label: &str, step: &str) -> Option<Asleep> {
             label: label.to_string(),
             step: step.to_string(),
             stacks: Stacks::default(),
+            ops: 0,
             problems: Vec::new(),
         });
+        a.ops += summary.ops;
         match Stacks::read(&run.path.join(file)) {
             Ok(st) => a.stacks.lines.extend(st.lines),
             Err(e) => a.problems.push(format!("{e:#}")),
@@ -220,6 +224,7 @@ mod tests {
                  clients;futex;fathom;syscall;futex_wait_[k] 5000\n",
             )
             .unwrap(),
+            ops: 1,
             problems: Vec::new(),
         };
         let (d, share) = heaviest(&a, "engine", kinds_of_share("locks")).unwrap();

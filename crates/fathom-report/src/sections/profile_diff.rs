@@ -1,12 +1,13 @@
 //! `fathom compare` of profiled runs: per step and client count, each setup against its base,
 //! the functions whose CPU per operation changed most, and on the page a differential flame
-//! graph. Both sides are normalised per operation, so a setup that does twice the operations
-//! in the same time does not show as costing twice as much.
+//! graph; with `--waits=bpf-stacks` on both sides, a differential graph of the time off a CPU
+//! too. Both sides are normalised per operation, so a setup that does twice the operations in
+//! the same time does not show as costing twice as much.
 
 use crate::section::{Chart, Section, Titled};
 use crate::sections::profiles::{of_series, Profiled};
 use fathom_core::group::series_of;
-use fathom_core::profile::us_per_op;
+use fathom_core::profile::{us_per_op, Stacks};
 use fathom_core::table::{Cell, Style, Table};
 use fathom_core::verdict::Side;
 use std::collections::BTreeMap;
@@ -35,13 +36,13 @@ fn per_op(p: &Profiled) -> BTreeMap<String, (f64, f64)> {
         .collect()
 }
 
-/// The differential graph's lines: every stack of either side, `STACK BASE NEW` in
-/// picoseconds per operation.
-fn diff_lines(base: &Profiled, new: &Profiled) -> Vec<String> {
+/// The differential graph's lines: every stack of either side (its stacks, in ns, and its
+/// operations), `STACK BASE NEW` in picoseconds per operation.
+fn diff_lines(base: (&Stacks, u64), new: (&Stacks, u64)) -> Vec<String> {
     let mut both: BTreeMap<String, (f64, f64)> = BTreeMap::new();
-    for (p, side) in [(base, 0), (new, 1)] {
-        for (stack, count) in &p.stacks.lines {
-            let ps = us_per_op(*count as f64, p.ops) * 1e6;
+    for ((stacks, ops), side) in [(base, 0), (new, 1)] {
+        for (stack, count) in &stacks.lines {
+            let ps = us_per_op(*count as f64, ops) * 1e6;
             let e = both.entry(stack.join(";")).or_default();
             if side == 0 {
                 e.0 += ps;
@@ -112,10 +113,20 @@ pub fn section(sides: &[Side], pairs: &[(usize, usize)]) -> anyhow::Result<Optio
             };
             for step in ns.step_names() {
                 let label = |side: &Side| format!("{}.c{}", side.label, ns.clients);
-                let (Some(base), Some(new)) = (
-                    of_series(bs, &label(&sides[b]), step),
-                    of_series(ns, &label(&sides[n]), step),
-                ) else {
+                let (bl, nl) = (label(&sides[b]), label(&sides[n]));
+                if let (Some(base), Some(new)) = (
+                    crate::sections::offcpu::of_series(bs, &bl, step),
+                    crate::sections::offcpu::of_series(ns, &nl, step),
+                ) {
+                    let title = format!("{nl} vs {bl} {step}: time off a CPU");
+                    charts.push(Chart::Flame(crate::draw::flame::differential(
+                        &crate::sections::profiles::anchor(&title, step),
+                        &format!("{title}, red longer per operation in the new, blue shorter"),
+                        &diff_lines((&base.stacks, base.ops), (&new.stacks, new.ops)),
+                    )?));
+                }
+                let (Some(base), Some(new)) = (of_series(bs, &bl, step), of_series(ns, &nl, step))
+                else {
                     continue;
                 };
                 rows(&base, &new, &mut table);
@@ -123,19 +134,24 @@ pub fn section(sides: &[Side], pairs: &[(usize, usize)]) -> anyhow::Result<Optio
                 charts.push(Chart::Flame(crate::draw::flame::differential(
                     &crate::sections::profiles::anchor(&title, step),
                     &format!("{title}: red costs more per operation in the new, blue less"),
-                    &diff_lines(&base, &new),
+                    &diff_lines((&base.stacks, base.ops), (&new.stacks, new.ops)),
                 )?));
             }
         }
     }
-    if table.rows.is_empty() {
+    if table.rows.is_empty() && charts.is_empty() {
         return Ok(None);
     }
-    let mut section = Section::new("CPU per operation by function");
-    section.tables = vec![Titled {
-        title: "functions whose CPU per operation changed most".into(),
-        table,
-    }];
+    let mut section = if table.rows.is_empty() {
+        Section::new("Time off a CPU per operation by stack")
+    } else {
+        let mut s = Section::new("CPU per operation by function");
+        s.tables = vec![Titled {
+            title: "functions whose CPU per operation changed most".into(),
+            table,
+        }];
+        s
+    };
     section.charts = charts;
     section.legend = Some(LEGEND);
     Ok(Some(section))
@@ -144,4 +160,5 @@ pub fn section(sides: &[Side], pairs: &[(usize, usize)]) -> anyhow::Result<Optio
 const LEGEND: &str = "\nCPU per operation by function: µs of CPU per operation from each side's \
 profile (the CPU time its samples stand for ÷ operations, repeats together); self is where the CPU was \
 running, total where the function was on the stack; diff is new − base. The differential \
-flame graphs (HTML) have the new side's shape, coloured by the change per operation.";
+flame graphs (HTML) have the new side's shape, coloured by the change per operation; with \
+--waits=bpf-stacks on both sides, a second graph per step does the same for the time asleep.";
