@@ -4,6 +4,7 @@
 use clap::Args;
 use fathom_core::store::LoadedRun;
 use fathom_core::verdict;
+use fathom_core::verdict::gate::{self, FailOn};
 use fathom_report::model::Model;
 use fathom_run::experiment::union;
 use std::path::PathBuf;
@@ -20,6 +21,15 @@ pub struct CompareArgs {
     pub format: fathom_report::Format,
     #[command(flatten)]
     pub judging: fathom_report::Judging,
+    /// Exit with status 3, naming each comparison, when one is `slower` than its base, or (with
+    /// `same-not-reached`) not shown the same as or faster than it: a CI job's gate.
+    #[arg(long, value_delimiter = ',', value_name = "VERDICT[,VERDICT]",
+          value_parser = FailOn::parse)]
+    pub fail_on: Vec<FailOn>,
+    /// Also write every comparison to FILE as JUnit XML, a test case per step and client count,
+    /// failed where --fail-on fails it.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 }
 
 /// Each directory's runs, labelled by the directory; a directory that holds more shards of the
@@ -79,5 +89,13 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
     })?;
     let runs: Vec<_> = operands.into_iter().flat_map(|(_, r)| r).collect();
     print!("{}", renderer.render(&model, &runs)?);
+    if let Some(file) = &args.junit {
+        std::fs::write(
+            file,
+            gate::junit(&model.verdicts, &args.fail_on, "fathom compare"),
+        )
+        .map_err(|e| anyhow::anyhow!("--junit {}: {e}", file.display()))?;
+    }
+    gate::check(&model.verdicts, &args.fail_on)?;
     Ok(())
 }

@@ -22,6 +22,13 @@ pub struct HistoryArgs {
     /// Output format: a format of the report model.
     #[arg(long, default_value = "text")]
     pub format: fathom_report::Format,
+    /// `change`: exit with status 3, naming each, when a series changed (a change point)
+    /// within its newest --recent runs: a nightly job's gate.
+    #[arg(long, value_name = "change", value_parser = ["change"])]
+    pub fail_on: Option<String>,
+    /// How many of each series' newest runs `--fail-on change` looks at.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub recent: usize,
 }
 
 /// A p-value as printed: a permutation test cannot go below 1 / (shuffles + 1), and says so.
@@ -138,6 +145,7 @@ fn one_series(s: &Series, title: &str, figure: &str, by_version: bool) -> Model 
         intervals: None,
         notes: format!("{}{METHOD}", change_lines(s, figure)),
         json: None,
+        verdicts: Vec::new(),
     }
 }
 
@@ -175,6 +183,7 @@ fn split(h: &History, title: &str, figure: &str, by_version: bool) -> Model {
         intervals: None,
         notes: notes + METHOD,
         json: None,
+        verdicts: Vec::new(),
     }
 }
 
@@ -200,5 +209,36 @@ pub fn run(args: &HistoryArgs) -> anyhow::Result<()> {
         _ => split(&h, &title, figure, filter.by_version),
     };
     print!("{}", args.format.renderer().render(&model, &[])?);
+    if args.fail_on.is_some() {
+        let recent = recent_changes(&h, figure, args.recent);
+        if !recent.is_empty() {
+            let failed = fathom_core::verdict::gate::GateFailed {
+                noun: "recent change",
+                lines: recent,
+            };
+            return Err(failed.into());
+        }
+    }
     Ok(())
+}
+
+/// Each change within its series' newest `recent` runs, as `change_lines` words it (with the
+/// series' number when there are several).
+fn recent_changes(h: &History, figure: &str, recent: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    for (n, s) in h.series.iter().enumerate() {
+        let from = s.points.len().saturating_sub(recent);
+        let lines = change_lines(s, figure);
+        for (c, line) in s.changes.iter().zip(lines.lines()) {
+            if c.at >= from {
+                let series = if h.series.len() > 1 {
+                    format!("series {}: ", n + 1)
+                } else {
+                    String::new()
+                };
+                out.push(format!("{series}{line}"));
+            }
+        }
+    }
+    out
 }

@@ -117,7 +117,15 @@ fn main() {
     };
     if let Err(e) = result {
         eprintln!("fathom: {}", fathom_core::secret::redact(&format!("{e:#}")));
-        std::process::exit(1);
+        // A CI gate that failed (`--fail-on`) has a status of its own: the command worked.
+        let gate = e
+            .downcast_ref::<fathom_core::verdict::gate::GateFailed>()
+            .is_some();
+        std::process::exit(if gate {
+            fathom_core::verdict::gate::EXIT_STATUS
+        } else {
+            1
+        });
     }
 }
 

@@ -68,6 +68,8 @@ pub struct RunArgs {
     pub store: Option<String>,
     #[command(flatten)]
     pub gate: fathom_run::gate::GateInput,
+    #[command(flatten)]
+    pub live: fathom_run::live::LiveInput,
     /// Run a share of an experiment's cells: `K/N` (shard K of N, K from 1), or `auto` from a
     /// Kubernetes Indexed Job's or a Slurm array's variables. Every setup of a (repeat,
     /// workload, client count) runs on one shard; shards are balanced by expected time.
@@ -160,6 +162,7 @@ impl RunArgs {
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
+    fathom_run::live::start(&args.live)?;
     if let Some(file) = &args.experiment {
         return run_experiment(&args, file);
     }
@@ -297,5 +300,7 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
             cells.join(", ")
         );
     }
+    let verdicts = fathom_report::gate::verdicts(&runs, &opts.judging)?;
+    fathom_core::verdict::gate::check(&verdicts, &exp.fail_on)?;
     Ok(())
 }

@@ -371,6 +371,91 @@ fn compare_gives_verdicts_only_with_repeats() {
     assert!(out.contains("same"), "{out}");
     let e = err(&fathom(&["compare", base.to_str().unwrap()]));
     assert!(e.contains("nothing to compare"), "{e}");
+
+    // As a CI gate: the slower step fails `--fail-on slower` with status 3, named, and in the
+    // JUnit file as a failed case; the same one passes both gates; a step without repeats
+    // fails `same-not-reached`.
+    let junit = dir.path().join("junit.xml");
+    let out = fathom_at(
+        "compare {} {} --fail-on slower --junit {}",
+        &[&base, &slower, &junit],
+    );
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("1 comparison failed the gate")
+            && e.contains("overwriteandwait (4 clients): v8.7 vs v8.5: slower, new/base 0.950"),
+        "{e}"
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("tests=\"1\" failures=\"1\"")
+            && xml.contains("<failure type=\"slower\" message=\"overwriteandwait (4 clients)"),
+        "{xml}"
+    );
+    ok(&fathom_at(
+        "compare {} {} --fail-on slower,same-not-reached",
+        &[&base, &same],
+    ));
+    let out = fathom_at("compare {} {} --fail-on same-not-reached", &[&base, &once]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let e = err(&fathom_at(
+        "compare {} {} --fail-on faster",
+        &[&base, &once],
+    ));
+    assert!(
+        e.contains("--fail-on") && e.contains("same-not-reached"),
+        "{e}"
+    );
+}
+
+/// An experiment's `fail_on` gates `fathom run FILE`: a setup whose operations each spin 20 µs
+/// under a lock is slower than the plain null engine, and the run exits 3 naming the step.
+#[test]
+fn an_experiments_fail_on_gates_the_run() {
+    let dir = scratch();
+    let file = write(
+        dir.path(),
+        "gate.toml",
+        r#"
+name = "gate"
+clients = [1]
+repeats = 3
+duration = "500ms"
+base = "plain"
+fail_on = ["slower"]
+
+[[setup]]
+name = "plain"
+engine = "null"
+
+[[setup]]
+name = "spinning"
+engine = "null"
+options = "lock=20us"
+
+[[workload]]
+name = "dbbench"
+params = { num_keys = "1000", steps = "readrandom" }
+"#,
+    );
+    let results = dir.path().join("results");
+    let out = fathom(&[
+        "run",
+        file.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+        "--no-calibrate",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("failed the gate")
+            && e.contains("readrandom (1 clients): spinning vs plain: slower"),
+        "{e}"
+    );
+    // The report was printed and every run kept.
+    assert_eq!(run_dirs(&results).len(), 6);
 }
 
 /// A verdict over runs from hosts that differ says how they differ.

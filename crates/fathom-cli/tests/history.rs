@@ -120,6 +120,23 @@ fn history_finds_the_shift_at_run_20_and_none_without_it() {
         0
     );
 
+    // As a gate: the change at run 20 is not among each series' newest 5 runs, but is among
+    // its newest 12; the steady setup never fails.
+    let gate = ["--setup", "shifted", "--fail-on", "change"];
+    ok(&history_of(&db, &gate));
+    let out = history_of(&db, &[&gate[..], &["--recent", "12"]].concat());
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("2 recent changes failed the gate"), "{e}");
+    assert!(
+        e.contains("series 1: change at run 20") && e.contains("series 2: change at run 20"),
+        "{e}"
+    );
+    ok(&history_of(
+        &db,
+        &["--setup", "steady", "--fail-on", "change", "--recent", "30"],
+    ));
+
     let page = dir.path().join("history.html");
     std::fs::write(&page, history(&db, "shifted", "html")).unwrap();
     let out = Command::new("chromium")

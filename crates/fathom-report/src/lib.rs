@@ -5,6 +5,7 @@
 
 pub mod comparison;
 pub mod draw;
+pub mod gate;
 pub mod model;
 pub mod options;
 pub mod render;

@@ -14,6 +14,10 @@ use std::path::PathBuf;
 /// `stop`, and says how it ended on `REPORT_FD`; a failure is said there, not returned.
 pub fn run_child(stop: Stop, observer: &mut dyn Observer) -> anyhow::Result<bool> {
     let mut report = report_pipe()?;
+    // `--metrics`: the supervisor let go of the address for this process to serve.
+    if let Err(e) = crate::live::start_from_env() {
+        eprintln!("fathom: {e:#}");
+    }
     let outcome = match child_run(stop, observer) {
         Ok(dir) => Outcome::Finished(dir),
         Err(e) => Outcome::Failed(format!("{e:#}")),

@@ -9,6 +9,7 @@ pub mod findmax;
 pub mod gate;
 pub mod history;
 pub mod input;
+pub mod live;
 mod open;
 mod place;
 pub mod profile;

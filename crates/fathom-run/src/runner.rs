@@ -106,6 +106,9 @@ pub(crate) fn run_here(
     observer: &mut dyn Observer,
     handed: Option<MemoryLimit>,
 ) -> anyhow::Result<PathBuf> {
+    // `--metrics`: the live figures see what the observer sees.
+    let mut observing = crate::live::Observing(observer);
+    let observer: &mut dyn Observer = &mut observing;
     let workload = spec.build()?;
     let label = place.dir_name.clone().unwrap_or_else(|| {
         format!(

@@ -83,8 +83,15 @@ fn run_child_process(spec: &RunSpec, place: &Place, exe: &Path) -> anyhow::Resul
         place: place.clone(),
         memory_group: limit.as_ref().map(MemoryLimit::handoff),
     };
-    let (mut child, said) = spawn(exe, &handed, spec)?;
-    let status = wait(&mut child, &place.stop)?;
+    // `--metrics`: the child serves the address while it runs.
+    crate::live::pause();
+    let spawned = spawn(exe, &handed, spec);
+    let waited = spawned.and_then(|(mut child, said)| {
+        let status = wait(&mut child, &place.stop);
+        status.map(|s| (child, said, s))
+    });
+    crate::live::resume();
+    let (child, said, status) = waited?;
     let said = said.join().unwrap_or_default();
     match serde_json::from_str::<Outcome>(&said) {
         Ok(Outcome::Finished(dir)) if status.success() => return Ok(dir),

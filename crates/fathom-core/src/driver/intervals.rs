@@ -158,6 +158,17 @@ impl<'a> Intervals<'a> {
                 retries: all.retries,
                 failed: all.failed,
                 intended_ops_per_sec: self.plan.intended_rate((t_start + t_end) / 2.0),
+                by_kind: rec
+                    .kinds
+                    .iter()
+                    .zip(self.kinds)
+                    .filter(|(r, _)| r.ops > 0)
+                    .map(|(r, k)| crate::result::KindInterval {
+                        kind: k.name,
+                        ops: r.ops,
+                        latency_us: Latency::of(&r.latency),
+                    })
+                    .collect(),
             };
             crate::sample::charge_results(|| -> anyhow::Result<()> {
                 serde_json::to_writer(&mut self.out, &record)?;

@@ -458,7 +458,7 @@ pub struct Probe {
 /// One interval of a step (the reports' time series).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, Merge)]
 #[merge(
-    first(step, interval, latency_us),
+    first(step, interval, latency_us, by_kind),
     min(t_start),
     max(t_end, db_gb, rss_gb),
     sum(ops, ops_per_sec, retries, failed, intended_ops_per_sec),
@@ -486,4 +486,17 @@ pub struct IntervalRecord {
     /// or a workload file's rate schedule); absent in closed loop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intended_ops_per_sec: Option<f64>,
+    /// Each kind's operations and latency over the interval (kinds without operations left
+    /// out), for live views (`--metrics`); not written: the interval log keeps every kind's
+    /// histogram.
+    #[serde(skip)]
+    pub by_kind: Vec<KindInterval>,
+}
+
+/// One kind's operations and latency over one interval.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KindInterval {
+    pub kind: &'static str,
+    pub ops: u64,
+    pub latency_us: Latency,
 }

@@ -346,20 +346,28 @@ impl WaitSampler {
     ) -> std::io::Result<WaitSampler> {
         let stop = Arc::new(AtomicBool::new(false));
         let stopping = Arc::clone(&stop);
+        let (ready, started) = std::sync::mpsc::channel::<()>();
         let handle = std::thread::Builder::new()
             .name("fathom:waits".into())
             .spawn(move || {
                 threads::mark(Whose::Harness);
                 let waits = match program {
-                    Some((p, stacks)) => time_exactly(p, stacks, &server_pids, embedded, &stopping),
-                    None => Finished {
-                        waits: sample(&server_pids, embedded, &stopping),
-                        folded: Vec::new(),
-                    },
+                    Some((p, stacks)) => {
+                        time_exactly(p, stacks, &server_pids, embedded, &stopping, ready)
+                    }
+                    None => {
+                        let _ = ready.send(());
+                        Finished {
+                            waits: sample(&server_pids, embedded, &stopping),
+                            folded: Vec::new(),
+                        }
+                    }
                 };
                 threads::retire();
                 waits
             })?;
+        // The program watches every thread there is before the span it measures begins.
+        let _ = started.recv_timeout(Duration::from_secs(5));
         Ok(WaitSampler {
             stop,
             handle: Some(handle),
@@ -491,6 +499,7 @@ fn time_exactly(
     server_pids: &[u32],
     embedded: bool,
     stop: &AtomicBool,
+    ready: std::sync::mpsc::Sender<()>,
 ) -> Finished {
     let began = thread_cpu_ns();
     let kernel_before = program.cost();
@@ -511,6 +520,7 @@ fn time_exactly(
         });
         let _ = program.seed(tid, tgid, asleep);
     }
+    let _ = ready.send(());
     let mut tally = Tally::default();
     let mut at: StackTally = BTreeMap::new();
     let mut last = Totals::of(&program);

@@ -5,6 +5,7 @@
 
 pub mod adjust;
 pub mod costs;
+pub mod gate;
 pub mod log_ratio;
 #[cfg(test)]
 mod simulation;

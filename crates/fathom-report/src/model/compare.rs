@@ -48,6 +48,7 @@ impl Model {
             intervals: None,
             notes,
             json: Some(serde_json::to_value(&against.rows)?),
+            verdicts: against.rows.clone(),
         })
     }
 }

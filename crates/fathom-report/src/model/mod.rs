@@ -27,6 +27,8 @@ pub struct Model {
     /// What the JSON format prints in place of the runs and tables, when set: `fathom
     /// compare`'s rows, as released.
     pub json: Option<serde_json::Value>,
+    /// `fathom compare`'s comparisons, for its gate (`--fail-on`) and `--junit`.
+    pub verdicts: Vec<fathom_core::verdict::Row>,
 }
 
 impl Model {
@@ -61,6 +63,7 @@ impl Model {
                 .transpose()?,
             notes,
             json: None,
+            verdicts: Vec::new(),
         })
     }
 

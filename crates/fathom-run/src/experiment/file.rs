@@ -43,6 +43,8 @@ struct ExperimentFile {
     decide: Option<Vec<String>>,
     #[serde(default)]
     exclude_disturbed: bool,
+    #[serde(default)]
+    fail_on: Vec<fathom_core::verdict::gate::FailOn>,
     order: Option<Vec<Loop>>,
     duration: Option<Span>,
     interval: Option<Span>,
@@ -141,6 +143,7 @@ impl Experiment {
             client_counts: spec.clients,
             cells,
             rounds,
+            fail_on: spec.fail_on,
             shard: None,
             gate: Default::default(),
             store: crate::records::Store::Off,

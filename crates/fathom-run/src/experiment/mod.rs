@@ -46,6 +46,8 @@ pub struct Experiment {
     /// the cells an undecided comparison needs.
     pub cells: Vec<Cell>,
     pub rounds: Rounds,
+    /// The verdicts that fail the run once it has reported (`fail_on`): a CI job's gate.
+    pub fail_on: Vec<fathom_core::verdict::gate::FailOn>,
     /// The share of the cells this process runs (`--shard`); `None`: all of them.
     pub shard: Option<Shard>,
     /// When each run's steps may start (`--start-at`, `--barrier`).

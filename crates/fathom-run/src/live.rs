@@ -1,0 +1,439 @@
+//! `--metrics ADDR` and `--metrics-push URL`: a run's live figures in Prometheus' text format,
+//! served at `http://ADDR/metrics` while runs go and pushed to a Pushgateway after every
+//! interval, for the dashboards and alerts a team runs beside its other tools. The figures are
+//! the last interval's — operations a second, latency percentiles per kind, the host's CPU and
+//! the device's rates (the interval's costs per operation times its rate), memory and database
+//! size — with the step running and counters over the run. One process serves at a time: a
+//! supervising fathom lets go of the address while its child run (`fathom child-run`, which
+//! finds it in its environment) serves, and takes it back after.
+
+use crate::place::Observer;
+use crate::resolve::RunSpec;
+use fathom_core::driver::StepPlan;
+use fathom_core::result::{IntervalRecord, RunManifest, StepSummary};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Where a child run finds the address and the push URL.
+const ENV_ADDR: &str = "FATHOM_METRICS";
+const ENV_PUSH: &str = "FATHOM_METRICS_PUSH";
+
+/// The flags.
+#[derive(clap::Args, Clone, Debug, Default)]
+#[command(next_help_heading = "Live metrics")]
+pub struct LiveInput {
+    /// Serve the running step's figures in Prometheus' text format at http://ADDR/metrics
+    /// (host:port; port 0 picks one, printed) while runs go.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<String>,
+    /// Push the same to a Prometheus Pushgateway (http://host:port) after every interval, as
+    /// job `fathom` and instance the host's name: for short runs a scrape would miss.
+    #[arg(long, value_name = "URL")]
+    pub metrics_push: Option<String>,
+}
+
+/// What the last intervals said, and of which run.
+#[derive(Default)]
+struct State {
+    /// `setup="…",workload="…",clients="…"`.
+    labels: String,
+    step: Option<(usize, String)>,
+    last: Option<IntervalRecord>,
+    operations: u64,
+    failed: u64,
+    retries: u64,
+    steps_finished: u64,
+}
+
+/// The live figures of this process, when asked for.
+struct Live {
+    state: Arc<Mutex<State>>,
+    addr: Option<String>,
+    server: Option<Server>,
+    pusher: Option<Sender<String>>,
+}
+
+static LIVE: Mutex<Option<Live>> = Mutex::new(None);
+
+/// Starts serving (and pushing) as the flags say, and leaves both in the environment for child
+/// runs.
+pub fn start(input: &LiveInput) -> anyhow::Result<()> {
+    if let Some(a) = &input.metrics {
+        std::env::set_var(ENV_ADDR, a);
+    }
+    if let Some(p) = &input.metrics_push {
+        std::env::set_var(ENV_PUSH, p);
+    }
+    start_from_env()
+}
+
+/// Starts as the environment says (a child run's supervisor put it there).
+pub fn start_from_env() -> anyhow::Result<()> {
+    let addr = std::env::var(ENV_ADDR).ok().filter(|a| !a.is_empty());
+    let push = std::env::var(ENV_PUSH).ok().filter(|p| !p.is_empty());
+    if addr.is_none() && push.is_none() {
+        return Ok(());
+    }
+    let state = Arc::new(Mutex::new(State::default()));
+    let pusher = push.map(|url| pusher(&url)).transpose()?;
+    let server = match &addr {
+        Some(a) => Some(Server::start(a, Arc::clone(&state))?),
+        None => None,
+    };
+    *LIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(Live {
+        state,
+        addr,
+        server,
+        pusher,
+    });
+    Ok(())
+}
+
+/// Lets go of the address while a child run serves it.
+pub fn pause() {
+    if let Some(l) = LIVE.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+        l.server = None;
+    }
+}
+
+/// Takes the address back after a child run.
+pub fn resume() {
+    if let Some(l) = LIVE.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+        if l.server.is_none() {
+            l.server = l
+                .addr
+                .as_deref()
+                .and_then(|a| Server::start(a, Arc::clone(&l.state)).ok());
+        }
+    }
+}
+
+/// An observer that keeps the live figures and passes everything on to `inner`.
+pub struct Observing<'a>(pub &'a mut dyn Observer);
+
+fn with_state(f: impl FnOnce(&mut State)) {
+    let live = LIVE.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(l) = live.as_ref() else {
+        return;
+    };
+    let mut s = l.state.lock().unwrap_or_else(|p| p.into_inner());
+    f(&mut s);
+    if let Some(p) = &l.pusher {
+        let _ = p.send(text(&s));
+    }
+}
+
+impl Observer for Observing<'_> {
+    fn run_started(&mut self, manifest: &RunManifest, spec: &RunSpec, dir: &std::path::Path) {
+        with_state(|s| {
+            *s = State {
+                labels: format!(
+                    "setup=\"{}\",workload=\"{}\",clients=\"{}\"",
+                    escape(&spec.setup.name),
+                    escape(spec.workload.name),
+                    spec.clients
+                ),
+                ..State::default()
+            }
+        });
+        self.0.run_started(manifest, spec, dir);
+    }
+
+    fn step_started(&mut self, index: usize, total: usize, plan: &StepPlan) {
+        with_state(|s| {
+            s.step = Some((index, plan.name.clone()));
+            s.last = None;
+        });
+        self.0.step_started(index, total, plan);
+    }
+
+    fn interval(&mut self, record: &IntervalRecord) {
+        with_state(|s| {
+            s.operations += record.ops;
+            s.failed += record.failed;
+            s.retries += record.retries;
+            s.last = Some(record.clone());
+        });
+        self.0.interval(record);
+    }
+
+    fn step_finished(&mut self, summary: &StepSummary) {
+        with_state(|s| s.steps_finished += 1);
+        self.0.step_finished(summary);
+    }
+}
+
+fn escape(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// The figures in Prometheus' text format (version 0.0.4).
+fn text(s: &State) -> String {
+    let mut out = String::new();
+    let mut metric = |name: &str, kind: &str, help: &str, samples: &[(String, f64)]| {
+        if samples.is_empty() {
+            return;
+        }
+        out.push_str(&format!("# HELP {name} {help}\n# TYPE {name} {kind}\n"));
+        for (labels, v) in samples {
+            out.push_str(&format!("{name}{{{labels}}} {v}\n"));
+        }
+    };
+    let run = s.labels.clone();
+    let step_labels = match &s.step {
+        Some((_, name)) => format!("{run},step=\"{}\"", escape(name)),
+        None => run.clone(),
+    };
+    metric(
+        "fathom_up",
+        "gauge",
+        "1 while fathom serves a run's figures.",
+        &[(run.clone(), 1.0)],
+    );
+    if let Some((index, _)) = &s.step {
+        metric(
+            "fathom_step",
+            "gauge",
+            "The step running: its number in the run, labelled with its name.",
+            &[(step_labels.clone(), *index as f64)],
+        );
+    }
+    let counters = [
+        (
+            "fathom_operations_total",
+            "Operations done in the run's measured intervals.",
+            s.operations,
+        ),
+        (
+            "fathom_failed_operations_total",
+            "Operations that failed with a tolerated error.",
+            s.failed,
+        ),
+        (
+            "fathom_retries_total",
+            "Operations retried after a deadlock or conflict.",
+            s.retries,
+        ),
+        (
+            "fathom_steps_finished_total",
+            "Steps of the run finished.",
+            s.steps_finished,
+        ),
+    ];
+    for (name, help, v) in counters {
+        metric(name, "counter", help, &[(run.clone(), v as f64)]);
+    }
+    let Some(r) = &s.last else {
+        return out;
+    };
+    let l = &step_labels;
+    metric(
+        "fathom_ops_per_second",
+        "gauge",
+        "Operations a second over the last interval.",
+        &[(l.clone(), r.ops_per_sec)],
+    );
+    let mut latency = Vec::new();
+    let mut kinds: Vec<(&str, &fathom_core::recorder::Latency)> = vec![("all", &r.latency_us)];
+    kinds.extend(r.by_kind.iter().map(|k| (k.kind, &k.latency_us)));
+    for (kind, lat) in kinds {
+        for (q, v) in [
+            ("0.5", lat.p50),
+            ("0.99", lat.p99),
+            ("0.999", lat.p99_9),
+            ("1", lat.max),
+        ] {
+            latency.push((format!("{l},kind=\"{}\",quantile=\"{q}\"", escape(kind)), v));
+        }
+    }
+    metric(
+        "fathom_latency_microseconds",
+        "gauge",
+        "Latency percentiles over the last interval, per kind of operation (all: every kind).",
+        &latency,
+    );
+    let rate = |per_op: Option<f64>| per_op.map(|x| vec![(l.clone(), x * r.ops_per_sec)]);
+    let p = &r.per_op;
+    for (name, help, v) in [
+        (
+            "fathom_host_cpu_cores",
+            "The host's CPU in use (user and system), cores.",
+            rate(p.cpu_us.map(|c| c / 1e6)),
+        ),
+        (
+            "fathom_device_reads_per_second",
+            "The data device's reads a second.",
+            rate(p.reads),
+        ),
+        (
+            "fathom_device_read_kilobytes_per_second",
+            "KB read from the data device a second.",
+            rate(p.read_kb),
+        ),
+        (
+            "fathom_device_write_kilobytes_per_second",
+            "KB written to the data device a second.",
+            rate(p.write_kb),
+        ),
+        (
+            "fathom_context_switches_per_second",
+            "The host's context switches a second.",
+            rate(p.cs),
+        ),
+    ] {
+        metric(name, "gauge", help, &v.unwrap_or_default());
+    }
+    metric(
+        "fathom_rss_gigabytes",
+        "gauge",
+        "The engine's resident memory, GB.",
+        &[(l.clone(), r.rss_gb)],
+    );
+    metric(
+        "fathom_database_gigabytes",
+        "gauge",
+        "The database's size on disk (allocated), GB.",
+        &[(l.clone(), r.db_gb.allocated)],
+    );
+    out
+}
+
+/// The thread that answers scrapes, until dropped.
+struct Server {
+    stop: Arc<AtomicBool>,
+    addr: std::net::SocketAddr,
+}
+
+impl Server {
+    fn start(addr: &str, state: Arc<Mutex<State>>) -> anyhow::Result<Server> {
+        let listener = TcpListener::bind(addr)
+            .map_err(|e| anyhow::anyhow!("--metrics {addr}: cannot listen there: {e}"))?;
+        let local = listener.local_addr()?;
+        if addr.ends_with(":0") {
+            eprintln!("fathom: serving metrics at http://{local}/metrics");
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = Arc::clone(&stop);
+        std::thread::Builder::new()
+            .name("fathom:metrics".into())
+            .spawn(move || {
+                fathom_core::sample::threads::mark(fathom_core::sample::threads::Whose::Harness);
+                for conn in listener.incoming() {
+                    if stopping.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    if let Ok(c) = conn {
+                        let body = text(&state.lock().unwrap_or_else(|p| p.into_inner()));
+                        answer(c, &body);
+                    }
+                }
+            })?;
+        Ok(Server { stop, addr: local })
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        // Wakes the accepting thread, which then lets go of the address.
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_millis(200));
+    }
+}
+
+/// Answers one HTTP request: the figures at `/metrics`, else 404.
+fn answer(mut c: TcpStream, body: &str) {
+    let _ = c.set_read_timeout(Some(Duration::from_secs(2)));
+    let mut request = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !request.windows(4).any(|w| w == b"\r\n\r\n") && request.len() < 16384 {
+        match c.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => request.extend_from_slice(&buf[..n]),
+        }
+    }
+    let line = String::from_utf8_lossy(&request);
+    let path = line.split_whitespace().nth(1).unwrap_or("");
+    let (status, body, kind) = if path == "/metrics" || path.starts_with("/metrics?") {
+        ("200 OK", body, "text/plain; version=0.0.4; charset=utf-8")
+    } else {
+        (
+            "404 Not Found",
+            "fathom serves /metrics\n",
+            "text/plain; charset=utf-8",
+        )
+    };
+    let _ = write!(
+        c,
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+}
+
+/// The thread that pushes the latest figures to a Pushgateway at `url`, one push at a time
+/// (a slow gateway skips figures rather than slowing the run).
+fn pusher(url: &str) -> anyhow::Result<Sender<String>> {
+    let rest = url.strip_prefix("http://").ok_or_else(|| {
+        anyhow::anyhow!("--metrics-push {url}: expected an http:// URL (a Pushgateway)")
+    })?;
+    let (host, base) = rest.split_once('/').unwrap_or((rest, ""));
+    let host = host.to_string();
+    let instance = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "localhost".into());
+    let path = format!(
+        "/{}metrics/job/fathom/instance/{instance}",
+        if base.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", base.trim_end_matches('/'))
+        }
+    );
+    let (tx, rx) = channel::<String>();
+    std::thread::Builder::new()
+        .name("fathom:push".into())
+        .spawn(move || {
+            fathom_core::sample::threads::mark(fathom_core::sample::threads::Whose::Harness);
+            let mut said = false;
+            while let Ok(mut body) = rx.recv() {
+                // Only the latest figures matter.
+                while let Ok(newer) = rx.try_recv() {
+                    body = newer;
+                }
+                if let Err(e) = push(&host, &path, &body) {
+                    if !said {
+                        eprintln!("fathom: --metrics-push http://{host}{path}: {e}");
+                        said = true;
+                    }
+                }
+            }
+        })?;
+    Ok(tx)
+}
+
+/// One PUT of `body` to `path` on `host`; an error unless the gateway answers 2xx.
+fn push(host: &str, path: &str, body: &str) -> std::io::Result<()> {
+    let mut c = TcpStream::connect(host)?;
+    c.set_read_timeout(Some(Duration::from_secs(5)))?;
+    write!(
+        c,
+        "PUT {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    let mut answer = String::new();
+    c.read_to_string(&mut answer)?;
+    let status = answer.split_whitespace().nth(1).unwrap_or("");
+    if status.starts_with('2') {
+        Ok(())
+    } else {
+        Err(std::io::Error::other(format!(
+            "the gateway answered {}",
+            answer.lines().next().unwrap_or("nothing")
+        )))
+    }
+}
