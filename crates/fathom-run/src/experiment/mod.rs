@@ -10,6 +10,7 @@ mod plan;
 mod resume;
 mod rounds;
 mod shard;
+mod slurm;
 pub mod union;
 
 pub use file::DEFAULT_ORDER;

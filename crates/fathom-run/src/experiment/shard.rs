@@ -24,7 +24,7 @@ impl std::fmt::Display for Shard {
 /// `--shard`: `K/N` with K from 1 to N, or `auto` (the scheduler's variables).
 pub fn parse(text: &str) -> Result<Shard, String> {
     if text == "auto" {
-        return from_env(&|k| std::env::var(k).ok());
+        return from_env(&|k| std::env::var(k).ok(), &super::slurm::scontrol);
     }
     let bad = || format!("expected K/N (shard K of N, K from 1) or auto, got `{text}`");
     let (k, n) = text.split_once('/').ok_or_else(bad)?;
@@ -43,9 +43,12 @@ pub fn parse(text: &str) -> Result<Shard, String> {
 
 /// The shard a scheduler gave this process: a Kubernetes Indexed Job sets
 /// `JOB_COMPLETION_INDEX` (from 0) and the Job's completions (`JOB_COMPLETIONS`, which the Job's
-/// pod template passes from `spec.completions`); a Slurm array sets `SLURM_ARRAY_TASK_ID`,
-/// `SLURM_ARRAY_TASK_MIN` and `SLURM_ARRAY_TASK_COUNT`.
-pub fn from_env(var: &dyn Fn(&str) -> Option<String>) -> Result<Shard, String> {
+/// pod template passes from `spec.completions`); a Slurm array task's place comes from its
+/// variables, or for a list of ids from `scontrol` (`slurm::place`).
+pub fn from_env(
+    var: &dyn Fn(&str) -> Option<String>,
+    scontrol: &dyn Fn(&str) -> Result<String, String>,
+) -> Result<Shard, String> {
     let num = |k: &str| -> Result<Option<usize>, String> {
         var(k)
             .map(|v| {
@@ -60,15 +63,8 @@ pub fn from_env(var: &dyn Fn(&str) -> Option<String>) -> Result<Shard, String> {
             "JOB_COMPLETION_INDEX is set but JOB_COMPLETIONS is not: pass the Job's completions to the pod (see docs/multi-host.md)",
         )?;
         (i, n)
-    } else if let Some(id) = num("SLURM_ARRAY_TASK_ID")? {
-        let n = num("SLURM_ARRAY_TASK_COUNT")?
-            .ok_or("SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not")?;
-        let min = num("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
-        (
-            id.checked_sub(min)
-                .ok_or("SLURM_ARRAY_TASK_ID below SLURM_ARRAY_TASK_MIN")?,
-            n,
-        )
+    } else if let Some(place) = super::slurm::place(var, scontrol)? {
+        place
     } else {
         return Err("--shard auto: neither JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) nor SLURM_ARRAY_TASK_ID (a Slurm array) is set".into());
     };
@@ -154,6 +150,8 @@ mod tests {
         let env = |pairs: &'static [(&'static str, &'static str)]| {
             move |k: &str| pairs.iter().find(|p| p.0 == k).map(|p| p.1.to_string())
         };
+        let none = |_: &str| -> Result<String, String> { Err("no scontrol here".into()) };
+        let from_env = |var: &dyn Fn(&str) -> Option<String>| from_env(var, &none);
         let k8s = env(&[("JOB_COMPLETION_INDEX", "2"), ("JOB_COMPLETIONS", "3")]);
         assert_eq!(from_env(&k8s), Ok(Shard { index: 2, count: 3 }));
         let slurm = env(&[
