@@ -4,12 +4,14 @@
 #                                debootstrap (no registry needed), imported as
 #                                localhost/fathom-base:bookworm (kept: made once)
 #   scripts/container.sh build   the image from the Containerfile on that base, fathom taken
-#                                prebuilt from target/release (CARGO_TARGET_DIR's), tagged
-#                                localhost/fathom:latest
+#                                prebuilt (FATHOM_BIN, else CARGO_TARGET_DIR's release/fathom),
+#                                tagged localhost/fathom:latest
 #   scripts/container.sh run ARGS...  `fathom ARGS` in the image, results in ./results
 # Where a registry is reachable, `podman build -t fathom .` builds everything from public
 # images instead (docs/multi-host.md).
 set -euo pipefail
+# `run` mounts the caller's ./results; the rest works from the repository.
+here=$PWD
 cd "$(dirname "$0")/.."
 cmd=${1:-}
 shift || true
@@ -26,8 +28,13 @@ if ((${#missing[@]})); then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-# crun (podman's default) refuses this kind of VM's mixed cgroup setup; runc does not.
+# crun (podman's default) refuses this kind of VM's mixed cgroup setup; runc does not. The
+# containers get this shell's open-file limit: podman's default asks for more than a
+# process under a lower hard limit may set.
 podman=(podman --runtime runc)
+nofile=$(ulimit -Hn) nproc=$(ulimit -Hu) pids=$(cat /proc/sys/kernel/pid_max)
+((nproc <= pids)) || nproc=$pids
+ulimits=(--ulimit "nofile=$nofile:$nofile" --ulimit "nproc=$nproc:$nproc")
 base=localhost/fathom-base:bookworm
 case "$cmd" in
   base)
@@ -38,13 +45,15 @@ case "$cmd" in
     trap 'rm -rf "$root"' EXIT
     debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian >/dev/null
     # The same mirrors the host's apt uses, and the security updates.
-    cp /etc/apt/sources.list.d/debian.sources "$root/etc/apt/sources.list.d/" 2>/dev/null || true
-    tar -C "$root" -c . | "${podman[@]}" import - "$base" >/dev/null
+    if cp /etc/apt/sources.list.d/debian.sources "$root/etc/apt/sources.list.d/" 2>/dev/null; then
+      rm -f "$root/etc/apt/sources.list"
+    fi
+    tar -C "$root" -c . | "${podman[@]}" import --quiet - "$base" >/dev/null
     echo "container.sh: $base made from Debian's mirror" >&2
     ;;
   build)
     "$0" base
-    bin=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}/release/fathom
+    bin=${FATHOM_BIN:-${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}/release/fathom}
     [[ -x $bin ]] || { echo "container.sh: no $bin: build fathom first (cargo build --release)" >&2; exit 1; }
     context=$(mktemp -d /var/tmp/fathom-context.XXXXXX)
     trap 'rm -rf "$context"' EXIT
@@ -52,11 +61,11 @@ case "$cmd" in
     cp -r Containerfile experiments setups "$context/"
     cp "$bin" "$context/target/release/fathom"
     "${podman[@]}" build --quiet --target prebuilt --build-arg BASE="$base" \
-      --ulimit nofile=65536:65536 -t localhost/fathom:latest -f "$context/Containerfile" "$context"
+      "${ulimits[@]}" -t localhost/fathom:latest -f "$context/Containerfile" "$context"
     ;;
   run)
-    mkdir -p results
-    exec "${podman[@]}" run --rm --ulimit nofile=65536:65536 -v "$PWD/results:/results" \
+    mkdir -p "$here/results"
+    exec "${podman[@]}" run --rm "${ulimits[@]}" -v "$here/results:/results" \
       localhost/fathom:latest "$@"
     ;;
   *)

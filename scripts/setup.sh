@@ -15,7 +15,8 @@
 #                               sysbench (run on fathom's tables),
 #                               python3 (scripts/check-recipes.sh follows the architecture doc's steps),
 #                               chromium to render the HTML report, Slurm and munge (the job array
-#                               tests start a one-node Slurm with scripts/slurm.sh), Debian's RocksDB release
+#                               tests start a one-node Slurm with scripts/slurm.sh), podman, runc and
+#                               debootstrap (the container test: scripts/container.sh), Debian's RocksDB release
 #                               (librocksdb7.8) for the engine run through a library's C API, and
 #                               FerretDB (the MongoDB-protocol server the mongodb engine's tests
 #                               start), built once from the Go module proxy with the machine's
@@ -34,7 +35,7 @@ for arg in "$@"; do
     --java) packages+=(openjdk-17-jdk-headless maven) ;;
     --profile) packages+=(linux-perf) ;;
     --allocators) packages+=(libtcmalloc-minimal4 libjemalloc2) ;;
-    --test) packages+=("${servers[@]}" sysbench chromium librocksdb7.8 python3 linux-perf libtcmalloc-minimal4 libjemalloc2 slurmctld slurmd slurm-client munge) ;;
+    --test) packages+=("${servers[@]}" sysbench chromium librocksdb7.8 python3 linux-perf libtcmalloc-minimal4 libjemalloc2 slurmctld slurmd slurm-client munge podman runc debootstrap) ;;
     *) echo "setup.sh: unknown option $arg (expected --servers, --peers, --dbbench, --fetch, --build-wiredtiger, --java, --profile, --allocators or --test)" >&2; exit 2 ;;
   esac
 done

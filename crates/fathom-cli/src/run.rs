@@ -275,6 +275,15 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
     };
     let mut progress = Progress::default();
     let outcome = experiment::run(&exp, &results, &how, &mut progress)?;
+    if outcome.cells == 0 {
+        // A shard of more shards than the experiment has groups of cells.
+        eprintln!(
+            "fathom: {}: no cells of the experiment fall to this shard: nothing ran",
+            exp.shard
+                .map_or("this run".into(), |s| format!("shard {s}"))
+        );
+        return Ok(());
+    }
     let runs = crate::load_runs(&results)?;
     let opts = fathom_report::ReportOptions {
         judging: fathom_report::Judging {
