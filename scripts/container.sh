@@ -28,13 +28,19 @@ if ((${#missing[@]})); then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+# A machine where podman cannot run containers says so with status 3 (the container test then
+# skips, by name).
 # crun (podman's default) refuses this kind of VM's mixed cgroup setup; runc does not. The
-# containers get this shell's open-file limit: podman's default asks for more than a
-# process under a lower hard limit may set.
+# containers get this shell's open-file limit and its process limit capped at the kernel's
+# pid_max: podman's defaults ask for more than such a VM lets its container runtime set.
 podman=(podman --runtime runc)
 nofile=$(ulimit -Hn) nproc=$(ulimit -Hu) pids=$(cat /proc/sys/kernel/pid_max)
 ((nproc <= pids)) || nproc=$pids
 ulimits=(--ulimit "nofile=$nofile:$nofile" --ulimit "nproc=$nproc:$nproc")
+if ! "${podman[@]}" info >/dev/null 2>&1; then
+  echo "container.sh: podman cannot run containers here: $("${podman[@]}" info 2>&1 | tail -1)" >&2
+  exit 3
+fi
 base=localhost/fathom-base:bookworm
 case "$cmd" in
   base)

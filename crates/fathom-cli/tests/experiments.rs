@@ -397,6 +397,12 @@ fn compare_gives_verdicts_only_with_repeats() {
         "compare {} {} --fail-on slower,same-not-reached",
         &[&base, &same],
     ));
+    // Identical runs pass both gates.
+    let twin = fake_runs(dir.path(), "v8.5-again", &[100.0, 101.0, 99.0]);
+    ok(&fathom_at(
+        "compare {} {} --fail-on slower,same-not-reached",
+        &[&base, &twin],
+    ));
     let out = fathom_at("compare {} {} --fail-on same-not-reached", &[&base, &once]);
     assert_eq!(out.status.code(), Some(3), "{out:?}");
     let e = err(&fathom_at(

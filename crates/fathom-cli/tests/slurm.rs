@@ -106,7 +106,7 @@ fn fathom_under_a_real_slurm() {
 
     let job = dir.path().join("job.sh");
     std::fs::write(&job, documented_job()).unwrap();
-    for (n, array) in ["0-3", "1-7:2", "2,5,9", "0-5%2", "3,4-6,10"]
+    for (n, array) in ["0-3", "1-7:2", "0,2,5", "2,5,9", "0-5%2", "3,4-6,10"]
         .iter()
         .enumerate()
     {
