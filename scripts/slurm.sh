@@ -24,10 +24,16 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 
 stop() {
+  local pidfile pid
   for pidfile in "$dir/slurmd.pid" "$dir/slurmctld.pid" "$dir/munged.pid"; do
-    if [[ -s $pidfile ]] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
-      kill "$(cat "$pidfile")"
-      for _ in $(seq 50); do kill -0 "$(cat "$pidfile")" 2>/dev/null || break; sleep 0.1; done
+    pid=$(cat "$pidfile" 2>/dev/null || true)
+    if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
+      kill "$pid"
+      # Gone, or a zombie (on a machine whose init does not reap, it stays one).
+      for _ in $(seq 50); do
+        [[ $(awk '/^State:/ { print $2 }' "/proc/$pid/status" 2>/dev/null) =~ ^(|Z)$ ]] && break
+        sleep 0.1
+      done
     fi
     rm -f "$pidfile"
   done

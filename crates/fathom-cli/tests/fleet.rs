@@ -233,13 +233,7 @@ fn hosts_at_a_barrier_start_each_step_together() {
         "merge {} {} --out {}",
         &[&run_of(0), &run_of(1), &merged],
     ));
-    let report = report_json(&merged);
-    for name in ["fillseq", "readrandom"] {
-        let skew = step(&report["runs"][0], name)["start_skew_seconds"]
-            .as_f64()
-            .expect("a merged step's start skew");
-        assert!(skew < 0.5, "{name} started {skew}s apart");
-    }
+    started_together(&merged, &["fillseq", "readrandom"]);
     let text = report_as(&merged, "text");
     assert!(
         text.contains("fillseq: the hosts started it within"),

@@ -9,6 +9,7 @@ use common::*;
 use prometheus_parse::{Sample, Scrape, Value};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 
@@ -120,36 +121,39 @@ fn gateway() -> (String, Pushed) {
     (addr, got)
 }
 
+/// Starts `fathom run` of dbbench's fillseq and a 3 s readrandom with `args` (words) and
+/// `more`, into `results`.
+fn start_run(args: &str, more: &[&str], results: &Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_fathom"))
+        .args([
+            "run",
+            "--workload",
+            "dbbench",
+            "--param",
+            "steps=fillseq,readrandom",
+        ])
+        .args(["--duration", "3s", "--no-calibrate"])
+        .args(args.split_whitespace())
+        .args(more)
+        .arg("--results")
+        .arg(results)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn a_running_step_is_scraped_and_pushed() {
     let (gw, pushed) = gateway();
     let addr = format!("127.0.0.1:{}", free_port());
     let dir = scratch();
-    let child = Command::new(env!("CARGO_BIN_EXE_fathom"))
-        .args([
-            "run",
-            "--engine",
-            "null",
-            "--workload",
-            "dbbench",
-            "--param",
-            "num_keys=1000",
-            "--param",
-            "steps=fillseq,readrandom",
-            "--duration",
-            "3s",
-            "--no-calibrate",
-            "--metrics",
-            &addr,
-            "--metrics-push",
-            &format!("http://{gw}"),
-            "--results",
-        ])
-        .arg(dir.path().join("results"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let push = format!("http://{gw}");
+    let child = start_run(
+        "--engine null --param num_keys=1000",
+        &["--metrics", &addr, "--metrics-push", &push],
+        &dir.path().join("results"),
+    );
     let samples = scraped_during(&addr, "readrandom");
     // Anything but /metrics is not found (asked while the step still runs).
     let other = http(&addr, "GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap_or_default();
@@ -201,31 +205,11 @@ fn a_run_in_a_process_of_its_own_is_served_too() {
     }
     let addr = format!("127.0.0.1:{}", free_port());
     let dir = scratch();
-    let child = Command::new(env!("CARGO_BIN_EXE_fathom"))
-        .args([
-            "run",
-            "--engine",
-            "rocksdb",
-            "--workload",
-            "dbbench",
-            "--param",
-            "num_keys=20000",
-            "--param",
-            "steps=fillseq,readrandom",
-            "--duration",
-            "3s",
-            "--no-calibrate",
-            "--memory-limit",
-            "256m",
-            "--metrics",
-            &addr,
-            "--results",
-        ])
-        .arg(dir.path().join("results"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = start_run(
+        "--engine rocksdb --param num_keys=20000 --memory-limit 256m",
+        &["--metrics", &addr],
+        &dir.path().join("results"),
+    );
     let samples = scraped_during(&addr, "readrandom");
     let out = child.wait_with_output().unwrap();
     assert!(

@@ -162,12 +162,6 @@ fn fathom_under_a_real_slurm() {
         "merge {} {} {} --out {}",
         &[&run_of(0), &run_of(1), &run_of(2), &merged],
     ));
-    let report = report_json(&merged);
-    for name in ["fillseq", "readrandom"] {
-        let skew = step(&report["runs"][0], name)["start_skew_seconds"]
-            .as_f64()
-            .expect("a merged step's start skew");
-        assert!(skew < 0.5, "{name} started {skew}s apart");
-    }
+    started_together(&merged, &["fillseq", "readrandom"]);
     drop(cluster);
 }

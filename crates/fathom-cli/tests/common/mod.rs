@@ -375,3 +375,14 @@ pub fn null_history(store: &str, more: &[&str]) -> Output {
     args.extend(more);
     fathom(&args)
 }
+
+/// The merged run in `merged` started each of `steps` on its hosts within half a second.
+pub fn started_together(merged: &Path, steps: &[&str]) {
+    let report = report_json(merged);
+    for name in steps {
+        let skew = step(&report["runs"][0], name)["start_skew_seconds"]
+            .as_f64()
+            .expect("a merged step's start skew");
+        assert!(skew < 0.5, "{name} started {skew}s apart");
+    }
+}

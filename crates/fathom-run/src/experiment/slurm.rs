@@ -13,15 +13,7 @@ pub fn place(
     var: &dyn Fn(&str) -> Option<String>,
     scontrol: &dyn Fn(&str) -> Result<String, String>,
 ) -> Result<Option<(usize, usize)>, String> {
-    let num = |k: &str| -> Result<Option<usize>, String> {
-        var(k)
-            .map(|v| {
-                v.trim()
-                    .parse::<usize>()
-                    .map_err(|_| format!("{k}={v}: expected a whole number"))
-            })
-            .transpose()
-    };
+    let num = |k: &str| super::shard::number(var, k);
     let Some(id) = num("SLURM_ARRAY_TASK_ID")? else {
         return Ok(None);
     };
