@@ -19,15 +19,7 @@ if [[ $(id -u) -ne 0 ]]; then
   echo "container.sh: run as root" >&2
   exit 1
 fi
-missing=()
-for p in podman runc debootstrap; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "container.sh: installing ${missing[*]}" >&2
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+scripts/setup.sh --container
 # A machine where podman cannot run containers says so with status 3 (the container test then
 # skips, by name).
 # crun (podman's default) refuses this kind of VM's mixed cgroup setup; runc does not. The

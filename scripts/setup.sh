@@ -11,6 +11,8 @@
 #   scripts/setup.sh --java     also a JDK and Maven, to build LinkBench's Java for bench/compare-linkbench.sh
 #   scripts/setup.sh --profile  also Linux perf, for `fathom run --profile`
 #   scripts/setup.sh --allocators  also tcmalloc and jemalloc, for a setup's `allocator`
+#   scripts/setup.sh --slurm    also Slurm and munge, for scripts/slurm.sh's one-node cluster
+#   scripts/setup.sh --container  also podman, runc and debootstrap, for scripts/container.sh
 #   scripts/setup.sh --test     also what the tests use: perf (the profile tests), the servers,
 #                               sysbench (run on fathom's tables),
 #                               python3 (scripts/check-recipes.sh follows the architecture doc's steps),
@@ -25,6 +27,8 @@ set -euo pipefail
 
 packages=(libclang-dev clang libbpf-dev pkg-config build-essential libwiredtiger-dev fio)
 servers=(mariadb-server mariadb-plugin-rocksdb postgresql)
+slurm=(slurmctld slurmd slurm-client munge)
+container=(podman runc debootstrap)
 for arg in "$@"; do
   case "$arg" in
     --servers) packages+=("${servers[@]}") ;;
@@ -35,8 +39,10 @@ for arg in "$@"; do
     --java) packages+=(openjdk-17-jdk-headless maven) ;;
     --profile) packages+=(linux-perf) ;;
     --allocators) packages+=(libtcmalloc-minimal4 libjemalloc2) ;;
-    --test) packages+=("${servers[@]}" sysbench chromium librocksdb7.8 python3 linux-perf libtcmalloc-minimal4 libjemalloc2 slurmctld slurmd slurm-client munge podman runc debootstrap) ;;
-    *) echo "setup.sh: unknown option $arg (expected --servers, --peers, --dbbench, --fetch, --build-wiredtiger, --java, --profile, --allocators or --test)" >&2; exit 2 ;;
+    --slurm) packages+=("${slurm[@]}") ;;
+    --container) packages+=("${container[@]}") ;;
+    --test) packages+=("${servers[@]}" sysbench chromium librocksdb7.8 python3 linux-perf libtcmalloc-minimal4 libjemalloc2 "${slurm[@]}" "${container[@]}") ;;
+    *) echo "setup.sh: unknown option $arg (expected --servers, --peers, --dbbench, --fetch, --build-wiredtiger, --java, --profile, --allocators, --slurm, --container or --test)" >&2; exit 2 ;;
   esac
 done
 

@@ -44,16 +44,7 @@ if [[ $cmd == stop ]]; then
   exit 0
 fi
 
-packages=(slurmctld slurmd slurm-client munge)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "slurm.sh: installing ${missing[*]}" >&2
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+"$(dirname "$0")/setup.sh" --slurm
 
 stop
 mkdir -p "$dir"/{state,spool,munge}

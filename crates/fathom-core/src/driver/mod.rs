@@ -18,7 +18,7 @@ use crate::kind::StepKinds;
 use crate::options::Syntax;
 use crate::pace::{Schedule, Spacing};
 use crate::result::{IntervalRecord, StepSummary};
-use crate::sample::waits::{Method, WaitSampler};
+use crate::sample::waits::{Method, Ready, WaitSampler};
 use crate::sample::Sampler;
 use crate::stop::Stop;
 use crate::target::{Counters, Maintenance, Target};
@@ -327,35 +327,21 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     )?;
     let mut counters_before = None;
     let mut waits = None;
-    // `--waits=bpf`: the program loads (and is checked by the kernel) before the step, and
-    // counts from the measured span's start.
-    let mut program = match run.waits {
-        Some(m) if m.is_bpf() => {
-            let stacks = m == Method::BpfStacks;
-            let p = fathom_bpf::Program::load(stacks).map_err(|e| {
-                anyhow::anyhow!(
-                    "--waits={}: {e}; --waits (sampling) works without it",
-                    m.name()
-                )
-            })?;
-            Some((p, stacks))
-        }
-        _ => None,
-    };
+    // `--waits`: ready before the step, started with the measured span.
+    let mut ready = Ready::new(run.waits)?;
     // Without warmup, measurement starts before the first operation.
     if plan.warmup.is_zero() {
         counters_before = Some(span_from_here(&mut run.watch, target, &mut iv, sampler));
-        waits = start_waits(run.waits, program.take(), sampler)?;
+        waits = ready.take().map(|r| start_waits(r, sampler)).transpose()?;
         clock.start_measuring();
     }
     let crew = std::mem::replace(&mut run.crew, Crew::of_clients(Vec::new()));
     let on_interval = &mut *run.on_interval;
-    let waits_on = run.waits.filter(|_| waits.is_none());
     let mut measure_from_here = || {
         counters_before = Some(begin_measuring(&mut run.watch, target));
         // A sampler that cannot start (no thread) leaves the step without waits.
-        if let Ok(Some(w)) = start_waits(waits_on, program.take(), sampler) {
-            waits = Some(w);
+        if let Some(r) = ready.take() {
+            waits = start_waits(r, sampler).ok();
         }
     };
     let ran: Collected = threads::run(
@@ -374,10 +360,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         counters_before = Some(span_from_here(&mut run.watch, target, &mut iv, sampler));
     }
     let end_of_ops = sampler.sample();
-    let waits = match waits.and_then(WaitSampler::finish) {
-        Some(f) => Some(keep_stacks(f, &run.files.offcpu)?),
-        None => None,
-    };
+    let waits = finish_waits(waits, &run.files.offcpu)?;
     // Clients are dropped after the step's last sample, so a server backend serving one (and
     // the CPU it used) is still counted.
     drop(ran.clients);
@@ -418,32 +401,22 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     Ok(measured.summary(sampler, target, &before, &counters_after))
 }
 
-/// The step's waits, its folded stacks (with `--waits=bpf-stacks`) written to `path` first.
-fn keep_stacks(
-    f: crate::sample::waits::Finished,
-    path: &std::path::Path,
-) -> anyhow::Result<crate::sample::waits::Waits> {
-    let mut waits = f.waits;
-    if waits.method == Method::BpfStacks.name() {
-        let mut text = f.folded.join("\n");
-        text.push('\n');
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-        waits.stacks = name.map(|n| format!("{}/{n}", crate::store::STEPS));
-    }
-    Ok(waits)
+/// What the step's sleeping threads waited on, its folded stacks written to `offcpu` first.
+fn finish_waits(
+    waits: Option<WaitSampler>,
+    offcpu: &std::path::Path,
+) -> anyhow::Result<Option<crate::sample::waits::Waits>> {
+    waits
+        .and_then(WaitSampler::finish)
+        .map(|f| f.keep(offcpu))
+        .transpose()
+        .with_context(|| format!("writing {}", offcpu.display()))
 }
 
-/// With `--waits` (`method`), the sampler of what the step's sleeping threads wait on, started
-/// now (reading `program` with `bpf`).
-fn start_waits(
-    method: Option<Method>,
-    program: Option<(fathom_bpf::Program, bool)>,
-    sampler: &Sampler,
-) -> anyhow::Result<Option<WaitSampler>> {
-    method
-        .map(|_| WaitSampler::start(program, sampler.server_pids(), sampler.embedded()))
-        .transpose()
+/// The sampler of what the step's sleeping threads wait on (`--waits`), started now.
+fn start_waits(ready: Ready, sampler: &Sampler) -> anyhow::Result<WaitSampler> {
+    ready
+        .start(sampler.server_pids(), sampler.embedded())
         .context("starting the --waits sampler")
 }
 

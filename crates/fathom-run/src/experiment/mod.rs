@@ -12,6 +12,7 @@ mod rounds;
 mod shard;
 mod slurm;
 pub mod union;
+mod vars;
 
 pub use file::DEFAULT_ORDER;
 pub use plan::plan;

@@ -41,20 +41,6 @@ pub fn parse(text: &str) -> Result<Shard, String> {
     })
 }
 
-/// A scheduler's variable `k` as a whole number, `None` when unset.
-pub(super) fn number(
-    var: &dyn Fn(&str) -> Option<String>,
-    k: &str,
-) -> Result<Option<usize>, String> {
-    var(k)
-        .map(|v| {
-            v.trim()
-                .parse::<usize>()
-                .map_err(|_| format!("{k}={v}: expected a whole number"))
-        })
-        .transpose()
-}
-
 /// The shard a scheduler gave this process: a Kubernetes Indexed Job sets
 /// `JOB_COMPLETION_INDEX` (from 0) and the Job's completions (`JOB_COMPLETIONS`, which the Job's
 /// pod template passes from `spec.completions`); a Slurm array task's place comes from its
@@ -63,7 +49,7 @@ pub fn from_env(
     var: &dyn Fn(&str) -> Option<String>,
     scontrol: &dyn Fn(&str) -> Result<String, String>,
 ) -> Result<Shard, String> {
-    let num = |k: &str| number(var, k);
+    let num = |k: &str| super::vars::number(var, k);
     let (index, count) = if let Some(i) = num("JOB_COMPLETION_INDEX")? {
         let n = num("JOB_COMPLETIONS")?.ok_or(
             "JOB_COMPLETION_INDEX is set but JOB_COMPLETIONS is not: pass the Job's completions to the pod (see docs/multi-host.md)",

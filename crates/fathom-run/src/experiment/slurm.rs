@@ -13,7 +13,7 @@ pub fn place(
     var: &dyn Fn(&str) -> Option<String>,
     scontrol: &dyn Fn(&str) -> Result<String, String>,
 ) -> Result<Option<(usize, usize)>, String> {
-    let num = |k: &str| super::shard::number(var, k);
+    let num = |k: &str| super::vars::number(var, k);
     let Some(id) = num("SLURM_ARRAY_TASK_ID")? else {
         return Ok(None);
     };

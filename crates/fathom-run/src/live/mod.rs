@@ -172,38 +172,48 @@ fn escape(v: &str) -> String {
         .replace('\n', "\\n")
 }
 
-/// The figures in Prometheus' text format (version 0.0.4).
-fn text(s: &State) -> String {
-    let mut out = String::new();
-    let mut metric = |name: &str, kind: &str, help: &str, samples: &[(String, f64)]| {
+/// Prometheus' text format (version 0.0.4), a metric at a time.
+#[derive(Default)]
+struct Text(String);
+
+impl Text {
+    /// A metric's help and type lines and its samples (`labels`, value); none, nothing.
+    fn metric(&mut self, name: &str, kind: &str, help: &str, samples: &[(String, f64)]) {
         if samples.is_empty() {
             return;
         }
-        out.push_str(&format!("# HELP {name} {help}\n# TYPE {name} {kind}\n"));
+        self.0
+            .push_str(&format!("# HELP {name} {help}\n# TYPE {name} {kind}\n"));
         for (labels, v) in samples {
-            out.push_str(&format!("{name}{{{labels}}} {v}\n"));
+            self.0.push_str(&format!("{name}{{{labels}}} {v}\n"));
         }
-    };
-    let run = s.labels.clone();
-    let step_labels = match &s.step {
+    }
+
+    /// A gauge of one sample.
+    fn gauge(&mut self, name: &str, help: &str, labels: &str, v: f64) {
+        self.metric(name, "gauge", help, &[(labels.to_string(), v)]);
+    }
+}
+
+/// The figures: the run's own, then the last interval's.
+fn text(s: &State) -> String {
+    let mut t = Text::default();
+    let run = &s.labels;
+    let step = match &s.step {
         Some((_, name)) => format!("{run},step=\"{}\"", escape(name)),
         None => run.clone(),
     };
-    metric(
+    t.gauge(
         "fathom_up",
-        "gauge",
         "1 while fathom serves a run's figures.",
-        &[(run.clone(), 1.0)],
+        run,
+        1.0,
     );
     if let Some((index, _)) = &s.step {
-        metric(
-            "fathom_step",
-            "gauge",
-            "The step running: its number in the run, labelled with its name.",
-            &[(step_labels.clone(), *index as f64)],
-        );
+        let help = "The step running: its number in the run, labelled with its name.";
+        t.gauge("fathom_step", help, &step, *index as f64);
     }
-    let counters = [
+    for (name, help, v) in [
         (
             "fathom_operations_total",
             "Operations done in the run's measured intervals.",
@@ -224,23 +234,27 @@ fn text(s: &State) -> String {
             "Steps of the run finished.",
             s.steps_finished,
         ),
-    ];
-    for (name, help, v) in counters {
-        metric(name, "counter", help, &[(run.clone(), v as f64)]);
+    ] {
+        t.metric(name, "counter", help, &[(run.clone(), v as f64)]);
     }
-    let Some(r) = &s.last else {
-        return out;
-    };
-    let l = &step_labels;
-    metric(
+    if let Some(r) = &s.last {
+        interval(&mut t, r, &step);
+    }
+    t.0
+}
+
+/// The last interval's figures, labelled `l`: its rate, latency per kind, the host's and the
+/// device's rates (its costs per operation times its rate), memory and size.
+fn interval(t: &mut Text, r: &IntervalRecord, l: &str) {
+    t.gauge(
         "fathom_ops_per_second",
-        "gauge",
         "Operations a second over the last interval.",
-        &[(l.clone(), r.ops_per_sec)],
+        l,
+        r.ops_per_sec,
     );
+    let kinds = std::iter::once(("all", &r.latency_us))
+        .chain(r.by_kind.iter().map(|k| (k.kind, &k.latency_us)));
     let mut latency = Vec::new();
-    let mut kinds: Vec<(&str, &fathom_core::recorder::Latency)> = vec![("all", &r.latency_us)];
-    kinds.extend(r.by_kind.iter().map(|k| (k.kind, &k.latency_us)));
     for (kind, lat) in kinds {
         for (q, v) in [
             ("0.5", lat.p50),
@@ -251,54 +265,47 @@ fn text(s: &State) -> String {
             latency.push((format!("{l},kind=\"{}\",quantile=\"{q}\"", escape(kind)), v));
         }
     }
-    metric(
-        "fathom_latency_microseconds",
-        "gauge",
-        "Latency percentiles over the last interval, per kind of operation (all: every kind).",
-        &latency,
-    );
-    let rate = |per_op: Option<f64>| per_op.map(|x| vec![(l.clone(), x * r.ops_per_sec)]);
+    let help =
+        "Latency percentiles over the last interval, per kind of operation (all: every kind).";
+    t.metric("fathom_latency_microseconds", "gauge", help, &latency);
     let p = &r.per_op;
-    for (name, help, v) in [
+    for (name, help, per_op) in [
         (
             "fathom_host_cpu_cores",
             "The host's CPU in use (user and system), cores.",
-            rate(p.cpu_us.map(|c| c / 1e6)),
+            p.cpu_us.map(|c| c / 1e6),
         ),
         (
             "fathom_device_reads_per_second",
             "The data device's reads a second.",
-            rate(p.reads),
+            p.reads,
         ),
         (
             "fathom_device_read_kilobytes_per_second",
             "KB read from the data device a second.",
-            rate(p.read_kb),
+            p.read_kb,
         ),
         (
             "fathom_device_write_kilobytes_per_second",
             "KB written to the data device a second.",
-            rate(p.write_kb),
+            p.write_kb,
         ),
         (
             "fathom_context_switches_per_second",
             "The host's context switches a second.",
-            rate(p.cs),
+            p.cs,
         ),
     ] {
-        metric(name, "gauge", help, &v.unwrap_or_default());
+        if let Some(x) = per_op {
+            t.gauge(name, help, l, x * r.ops_per_sec);
+        }
     }
-    metric(
+    t.gauge(
         "fathom_rss_gigabytes",
-        "gauge",
         "The engine's resident memory, GB.",
-        &[(l.clone(), r.rss_gb)],
+        l,
+        r.rss_gb,
     );
-    metric(
-        "fathom_database_gigabytes",
-        "gauge",
-        "The database's size on disk (allocated), GB.",
-        &[(l.clone(), r.db_gb.allocated)],
-    );
-    out
+    let help = "The database's size on disk (allocated), GB.";
+    t.gauge("fathom_database_gigabytes", help, l, r.db_gb.allocated);
 }

@@ -180,6 +180,55 @@ impl Tally {
     }
 }
 
+/// `--waits` made ready before a step: its method and, with `bpf`, the program already loaded
+/// (and checked by the kernel), so the step's measured span starts without that delay.
+pub struct Ready {
+    program: Option<(fathom_bpf::Program, bool)>,
+}
+
+impl Ready {
+    /// Ready for `method` (`None`: no `--waits`); the error says why the program cannot load.
+    pub fn new(method: Option<Method>) -> anyhow::Result<Option<Ready>> {
+        let Some(m) = method else {
+            return Ok(None);
+        };
+        let program = if m.is_bpf() {
+            let stacks = m == Method::BpfStacks;
+            let p = fathom_bpf::Program::load(stacks).map_err(|e| {
+                anyhow::anyhow!(
+                    "--waits={}: {e}; --waits (sampling) works without it",
+                    m.name()
+                )
+            })?;
+            Some((p, stacks))
+        } else {
+            None
+        };
+        Ok(Some(Ready { program }))
+    }
+
+    /// Starts looking at the threads of fathom's process and of `server_pids`, now.
+    pub fn start(self, server_pids: Vec<u32>, embedded: bool) -> std::io::Result<WaitSampler> {
+        WaitSampler::start(self.program, server_pids, embedded)
+    }
+}
+
+impl Finished {
+    /// The step's waits, their folded stacks (with `bpf-stacks`) written to `path` first and
+    /// named in them.
+    pub fn keep(self, path: &std::path::Path) -> std::io::Result<Waits> {
+        let mut waits = self.waits;
+        if waits.method == Method::BpfStacks.name() {
+            let mut text = self.folded.join("\n");
+            text.push('\n');
+            std::fs::write(path, text)?;
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            waits.stacks = name.map(|n| format!("{}/{n}", crate::store::STEPS));
+        }
+        Ok(waits)
+    }
+}
+
 impl WaitSampler {
     /// Starts looking at the threads of fathom's process and of `server_pids` (none embedded):
     /// sampling them, or with `program` (`--waits=bpf`, loaded before the step) reading what it
