@@ -11,9 +11,11 @@
 #   YCSB_SRC=~/src/YCSB bench/compare-ycsb-rocksdb.sh                  # a b c e f
 #   YCSB_SRC=... RECORDS=100000 OPERATIONS=200000 CLIENTS=2 REPEATS=3 bench/compare-ycsb-rocksdb.sh "a c"
 # Prints: each load's throughput and database size; per workload, each tool's operations per
-# kind, throughput, the engine's CPU µs per operation (perf's share of samples in the RocksDB
-# library, of the tool's whole process CPU: the same measure for both) and each tool's whole
-# process CPU µs per operation (GNU time; the JVM's start included for YCSB).
+# kind, throughput, the engine's CPU µs per operation (perf's share of the samples with a frame
+# of the RocksDB library in their stack, of the tool's whole process CPU: libc and the kernel
+# working for RocksDB count as RocksDB; the same measure for both), each tool's whole process
+# CPU µs per operation (GNU time; the JVM's start included for YCSB), and the difference: the
+# tool's own CPU outside the engine.
 set -euo pipefail
 : "${YCSB_SRC:?set YCSB_SRC to a checkout of brianfrankcooper/YCSB at tag 0.17.0}"
 workloads=${1:-a b c e f}
@@ -57,17 +59,21 @@ printf '%-7s %10.0f %8s\n' fathom "$lf" "$(du -sm --apparent-size "$work/fathom-
   ycsb "$ly" "$(du -sm --apparent-size "$work/ycsb-db" | cut -f1)"
 echo
 
-# The share of perf's samples in the RocksDB library (librocksdb.so for fathom, the
-# librocksdbjni*.so rocksdbjni extracts for YCSB), in percent.
+# The share of perf's samples with a frame of the RocksDB library (librocksdb.so for fathom,
+# the librocksdbjni*.so rocksdbjni extracts for YCSB) anywhere in their stack, in percent:
+# perf's "children" figure of that library. The stacks are unwound from DWARF (neither RocksDB
+# nor libc keeps frame pointers), so a libc memcpy or a kernel pread made for RocksDB counts as
+# RocksDB's; the unwinding stops at the JVM's compiled code, which lies outside the library.
 engine_share() {
-  perf report -i "$1" --sort dso --stdio 2>/dev/null |
-    awk '/^ +[0-9.]+%/ && /rocksdb/ { gsub("%", "", $1); s += $1 } END { print s + 0 }'
+  perf report -i "$1" --children --sort dso -g none --stdio 2>/dev/null |
+    awk '/^ +[0-9.]+% +[0-9.]+%/ && /rocksdb/ && !s { s = $1 } END { sub("%", "", s); print s + 0 }'
 }
+record=(perf record -q -F 199 --call-graph dwarf,16384)
 
 # A run phase of workload $2 (repeat $1): "ops throughput READ UPDATE SCAN RMW INSERT".
 by_fathom() {
   local d="$work/fathom-$2-$1"
-  perf record -q -F 499 -o "$d.perf" -- /usr/bin/time -f '%U %S' -o "$d.cpu" "${fa[@]}" \
+  "${record[@]}" -o "$d.perf" -- /usr/bin/time -f '%U %S' -o "$d.cpu" "${fa[@]}" \
     --existing-data --workload "ycsb/workload$2" --param records="$RECORDS" \
     --param operations="$OPERATIONS" --param steps=run --results "$d" >/dev/null 2>"$d.log"
   fathom_counts "$d"
@@ -76,7 +82,7 @@ by_fathom() {
 # The same by YCSB (a read-modify-write's read and update are taken out of READ and UPDATE).
 by_ycsb() {
   local d="$work/ycsb-$2-$1"
-  perf record -q -F 499 -o "$d.perf" -- /usr/bin/time -f '%U %S' -o "$d.cpu" "${ycsb[@]}" -t \
+  "${record[@]}" -o "$d.perf" -- /usr/bin/time -f '%U %S' -o "$d.cpu" "${ycsb[@]}" -t \
     -P "$YCSB_SRC/workloads/workload$2" -p operationcount="$OPERATIONS" >"$d.log" 2>"$d.err"
   ycsb_counts "$d.log"
 }
@@ -90,6 +96,6 @@ one_run() {
   share=$(engine_share "$work/$1-$3-$2.perf")
   echo "$counts $(awk -v sh="$share" -v c="$c" 'BEGIN { print sh / 100 * c }')"
 }
-alternate_ycsb "$workloads" eng_us/op
+alternate_ycsb "$workloads" eng_us/op out_us/op
 echo "RocksDB $VERSION embedded, $RECORDS records, $OPERATIONS operations per run, $CLIENTS clients; medians of $REPEATS alternating repeats"
-echo "eng_us/op: CPU in the RocksDB library per operation (perf's share of the process's samples x its CPU); cli_us/op: the tool's whole process (GNU time)"
+echo "eng_us/op: CPU under the RocksDB library per operation (perf's share of the process's samples with a RocksDB frame x its CPU); cli_us/op: the tool's whole process (GNU time); out_us/op: the difference, the tool's CPU outside the engine"

@@ -152,9 +152,12 @@ ycsb_counts() {
 # odd repeats), as bench/compare-ycsb*.sh do: `one_run TOOL REP W` (the script's) runs one and
 # prints "ops ops/s READ UPDATE SCAN RMW INSERT COST_US", COST_US the engine's or server's CPU
 # over the run; each tool's whole-process CPU comes from $work/TOOL-W-REP.cpu (GNU time). Prints
-# a header with $2 as the cost column's name, then per workload each tool's medians.
+# a header with $2 as the cost column's name, then per workload each tool's medians. With $3,
+# a last column of that name: the process's CPU less the cost, per operation (for an engine in
+# the tool's own process, the CPU outside it).
 alternate_ycsb() {
-  printf '%-3s %-7s %9s %8s %8s %8s %8s %8s %10s %10s\n' wl tool ops/s READ UPDATE SCAN RMW INSERT "$2" cli_us/op
+  printf '%-3s %-7s %9s %8s %8s %8s %8s %8s %10s %10s' wl tool ops/s READ UPDATE SCAN RMW INSERT "$2" cli_us/op
+  [[ -z ${3:-} ]] && echo || printf ' %10s\n' "$3"
   local w rep tool order ops tput r u s m i cost c
   for w in $1; do
     : >"$work/fig-$w"
@@ -172,8 +175,10 @@ alternate_ycsb() {
     done
     for tool in fathom ycsb; do
       row() { awk -v t="$tool" -v c="$1" '$1 == t { print $c }' "$work/fig-$w" | median; }
-      printf '%-3s %-7s %9.0f %8.0f %8.0f %8.0f %8.0f %8.0f %10.2f %10.2f\n' "$w" "$tool" "$(row 2)" \
+      printf '%-3s %-7s %9.0f %8.0f %8.0f %8.0f %8.0f %8.0f %10.2f %10.2f' "$w" "$tool" "$(row 2)" \
         "$(row 3)" "$(row 4)" "$(row 5)" "$(row 6)" "$(row 7)" "$(row 8)" "$(row 9)"
+      [[ -z ${3:-} ]] && echo ||
+        printf ' %10.2f\n' "$(awk -v t="$tool" '$1 == t { print $9 - $8 }' "$work/fig-$w" | median)"
     done
   done
 }
