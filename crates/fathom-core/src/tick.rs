@@ -136,6 +136,20 @@ fn calibrate() -> Option<u64> {
     ((nanos << 32) / u128::from(ticks)).try_into().ok()
 }
 
+/// Nanoseconds on one of the kernel's clocks (`CLOCK_MONOTONIC`, `CLOCK_BOOTTIME`,
+/// `CLOCK_THREAD_CPUTIME_ID`, …); 0 where the kernel cannot read it.
+pub fn clock_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: one valid timespec to write, for the duration of the call.
+    if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

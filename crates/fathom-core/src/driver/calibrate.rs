@@ -8,16 +8,7 @@ use std::time::{Duration, Instant};
 
 /// CPU time of the calling thread.
 pub fn thread_cpu_time() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return Duration::ZERO;
-    }
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+    Duration::from_nanos(crate::tick::clock_ns(libc::CLOCK_THREAD_CPUTIME_ID))
 }
 
 /// The harness's own CPU nanoseconds per operation: `client` (built on the null engine) is

@@ -406,9 +406,11 @@ fn finish_waits(
     waits: Option<WaitSampler>,
     offcpu: &std::path::Path,
 ) -> anyhow::Result<Option<crate::sample::waits::Waits>> {
+    let name = offcpu.file_name().unwrap_or_default().to_string_lossy();
+    let in_run = format!("{}/{name}", crate::store::STEPS);
     waits
         .and_then(WaitSampler::finish)
-        .map(|f| f.keep(offcpu))
+        .map(|f| f.keep(offcpu, in_run))
         .transpose()
         .with_context(|| format!("writing {}", offcpu.display()))
 }

@@ -81,15 +81,9 @@ struct Clock {
 fn clock() -> Clock {
     // SAFETY: sysconf has no memory-safety preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: one valid timespec to write, for the duration of the call.
-    unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
     Clock {
         hz: if hz > 0 { hz as u64 } else { 100 },
-        boot_ns: ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64,
+        boot_ns: crate::tick::clock_ns(libc::CLOCK_BOOTTIME),
     }
 }
 

@@ -215,15 +215,14 @@ impl Ready {
 
 impl Finished {
     /// The step's waits, their folded stacks (with `bpf-stacks`) written to `path` first and
-    /// named in them.
-    pub fn keep(self, path: &std::path::Path) -> std::io::Result<Waits> {
+    /// named in them as `in_run` (the file's path relative to the run directory).
+    pub fn keep(self, path: &std::path::Path, in_run: String) -> std::io::Result<Waits> {
         let mut waits = self.waits;
         if waits.method == Method::BpfStacks.name() {
             let mut text = self.folded.join("\n");
             text.push('\n');
             std::fs::write(path, text)?;
-            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-            waits.stacks = name.map(|n| format!("{}/{n}", crate::store::STEPS));
+            waits.stacks = Some(in_run);
         }
         Ok(waits)
     }
@@ -284,14 +283,9 @@ impl Drop for WaitSampler {
     }
 }
 
+/// The calling thread's CPU time, ns.
 fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: one valid timespec to write, for the duration of the call.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    crate::tick::clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// Sleeps until `next`, one `period` later each call.
