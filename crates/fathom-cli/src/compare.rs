@@ -30,6 +30,11 @@ pub struct CompareArgs {
     /// failed where --fail-on fails it.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// A results database holding the base's past runs (a SQLite file's path or a PostgreSQL
+    /// URL): sides that ran apart in time are judged against the base's history there, one
+    /// point per session, when it holds at least 5 sessions.
+    #[arg(long, value_name = "PATH|URL")]
+    pub store: Option<String>,
 }
 
 /// Each directory's runs, labelled by the directory; a directory that holds more shards of the
@@ -77,8 +82,14 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
             args.format.name
         );
     }
+    let mut judging = args.judging.clone();
+    if let Some(store) = &args.store {
+        let store = fathom_run::records::Store::parse(Some(store), std::path::Path::new("results"))
+            .map_err(anyhow::Error::msg)?;
+        judging.history = fathom_core::verdict::history::History(Some(std::sync::Arc::new(store)));
+    }
     let opts = fathom_report::ReportOptions {
-        judging: args.judging.clone(),
+        judging,
         ..fathom_report::ReportOptions::default()
     };
     let model = Model::compare(&sides, &opts, |base, new| {

@@ -3,6 +3,7 @@
 //! JSON or an HTML trend page.
 
 use clap::Args;
+use fathom_core::changepoint::gate::{self, Worse};
 use fathom_core::changepoint::{Change, Search};
 use fathom_core::table::{Cell, Style, Table};
 use fathom_report::draw::svg::{Line, LineChart};
@@ -22,13 +23,16 @@ pub struct HistoryArgs {
     /// Output format: a format of the report model.
     #[arg(long, default_value = "text")]
     pub format: fathom_report::Format,
-    /// `change`: exit with status 3, naming each, when a series changed (a change point)
-    /// within its newest --recent runs: a nightly job's gate.
-    #[arg(long, value_name = "change", value_parser = ["change"])]
+    /// `regression`: exit with status 3, naming each, when a series' newest segment (its runs
+    /// since its last change point) is worse than the segment before by at least
+    /// --min-change; `change`: either way. A nightly job's gate.
+    #[arg(long, value_name = "regression|change", value_parser = ["regression", "change"])]
     pub fail_on: Option<String>,
-    /// How many of each series' newest runs `--fail-on change` looks at.
-    #[arg(long, value_name = "N", default_value_t = 5)]
-    pub recent: usize,
+    /// The smallest shift between the newest segment and the one before that fails the gate
+    /// (2% or 0.02).
+    #[arg(long, value_name = "PERCENT", default_value = "2%",
+          value_parser = fathom_core::units::parse_threshold)]
+    pub min_change: f64,
 }
 
 /// A p-value as printed: a permutation test cannot go below 1 / (shuffles + 1), and says so.
@@ -70,6 +74,26 @@ fn change_lines(h: &Series, figure: &str) -> String {
     out
 }
 
+/// Where the engine's version changes along a series, as one line (`versions: 8.0.0 from run
+/// 1, 8.1.0 from run 12`); empty when it holds one version.
+fn version_marks(h: &Series) -> String {
+    let mut marks: Vec<String> = Vec::new();
+    let mut last: Option<&str> = None;
+    for (n, p) in h.points.iter().enumerate() {
+        if last != Some(p.engine_version.as_str()) {
+            marks.push(format!("{} from run {}", p.engine_version, n + 1));
+            last = Some(&p.engine_version);
+        }
+    }
+    if marks.len() < 2 {
+        return String::new();
+    }
+    format!(
+        "versions: {} (marks on one series; --split-version makes each its own)\n",
+        marks.join(", ")
+    )
+}
+
 fn table(h: &Series, figure: &str) -> Table {
     let mut t = Table::new(&["run", "started_at", "setup", "version", figure, "change"]);
     let at = |n: usize| h.changes.iter().any(|c: &Change| c.at == n);
@@ -106,8 +130,8 @@ fn chart(h: &Series, title: String, figure: &str, by_version: bool) -> Chart {
     })
 }
 
-const METHOD: &str = "changes by E-divisive means (alpha 1, permutation test of 999 shuffles, \
-                      p <= 0.01, at least 3 runs a side)\n";
+const METHOD: &str = "changes by E-divisive means (alpha 1, permutation test of 999 shuffles \
+                      of blocks of neighbouring runs, p <= 0.01, at least 3 runs a side)\n";
 
 /// The table of series a mixed selection splits into, one row each.
 fn series_table(h: &History) -> Table {
@@ -143,7 +167,7 @@ fn one_series(s: &Series, title: &str, figure: &str, by_version: bool) -> Model 
         },
         sections: vec![trend],
         intervals: None,
-        notes: format!("{}{METHOD}", change_lines(s, figure)),
+        notes: format!("{}{}{METHOD}", version_marks(s), change_lines(s, figure)),
         json: None,
         verdicts: Vec::new(),
     }
@@ -161,7 +185,7 @@ fn split(h: &History, title: &str, figure: &str, by_version: bool) -> Model {
     let mut sections = Vec::new();
     for (n, s) in h.series.iter().enumerate() {
         let name = format!("series {}: {}", n + 1, s.key.describe(&h.varies));
-        notes += &format!("{name}\n{}", change_lines(s, figure));
+        notes += &format!("{name}\n{}{}", version_marks(s), change_lines(s, figure));
         let mut section = Section::new(name.clone());
         section.tables.push(Titled {
             title: name.clone(),
@@ -209,12 +233,13 @@ pub fn run(args: &HistoryArgs) -> anyhow::Result<()> {
         _ => split(&h, &title, figure, filter.by_version),
     };
     print!("{}", args.format.renderer().render(&model, &[])?);
-    if args.fail_on.is_some() {
-        let recent = recent_changes(&h, figure, args.recent);
-        if !recent.is_empty() {
+    if let Some(on) = &args.fail_on {
+        let worse = (on == "regression").then(|| filter.figure.worse());
+        let failed = newest_shifts(&h, figure, args.min_change, worse);
+        if !failed.is_empty() {
             let failed = fathom_core::verdict::gate::GateFailed {
-                noun: "recent change",
-                lines: recent,
+                noun: "series' newest level",
+                lines: failed,
             };
             return Err(failed.into());
         }
@@ -222,23 +247,45 @@ pub fn run(args: &HistoryArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Each change within its series' newest `recent` runs, as `change_lines` words it (with the
-/// series' number when there are several).
-fn recent_changes(h: &History, figure: &str, recent: usize) -> Vec<String> {
+/// Each series whose newest segment sits at least `min_change` from the one before (that way,
+/// given `worse`), as a line naming the series, where its newest segment began, and the two
+/// levels.
+fn newest_shifts(h: &History, figure: &str, min_change: f64, worse: Option<Worse>) -> Vec<String> {
+    let values = |s: &Series| -> Vec<f64> { s.points.iter().map(|p| p.value).collect() };
+    // How nights carry over, read from every series of the selection (one machine's, as a
+    // series' key holds the machine).
+    let residuals: Vec<gate::Residuals> = h
+        .series
+        .iter()
+        .map(|s| gate::Residuals::of(&values(s), &s.changes))
+        .collect();
+    let carry = gate::Residuals::pooled(&residuals).carry_over();
     let mut out = Vec::new();
     for (n, s) in h.series.iter().enumerate() {
-        let from = s.points.len().saturating_sub(recent);
-        let lines = change_lines(s, figure);
-        for (c, line) in s.changes.iter().zip(lines.lines()) {
-            if c.at >= from {
-                let series = if h.series.len() > 1 {
-                    format!("series {}: ", n + 1)
-                } else {
-                    String::new()
-                };
-                out.push(format!("{series}{line}"));
-            }
+        let Some(shift) = gate::newest(&values(s), &s.changes, Some(carry)) else {
+            continue;
+        };
+        if !shift.fails(min_change, worse) {
+            continue;
         }
+        let series = if h.series.len() > 1 {
+            format!("series {}: ", n + 1)
+        } else {
+            String::new()
+        };
+        let p = &s.points[shift.at];
+        out.push(format!(
+            "{series}since run {} ({}, {} {}): {figure} median {} against {} before ({:+.1}%, \
+             at least {:.1}% fails)",
+            shift.at + 1,
+            p.started_at,
+            p.setup,
+            p.engine_version,
+            fathom_core::table::num(shift.after),
+            fathom_core::table::num(shift.before),
+            100.0 * shift.relative(),
+            100.0 * min_change
+        ));
     }
     out
 }

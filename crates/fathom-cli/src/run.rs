@@ -290,6 +290,7 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
             base: exp.rounds.base.clone(),
             threshold: exp.rounds.threshold,
             exclude_disturbed: exp.rounds.exclude_disturbed,
+            adjust: exp.rounds.adjust,
             ..Default::default()
         },
         ..Default::default()

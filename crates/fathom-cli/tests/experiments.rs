@@ -580,3 +580,55 @@ params = { num_keys = 20000, steps = "fillseq,readrandom" }
     assert!(data.is_empty(), "{data:?}");
     assert!(processes_mentioning(file.to_str().unwrap()).is_empty());
 }
+
+/// An experiment of two identical null-engine setups whose second run of each pair is 25%
+/// slower per operation (the null engine's `order_effect`): an order effect of known size. With
+/// the default design (setups rotated, rounds paired) no setup is called faster or slower, and
+/// the report names the order effect; with `setup_order = "fixed"` the second setup is called
+/// slower, and the report warns that the order was fixed.
+#[test]
+fn an_order_effect_is_no_verdict_with_rotated_setups_and_a_false_one_with_a_fixed_order() {
+    let dir = scratch();
+    let counter = dir.path().join("order");
+    let experiment = |order: &str| {
+        let setup = |name: &str| {
+            format!(
+                "[[setup]]\nname = \"{name}\"\nengine = \"null\"\noptions = \
+                 \"latency=200us;order_effect=25%;order_file={}\"\n",
+                counter.display()
+            )
+        };
+        format!(
+            "name = \"order\"\nclients = [2]\nrepeats = 4\nduration = \"1s\"\nsetup_order = \
+             \"{order}\"\n{}{}\n[[workload]]\nname = \"dbbench\"\nparams = {{ num_keys = 1000, \
+             steps = \"readrandom\" }}\n",
+            setup("first"),
+            setup("second")
+        )
+    };
+    let verdict = |order: &str| {
+        let file = write(dir.path(), &format!("{order}.toml"), &experiment(order));
+        let results = dir.path().join(order);
+        let out = run(&format!("{} --no-calibrate", file.display()), &results);
+        let text = ok(&out);
+        let json = ok(&fathom_at("compare {} --format json", &[&results]));
+        let rows: Value = serde_json::from_str(&json).unwrap();
+        let row = row_where(&rows, "step", "readrandom");
+        (row, text)
+    };
+    let (row, text) = verdict("rotate");
+    assert_eq!(row["design"], "paired", "{row}");
+    let v = row["verdict"].as_str().unwrap();
+    assert!(v != "faster" && v != "slower", "rotated: {row}");
+    let effect = row["order_effect"][0]
+        .as_f64()
+        .expect("an order effect read");
+    assert!((effect - 0.8).abs() < 0.05, "second/first {effect}: {row}");
+    assert!(
+        text.contains("a run that went second in its round ran"),
+        "{text}"
+    );
+    let (row, text) = verdict("fixed");
+    assert_eq!(row["verdict"], "slower", "fixed: {row}");
+    assert!(text.contains("setup_order = \"fixed\""), "{text}");
+}

@@ -120,21 +120,25 @@ fn history_finds_the_shift_at_run_20_and_none_without_it() {
         0
     );
 
-    // As a gate: the change at run 20 is not among each series' newest 5 runs, but is among
-    // its newest 12; the steady setup never fails.
-    let gate = ["--setup", "shifted", "--fail-on", "change"];
-    ok(&history_of(&db, &gate));
-    let out = history_of(&db, &[&gate[..], &["--recent", "12"]].concat());
+    // As a gate: each series' newest segment (from run 20) is 10% below the one before, ten
+    // nights after the change as on the night it was found; a regression that large passes
+    // only a gate that asks for more; the steady setup never fails.
+    let gate = ["--setup", "shifted", "--fail-on", "regression"];
+    let out = history_of(&db, &gate);
     assert_eq!(out.status.code(), Some(3), "{out:?}");
     let e = String::from_utf8_lossy(&out.stderr);
-    assert!(e.contains("2 recent changes failed the gate"), "{e}");
+    assert!(e.contains("2 series' newest levels failed the gate"), "{e}");
     assert!(
-        e.contains("series 1: change at run 20") && e.contains("series 2: change at run 20"),
+        e.contains("series 1: since run 20") && e.contains("series 2: since run 20"),
         "{e}"
     );
     ok(&history_of(
         &db,
-        &["--setup", "steady", "--fail-on", "change", "--recent", "30"],
+        &[&gate[..], &["--min-change", "15%"]].concat(),
+    ));
+    ok(&history_of(
+        &db,
+        &["--setup", "steady", "--fail-on", "change"],
     ));
 
     let page = dir.path().join("history.html");

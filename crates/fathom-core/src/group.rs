@@ -1,15 +1,53 @@
-//! Runs grouped the way reports read them: a series is one setup running one workload at one
-//! client count, holding its repeats; a step of a series is summarised by the median of each
-//! figure over the repeats.
+//! Runs grouped the way reports read them: a series is one setup running one workload with one
+//! set of parameters at one client count, holding its repeats; a step of a series is
+//! summarised by the median of each figure over the repeats. Runs of one setup name whose
+//! parameters differ (two `num_keys`, a full run and a check-only one) are two series, never
+//! one with two modes.
 
-use crate::result::StepSummary;
+use crate::result::{RunManifest, StepSummary};
 use crate::store::LoadedRun;
+use std::collections::BTreeMap;
 
-/// One setup × workload × client count, with its repeats in run order.
+/// Parameters that vary from run to run without changing what is measured.
+pub const NOT_DEFINING: &[&str] = &["seed"];
+
+/// Settings that name a process rather than configure the engine (an attached server's
+/// `pid`): they differ from run to run of one setup.
+pub const NOT_DEFINING_SETTINGS: &[&str] = &["pid"];
+
+/// The parameters that define what a run measured: all it recorded but `NOT_DEFINING`.
+pub fn defining_params(m: &RunManifest) -> BTreeMap<String, String> {
+    let mut params = m.params.clone();
+    params.retain(|k, _| !NOT_DEFINING.contains(&k.as_str()));
+    params
+}
+
+/// A key whose values differ: the key, the first set's value and the second's (`-` for none).
+pub type Difference = (String, String, String);
+
+/// The keys whose values differ between two sets of parameters (a key one lacks counts), in
+/// order, as `num_keys 1000 against 2000`.
+pub fn param_differences(
+    a: &BTreeMap<String, String>,
+    b: &BTreeMap<String, String>,
+) -> Vec<Difference> {
+    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let value = |m: &BTreeMap<String, String>, k: &String| m.get(k).cloned().unwrap_or("-".into());
+    keys.into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| (k.clone(), value(a, k), value(b, k)))
+        .collect()
+}
+
+/// One setup × workload × parameters × client count, with its repeats in run order.
 pub struct Series<'a> {
     pub setup: String,
     pub workload: String,
     pub clients: usize,
+    /// The defining parameters its runs share (`defining_params`).
+    pub params: BTreeMap<String, String>,
     pub runs: Vec<&'a LoadedRun>,
 }
 
@@ -19,6 +57,14 @@ impl<'a> Series<'a> {
         self.runs
             .iter()
             .filter_map(|r| r.steps.iter().find(|s| s.step == name))
+            .collect()
+    }
+
+    /// Each step's repeats with their runs (only repeats that have the step).
+    pub fn step_runs(&self, name: &str) -> Vec<(&'a LoadedRun, &'a StepSummary)> {
+        self.runs
+            .iter()
+            .filter_map(|r| Some((*r, r.steps.iter().find(|s| s.step == name)?)))
             .collect()
     }
 
@@ -36,13 +82,35 @@ impl<'a> Series<'a> {
     }
 
     /// The label reports print: the setup name, with `.c<clients>` when the report holds
-    /// several client counts.
+    /// several client counts, and the parameters that tell it from another series of the same
+    /// setup, workload and clients (`a [num_keys=1000]`), when there is one.
     pub fn label(&self, all: &[Series]) -> String {
-        if all.iter().any(|s| s.clients != self.clients) {
+        let mut label = if all.iter().any(|s| s.clients != self.clients) {
             format!("{}.c{}", self.setup, self.clients)
         } else {
             self.setup.clone()
+        };
+        let mut differ: Vec<String> = Vec::new();
+        for other in all.iter().filter(|o| {
+            o.setup == self.setup
+                && o.workload == self.workload
+                && o.clients == self.clients
+                && o.params != self.params
+        }) {
+            for (k, _, _) in param_differences(&self.params, &other.params) {
+                if !differ.contains(&k) {
+                    differ.push(k);
+                }
+            }
         }
+        if !differ.is_empty() {
+            let parts: Vec<String> = differ
+                .iter()
+                .map(|k| format!("{k}={}", self.params.get(k).map_or("-", |v| v.as_str())))
+                .collect();
+            label += &format!(" [{}]", parts.join(","));
+        }
+        label
     }
 }
 
@@ -56,15 +124,19 @@ pub fn series_of<'a>(runs: &[&'a LoadedRun]) -> Vec<Series<'a>> {
     let mut out: Vec<Series> = Vec::new();
     for &r in runs {
         let m = &r.manifest;
-        match out
-            .iter_mut()
-            .find(|s| s.setup == m.setup.name && s.workload == m.workload && s.clients == m.clients)
-        {
+        let params = defining_params(m);
+        match out.iter_mut().find(|s| {
+            s.setup == m.setup.name
+                && s.workload == m.workload
+                && s.clients == m.clients
+                && s.params == params
+        }) {
             Some(s) => s.runs.push(r),
             None => out.push(Series {
                 setup: m.setup.name.clone(),
                 workload: m.workload.clone(),
                 clients: m.clients,
+                params,
                 runs: vec![r],
             }),
         }

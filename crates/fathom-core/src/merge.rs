@@ -229,7 +229,16 @@ fn merged_manifest(runs: &[LoadedRun], topology: Topology) -> RunManifest {
     } else {
         RunStatus::Partial
     };
-    manifest.experiment = None;
+    // The hosts' runs of one experiment cell stay that cell (its round, its adaptive looks),
+    // whichever shard ran each; runs of different cells are no cell.
+    let cell = |r: &LoadedRun| {
+        r.manifest.experiment.clone().map(|mut e| {
+            e.shard = None;
+            e
+        })
+    };
+    let first_cell = cell(&runs[0]);
+    manifest.experiment = first_cell.filter(|c| runs.iter().all(|r| cell(r).as_ref() == Some(c)));
     manifest.merged = Some(MergeRecord {
         hosts: hosts.iter().map(|h| h.to_string()).collect(),
         topology,
@@ -405,6 +414,36 @@ mod tests {
             StepSummary::rule(&["background", "latency_us", "p99"]),
             Some(Rule::First)
         );
+    }
+
+    /// The hosts' runs of one experiment cell merge into that cell, with its adaptive rounds'
+    /// `min` and `max` (a merged run is judged at its look, not as fixed repeats); runs of
+    /// different cells merge into none.
+    #[test]
+    fn a_merged_run_keeps_its_experiment_cell() {
+        let run = |shard: &str, repeat: usize| LoadedRun {
+            path: shard.into(),
+            manifest: RunManifest {
+                status: RunStatus::Finished,
+                experiment: Some(crate::result::ExperimentCell {
+                    name: "e".into(),
+                    cell: "a.w.c1.r1".into(),
+                    repeat,
+                    min_repeats: Some(3),
+                    max_repeats: Some(8),
+                    shard: Some(shard.into()),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            steps: Vec::new(),
+        };
+        let m = merged_manifest(&[run("1/2", 1), run("2/2", 1)], Topology::Shards);
+        let cell = m.experiment.expect("one cell");
+        assert_eq!((cell.min_repeats, cell.max_repeats), (Some(3), Some(8)));
+        assert_eq!(cell.shard, None);
+        let m = merged_manifest(&[run("1/2", 1), run("2/2", 2)], Topology::Shards);
+        assert_eq!(m.experiment, None);
     }
 
     /// Interval k's latency comes from the histograms logged at its nominal start, even where no

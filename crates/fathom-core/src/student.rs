@@ -113,6 +113,53 @@ pub fn quantile(p: f64, df: f64) -> f64 {
     0.5 * (lo + hi)
 }
 
+/// P(Z > z) for a standard normal Z: erfc(z / √2) / 2, by erfc's power series near 0 and its
+/// continued fraction in the tails (about 14 digits, relative, in either tail).
+pub fn normal_upper(z: f64) -> f64 {
+    if z.is_nan() {
+        return f64::NAN;
+    }
+    if z < 0.0 {
+        return 1.0 - normal_upper(-z);
+    }
+    let x = z / std::f64::consts::SQRT_2;
+    if x < 2.5 {
+        // erf(x) = 2/√π Σ (-1)^n x^(2n+1) / (n! (2n+1)).
+        let (mut term, mut sum, mut n) = (x, x, 0.0);
+        while term.abs() > 1e-17 * sum.abs() {
+            n += 1.0;
+            term *= -x * x / n;
+            sum += term / (2.0 * n + 1.0);
+        }
+        return 0.5 * (1.0 - sum * 2.0 / std::f64::consts::PI.sqrt());
+    }
+    // erfc(x) = e^(-x²)/√π · 1/(x + (1/2)/(x + 1/(x + (3/2)/(x + 2/(x + …))))), from the
+    // bottom up.
+    let mut f = x;
+    for k in (1..=80).rev() {
+        f = x + (k as f64 / 2.0) / f;
+    }
+    0.5 * (-x * x).exp() / (std::f64::consts::PI.sqrt() * f)
+}
+
+/// The z with P(Z > z) = p: Abramowitz and Stegun's 26.2.23 as a start, then Newton's steps
+/// on `normal_upper`.
+pub fn normal_upper_quantile(p: f64) -> f64 {
+    assert!(p > 0.0 && p < 1.0, "a quantile of p = {p}");
+    if p > 0.5 {
+        return -normal_upper_quantile(1.0 - p);
+    }
+    let t = (-2.0 * p.ln()).sqrt();
+    let mut z = t
+        - (2.515_517 + 0.802_853 * t + 0.010_328 * t * t)
+            / (1.0 + 1.432_788 * t + 0.189_269 * t * t + 0.001_308 * t * t * t);
+    for _ in 0..4 {
+        let density = (-z * z / 2.0).exp() / (2.0 * std::f64::consts::PI).sqrt();
+        z += (normal_upper(z) - p) / density;
+    }
+    z
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,5 +183,26 @@ mod tests {
         assert!((cdf(1.0, 1.0) - 0.75).abs() < 1e-12);
         let q = quantile(0.0025, 4.5);
         assert!((cdf(q, 4.5) - 0.0025).abs() < 1e-12, "{q}");
+    }
+
+    /// The normal tail against printed values (scipy.stats.norm.sf), near 0 and far out.
+    #[test]
+    fn the_normal_tail_and_its_quantiles() {
+        for (z, p) in [
+            (0.0, 0.5),
+            (1.0, 0.158_655_253_931_457_05),
+            (1.959_963_984_540_054, 0.025),
+            (3.0, 0.001_349_898_031_630_094_6),
+            (3.6, 0.000_159_108_590_157_534_8),
+            (6.0, 9.865_876_450_376_946e-10),
+            (-2.0, 0.977_249_868_051_820_8),
+        ] {
+            let got = normal_upper(z);
+            assert!((got - p).abs() <= 1e-12 * p, "z {z}: {got} against {p}");
+            if p < 0.999 {
+                let back = normal_upper_quantile(p);
+                assert!((back - z).abs() < 1e-9, "p {p}: {back} against {z}");
+            }
+        }
     }
 }

@@ -3,7 +3,9 @@
 //! operation also waits its turn at one simulated server, a queue of known capacity for
 //! testing rate schedules and `fathom findmax`. With `lock=50us` every operation holds one
 //! engine-wide mutex while it spins on a CPU that long: clients that outnumber one contend on
-//! it, a lock-bound engine for testing what bounded a step.
+//! it, a lock-bound engine for testing what bounded a step. With `order_effect=20%` and
+//! `order_file=PATH` as well, every second run opened with that file is that much slower: an
+//! order effect of known size, for testing how experiments are laid out and judged.
 
 use crate::{EngineConfig, EngineEntry};
 use fathom_core::doc::bson::Document;
@@ -21,7 +23,9 @@ pub const ENTRY: EngineEntry = EngineEntry {
         "none, or latency=DURATION (e.g. latency=1ms): every operation is served in turn by \
                   one simulated server taking this long, so the engine serves at most 1/DURATION \
                   operations a second and a faster arrival rate queues; or lock=DURATION: every \
-                  operation holds one engine-wide mutex while it spins on a CPU this long",
+                  operation holds one engine-wide mutex while it spins on a CPU this long; with \
+                  either, order_effect=PERCENT;order_file=PATH makes every second run opened \
+                  with that file take that much longer per operation (a counter kept in it)",
     version,
     ..EngineEntry::embedded_kv(open)
 };
@@ -32,25 +36,72 @@ fn version() -> anyhow::Result<String> {
 
 fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     let mut null = Null::new(config.data_dir.clone());
-    let options = config.options.trim();
-    if !options.is_empty() {
-        let (key, value) = options.split_once('=').unwrap_or((options, ""));
-        let held = match key {
-            "latency" => Held::Queued,
-            "lock" => Held::Spinning,
-            _ => anyhow::bail!(
-                "engine `null` options: latency=DURATION, lock=DURATION or nothing (got `{options}`)"
-            ),
+    let expected = "latency=DURATION or lock=DURATION, then optionally \
+                    ;order_effect=PERCENT;order_file=PATH, or nothing";
+    let mut server: Option<(Held, Duration)> = None;
+    let (mut effect, mut file) = (None, None);
+    for part in config
+        .options
+        .split(';')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
+        let (key, value) = part.split_once('=').unwrap_or((part, ""));
+        let duration = || {
+            fathom_core::units::parse_duration(value)
+                .map_err(|e| anyhow::anyhow!("engine `null` option {key}: {e}"))
         };
-        let service = fathom_core::units::parse_duration(value)
-            .map_err(|e| anyhow::anyhow!("engine `null` option {key}: {e}"))?;
+        match key {
+            "latency" => server = Some((Held::Queued, duration()?)),
+            "lock" => server = Some((Held::Spinning, duration()?)),
+            "order_effect" => {
+                effect = Some(
+                    fathom_core::units::parse_threshold(value)
+                        .map_err(|e| anyhow::anyhow!("engine `null` option order_effect: {e}"))?,
+                )
+            }
+            "order_file" => file = Some(PathBuf::from(value)),
+            _ => anyhow::bail!(
+                "engine `null` options: {expected} (got `{}`)",
+                config.options
+            ),
+        }
+    }
+    if let Some((held, mut service)) = server {
+        match (effect, file) {
+            (Some(e), Some(f)) => {
+                if second_run(&f, &config.data_dir)? {
+                    service = service.mul_f64(1.0 + e);
+                }
+            }
+            (None, None) => {}
+            _ => anyhow::bail!("engine `null`: order_effect and order_file go together"),
+        }
         null.server = Some(Server {
             service,
             held,
             free_at: Mutex::new(Instant::now()),
         });
+    } else if effect.is_some() || file.is_some() {
+        anyhow::bail!("engine `null`: order_effect slows latency= or lock=; give one of them");
     }
     Ok(Box::new(null))
+}
+
+/// Whether this run is an odd one of those opened with `file`: the file holds how many runs
+/// opened it and the last one's data directory (the same run opening again counts once).
+fn second_run(file: &std::path::Path, data_dir: &std::path::Path) -> anyhow::Result<bool> {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let mut lines = text.lines();
+    let count: u64 = lines.next().and_then(|l| l.parse().ok()).unwrap_or(0);
+    let last = lines.next().unwrap_or("");
+    let dir = data_dir.display().to_string();
+    if count > 0 && last == dir {
+        return Ok((count - 1) % 2 == 1);
+    }
+    std::fs::write(file, format!("{}\n{dir}\n", count + 1))
+        .map_err(|e| anyhow::anyhow!("engine `null` order_file {}: {e}", file.display()))?;
+    Ok(count % 2 == 1)
 }
 
 pub struct Null {

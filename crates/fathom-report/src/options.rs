@@ -28,6 +28,13 @@ pub struct Judging {
     /// each on its own.
     #[arg(long, default_value = "none")]
     pub adjust: Adjust,
+    /// A parameter the comparison is across (repeat for more): sides whose runs differ in it
+    /// (`--across num_keys`) are compared all the same; without it such sides are refused.
+    #[arg(long, value_name = "PARAM")]
+    pub across: Vec<String>,
+    /// The base's history, for sides that ran apart (set by the command from its --store).
+    #[arg(skip)]
+    pub history: fathom_core::verdict::history::History,
 }
 
 impl Judging {
@@ -37,6 +44,8 @@ impl Judging {
             threshold: self.threshold,
             exclude_disturbed: self.exclude_disturbed,
             adjust: self.adjust,
+            across: self.across.clone(),
+            history: self.history.clone(),
         }
     }
 }
@@ -49,6 +58,8 @@ impl Default for Judging {
             iostat: None,
             exclude_disturbed: false,
             adjust: Adjust::None,
+            across: Vec::new(),
+            history: Default::default(),
         }
     }
 }

@@ -81,7 +81,7 @@ impl Steps<'_> {
         &mut self,
         i: usize,
         plan: &StepPlan,
-        probe: Option<(&str, &Target, Option<f64>)>,
+        probe: Option<(&str, &Target, Option<f64>, findmax::Phase)>,
         ran: &mut Ran<'_>,
         observer: &mut dyn Observer,
     ) -> anyhow::Result<StepSummary> {
@@ -96,8 +96,8 @@ impl Steps<'_> {
         let mut summary = self.step(i, ran.index, plan, observer)?;
         summary.harness_ns_per_op = harness_ns;
         summary.engine_options = added;
-        if let Some((step, target, rate)) = probe {
-            summary.probe = Some(findmax::probe(step, target, &summary, rate));
+        if let Some((step, target, rate, phase)) = probe {
+            summary.probe = Some(findmax::probe(step, target, &summary, rate, phase));
         }
         self.run_dir.write_summary(&summary)?;
         observer.step_finished(&summary);
@@ -105,7 +105,8 @@ impl Steps<'_> {
     }
 
     /// `--find-max`: step `i` closed loop for its capacity, then open loop at the rates the
-    /// search asks for, each probe a step of the run named for its rate (`run@1200`).
+    /// search asks for, each probe a step of the run named for its rate (`run@1200`), then the
+    /// confirmation of the best (`run@1200.settle1`, `run@1200.c1` ...).
     fn search(
         &mut self,
         i: usize,
@@ -136,30 +137,69 @@ impl Steps<'_> {
             ..plan.clone()
         };
         let capacity = self
-            .one(i, &closed, Some((name, &f.target, None)), ran, observer)?
+            .one(
+                i,
+                &closed,
+                Some((name, &f.target, None, findmax::Phase::Search)),
+                ran,
+                observer,
+            )?
             .ops_per_sec;
         let mut search = findmax::Search::default();
         let mut next = search.next(None, capacity);
         while let Some(rate) = next {
             if self.stop.requested() {
-                break;
+                return Ok(());
             }
-            let probe = StepPlan {
-                name: format!("{name}@{}", findmax::rate_name(rate)),
-                open_loop: Some(f.open_loop(rate)),
-                ..plan.clone()
-            };
-            let s = self.one(
-                i,
-                &probe,
-                Some((name, &f.target, Some(rate))),
-                ran,
-                observer,
-            )?;
-            let met = s.probe.as_ref().is_some_and(|p| p.met);
+            let met = self.probe(i, plan, f, (rate, findmax::Phase::Search, 0), ran, observer)?;
             next = search.next(Some((rate, met)), capacity);
         }
+        // The confirmations of each rate are numbered from 1, after its settling probe.
+        let (mut confirm, mut n) = (search.confirm(None), 0);
+        while let Some((rate, phase)) = confirm {
+            if self.stop.requested() {
+                break;
+            }
+            n = if phase == findmax::Phase::Settle {
+                0
+            } else {
+                n + 1
+            };
+            let met = self.probe(i, plan, f, (rate, phase, n), ran, observer)?;
+            confirm = search.confirm((phase == findmax::Phase::Confirm).then_some(met));
+        }
         Ok(())
+    }
+
+    /// One open-loop probe of step `i` at a rate, for a phase of the search (its `n`th of that
+    /// phase at that rate): whether it met the target.
+    fn probe(
+        &mut self,
+        i: usize,
+        plan: &StepPlan,
+        f: &FindMax,
+        (rate, phase, n): (f64, findmax::Phase, usize),
+        ran: &mut Ran<'_>,
+        observer: &mut dyn Observer,
+    ) -> anyhow::Result<bool> {
+        let name = plan.name.as_str();
+        let probe = StepPlan {
+            name: format!(
+                "{name}@{}{}",
+                findmax::rate_name(rate),
+                findmax::suffix(phase, n)
+            ),
+            open_loop: Some(f.open_loop(rate)),
+            ..plan.clone()
+        };
+        let s = self.one(
+            i,
+            &probe,
+            Some((name, &f.target, Some(rate), phase)),
+            ran,
+            observer,
+        )?;
+        Ok(s.probe.as_ref().is_some_and(|p| p.met))
     }
 
     fn engine(&self) -> &Engine {

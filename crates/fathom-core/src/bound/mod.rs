@@ -17,17 +17,31 @@ pub struct Share {
 }
 
 /// What bounded a step.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub enum Bound {
     /// One share clearly ahead of the rest.
     One(&'static str),
-    /// Two close shares ahead of the rest.
+    /// Two close shares ahead of the rest, the larger first. Two bounds are the same whichever
+    /// of the pair was larger: close shares swap from repeat to repeat.
     Two(&'static str, &'static str),
     /// No share or pair ahead.
     None,
     /// Repeats disagree.
     Unstable,
 }
+
+impl PartialEq for Bound {
+    fn eq(&self, other: &Bound) -> bool {
+        match (self, other) {
+            (Bound::One(a), Bound::One(b)) => a == b,
+            (Bound::Two(a, b), Bound::Two(c, d)) => (a, b) == (c, d) || (a, b) == (d, c),
+            (Bound::None, Bound::None) | (Bound::Unstable, Bound::Unstable) => true,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Bound {}
 
 /// How far ahead the top share must be of the next (absolute, of the whole time) to be the
 /// bound alone, and how much of the time the top one (or two) must hold.
@@ -75,7 +89,10 @@ impl Rule {
         }
     }
 
-    /// The bound over repeats: what more than half of them decide, else `Unstable`.
+    /// The bound over repeats: what more than half of them decide (a pair whichever of its
+    /// two was larger); else, when some repeats decide a pair and the rest one of its two,
+    /// that pair (they agree on what bounded the step, and differ on whether one of the two was
+    /// far enough ahead), the larger on average first; else `Unstable`.
     pub fn vote(&self, repeats: &[Vec<Share>]) -> Bound {
         let decided: Vec<Bound> = repeats.iter().map(|r| self.decide(r)).collect();
         for d in &decided {
@@ -84,7 +101,36 @@ impl Rule {
                 return d.clone();
             }
         }
-        Bound::Unstable
+        let mut names: Vec<&'static str> = Vec::new();
+        for d in &decided {
+            let named = match d {
+                Bound::One(a) => vec![*a],
+                Bound::Two(a, b) => vec![*a, *b],
+                _ => return Bound::Unstable,
+            };
+            for n in named {
+                if !names.contains(&n) {
+                    names.push(n);
+                }
+            }
+        }
+        let pair = decided.iter().any(|d| matches!(d, Bound::Two(..)));
+        match names[..] {
+            [a, b] if pair => {
+                let mean = mean_shares(repeats);
+                let of = |n: &str| {
+                    mean.iter()
+                        .find(|s| s.name == n)
+                        .map_or(0.0, |s| s.fraction)
+                };
+                if of(b) > of(a) {
+                    Bound::Two(b, a)
+                } else {
+                    Bound::Two(a, b)
+                }
+            }
+            _ => Bound::Unstable,
+        }
     }
 }
 
@@ -307,7 +353,24 @@ mod tests {
             RULE.vote(&[cpu.clone(), cpu.clone(), io.clone()]),
             Bound::One("cpu")
         );
-        assert_eq!(RULE.vote(&[cpu, io]), Bound::Unstable);
+        assert_eq!(RULE.vote(&[cpu.clone(), io.clone()]), Bound::Unstable);
+        // Close shares that swap, or one repeat that finds one of them far enough ahead: the
+        // pair, the larger on average first.
+        let both = shares(&[("cpu", 0.40), ("io", 0.36), ("lock", 0.1)]);
+        let swapped = shares(&[("io", 0.40), ("cpu", 0.37), ("lock", 0.1)]);
+        let ahead = shares(&[("cpu", 0.48), ("io", 0.34), ("lock", 0.1)]);
+        assert_eq!(
+            RULE.vote(&[both.clone(), swapped.clone()]),
+            Bound::Two("cpu", "io")
+        );
+        assert_eq!(
+            RULE.vote(&[both.clone(), ahead.clone(), ahead, swapped]),
+            Bound::Two("cpu", "io")
+        );
+        assert!(matches!(
+            RULE.vote(&[both.clone(), both]),
+            Bound::Two("cpu", "io")
+        ));
     }
 
     #[test]

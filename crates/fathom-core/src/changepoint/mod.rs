@@ -2,12 +2,15 @@
 //! means (Matteson and James, 2014, with alpha = 1), the method MongoDB's performance CI and
 //! Apache Otava use. A segment is split where the energy distance between its two sides,
 //! weighted by their sizes, is greatest, when a permutation test finds that split unlikely
-//! without a change; each side is then searched again.
+//! without a change; each side is then searched again. The permutation test assumes nights
+//! are exchangeable, which nights whose neighbours correlate are not: the nightly gate
+//! (`gate`) confirms a change with a test that allows for that correlation.
 
 use crate::rng::SplitMix;
 
 #[cfg(test)]
 mod bocpd;
+pub mod gate;
 #[cfg(test)]
 mod trial;
 
@@ -20,6 +23,11 @@ pub struct Search {
     pub permutations: usize,
     /// The fewest points on either side of a change.
     pub min_size: usize,
+    /// Points shuffled together as a block (`None`: the cube root of the segment's length,
+    /// rounded up; 1, the default, shuffles single points). Blocks keep neighbours'
+    /// correlation in the shuffles, but a short series has too few blocks for a small p: 30
+    /// points in blocks of 4 found a 10% shift in 13 series of 100, against 100 of 100.
+    pub block: Option<usize>,
 }
 
 impl Default for Search {
@@ -28,7 +36,28 @@ impl Default for Search {
             p: 0.01,
             permutations: 999,
             min_size: 3,
+            block: Some(1),
         }
+    }
+}
+
+impl Search {
+    /// The block length for a segment of `n` points.
+    fn block_of(&self, n: usize) -> usize {
+        self.block
+            .unwrap_or_else(|| (n as f64).cbrt().ceil() as usize)
+            .clamp(1, n.max(1))
+    }
+}
+
+/// `segment` shuffled in blocks of `block` neighbouring points (the last may be shorter): the
+/// blocks' order is drawn, each block's points keep theirs.
+fn shuffle_blocks(segment: &[f64], block: usize, rng: &mut SplitMix, out: &mut Vec<f64>) {
+    let mut blocks: Vec<&[f64]> = segment.chunks(block).collect();
+    rng.shuffle(&mut blocks);
+    out.clear();
+    for b in blocks {
+        out.extend_from_slice(b);
     }
 }
 
@@ -37,12 +66,6 @@ impl Default for Search {
 pub struct Change {
     pub at: usize,
     pub p: f64,
-}
-
-/// A draw below `n` from a deterministic generator: shuffles that are the same on every
-/// machine, so a history prints the same changes twice.
-fn below(rng: &mut SplitMix, n: usize) -> usize {
-    (rng.next_u64() % n as u64) as usize
 }
 
 /// The best split of `xs` and its statistic. For a change at t with the points after it
@@ -105,12 +128,11 @@ pub fn changes(xs: &[f64], search: &Search) -> Vec<Change> {
         let Some((t, q)) = best_split(segment, search.min_size) else {
             continue;
         };
-        let mut shuffled = segment.to_vec();
+        let block = search.block_of(segment.len());
+        let mut shuffled = Vec::with_capacity(segment.len());
         let mut as_high = 0;
         for _ in 0..search.permutations {
-            for i in (1..shuffled.len()).rev() {
-                shuffled.swap(i, below(&mut rng, i + 1));
-            }
+            shuffle_blocks(segment, block, &mut rng, &mut shuffled);
             if best_split(&shuffled, search.min_size).is_some_and(|(_, s)| s >= q) {
                 as_high += 1;
             }

@@ -9,7 +9,7 @@ use crate::rng::SplitMix;
 
 /// A uniform draw in (0, 1).
 fn uniform(rng: &mut SplitMix) -> f64 {
-    (super::below(rng, 1 << 30) as f64 + 0.5) / (1u64 << 30) as f64
+    (rng.below(1 << 30) as f64 + 0.5) / (1u64 << 30) as f64
 }
 
 /// Normal noise by Box-Muller: `n` points of mean 1, sd `sd`.

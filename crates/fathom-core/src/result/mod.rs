@@ -128,6 +128,9 @@ pub struct HostRates {
 pub const DISTURBED_OTHERS_PCT: f64 = 5.0;
 /// The same in cores, for results recorded before `others_pct` was.
 pub const DISTURBED_OTHERS_CORES: f64 = 0.10;
+/// Other processes' CPU, in cores, above which a step is disturbed however large the host: on
+/// 64 cores 5% is 3.2 of them, several busy neighbours.
+pub const DISTURBED_OTHERS_MOST_CORES: f64 = 0.5;
 /// Steal time, percent of the host's CPU, above which a step is marked disturbed.
 pub const DISTURBED_STEAL_PCT: f64 = 2.0;
 
@@ -140,9 +143,13 @@ impl HostRates {
         }
         let mut what = Vec::new();
         let others = match (self.others_pct, self.others_cores) {
-            (Some(pct), Some(c)) if pct > DISTURBED_OTHERS_PCT => Some(format!(
-                "other processes used {c:.2} cores ({pct:.0}% of the host)"
-            )),
+            (Some(pct), Some(c))
+                if pct > DISTURBED_OTHERS_PCT || c > DISTURBED_OTHERS_MOST_CORES =>
+            {
+                Some(format!(
+                    "other processes used {c:.2} cores ({pct:.0}% of the host)"
+                ))
+            }
             (None, Some(c)) if c > DISTURBED_OTHERS_CORES => {
                 Some(format!("other processes used {c:.2} cores"))
             }
@@ -453,6 +460,59 @@ pub struct Probe {
     pub met: bool,
     /// What it measured against each condition (`p99 4.1 ms <= 5 ms; kept up 99.8%`).
     pub judged: String,
+    /// What the probe was for: narrowing the search, settling the database at a rate, or
+    /// confirming it.
+    #[serde(default, skip_serializing_if = "ProbePhase::is_search")]
+    pub phase: ProbePhase,
+}
+
+/// What a findmax probe was for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ProbePhase {
+    /// Narrowing the bracket between a rate that met the target and one that missed.
+    #[default]
+    Search,
+    /// Bringing the database to a rate's state before its confirmations; not judged.
+    Settle,
+    /// One of the probes at a rate that must all meet the target for it to be reported.
+    Confirm,
+}
+
+impl ProbePhase {
+    fn is_search(&self) -> bool {
+        *self == ProbePhase::Search
+    }
+}
+
+/// Confirmation probes at a rate that must all meet the target for a search to report it.
+pub const CONFIRMATIONS: usize = 3;
+
+/// The rate a search reports from its probes' records: the highest rate whose
+/// `CONFIRMATIONS` confirmations all met the target, where the search confirmed; else (a run
+/// recorded before searches confirmed, or one stopped early) the highest rate that met it,
+/// and whether it was confirmed.
+pub fn reported(probes: &[&Probe]) -> Option<(f64, bool)> {
+    let mut confirmed: Option<f64> = None;
+    for p in probes.iter().filter(|p| p.phase == ProbePhase::Confirm) {
+        let Some(rate) = p.rate else { continue };
+        let at: Vec<&&Probe> = probes
+            .iter()
+            .filter(|q| q.phase == ProbePhase::Confirm && q.rate == Some(rate))
+            .collect();
+        if at.len() >= CONFIRMATIONS && at.iter().all(|q| q.met) {
+            confirmed = Some(confirmed.map_or(rate, |c: f64| c.max(rate)));
+        }
+    }
+    if let Some(c) = confirmed {
+        return Some((c, true));
+    }
+    probes
+        .iter()
+        .filter(|p| p.met)
+        .filter_map(|p| p.rate)
+        .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))))
+        .map(|r| (r, false))
 }
 
 /// One interval of a step (the reports' time series).
@@ -499,4 +559,26 @@ pub struct KindInterval {
     pub kind: &'static str,
     pub ops: u64,
     pub latency_us: Latency,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Other processes disturb a step at 5% of a small host, and at half a core of a large one
+    /// (5% of 64 cores is 3.2 of them); steal over 2% too; a window under a second says nothing.
+    #[test]
+    fn what_disturbs_a_step() {
+        let host = |pct: f64, cores: f64, steal: f64| HostRates {
+            others_pct: Some(pct),
+            others_cores: Some(cores),
+            steal_pct: steal,
+            ..HostRates::default()
+        };
+        assert!(host(6.0, 0.12, 0.0).disturbance(10.0).is_some());
+        assert!(host(3.0, 0.06, 0.0).disturbance(10.0).is_none());
+        assert!(host(1.0, 0.64, 0.0).disturbance(10.0).is_some(), "64 cores");
+        assert!(host(0.0, 0.0, 3.0).disturbance(10.0).is_some());
+        assert!(host(50.0, 1.0, 0.0).disturbance(0.5).is_none());
+    }
 }

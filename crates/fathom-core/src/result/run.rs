@@ -164,6 +164,13 @@ pub struct ExperimentCell {
     /// The shard that ran it (`K/N`), when the experiment was sharded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<String>,
+    /// The order of the setups within each round: `rotate`, `shuffle` or `fixed` (`None`:
+    /// recorded before fathom rotated them, when the order was fixed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup_order: Option<String>,
+    /// The run's place among its round's setups at its workload and client count, from 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<usize>,
 }
 
 /// Formats a Unix time as an RFC 3339 UTC timestamp (second precision).

@@ -89,7 +89,7 @@ pub struct Sample {
     /// holds and the engine's figures leave out (0 beside a server).
     pub histograms: u64,
     /// At a step's boundary, the CPU ticks of the kernel's own threads.
-    pub kernel: Option<u64>,
+    pub kernel: Option<BTreeMap<u32, u64>>,
     /// The kernel's CPU pressure (`/proc/pressure/cpu`, some), µs, where it has it.
     pub cpu_pressure_us: Option<u64>,
     /// At a step's boundary, every thread's time of fathom's and the engine's processes.
@@ -267,7 +267,7 @@ impl Sampler {
     fn others_ticks(&self, start: &Sample, end: &Sample) -> Option<(u64, u64)> {
         let (a, b) = (start.measured.as_ref()?, end.measured.as_ref()?);
         let measured = b.values().sum::<u64>().saturating_sub(a.values().sum());
-        let kernel = end.kernel?.saturating_sub(start.kernel?);
+        let kernel = process::ticks_between(start.kernel.as_ref()?, end.kernel.as_ref()?);
         let cpu = start.cpu.delta(&end.cpu);
         let busy = cpu.user + cpu.nice + cpu.system;
         Some((busy.saturating_sub(measured + kernel), kernel))

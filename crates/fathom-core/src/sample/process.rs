@@ -93,12 +93,12 @@ pub fn tree_ticks(roots: &[u32]) -> std::collections::BTreeMap<u32, u64> {
         .collect()
 }
 
-/// CPU ticks (user + system) of the kernel's own threads: kthreadd (pid 2) and its children
-/// (writeback, kswapd, jbd2, kcompactd, the kworkers). They serve every process's IO and
-/// memory, the engine's first, so interference leaves them out and reports them apart.
-pub fn kernel_thread_ticks() -> u64 {
+/// CPU ticks (user + system) of the kernel's own threads, by pid: kthreadd (pid 2) and its
+/// children (writeback, kswapd, jbd2, kcompactd, the kworkers). They serve every process's IO
+/// and memory, the engine's first, so interference leaves them out and reports them apart.
+pub fn kernel_thread_ticks() -> std::collections::BTreeMap<u32, u64> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
-        return 0;
+        return Default::default();
     };
     dir.flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
@@ -106,8 +106,20 @@ pub fn kernel_thread_ticks() -> u64 {
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
             let kernel = pid == 2 || parse_ppid(&stat) == Some(2);
             let (u, s, _) = parse_stat(&stat)?;
-            kernel.then_some(u + s)
+            kernel.then_some((pid, u + s))
         })
+        .collect()
+}
+
+/// The ticks threads spent between two readings by pid: each thread alive at the end less what
+/// it had at the start (a thread born in the window counts whole). A thread that exited in the
+/// window is in neither sum: its ticks before the window are not taken from the others'.
+pub fn ticks_between(
+    start: &std::collections::BTreeMap<u32, u64>,
+    end: &std::collections::BTreeMap<u32, u64>,
+) -> u64 {
+    end.iter()
+        .map(|(pid, t)| t.saturating_sub(start.get(pid).copied().unwrap_or(0)))
         .sum()
 }
 
@@ -212,6 +224,16 @@ pub fn own_voluntary_switches() -> u64 {
 
 #[cfg(test)]
 mod tests {
+    /// A kworker that exited in the window takes its lifetime with it, not from the others'
+    /// figure; one born in it counts whole; the rest count their difference.
+    #[test]
+    fn threads_count_their_ticks_in_the_window() {
+        let map = |v: &[(u32, u64)]| v.iter().copied().collect();
+        let start = map(&[(2, 10), (40, 5000), (41, 7)]);
+        let end = map(&[(2, 12), (41, 9), (90, 3)]);
+        assert_eq!(ticks_between(&start, &end), 2 + 2 + 3);
+    }
+
     use super::*;
 
     #[test]

@@ -1,7 +1,10 @@
 //! Many verdicts at once: a comparison of ten steps at three client counts makes thirty, and at
 //! 2.5% a side each, some are wrong by chance alone. `--adjust holm` holds the chance of any
-//! false verdict among them at 2.5% (Holm's step-down, family-wise); `--adjust bh` holds the
+//! false verdict in a family at 2.5% (Holm's step-down, family-wise); `--adjust bh` holds the
 //! expected share of false ones among those decided (Benjamini–Hochberg, false discovery rate).
+//! A family is one setup against its base in one figure (ops/s, or one cost): its steps and
+//! client counts. Each verdict enters with a p-value valid for the claim it makes: a direction's
+//! is twice its one-sided p (either direction could have been claimed), the same's its own.
 
 use super::log_ratio::ALPHA;
 use super::{Row, Verdict};
@@ -71,24 +74,51 @@ pub fn adjusted(p: &[f64], how: Adjust) -> Vec<f64> {
 }
 
 /// Adjusts the verdicts of `rows` (throughput's and the costs', those that have a test) for
-/// their number: a verdict whose adjusted p passes 2.5% becomes undecided, and each row says
-/// how it was judged. Returns the number of tests.
+/// their number, family by family (a pair of setups and a figure): a verdict whose adjusted p
+/// passes 2.5% becomes undecided, and each row says how it was judged and the size of its
+/// family. Returns the number of tests.
 pub fn apply(rows: &mut [Row], how: Adjust) -> usize {
-    // Every test's p, by where it sits: (row, None) for throughput, (row, Some(i)) for cost i.
-    let mut at: Vec<(usize, Option<usize>, f64)> = Vec::new();
+    /// One test: its row, its cost (`None`: throughput), its family p and its family.
+    struct Test {
+        row: usize,
+        cost: Option<usize>,
+        p: f64,
+        family: (String, String, &'static str),
+    }
+    let mut at: Vec<Test> = Vec::new();
     for (r, row) in rows.iter().enumerate() {
-        at.extend(row.p.map(|p| (r, None, p)));
+        let test = |cost, p, figure| Test {
+            row: r,
+            cost,
+            p,
+            family: (row.base.clone(), row.new.clone(), figure),
+        };
+        at.extend(row.p_family.map(|p| test(None, p, "ops/s")));
         for (i, c) in row.costs.iter().enumerate() {
-            at.extend(c.p.map(|p| (r, Some(i), p)));
+            at.extend(c.p_family.map(|p| test(Some(i), p, c.figure)));
         }
     }
-    let p: Vec<f64> = at.iter().map(|a| a.2).collect();
+    let tests = at.len();
     if how == Adjust::None {
-        return p.len();
+        return tests;
     }
-    for (&(r, cost, _), q) in at.iter().zip(adjusted(&p, how)) {
+    let mut families: Vec<&(String, String, &'static str)> = Vec::new();
+    for a in &at {
+        if !families.contains(&&a.family) {
+            families.push(&a.family);
+        }
+    }
+    let mut adjusted_at: Vec<(usize, Option<usize>, f64, usize)> = Vec::new();
+    for f in families {
+        let members: Vec<&Test> = at.iter().filter(|a| &a.family == f).collect();
+        let p: Vec<f64> = members.iter().map(|a| a.p).collect();
+        for (a, q) in members.iter().zip(adjusted(&p, how)) {
+            adjusted_at.push((a.row, a.cost, q, p.len()));
+        }
+    }
+    for (r, cost, q, of) in adjusted_at {
         let row = &mut rows[r];
-        row.adjusted = Some((how, p.len()));
+        row.adjusted = Some((how, of));
         let (verdict, slot) = match cost {
             None => (&mut row.verdict, &mut row.p),
             Some(i) => {
@@ -101,7 +131,7 @@ pub fn apply(rows: &mut [Row], how: Adjust) -> usize {
             *verdict = Verdict::Undecided;
         }
     }
-    p.len()
+    tests
 }
 
 #[cfg(test)]

@@ -1,9 +1,10 @@
 //! Efficiency verdicts: the cost of an operation (host CPU µs, KB written and read, disk reads)
-//! judged as throughput is, by Welch's t on the logarithms of each repeat's figure, so a
+//! judged as throughput is, by the same test on the logarithms of each repeat's figure, so a
 //! regression in what an operation costs (seed 004: read requests of 28 KB become 9 KB while
 //! QPS holds) is called out beside a throughput "same".
 
-use super::log_ratio::{decide, LogRatio, ALPHA};
+use super::design::Layout;
+use super::log_ratio::{decide, ALPHA};
 use super::Verdict;
 use crate::result::StepSummary;
 use serde::{Serialize, Serializer};
@@ -35,6 +36,9 @@ pub struct CostVerdict {
     #[serde(serialize_with = "as_cost")]
     pub verdict: Verdict,
     pub p: Option<f64>,
+    /// The p-value a family of verdicts is adjusted with.
+    #[serde(skip)]
+    pub p_family: Option<f64>,
 }
 
 /// A verdict in a cost's words: a ratio above the band is more, below it less.
@@ -51,13 +55,14 @@ fn as_cost<S: Serializer>(v: &Verdict, s: S) -> Result<S::Ok, S::Error> {
 }
 
 /// The cost verdicts of a step's repeats: each figure every repeat of both sides has, judged
-/// against the band 1 ± `threshold` over `looks` looks; with fewer than `min` repeats a side,
-/// or a repeat whose figure is zero, no verdict.
+/// under `layout` against the band 1 ± `threshold` at the look's `level`; with fewer than `min`
+/// rounds, or a repeat whose figure is zero, no verdict.
 pub fn judge(
     base: &[&StepSummary],
     new: &[&StepSummary],
+    layout: &Layout,
     threshold: f64,
-    looks: usize,
+    level: f64,
     min: usize,
 ) -> Vec<CostVerdict> {
     let mut out = Vec::new();
@@ -67,14 +72,14 @@ pub fn judge(
         let (Some(b), Some(n)) = (values(base), values(new)) else {
             continue;
         };
-        let test = LogRatio::of(&b, &n);
-        let enough = b.len() >= min && n.len() >= min;
-        let (verdict, p) = match test {
+        let test = layout.test(&b, &n);
+        let enough = layout.rounds(b.len(), n.len()) >= min;
+        let (verdict, p, p_family) = match test {
             Some(t) if enough => {
-                let (v, p) = decide(t.nearest(threshold), looks);
-                (v, Some(p))
+                let (v, p, family) = decide(t.nearest(threshold), level);
+                (v, Some(p), Some(family))
             }
-            _ => (Verdict::NoVerdict, None),
+            _ => (Verdict::NoVerdict, None, None),
         };
         out.push(CostVerdict {
             figure,
@@ -82,6 +87,7 @@ pub fn judge(
             ci95: test.map(|t| t.interval(ALPHA)),
             verdict,
             p,
+            p_family,
         });
     }
     out
@@ -115,7 +121,13 @@ mod tests {
         ];
         let (b, n): (Vec<&StepSummary>, Vec<&StepSummary>) =
             (base.iter().collect(), new.iter().collect());
-        let v = judge(&b, &n, 0.03, 1, 3);
+        let layout = Layout {
+            design: super::super::Design::Unpaired,
+            pairs: Vec::new(),
+            unpaired_left_out: 0,
+            timing: super::super::Timing::Interleaved,
+        };
+        let v = judge(&b, &n, &layout, 0.03, ALPHA, 3);
         let of = |f: &str| v.iter().find(|c| c.figure == f).unwrap();
         assert_eq!(of("cpu/o").verdict, Verdict::Faster);
         assert_eq!(cost_text(of("cpu/o").verdict), "more");

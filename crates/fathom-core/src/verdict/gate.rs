@@ -202,19 +202,8 @@ mod tests {
             ci95: Some((ratio - 0.01, ratio + 0.01)),
             p: Some(0.001),
             looks: 1,
-            adjusted: None,
-            base_cv: None,
-            new_cv: None,
             verdict,
-            disturbed: 0,
-            disturbed_excluded: false,
-            max_rounds: None,
-            costs: Vec::new(),
-            cpu_ratio: None,
-            write_kb_ratio: None,
-            reads_ratio: None,
-            new_version: String::new(),
-            host_difference: None,
+            ..Row::default()
         }
     }
 

@@ -1,5 +1,6 @@
-//! The statistical test behind a verdict: Welch's t on the logarithms of each side's ops/s.
-//! The ratio it judges is that of the two sides' geometric means; its interval and its
+//! The statistical test behind a verdict: on the logarithms of each side's ops/s, a one-sample
+//! t test of the rounds' log ratios where the runs are paired by round, Welch's t where they
+//! are not. The ratio it judges is that of the two sides' geometric means; its interval and its
 //! one-sided p-values against the band's edges hold their level at three runs a side, where a
 //! bootstrap of medians does not (docs/verdicts.md has the simulation that measures both).
 
@@ -9,7 +10,8 @@ use crate::student;
 /// The one-sided error of each verdict: an interval of 95% leaves 2.5% on each side.
 pub const ALPHA: f64 = 0.025;
 
-/// ln(NEW) − ln(BASE) in mean, its standard error and Welch's degrees of freedom.
+/// ln(NEW) − ln(BASE) in mean, its standard error and degrees of freedom (Welch's, or n − 1
+/// for pairs).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LogRatio {
     pub diff: f64,
@@ -49,6 +51,23 @@ impl LogRatio {
         })
     }
 
+    /// The test of pairs of positive figures (BASE, NEW), one pair a round: the mean of the
+    /// rounds' log ratios, its standard error and n − 1 degrees of freedom; `None` with fewer
+    /// than two pairs or a figure that is not positive.
+    pub fn paired(pairs: &[(f64, f64)]) -> Option<LogRatio> {
+        let ok = |x: f64| x > 0.0 && x.is_finite();
+        if pairs.len() < 2 || !pairs.iter().all(|&(b, n)| ok(b) && ok(n)) {
+            return None;
+        }
+        let d: Vec<f64> = pairs.iter().map(|&(b, n)| n.ln() - b.ln()).collect();
+        let (mean, var) = mean_var(&d);
+        Some(LogRatio {
+            diff: mean,
+            se: (var / d.len() as f64).sqrt(),
+            df: (d.len() - 1) as f64,
+        })
+    }
+
     /// The ratio of the geometric means, NEW over BASE.
     pub fn ratio(&self) -> f64 {
         self.diff.exp()
@@ -77,37 +96,51 @@ impl LogRatio {
         }
     }
 
-    /// The verdict this test comes nearest to and its one-sided p-value against the band
-    /// 1 ± `threshold`: faster tests "the ratio is at most 1 + threshold", slower "at least
-    /// 1 − threshold", same both "at least 1 + threshold" and "at most 1 − threshold" (two
-    /// one-sided tests; its p is the larger). A verdict holds when its p is at most `ALPHA`
-    /// (after `Spend` has had its say).
-    pub fn nearest(&self, threshold: f64) -> (Verdict, f64) {
+    /// The verdict this test comes nearest to against the band 1 ± `threshold`, with its
+    /// one-sided p-value and the p-value a family of verdicts is adjusted with. Faster tests
+    /// "the ratio is at most 1 + threshold", slower "at least 1 − threshold", same both "at
+    /// least 1 + threshold" and "at most 1 − threshold" (two one-sided tests; its p is the
+    /// larger). A verdict holds when its p is at most the level its look is held to
+    /// (`ALPHA` for fixed repeats). For a family, a direction's p is twice the smaller
+    /// one-sided p (either direction could have been claimed), the same's its own.
+    pub fn nearest(&self, threshold: f64) -> Nearest {
         let (up, down) = ((1.0 + threshold).ln(), (1.0 - threshold).ln());
+        let (faster, slower) = (self.above(up), self.below(down));
+        let same = self.above(down).max(self.below(up));
+        let either = (2.0 * faster.min(slower)).min(1.0);
         [
-            (Verdict::Faster, self.above(up)),
-            (Verdict::Slower, self.below(down)),
-            (Verdict::Same, self.above(down).max(self.below(up))),
+            (Verdict::Faster, faster, either),
+            (Verdict::Slower, slower, either),
+            (Verdict::Same, same, same),
         ]
         .into_iter()
         .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(verdict, p, family)| Nearest { verdict, p, family })
         .expect("three candidates")
     }
 }
 
-/// How a p-value becomes a verdict: the looks an experiment's adaptive rounds may take at its
-/// comparisons (each judged at `ALPHA` / looks, Bonferroni over the looks, so a comparison
-/// decided at any round is wrong at most `ALPHA` of the time).
-pub fn decide(nearest: (Verdict, f64), looks: usize) -> (Verdict, f64) {
-    let p = (nearest.1 * looks.max(1) as f64).min(1.0);
-    (
-        if p <= ALPHA {
-            nearest.0
-        } else {
-            Verdict::Undecided
-        },
-        p,
-    )
+/// The verdict a test comes nearest to, its one-sided p-value, and the p-value a family of
+/// verdicts is adjusted with.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Nearest {
+    pub verdict: Verdict,
+    pub p: f64,
+    pub family: f64,
+}
+
+/// How a p-value becomes a verdict: held to `level` (the look's, `Looks::level`), and
+/// reported scaled to `ALPHA` so that every verdict reads "holds at p ≤ 2.5%": the p returned
+/// is p · ALPHA / level. Returns the verdict, its scaled p and the family's p scaled alike.
+pub fn decide(nearest: Nearest, level: f64) -> (Verdict, f64, f64) {
+    let scale = ALPHA / level;
+    let p = (nearest.p * scale).min(1.0);
+    let verdict = if p <= ALPHA {
+        nearest.verdict
+    } else {
+        Verdict::Undecided
+    };
+    (verdict, p, (nearest.family * scale).min(1.0))
 }
 
 #[cfg(test)]
@@ -141,22 +174,46 @@ mod tests {
             se: 0.005,
             df: 10.0,
         };
-        assert_eq!(decide(tight(1.10).nearest(0.03), 1).0, Verdict::Faster);
-        assert_eq!(decide(tight(0.90).nearest(0.03), 1).0, Verdict::Slower);
-        assert_eq!(decide(tight(1.00).nearest(0.03), 1).0, Verdict::Same);
+        assert_eq!(decide(tight(1.10).nearest(0.03), ALPHA).0, Verdict::Faster);
+        assert_eq!(decide(tight(0.90).nearest(0.03), ALPHA).0, Verdict::Slower);
+        assert_eq!(decide(tight(1.00).nearest(0.03), ALPHA).0, Verdict::Same);
         // 1.04 against a 3% band: p of "faster" is about 0.04; once, undecided at 2.5%.
-        let (v, p) = tight(1.04).nearest(0.03);
-        assert_eq!(v, Verdict::Faster);
-        assert!(p > ALPHA && p < 0.1, "{p}");
-        // A p of 0.004 decides once, not at one of ten looks.
-        let p = (Verdict::Faster, 0.004);
-        assert_eq!(decide(p, 1), (Verdict::Faster, 0.004));
-        assert_eq!(decide(p, 10).0, Verdict::Undecided);
+        let n = tight(1.04).nearest(0.03);
+        assert_eq!(n.verdict, Verdict::Faster);
+        assert!(n.p > ALPHA && n.p < 0.1, "{}", n.p);
+        // A direction's family p is twice the smaller one-sided p.
+        assert!((n.family - 2.0 * n.p).abs() < 1e-12);
+        // A p of 0.004 decides at 2.5%, not at a look held to 0.25%.
+        let p = Nearest {
+            verdict: Verdict::Faster,
+            p: 0.004,
+            family: 0.008,
+        };
+        let (v, scaled, family) = decide(p, ALPHA);
+        assert_eq!((v, scaled, family), (Verdict::Faster, 0.004, 0.008));
+        let (v, scaled, _) = decide(p, ALPHA / 10.0);
+        assert_eq!(v, Verdict::Undecided);
+        assert!((scaled - 0.04).abs() < 1e-12);
         let exact = LogRatio {
             diff: 0.0,
             se: 0.0,
             df: 4.0,
         };
-        assert_eq!(exact.nearest(0.03), (Verdict::Same, 0.0));
+        let n = exact.nearest(0.03);
+        assert_eq!((n.verdict, n.p), (Verdict::Same, 0.0));
+    }
+
+    /// Pairs: the rounds' log ratios, their mean and standard error; a drift shared by a
+    /// round's two runs leaves no trace.
+    #[test]
+    fn pairs_judge_the_rounds_ratios() {
+        let e = |x: f64| x.exp();
+        let pairs = [(e(0.0), e(0.1)), (e(1.0), e(1.2)), (e(-1.0), e(-0.7))];
+        let t = LogRatio::paired(&pairs).unwrap();
+        assert!((t.diff - 0.2).abs() < 1e-12);
+        assert!((t.se - (0.01f64 / 3.0).sqrt()).abs() < 1e-12, "{}", t.se);
+        assert_eq!(t.df, 2.0);
+        assert_eq!(LogRatio::paired(&pairs[..1]), None);
+        assert_eq!(LogRatio::paired(&[(1.0, 0.0), (1.0, 1.0)]), None);
     }
 }

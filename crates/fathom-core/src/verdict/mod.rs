@@ -4,16 +4,22 @@
 //! compared step has one.
 
 pub mod adjust;
+pub mod boundary;
+mod boundary_table;
 pub mod costs;
+pub mod design;
 pub mod gate;
+pub mod history;
 pub mod log_ratio;
 #[cfg(test)]
 mod simulation;
 
 pub use adjust::Adjust;
+pub use boundary::Looks;
+pub use design::{Design, Layout, Placed, Timing};
 pub use log_ratio::{LogRatio, ALPHA};
 
-use crate::group::{median_step, series_of, step_order_of};
+use crate::group::{series_of, step_order_of, Series};
 use crate::result::StepSummary;
 use crate::store::LoadedRun;
 use serde::Serialize;
@@ -64,7 +70,7 @@ pub fn sides<'a>(operands: &[(String, &'a [LoadedRun])]) -> Vec<Side<'a>> {
 /// Where a comparison stands. The band is 1 ± the threshold: an interval wholly above it is
 /// faster, wholly below slower, wholly inside it the same (an equivalence, which a mere
 /// overlap with 1 is not); one that crosses an edge of the band is undecided.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Faster,
@@ -72,6 +78,7 @@ pub enum Verdict {
     Same,
     Undecided,
     /// Fewer than `MIN_REPEATS` runs on a side: noise cannot be told from change.
+    #[default]
     NoVerdict,
 }
 
@@ -93,7 +100,7 @@ impl Verdict {
 }
 
 /// One step at one client count, NEW against BASE.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Row {
     pub workload: String,
     pub step: String,
@@ -110,8 +117,32 @@ pub struct Row {
     /// The verdict's one-sided p-value, after the looks of adaptive rounds and any adjustment
     /// for the number of verdicts; the verdict holds where it is at most `ALPHA`.
     pub p: Option<f64>,
+    /// The p-value a family of verdicts is adjusted with (`LogRatio::nearest`), scaled for
+    /// the look as `p` is.
+    #[serde(skip)]
+    pub p_family: Option<f64>,
     /// How many times adaptive rounds could have judged this comparison (1: fixed repeats).
     pub looks: usize,
+    /// The one-sided level the verdict was held to at its look (`ALPHA` for fixed repeats).
+    pub level: f64,
+    /// Paired by round (a one-sample t on the rounds' log ratios) or unpaired (Welch).
+    pub design: Design,
+    /// The runs of the base's history a `Design::History` verdict was judged against.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub history_runs: usize,
+    /// Repeats left out of a paired test because the other side has none in their round.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unpaired_left_out: usize,
+    /// Whether the sides' runs interleave in time, or ran apart (another session).
+    pub timing: Timing,
+    /// The order the setups ran in within each round, as the runs recorded it (`None`: runs
+    /// from before fathom recorded it, or from no experiment).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub setup_order: Option<String>,
+    /// What going second in a round did to a run's ops/s, where the rounds took both orders:
+    /// the ratio second/first and its 95% interval (`Layout::order_effect`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub order_effect: Option<(f64, f64, f64)>,
     /// The adjustment for the number of verdicts and that number, when one was asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adjusted: Option<(Adjust, usize)>,
@@ -127,7 +158,8 @@ pub struct Row {
     pub max_rounds: Option<usize>,
     /// Each cost figure's verdict (cpu/o, wKB/o, r/o, rKB/o), judged as ops/s is.
     pub costs: Vec<costs::CostVerdict>,
-    /// NEW / BASE of the medians of cpu/o, wKB/o and r/o (`None` where unknown or zero).
+    /// NEW / BASE of the geometric means of cpu/o, wKB/o and r/o, as their verdicts judge
+    /// them (`None` where unknown or zero).
     pub cpu_ratio: Option<f64>,
     pub write_kb_ratio: Option<f64>,
     pub reads_ratio: Option<f64>,
@@ -137,6 +169,10 @@ pub struct Row {
     /// prints as a warning).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host_difference: Option<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// The geometric mean of positive figures (0 where one is not).
@@ -159,26 +195,34 @@ pub fn cv(xs: &[f64]) -> Option<f64> {
     Some(var.sqrt() / mean.abs())
 }
 
-fn figure_ratio(
-    base: &[&StepSummary],
-    new: &[&StepSummary],
-    f: fn(&StepSummary) -> Option<f64>,
-) -> Option<f64> {
-    let b = f(&median_step(base))?;
-    let n = f(&median_step(new))?;
-    (b > 0.0).then_some(n / b)
-}
-
-/// How many times adaptive rounds could judge a comparison of these runs: once a round from
-/// the first with `MIN_REPEATS` runs a side to the last (a run recorded before its
-/// experiment's `min` was, counts from `MIN_REPEATS`); 1 for fixed repeats.
-fn looks(base: &[&LoadedRun], new: &[&LoadedRun]) -> usize {
+/// The rounds at which adaptive rounds could judge a comparison of these runs: from the first
+/// with `MIN_REPEATS` runs a side (or the experiment's `min`, when more) to its `max`; once for
+/// fixed repeats. Runs of one experiment resumed with a larger `max` count the widest.
+fn looks(base: &[&LoadedRun], new: &[&LoadedRun]) -> Looks {
     let rounds = |r: &&LoadedRun| {
         let e = r.manifest.experiment.as_ref()?;
         let first = e.min_repeats.unwrap_or(MIN_REPEATS).max(MIN_REPEATS);
-        Some((e.max_repeats? + 1).saturating_sub(first).max(1))
+        Some((first, e.max_repeats?.max(first)))
     };
-    base.iter().chain(new).filter_map(rounds).max().unwrap_or(1)
+    let all: Vec<(usize, usize)> = base.iter().chain(new).filter_map(rounds).collect();
+    match (all.iter().map(|r| r.0).min(), all.iter().map(|r| r.1).max()) {
+        (Some(first), Some(last)) if last > first => Looks { first, last },
+        _ => Looks::ONCE,
+    }
+}
+
+/// The order the setups of these runs ran in within their rounds, when every run says and
+/// they agree.
+fn setup_order(runs: &[&LoadedRun]) -> Option<String> {
+    let orders: Vec<Option<&String>> = runs
+        .iter()
+        .map(|r| r.manifest.experiment.as_ref()?.setup_order.as_ref())
+        .collect();
+    let first = (*orders.first()?)?;
+    orders
+        .iter()
+        .all(|o| *o == Some(first))
+        .then(|| first.clone())
 }
 
 /// The experiment's most rounds, when both sides' runs ran under adaptive repeats.
@@ -204,6 +248,11 @@ impl Row {
         if let Some((how, of)) = self.adjusted {
             text = format!("{text} ({} of {of})", how.text());
         }
+        if self.design == Design::History {
+            text += ", against history";
+        } else if self.timing == Timing::Apart && self.verdict != Verdict::NoVerdict {
+            text += ", runs apart";
+        }
         match (self.disturbed, self.disturbed_excluded) {
             (0, _) => text,
             (n, false) => format!("{text}, {n} disturbed"),
@@ -214,11 +263,16 @@ impl Row {
 
 /// How a comparison judges: the band, whether repeats of a step that other processes
 /// disturbed are left out, and how its verdicts are adjusted for their number.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Judge {
     pub threshold: f64,
     pub exclude_disturbed: bool,
     pub adjust: Adjust,
+    /// Parameters the comparison is across (`--across num_keys`): sides that differ in them
+    /// are compared all the same.
+    pub across: Vec<String>,
+    /// The base's history, for sides that ran apart in time.
+    pub history: history::History,
 }
 
 impl Judge {
@@ -227,13 +281,55 @@ impl Judge {
             threshold,
             exclude_disturbed: false,
             adjust: Adjust::None,
+            across: Vec::new(),
+            history: history::History::default(),
         }
     }
 }
 
+/// A comparison of sides that ran apart, judged again against the base's history where the
+/// judge has one holding `history::MIN_HISTORY` runs of the base's series before NEW's first:
+/// its ratio, interval and verdict then say how NEW's runs sit among the base's sessions.
+fn against_history(row: &mut Row, base: &[Repeat], new: &[Repeat], step: &str, judge: &Judge) {
+    let Some(source) = &judge.history.0 else {
+        return;
+    };
+    let (Some(b), Some(first)) = (
+        base.first(),
+        new.iter()
+            .filter_map(|(r, _)| Placed::of(&r.manifest).span.map(|s| s.0))
+            .min(),
+    ) else {
+        return;
+    };
+    let mut past = source.before(&b.0.manifest, step, first);
+    let from = past.len().saturating_sub(history::MOST_HISTORY);
+    past.drain(..from);
+    let Some(t) = LogRatio::against_history(&past, &row.new_ops_per_sec) else {
+        return;
+    };
+    let (verdict, p, family) = log_ratio::decide(t.nearest(judge.threshold), ALPHA);
+    row.design = Design::History;
+    row.history_runs = past.len();
+    row.ratio = t.ratio();
+    row.ci95 = Some(t.interval(ALPHA));
+    row.verdict = if row.new_ops_per_sec.len() >= MIN_REPEATS {
+        verdict
+    } else {
+        Verdict::NoVerdict
+    };
+    row.p = Some(p);
+    row.p_family = Some(family);
+    row.looks = 1;
+    row.level = ALPHA;
+}
+
+/// A repeat of a step: its run and its summary.
+type Repeat<'a> = (&'a LoadedRun, &'a StepSummary);
+
 /// A step's repeats, split into those kept and the number of disturbed ones.
-fn kept<'a>(steps: Vec<&'a StepSummary>, judge: &Judge) -> (Vec<&'a StepSummary>, usize) {
-    let disturbed = |s: &&StepSummary| s.host.disturbance(s.window_seconds).is_some();
+fn kept<'a>(steps: Vec<Repeat<'a>>, judge: &Judge) -> (Vec<Repeat<'a>>, usize) {
+    let disturbed = |s: &Repeat| s.1.host.disturbance(s.1.window_seconds).is_some();
     let n = steps.iter().filter(|s| disturbed(s)).count();
     if judge.exclude_disturbed {
         (steps.into_iter().filter(|s| !disturbed(s)).collect(), n)
@@ -242,79 +338,227 @@ fn kept<'a>(steps: Vec<&'a StepSummary>, judge: &Judge) -> (Vec<&'a StepSummary>
     }
 }
 
-/// Every step NEW and BASE share, per client count.
+/// Parameters two sides may differ in and still be compared: which steps ran (the steps both
+/// ran are compared) besides those that never define a run (`group::NOT_DEFINING`).
+const MAY_DIFFER: &[&str] = &["steps"];
+
+/// NEW's series a BASE series is compared with: the one of the same workload, client count and
+/// parameters (which steps ran aside); else, of the same workload and client count, the one
+/// whose parameters differ least, with the differences. `None`: no series of that workload
+/// and client count.
+fn counterpart<'s, 'a>(
+    b: &Series<'a>,
+    ns: &'s [Series<'a>],
+) -> Option<(&'s Series<'a>, Vec<crate::group::Difference>)> {
+    ns.iter()
+        .filter(|n| n.workload == b.workload && n.clients == b.clients)
+        .map(|n| {
+            let mut d = crate::group::param_differences(&b.params, &n.params);
+            d.retain(|(k, _, _)| !MAY_DIFFER.contains(&k.as_str()));
+            (n, d)
+        })
+        .min_by_key(|(_, d)| d.len())
+}
+
+/// Whether every run of both sides ran in one experiment (one definition), whose setups may
+/// carry parameters of their own: there, parameters that differ are the setups' own.
+fn one_experiment(base: &Side, new: &Side) -> bool {
+    let definition = |r: &&LoadedRun| {
+        r.manifest
+            .experiment
+            .as_ref()
+            .map(|e| (e.name.clone(), e.definition.clone()))
+    };
+    let mut all = base.runs.iter().chain(&new.runs).map(definition);
+    let Some(Some(first)) = all.next() else {
+        return false;
+    };
+    all.all(|d| d.as_ref() == Some(&first))
+}
+
+/// Why two sides cannot be compared as they are: series of one workload and client count whose
+/// parameters differ, outside one experiment and beyond what `Judge::across` allows.
+pub fn mismatch(base: &Side, new: &Side, judge: &Judge) -> Option<String> {
+    if one_experiment(base, new) {
+        return None;
+    }
+    let (bs, ns) = (series_of(&base.runs), series_of(&new.runs));
+    for b in &bs {
+        let Some((_, differ)) = counterpart(b, &ns) else {
+            continue;
+        };
+        let beyond: Vec<String> = differ
+            .iter()
+            .filter(|(k, _, _)| !judge.across.contains(k))
+            .map(|(k, a, n)| format!("{k} {a} against {n}"))
+            .collect();
+        if !beyond.is_empty() {
+            return Some(format!(
+                "{} and {} ran {} at {} clients with different parameters ({}): their figures \
+                 measure different things; compare runs of one definition, or name what the \
+                 comparison is across with --across {}",
+                base.label,
+                new.label,
+                b.workload,
+                b.clients,
+                beyond.join(", "),
+                differ
+                    .iter()
+                    .filter(|(k, _, _)| !judge.across.contains(k))
+                    .map(|(k, _, _)| k.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" --across ")
+            ));
+        }
+    }
+    None
+}
+
+/// Why one side cannot be judged as one: runs of one setup name whose settings differ (a
+/// setting naming a process aside, `pid`).
+pub fn mixed_settings(side: &Side) -> Option<String> {
+    let settings = |r: &LoadedRun| {
+        let mut s = r.manifest.setup.settings.clone();
+        s.retain(|k, _| !crate::group::NOT_DEFINING_SETTINGS.contains(&k.as_str()));
+        s
+    };
+    let first = side.runs.first()?;
+    let a = settings(first);
+    side.runs.iter().find_map(|r| {
+        let b = settings(r);
+        let differ = crate::group::param_differences(&a, &b);
+        (!differ.is_empty()).then(|| {
+            let what: Vec<String> = differ
+                .iter()
+                .map(|(k, x, y)| {
+                    format!(
+                        "{k} {x} in {} against {y} in {}",
+                        first.path.display(),
+                        r.path.display()
+                    )
+                })
+                .collect();
+            format!(
+                "{}: its runs' settings differ ({}): a side is one setup; give the runs \
+                 different setup names",
+                side.label,
+                what.join(", ")
+            )
+        })
+    })
+}
+
+/// Every step NEW and BASE share, per client count (and parameters: each BASE series with its
+/// counterpart in NEW).
 pub fn compare<'a>(base: &Side<'a>, new: &Side<'a>, judge: &Judge) -> Vec<Row> {
-    let threshold = judge.threshold;
     let bs = series_of(&base.runs);
     let ns = series_of(&new.runs);
     let mut rows = Vec::new();
     for step in step_order_of(&base.runs) {
         for b in &bs {
-            let Some(n) = ns
-                .iter()
-                .find(|n| n.workload == b.workload && n.clients == b.clients)
-            else {
+            let Some((n, _)) = counterpart(b, &ns) else {
                 continue;
             };
-            let (bsteps, bd) = kept(b.step(&step), judge);
-            let (nsteps, nd) = kept(n.step(&step), judge);
-            // A repeat that measured nothing (a step without operations, as flush; or one
-            // that failed to run any) has no throughput to judge.
-            let timed = |v: Vec<&'a StepSummary>| -> Vec<&'a StepSummary> {
-                v.into_iter().filter(|s| s.ops > 0).collect()
-            };
-            let (bsteps, nsteps) = (timed(bsteps), timed(nsteps));
+            let (bsteps, bd) = kept(b.step_runs(&step), judge);
+            let (nsteps, nd) = kept(n.step_runs(&step), judge);
             if bsteps.is_empty() || nsteps.is_empty() {
                 continue;
             }
-            let bops: Vec<f64> = bsteps.iter().map(|s| s.ops_per_sec).collect();
-            let nops: Vec<f64> = nsteps.iter().map(|s| s.ops_per_sec).collect();
-            let test = LogRatio::of(&bops, &nops);
-            let looks = looks(&b.runs, &n.runs);
-            let enough = bops.len() >= MIN_REPEATS && nops.len() >= MIN_REPEATS;
-            let (verdict, p) = match test {
-                Some(t) if enough => {
-                    let (v, p) = log_ratio::decide(t.nearest(threshold), looks);
-                    (v, Some(p))
-                }
-                _ => (Verdict::NoVerdict, None),
-            };
-            rows.push(Row {
-                workload: b.workload.clone(),
-                step: step.clone(),
-                clients: b.clients,
-                base: base.label.clone(),
-                new: new.label.clone(),
-                ratio: test.map_or_else(
-                    || geometric_mean(&nops) / geometric_mean(&bops),
-                    |t| t.ratio(),
-                ),
-                ci95: test.map(|t| t.interval(ALPHA)),
-                p,
-                looks,
-                adjusted: None,
-                base_cv: cv(&bops),
-                new_cv: cv(&nops),
-                verdict,
-                max_rounds: max_rounds(&b.runs, &n.runs),
-                costs: costs::judge(&bsteps, &nsteps, threshold, looks, MIN_REPEATS),
-                cpu_ratio: figure_ratio(&bsteps, &nsteps, |s| s.per_op.cpu_us),
-                write_kb_ratio: figure_ratio(&bsteps, &nsteps, |s| s.per_op.write_kb),
-                reads_ratio: figure_ratio(&bsteps, &nsteps, |s| s.per_op.reads),
-                disturbed: bd + nd,
-                disturbed_excluded: judge.exclude_disturbed,
-                base_ops_per_sec: bops,
-                new_ops_per_sec: nops,
-                new_version: n
-                    .runs
-                    .first()
-                    .map(|r| r.manifest.setup.engine_version.clone())
-                    .unwrap_or_default(),
-                host_difference: None,
-            });
+            let mut row = judge_step(&bsteps, &nsteps, looks(&b.runs, &n.runs), judge);
+            if row.timing == Timing::Apart {
+                against_history(&mut row, &bsteps, &nsteps, &step, judge);
+            }
+            row.workload = b.workload.clone();
+            row.step = step.clone();
+            row.clients = b.clients;
+            row.base = base.label.clone();
+            row.new = new.label.clone();
+            row.disturbed = bd + nd;
+            row.max_rounds = max_rounds(&b.runs, &n.runs);
+            row.setup_order =
+                setup_order(&b.runs).filter(|o| Some(o) == setup_order(&n.runs).as_ref());
+            row.new_version = n
+                .runs
+                .first()
+                .map(|r| r.manifest.setup.engine_version.clone())
+                .unwrap_or_default();
+            rows.push(row);
         }
     }
     rows
+}
+
+/// One step's repeats judged: its throughput and costs, paired by round where the design is.
+/// A repeat that measured nothing (a step without operations, as flush; or one that failed to
+/// run any) has no throughput to judge and is left out first.
+fn judge_step<'a>(base: &[Repeat<'a>], new: &[Repeat<'a>], looks: Looks, judge: &Judge) -> Row {
+    let timed = |v: &[Repeat<'a>]| -> Vec<Repeat<'a>> {
+        v.iter().copied().filter(|(_, s)| s.ops > 0).collect()
+    };
+    let (b, n) = (timed(base), timed(new));
+    let placed =
+        |v: &[Repeat]| -> Vec<Placed> { v.iter().map(|x| Placed::of(&x.0.manifest)).collect() };
+    let (bplaced, nplaced) = (placed(&b), placed(&n));
+    let layout = design::layout(&bplaced, &nplaced, MIN_REPEATS);
+    let bsteps: Vec<&StepSummary> = b.iter().map(|x| x.1).collect();
+    let nsteps: Vec<&StepSummary> = n.iter().map(|x| x.1).collect();
+    let bops: Vec<f64> = bsteps.iter().map(|s| s.ops_per_sec).collect();
+    let nops: Vec<f64> = nsteps.iter().map(|s| s.ops_per_sec).collect();
+    let rounds = layout.rounds(bops.len(), nops.len());
+    let level = looks.level(rounds);
+    let test = if bops.is_empty() || nops.is_empty() {
+        None
+    } else {
+        layout.test(&bops, &nops)
+    };
+    let (verdict, p, p_family) = match test {
+        Some(t) if rounds >= MIN_REPEATS => {
+            let (v, p, family) = log_ratio::decide(t.nearest(judge.threshold), level);
+            (v, Some(p), Some(family))
+        }
+        _ => (Verdict::NoVerdict, None, None),
+    };
+    let costs = costs::judge(
+        &bsteps,
+        &nsteps,
+        &layout,
+        judge.threshold,
+        level,
+        MIN_REPEATS,
+    );
+    let cost_ratio = |name: &str| {
+        costs
+            .iter()
+            .find(|c| c.figure == name)
+            .and_then(|c| c.ratio)
+    };
+    let order_effect = layout.order_effect(&bops, &nops, (&bplaced, &nplaced));
+    Row {
+        order_effect,
+        ratio: test.map_or_else(
+            || geometric_mean(&nops) / geometric_mean(&bops),
+            |t| t.ratio(),
+        ),
+        ci95: test.map(|t| t.interval(ALPHA)),
+        p,
+        p_family,
+        looks: looks.count(),
+        level,
+        design: layout.design,
+        unpaired_left_out: layout.unpaired_left_out,
+        timing: layout.timing,
+        base_cv: cv(&bops),
+        new_cv: cv(&nops),
+        verdict,
+        disturbed_excluded: judge.exclude_disturbed,
+        cpu_ratio: cost_ratio("cpu/o"),
+        write_kb_ratio: cost_ratio("wKB/o"),
+        reads_ratio: cost_ratio("r/o"),
+        costs,
+        base_ops_per_sec: bops,
+        new_ops_per_sec: nops,
+        ..Row::default()
+    }
 }
 
 /// Which setup each other setup is compared with, as (base, new) indexes into `labels`. With no
@@ -406,6 +650,16 @@ pub fn against_bases<'a>(
 ) -> anyhow::Result<Against<'a>> {
     let labels: Vec<&str> = sides.iter().map(|s| s.label.as_str()).collect();
     let pairs = pairs(&labels, base)?;
+    for s in sides {
+        if let Some(why) = mixed_settings(s) {
+            anyhow::bail!("{why}");
+        }
+    }
+    for &(b, n) in &pairs {
+        if let Some(why) = mismatch(&sides[b], &sides[n], judge) {
+            anyhow::bail!("{why}");
+        }
+    }
     let mut rows = Vec::new();
     let mut host_differences = Vec::new();
     for &(b, n) in &pairs {
@@ -460,7 +714,10 @@ mod tests {
         let faster = [110.0, 111.0, 109.0, 110.5, 109.5];
         let judge = |b: &[f64], n: &[f64]| {
             let t = LogRatio::of(b, n).unwrap();
-            (log_ratio::decide(t.nearest(0.03), 1).0, t.interval(ALPHA))
+            (
+                log_ratio::decide(t.nearest(0.03), ALPHA).0,
+                t.interval(ALPHA),
+            )
         };
         let (v, (lo, hi)) = judge(&base, &faster);
         assert!(lo > 1.05 && hi < 1.15, "{lo} {hi}");

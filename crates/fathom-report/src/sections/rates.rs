@@ -16,7 +16,8 @@ const PROBES: &[&str] = &[
 const LEGEND: &str = "\
 findmax: each probe is a step of the run: `@max` closed loop (the capacity), then open loop at `rate`\n\
 operations per second (latency from each operation's intended start); met: every condition of the target\n\
-held and the step kept up with its arrivals (95% of them done); the highest rate is the highest that met.\n\
+held and the step kept up with its arrivals (95% of them done). The search's best rate is then confirmed:\n\
+`.settle` (not judged) brings the database to that rate, `.c1`-`.c3` must all meet, a miss steps 4% lower.\n\
 p50, p99, p99.9 in ms, of every kind together. schedule: a step's intervals, the rate meant to arrive in\n\
 each (intended) beside the operations done.\n";
 
@@ -60,13 +61,12 @@ fn searched_steps(run: &LoadedRun) -> Vec<String> {
     out
 }
 
-/// The highest rate that met the target, if any did.
-pub fn highest(probes: &[&StepSummary]) -> Option<f64> {
-    (probes.iter())
-        .filter_map(|s| s.probe.as_ref())
-        .filter(|p| p.met)
-        .filter_map(|p| p.rate)
-        .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))))
+/// The rate the search reports (its confirmed rate, else the highest that met the target) and
+/// whether it was confirmed.
+pub fn highest(probes: &[&StepSummary]) -> Option<(f64, bool)> {
+    let records: Vec<&fathom_core::result::Probe> =
+        probes.iter().filter_map(|s| s.probe.as_ref()).collect();
+    fathom_core::result::reported(&records)
 }
 
 fn probe_table(step: &str, label: &str, probes: &[&StepSummary]) -> Titled {
@@ -87,10 +87,11 @@ fn probe_table(step: &str, label: &str, probes: &[&StepSummary]) -> Titled {
             ms(s.latency_us.p99),
             ms(s.latency_us.p99_9),
             Cell::count(s.failed as f64),
-            Cell::text(match (p.rate, p.met) {
-                (None, _) => "-",
-                (Some(_), true) => "yes",
-                (Some(_), false) => "no",
+            Cell::text(match (p.rate, p.met, p.phase) {
+                (None, _, _) => "-",
+                (_, _, fathom_core::result::ProbePhase::Settle) => "settle",
+                (Some(_), true, _) => "yes",
+                (Some(_), false, _) => "no",
             }),
             Cell::text(&p.judged),
         ]);
@@ -100,8 +101,13 @@ fn probe_table(step: &str, label: &str, probes: &[&StepSummary]) -> Titled {
         .find_map(|s| s.probe.as_ref())
         .map_or("", |p| p.target.as_str());
     let found = match highest(probes) {
-        Some(r) => format!(
-            "highest rate meeting {target}: {} ops/s",
+        Some((r, true)) => format!(
+            "highest rate meeting {target}: {} ops/s, confirmed by {} probes in a row",
+            fathom_core::table::num(r),
+            fathom_core::result::CONFIRMATIONS
+        ),
+        Some((r, false)) => format!(
+            "highest rate meeting {target}: {} ops/s, met once, not confirmed",
             fathom_core::table::num(r)
         ),
         None => format!("no rate met {target}"),

@@ -25,6 +25,34 @@ pub enum Loop {
 /// The loops of the matrix, outermost first, when the file does not say.
 pub const DEFAULT_ORDER: [Loop; 4] = [Loop::Repeat, Loop::Workload, Loop::Clients, Loop::Setup];
 
+/// The order of the setups within each round (`setup_order`): the runs a comparison pairs ran
+/// in the same round, and whichever goes second in a round may gain or lose by it (a warm
+/// cache, a cold one, the compaction debt of the run before). Rotating the order from round to
+/// round gives each setup each place equally often, so that effect cancels in the verdicts
+/// instead of counting as a difference.
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SetupOrder {
+    /// A Williams square: each round's order a row of it, so each setup runs in each place,
+    /// and after each other setup, equally often over its rows (2 rounds for 2 setups).
+    #[default]
+    Rotate,
+    /// An order drawn per round (and workload and client count) from the experiment's `seed`.
+    Shuffle,
+    /// The file's order in every round.
+    Fixed,
+}
+
+impl SetupOrder {
+    pub fn name(self) -> &'static str {
+        match self {
+            SetupOrder::Rotate => "rotate",
+            SetupOrder::Shuffle => "shuffle",
+            SetupOrder::Fixed => "fixed",
+        }
+    }
+}
+
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
 struct ExperimentFile {
@@ -43,9 +71,16 @@ struct ExperimentFile {
     decide: Option<Vec<String>>,
     #[serde(default)]
     exclude_disturbed: bool,
+    /// How verdicts are adjusted for their number: `none`, `holm` or `bh`.
+    #[serde(default, deserialize_with = "adjust")]
+    adjust: fathom_core::verdict::Adjust,
     #[serde(default)]
     fail_on: Vec<fathom_core::verdict::gate::FailOn>,
     order: Option<Vec<Loop>>,
+    #[serde(default)]
+    setup_order: SetupOrder,
+    /// What `setup_order = "shuffle"` draws its orders from [default: a hash of `name`].
+    seed: Option<u64>,
     duration: Option<Span>,
     interval: Option<Span>,
     memory_limit: Option<Size>,
@@ -62,6 +97,15 @@ struct ExperimentFile {
         deserialize_with = "fathom_core::sample::waits::deserialize_method"
     )]
     waits: Option<fathom_core::sample::waits::Method>,
+}
+
+/// `adjust = "holm"`: a name, read as `--adjust` reads it.
+fn adjust<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<fathom_core::verdict::Adjust, D::Error> {
+    String::deserialize(d)?
+        .parse()
+        .map_err(serde::de::Error::custom)
 }
 
 fn default_clients() -> Vec<usize> {
@@ -125,8 +169,23 @@ impl Experiment {
                 }
             }
         }
+        let setup_order = if order.iter().position(|l| *l == Loop::Repeat)
+            > order.iter().position(|l| *l == Loop::Setup)
+        {
+            // Each setup's repeats run in a block: there are no rounds to rotate within.
+            SetupOrder::Fixed
+        } else {
+            spec.setup_order
+        };
+        let seed = spec
+            .seed
+            .unwrap_or_else(|| u64::from_str_radix(&super::fnv1a(&spec.name), 16).unwrap_or(0));
         let cells = matrix(
             &order,
+            &Places {
+                order: setup_order,
+                seed,
+            },
             rounds.max,
             spec.workloads.len(),
             &spec.clients,
@@ -143,6 +202,7 @@ impl Experiment {
             client_counts: spec.clients,
             cells,
             rounds,
+            setup_order,
             fail_on: spec.fail_on,
             shard: None,
             gate: Default::default(),
@@ -215,6 +275,7 @@ fn rounds(spec: &ExperimentFile, given: &RoundsInput) -> anyhow::Result<Rounds> 
         threshold,
         decide,
         exclude_disturbed: spec.exclude_disturbed,
+        adjust: spec.adjust,
     })
 }
 
@@ -236,9 +297,63 @@ fn order(given: Option<Vec<Loop>>) -> anyhow::Result<[Loop; 4]> {
     }
 }
 
-/// The cells in the order the loops nest, outermost first.
+/// How the setups of a round take their places.
+struct Places {
+    order: SetupOrder,
+    seed: u64,
+}
+
+impl Places {
+    /// The setup at place `at` of the block of `setups` in round `round` (from 0), block
+    /// `block` (the workload and client count's position within the round, from 0).
+    fn setup(&self, at: usize, setups: usize, round: usize, block: usize) -> usize {
+        match self.order {
+            SetupOrder::Fixed => at,
+            SetupOrder::Rotate => {
+                let rows = williams(setups);
+                rows[(round + block) % rows.len()][at]
+            }
+            SetupOrder::Shuffle => {
+                let mut order: Vec<usize> = (0..setups).collect();
+                let mix = (round as u64) << 32 | block as u64;
+                fathom_core::rng::SplitMix(self.seed ^ mix.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+                    .shuffle(&mut order);
+                order[at]
+            }
+        }
+    }
+}
+
+/// A Williams square of `n` treatments: rows in which each treatment takes each place, and
+/// follows each other treatment, equally often (`n` rows for even `n`; for odd `n` those and
+/// their mirrors, `2n`).
+fn williams(n: usize) -> Vec<Vec<usize>> {
+    // The first row 0, 1, n−1, 2, n−2, …; row i adds i to each, modulo n.
+    let first: Vec<usize> = (0..n)
+        .map(|j| match j {
+            0 => 0,
+            j if j % 2 == 1 => j.div_ceil(2),
+            j => n - j / 2,
+        })
+        .collect();
+    let mut rows: Vec<Vec<usize>> = (0..n)
+        .map(|i| first.iter().map(|x| (x + i) % n).collect())
+        .collect();
+    if n % 2 == 1 {
+        let mirrored: Vec<Vec<usize>> = rows
+            .iter()
+            .map(|r| r.iter().rev().copied().collect())
+            .collect();
+        rows.extend(mirrored);
+    }
+    rows
+}
+
+/// The cells in the order the loops nest, outermost first; within each block of setups (a
+/// round's workload and client count) the setups take their places as `places` says.
 fn matrix(
     order: &[Loop; 4],
+    places: &Places,
     repeats: usize,
     workloads: usize,
     clients: &[usize],
@@ -258,11 +373,14 @@ fn matrix(
                 at.insert(l, n % len(l));
                 n /= len(l);
             }
+            let block = at[&Loop::Workload] * clients.len() + at[&Loop::Clients];
+            let place = at[&Loop::Setup];
             Cell {
                 repeat: at[&Loop::Repeat] + 1,
                 workload: at[&Loop::Workload],
                 clients: clients[at[&Loop::Clients]],
-                setup: at[&Loop::Setup],
+                setup: places.setup(place, setups, at[&Loop::Repeat], block),
+                place: place + 1,
             }
         })
         .collect()
@@ -289,7 +407,7 @@ workload = [{ name = "dbbench", params = { num_keys = 1000, steps = "fillseq" } 
 
     #[test]
     fn matrix_in_stated_order() {
-        let e = load(GOOD).unwrap();
+        let e = load(&GOOD.replace("repeats = 2", "repeats = 2\nsetup_order = \"fixed\"")).unwrap();
         let names: Vec<String> = e.cells.iter().map(|c| e.cell_name(c)).collect();
         assert_eq!(
             names[..4],
@@ -301,15 +419,77 @@ workload = [{ name = "dbbench", params = { num_keys = 1000, steps = "fillseq" } 
             ]
         );
         assert_eq!(names.len(), 8);
+        // By default the setups rotate: each round, and each block of a round, its own row.
+        let e = load(GOOD).unwrap();
+        let names: Vec<String> = e.cells.iter().map(|c| e.cell_name(c)).collect();
+        assert_eq!(
+            names,
+            [
+                "a.dbbench.c1.r1",
+                "b.dbbench.c1.r1",
+                "b.dbbench.c2.r1",
+                "a.dbbench.c2.r1",
+                "b.dbbench.c1.r2",
+                "a.dbbench.c1.r2",
+                "a.dbbench.c2.r2",
+                "b.dbbench.c2.r2",
+            ]
+        );
+        assert_eq!(e.cells[2].place, 1);
         let e = load(&GOOD.replace(
             "repeats = 2",
             "repeats = 2\norder = [\"setup\", \"clients\", \"workload\", \"repeat\"]",
         ))
         .unwrap();
+        assert_eq!(
+            e.setup_order,
+            SetupOrder::Fixed,
+            "no rounds to rotate within"
+        );
         let names: Vec<String> = e.cells.iter().map(|c| e.cell_name(c)).collect();
         assert_eq!(names[..2], ["a.dbbench.c1.r1", "a.dbbench.c1.r2"]);
         assert_ne!(e.fingerprint(&e.cells[0]), e.fingerprint(&e.cells[2]));
         assert_eq!(e.fingerprint(&e.cells[0]), e.fingerprint(&e.cells[1]));
+    }
+
+    /// Williams squares: every setup in every place, and after every other, equally often.
+    #[test]
+    fn williams_squares_balance_places_and_neighbours() {
+        for n in 2..=6 {
+            let rows = williams(n);
+            let k = rows.len();
+            assert_eq!(k, if n % 2 == 0 { n } else { 2 * n });
+            for place in 0..n {
+                for t in 0..n {
+                    let times = rows.iter().filter(|r| r[place] == t).count();
+                    assert_eq!(times, k / n, "n {n}: {t} at {place}");
+                }
+            }
+            for a in 0..n {
+                for b in (0..n).filter(|b| *b != a) {
+                    let times = rows
+                        .iter()
+                        .filter(|r| r.windows(2).any(|w| w == [a, b]))
+                        .count();
+                    assert_eq!(times, k / n, "n {n}: {b} after {a}");
+                }
+            }
+        }
+        // Shuffled orders are permutations, the same for the same seed.
+        let p = Places {
+            order: SetupOrder::Shuffle,
+            seed: 7,
+        };
+        let row = |round| {
+            (0..4)
+                .map(|at| p.setup(at, 4, round, 0))
+                .collect::<Vec<_>>()
+        };
+        let mut sorted = row(3);
+        sorted.sort();
+        assert_eq!(sorted, vec![0, 1, 2, 3]);
+        assert_eq!(row(3), row(3));
+        assert!((0..8).any(|r| row(r) != row(0)));
     }
 
     #[test]
@@ -336,6 +516,11 @@ workload = [{ name = "dbbench", params = { num_keys = 1000, steps = "fillseq" } 
         assert!(e.contains("setup[1].name"), "{e}");
         let e = err(&GOOD.replace("repeats = 2", "order = [\"setup\"]"));
         assert!(e.contains("order: expected"), "{e}");
+        let e = err(&GOOD.replace("repeats = 2", "setup_order = \"alternate\""));
+        assert!(
+            e.contains("setup_order") && e.contains("rotate") && e.contains("shuffle"),
+            "{e}"
+        );
         let e = err(&GOOD.replace("repeats = 2", "repeats = 2\ninterval = \"10ms\""));
         assert!(e.contains("interval: at least 100ms"), "{e}");
     }

@@ -14,7 +14,7 @@ mod slurm;
 pub mod union;
 mod vars;
 
-pub use file::DEFAULT_ORDER;
+pub use file::{SetupOrder, DEFAULT_ORDER};
 pub use plan::plan;
 pub use resume::{run, Failed, Outcome};
 pub use rounds::{parse_repeats, Rounds, RoundsInput};
@@ -31,6 +31,8 @@ pub struct Cell {
     pub workload: usize,
     pub clients: usize,
     pub repeat: usize,
+    /// The setup's place among its round's setups at this workload and client count, from 1.
+    pub place: usize,
 }
 
 /// An experiment file, resolved and checked: every cell's spec is known before the first runs.
@@ -48,6 +50,8 @@ pub struct Experiment {
     /// the cells an undecided comparison needs.
     pub cells: Vec<Cell>,
     pub rounds: Rounds,
+    /// The order of the setups within each round.
+    pub setup_order: SetupOrder,
     /// The verdicts that fail the run once it has reported (`fail_on`): a CI job's gate.
     pub fail_on: Vec<fathom_core::verdict::gate::FailOn>,
     /// The share of the cells this process runs (`--shard`); `None`: all of them.
@@ -157,7 +161,7 @@ fn fingerprint(spec: &RunSpec) -> String {
 }
 
 /// FNV-1a, 64 bits, in hex: stable across builds, unlike std's hasher.
-fn fnv1a(text: &str) -> String {
+pub(crate) fn fnv1a(text: &str) -> String {
     let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     });

@@ -298,6 +298,8 @@ fn place(exp: &Experiment, results: &Path, how: &Place, n: usize) -> Place {
             min_repeats: exp.rounds.adaptive().then_some(exp.rounds.min),
             definition: exp.definition(),
             shard: exp.shard.map(|s| s.to_string()),
+            setup_order: Some(exp.setup_order.name().to_string()),
+            place: Some(cell.place),
         }),
         gate: exp.gate.clone(),
         ..Place::default()

@@ -29,6 +29,9 @@ pub struct Rounds {
     /// Leave repeats that other processes disturbed out of the verdicts (a disturbed round
     /// then decides nothing, and another runs).
     pub exclude_disturbed: bool,
+    /// How the verdicts are adjusted for their number (`adjust`): the rounds decide as the
+    /// report will judge.
+    pub adjust: verdict::Adjust,
 }
 
 /// The threshold `fathom compare` uses when none is given.
@@ -204,16 +207,25 @@ pub struct Pending {
     pub open: Vec<Open>,
 }
 
-/// What the runs of rounds before `round` leave undecided.
+/// What the runs of rounds before `round` leave undecided: every comparison judged as the
+/// report judges it, its verdicts adjusted as the experiment's `adjust` says (a family being a
+/// pair of setups and a figure, over the workloads and client counts).
 pub fn undecided(exp: &Experiment, results: &Path, round: usize) -> anyhow::Result<Pending> {
     let rounds = &exp.rounds;
     let (decide_costs, decide_steps): (Vec<&String>, Vec<&String>) = rounds
         .decide
         .iter()
         .partition(|d| verdict::costs::is_figure(d));
-    let mut need = BTreeSet::new();
-    let mut open = Vec::new();
-    let mut steps: BTreeSet<String> = BTreeSet::new();
+    let judge = verdict::Judge {
+        threshold: rounds.threshold,
+        exclude_disturbed: rounds.exclude_disturbed,
+        adjust: rounds.adjust,
+        across: Vec::new(),
+        history: Default::default(),
+    };
+    // Every comparison's rows, with the cells (workload, clients, setup) each needs.
+    let mut rows: Vec<verdict::Row> = Vec::new();
+    let mut needs: Vec<[(usize, usize, usize); 2]> = Vec::new();
     for w in 0..exp.workloads {
         for &c in &exp.client_counts {
             let runs = finished_runs(exp, results, round, |cell| {
@@ -234,32 +246,30 @@ pub fn undecided(exp: &Experiment, results: &Path, round: usize) -> anyhow::Resu
                 if sides[b].runs.is_empty() || sides[n].runs.is_empty() {
                     continue; // every run of a side failed: nothing to decide with
                 }
-                let judge = verdict::Judge {
-                    threshold: rounds.threshold,
-                    exclude_disturbed: rounds.exclude_disturbed,
-                    // Each comparison's looks share its error (`verdict::looks`); the number of
-                    // comparisons is the report's to adjust for (`--adjust`).
-                    adjust: verdict::Adjust::None,
-                };
                 for row in verdict::compare(&sides[b], &sides[n], &judge) {
-                    steps.insert(row.step.clone());
-                    let counted = decide_steps.is_empty() || decide_steps.contains(&&row.step);
-                    // A cost named in `decide` must be decided too, where it can be (a figure
-                    // of zero, as reads of a cached step, has no verdict to wait for).
-                    let cost_open = row.costs.iter().any(|c| {
-                        c.verdict == verdict::Verdict::Undecided
-                            && decide_costs.iter().any(|d| *d == c.figure)
-                    });
-                    if counted && (!row.verdict.decided() || cost_open) {
-                        need.insert((w, c, b));
-                        need.insert((w, c, n));
-                        open.push(Open {
-                            what: format!("{} {} c{} vs {}", row.new, row.step, c, row.base),
-                            verdict: row.verdict,
-                        });
-                    }
+                    rows.push(row);
+                    needs.push([(w, c, b), (w, c, n)]);
                 }
             }
+        }
+    }
+    verdict::adjust::apply(&mut rows, judge.adjust);
+    let steps: BTreeSet<String> = rows.iter().map(|r| r.step.clone()).collect();
+    let mut need = BTreeSet::new();
+    let mut open = Vec::new();
+    for (row, cells) in rows.iter().zip(needs) {
+        let counted = decide_steps.is_empty() || decide_steps.contains(&&row.step);
+        // A cost named in `decide` must be decided too, where it can be (a figure of zero, as
+        // reads of a cached step, has no verdict to wait for).
+        let cost_open = row.costs.iter().any(|c| {
+            c.verdict == verdict::Verdict::Undecided && decide_costs.iter().any(|d| *d == c.figure)
+        });
+        if counted && (!row.verdict.decided() || cost_open) {
+            need.extend(cells);
+            open.push(Open {
+                what: format!("{} {} c{} vs {}", row.new, row.step, row.clients, row.base),
+                verdict: row.verdict,
+            });
         }
     }
     if let Some(d) = decide_steps

@@ -3,6 +3,7 @@
 //! series of runs alike in all that defines them (`series.rs`), and the changes E-divisive
 //! means finds in each (`fathom_core::changepoint`).
 
+mod base;
 mod series;
 
 pub use series::{Series, SeriesKey};
@@ -34,6 +35,15 @@ pub enum Figure {
 }
 
 impl Figure {
+    /// Which way the figure gets worse: lower for throughput, higher for the rest.
+    pub fn worse(self) -> fathom_core::changepoint::gate::Worse {
+        use fathom_core::changepoint::gate::Worse;
+        match self {
+            Figure::OpsPerSec => Worse::Lower,
+            _ => Worse::Higher,
+        }
+    }
+
     /// The name `--figure` takes.
     pub fn name(self) -> String {
         use clap::ValueEnum;
@@ -73,10 +83,13 @@ pub struct Filter {
     /// The figure to follow.
     #[arg(long, value_enum, default_value_t)]
     pub figure: Figure,
-    /// Order the runs by engine version instead of by when they started (the version then
-    /// no longer splits series).
+    /// Order the runs by engine version instead of by when they started.
     #[arg(long)]
     pub by_version: bool,
+    /// Split series by engine version (by default a version is a mark on the series' time
+    /// axis, and a change that comes with a new version is a change within the series).
+    #[arg(long, conflicts_with = "by_version")]
+    pub split_version: bool,
     /// Only runs of this many clients.
     #[arg(long, value_name = "N")]
     pub clients: Option<usize>,
@@ -191,7 +204,7 @@ fn points(db: &mut dyn Database, filter: &Filter, column: &str) -> anyhow::Resul
     for r in db.query(&sql, &params)? {
         let manifest: fathom_core::result::RunManifest = serde_json::from_str(&text(&r[4]))
             .map_err(|e| anyhow::anyhow!("the run of {} in the database: {e}", text(&r[0])))?;
-        let key = SeriesKey::of(&manifest, filter.by_version);
+        let key = SeriesKey::of(&manifest, filter.by_version, filter.split_version);
         if filter
             .setup
             .as_ref()

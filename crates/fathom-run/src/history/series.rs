@@ -1,16 +1,18 @@
-//! What makes two runs points of one series: the same setup (name and settings), client
-//! count, workload parameters (duration among them; the seed aside), host and engine version.
-//! A history by version has the setups and versions as its axis (a release each, as seed
-//! 004's `8.5.3.buffered`), so there they split nothing. A selection that mixes them is split, so a change
-//! in one series is judged among its own runs rather than hidden in a mixture.
+//! What makes two runs points of one series: the same setup (name and settings, a setting
+//! naming a process aside), client count, workload parameters (duration among them; the seed
+//! aside) and machine: what the host is (CPU model, cores, memory, kernel, disk), not what it
+//! is called, so a CI runner with a fresh name each night stays one series. Engine versions are
+//! marks on the series' time axis (a regression that comes with a version bump is a change
+//! within the series) unless asked to split them. A history by version has the setups and
+//! versions as its axis (a release each, as seed 004's `8.5.3.buffered`), so there they split
+//! nothing. A selection that mixes series is split, so a change in one series is judged among
+//! its own runs rather than hidden in a mixture.
 
 use super::{matches, Filter, Point};
 use fathom_core::changepoint::Change;
-use fathom_core::result::RunManifest;
+use fathom_core::group::{defining_params, NOT_DEFINING_SETTINGS};
+use fathom_core::result::{HostFacts, RunManifest};
 use std::collections::BTreeMap;
-
-/// Parameters that vary from run to run without changing what is measured.
-const NOT_DEFINING: &[&str] = &["seed"];
 
 /// Everything that defines a run's series, as text to compare and print.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -31,11 +33,29 @@ fn pairs(map: &BTreeMap<String, String>) -> String {
     text.join(",")
 }
 
+/// What a host is, for a series: its CPU model, cores, memory (to the GiB), kernel and the
+/// data directory's disk. Two machines alike in these are one series' points.
+pub fn machine(h: &HostFacts) -> String {
+    format!(
+        "{}, {} cores, {} GiB, kernel {}, {}",
+        h.cpu_model.as_deref().unwrap_or("-"),
+        h.cores,
+        (h.memory_bytes as f64 / (1u64 << 30) as f64).round(),
+        h.kernel,
+        h.disk_model
+            .as_deref()
+            .or(h.device.as_deref())
+            .unwrap_or("-")
+    )
+}
+
 impl SeriesKey {
-    /// The key of `run`; `by_version` leaves setup, settings and version out.
-    pub fn of(run: &RunManifest, by_version: bool) -> SeriesKey {
-        let mut params = run.params.clone();
-        params.retain(|k, _| !NOT_DEFINING.contains(&k.as_str()));
+    /// The key of `run`; `by_version` leaves setup, settings and version out, and the version
+    /// is in it only with `split_version`.
+    pub fn of(run: &RunManifest, by_version: bool, split_version: bool) -> SeriesKey {
+        let params = defining_params(run);
+        let mut settings = run.setup.settings.clone();
+        settings.retain(|k, _| !NOT_DEFINING_SETTINGS.contains(&k.as_str()));
         let h = &run.host;
         SeriesKey {
             setup: if by_version {
@@ -46,17 +66,12 @@ impl SeriesKey {
             settings: if by_version {
                 String::new()
             } else {
-                pairs(&run.setup.settings)
+                pairs(&settings)
             },
             clients: run.clients,
             params: pairs(&params),
-            host: format!(
-                "{} ({}, {} cores)",
-                h.hostname,
-                h.cpu_model.as_deref().unwrap_or("-"),
-                h.cores
-            ),
-            version: if by_version {
+            host: machine(h),
+            version: if by_version || !split_version {
                 String::new()
             } else {
                 run.setup.engine_version.clone()
@@ -147,5 +162,47 @@ impl Series {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two CI runners of one kind under fresh names, an attached server's pid and a new engine
+    /// version: one series. Another CPU model, more memory, or a version split on request: two.
+    #[test]
+    fn a_series_follows_the_machine_not_its_name() {
+        let run = |hostname: &str, pid: &str, version: &str| {
+            let mut m = RunManifest::default();
+            m.host.hostname = hostname.into();
+            m.host.cpu_model = Some("AMD EPYC".into());
+            m.host.cores = 2;
+            m.host.memory_bytes = 25_276_514_304;
+            m.host.kernel = "6.1.0".into();
+            m.setup.settings.insert("pid".into(), pid.into());
+            m.setup.settings.insert("cache_size".into(), "1g".into());
+            m.setup.engine_version = version.into();
+            m
+        };
+        let key = |m: &RunManifest| SeriesKey::of(m, false, false);
+        let a = run("runner-7f3a", "101", "8.0.0");
+        let mut b = run("runner-c91e", "2202", "8.1.0");
+        b.host.memory_bytes -= 4096;
+        assert_eq!(key(&a), key(&b));
+        assert_eq!(
+            machine(&a.host),
+            "AMD EPYC, 2 cores, 24 GiB, kernel 6.1.0, -"
+        );
+        assert_ne!(
+            SeriesKey::of(&a, false, true),
+            SeriesKey::of(&b, false, true)
+        );
+        let mut c = run("runner-7f3a", "101", "8.0.0");
+        c.host.cpu_model = Some("Intel Xeon".into());
+        assert_ne!(key(&a), key(&c));
+        c.host.cpu_model = a.host.cpu_model.clone();
+        c.host.memory_bytes *= 2;
+        assert_ne!(key(&a), key(&c));
     }
 }
