@@ -76,8 +76,11 @@ fn on_a_server_of_known_capacity_it_finds_the_rate_within_5_percent() {
         .expect("closed-loop probe");
     let c = f(&capacity["ops_per_sec"]);
     assert!((180.0..210.0).contains(&c), "capacity {c}");
+    // The search's probes (those of the confirmation carry a phase).
+    let searched = |s: &&Value| s["probe"].is_object() && s["probe"]["phase"].is_null();
     let met: Vec<f64> = steps
         .iter()
+        .filter(searched)
         .filter(|s| s["probe"]["met"] == true)
         .map(|s| f(&s["probe"]["rate"]))
         .collect();
@@ -89,15 +92,32 @@ fn on_a_server_of_known_capacity_it_finds_the_rate_within_5_percent() {
     // The search narrowed down: a rate above it missed, within 2%.
     let missed = steps
         .iter()
+        .filter(searched)
         .filter(|s| s["probe"]["met"] == false && s["probe"]["rate"].is_number())
         .map(|s| f(&s["probe"]["rate"]))
         .filter(|r| *r > highest)
         .fold(f64::MAX, f64::min);
     assert!(missed / highest <= 1.021, "{highest} met, {missed} missed");
+    // Then confirmed: a settling probe and three that all met with room, at that rate or a
+    // step lower; the report names the confirmed rate.
+    let confirmed: Vec<&Value> = steps
+        .iter()
+        .filter(|s| s["probe"]["phase"] == "confirm")
+        .collect();
+    assert!(confirmed.len() >= 3, "{out}");
+    assert!(
+        steps.iter().any(|s| s["probe"]["phase"] == "settle"),
+        "{out}"
+    );
+    let rate = f(&confirmed.last().unwrap()["probe"]["rate"]);
+    assert!(
+        rate <= highest && rate >= 0.8 * highest,
+        "{rate} against {highest}"
+    );
     assert!(
         out.contains(&format!(
-            "highest rate meeting p99<=25ms: {}",
-            fathom_core::table::num(highest)
+            "highest rate meeting p99<=25ms: {} ops/s, confirmed by 3 probes in a row",
+            fathom_core::table::num(rate)
         )),
         "{out}"
     );

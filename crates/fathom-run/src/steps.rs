@@ -151,8 +151,9 @@ impl Steps<'_> {
             if self.stop.requested() {
                 return Ok(());
             }
-            let met = self.probe(i, plan, f, (rate, findmax::Phase::Search, 0), ran, observer)?;
-            next = search.next(Some((rate, met)), capacity);
+            let (met, headroom) =
+                self.probe(i, plan, f, (rate, findmax::Phase::Search, 0), ran, observer)?;
+            next = search.next(Some((rate, met, headroom)), capacity);
         }
         // The confirmations of each rate are numbered from 1, after its settling probe.
         let (mut confirm, mut n) = (search.confirm(None), 0);
@@ -172,7 +173,7 @@ impl Steps<'_> {
     }
 
     /// One open-loop probe of step `i` at a rate, for a phase of the search (its `n`th of that
-    /// phase at that rate): whether it met the target.
+    /// phase at that rate): whether it met the target, and its headroom.
     fn probe(
         &mut self,
         i: usize,
@@ -181,7 +182,7 @@ impl Steps<'_> {
         (rate, phase, n): (f64, findmax::Phase, usize),
         ran: &mut Ran<'_>,
         observer: &mut dyn Observer,
-    ) -> anyhow::Result<bool> {
+    ) -> anyhow::Result<(bool, Option<f64>)> {
         let name = plan.name.as_str();
         let probe = StepPlan {
             name: format!(
@@ -199,7 +200,8 @@ impl Steps<'_> {
             ran,
             observer,
         )?;
-        Ok(s.probe.as_ref().is_some_and(|p| p.met))
+        let p = s.probe.as_ref();
+        Ok((p.is_some_and(|p| p.met), p.and_then(|p| p.headroom)))
     }
 
     fn engine(&self) -> &Engine {

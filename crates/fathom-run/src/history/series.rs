@@ -14,8 +14,9 @@ use fathom_core::group::{defining_params, NOT_DEFINING_SETTINGS};
 use fathom_core::result::{HostFacts, RunManifest};
 use std::collections::BTreeMap;
 
-/// Everything that defines a run's series, as text to compare and print.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// Everything that defines a run's series, as text to compare and print; two keys are equal
+/// when their dimensions are (the host's name and the parameters' map aside).
+#[derive(Clone, Debug)]
 pub struct SeriesKey {
     pub setup: String,
     pub settings: String,
@@ -81,6 +82,18 @@ impl SeriesKey {
         }
     }
 
+    /// The dimensions that define the series, for comparing keys.
+    fn defining(&self) -> (&str, &str, usize, &str, &str, &str) {
+        (
+            &self.setup,
+            &self.settings,
+            self.clients,
+            &self.params,
+            &self.host,
+            &self.version,
+        )
+    }
+
     /// Whether `filter`'s --clients, --param and --host keep this run.
     pub fn selected(&self, filter: &Filter) -> bool {
         filter.clients.is_none_or(|c| c == self.clients)
@@ -138,6 +151,14 @@ impl SeriesKey {
         parts.join(", ")
     }
 }
+
+impl PartialEq for SeriesKey {
+    fn eq(&self, other: &SeriesKey) -> bool {
+        self.defining() == other.defining()
+    }
+}
+
+impl Eq for SeriesKey {}
 
 /// One series: runs alike in everything that defines them, in the history's order.
 pub struct Series {
