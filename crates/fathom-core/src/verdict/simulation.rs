@@ -402,3 +402,93 @@ fn the_other_conditions() {
         );
     }
 }
+
+/// How often docs/verdicts.md's CI recipe fails a night on noise alone: an experiment of the
+/// base and the candidate, `rounds` rounds in rotated order, `steps` steps judged paired, the
+/// gate failing on any step called slower (with Holm's adjustment or without), every step's
+/// true ratio `ratio`. The rounds' drift (2%) and any order effect are shared by the steps of a
+/// round (they are one run each); the session's offset is shared by both setups (one session);
+/// 1% noise within a round.
+fn recipe_failures(
+    order: f64,
+    steps: usize,
+    rounds: usize,
+    ratio: f64,
+    holm: bool,
+    trials: usize,
+) -> f64 {
+    let noise = Noise {
+        drift: 0.02,
+        order,
+        ..Noise::within(0.01)
+    };
+    let mut rng = SplitMix(0xc1_7ec1 + steps as u64 * 31 + rounds as u64 + holm as u64);
+    let mut failed = 0;
+    for _ in 0..trials {
+        let mut base = vec![Vec::new(); steps];
+        let mut new = vec![Vec::new(); steps];
+        for round in 1..=rounds {
+            let drift = noise.drift * rng.normal();
+            let base_first = round % 2 == 1;
+            let (bp, np) = if base_first { (0, 1) } else { (1, 0) };
+            for s in 0..steps {
+                base[s].push(run(&noise, noise.within, drift, bp, &mut rng));
+                new[s].push(run(&noise, noise.within, drift + ratio.ln(), np, &mut rng));
+            }
+        }
+        let nearest: Vec<_> = (0..steps)
+            .map(|s| {
+                let pairs: Vec<(f64, f64)> = base[s]
+                    .iter()
+                    .zip(&new[s])
+                    .map(|(b, n)| (b.exp(), n.exp()))
+                    .collect();
+                LogRatio::paired(&pairs).expect("pairs").nearest(BAND)
+            })
+            .collect();
+        let slower = if holm {
+            let p: Vec<f64> = nearest.iter().map(|n| n.family).collect();
+            super::adjust::adjusted(&p, super::Adjust::Holm)
+                .iter()
+                .zip(&nearest)
+                .any(|(q, n)| n.verdict == Verdict::Slower && *q <= super::ALPHA)
+        } else {
+            nearest
+                .iter()
+                .any(|n| n.verdict == Verdict::Slower && n.p <= super::ALPHA)
+        };
+        failed += usize::from(slower);
+    }
+    failed as f64 / trials as f64
+}
+
+/// The CI recipe's nights: ten steps, five rotated rounds of the base and the candidate in one
+/// session, `fail_on = ["slower"]`. With Holm's adjustment a night fails on noise alone at most
+/// 2.5% of the time even with every step at the band's edge; without it, far more often.
+#[test]
+fn the_ci_recipe_fails_a_quiet_night_rarely() {
+    println!(
+        "\n| order effect | adjustment | no change | every step 3% slower (the band's edge) |"
+    );
+    println!("|---|---|---|---|");
+    for order in [0.0, 0.04] {
+        for holm in [false, true] {
+            let none = recipe_failures(order, 10, 5, 1.0, holm, 20_000);
+            let edge = recipe_failures(order, 10, 5, 0.97, holm, 20_000);
+            println!(
+                "| {:.0}% | {} | {} | {} |",
+                order * 100.0,
+                if holm {
+                    "Holm (adjust = \"holm\")"
+                } else {
+                    "none"
+                },
+                pct(none),
+                pct(edge)
+            );
+            if holm {
+                assert!(edge <= 0.025 + error(20_000), "{edge}");
+            }
+        }
+    }
+}

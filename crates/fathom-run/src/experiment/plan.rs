@@ -70,9 +70,23 @@ pub fn plan(exp: &Experiment) -> anyhow::Result<String> {
     } else {
         writeln!(out, "rounds: {}", rounds.min)?;
     }
+    if exp.setups > 1 {
+        writeln!(
+            out,
+            "setups: {}",
+            match exp.setup_order {
+                super::SetupOrder::Rotate =>
+                    "in an order rotated from round to round (setup_order = \"rotate\")",
+                super::SetupOrder::Shuffle =>
+                    "in an order drawn per round (setup_order = \"shuffle\")",
+                super::SetupOrder::Fixed =>
+                    "in the same order every round (setup_order = \"fixed\")",
+            }
+        )?;
+    }
     let mut round = Duration::ZERO;
     let mut open_ended = 0;
-    writeln!(out, "\nruns of a round, in order:")?;
+    writeln!(out, "\nruns of the first round, in order:")?;
     for cell in exp.cells.iter().filter(|c| c.repeat == 1) {
         let spec = exp.spec(cell);
         let built = spec.build()?;
