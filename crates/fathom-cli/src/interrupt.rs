@@ -3,6 +3,19 @@
 //! command's stop token is the one thing here; the libraries are handed it.
 
 use fathom_core::stop::Stop;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set by the first Ctrl-C: a command that then ends in an error ended because it was
+/// interrupted, and exits 130 as a shell reports an interrupted command.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Whether Ctrl-C interrupted the command.
+pub fn happened() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
+
+/// The exit status of an interrupted command.
+pub const EXIT_STATUS: i32 = 130;
 
 /// A step's records are finished before a run stops.
 pub const RUN: &str = "finishing the current step's records";
@@ -17,9 +30,10 @@ pub fn install_handler(doing: &'static str) -> Stop {
     let _ = ctrlc::set_handler(move || {
         if asked.requested() {
             eprintln!("\nfathom: second interrupt, exiting now");
-            std::process::exit(130);
+            std::process::exit(EXIT_STATUS);
         }
         eprintln!("\nfathom: interrupted; {doing} (Ctrl-C again to quit now)");
+        INTERRUPTED.store(true, Ordering::Relaxed);
         asked.request();
     });
     stop

@@ -117,11 +117,14 @@ fn main() {
     };
     if let Err(e) = result {
         eprintln!("fathom: {}", fathom_core::secret::redact(&format!("{e:#}")));
-        // A CI gate that failed (`--fail-on`) has a status of its own: the command worked.
+        // An interrupted command exits as a shell reports one (130); a CI gate that failed
+        // (`--fail-on`) has a status of its own: the command worked.
         let gate = e
             .downcast_ref::<fathom_core::verdict::gate::GateFailed>()
             .is_some();
-        std::process::exit(if gate {
+        std::process::exit(if interrupt::happened() {
+            interrupt::EXIT_STATUS
+        } else if gate {
             fathom_core::verdict::gate::EXIT_STATUS
         } else {
             1

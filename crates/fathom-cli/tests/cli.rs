@@ -249,7 +249,12 @@ fn ctrl_c_keeps_finished_steps_and_marks_the_run() {
         .unwrap();
     assert!(status.success());
     let out = child.wait_with_output().unwrap();
-    assert!(!out.status.success(), "an interrupted run exits non-zero");
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "an interrupted run exits 130, as docs/verdicts.md's table says: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report = report_json(&results);
     let run = &report["runs"][0];
     assert_eq!(run["status"], "interrupted");

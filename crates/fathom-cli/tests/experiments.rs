@@ -514,6 +514,32 @@ fn merge_adds_operations_and_keeps_latency_exact() {
     assert_eq!(f(&m["runs"][0]["clients"]), 2.0);
     let e = err(&fathom(&["merge", one.to_str().unwrap(), "--out", "x"]));
     assert!(e.contains("at least two runs"), "{e}");
+    // The same run twice, or a copy of it, doubles nothing: refused, naming both.
+    let twice = dir.path().join("twice");
+    let e = err(&fathom(&[
+        "merge",
+        one.to_str().unwrap(),
+        one.to_str().unwrap(),
+        "--out",
+        twice.to_str().unwrap(),
+    ]));
+    assert!(e.contains("are the same run"), "{e}");
+    assert!(!twice.exists());
+    let copy = dir.path().join("copy");
+    assert!(std::process::Command::new("cp")
+        .arg("-r")
+        .args([&one, &copy])
+        .status()
+        .unwrap()
+        .success());
+    let e = err(&fathom(&[
+        "merge",
+        one.to_str().unwrap(),
+        copy.to_str().unwrap(),
+        "--out",
+        twice.to_str().unwrap(),
+    ]));
+    assert!(e.contains("copy") && e.contains("are the same run"), "{e}");
 }
 
 /// An embedded engine's run killed by the kernel for memory (its run in a child process inside

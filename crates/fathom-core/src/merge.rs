@@ -256,10 +256,43 @@ fn merged_manifest(runs: &[LoadedRun], topology: Topology) -> RunManifest {
     manifest
 }
 
+/// Two of `runs` that are one run: the same directory given twice, or a copy of it (the same
+/// host, start and data directory, which a run's own process makes its own).
+fn same_run(runs: &[LoadedRun]) -> Option<(&LoadedRun, &LoadedRun)> {
+    let identity = |r: &LoadedRun| {
+        let m = &r.manifest;
+        (
+            m.host.hostname.clone(),
+            m.started_at.clone(),
+            m.host.data_dir.clone(),
+        )
+    };
+    let canonical = |r: &LoadedRun| std::fs::canonicalize(&r.path).unwrap_or(r.path.clone());
+    for (i, a) in runs.iter().enumerate() {
+        for b in &runs[i + 1..] {
+            if canonical(a) == canonical(b) || identity(a) == identity(b) {
+                return Some((a, b));
+            }
+        }
+    }
+    None
+}
+
 /// Merges `runs` (one per client host, same workload and steps) into a new run directory
 /// `out`, which must not exist.
 pub fn merge(runs: &[LoadedRun], out: &Path) -> anyhow::Result<std::path::PathBuf> {
     let first = runs.first().context("nothing to merge")?;
+    if let Some((a, b)) = same_run(runs) {
+        anyhow::bail!(
+            "{} and {} are the same run (host {}, started {}, data in {}): each host's run is \
+             merged once; give each host's run directory once",
+            a.path.display(),
+            b.path.display(),
+            a.manifest.host.hostname,
+            a.manifest.started_at,
+            a.manifest.host.data_dir
+        );
+    }
     for r in &runs[1..] {
         let (a, b) = (&first.manifest, &r.manifest);
         let names = |x: &LoadedRun| x.steps.iter().map(|s| s.step.clone()).collect::<Vec<_>>();
@@ -444,6 +477,39 @@ mod tests {
         assert_eq!(cell.shard, None);
         let m = merged_manifest(&[run("1/2", 1), run("2/2", 2)], Topology::Shards);
         assert_eq!(m.experiment, None);
+    }
+
+    /// A run given twice, or copied, is one host's run, not two.
+    #[test]
+    fn the_same_run_twice_is_refused() {
+        let run = |path: &str, host: &str| LoadedRun {
+            path: path.into(),
+            manifest: RunManifest {
+                started_at: "2026-11-29T10:00:00Z".into(),
+                host: crate::result::HostFacts {
+                    hostname: host.into(),
+                    data_dir: "/tmp/d.1".into(),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+            steps: Vec::new(),
+        };
+        let e = merge(
+            &[run("a", "h1"), run("a", "h1")],
+            Path::new("/nonexistent/out"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("are the same run"), "{e}");
+        let e = merge(
+            &[run("a", "h1"), run("copy", "h1")],
+            Path::new("/nonexistent/out"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("copy") && e.contains("same run"), "{e}");
+        assert!(same_run(&[run("a", "h1"), run("b", "h2")]).is_none());
     }
 
     /// Interval k's latency comes from the histograms logged at its nominal start, even where no

@@ -90,13 +90,26 @@ pub fn run_dirs(results: &Path) -> Vec<String> {
     v
 }
 
-/// `fathom merge RUN RUN --out OUT`: one run merged with itself, as two hosts' runs.
+/// `fathom merge RUN COPY --out OUT`: one run merged with a copy of itself made another host's
+/// (its `run.json` names another host), as two hosts' runs of the same figures. (The same run
+/// twice is refused.)
 pub fn merge_with_itself(run: &Path, out: &Path) -> String {
-    let run = run.to_str().unwrap();
+    let copy = out.with_extension("other-host");
+    let status = std::process::Command::new("cp")
+        .args(["-r"])
+        .arg(run)
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let manifest = copy.join("run.json");
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    m["host"]["hostname"] = Value::from("other-host");
+    std::fs::write(&manifest, serde_json::to_string_pretty(&m).unwrap()).unwrap();
     ok(&fathom(&[
         "merge",
-        run,
-        run,
+        run.to_str().unwrap(),
+        copy.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
     ]))
