@@ -29,6 +29,10 @@ pub struct CalibrateArgs {
 }
 
 pub fn run(args: &CalibrateArgs) -> anyhow::Result<()> {
+    // The results directory is made first, as `run` makes its own: a measurement must not end
+    // with nowhere to keep it.
+    std::fs::create_dir_all(&args.results)
+        .map_err(|e| anyhow::anyhow!("--results: creating {}: {e}", args.results.display()))?;
     let dir = args
         .dir
         .clone()

@@ -123,6 +123,9 @@ impl fathom_run::Observer for Progress {
         for implied in &spec.implied {
             eprintln!("fathom: set {implied}");
         }
+        for warning in &spec.warnings {
+            eprintln!("fathom: warning: {warning}");
+        }
     }
 
     fn step_started(&mut self, index: usize, total: usize, plan: &StepPlan) {

@@ -29,7 +29,11 @@ const FLAGS: &[Case] = &[
     case("run --workload dbbench", &["--engine"]),
     case("run --engine null --workload dbbench --clients 0", &["--clients", "0"]),
     case("run --engine null --workload dbbench --clients two", &["--clients", "two"]),
-    case("run --engine null --workload dbbench --duration -1s", &["-1"]),
+    case("run --engine null --workload dbbench --duration -1s", &["--duration", "`-1s`", "cannot be negative"]),
+    case("run --engine null --workload dbbench --duration 1s --metrics 19465", &["--metrics", "port alone", "127.0.0.1:19465"]),
+    case("run --engine null --workload dbbench --duration 1s --metrics localhost", &["--metrics", "no port", "HOST:PORT"]),
+    case("run --engine null --workload ycsb/workloadz", &["`ycsb/workloadz`", "ycsb/workloada", "ycsb/workloadf", ".toml"]),
+    case("run --engine null --workload {dir}/nameless.toml", &["nameless.toml", "missing field `about`", "top level"]),
     case("run --engine null --workload dbbench --duration soon", &["--duration", "not a duration"]),
     case("run --engine null --workload dbbench --interval never", &["--interval", "never"]),
     case("run --engine null --workload dbbench --memory-limit 12q", &["--memory-limit", "12q", "expected k, m, g or t"]),
@@ -277,6 +281,16 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// Names another host in the copy's manifest, so `merge` takes it for a second host's run and
+/// reads on to the corrupted file (a plain copy is refused as the same run given twice).
+fn as_another_host(run: &Path) {
+    let manifest = run.join("run.json");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let mut m: serde_json::Value = serde_json::from_str(&text).unwrap();
+    m["host"]["hostname"] = serde_json::Value::from("another-host");
+    std::fs::write(&manifest, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+}
+
 #[test]
 fn every_malformed_input_is_refused_by_name_without_a_panic() {
     let dir = server_scratch();
@@ -294,6 +308,12 @@ fn every_malformed_input_is_refused_by_name_without_a_panic() {
         .map(|e| e.path())
         .find(|p| p.join("run.json").is_file())
         .expect("the good run");
+    // A workload file that does not say what it is (no `about`).
+    std::fs::write(
+        dir.path().join("nameless.toml"),
+        "name = \"nameless\"\n[data]\nrecords = 10\n[[phase]]\nname = \"run\"\nduration = \"1s\"\n[phase.mix]\nread = 1\n",
+    )
+    .unwrap();
     let mut failures = Vec::new();
     let mut tried = 0;
     for c in FLAGS.iter().chain(ENGINE_INPUT).chain(PARAMS) {
@@ -325,6 +345,9 @@ fn every_malformed_input_is_refused_by_name_without_a_panic() {
     for (i, (file, how, commands, wants)) in RESULT_FILES.iter().enumerate() {
         let bad = dir.path().join(format!("bad{i}"));
         copy_dir(&good, &bad);
+        if commands.contains(&"merge") {
+            as_another_host(&bad);
+        }
         corrupt(&bad.join(file), how);
         for cmd in *commands {
             tried += 1;

@@ -46,6 +46,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     if t.is_empty() {
         return Err(bad());
     }
+    if t.starts_with('-') {
+        return Err(format!(
+            "`{text}`: a duration cannot be negative; expected e.g. 30s, 500ms, 5m or 1h"
+        ));
+    }
     // `Duration::from_secs_f64` panics on a negative, NaN or too large value.
     let seconds = |secs: f64| Duration::try_from_secs_f64(secs).map_err(|_| bad());
     if let Ok(secs) = t.parse::<f64>() {

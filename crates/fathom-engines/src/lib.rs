@@ -86,6 +86,29 @@ pub struct EngineEntry {
     /// engine's, its compression libraries included), for a profile's engine share. A
     /// server's code is told by its process.
     pub code: &'static [&'static str],
+    /// The memory the engine is configured to hold, with the settings and options string
+    /// given: each part's name and bytes (a block cache, write buffers). A memory limit below
+    /// their sum is refused before anything runs. None known: empty.
+    pub memory: fn(&Settings, &str) -> anyhow::Result<MemoryParts>,
+}
+
+/// What an engine is configured to hold in memory: each part's name and bytes.
+pub type MemoryParts = Vec<(String, u64)>;
+
+/// An entry that says nothing of its memory.
+fn no_memory(_: &Settings, _: &str) -> anyhow::Result<MemoryParts> {
+    Ok(Vec::new())
+}
+
+/// The size an options string gives `key` (its last mention wins, as when the engine reads
+/// it), items split at any of `separators`.
+pub(crate) fn option_size(options: &str, separators: &[char], key: &str) -> Option<u64> {
+    options
+        .split(separators)
+        .filter_map(|item| item.split_once('='))
+        .filter(|(k, _)| k.trim() == key)
+        .filter_map(|(_, v)| fathom_core::units::parse_size(v.trim()).ok())
+        .next_back()
 }
 
 impl std::fmt::Debug for EngineEntry {
@@ -120,6 +143,7 @@ impl EngineEntry {
             server: false,
             offers: fathom_core::capability::offers_everything,
             code: &[],
+            memory: no_memory,
         }
     }
 

@@ -52,7 +52,7 @@ pub struct WorkloadInput {
 pub struct DriveInput {
     /// Length of each timed step (sets the workload's `duration` parameter; with an
     /// experiment file, overrides the file's).
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub duration: Option<Span>,
     /// Limit the engine's memory, page cache included (e.g. 256m), with a cgroup child group
     /// (as root, or in a cgroup delegated to you: see the README's `--memory-limit`).
@@ -75,7 +75,7 @@ pub struct DriveInput {
     #[arg(long, value_enum)]
     pub queue: Option<Queue>,
     /// Seconds between interval records [default: 1s].
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub interval: Option<Span>,
     /// The C allocator an embedded engine runs with, preloaded into a process of its own for
     /// the run (`scripts/setup.sh --allocators` installs them) [default: glibc].

@@ -55,6 +55,9 @@ pub struct RunSpec {
     /// Settings fathom set because the workload needs them (`transactions=optimistic: ...`),
     /// printed in the run's header.
     pub implied: Vec<String>,
+    /// What may go wrong with the setup as given, found before anything runs (a memory limit
+    /// below the engine's caches), printed in the run's header.
+    pub warnings: Vec<String>,
     /// `--waits`: what the threads off a CPU wait on, and how it is learnt.
     pub waits: Option<fathom_core::sample::waits::Method>,
 }
@@ -159,6 +162,7 @@ pub fn resolve(
         open_loop: open_loop(drive, keys)?,
         find_max: find_max(drive, keys)?,
         implied: Vec::new(),
+        warnings: Vec::new(),
         waits: drive.waits,
     };
     if drive.waits == Some(fathom_core::sample::waits::Method::Bpf) {
@@ -362,11 +366,59 @@ impl RunSpec {
                 engine.name
             );
         }
+        if let Some(why) = built.refuses(family) {
+            anyhow::bail!("{why}; `{}` is a {family} engine", engine.name);
+        }
+        if let Some(f) = &self.find_max {
+            // Every step the search will probe, checked now rather than when its turn comes.
+            for step in built
+                .steps()
+                .iter()
+                .filter(|s| s.clients > 0 && s.duration.is_some())
+            {
+                let kinds: Vec<&str> = step.kinds.list().iter().map(|k| k.name).collect();
+                f.target
+                    .check_kinds(&kinds)
+                    .map_err(|e| anyhow::anyhow!("step {}: {e}", step.name))?;
+            }
+        }
         for need in built.needs() {
             self.meet(need)?;
         }
         // The settings as the engine will open with them, what a need set included.
-        (engine.settings.check)(engine.name, &self.setup.settings)
+        (engine.settings.check)(engine.name, &self.setup.settings)?;
+        self.check_memory()
+    }
+
+    /// A memory limit below what the engine is configured to hold at least (its cache and one
+    /// write buffer) is said in the run's header: the kernel kills the engine once they fill,
+    /// which a database smaller than them never makes them do.
+    fn check_memory(&mut self) -> anyhow::Result<()> {
+        let Some(limit) = self.setup.memory_limit else {
+            return Ok(());
+        };
+        let engine = self.setup.engine;
+        let parts = (engine.memory)(&self.setup.settings, &self.setup.options)?;
+        let held: u64 = parts.iter().map(|p| p.1).sum();
+        if held <= limit {
+            return Ok(());
+        }
+        let mib = |b: u64| format!("{} MiB", b >> 20);
+        let list: Vec<String> = parts
+            .iter()
+            .map(|(name, bytes)| format!("{name} {}", mib(*bytes)))
+            .collect();
+        self.warnings.push(format!(
+            "memory limit {}: `{}` is configured to hold {} ({}), more than the limit: the \
+             kernel kills it if they fill; set cache_size (or the options' buffers) below it, \
+             as --set cache_size={}m",
+            mib(limit),
+            engine.name,
+            mib(held),
+            list.join(", "),
+            (limit / 4) >> 20
+        ));
+        Ok(())
     }
 
     fn meet(&mut self, need: Need) -> anyhow::Result<()> {

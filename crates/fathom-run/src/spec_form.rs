@@ -23,6 +23,8 @@ pub struct SpecForm {
     #[serde(default)]
     find_max: Option<crate::findmax::FindMax>,
     implied: Vec<String>,
+    #[serde(default)]
+    warnings: Vec<String>,
     #[serde(
         default,
         deserialize_with = "fathom_core::sample::waits::deserialize_method"
@@ -63,6 +65,7 @@ impl From<RunSpec> for SpecForm {
             open_loop: spec.open_loop,
             find_max: spec.find_max,
             implied: spec.implied,
+            warnings: spec.warnings,
             waits: spec.waits,
         }
     }
@@ -109,6 +112,7 @@ impl TryFrom<SpecForm> for RunSpec {
             open_loop: f.open_loop,
             find_max: f.find_max,
             implied: f.implied,
+            warnings: f.warnings,
             waits: f.waits,
         })
     }

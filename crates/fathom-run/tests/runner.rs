@@ -177,3 +177,42 @@ fn a_stop_token_stops_its_own_run() {
         theirs.steps[1].seconds
     );
 }
+
+/// A memory limit below the engine's cache and write buffer is said before anything runs, with
+/// the setting to change; one above them says nothing. A workload file a family cannot run, and
+/// a findmax target naming an operation no step runs, are refused as the spec resolves.
+#[test]
+fn what_cannot_work_is_said_before_anything_runs() {
+    let (setup, workload) = input("rocksdb", "dbbench", &[("num_keys", "1000")]);
+    let limited = |size: &str| DriveInput {
+        memory_limit: Some(fathom_core::knobs::Size::new(size)),
+        ..DriveInput::default()
+    };
+    let spec = resolve_flags(&setup, &workload, &limited("64m")).unwrap();
+    let w = spec.warnings.join("\n");
+    assert!(
+        w.contains("cache_size 256 MiB") && w.contains("write_buffer_size 64 MiB"),
+        "{w}"
+    );
+    assert!(w.contains("--set cache_size=16m"), "{w}");
+    let spec = resolve_flags(&setup, &workload, &limited("1g")).unwrap();
+    assert!(spec.warnings.is_empty(), "{:?}", spec.warnings);
+
+    let (kv, file) = input("null", "pgbench/tpcb-like", &[]);
+    let e = format!(
+        "{:#}",
+        resolve_flags(&kv, &file, &DriveInput::default()).unwrap_err()
+    );
+    assert!(
+        e.contains("SQL tables or scripts") && e.contains("kv engine"),
+        "{e}"
+    );
+
+    let (null, reads) = input("null", "ycsb/workloadc", &[]);
+    let search = DriveInput {
+        find_max: Some("NOSUCH:p99<=5ms".into()),
+        ..DriveInput::default()
+    };
+    let e = format!("{:#}", resolve_flags(&null, &reads, &search).unwrap_err());
+    assert!(e.contains("NOSUCH") && e.contains("READ"), "{e}");
+}

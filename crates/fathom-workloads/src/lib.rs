@@ -53,6 +53,12 @@ pub trait Workload: Send + Sync {
     fn needs(&self) -> Vec<Need> {
         Vec::new()
     }
+    /// Why the workload, as built, cannot run on an engine of `family` though its entry's
+    /// families hold it (a workload file of SQL tables on a kv engine); checked before
+    /// anything runs. `None`: it can.
+    fn refuses(&self, _family: Family) -> Option<String> {
+        None
+    }
 }
 
 /// A step object, or why it could not be made.
@@ -213,10 +219,24 @@ pub fn originals() -> impl Iterator<Item = &'static report::Original> {
     WORKLOADS.iter().filter_map(|w| w.report.original.as_ref())
 }
 
-/// Looks a workload up by name.
+/// Looks a workload up by name; an unknown one is told the built-in workloads and the bundled
+/// workload files (those under the same folder first, where the name has one).
 pub fn find(name: &str) -> anyhow::Result<&'static WorkloadEntry> {
     WORKLOADS.iter().find(|w| w.name == name).ok_or_else(|| {
         let names: Vec<_> = WORKLOADS.iter().map(|w| w.name).collect();
-        anyhow::anyhow!("unknown workload `{name}`; available: {}", names.join(", "))
+        let bundled: Vec<&str> = declared::file::BUNDLED.iter().map(|(n, _)| *n).collect();
+        let folder = name.split_once('/').map(|(f, _)| format!("{f}/"));
+        let near: Vec<&str> = bundled
+            .iter()
+            .copied()
+            .filter(|b| folder.as_ref().is_some_and(|f| b.starts_with(f.as_str())))
+            .collect();
+        let files = if near.is_empty() { &bundled } else { &near };
+        anyhow::anyhow!(
+            "unknown workload `{name}`: expected a workload ({}), a bundled workload file ({}), \
+             or the path of a workload file ending in .toml",
+            names.join(", "),
+            files.join(", ")
+        )
     })
 }

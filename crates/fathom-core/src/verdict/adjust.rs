@@ -118,7 +118,10 @@ pub fn apply(rows: &mut [Row], how: Adjust) -> usize {
     }
     for (r, cost, q, of) in adjusted_at {
         let row = &mut rows[r];
-        row.adjusted = Some((how, of));
+        if cost.is_none() {
+            // The row's verdict is its throughput's: its family is the one it names.
+            row.adjusted = Some((how, of));
+        }
         let (verdict, slot) = match cost {
             None => (&mut row.verdict, &mut row.p),
             Some(i) => {

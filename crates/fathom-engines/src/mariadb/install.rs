@@ -97,15 +97,22 @@ impl Install {
         }
     }
 
-    /// Fails unless the install has the MyRocks plugin.
-    /// Fails unless the install has the storage engine's plugin (MyRocks' `ha_rocksdb.so`).
+    /// Fails unless the install has the storage engine's plugin (MyRocks' `ha_rocksdb.so`),
+    /// saying how to get it: Debian's package for Debian's MariaDB.
     pub fn check_plugin(&self, name: &str) -> anyhow::Result<()> {
         let plugin = self.plugins.join(name);
         if !plugin.is_file() {
+            let debian = self.mariadbd.starts_with("/usr");
             anyhow::bail!(
-                "this MariaDB install ({}) has no {name} plugin ({} is missing)",
+                "this MariaDB install ({}) has no {name} plugin ({} is missing){}",
                 self.mariadbd.display(),
-                plugin.display()
+                plugin.display(),
+                if debian {
+                    "; Debian's mariadb-plugin-rocksdb package has it: scripts/setup.sh --servers \
+                     installs it (as root)"
+                } else {
+                    "; a MariaDB release built with MyRocks has it"
+                }
             );
         }
         Ok(())

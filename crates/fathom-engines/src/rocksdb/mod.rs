@@ -137,8 +137,21 @@ pub const ENTRY: EngineEntry = EngineEntry {
     version,
     offers,
     code: &["rocksdb::", "rocksdb_", "librocksdb_sys::", "snappy::", "ZSTD_", "LZ4_", "crc32c", "XXH"],
+    memory,
     ..EngineEntry::embedded_kv(open)
 };
+
+/// The block cache and the active write buffer (write_buffer_size from the options string,
+/// RocksDB's default 64 MiB where it does not say): what a run holds at least once its cache
+/// fills (more write buffers fill only under write pressure, up to max_write_buffer_number).
+fn memory(given: &crate::Settings, options: &str) -> anyhow::Result<crate::MemoryParts> {
+    let s: RocksDbSettings = settings::read(given)?;
+    let buffer = crate::option_size(options, &[';', '\n'], "write_buffer_size").unwrap_or(64 << 20);
+    Ok(vec![
+        ("cache_size".into(), s.cache_size.value),
+        ("write_buffer_size".into(), buffer),
+    ])
+}
 
 /// RocksDB's version, from the OPTIONS file a throwaway database writes (the C API has no
 /// version call).

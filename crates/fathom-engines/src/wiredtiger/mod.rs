@@ -80,8 +80,19 @@ pub const ENTRY: EngineEntry = EngineEntry {
         "__wt_", "wiredtiger_", "fwt_", "__session_", "__curfile_", "__cursor_", "__conn_",
         "__evict", "__rec_", "__txn_", "__btcur_", "__log_", "__checkpoint", "snappy",
     ],
+    memory,
     ..EngineEntry::embedded_kv(open)
 };
+
+/// The cache (the options string's cache_size wins, as it does when the engine opens).
+fn memory(given: &crate::Settings, options: &str) -> anyhow::Result<crate::MemoryParts> {
+    let s: WiredTigerSettings = settings::read(given)?;
+    let from_options = crate::option_size(options, &[','], "cache_size");
+    Ok(vec![(
+        "cache_size".into(),
+        from_options.unwrap_or(s.cache_size.value),
+    )])
+}
 
 fn version() -> anyhow::Result<String> {
     Ok(api::linked().version())

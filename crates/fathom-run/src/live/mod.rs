@@ -26,13 +26,38 @@ const ENV_PUSH: &str = "FATHOM_METRICS_PUSH";
 #[command(next_help_heading = "Live metrics")]
 pub struct LiveInput {
     /// Serve the running step's figures in Prometheus' text format at http://ADDR/metrics
-    /// (host:port; port 0 picks one, printed) while runs go.
-    #[arg(long, value_name = "ADDR")]
+    /// (HOST:PORT, as 127.0.0.1:9464; port 0 picks one, printed) while runs go.
+    #[arg(long, value_name = "HOST:PORT", value_parser = parse_addr)]
     pub metrics: Option<String>,
     /// Push the same to a Prometheus Pushgateway (http://host:port) after every interval, as
     /// job `fathom` and instance the host's name: for short runs a scrape would miss.
     #[arg(long, value_name = "URL")]
     pub metrics_push: Option<String>,
+}
+
+/// `--metrics`: an address this host can listen on, `HOST:PORT`; a port alone or a host alone
+/// says which it lacks.
+pub fn parse_addr(text: &str) -> Result<String, String> {
+    use std::net::ToSocketAddrs;
+    let expected = "expected HOST:PORT, as 127.0.0.1:9464 (this host only) or 0.0.0.0:9464 (every \
+                    interface: anyone who can reach the host can read the run's figures)";
+    match text.rsplit_once(':') {
+        None if text.parse::<u16>().is_ok() => Err(format!(
+            "`{text}` is a port alone: {expected}, so 127.0.0.1:{text}"
+        )),
+        None => Err(format!("`{text}` has no port: {expected}")),
+        Some((host, port)) => {
+            if host.is_empty() || port.parse::<u16>().is_err() {
+                return Err(format!("`{text}`: {expected}"));
+            }
+            match text.to_socket_addrs().map(|mut a| a.next()) {
+                Ok(Some(_)) => Ok(text.to_string()),
+                _ => Err(format!(
+                    "`{text}`: this host cannot resolve `{host}`; {expected}"
+                )),
+            }
+        }
+    }
 }
 
 /// What the last intervals said, and of which run.

@@ -273,16 +273,25 @@ pub fn resolve_path(name: &str, base: &Path) -> String {
 /// Parses and checks a workload file's text; errors name `source`, the line and the key.
 pub fn parse(source: &str, text: &str) -> anyhow::Result<File> {
     let mut file: File = toml::from_str(text).map_err(|e| {
-        // The line, and its text: serde's message names the value, the line names the key.
-        let at = e.span().map(|s| {
+        // The line, and its text: serde's message names the value, the line names the key. A
+        // key missing from the top level has the whole file for its span: no line to name.
+        let top =
+            e.message().starts_with("missing field") && e.span().is_some_and(|s| s.start == 0);
+        let at = e.span().filter(|_| !top).map(|s| {
             let n = line_of(text, s.start);
             let written = text.lines().nth(n - 1).unwrap_or("").trim();
             format!(", line {n} (`{written}`)")
         });
+        let hint = if top {
+            " at the file's top level (a workload file begins `name = \"...\"` and `about = \"what \
+             it runs\"`, docs/declared.md)"
+        } else {
+            ""
+        };
         anyhow::anyhow!(
-            "workload file {source}{}: {}",
+            "workload file {source}{}: {}{hint}",
             at.unwrap_or_default(),
-            e.message()
+            e.message().trim_end()
         )
     })?;
     check(&mut file, text).map_err(

@@ -24,7 +24,7 @@ use crate::statements::Statements;
 use crate::{alike, kv_session, NewClients, NewStep, PreparedStep, Workload, WorkloadEntry};
 use doc::DocStore;
 use fathom_core::driver::{ClientGroup, StepPlan};
-use fathom_core::family::Db;
+use fathom_core::family::{Db, Family};
 use fathom_core::kind::StepKinds;
 use fathom_core::kv::SessionOptions;
 use fathom_core::pace::Spacing;
@@ -336,27 +336,34 @@ impl Workload for Declared {
         &self.plans
     }
 
+    /// SQL tables or scripts run on SQL engines only; db_bench's binary keys on kv engines only.
+    fn refuses(&self, family: Family) -> Option<String> {
+        let f = &self.loaded.file;
+        let sql_only = !f.tables.is_empty() || f.phases.iter().any(|p| !p.scripts.is_empty());
+        if sql_only && family != Family::Sql {
+            return Some(format!(
+                "{} has SQL tables or scripts: run it on a SQL engine (innodb, myrocks, postgres, \
+                 sqlite-sql)",
+                self.loaded.source
+            ));
+        }
+        if *f.data.key_format.get_ref() == KeyFormat::Binary && family != Family::Kv {
+            return Some(format!(
+                "{}: data.key_format = \"binary\" (db_bench's keys) is for kv engines; a SQL \
+                 table's key and a document's _id are text (key_format = \"ycsb\")",
+                self.loaded.source
+            ));
+        }
+        None
+    }
+
     fn step<'a>(&'a self, engine: Db<'a>, index: usize, _stop: &Stop) -> NewStep<'a> {
         // The load starts from nothing: on a SQL database it makes the table, as YCSB's
         // JdbcDBCreateTable does first; on a document server it drops the collection.
         let table = &self.loaded.file.data.table;
         let f = &self.loaded.file;
-        let sql_only = !f.tables.is_empty() || f.phases.iter().any(|p| !p.scripts.is_empty());
-        if sql_only && !matches!(engine, Db::Sql(_)) {
-            anyhow::bail!(
-                "{} has SQL tables or scripts: run it on a SQL engine (innodb, myrocks, postgres, \
-                 sqlite-sql)",
-                self.loaded.source
-            );
-        }
-        if *f.data.key_format.get_ref() == KeyFormat::Binary
-            && matches!(engine, Db::Sql(_) | Db::Doc(_))
-        {
-            anyhow::bail!(
-                "{}: data.key_format = \"binary\" (db_bench's keys) is for kv engines; a SQL \
-                 table's key and a document's _id are text (key_format = \"ycsb\")",
-                self.loaded.source
-            );
+        if let Some(why) = self.refuses(engine.family()) {
+            anyhow::bail!("{why}");
         }
         let mut load = None;
         match (&self.steps[index], engine) {
