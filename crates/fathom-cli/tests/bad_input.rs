@@ -59,6 +59,19 @@ const FLAGS: &[Case] = &[
     case("serve --engine postgres", &["--data-dir"]),
 ];
 
+/// What cannot work with the engine or target given: refused before anything runs, so no run
+/// directory is made and no server started (each runs into a results directory of its own,
+/// which must not exist afterwards).
+#[rustfmt::skip]
+const BEFORE_ANYTHING: &[Case] = &[
+    case("run --engine rocksdb --workload pgbench/tpcb-like", &["SQL tables or scripts", "`rocksdb` is a kv engine"]),
+    case("run --engine mongodb --workload pgbench/tpcb-like", &["SQL tables or scripts", "`mongodb` is a doc engine"]),
+    case("run --engine null --workload ycsb/workloadc --duration 1s --find-max NOSUCH:p99<=5ms", &["NOSUCH", "READ"]),
+    case("run --engine null --workload ycsb/workloadc --find-max p99<=5ms", &["--find-max", "timed step", "--duration"]),
+    case("run --engine null --workload dbbench --duration -1s", &["--duration", "cannot be negative"]),
+    case("run --engine null --workload ycsb/workloadz", &["`ycsb/workloadz`", "ycsb/workloada"]),
+];
+
 /// Settings and options strings, for every engine (server engines refuse them before starting).
 #[rustfmt::skip]
 const ENGINE_INPUT: &[Case] = &[
@@ -327,6 +340,21 @@ fn every_malformed_input_is_refused_by_name_without_a_panic() {
         }
         if let Err(e) = refused(&argv, c.wants) {
             failures.push(e);
+        }
+    }
+    for (i, c) in BEFORE_ANYTHING.iter().enumerate() {
+        tried += 1;
+        let results = dir.path().join(format!("early{i}"));
+        let mut argv = expand(c.args, dir.path(), &good);
+        argv.extend(["--results".into(), results.display().to_string()]);
+        if let Err(e) = refused(&argv, c.wants) {
+            failures.push(e);
+        } else if results.exists() {
+            failures.push(format!(
+                "`fathom {}` refused, but after making {}",
+                argv.join(" "),
+                results.display()
+            ));
         }
     }
     for (text, wants) in EXPERIMENTS {

@@ -95,8 +95,17 @@ fn assert_bound(row: &serde_json::Map<String, Value>, bound: &str, why: &str) {
         q.starts_with(why),
         "why `{q}` does not start with `{why}`: {row:?}"
     );
+    assert_confident(row);
+}
+
+/// High confidence where the host was quiet; where it was not (a VM host's steal, a sibling
+/// process), the confidence may read lower, but then the report must say what disturbed it.
+fn assert_confident(row: &serde_json::Map<String, Value>) {
     let c = row["confidence"].as_str().unwrap();
-    assert!(c.starts_with("high"), "confidence {c}: {row:?}");
+    assert!(
+        c.starts_with("high") || c.contains("disturbed: "),
+        "confidence `{c}` neither high nor naming a disturbance: {row:?}"
+    );
 }
 
 #[test]

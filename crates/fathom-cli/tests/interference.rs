@@ -69,4 +69,14 @@ fn a_step_beside_a_busy_process_is_marked_with_its_share() {
         text.contains("readrandom disturbed (repeat 1): other processes used"),
         "{text}"
     );
+    // The host was full, but not by this run: its bound is not called saturated.
+    let bound = table_row(&report_json(&busy), "bound", "readrandom");
+    let why = bound["why"].as_str().unwrap();
+    assert!(!why.starts_with("saturated"), "{bound:?}");
+    if why.contains("% idle") && !why.starts_with("latency-bound") {
+        assert!(
+            why.starts_with("interference: other processes used"),
+            "{bound:?}"
+        );
+    }
 }

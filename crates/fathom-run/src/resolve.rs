@@ -371,11 +371,16 @@ impl RunSpec {
         }
         if let Some(f) = &self.find_max {
             // Every step the search will probe, checked now rather than when its turn comes.
-            for step in built
-                .steps()
-                .iter()
+            let timed: Vec<&StepPlan> = (built.steps().iter())
                 .filter(|s| s.clients > 0 && s.duration.is_some())
-            {
+                .collect();
+            if timed.is_empty() {
+                anyhow::bail!(
+                    "--find-max searches a timed step, and workload `{}` has none as given (its steps run a fixed amount of work); give --duration (e.g. --duration 60s)",
+                    w.name
+                );
+            }
+            for step in timed {
                 let kinds: Vec<&str> = step.kinds.list().iter().map(|k| k.name).collect();
                 f.target
                     .check_kinds(&kinds)

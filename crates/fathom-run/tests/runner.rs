@@ -209,10 +209,14 @@ fn what_cannot_work_is_said_before_anything_runs() {
     );
 
     let (null, reads) = input("null", "ycsb/workloadc", &[]);
-    let search = DriveInput {
+    let mut search = DriveInput {
         find_max: Some("NOSUCH:p99<=5ms".into()),
         ..DriveInput::default()
     };
+    // YCSB's run phase counts operations unless given a duration: nothing to search.
+    let e = format!("{:#}", resolve_flags(&null, &reads, &search).unwrap_err());
+    assert!(e.contains("timed step") && e.contains("--duration"), "{e}");
+    search.duration = Some("2s".parse().unwrap());
     let e = format!("{:#}", resolve_flags(&null, &reads, &search).unwrap_err());
     assert!(e.contains("NOSUCH") && e.contains("READ"), "{e}");
 }

@@ -105,13 +105,21 @@ pub fn judge(
     if let Some(d) = median.host.disturbance(median.seconds) {
         lower(format!("disturbed: {d}"));
     }
-    let qualifier = named.first().map(|name| {
-        let q = qualify(name, median, limits);
-        if let Some(soft) = q.soft {
-            lower(soft);
-        }
-        q.text
-    });
+    // Each named share explained: a two-part verdict says what held each part.
+    let parts: Vec<String> = named
+        .iter()
+        .map(|name| {
+            let q = qualify(name, median, limits);
+            if let Some(soft) = q.soft {
+                lower(soft);
+            }
+            match named.len() {
+                1 => q.text,
+                _ => format!("{name}: {}", q.text),
+            }
+        })
+        .collect();
+    let qualifier = (!parts.is_empty()).then(|| parts.join("; "));
     Some(Verdict {
         whose,
         bound,
@@ -138,15 +146,15 @@ impl Qualified {
 fn qualify(name: &str, m: &StepSummary, limits: Option<&DeviceLimits>) -> Qualified {
     let h = &m.host;
     let idle = format!("host CPU {:.0}% idle", h.idle_pct);
+    // A full host is blamed on this run only when nothing else filled it.
+    let full = |m: &StepSummary| match h.disturbance(m.seconds) {
+        Some(d) => Qualified::plain(format!("interference: {d}; {idle}")),
+        None => Qualified::plain(format!("saturated: {idle}")),
+    };
     match name {
-        "engine cpu" | "harness cpu" if h.idle_pct < CPU_SATURATED_IDLE_PCT => {
-            Qualified::plain(format!("saturated: {idle}"))
-        }
+        "engine cpu" | "harness cpu" if h.idle_pct < CPU_SATURATED_IDLE_PCT => full(m),
         "engine cpu" | "harness cpu" => Qualified::plain(format!("latency-bound: {idle}")),
-        "waiting for a cpu" => match h.disturbance(m.seconds) {
-            Some(d) => Qualified::plain(format!("interference: {d}")),
-            None => Qualified::plain(format!("saturated: {idle}")),
-        },
+        "waiting for a cpu" => full(m),
         "paced" => Qualified::plain(match m.arrival_rate {
             Some(rate) => format!(
                 "the offered load was met: {:.0} of {rate:.0} operations a second",
@@ -369,6 +377,42 @@ mod tests {
         assert_eq!(v.bound, Bound::One("engine cpu"));
         assert!(v.why.contains(&"repeats differ".to_string()), "{:?}", v.why);
         assert!(v.confidence < Confidence::High);
+    }
+
+    #[test]
+    fn a_full_host_is_blamed_on_others_when_they_filled_it() {
+        let mut m = step(9.0, 0.0, 1.0);
+        m.host.idle_pct = 0.0;
+        let v = judge(&[&m], &m, None).unwrap();
+        assert!(v
+            .qualifier
+            .unwrap()
+            .starts_with("saturated: host CPU 0% idle"));
+        // One client on two cores cannot fill the host: other processes did.
+        m.host.others_cores = Some(1.1);
+        m.host.others_pct = Some(55.0);
+        let v = judge(&[&m], &m, None).unwrap();
+        let q = v.qualifier.unwrap();
+        assert!(
+            q.starts_with("interference: other processes used 1.10 cores"),
+            "{q}"
+        );
+        assert!(q.ends_with("host CPU 0% idle"), "{q}");
+    }
+
+    #[test]
+    fn both_parts_of_a_two_part_verdict_are_explained() {
+        let mut m = step(4.5, 4.5, 1.0);
+        m.host.rps = Some(9_000.0);
+        m.host.aqu_sz = Some(1.0);
+        let v = judge(&[&m], &m, Some(&limits(false))).unwrap();
+        assert!(matches!(v.bound, Bound::Two(..)), "{:?}", v.bound);
+        let q = v.qualifier.unwrap();
+        assert!(
+            q.contains("engine cpu: latency-bound: host CPU 50% idle"),
+            "{q}"
+        );
+        assert!(q.contains("device: saturated: 9000 reads/s"), "{q}");
     }
 
     #[test]

@@ -20,8 +20,9 @@ what the threads slept in: locks (futex), commits (fsync family), network, sleep
 faults), off cpu (the rest; without --waits all but block IO). why: saturated when the resource was at its\n\
 limit (host CPU under 5% idle; IOPS at 80% of the device's calibrated figure at the step's queue depth,\n\
 bandwidth at 80% of its sequential figure, flushes at 80% of its synced-write rate: fathom calibrate),\n\
-latency-bound when it was not (one operation's chain of waits bounded it), interference when other\n\
-processes used the CPU. confidence: high with a margin of 25 points, medium 15, else low; one level lower\n\
+latency-bound when it was not (one operation's chain of waits bounded it), interference when the host's\n\
+CPU was full and other processes had a share of it (for any verdict that blames the CPU); a two-part verdict\n\
+says what held each part. confidence: high with a margin of 25 points, medium 15, else low; one level lower\n\
 for each of: repeats that differ, 25% unexplained, disturbance, a soft device limit. In a seeded\n\
 simulation at 15% run-to-run noise the rule names a share that is not the top one in 1.8% of its\n\
 single-run verdicts, 0.4% over three repeats, 0.1% over five; high-confidence ones far less (docs/bounds.md).\n";
