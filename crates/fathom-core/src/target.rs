@@ -90,6 +90,10 @@ pub trait Target: Send + Sync {
     fn counters(&self) -> Counters {
         Counters::new()
     }
+    /// Waits, briefly, until what the step's clients did has reached the counters (a server
+    /// that publishes its sessions' statistics late); called once the clients are gone,
+    /// before the step's last counters are read.
+    fn settle(&self) {}
     /// Statistics of one step from counters read before and after it (`seconds` long). The
     /// default reports the deltas; engines add derived figures such as write amplification.
     fn step_stats(&self, before: &Counters, after: &Counters, seconds: f64) -> EngineStats {

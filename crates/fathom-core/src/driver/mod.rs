@@ -369,6 +369,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     if let Some(w) = run.watch {
         w.ended();
     }
+    target.settle();
     let counters_after = target.counters();
     hlog::write(
         &run.files.histograms,

@@ -8,6 +8,7 @@
 use crate::postgres::{self, Postgres};
 use crate::server::{Launch, Managed, Server, SocketDir};
 use crate::{fetched, EngineConfig};
+use anyhow::Context;
 use fathom_core::target::{Counters, Maintenance, Target};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -47,9 +48,20 @@ pub struct Ferret {
 }
 
 impl Ferret {
-    pub fn start(config: &EngineConfig, version: &str, cache: u64) -> anyhow::Result<Ferret> {
+    /// Starts PostgreSQL, then FerretDB over it; `pushdown_indexes`: with the indexes its
+    /// pushed-down filters can use (`pushdown`).
+    pub fn start(
+        config: &EngineConfig,
+        version: &str,
+        cache: u64,
+        pushdown_indexes: bool,
+    ) -> anyhow::Result<Ferret> {
         let bin = binary(version)?;
         let pg = postgres::start_backend(config, cache)?;
+        if pushdown_indexes {
+            super::pushdown::install(pg.address(), pg.database())
+                .context("installing the pushdown indexes' trigger in FerretDB's PostgreSQL")?;
+        }
         let pg_dir = pg
             .socket_dir()
             .ok_or_else(|| anyhow::anyhow!("the PostgreSQL under FerretDB has no socket"))?;
@@ -131,6 +143,11 @@ impl Ferret {
             .into_iter()
             .map(|(k, v)| (format!("postgres.{k}"), v))
             .collect()
+    }
+
+    /// Waits until FerretDB's sessions' statistics have reached PostgreSQL's counters.
+    pub fn settle(&self) {
+        self.pg.settle()
     }
 
     /// Fails when FerretDB or its PostgreSQL has exited.

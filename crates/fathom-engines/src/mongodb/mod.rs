@@ -25,6 +25,7 @@ use std::path::PathBuf;
 mod errors;
 mod ferretdb;
 mod lean;
+mod pushdown;
 mod session;
 mod wire;
 
@@ -63,6 +64,11 @@ pub struct MongoSettings {
     version: String,
     /// without `url`: the PostgreSQL under FerretDB's shared_buffers
     cache_size: Size,
+    /// without `url`: beside each index FerretDB makes, a GIN index on the same fields and
+    /// custom plans, so the filters it sends PostgreSQL (`_jsonb->'f' @> value`, which its
+    /// btree indexes cannot serve) read by index; off: FerretDB as released, whose point
+    /// operations scan the collection
+    pushdown_indexes: Switch,
     /// the sessions' client: fathom (its own: one write and one read per command), driver
     /// (the official mongodb crate), or auto: fathom's unless the server needs what only the
     /// driver does (a login, TLS, several hosts, transactions)
@@ -115,6 +121,7 @@ impl Default for MongoSettings {
             transactions: Transactions::Auto,
             version: ferretdb::VERSION.into(),
             cache_size: Size::new("256m"),
+            pushdown_indexes: Switch::new("on"),
             client: ClientChoice::Auto,
         }
     }
@@ -193,7 +200,12 @@ fn server(
     s: &MongoSettings,
 ) -> anyhow::Result<(String, Vec<u32>, Option<ferretdb::Ferret>)> {
     if s.url.is_empty() {
-        let f = ferretdb::Ferret::start(config, &s.version, s.cache_size.value)?;
+        let f = ferretdb::Ferret::start(
+            config,
+            &s.version,
+            s.cache_size.value,
+            s.pushdown_indexes.value,
+        )?;
         return Ok((f.url(), f.pids(), Some(f)));
     }
     if !config.options.trim().is_empty() {
@@ -324,6 +336,11 @@ impl Target for MongoDb {
     }
     /// The server's operation counters (`serverStatus.opcounters`) and, under FerretDB, the
     /// PostgreSQL's.
+    fn settle(&self) {
+        if let Some(b) = &self.backend {
+            b.settle();
+        }
+    }
     fn counters(&self) -> Counters {
         let mut c = Counters::new();
         if let Ok(status) = self.db.run_command(doc! {"serverStatus": 1}).run() {

@@ -32,6 +32,31 @@ pub(super) fn settings(admin: &mut Client, setup: &[String]) -> BTreeMap<String,
         .unwrap_or_default()
 }
 
+/// How long the counters wait for other sessions' statistics to reach the shared counters.
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Waits (up to `SETTLE`) until every other client session has flushed its statistics: a
+/// backend keeps its counts until it exits, or until it has been idle for up to a second
+/// (PostgreSQL flushes at most once a second), so counters read as the clients disconnect
+/// miss their last second of commits.
+pub(super) fn settle(admin: &mut Client) {
+    let start = std::time::Instant::now();
+    while start.elapsed() < SETTLE {
+        let pending = admin.query_one(
+            "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' \
+             AND pid <> pg_backend_pid() \
+             AND (state IS DISTINCT FROM 'idle' OR state_change > clock_timestamp() - interval '1100 ms')",
+            &[],
+        );
+        match pending {
+            Ok(row) if row.get::<_, i64>(0) > 0 => {
+                std::thread::sleep(std::time::Duration::from_millis(50))
+            }
+            _ => return,
+        }
+    }
+}
+
 /// pg_stat_database's counters of the current database (empty when the query fails).
 pub(super) fn counters(admin: &mut Client) -> Counters {
     let row = admin.query_opt(
@@ -49,12 +74,24 @@ pub(super) fn counters(admin: &mut Client) -> Counters {
         "xact_rollback",
         "deadlocks",
     ];
-    match row {
+    let mut counters: Counters = match row {
         Ok(Some(r)) => names
             .iter()
             .enumerate()
             .map(|(i, n)| (n.to_string(), r.get::<_, f64>(i)))
             .collect(),
         _ => Counters::new(),
+    };
+    // Rows read from the user tables alone (the database's counters above include the
+    // catalogs' and the statistics views'): by scans, and fetched through indexes.
+    let tables = admin.query_opt(
+        "SELECT COALESCE(sum(seq_tup_read), 0)::float8, COALESCE(sum(idx_tup_fetch), 0)::float8 \
+         FROM pg_stat_user_tables",
+        &[],
+    );
+    if let Ok(Some(r)) = tables {
+        counters.insert("table_rows_scanned".into(), r.get::<_, f64>(0));
+        counters.insert("table_rows_by_index".into(), r.get::<_, f64>(1));
     }
+    counters
 }

@@ -268,6 +268,9 @@ impl ServerKind for Pg {
     fn variables(admin: &mut Client, setup: &[String]) -> BTreeMap<String, String> {
         admin::settings(admin, setup)
     }
+    fn settle(admin: &mut Client) {
+        admin::settle(admin)
+    }
     fn counters(admin: &mut Client) -> Counters {
         admin::counters(admin)
     }

@@ -77,6 +77,10 @@ pub trait ServerKind: SettingsKind {
     /// The server's variables that matter for a run, plus those the setup's lines set.
     fn variables(admin: &mut Self::Admin, setup: &[String]) -> BTreeMap<String, String>;
     fn counters(admin: &mut Self::Admin) -> Counters;
+    /// Waits until the sessions' statistics have reached the counters (`Target::settle`).
+    fn settle(admin: &mut Self::Admin) {
+        let _ = admin;
+    }
     fn maintain(self, admin: &mut Self::Admin, action: Maintenance) -> anyhow::Result<()>;
     /// The storage engine tables are created with, where the server has several.
     fn storage_engine(self) -> Option<&'static str> {
@@ -231,6 +235,9 @@ impl<K: ServerKind> Target for SqlServer<K> {
     }
     fn counters(&self) -> Counters {
         K::counters(&mut self.admin())
+    }
+    fn settle(&self) {
+        K::settle(&mut self.admin())
     }
     fn check(&self) -> anyhow::Result<()> {
         self.managed.check()
