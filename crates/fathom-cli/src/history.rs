@@ -9,7 +9,7 @@ use fathom_core::table::{Cell, Style, Table};
 use fathom_report::draw::svg::{Line, LineChart};
 use fathom_report::model::Model;
 use fathom_report::section::{Chart, Section, Shown, Titled};
-use fathom_run::history::{Filter, History, Series};
+use fathom_run::history::{Filter, History, Series, SeriesKey};
 use std::path::Path;
 
 #[derive(Args)]
@@ -136,7 +136,7 @@ const METHOD: &str = "changes by E-divisive means (alpha 1, permutation test of 
 /// The table of series a mixed selection splits into, one row each.
 fn series_table(h: &History) -> Table {
     let mut columns = vec!["series"];
-    columns.extend(h.varies.iter().copied());
+    columns.extend(h.varies.iter().map(|d| SeriesKey::heading(d)));
     columns.extend(["runs", "first", "last", "changes"]);
     let mut t = Table::new(&columns);
     for (n, s) in h.series.iter().enumerate() {
@@ -180,7 +180,10 @@ fn split(h: &History, title: &str, figure: &str, by_version: bool) -> Model {
         "the selection holds {} series, runs that differ in {}: each is judged on its own \
          (--setup, --clients, --param, --host pick one)\n",
         h.series.len(),
-        h.varies.join(", ")
+        (h.varies.iter())
+            .map(|d| SeriesKey::heading(d))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     let mut sections = Vec::new();
     for (n, s) in h.series.iter().enumerate() {

@@ -140,6 +140,13 @@ pub fn parse_time(text: &str) -> Result<std::time::SystemTime, String> {
     Ok(std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(secs))
 }
 
+/// A count of clients as words: "1 client", "4 clients".
+pub fn clients(n: impl std::fmt::Display) -> String {
+    let n = n.to_string();
+    let noun = if n == "1" { "client" } else { "clients" };
+    format!("{n} {noun}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -136,9 +136,10 @@ pub const DISTURBED_STEAL_PCT: f64 = 2.0;
 
 impl HostRates {
     /// What else used the host over a window of `seconds`, when it passed a threshold: other
-    /// processes' CPU or steal. A window under a second holds too few ticks to say.
+    /// processes' CPU or steal. A window under 0.9 s holds too few ticks to say (a step run
+    /// for `1s` measures a little under a second).
     pub fn disturbance(&self, seconds: f64) -> Option<String> {
-        if seconds < 1.0 {
+        if seconds < 0.9 {
             return None;
         }
         let mut what = Vec::new();

@@ -58,9 +58,9 @@ pub fn describe(r: &Row) -> String {
         .map(|(lo, hi)| format!(", 95% CI {lo:.3}..{hi:.3}"))
         .unwrap_or_default();
     format!(
-        "{} ({} clients): {} vs {}: {}, new/base {:.3}{ci}",
+        "{} ({}): {} vs {}: {}, new/base {:.3}{ci}",
         r.step,
-        r.clients,
+        crate::units::clients(r.clients),
         r.new,
         r.base,
         r.verdict.text(),

@@ -394,13 +394,13 @@ pub fn mismatch(base: &Side, new: &Side, judge: &Judge) -> Option<String> {
             .collect();
         if !beyond.is_empty() {
             return Some(format!(
-                "{} and {} ran {} at {} clients with different parameters ({}): their figures \
+                "{} and {} ran {} at {} with different parameters ({}): their figures \
                  measure different things; compare runs of one definition, or name what the \
                  comparison is across with --across {}",
                 base.label,
                 new.label,
                 b.workload,
-                b.clients,
+                crate::units::clients(b.clients),
                 beyond.join(", "),
                 differ
                     .iter()

@@ -27,8 +27,9 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
     section.legend = Some(LEGEND);
     for run in input.runs {
         let label = format!(
-            "{} ({} clients)",
-            run.manifest.setup.name, run.manifest.clients
+            "{} ({})",
+            run.manifest.setup.name,
+            fathom_core::units::clients(run.manifest.clients)
         );
         for step in searched_steps(run) {
             let probes: Vec<&StepSummary> = (run.steps.iter())

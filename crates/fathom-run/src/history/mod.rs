@@ -116,7 +116,7 @@ impl Filter {
             out += &format!(" with setup `{s}`");
         }
         if let Some(c) = self.clients {
-            out += &format!(" at {c} clients");
+            out += &format!(" at {}", fathom_core::units::clients(c));
         }
         for (k, v) in &self.params {
             out += &format!(" with {k}={v}");
@@ -143,7 +143,7 @@ pub struct Point {
 /// the dimensions in which the series differ.
 pub struct History {
     pub series: Vec<Series>,
-    pub varies: Vec<&'static str>,
+    pub varies: Vec<String>,
 }
 
 /// Orders engine versions as numbers where they are (8.10 after 8.9).

@@ -119,20 +119,48 @@ impl SeriesKey {
         ]
     }
 
-    /// The dimensions in which `keys` differ, in the order `dimensions` lists them.
-    pub fn varying<'a>(keys: impl Iterator<Item = &'a SeriesKey> + Clone) -> Vec<&'static str> {
+    /// The dimensions in which `keys` differ, in the order `dimensions` lists them; where
+    /// their parameters differ, each parameter that does, by its name (`num_keys`), rather
+    /// than the whole parameter string.
+    pub fn varying<'a>(keys: impl Iterator<Item = &'a SeriesKey> + Clone) -> Vec<String> {
         let first = keys.clone().next().map(SeriesKey::dimensions);
         let Some(first) = first else {
             return Vec::new();
         };
-        (0..first.len())
-            .filter(|&d| keys.clone().any(|k| k.dimensions()[d].1 != first[d].1))
-            .map(|d| first[d].0)
-            .collect()
+        let mut out = Vec::new();
+        for d in
+            (0..first.len()).filter(|&d| keys.clone().any(|k| k.dimensions()[d].1 != first[d].1))
+        {
+            if first[d].0 != "params" {
+                out.push(first[d].0.to_string());
+                continue;
+            }
+            let names: std::collections::BTreeSet<&String> =
+                keys.clone().flat_map(|k| k.params_map.keys()).collect();
+            let base = keys.clone().next().map(|k| &k.params_map);
+            out.extend(
+                names
+                    .into_iter()
+                    .filter(|n| {
+                        keys.clone()
+                            .any(|k| k.params_map.get(*n) != base.and_then(|b| b.get(*n)))
+                    })
+                    .map(|n| format!("{PARAM}{n}")),
+            );
+        }
+        out
     }
 
-    /// This key's value of one dimension (as `varying` names it).
+    /// This key's value of one dimension (as `varying` names it): a parameter's value, `-`
+    /// where the key has none.
     pub fn value(&self, dimension: &str) -> String {
+        if let Some(name) = dimension.strip_prefix(PARAM) {
+            return self
+                .params_map
+                .get(name)
+                .cloned()
+                .unwrap_or_else(|| "-".into());
+        }
         self.dimensions()
             .into_iter()
             .find(|(name, _)| *name == dimension)
@@ -140,17 +168,26 @@ impl SeriesKey {
             .unwrap_or_default()
     }
 
-    /// This key's values of the dimensions `varies` names: `clients 8, params num_keys=1000`.
-    pub fn describe(&self, varies: &[&str]) -> String {
-        let parts: Vec<String> = self
-            .dimensions()
-            .into_iter()
-            .filter(|(name, _)| varies.contains(name))
-            .map(|(name, value)| format!("{name} {value}"))
+    /// A dimension as a column's name: a parameter by its own name.
+    pub fn heading(dimension: &str) -> &str {
+        dimension.strip_prefix(PARAM).unwrap_or(dimension)
+    }
+
+    /// This key's values of the dimensions `varies` names: `clients 8, num_keys=1000`.
+    pub fn describe(&self, varies: &[String]) -> String {
+        let parts: Vec<String> = varies
+            .iter()
+            .map(|d| match d.strip_prefix(PARAM) {
+                Some(name) => format!("{name}={}", self.value(d)),
+                None => format!("{d} {}", self.value(d)),
+            })
             .collect();
         parts.join(", ")
     }
 }
+
+/// How `varying` names one parameter.
+const PARAM: &str = "param:";
 
 impl PartialEq for SeriesKey {
     fn eq(&self, other: &SeriesKey) -> bool {
@@ -225,5 +262,25 @@ mod tests {
         c.host.cpu_model = a.host.cpu_model.clone();
         c.host.memory_bytes *= 2;
         assert_ne!(key(&a), key(&c));
+    }
+
+    /// Series that differ in one parameter of many are named by it, not by the whole string.
+    #[test]
+    fn series_are_named_by_the_parameter_that_differs() {
+        let run = |keys: &str| {
+            let mut m = RunManifest::default();
+            for (k, v) in [("steps", "fillseq,readrandom"), ("value_size", "400")] {
+                m.params.insert(k.into(), v.into());
+            }
+            m.params.insert("num_keys".into(), keys.into());
+            m.clients = 4;
+            SeriesKey::of(&m, false, false)
+        };
+        let (a, b) = (run("1000"), run("2000"));
+        let varies = SeriesKey::varying([&a, &b].into_iter());
+        assert_eq!(varies, vec!["param:num_keys".to_string()]);
+        assert_eq!(a.describe(&varies), "num_keys=1000");
+        assert_eq!(SeriesKey::heading(&varies[0]), "num_keys");
+        assert_eq!(b.value(&varies[0]), "2000");
     }
 }
