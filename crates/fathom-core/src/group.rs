@@ -181,6 +181,38 @@ mod tests {
     use super::*;
     use crate::result::PerOp;
 
+    /// A full TPC-C run and check-only runs of the same setup in one directory are two series,
+    /// each labelled by the steps it ran, not repeats of one.
+    #[test]
+    fn runs_of_other_steps_are_another_series() {
+        let run = |steps: &str| {
+            let mut manifest = crate::result::RunManifest::default();
+            manifest.setup.name = "innodb".into();
+            manifest.workload = "tpcc".into();
+            manifest.clients = 2;
+            manifest.params.insert("warehouses".into(), "1".into());
+            manifest.params.insert("steps".into(), steps.into());
+            manifest
+                .params
+                .insert("seed".into(), steps.len().to_string());
+            LoadedRun {
+                path: steps.into(),
+                manifest,
+                steps: Vec::new(),
+            }
+        };
+        let runs = vec![run("prepare,run,check"), run("check"), run("check")];
+        let all = series(&runs);
+        assert_eq!(all.len(), 2);
+        assert_eq!(
+            all[1].runs.len(),
+            2,
+            "the check-only runs are repeats of one"
+        );
+        assert_eq!(all[0].label(&all), "innodb [steps=prepare,run,check]");
+        assert_eq!(all[1].label(&all), "innodb [steps=check]");
+    }
+
     #[test]
     fn medians() {
         assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);

@@ -220,8 +220,8 @@ impl<'e> Terminal<'e> {
         let key = [Value::Int(p.cw), Value::Int(p.cd), Value::Int(c)];
         self.row(s.customer_for_update, &key, 0)?;
         let credit = self.text(9)?.to_string();
-        let balance = format!("{:.6}", self.float(12)? - amount as f64);
-        let ytd = format!("{:.6}", self.float(13)? + amount as f64);
+        let balance = format!("{:.2}", self.float(12)? - amount as f64);
+        let ytd = format!("{:.2}", self.float(13)? + amount as f64);
         let (balance, ytd) = (Value::Number(&balance), Value::Number(&ytd));
         if credit != "BC" {
             self.run(s.pay, &[balance, ytd, key[0], key[1], key[2]])?;
