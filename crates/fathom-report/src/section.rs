@@ -50,6 +50,9 @@ pub struct Section {
     /// How to read the section's columns; the report's notes end with it.
     pub legend: Option<&'static str>,
     pub shown: Shown,
+    /// How its tables' rows summarise the runs, said after each table's title in text
+    /// ("median over repeats"); `None` where they are not medians.
+    pub over: Option<&'static str>,
 }
 
 impl Section {
@@ -60,6 +63,7 @@ impl Section {
             charts: Vec::new(),
             paragraph: None,
             legend: None,
+            over: Some("median over repeats"),
             shown: Shown::Everywhere,
         }
     }

@@ -1,5 +1,5 @@
 //! The terminal, Markdown and CSV renderings of the report model: what ran, the main table,
-//! each section's tables titled "(median over repeats)", the notes, and the intervals when
+//! each section's tables titled with how their rows summarise the runs ("median over repeats"), the notes, and the intervals when
 //! asked for. CSV holds the main table (or the intervals) alone, one header, for scripts.
 
 use super::renderer::Renderer;
@@ -43,7 +43,10 @@ fn render(m: &Model, markdown: bool) -> String {
     out += &table(&m.main.table);
     for section in m.sections.iter().filter(|s| s.shown == Shown::Everywhere) {
         for t in &section.tables {
-            out += &format!("\n{} (median over repeats):\n{gap}", t.title);
+            match section.over {
+                Some(over) => out += &format!("\n{} ({over}):\n{gap}", t.title),
+                None => out += &format!("\n{}:\n{gap}", t.title),
+            }
             out += &table(&t.table);
         }
         if let Some(p) = &section.paragraph {

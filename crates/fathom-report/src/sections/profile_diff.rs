@@ -154,6 +154,8 @@ pub fn section(sides: &[Side], pairs: &[(usize, usize)]) -> anyhow::Result<Optio
     };
     section.charts = charts;
     section.legend = Some(LEGEND);
+    // Each side's repeats' samples together, per operation: not a median.
+    section.over = Some("each side's repeats together");
     Ok(Some(section))
 }
 
