@@ -457,7 +457,7 @@ params = { num_keys = "1000", steps = "readrandom" }
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(
         e.contains("failed the gate")
-            && e.contains("readrandom (1 clients): spinning vs plain: slower"),
+            && e.contains("readrandom (1 client): spinning vs plain: slower"),
         "{e}"
     );
     // The report was printed and every run kept.
