@@ -42,7 +42,7 @@ pub fn parse(text: &str) -> Option<CpuCounters> {
 
 /// The `some` total of `/proc/pressure/cpu`: µs in which some task waited for a CPU.
 pub fn pressure_some_us() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/pressure/cpu").ok()?;
+    let text = crate::sample::read_proc("/proc/pressure/cpu").ok()?;
     parse_pressure(&text)
 }
 

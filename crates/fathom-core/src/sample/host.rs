@@ -5,7 +5,7 @@ use crate::result::HostFacts;
 use std::path::Path;
 
 fn read(path: impl AsRef<Path>) -> String {
-    std::fs::read_to_string(path)
+    crate::sample::read_proc(path)
         .map(|s| s.trim().to_string())
         .unwrap_or_default()
 }

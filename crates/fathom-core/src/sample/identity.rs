@@ -7,7 +7,7 @@ use crate::result::HostFacts;
 use std::path::Path;
 
 fn read(path: impl AsRef<Path>) -> Option<String> {
-    std::fs::read_to_string(path)
+    crate::sample::read_proc(path)
         .ok()
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())

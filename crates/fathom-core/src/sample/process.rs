@@ -57,7 +57,7 @@ pub fn with_descendants(roots: &[u32]) -> Vec<u32> {
             let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
                 continue;
             };
-            if let Some(ppid) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            if let Some(ppid) = crate::sample::read_proc(format!("/proc/{pid}/stat"))
                 .ok()
                 .and_then(|t| parse_ppid(&t))
             {
@@ -85,7 +85,7 @@ pub fn tree_ticks(roots: &[u32]) -> std::collections::BTreeMap<u32, u64> {
     with_descendants(roots)
         .into_iter()
         .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let stat = crate::sample::read_proc(format!("/proc/{pid}/stat")).ok()?;
             let (u, s, _) = parse_stat(&stat)?;
             let (cu, cs) = parse_reaped(&stat)?;
             Some((pid, u + s + cu + cs))
@@ -103,7 +103,7 @@ pub fn kernel_thread_ticks() -> std::collections::BTreeMap<u32, u64> {
     dir.flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
         .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let stat = crate::sample::read_proc(format!("/proc/{pid}/stat")).ok()?;
             let kernel = pid == 2 || parse_ppid(&stat) == Some(2);
             let (u, s, _) = parse_stat(&stat)?;
             kernel.then_some((pid, u + s))
@@ -126,7 +126,7 @@ pub fn ticks_between(
 /// Proportional set size (shared pages divided among the processes mapping them), bytes: the
 /// memory of a multi-process server without counting its shared buffers once per backend.
 pub fn pss_bytes(pid: u32) -> Option<u64> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+    let text = crate::sample::read_proc(format!("/proc/{pid}/smaps_rollup")).ok()?;
     text.lines()
         .find_map(|l| l.strip_prefix("Pss:"))
         .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
@@ -173,7 +173,7 @@ pub fn parse_io(text: &str) -> Option<(u64, u64)> {
 
 /// Bytes the calling thread has caused to be written (`/proc/thread-self/io`), 0 where unknown.
 pub fn thread_write_bytes() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/io")
+    crate::sample::read_proc("/proc/thread-self/io")
         .ok()
         .and_then(|t| parse_io(&t))
         .map_or(0, |(_, w)| w)
@@ -183,18 +183,18 @@ pub fn thread_write_bytes() -> u64 {
 /// children's CPU counts as its own, so the CPU of a process tree's exited members is kept.
 pub fn read(pid: u32, reaped: bool) -> Option<ProcCounters> {
     let dir = format!("/proc/{pid}");
-    let stat = std::fs::read_to_string(format!("{dir}/stat")).ok()?;
+    let stat = crate::sample::read_proc(format!("{dir}/stat")).ok()?;
     let (mut utime, mut stime, major_faults) = parse_stat(&stat)?;
     if reaped {
         let (cu, cs) = parse_reaped(&stat)?;
         utime += cu;
         stime += cs;
     }
-    let status = std::fs::read_to_string(format!("{dir}/status")).ok()?;
+    let status = crate::sample::read_proc(format!("{dir}/status")).ok()?;
     let (rss_bytes, rss_peak_bytes) = parse_status(&status)?;
     let anon_bytes = status_kb(&status, "RssAnon:").unwrap_or(0);
     // `io` is readable only by the owner or root; missing IO figures are not fatal.
-    let (read_bytes, write_bytes) = std::fs::read_to_string(format!("{dir}/io"))
+    let (read_bytes, write_bytes) = crate::sample::read_proc(format!("{dir}/io"))
         .ok()
         .and_then(|t| parse_io(&t))
         .unwrap_or((0, 0));

@@ -105,8 +105,8 @@ fn parse_task_stat(text: &str) -> Option<(u64, u64)> {
 /// The times of the task whose `/proc` directory is `dir`.
 fn read_task(dir: &str, now: Clock) -> Option<Times> {
     let (cpu_ns, runq_ns) =
-        parse_schedstat(&std::fs::read_to_string(format!("{dir}/schedstat")).ok()?)?;
-    let (start, blkio) = parse_task_stat(&std::fs::read_to_string(format!("{dir}/stat")).ok()?)?;
+        parse_schedstat(&crate::sample::read_proc(format!("{dir}/schedstat")).ok()?)?;
+    let (start, blkio) = parse_task_stat(&crate::sample::read_proc(format!("{dir}/stat")).ok()?)?;
     let tick_ns = 1_000_000_000 / now.hz;
     Some(Times {
         cpu_ns,
@@ -362,7 +362,7 @@ impl DelayAccounting {
     /// Turns delay accounting on where it is off and fathom may (root); `on` says whether it
     /// is on now.
     pub fn on() -> DelayAccounting {
-        match std::fs::read_to_string(DELAYACCT).map(|s| s.trim().to_string()) {
+        match crate::sample::read_proc(DELAYACCT).map(|s| s.trim().to_string()) {
             Ok(v) if v == "1" => DelayAccounting {
                 restore: None,
                 on: true,
@@ -384,7 +384,7 @@ impl DelayAccounting {
 
 /// True when delay accounting is on now.
 pub fn delay_accounting_on() -> bool {
-    std::fs::read_to_string(DELAYACCT).is_ok_and(|s| s.trim() == "1")
+    crate::sample::read_proc(DELAYACCT).is_ok_and(|s| s.trim() == "1")
 }
 
 impl Drop for DelayAccounting {

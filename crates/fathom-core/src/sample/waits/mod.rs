@@ -313,7 +313,7 @@ struct Look {
 fn look(tid: u32) -> Option<Look> {
     // A thread's own directory, listed or not under /proc.
     let dir = format!("/proc/{tid}");
-    let stat = std::fs::read_to_string(format!("{dir}/stat")).ok()?;
+    let stat = crate::sample::read_proc(format!("{dir}/stat")).ok()?;
     let state = stat[stat.rfind(')')? + 1..]
         .split_whitespace()
         .next()?
@@ -326,7 +326,7 @@ fn look(tid: u32) -> Option<Look> {
             unreadable: false,
         });
     }
-    Some(match std::fs::read_to_string(format!("{dir}/syscall")) {
+    Some(match crate::sample::read_proc(format!("{dir}/syscall")) {
         Ok(t) if t.starts_with("running") => Look {
             state: 'R',
             nr: None,
