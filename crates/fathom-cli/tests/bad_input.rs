@@ -294,16 +294,6 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// Names another host in the copy's manifest, so `merge` takes it for a second host's run and
-/// reads on to the corrupted file (a plain copy is refused as the same run given twice).
-fn as_another_host(run: &Path) {
-    let manifest = run.join("run.json");
-    let text = std::fs::read_to_string(&manifest).unwrap();
-    let mut m: serde_json::Value = serde_json::from_str(&text).unwrap();
-    m["host"]["hostname"] = serde_json::Value::from("another-host");
-    std::fs::write(&manifest, serde_json::to_string_pretty(&m).unwrap()).unwrap();
-}
-
 #[test]
 fn every_malformed_input_is_refused_by_name_without_a_panic() {
     let dir = server_scratch();
@@ -373,8 +363,9 @@ fn every_malformed_input_is_refused_by_name_without_a_panic() {
     for (i, (file, how, commands, wants)) in RESULT_FILES.iter().enumerate() {
         let bad = dir.path().join(format!("bad{i}"));
         copy_dir(&good, &bad);
+        // merge reads on to the corrupted file only for what it takes as another host's run.
         if commands.contains(&"merge") {
-            as_another_host(&bad);
+            as_another_host(&bad, "another-host");
         }
         corrupt(&bad.join(file), how);
         for cmd in *commands {

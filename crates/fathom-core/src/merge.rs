@@ -267,11 +267,16 @@ fn same_run(runs: &[LoadedRun]) -> Option<(&LoadedRun, &LoadedRun)> {
             m.host.data_dir.clone(),
         )
     };
-    let canonical = |r: &LoadedRun| std::fs::canonicalize(&r.path).unwrap_or(r.path.clone());
-    for (i, a) in runs.iter().enumerate() {
-        for b in &runs[i + 1..] {
-            if canonical(a) == canonical(b) || identity(a) == identity(b) {
-                return Some((a, b));
+    let keys: Vec<_> = (runs.iter())
+        .map(|r| {
+            let path = std::fs::canonicalize(&r.path).unwrap_or(r.path.clone());
+            (path, identity(r))
+        })
+        .collect();
+    for i in 0..runs.len() {
+        for j in i + 1..runs.len() {
+            if keys[i].0 == keys[j].0 || keys[i].1 == keys[j].1 {
+                return Some((&runs[i], &runs[j]));
             }
         }
     }

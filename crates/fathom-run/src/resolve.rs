@@ -372,7 +372,7 @@ impl RunSpec {
         if let Some(f) = &self.find_max {
             // Every step the search will probe, checked now rather than when its turn comes.
             let timed: Vec<&StepPlan> = (built.steps().iter())
-                .filter(|s| s.clients > 0 && s.duration.is_some())
+                .filter(|s| s.runs_for_a_time())
                 .collect();
             if timed.is_empty() {
                 anyhow::bail!(

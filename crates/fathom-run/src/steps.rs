@@ -64,7 +64,7 @@ impl Steps<'_> {
             }
             let plan = self.driven(plan);
             match &self.spec.find_max {
-                Some(f) if plan.clients > 0 && plan.duration.is_some() => {
+                Some(f) if plan.runs_for_a_time() => {
                     self.search(i, &plan, f, &mut ran, observer)?
                 }
                 _ => {
@@ -115,6 +115,8 @@ impl Steps<'_> {
         ran: &mut Ran<'_>,
         observer: &mut dyn Observer,
     ) -> anyhow::Result<()> {
+        // RunSpec::check refused a bad target before anything ran; a spec read back from its
+        // serialized form (another process's, another host's) was not checked here.
         let kinds: Vec<&str> = plan.kinds.list().iter().map(|k| k.name).collect();
         f.target
             .check_kinds(&kinds)
@@ -216,7 +218,7 @@ impl Steps<'_> {
     /// `requestrate`).
     fn driven(&self, plan: &StepPlan) -> StepPlan {
         let mut plan = plan.clone();
-        if plan.clients > 0 && plan.duration.is_some() && self.spec.open_loop.is_some() {
+        if plan.runs_for_a_time() && self.spec.open_loop.is_some() {
             plan.open_loop = self.spec.open_loop;
         }
         plan

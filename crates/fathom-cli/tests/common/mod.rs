@@ -90,6 +90,15 @@ pub fn run_dirs(results: &Path) -> Vec<String> {
     v
 }
 
+/// Names host `name` in a run's manifest, so `merge` takes a copy of a run for another host's
+/// run (a plain copy is refused as the same run given twice).
+pub fn as_another_host(run: &Path, name: &str) {
+    let manifest = run.join("run.json");
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    m["host"]["hostname"] = Value::from(name);
+    std::fs::write(&manifest, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+}
+
 /// `fathom merge RUN COPY --out OUT`: one run merged with a copy of itself made another host's
 /// (its `run.json` names another host), as two hosts' runs of the same figures. (The same run
 /// twice is refused.)
@@ -102,10 +111,7 @@ pub fn merge_with_itself(run: &Path, out: &Path) -> String {
         .status()
         .unwrap();
     assert!(status.success());
-    let manifest = copy.join("run.json");
-    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
-    m["host"]["hostname"] = Value::from("other-host");
-    std::fs::write(&manifest, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    as_another_host(&copy, "other-host");
     ok(&fathom(&[
         "merge",
         run.to_str().unwrap(),

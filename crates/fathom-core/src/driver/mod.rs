@@ -197,6 +197,12 @@ pub struct StepPlan {
 }
 
 impl StepPlan {
+    /// Whether clients run the step for a time (a request phase), not a fixed amount of work
+    /// (a load) or no clients at all (maintenance): what a rate and a find-max search apply to.
+    pub fn runs_for_a_time(&self) -> bool {
+        self.clients > 0 && self.duration.is_some()
+    }
+
     /// How long a timed step lasts, warmup included; `None` for one that ends on a count.
     pub fn timed(&self) -> Option<Duration> {
         self.duration.map(|d| d + self.warmup)
