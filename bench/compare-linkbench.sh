@@ -4,7 +4,12 @@
 # loaded once by fathom. The two tools alternate REPEATS times; each figure is the median of
 # its repeats. The server's CPU per request is read from /proc for both tools alike (its
 # utime+stime over the run, divided by the requests the tool counted).
+# PHASE=load compares the load phase instead: before each tool's load the tables are made
+# afresh and empty (fathom's DDL, LinkBench's README schema), each tool loads the whole graph
+# with CLIENTS link loaders and its node loader, and the figures are links a second (the links
+# in the table after the load, over the seconds the tool reports) and the server's CPU per link.
 #   LINKBENCH_SRC=~/src/linkbench bench/compare-linkbench.sh         # 2 clients, 30 s, 5 repeats
+#   LINKBENCH_SRC=... PHASE=load bench/compare-linkbench.sh          # the load, 5 repeats
 #   LINKBENCH_SRC=... MAXID1=200001 CLIENTS=2 SECS=30 REPEATS=5 bench/compare-linkbench.sh
 #   LINKBENCH_SRC=... FATHOM_OLD=/path/to/older/fathom bench/compare-linkbench.sh  # a third column
 # LINKBENCH_SRC is a checkout of github.com/facebookarchive/linkbench; its Java is compiled here
@@ -17,13 +22,14 @@ MAXID1=${MAXID1:-200001}
 CLIENTS=${CLIENTS:-2}
 SECS=${SECS:-30}
 REPEATS=${REPEATS:-5}
+PHASE=${PHASE:-request}
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lib.sh
 . "$root/bench/lib.sh"
 "$root/scripts/setup.sh" --servers --java
 build_fathom
 work=$(mktemp -d /tmp/fathom-vs-linkbench.XXXXXX)
-echo "compare-linkbench: maxid1 $MAXID1, $CLIENTS clients, ${SECS}s x $REPEATS repeats; files in $work" >&2
+echo "compare-linkbench: $PHASE, maxid1 $MAXID1, $CLIENTS clients, ${SECS}s x $REPEATS repeats; files in $work" >&2
 
 # LinkBench's Java, compiled once.
 cp=""
@@ -40,9 +46,48 @@ find "$LINKBENCH_SRC/src/main/java" -name '*.java' |
 javac -nowarn -d "$work/java/classes" -cp "$cp" @"$work/java/sources" 2>/dev/null
 
 tcp_mariadb lb linkdb
-"$fathom" run --engine innodb --set "url=$url" --set "pid=$server" --workload linkbench \
-  --clients "$CLIENTS" --param maxid1="$MAXID1" --param steps=load --results "$work/load" >/dev/null
+[[ $PHASE == load ]] ||
+  "$fathom" run --engine innodb --set "url=$url" --set "pid=$server" --workload linkbench \
+    --clients "$CLIENTS" --param maxid1="$MAXID1" --param steps=load --results "$work/load" >/dev/null
 
+
+# The links in the table now.
+links_now() { mariadb -S "$work/mysqld.sock" -uroot -N -e "SELECT COUNT(*) FROM linkdb.linktable"; }
+
+# One load by fathom binary $2 (repeat $1), its tables made afresh by its load step: "links
+# seconds fathom-cpu-us-per-link".
+load_by_fathom() {
+  local out dir
+  out=$("$2" run --engine innodb --set "url=$url" --set "pid=$server" --workload linkbench \
+    --clients "$CLIENTS" --param maxid1="$MAXID1" --param steps=load --no-calibrate \
+    --results "$work/$3-$1" 2>&1)
+  dir=$(sed -n 's/^results: //p' <<<"$out")
+  python3 -c "import json,glob; s=json.load(open(glob.glob('$dir/steps/*load.json')[0])); \
+print($(links_now), s['seconds'], s['per_op']['cpu_us_harness'] * s['ops'] / $(links_now))"
+}
+
+# Before either tool's load (outside its measured window): the tables made afresh by fathom's
+# DDL and emptied, the old ones' files gone.
+fresh_tables() {
+  "$fathom" run --engine innodb --set "url=$url" --set "pid=$server" --workload linkbench \
+    --clients 1 --param maxid1=3 --param steps=load --no-calibrate --results "$work/ddl" >"$work/ddl.log" 2>&1 ||
+    { cat "$work/ddl.log" >&2; exit 1; }
+  mariadb -S "$work/mysqld.sock" -uroot -e \
+    "TRUNCATE linkdb.linktable; TRUNCATE linkdb.counttable; TRUNCATE linkdb.nodetable"
+  sync
+}
+
+# One load by LinkBench's Java (repeat $1) into empty tables: "links seconds -".
+load_by_java() {
+  (cd "$work/java" && LINKBENCH_HOME="$work/java" java -cp "classes$cp" \
+    com.facebook.LinkBench.LinkBenchDriver -c config/LinkConfigMysql.properties -l \
+    -D host=127.0.0.1 -D port="${PORT:-3307}" -D user=lb -D password=lb -D dbid=linkdb \
+    -D maxid1="$MAXID1" -D loaders="$CLIENTS" -D load_progress_interval=100000000 \
+    >"$work/java-load-$1.log" 2>&1)
+  local secs
+  secs=$(sed -n 's/.*LOAD PHASE COMPLETED.*Took \([0-9.]*\) seconds.*/\1/p' "$work/java-load-$1.log")
+  echo "$(links_now) $secs -"
+}
 
 # One request phase by fathom binary $2 (repeat $1): "requests seconds fathom-cpu-us".
 by_fathom() {
@@ -68,12 +113,19 @@ by_java() {
 
 tools="fathom java${FATHOM_OLD:+ old}"
 for rep in $(seq "$REPEATS"); do
-  for tool in $tools; do
+  # The tools alternate which goes first.
+  order=$tools
+  ((rep % 2)) || order=$(tr ' ' '\n' <<<"$tools" | tac | tr '\n' ' ')
+  for tool in $order; do
+    if [[ $PHASE == load ]]; then fresh_tables; else sync; fi
     t0=$(server_ticks)
-    case $tool in
-      fathom) read -r reqs secs own < <(by_fathom "$rep" "$fathom" fathom) ;;
-      old) read -r reqs secs own < <(by_fathom "$rep" "$FATHOM_OLD" old) ;;
-      java) read -r reqs secs own < <(by_java "$rep") ;;
+    case $PHASE-$tool in
+      request-fathom) read -r reqs secs own < <(by_fathom "$rep" "$fathom" fathom) ;;
+      request-old) read -r reqs secs own < <(by_fathom "$rep" "$FATHOM_OLD" old) ;;
+      request-java) read -r reqs secs own < <(by_java "$rep") ;;
+      load-fathom) read -r reqs secs own < <(load_by_fathom "$rep" "$fathom" fathom) ;;
+      load-old) read -r reqs secs own < <(load_by_fathom "$rep" "$FATHOM_OLD" old) ;;
+      load-java) read -r reqs secs own < <(load_by_java "$rep") ;;
     esac
     t1=$(server_ticks)
     awk -v r="$reqs" -v s="$secs" -v t=$((t1 - t0)) -v u="$tick_us" -v o="$own" -v n="$tool" \
@@ -82,9 +134,14 @@ for rep in $(seq "$REPEATS"); do
   done
 done
 
-printf '%-8s %12s %8s %16s %8s %14s\n' tool requests/s spread "server µs/req" spread "own µs/req"
+unit=req; [[ $PHASE == load ]] && unit=link
+printf '%-8s %12s %8s %16s %8s %14s\n' tool "${unit}s/s" spread "server µs/$unit" spread "own µs/$unit"
 for tool in $tools; do
   col() { awk -v n="$tool" -v c="$1" '$1 == n { print $c }' "$work/figures"; }
   printf '%-8s %12s %8s %16s %8s %14s\n' "$tool" "$(col 2 | median)" "$(col 2 | spread)" \
     "$(col 3 | median)" "$(col 3 | spread)" "$(col 4 | median | awk '{ printf($1 == "-" ? "-" : "%.1f", $1) }')"
 done
+# Paired: each repeat's fathom over Java, rate and server CPU per unit, as the repeats ran.
+echo "fathom / java by repeat (rate, server µs/$unit):"
+awk '$1 == "fathom" { f[++i] = $2; fc[i] = $3 } $1 == "java" { j[++k] = $2; jc[k] = $3 }
+  END { for (r = 1; r <= i && r <= k; r++) printf "  %d: %.2f %.2f\n", r, f[r] / j[r], fc[r] / jc[r] }' "$work/figures"

@@ -10,7 +10,10 @@
 #   SCALE=10 REPEATS=3 bench/compare-pgbench.sh simple-update
 # Prints per client count: transactions per second of each tool and fathom/pgbench, then each
 # tool's CPU µs per transaction, user and system apart, of its whole process (GNU time: fathom's
-# sampler and progress included; pgbench's thread per client), and the ratio of the totals.
+# sampler and progress included; pgbench's thread per client), and the ratio of the totals;
+# then the server's CPU per transaction under each tool (the postmaster and its backends, live
+# and reaped, from /proc) and the transactions the server committed (pg_stat_database) against
+# those the tool counted.
 set -euo pipefail
 script=${1:-tpcb-like}
 clients=${2:-1,2,4,8}
@@ -27,6 +30,7 @@ chmod 755 "$work"
 echo "compare-pgbench: $script, scale $SCALE, ${secs}s x $REPEATS repeats; files in $work" >&2
 
 serve_engine postgres
+server=$pid
 host=$(sed -E 's/.*host=([^ &]+).*/\1/' <<<"$url")
 db=$(sed -E 's|^postgres(ql)?://[^/]*/([^?]*).*|\2|' <<<"$url")
 db=${db:-postgres}
@@ -60,6 +64,17 @@ diff <(script_shapes "$work/shapes-f.txt") <(script_shapes "$work/shapes-p.txt")
   echo "the same statements (shapes)" ||
   echo "the statements DIFFER (above)"
 
+# The server's CPU µs per transaction over a run (ticks before, after, transactions), and the
+# commits it counted over the tool's transactions.
+server_per_xact() {
+  awk -v a="$1" -v b="$2" -v n="$3" -v u="$tick_us" -v c0="$4" -v c1="$5" \
+    'BEGIN { printf "%.1f %.4f\n", (b - a) * u / n, (c1 - c0) / n }'
+}
+commits() {
+  sleep 1.2 # backends publish their statistics within a second of ending
+  sql "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
+}
+
 per_xact() {
   local user sys
   read -r user sys < <(tail -1 "$1")
@@ -71,20 +86,26 @@ median_of() { awk -v c="$2" '{ print $c }' "$1" | median; }
 printf '%8s %10s %10s %6s %9s %9s %9s %9s %6s\n' clients fathom_tps pgb_tps ratio fa_usr/t pg_usr/t fa_sys/t pg_sys/t ratio
 for c in ${clients//,/ }; do
   : >"$work/f.tps" && : >"$work/f.us" && : >"$work/p.tps" && : >"$work/p.us"
+  : >"$work/f.server" && : >"$work/p.server"
   for rep in $(seq "$REPEATS"); do
     run_fathom() {
-      local f="$work/fathom-c$c-r$rep"
+      local f="$work/fathom-c$c-r$rep" t0 c0
+      c0=$(commits) t0=$(server_ticks)
       timed "$f.cpu" "$fathom" run "${common[@]}" --param steps=run --duration "${secs}s" \
         --clients "$c" --results "$f" >/dev/null 2>"$f.log"
       local ops; ops=$(grep -ho '"ops": *[0-9]*' "$f"/*/steps/*run.json | head -1 | grep -o '[0-9]*$')
       awk -v n="$ops" -v s="$secs" 'BEGIN { print n / s }' >>"$work/f.tps"
       per_xact "$f.cpu" "$ops" >>"$work/f.us"
+      server_per_xact "$t0" "$(server_ticks)" "$ops" "$c0" "$(commits)" >>"$work/f.server"
     }
     run_pgbench() {
-      local p="$work/pgbench-c$c-r$rep"
+      local p="$work/pgbench-c$c-r$rep" t0 c0 n
+      c0=$(commits) t0=$(server_ticks)
       timed "$p.cpu" pgbench "${pg[@]}" -c "$c" -j "$c" -T "$secs" >"$p.log" 2>&1
       awk '/^tps = / { print $3 }' "$p.log" >>"$work/p.tps"
-      per_xact "$p.cpu" "$(awk '/processed:/ { split($0, a, ": "); print a[2] }' "$p.log" | cut -d/ -f1)" >>"$work/p.us"
+      n=$(awk '/processed:/ { split($0, a, ": "); print a[2] }' "$p.log" | cut -d/ -f1)
+      per_xact "$p.cpu" "$n" >>"$work/p.us"
+      server_per_xact "$t0" "$(server_ticks)" "$n" "$c0" "$(commits)" >>"$work/p.server"
     }
     if ((rep % 2)); then run_fathom; run_pgbench; else run_pgbench; run_fathom; fi
   done
@@ -93,6 +114,11 @@ for c in ${clients//,/ }; do
   fs=$(median_of "$work/f.us" 2) ps=$(median_of "$work/p.us" 2)
   awk -v c="$c" -v ft="$ft" -v pt="$pt" -v fu="$fu" -v pu="$pu" -v fs="$fs" -v ps="$ps" \
     'BEGIN { printf "%8d %10.0f %10.0f %6.2f %9.1f %9.1f %9.1f %9.1f %6.2f\n", c, ft, pt, ft / pt, fu, pu, fs, ps, (fu + fs) / (pu + ps) }'
+  echo "$c $(median_of "$work/f.server" 1) $(median_of "$work/p.server" 1) $(median_of "$work/f.server" 2) $(median_of "$work/p.server" 2)" >>"$work/server"
+  paste "$work/f.tps" "$work/p.tps" | awk -v c="$c" '{ printf "  %d clients, repeat %d: fathom/pgbench TPS %.3f\n", c, NR, $1 / $2 }' >>"$work/pairs"
 done
+cat "$work/pairs"
+printf '%8s %14s %14s %16s %16s\n' clients "fa_server µs/t" "pg_server µs/t" "fa_commits/t" "pg_commits/t"
+awk '{ printf "%8d %14.1f %14.1f %16.4f %16.4f\n", $1, $2, $3, $4, $5 }' "$work/server"
 echo "pgbench $script, scale $SCALE, ${secs}s runs, medians of $REPEATS alternating repeats"
 echo "usr/t, sys/t: µs of CPU per transaction of each tool's whole process (GNU time); ratios: fathom / pgbench"

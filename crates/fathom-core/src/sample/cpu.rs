@@ -40,13 +40,8 @@ pub fn parse(text: &str) -> Option<CpuCounters> {
     seen_cpu.then_some(c)
 }
 
-/// The `some` total of `/proc/pressure/cpu`: µs in which some task waited for a CPU.
-pub fn pressure_some_us() -> Option<u64> {
-    let text = crate::sample::read_proc("/proc/pressure/cpu").ok()?;
-    parse_pressure(&text)
-}
-
-fn parse_pressure(text: &str) -> Option<u64> {
+/// The `some` total of `/proc/pressure/cpu`'s text: µs in which some task waited for a CPU.
+pub fn parse_pressure(text: &str) -> Option<u64> {
     let line = text.lines().find(|l| l.starts_with("some "))?;
     line.split_whitespace()
         .find_map(|f| f.strip_prefix("total="))?

@@ -7,8 +7,12 @@ pub mod diskstats;
 pub mod host;
 pub mod identity;
 pub mod process;
+pub mod procfs;
+pub mod recent;
 pub mod threads;
 pub mod waits;
+
+pub use procfs::read_proc;
 
 use crate::result::{DbGb, HostRates, PerOp};
 use serde::{Deserialize, Serialize};
@@ -16,28 +20,7 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-/// A /proc or /sys file's text, in as few system calls as it takes: open, a read of up to a
-/// page at a time until the end, close. `std::fs::read_to_string` first asks the file's size
-/// (0 for these files), then grows its buffer from small probe reads: eight calls a file where
-/// this takes four, on every file of every process at every interval.
-pub fn read_proc(path: impl AsRef<Path>) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut file = std::fs::File::open(path)?;
-    let mut out = Vec::with_capacity(4096);
-    let mut chunk = [0u8; 4096];
-    loop {
-        match file.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => out.extend_from_slice(&chunk[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    String::from_utf8(out).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
-}
 
 /// Bytes fathom's own result files (interval records) caused to be written, so an embedded
 /// engine's `ewKB/o`, read off fathom's whole process, leaves them out.
@@ -53,16 +36,22 @@ pub fn charge_results<T>(write: impl FnOnce() -> T) -> T {
     out
 }
 
-/// How often an interval's sample walks the data directory for its size; step boundaries
-/// always do. A walk stats every file (1,500 files on PostgreSQL), so once a second was too
-/// much of fathom's own cost.
+/// The soonest an interval's sample walks the data directory again for its size (later when a
+/// walk costs more: `recent::COST_SHARE`); step boundaries always do. A walk stats every file
+/// (1,500 files on PostgreSQL), so once a second was too much of fathom's own cost.
 pub const DB_SIZE_EVERY: Duration = Duration::from_secs(5);
 
-/// How often an interval's sample reads a multi-process server's proportional sizes; step
-/// boundaries always do. Each read walks a process's page tables (`smaps_rollup`: 6.6 ms on a
-/// MariaDB with a 1 GB buffer pool; on PostgreSQL with 1 GB of shared buffers, 3% of fathom's
-/// CPU in a YCSB run read once a second for its ten processes), charged to fathom.
+/// The soonest an interval's sample reads a multi-process server's proportional sizes again;
+/// step boundaries always do. Each read walks a process's page tables (`smaps_rollup`: 6.6 ms
+/// on a MariaDB with a 1 GB buffer pool; on PostgreSQL with 1 GB of shared buffers, 3% of
+/// fathom's CPU in a YCSB run read once a second for its ten processes), charged to fathom.
 pub const PSS_EVERY: Duration = Duration::from_secs(5);
+
+/// The soonest an interval's sample walks /proc again for a server's processes (its root's
+/// descendants: a read of every process's `stat` on the host); step boundaries always do.
+/// Between walks an interval reads the processes last found: a backend forked since counts
+/// from the next walk, with all its CPU since it started.
+pub const TREE_EVERY: Duration = Duration::from_secs(5);
 
 /// The block device a directory lives on.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -122,10 +111,14 @@ pub struct Sampler {
     engine_pids: Vec<u32>,
     data_dirs: Vec<PathBuf>,
     ticks_per_sec: f64,
-    /// The last walk of the data directories, and when it was.
-    last_size: Mutex<Option<(Instant, dbsize::DbSize)>>,
-    /// The last read of the server's processes' proportional sizes, by pid, and when it was.
-    last_pss: Mutex<Option<(Instant, BTreeMap<u32, u64>)>>,
+    /// The last walk of the data directories.
+    last_size: recent::Recent<dbsize::DbSize>,
+    /// The last read of the server's processes' proportional sizes, by pid.
+    last_pss: recent::Recent<BTreeMap<u32, u64>>,
+    /// The server's processes as last found by a walk of /proc.
+    last_tree: recent::Recent<Vec<u32>>,
+    /// The files read at every interval, kept open.
+    files: procfs::OpenFiles,
 }
 
 impl Sampler {
@@ -138,8 +131,10 @@ impl Sampler {
             engine_pids,
             data_dirs,
             ticks_per_sec: if hz > 0 { hz as f64 } else { 100.0 },
-            last_size: Mutex::new(None),
-            last_pss: Mutex::new(None),
+            last_size: recent::Recent::new(DB_SIZE_EVERY),
+            last_pss: recent::Recent::new(PSS_EVERY),
+            last_tree: recent::Recent::new(TREE_EVERY),
+            files: procfs::OpenFiles::default(),
         }
     }
 
@@ -173,44 +168,52 @@ impl Sampler {
     }
 
     fn db_size(&self, fresh: bool) -> dbsize::DbSize {
-        let mut last = self.last_size.lock().unwrap_or_else(|p| p.into_inner());
-        match *last {
-            Some((at, size)) if !fresh && at.elapsed() < DB_SIZE_EVERY => size,
-            _ => {
-                let size = dbsize::measure(&self.data_dirs);
-                *last = Some((Instant::now(), size));
-                size
-            }
-        }
+        self.last_size
+            .get(fresh, || dbsize::measure(&self.data_dirs))
     }
 
-    /// The proportional size of each of `pids`, read afresh when `fresh`, when the last read is
-    /// `PSS_EVERY` old, or for a process the last read did not see; else as last read.
+    /// The engine's processes: fathom's own when embedded; else the server's, walked afresh
+    /// when `fresh` or when the last walk is no longer recent. The files of processes no
+    /// longer found are closed.
+    fn processes(&self, fresh: bool) -> Vec<u32> {
+        if self.embedded() {
+            return self.engine_pids.clone();
+        }
+        self.last_tree.get(fresh, || {
+            let pids = process::with_descendants(&self.engine_pids);
+            let mut open = pids.clone();
+            open.push(std::process::id());
+            self.files.keep_processes(&open);
+            pids
+        })
+    }
+
+    /// The proportional size of each of `pids`, read afresh when `fresh`, when the last read
+    /// is no longer recent, or for a process the last read did not see; else as last read.
     fn pss(&self, pids: &[u32], fresh: bool) -> BTreeMap<u32, u64> {
-        let mut last = self.last_pss.lock().unwrap_or_else(|p| p.into_inner());
-        let recent = match &*last {
-            Some((at, by_pid)) if !fresh && at.elapsed() < PSS_EVERY => Some(by_pid),
-            _ => None,
-        };
+        let recent = (!fresh).then(|| self.last_pss.recent()).flatten();
+        let start = Instant::now();
         let read: BTreeMap<u32, u64> = pids
             .iter()
             .filter_map(|&pid| {
-                let known = recent.and_then(|r| r.get(&pid).copied());
+                let known = recent.as_ref().and_then(|r| r.get(&pid).copied());
                 Some((pid, known.or_else(|| process::pss_bytes(pid))?))
             })
             .collect();
         if recent.is_none() {
-            *last = Some((Instant::now(), read.clone()));
+            self.last_pss.keep(read.clone(), start.elapsed());
         }
         read
     }
 
     fn read(&self, fresh_size: bool) -> Sample {
         let disk = self.device.as_ref().and_then(|d| {
-            let text = crate::sample::read_proc("/proc/diskstats").ok()?;
+            let text = self.files.read("/proc/diskstats").ok()?;
             diskstats::parse(&text, d.major, d.minor)
         });
-        let cpu = crate::sample::read_proc("/proc/stat")
+        let cpu = self
+            .files
+            .read("/proc/stat")
             .ok()
             .and_then(|t| cpu::parse(&t))
             .unwrap_or_default();
@@ -221,11 +224,7 @@ impl Sampler {
         // libraries others map too, and reading it walks every mapping (6.6 ms a sample on a
         // MariaDB with a 1 GB buffer pool, charged to fathom), so it is read only for several,
         // and at intervals no more often than `PSS_EVERY`.
-        let pids = if self.embedded() {
-            self.engine_pids.clone()
-        } else {
-            process::with_descendants(&self.engine_pids)
-        };
+        let pids = self.processes(fresh_size);
         let multi = !self.embedded();
         let pss = if multi && pids.len() > 1 {
             self.pss(&pids, fresh_size)
@@ -233,7 +232,7 @@ impl Sampler {
             BTreeMap::new()
         };
         for pid in &pids {
-            if let Some(mut p) = process::read(*pid, multi) {
+            if let Some(mut p) = process::read(*pid, multi, &self.files) {
                 p.rss_bytes = pss.get(pid).copied().unwrap_or(p.rss_bytes);
                 engine.utime += p.utime;
                 engine.stime += p.stime;
@@ -245,7 +244,7 @@ impl Sampler {
                 engine.write_bytes += p.write_bytes;
             }
         }
-        let harness = process::read(std::process::id(), false).unwrap_or_default();
+        let harness = process::read(std::process::id(), false, &self.files).unwrap_or_default();
         Sample {
             at: Instant::now(),
             disk,
@@ -270,7 +269,11 @@ impl Sampler {
             } else {
                 0
             },
-            cpu_pressure_us: cpu::pressure_some_us(),
+            cpu_pressure_us: self
+                .files
+                .read("/proc/pressure/cpu")
+                .ok()
+                .and_then(|t| cpu::parse_pressure(&t)),
             threads: fresh_size.then(|| {
                 let servers: &[u32] = if multi { &pids } else { &[] };
                 threads::snapshot(servers, self.embedded())
@@ -514,17 +517,53 @@ mod tests {
         assert_eq!(sampler.sample().db.apparent_bytes, 5000);
     }
 
+    /// Intervals read a server's processes as last walked (a process forked since is found by
+    /// the next walk); boundaries walk /proc afresh.
+    #[test]
+    fn intervals_reuse_the_servers_processes_as_last_walked() {
+        let mut server = std::process::Command::new("sh")
+            .args(["-c", "sleep 0.5; sleep 10"])
+            .spawn()
+            .unwrap();
+        let root = server.id();
+        let sampler = Sampler::new(Vec::new(), vec![root]);
+        let mut first = sampler.processes(true);
+        for _ in 0..40 {
+            if first.len() == 2 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+            first = sampler.processes(true);
+        }
+        assert_eq!((first[0], first.len()), (root, 2), "{first:?}");
+        std::thread::sleep(Duration::from_millis(800));
+        assert_eq!(sampler.processes(false), first);
+        let walked = sampler.processes(true);
+        for &pid in walked.iter().rev() {
+            // SAFETY: kill has no memory-safety preconditions; the pids are this test's children.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        }
+        server.wait().unwrap();
+        assert_eq!(walked.len(), 2, "{walked:?}");
+        assert_ne!(walked[1], first[1], "the second sleep is another process");
+    }
+
     /// Intervals reuse a recent read of a server's proportional sizes; boundaries, and a
     /// process the last read did not see, read afresh.
     #[test]
     fn intervals_reuse_recent_proportional_sizes() {
         let me = std::process::id();
         let sampler = Sampler::new(Vec::new(), vec![1]);
-        let cache = |pid| Some((Instant::now(), BTreeMap::from([(pid, 7)])));
-        *sampler.last_pss.lock().unwrap() = cache(me);
+        let cache = |pid| {
+            let (age, took) = (Duration::ZERO, Duration::ZERO);
+            sampler
+                .last_pss
+                .pretend(BTreeMap::from([(pid, 7)]), age, took)
+        };
+        cache(me);
         assert_eq!(sampler.pss(&[me], false)[&me], 7);
         assert!(sampler.pss(&[me], true)[&me] > 4096);
-        *sampler.last_pss.lock().unwrap() = cache(u32::MAX);
+        cache(u32::MAX);
         assert!(sampler.pss(&[me], false)[&me] > 4096);
     }
 }

@@ -2,6 +2,7 @@
 //! that are the engine (a server) or the harness (fathom itself, which is also the engine when
 //! the engine is embedded).
 
+use crate::sample::procfs::OpenFiles;
 use serde::{Deserialize, Serialize};
 
 /// Cumulative figures of one process, summed over its threads by the kernel.
@@ -179,22 +180,23 @@ pub fn thread_write_bytes() -> u64 {
         .map_or(0, |(_, w)| w)
 }
 
-/// Reads the counters of a live process; `None` when it is gone. With `reaped`, its reaped
-/// children's CPU counts as its own, so the CPU of a process tree's exited members is kept.
-pub fn read(pid: u32, reaped: bool) -> Option<ProcCounters> {
-    let dir = format!("/proc/{pid}");
-    let stat = crate::sample::read_proc(format!("{dir}/stat")).ok()?;
+/// Reads the counters of a live process through `files` (kept open between samples); `None`
+/// when it is gone. With `reaped`, its reaped children's CPU counts as its own, so the CPU of a
+/// process tree's exited members is kept.
+pub fn read(pid: u32, reaped: bool, files: &OpenFiles) -> Option<ProcCounters> {
+    let stat = files.read(&format!("/proc/{pid}/stat")).ok()?;
     let (mut utime, mut stime, major_faults) = parse_stat(&stat)?;
     if reaped {
         let (cu, cs) = parse_reaped(&stat)?;
         utime += cu;
         stime += cs;
     }
-    let status = crate::sample::read_proc(format!("{dir}/status")).ok()?;
+    let status = files.read(&format!("/proc/{pid}/status")).ok()?;
     let (rss_bytes, rss_peak_bytes) = parse_status(&status)?;
     let anon_bytes = status_kb(&status, "RssAnon:").unwrap_or(0);
     // `io` is readable only by the owner or root; missing IO figures are not fatal.
-    let (read_bytes, write_bytes) = crate::sample::read_proc(format!("{dir}/io"))
+    let (read_bytes, write_bytes) = files
+        .read(&format!("/proc/{pid}/io"))
         .ok()
         .and_then(|t| parse_io(&t))
         .unwrap_or((0, 0));
@@ -270,7 +272,7 @@ mod tests {
 
     #[test]
     fn reads_this_process() {
-        let me = read(std::process::id(), false).expect("own /proc entry");
+        let me = read(std::process::id(), false, &OpenFiles::default()).expect("own /proc entry");
         assert!(me.rss_bytes > 0);
     }
 
