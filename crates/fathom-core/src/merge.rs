@@ -130,7 +130,16 @@ fn rule_for(topology: Topology, path: &str) -> Rule {
         || path.starts_with("engine_stats.")
         || path.starts_with("host.");
     // What names the device, and the interference a step is judged by, keep their rules.
-    let kept = matches!(leaf, "device" | "others_cores" | "others_pct" | "steal_pct");
+    let kept = matches!(
+        leaf,
+        "device"
+            | "others_cores"
+            | "others_pct"
+            | "others_peak_cores"
+            | "others_peak_pct"
+            | "others_peak_seconds"
+            | "steal_pct"
+    );
     match (added && !kept, share) {
         (true, true) => Rule::ByOps,
         (true, false) => Rule::Sum,

@@ -393,6 +393,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         total: &iv.step_total,
         first: iv.samples.values().next().expect("a first sample exists"),
         end: &end,
+        samples: iv.samples.values().collect(),
         ops_end: ran.ops_end,
         busy: ran.busy,
         paced: ran.paced,

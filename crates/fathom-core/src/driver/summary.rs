@@ -24,6 +24,8 @@ pub(super) struct Measured<'a> {
     /// The host at the start of the measured part and at the end (maintenance included).
     pub(super) first: &'a Sample,
     pub(super) end: &'a Sample,
+    /// Every interval's sample, in time order (the first is `first`).
+    pub(super) samples: Vec<&'a Sample>,
     /// When the last client ended.
     pub(super) ops_end: Instant,
     /// Summed time the clients spent in measured operations.
@@ -57,7 +59,14 @@ impl Measured<'_> {
         } else {
             self.ops_end.duration_since(self.first.at).as_secs_f64()
         };
-        let figures = sampler.figures(self.first, self.end, all.ops);
+        let mut figures = sampler.figures(self.first, self.end, all.ops);
+        let mut windows = self.samples.clone();
+        windows.push(self.end);
+        if let Some(peak) = sampler.others_peak(&windows) {
+            figures.host.others_peak_cores = Some(peak.cores);
+            figures.host.others_peak_pct = Some(peak.pct);
+            figures.host.others_peak_seconds = Some(peak.seconds);
+        }
         let per_sec = |x: f64| if measured > 0.0 { x / measured } else { 0.0 };
         StepSummary {
             step: plan.name.clone(),

@@ -72,7 +72,16 @@ pub struct DbGb {
         engine_system_secs
     ),
     min(idle_pct),
-    max(steal_pct, others_cores, others_pct, kernel_cores, cpu_pressure_pct)
+    max(
+        steal_pct,
+        others_cores,
+        others_pct,
+        others_peak_cores,
+        others_peak_pct,
+        others_peak_seconds,
+        kernel_cores,
+        cpu_pressure_pct
+    )
 )]
 pub struct HostRates {
     /// The block device holding the data directory (`None`: no device, IO figures missing).
@@ -114,6 +123,15 @@ pub struct HostRates {
     /// The same as a share of the host's CPU, percent: what marks a step disturbed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub others_pct: Option<f64>,
+    /// The same over the step's busiest window between two walks of /proc (a few seconds
+    /// each), where the step had two or more: cores, percent of the host, and the window's
+    /// seconds. A burst inside a long step marks it as the step's average would not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_peak_cores: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_peak_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_peak_seconds: Option<f64>,
     /// Cores' worth of CPU of the kernel's own threads (writeback, kswapd, jbd2, kcompactd,
     /// kworkers): work the engine's IO and memory cause, so not interference.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -156,7 +174,24 @@ impl HostRates {
             }
             _ => None,
         };
+        let peak = match (
+            self.others_peak_pct,
+            self.others_peak_cores,
+            self.others_peak_seconds,
+        ) {
+            (Some(pct), Some(c), Some(secs))
+                if others.is_none()
+                    && (pct > DISTURBED_OTHERS_PCT || c > DISTURBED_OTHERS_MOST_CORES) =>
+            {
+                Some(format!(
+                    "other processes used {c:.2} cores ({pct:.0}% of the host) for {secs:.0} s \
+                     of the step"
+                ))
+            }
+            _ => None,
+        };
         what.extend(others);
+        what.extend(peak);
         if self.steal_pct > DISTURBED_STEAL_PCT {
             what.push(format!("steal {:.1}%", self.steal_pct));
         }
@@ -615,5 +650,24 @@ mod tests {
         assert!(host(1.0, 0.64, 0.0).disturbance(10.0).is_some(), "64 cores");
         assert!(host(0.0, 0.0, 3.0).disturbance(10.0).is_some());
         assert!(host(50.0, 1.0, 0.0).disturbance(0.5).is_none());
+        // A burst in a window of the step marks it, and says for how long.
+        let burst = HostRates {
+            others_peak_pct: Some(30.0),
+            others_peak_cores: Some(0.6),
+            others_peak_seconds: Some(5.0),
+            ..host(2.0, 0.04, 0.0)
+        };
+        let what = burst.disturbance(60.0).expect("a burst disturbs");
+        assert!(
+            what.contains("0.60 cores (30% of the host) for 5 s"),
+            "{what}"
+        );
+        let quiet_peak = HostRates {
+            others_peak_pct: Some(4.0),
+            others_peak_cores: Some(0.08),
+            others_peak_seconds: Some(5.0),
+            ..host(2.0, 0.04, 0.0)
+        };
+        assert!(quiet_peak.disturbance(60.0).is_none());
     }
 }

@@ -91,13 +91,14 @@ pub struct Sample {
     /// An embedded engine's C heap at a step's boundary (bytes in use, held free): the
     /// engine's and fathom's allocations, which share the process.
     pub heap: Option<(u64, u64)>,
-    /// At a step's boundary, the CPU ticks of every process of fathom's and the engine's, by
-    /// pid: what the host's busy time is measured against for interference.
+    /// At a step's boundary, and at an interval's that walked /proc (every few seconds), the
+    /// CPU ticks of every process of fathom's and the engine's, by pid: what the host's busy
+    /// time is measured against for interference.
     pub measured: Option<BTreeMap<u32, u64>>,
     /// With an embedded engine, the memory of fathom's recorders' histograms, which its RSS
     /// holds and the engine's figures leave out (0 beside a server).
     pub histograms: u64,
-    /// At a step's boundary, the CPU ticks of the kernel's own threads.
+    /// With `measured`, the CPU ticks of the kernel's own threads.
     pub kernel: Option<BTreeMap<u32, u64>>,
     /// The kernel's CPU pressure (`/proc/pressure/cpu`, some), µs, where it has it.
     pub cpu_pressure_us: Option<u64>,
@@ -172,20 +173,28 @@ impl Sampler {
             .get(fresh, || dbsize::measure(&self.data_dirs))
     }
 
-    /// The engine's processes: fathom's own when embedded; else the server's, walked afresh
-    /// when `fresh` or when the last walk is no longer recent. The files of processes no
-    /// longer found are closed.
-    fn processes(&self, fresh: bool) -> Vec<u32> {
-        if self.embedded() {
-            return self.engine_pids.clone();
+    /// The engine's processes (fathom's own when embedded; else the server's, its root's
+    /// descendants), and the walk of /proc they were found by when this reading walked: afresh
+    /// when `fresh` or when the last walk is no longer recent, else as last walked. The files
+    /// of processes no longer found are closed.
+    fn processes(&self, fresh: bool) -> (Vec<u32>, Option<Vec<process::Entry>>) {
+        if !fresh {
+            if let Some(pids) = self.last_tree.recent() {
+                return (pids, None);
+            }
         }
-        self.last_tree.get(fresh, || {
-            let pids = process::with_descendants(&self.engine_pids);
-            let mut open = pids.clone();
-            open.push(std::process::id());
-            self.files.keep_processes(&open);
-            pids
-        })
+        let start = Instant::now();
+        let table = process::table();
+        let pids = if self.embedded() {
+            self.engine_pids.clone()
+        } else {
+            process::descendants(&table, &self.engine_pids)
+        };
+        let mut open = pids.clone();
+        open.push(std::process::id());
+        self.files.keep_processes(&open);
+        self.last_tree.keep(pids.clone(), start.elapsed());
+        (pids, Some(table))
     }
 
     /// The proportional size of each of `pids`, read afresh when `fresh`, when the last read
@@ -224,7 +233,10 @@ impl Sampler {
         // libraries others map too, and reading it walks every mapping (6.6 ms a sample on a
         // MariaDB with a 1 GB buffer pool, charged to fathom), so it is read only for several,
         // and at intervals no more often than `PSS_EVERY`.
-        let pids = self.processes(fresh_size);
+        let (pids, table) = self.processes(fresh_size);
+        // A walk of /proc (every boundary's, and an interval's every few seconds) also gives
+        // the CPU of the processes measured and of the kernel's threads: interference.
+        let table = table.filter(|_| !self.engine_pids.is_empty());
         let multi = !self.embedded();
         let pss = if multi && pids.len() > 1 {
             self.pss(&pids, fresh_size)
@@ -258,12 +270,12 @@ impl Sampler {
             heap: (fresh_size && self.embedded())
                 .then(process::own_heap)
                 .flatten(),
-            measured: (fresh_size && !self.engine_pids.is_empty()).then(|| {
+            measured: table.as_ref().map(|t| {
                 let mut roots = self.engine_pids.clone();
                 roots.push(std::process::id());
-                process::tree_ticks(&roots)
+                process::tree_ticks(t, &roots)
             }),
-            kernel: (fresh_size && !self.engine_pids.is_empty()).then(process::kernel_thread_ticks),
+            kernel: table.as_deref().map(process::kernel_thread_ticks),
             histograms: if self.embedded() {
                 crate::recorder::harness_histogram_bytes()
             } else {
@@ -348,6 +360,9 @@ impl Sampler {
                 / self.ticks_per_sec,
             others_cores: others.map(|(o, _)| cores(o)),
             others_pct: others.map(|(o, _)| pct(o)),
+            others_peak_cores: None,
+            others_peak_pct: None,
+            others_peak_seconds: None,
             kernel_cores: others.map(|(_, k)| cores(k)),
             cpu_pressure_pct: pressure_pct(start, end, secs),
         }
@@ -407,6 +422,45 @@ impl Sampler {
                 heap: end.heap.map(|(used, free)| (gb(used), gb(free))),
             },
         }
+    }
+}
+
+/// Other processes' CPU over the busiest window between two walks of /proc inside a step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Peak {
+    pub cores: f64,
+    /// Of the host's CPU, percent.
+    pub pct: f64,
+    pub seconds: f64,
+}
+
+impl Sampler {
+    /// The busiest window of other processes' CPU between consecutive `samples` (in time order)
+    /// that walked /proc; `None` with fewer than two such windows, where the step's own figure
+    /// says it all. A burst of a few seconds inside a long step is too small a share of the
+    /// step's average to pass the disturbance threshold, and as large a share of its window.
+    pub fn others_peak(&self, samples: &[&Sample]) -> Option<Peak> {
+        let walked: Vec<&Sample> = samples
+            .iter()
+            .copied()
+            .filter(|s| s.measured.is_some() && s.kernel.is_some())
+            .collect();
+        if walked.len() < 3 {
+            return None;
+        }
+        walked
+            .windows(2)
+            .filter_map(|w| {
+                let secs = w[1].at.duration_since(w[0].at).as_secs_f64();
+                let (others, _) = self.others_ticks(w[0], w[1])?;
+                let total = w[0].cpu.delta(&w[1].cpu).total().max(1) as f64;
+                (secs > 0.0).then(|| Peak {
+                    cores: others as f64 / self.ticks_per_sec / secs,
+                    pct: 100.0 * others as f64 / total,
+                    seconds: secs,
+                })
+            })
+            .max_by(|a, b| a.pct.total_cmp(&b.pct))
     }
 }
 
@@ -527,18 +581,20 @@ mod tests {
             .unwrap();
         let root = server.id();
         let sampler = Sampler::new(Vec::new(), vec![root]);
-        let mut first = sampler.processes(true);
+        let mut first = sampler.processes(true).0;
         for _ in 0..40 {
             if first.len() == 2 {
                 break;
             }
             std::thread::sleep(Duration::from_millis(5));
-            first = sampler.processes(true);
+            first = sampler.processes(true).0;
         }
         assert_eq!((first[0], first.len()), (root, 2), "{first:?}");
         std::thread::sleep(Duration::from_millis(800));
-        assert_eq!(sampler.processes(false), first);
-        let walked = sampler.processes(true);
+        let (reused, walk) = sampler.processes(false);
+        assert_eq!(reused, first);
+        assert!(walk.is_none(), "an interval within the floor walked /proc");
+        let walked = sampler.processes(true).0;
         for &pid in walked.iter().rev() {
             // SAFETY: kill has no memory-safety preconditions; the pids are this test's children.
             unsafe { libc::kill(pid as i32, libc::SIGKILL) };

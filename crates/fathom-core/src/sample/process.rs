@@ -49,30 +49,47 @@ pub fn parse_ppid(text: &str) -> Option<u32> {
     after.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// `roots` and every live process descending from them (a server's workers and backends,
-/// which may come and go between samples).
-pub fn with_descendants(roots: &[u32]) -> Vec<u32> {
-    let mut parents: Vec<(u32, u32)> = Vec::new();
-    if let Ok(dir) = std::fs::read_dir("/proc") {
-        for e in dir.flatten() {
-            let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-                continue;
-            };
-            if let Some(ppid) = crate::sample::read_proc(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|t| parse_ppid(&t))
-            {
-                parents.push((pid, ppid));
-            }
-        }
-    }
+/// One process as a walk of /proc finds it: its parent, and its CPU ticks (user + system) with
+/// and without its reaped children's.
+#[derive(Clone, Copy, Debug)]
+pub struct Entry {
+    pub pid: u32,
+    pub ppid: u32,
+    pub own_ticks: u64,
+    pub reaped_ticks: u64,
+}
+
+/// Every process on the host, from one read of each `/proc/PID/stat`: what the server's
+/// descendants, their CPU and the kernel's threads' are all read from, in one walk.
+pub fn table() -> Vec<Entry> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            let stat = crate::sample::read_proc(format!("/proc/{pid}/stat")).ok()?;
+            let (u, s, _) = parse_stat(&stat)?;
+            let (cu, cs) = parse_reaped(&stat).unwrap_or((0, 0));
+            Some(Entry {
+                pid,
+                ppid: parse_ppid(&stat)?,
+                own_ticks: u + s,
+                reaped_ticks: cu + cs,
+            })
+        })
+        .collect()
+}
+
+/// `roots` and every process in `table` descending from them, roots first.
+pub fn descendants(table: &[Entry], roots: &[u32]) -> Vec<u32> {
     let mut all: Vec<u32> = roots.to_vec();
     let mut i = 0;
     while i < all.len() {
         let parent = all[i];
-        for &(pid, ppid) in &parents {
-            if ppid == parent && !all.contains(&pid) {
-                all.push(pid);
+        for e in table {
+            if e.ppid == parent && !all.contains(&e.pid) {
+                all.push(e.pid);
             }
         }
         i += 1;
@@ -80,35 +97,32 @@ pub fn with_descendants(roots: &[u32]) -> Vec<u32> {
     all
 }
 
-/// CPU ticks (user + system, with reaped children's) of `roots` and every live process
+/// `roots` and every live process descending from them (a server's workers and backends,
+/// which may come and go between samples).
+pub fn with_descendants(roots: &[u32]) -> Vec<u32> {
+    descendants(&table(), roots)
+}
+
+/// CPU ticks (user + system, with reaped children's) of `roots` and every process in `table`
 /// descending from them, by pid: the processes an interference figure leaves out.
-pub fn tree_ticks(roots: &[u32]) -> std::collections::BTreeMap<u32, u64> {
-    with_descendants(roots)
-        .into_iter()
-        .filter_map(|pid| {
-            let stat = crate::sample::read_proc(format!("/proc/{pid}/stat")).ok()?;
-            let (u, s, _) = parse_stat(&stat)?;
-            let (cu, cs) = parse_reaped(&stat)?;
-            Some((pid, u + s + cu + cs))
-        })
+pub fn tree_ticks(table: &[Entry], roots: &[u32]) -> std::collections::BTreeMap<u32, u64> {
+    let tree = descendants(table, roots);
+    table
+        .iter()
+        .filter(|e| tree.contains(&e.pid))
+        .map(|e| (e.pid, e.own_ticks + e.reaped_ticks))
         .collect()
 }
 
-/// CPU ticks (user + system) of the kernel's own threads, by pid: kthreadd (pid 2) and its
-/// children (writeback, kswapd, jbd2, kcompactd, the kworkers). They serve every process's IO
-/// and memory, the engine's first, so interference leaves them out and reports them apart.
-pub fn kernel_thread_ticks() -> std::collections::BTreeMap<u32, u64> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Default::default();
-    };
-    dir.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(|pid| {
-            let stat = crate::sample::read_proc(format!("/proc/{pid}/stat")).ok()?;
-            let kernel = pid == 2 || parse_ppid(&stat) == Some(2);
-            let (u, s, _) = parse_stat(&stat)?;
-            kernel.then_some((pid, u + s))
-        })
+/// CPU ticks (user + system) of the kernel's own threads in `table`, by pid: kthreadd (pid 2)
+/// and its children (writeback, kswapd, jbd2, kcompactd, the kworkers). They serve every
+/// process's IO and memory, the engine's first, so interference leaves them out and reports
+/// them apart.
+pub fn kernel_thread_ticks(table: &[Entry]) -> std::collections::BTreeMap<u32, u64> {
+    table
+        .iter()
+        .filter(|e| e.pid == 2 || e.ppid == 2)
+        .map(|e| (e.pid, e.own_ticks))
         .collect()
 }
 
