@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{Error, ErrorKind, Read, Result};
+use std::io::{Error, ErrorKind, Result};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Mutex;
@@ -18,22 +18,7 @@ const FIRST_READ: usize = 16 * 1024;
 /// page a read. (`std::fs::read_to_string` first asks the size, 0 here, then grows its buffer
 /// from probe reads: eight calls a file.)
 pub fn read_proc(path: impl AsRef<Path>) -> Result<String> {
-    let mut file = File::open(path)?;
-    let mut out = vec![0u8; FIRST_READ];
-    let mut len = 0;
-    loop {
-        if len == out.len() {
-            out.resize(out.len() * 2, 0);
-        }
-        match file.read(&mut out[len..]) {
-            Ok(0) => break,
-            Ok(n) => len += n,
-            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    out.truncate(len);
-    String::from_utf8(out).map_err(|e| Error::new(ErrorKind::InvalidData, e))
+    read_from_start(&File::open(path)?)
 }
 
 /// The files one sampler reads at every interval, each kept open and read again from its start:
@@ -89,6 +74,8 @@ fn process_of(path: &str) -> Option<u32> {
     path.strip_prefix("/proc/")?.split('/').next()?.parse().ok()
 }
 
+/// The text of `file` from its start to its end, read at offsets (a /proc file kept open reads
+/// afresh from offset 0).
 fn read_from_start(file: &File) -> Result<String> {
     let mut out = vec![0u8; FIRST_READ];
     let mut len = 0;
