@@ -21,6 +21,10 @@ pub fn read_proc(path: impl AsRef<Path>) -> Result<String> {
     read_from_start(&File::open(path)?)
 }
 
+/// The most files one `OpenFiles` keeps open; past it a file is opened for each reading, so a
+/// sampler watching a thousand threads stays far below the process's limit of open files.
+const MOST_KEPT: usize = 256;
+
 /// The files one sampler reads at every interval, each kept open and read again from its start:
 /// two system calls a reading (the text, then its end) where opening, reading and closing took
 /// four. A process's file,
@@ -45,7 +49,9 @@ impl OpenFiles {
         }
         let file = File::open(path)?;
         let text = read_from_start(&file)?;
-        files.insert(path.to_string(), file);
+        if files.len() < MOST_KEPT {
+            files.insert(path.to_string(), file);
+        }
         Ok(text)
     }
 

@@ -6,6 +6,7 @@ use super::{
     classify, group_name, group_of, look, thread_cpu_ns, Finished, Kind, Method, Tally, Waits,
     Watched, REFRESH,
 };
+use crate::sample::procfs::OpenFiles;
 use crate::sample::threads::Whose;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,8 +34,9 @@ pub(super) fn time_exactly(
     }
     // The threads there now, as they are now: one asleep since before would otherwise be
     // unknown to the program until it wakes, and its sleep lost.
+    let files = OpenFiles::default();
     for (tid, ..) in watched.last.members() {
-        let (Some(l), Some(tgid)) = (look(tid), tgid_of(tid)) else {
+        let (Some(l), Some(tgid)) = (look(tid, &files), tgid_of(tid)) else {
             continue;
         };
         let asleep = (l.state != 'R').then(|| {
@@ -43,6 +45,8 @@ pub(super) fn time_exactly(
         });
         let _ = program.seed(tid, tgid, asleep);
     }
+    // One look a thread: its files are not kept.
+    drop(files);
     let _ = ready.send(());
     let mut tally = Tally::default();
     let mut at: StackTally = BTreeMap::new();

@@ -13,6 +13,7 @@ mod kinds;
 
 pub use kinds::{bpf_loads, classify, deserialize_method, Kind, Method};
 
+use super::procfs::OpenFiles;
 use super::threads::{self, Whose};
 use fathom_macros::Merge;
 use schemars::JsonSchema;
@@ -309,11 +310,12 @@ struct Look {
     unreadable: bool,
 }
 
-/// A look at thread `tid`'s state and system call; `None` when it is gone.
-fn look(tid: u32) -> Option<Look> {
+/// A look at thread `tid`'s state and system call through `files` (kept open from look to
+/// look); `None` when it is gone.
+fn look(tid: u32, files: &OpenFiles) -> Option<Look> {
     // A thread's own directory, listed or not under /proc.
     let dir = format!("/proc/{tid}");
-    let stat = crate::sample::read_proc(format!("{dir}/stat")).ok()?;
+    let stat = files.read(&format!("{dir}/stat")).ok()?;
     let state = stat[stat.rfind(')')? + 1..]
         .split_whitespace()
         .next()?
@@ -326,7 +328,7 @@ fn look(tid: u32) -> Option<Look> {
             unreadable: false,
         });
     }
-    Some(match crate::sample::read_proc(format!("{dir}/syscall")) {
+    Some(match files.read(&format!("{dir}/syscall")) {
         Ok(t) if t.starts_with("running") => Look {
             state: 'R',
             nr: None,
@@ -354,13 +356,16 @@ fn sample(server_pids: &[u32], embedded: bool, stop: &AtomicBool) -> Waits {
     let mut tally = Tally::default();
     let mut unreadable = 0;
     let mut watched = Watched::new(server_pids, embedded);
+    let files = OpenFiles::default();
     let mut next = Instant::now();
     while !stop.load(Ordering::Relaxed) {
         if watched.at.elapsed() >= REFRESH {
             watched.refresh(server_pids, embedded);
+            let tids: Vec<u32> = watched.threads.iter().map(|t| t.0).collect();
+            files.keep_processes(&tids);
         }
         for &(tid, whose) in &watched.threads {
-            let Some(look) = look(tid) else {
+            let Some(look) = look(tid, &files) else {
                 continue;
             };
             unreadable += u64::from(look.unreadable);
