@@ -57,13 +57,14 @@ links_now() { mariadb -S "$work/mysqld.sock" -uroot -N -e "SELECT COUNT(*) FROM 
 # One load by fathom binary $2 (repeat $1), its tables made afresh by its load step: "links
 # seconds fathom-cpu-us-per-link".
 load_by_fathom() {
-  local out dir
+  local out dir links
   out=$("$2" run --engine innodb --set "url=$url" --set "pid=$server" --workload linkbench \
     --clients "$CLIENTS" --param maxid1="$MAXID1" --param steps=load --no-calibrate \
     --results "$work/$3-$1" 2>&1)
   dir=$(sed -n 's/^results: //p' <<<"$out")
+  links=$(links_now)
   python3 -c "import json,glob; s=json.load(open(glob.glob('$dir/steps/*load.json')[0])); \
-print($(links_now), s['seconds'], s['per_op']['cpu_us_harness'] * s['ops'] / $(links_now))"
+print($links, s['seconds'], s['per_op']['cpu_us_harness'] * s['ops'] / $links)"
 }
 
 # Before either tool's load (outside its measured window): the tables made afresh by fathom's

@@ -282,18 +282,6 @@ fn corrupt(file: &Path, how: &str) {
     std::fs::write(file, new).unwrap();
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
-}
-
 #[test]
 fn every_malformed_input_is_refused_by_name_without_a_panic() {
     let dir = server_scratch();

@@ -516,25 +516,12 @@ fn merge_adds_operations_and_keeps_latency_exact() {
     assert!(e.contains("at least two runs"), "{e}");
     // The same run twice, or a copy of it, doubles nothing: refused, naming both.
     let twice = dir.path().join("twice");
-    let merged_with = |other: &Path| {
-        err(&fathom(&[
-            "merge",
-            one.to_str().unwrap(),
-            other.to_str().unwrap(),
-            "--out",
-            twice.to_str().unwrap(),
-        ]))
-    };
+    let merged_with = |other: &Path| err(&merge(&one, other, &twice));
     let e = merged_with(&one);
     assert!(e.contains("are the same run"), "{e}");
     assert!(!twice.exists());
     let copy = dir.path().join("copy");
-    assert!(std::process::Command::new("cp")
-        .arg("-r")
-        .args([&one, &copy])
-        .status()
-        .unwrap()
-        .success());
+    copy_dir(&one, &copy);
     let e = merged_with(&copy);
     assert!(e.contains("copy") && e.contains("are the same run"), "{e}");
 }

@@ -90,6 +90,19 @@ pub fn run_dirs(results: &Path) -> Vec<String> {
     v
 }
 
+/// A copy of the directory `from` (a run, a results directory) at `to`.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
 /// Names host `name` in a run's manifest, so `merge` takes a copy of a run for another host's
 /// run (a plain copy is refused as the same run given twice).
 pub fn as_another_host(run: &Path, name: &str) {
@@ -104,21 +117,14 @@ pub fn as_another_host(run: &Path, name: &str) {
 /// twice is refused.)
 pub fn merge_with_itself(run: &Path, out: &Path) -> String {
     let copy = out.with_extension("other-host");
-    let status = std::process::Command::new("cp")
-        .args(["-r"])
-        .arg(run)
-        .arg(&copy)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    copy_dir(run, &copy);
     as_another_host(&copy, "other-host");
-    ok(&fathom(&[
-        "merge",
-        run.to_str().unwrap(),
-        copy.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]))
+    ok(&merge(run, &copy, out))
+}
+
+/// `fathom merge A B --out OUT`.
+pub fn merge(a: &Path, b: &Path, out: &Path) -> Output {
+    fathom_at("merge {} {} --out {}", &[a, b, out])
 }
 
 /// `fathom run ARGS --results RESULTS`, the arguments written as one whitespace-separated line.

@@ -161,14 +161,13 @@ impl HostRates {
             return None;
         }
         let mut what = Vec::new();
+        // Over the whole step, and else over its busiest window.
+        let crowded =
+            |pct: f64, c: f64| pct > DISTURBED_OTHERS_PCT || c > DISTURBED_OTHERS_MOST_CORES;
+        let used =
+            |c: f64, pct: f64| format!("other processes used {c:.2} cores ({pct:.0}% of the host)");
         let others = match (self.others_pct, self.others_cores) {
-            (Some(pct), Some(c))
-                if pct > DISTURBED_OTHERS_PCT || c > DISTURBED_OTHERS_MOST_CORES =>
-            {
-                Some(format!(
-                    "other processes used {c:.2} cores ({pct:.0}% of the host)"
-                ))
-            }
+            (Some(pct), Some(c)) if crowded(pct, c) => Some(used(c, pct)),
             (None, Some(c)) if c > DISTURBED_OTHERS_CORES => {
                 Some(format!("other processes used {c:.2} cores"))
             }
@@ -179,14 +178,8 @@ impl HostRates {
             self.others_peak_cores,
             self.others_peak_seconds,
         ) {
-            (Some(pct), Some(c), Some(secs))
-                if others.is_none()
-                    && (pct > DISTURBED_OTHERS_PCT || c > DISTURBED_OTHERS_MOST_CORES) =>
-            {
-                Some(format!(
-                    "other processes used {c:.2} cores ({pct:.0}% of the host) for {secs:.0} s \
-                     of the step"
-                ))
+            (Some(pct), Some(c), Some(secs)) if others.is_none() && crowded(pct, c) => {
+                Some(format!("{} for {secs:.0} s of the step", used(c, pct)))
             }
             _ => None,
         };

@@ -143,12 +143,13 @@ impl Sampler {
         self.device.as_ref()
     }
 
-    /// A server's processes now (its root and every descendant); none when embedded.
+    /// A server's processes now (its root and every descendant, walked afresh); none when
+    /// embedded.
     pub fn server_pids(&self) -> Vec<u32> {
         if self.embedded() {
             Vec::new()
         } else {
-            process::with_descendants(&self.engine_pids)
+            self.processes(true).0
         }
     }
 
