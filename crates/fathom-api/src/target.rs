@@ -1,7 +1,7 @@
 //! What the driver measures, whatever the family: an engine's identity, the processes and
 //! directories whose cost is sampled, its own statistics, and its maintenance actions.
 
-use crate::result::EngineStats;
+use crate::stats::EngineStats;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
