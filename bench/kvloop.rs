@@ -11,8 +11,8 @@
 
 use anyhow::Context;
 use clap::Parser;
-use fathom_core::family::Engine;
-use fathom_core::kv::{Direction, KvEngine, Seek, SessionOptions};
+use fathom_api::family::Engine;
+use fathom_api::kv::{Direction, KvEngine, Seek, SessionOptions};
 use fathom_engines::EngineConfig;
 use fathom_workloads::dbbench::data::{KeyFormat, ValueSource};
 use std::path::PathBuf;

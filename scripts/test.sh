@@ -13,4 +13,11 @@ scripts/check-recipes.sh
 # WiredTiger built from PyPI's source (a few minutes, once: kept under the engines directory).
 scripts/fetch-engine.sh postgres "${FATHOM_TEST_POSTGRES_VERSION:-17.6.0}" >/dev/null
 scripts/fetch-engine.sh wiredtiger "${FATHOM_TEST_WIREDTIGER_VERSION:-11.3.1}" >/dev/null
-cargo test --release --workspace --no-fail-fast
+# Two tiers, each run whatever the other did. The fast tier: the libraries' unit tests, which need
+# no server, no root and no network (README, "Testing"). The machine tier: the end-to-end and
+# engine tests, on the servers and tools `scripts/setup.sh --test` installed above.
+status=0
+cargo test --release --workspace --lib --no-fail-fast || status=1
+cargo test --release --workspace --bins --test '*' --no-fail-fast || status=1
+cargo test --release --workspace --doc || status=1
+exit $status

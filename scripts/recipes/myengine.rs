@@ -6,10 +6,10 @@
 
 use crate::settings;
 use crate::{EngineConfig, EngineEntry};
-use fathom_core::kv::{
+use fathom_api::kv::{
     Direction, KvEngine, KvSession, KvTxn, Seek, SessionOptions, TxnBody, TxnEnd, Visit,
 };
-use fathom_core::target::{Counters, Identity, Maintenance, Target};
+use fathom_api::target::{Counters, Identity, Maintenance, Target};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

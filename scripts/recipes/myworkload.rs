@@ -9,10 +9,10 @@ use crate::{
     alike, kv_session, NewClients, NewStep, PreparedStep, StepOn, Workload, WorkloadEntry,
 };
 use fathom_core::driver::{Client, StepPlan};
-use fathom_core::family::Db;
+use fathom_api::family::Db;
 use fathom_core::kind::{Done, StepKinds};
-use fathom_core::kv::{KvSession, SessionOptions};
-use fathom_core::stop::Stop;
+use fathom_api::kv::{KvSession, SessionOptions};
+use fathom_api::stop::Stop;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use schemars::JsonSchema;

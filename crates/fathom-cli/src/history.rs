@@ -31,7 +31,7 @@ pub struct HistoryArgs {
     /// The smallest shift between the newest segment and the one before that fails the gate
     /// (2% or 0.02).
     #[arg(long, value_name = "PERCENT", default_value = "2%",
-          value_parser = fathom_core::units::parse_threshold)]
+          value_parser = fathom_api::units::parse_threshold)]
     pub min_change: f64,
 }
 

@@ -43,7 +43,7 @@ pub fn workloads() -> String {
         }
         let _ = writeln!(out, "  operations (kind, role: what one is):");
         for k in (w.kinds)() {
-            let role = fathom_core::knobs::text(&k.role);
+            let role = fathom_api::knobs::text(&k.role);
             let _ = writeln!(out, "    {} ({role}): {}", k.name, k.about);
         }
         out.push('\n');
@@ -58,7 +58,7 @@ pub fn workloads() -> String {
 }
 
 /// One setting or parameter: the flag with what it takes, its default, its help.
-fn knob(out: &mut String, flag: &str, k: &fathom_core::knobs::Spec) {
+fn knob(out: &mut String, flag: &str, k: &fathom_api::knobs::Spec) {
     let default = match k.default.as_str() {
         "" => "empty",
         d => d,

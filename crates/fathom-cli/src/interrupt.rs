@@ -2,7 +2,7 @@
 //! so every finished step stays readable; a served server stops), a second exits at once. The
 //! command's stop token is the one thing here; the libraries are handed it.
 
-use fathom_core::stop::Stop;
+use fathom_api::stop::Stop;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Set by the first Ctrl-C: a command that then ends in an error ended because it was

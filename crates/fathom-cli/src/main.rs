@@ -116,7 +116,7 @@ fn main() {
         Command::ChildRun => child_run(),
     };
     if let Err(e) = result {
-        eprintln!("fathom: {}", fathom_core::secret::redact(&format!("{e:#}")));
+        eprintln!("fathom: {}", fathom_api::secret::redact(&format!("{e:#}")));
         // An interrupted command exits as a shell reports one (130); a CI gate that failed
         // (`--fail-on`) has a status of its own: the command worked.
         let gate = e

@@ -3,8 +3,8 @@
 
 use crate::progress::Progress;
 use clap::Args;
+use fathom_api::units::parse_key_values;
 use fathom_core::store::LoadedRun;
-use fathom_core::units::parse_key_values;
 use fathom_run::experiment::{self, Experiment};
 use fathom_run::{resolve, DriveInput, Keys, Place, RunSpec, SetupInput, WorkloadInput};
 use std::path::{Path, PathBuf};

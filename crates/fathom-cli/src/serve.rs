@@ -5,8 +5,8 @@
 
 use anyhow::Context;
 use clap::Args;
+use fathom_api::family::Engine;
 use fathom_core::cgroup::MemoryLimit;
-use fathom_core::family::Engine;
 use fathom_engines::EngineConfig;
 use fathom_run::{DriveInput, Keys, SetupInput};
 use std::path::PathBuf;
@@ -28,7 +28,7 @@ pub struct ServeArgs {
     pub data_dir: PathBuf,
     /// Limit the server's memory, page cache included (e.g. 256m).
     #[arg(long, value_name = "SIZE")]
-    pub memory_limit: Option<fathom_core::knobs::Size>,
+    pub memory_limit: Option<fathom_api::knobs::Size>,
     /// Also write the URL to this file once the server is ready (for scripts).
     #[arg(long, value_name = "FILE")]
     pub url_file: Option<PathBuf>,
@@ -46,7 +46,7 @@ fn announce(
     let pid = pids.join(",");
     println!("url {url}");
     println!("pid {pid}");
-    let workload = if entry.family() == fathom_core::family::Family::Doc {
+    let workload = if entry.family() == fathom_api::family::Family::Doc {
         "linkbench"
     } else {
         "sysbench"
@@ -63,8 +63,8 @@ fn announce(
 }
 
 pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
-    let settings = fathom_core::units::parse_key_values(&args.settings, "--set")
-        .map_err(anyhow::Error::msg)?;
+    let settings =
+        fathom_api::units::parse_key_values(&args.settings, "--set").map_err(anyhow::Error::msg)?;
     let setup = fathom_run::resolve_setup(
         &SetupInput {
             engine: args.engine.clone(),

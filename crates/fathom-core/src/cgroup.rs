@@ -333,12 +333,12 @@ impl Drop for MemoryLimit {
 /// Removes `fathom-<pid>` groups (and v2 leaves `fathom-<pid>-self`) left by processes that
 /// no longer exist.
 fn remove_stale(parent: &Path) {
-    crate::leftovers::remove_dead(
+    fathom_api::leftovers::remove_dead(
         parent,
         "memory cgroup",
         |n| {
-            crate::leftovers::pid_after(n, "fathom-", None)
-                .or_else(|| crate::leftovers::pid_after(n, "fathom-", Some('-')))
+            fathom_api::leftovers::pid_after(n, "fathom-", None)
+                .or_else(|| fathom_api::leftovers::pid_after(n, "fathom-", Some('-')))
         },
         |p: &Path| std::fs::remove_dir(p),
     );

@@ -164,16 +164,16 @@ pub fn step_order_of(runs: &[&LoadedRun]) -> Vec<String> {
 
 /// The median (the mean of the middle two for an even count); NaN for none.
 pub fn median(xs: &[f64]) -> f64 {
-    crate::combine::median_of(xs)
+    fathom_api::combine::median_of(xs)
 }
 
 /// One summary standing for a step's repeats: every figure is the median over the repeats that
-/// have it (`crate::combine`), so a figure added to `StepSummary` (or to a per-operation
+/// have it (`fathom_api::combine`), so a figure added to `StepSummary` (or to a per-operation
 /// summary, a background writer, an engine's statistics) is covered without being listed
 /// here. Whole numbers stay whole (rounded), flags are set when any repeat set them, and text
 /// is the first repeat's. With one repeat it is that repeat's summary unchanged.
 pub fn median_step(steps: &[&StepSummary]) -> StepSummary {
-    crate::combine::median(steps)
+    fathom_api::combine::median(steps)
 }
 
 #[cfg(test)]

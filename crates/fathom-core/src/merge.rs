@@ -5,12 +5,12 @@
 //! shards (a host each with its own engine) and are one host's reading for clients of one
 //! server (`Topology`).
 
-use crate::combine::{combine, declared, Rule};
 use crate::recorder::{new_histogram, Latency};
 use crate::result::{IntervalRecord, MergeRecord, RunManifest, RunStatus, StepSummary, Topology};
 use crate::store::{LoadedRun, RunDir};
 use anyhow::Context;
 use base64::Engine as _;
+use fathom_api::combine::{combine, declared, Rule};
 use hdrhistogram::serialization::interval_log::{
     IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, Tag,
 };
@@ -365,8 +365,8 @@ pub fn merge(runs: &[LoadedRun], out: &Path) -> anyhow::Result<std::path::PathBu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::combine::{MergeRules, Rule};
     use crate::result::IntervalRecord;
+    use fathom_api::combine::{MergeRules, Rule};
     use schemars::schema::{RootSchema, Schema, SchemaObject};
 
     /// Every leaf path of a type's schema, map keys as `*`.

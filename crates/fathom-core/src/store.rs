@@ -21,7 +21,7 @@ pub struct RunDir {
 pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
     let tmp = path.with_extension("json.tmp");
     let text = serde_json::to_string_pretty(value)?;
-    let text = crate::secret::redact(&text);
+    let text = fathom_api::secret::redact(&text);
     std::fs::write(&tmp, text.into_owned() + "\n")
         .with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("renaming {}", tmp.display()))?;

@@ -94,18 +94,6 @@ mod tests {
     }
 
     #[test]
-    fn debians_postgres_keeps_frame_pointers() {
-        // Installed by scripts/setup.sh --test.
-        let postgres = std::fs::read_dir("/usr/lib/postgresql")
-            .expect("Debian's PostgreSQL (scripts/setup.sh --test)")
-            .flatten()
-            .map(|v| v.path().join("bin/postgres"))
-            .find(|p| p.exists())
-            .expect("a bin/postgres under /usr/lib/postgresql");
-        assert_eq!(unwinding(&postgres), Unwinding::FramePointers);
-    }
-
-    #[test]
     fn not_an_executable_is_unwound_by_dwarf() {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("x");

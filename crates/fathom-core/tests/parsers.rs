@@ -2,9 +2,9 @@
 //! sizes, durations and key=value pairs users type, and result files on disk: on any input
 //! they return a value or an error, never panic; and what they read back, they read right.
 
+use fathom_api::units::{format_duration, parse_duration, parse_key_values, parse_size};
 use fathom_core::sample::{cpu, diskstats, process};
 use fathom_core::store::LoadedRun;
-use fathom_core::units::{format_duration, parse_duration, parse_key_values, parse_size};
 use proptest::prelude::*;
 use std::time::Duration;
 

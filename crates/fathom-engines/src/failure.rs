@@ -1,8 +1,8 @@
-//! Why a run failed, as a kind callers branch on (`fathom_core::retry::Failure`), from the
+//! Why a run failed, as a kind callers branch on (`fathom_api::retry::Failure`), from the
 //! engines' own error types: an engine's classified failure, an OS error, SQLite's
 //! SQLITE_FULL, RocksDB's IO error for a full device, PostgreSQL's disk_full.
 
-use fathom_core::retry::{failure_of, Failure};
+use fathom_api::retry::{failure_of, Failure};
 
 /// The kind of failure `e` is, from the first error in its chain that says: `None` when none
 /// does (a fatal failure of no particular kind).
@@ -42,7 +42,7 @@ mod tests {
         assert_eq!(failure(&io.context("saving")), Some(Failure::OutOfSpace));
         let other = anyhow::Error::from(std::io::Error::from_raw_os_error(libc::EACCES));
         assert_eq!(failure(&other), None);
-        let classified = fathom_core::retry::EngineError::of(Failure::OutOfSpace, "full");
+        let classified = fathom_api::retry::EngineError::of(Failure::OutOfSpace, "full");
         assert_eq!(failure(&classified), Some(Failure::OutOfSpace));
         #[cfg(feature = "sqlite")]
         {

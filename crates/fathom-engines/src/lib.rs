@@ -22,13 +22,13 @@ pub mod sqlite_sql;
 #[cfg(feature = "wiredtiger")]
 pub mod wiredtiger;
 
-use fathom_core::capability::{Need, Offer};
-use fathom_core::doc::DocEngine;
-use fathom_core::family::{Engine, Family};
-use fathom_core::kv::KvEngine;
-use fathom_core::options::Syntax;
-use fathom_core::sql::SqlEngine;
-use fathom_core::stop::Stop;
+use fathom_api::capability::{Need, Offer};
+use fathom_api::doc::DocEngine;
+use fathom_api::family::{Engine, Family};
+use fathom_api::kv::KvEngine;
+use fathom_api::options::Syntax;
+use fathom_api::sql::SqlEngine;
+use fathom_api::stop::Stop;
 use settings::{Settings, SettingsOf};
 use std::path::PathBuf;
 
@@ -107,7 +107,7 @@ pub(crate) fn option_size(options: &str, separators: &[char], key: &str) -> Opti
         .split(separators)
         .filter_map(|item| item.split_once('='))
         .filter(|(k, _)| k.trim() == key)
-        .filter_map(|(_, v)| fathom_core::units::parse_size(v.trim()).ok())
+        .filter_map(|(_, v)| fathom_api::units::parse_size(v.trim()).ok())
         .next_back()
 }
 
@@ -141,7 +141,7 @@ impl EngineEntry {
             version: unnamed_version,
             open,
             server: false,
-            offers: fathom_core::capability::offers_everything,
+            offers: fathom_api::capability::offers_everything,
             code: &[],
             memory: no_memory,
         }

@@ -144,7 +144,7 @@ impl NetBuf {
     }
 }
 
-pub use fathom_core::sql::Keep;
+pub use fathom_api::sql::Keep;
 
 /// Sleeps until a unix socket has bytes to read. A reader blocked in `read` itself sleeps on
 /// the socket's one wait queue and is woken also when the server takes the request off the

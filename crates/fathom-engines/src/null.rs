@@ -8,10 +8,10 @@
 //! order effect of known size, for testing how experiments are laid out and judged.
 
 use crate::{EngineConfig, EngineEntry};
-use fathom_core::doc::bson::Document;
-use fathom_core::doc::{Count, DocVisit, Find, Modify, Update, Updated};
-use fathom_core::kv::{KvEngine, KvSession, KvTxn, Seek, SessionOptions, TxnBody, TxnEnd, Visit};
-use fathom_core::target::{Identity, Target};
+use fathom_api::doc::bson::Document;
+use fathom_api::doc::{Count, DocVisit, Find, Modify, Update, Updated};
+use fathom_api::kv::{KvEngine, KvSession, KvTxn, Seek, SessionOptions, TxnBody, TxnEnd, Visit};
+use fathom_api::target::{Identity, Target};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -48,7 +48,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     {
         let (key, value) = part.split_once('=').unwrap_or((part, ""));
         let duration = || {
-            fathom_core::units::parse_duration(value)
+            fathom_api::units::parse_duration(value)
                 .map_err(|e| anyhow::anyhow!("engine `null` option {key}: {e}"))
         };
         match key {
@@ -56,7 +56,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
             "lock" => server = Some((Held::Spinning, duration()?)),
             "order_effect" => {
                 effect = Some(
-                    fathom_core::units::parse_threshold(value)
+                    fathom_api::units::parse_threshold(value)
                         .map_err(|e| anyhow::anyhow!("engine `null` option order_effect: {e}"))?,
                 )
             }
@@ -232,57 +232,57 @@ impl KvEngine for Null {
 
 /// The null engine as a SQL database: statements prepare and run, return no rows and change
 /// none, so a sql workload's own cost can be calibrated on it.
-impl fathom_core::sql::SqlEngine for Null {
-    fn dialect(&self) -> fathom_core::sql::Dialect {
-        fathom_core::sql::Dialect::MariaDb
+impl fathom_api::sql::SqlEngine for Null {
+    fn dialect(&self) -> fathom_api::sql::Dialect {
+        fathom_api::sql::Dialect::MariaDb
     }
-    fn connect(&self) -> anyhow::Result<Box<dyn fathom_core::sql::SqlConn + '_>> {
+    fn connect(&self) -> anyhow::Result<Box<dyn fathom_api::sql::SqlConn + '_>> {
         Ok(Box::new(NullConn(0, Served(self.server.as_ref()))))
     }
 }
 
 struct NullConn<'a>(usize, Served<'a>);
 
-impl fathom_core::sql::SqlConn for NullConn<'_> {
+impl fathom_api::sql::SqlConn for NullConn<'_> {
     fn exec(&mut self, _sql: &str) -> anyhow::Result<()> {
         Ok(())
     }
-    fn prepare(&mut self, _sql: &str) -> anyhow::Result<fathom_core::sql::Stmt> {
+    fn prepare(&mut self, _sql: &str) -> anyhow::Result<fathom_api::sql::Stmt> {
         self.0 += 1;
-        Ok(fathom_core::sql::Stmt(self.0 - 1))
+        Ok(fathom_api::sql::Stmt(self.0 - 1))
     }
     /// Text statements cost the harness nothing more here: the writing-in of values is the
     /// server client's (measured on the real engine).
-    fn prepare_text(&mut self, sql: &str) -> anyhow::Result<fathom_core::sql::Stmt> {
+    fn prepare_text(&mut self, sql: &str) -> anyhow::Result<fathom_api::sql::Stmt> {
         self.prepare(sql)
     }
     fn run_with(
         &mut self,
-        _stmt: fathom_core::sql::Stmt,
-        params: &[fathom_core::sql::Value<'_>],
-        _keep: fathom_core::sql::Keep,
-    ) -> fathom_core::sql::Ran {
+        _stmt: fathom_api::sql::Stmt,
+        params: &[fathom_api::sql::Value<'_>],
+        _keep: fathom_api::sql::Keep,
+    ) -> fathom_api::sql::Ran {
         std::hint::black_box(params);
         self.1.serve();
-        Ok(fathom_core::sql::Outcome::default())
+        Ok(fathom_api::sql::Outcome::default())
     }
     /// No rows: the row stays empty, as a statement that matched nothing leaves it.
     fn run_row(
         &mut self,
-        stmt: fathom_core::sql::Stmt,
-        params: &[fathom_core::sql::Value<'_>],
+        stmt: fathom_api::sql::Stmt,
+        params: &[fathom_api::sql::Value<'_>],
         _n: u64,
-        row: &mut fathom_core::sql::Row,
-    ) -> fathom_core::sql::Ran {
+        row: &mut fathom_api::sql::Row,
+    ) -> fathom_api::sql::Ran {
         row.0.clear();
-        self.run_with(stmt, params, fathom_core::sql::Keep::NOTHING)
+        self.run_with(stmt, params, fathom_api::sql::Keep::NOTHING)
     }
 }
 
 /// The null engine as a document server: every statement is taken and does nothing, reads
 /// return no documents, so a doc workload's own cost (building its BSON) can be calibrated.
-impl fathom_core::doc::DocEngine for Null {
-    fn session(&self) -> anyhow::Result<Box<dyn fathom_core::doc::DocSession + '_>> {
+impl fathom_api::doc::DocEngine for Null {
+    fn session(&self) -> anyhow::Result<Box<dyn fathom_api::doc::DocSession + '_>> {
         Ok(Box::new(NullDocs(Served(self.server.as_ref()))))
     }
     fn transactions(&self) -> bool {
@@ -294,7 +294,7 @@ impl fathom_core::doc::DocEngine for Null {
     fn create_indexes(
         &self,
         _coll: &str,
-        _indexes: &[fathom_core::doc::Index],
+        _indexes: &[fathom_api::doc::Index],
     ) -> anyhow::Result<()> {
         Ok(())
     }
@@ -302,7 +302,7 @@ impl fathom_core::doc::DocEngine for Null {
 
 struct NullDocs<'a>(Served<'a>);
 
-impl fathom_core::doc::DocSession for NullDocs<'_> {
+impl fathom_api::doc::DocSession for NullDocs<'_> {
     fn insert(&mut self, _coll: &str, docs: &[Document], _ordered: bool) -> Count {
         std::hint::black_box(docs);
         self.0.serve();

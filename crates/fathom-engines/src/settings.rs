@@ -1,11 +1,11 @@
 //! fathom's typed engine settings (cache size, compaction style, O_DIRECT, WAL, sync): each
-//! engine declares them as one struct of knobs (`fathom_core::knobs`), so `fathom engines`
+//! engine declares them as one struct of knobs (`fathom_api::knobs`), so `fathom engines`
 //! lists them from it and a typo is an error naming what is accepted.
 
-use fathom_core::knobs::{self, Knobs};
+use fathom_api::knobs::{self, Knobs};
 use std::collections::BTreeMap;
 
-pub use fathom_core::knobs::{specs, Size, Spec as SettingSpec, Switch};
+pub use fathom_api::knobs::{specs, Size, Spec as SettingSpec, Switch};
 
 pub type Settings = BTreeMap<String, String>;
 

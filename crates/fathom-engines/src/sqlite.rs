@@ -4,12 +4,12 @@
 
 use crate::settings::{self, Size, Switch};
 use crate::{EngineConfig, EngineEntry};
-use fathom_core::kv::{
+use fathom_api::kv::{
     BatchOp, Direction, KvEngine, KvSession, KvTxn, Seek, SessionOptions, TxnBody, TxnEnd, Visit,
 };
-use fathom_core::options::Syntax;
-use fathom_core::result::EngineStats;
-use fathom_core::target::{pages_grown, Counters, Identity, Maintenance, Target};
+use fathom_api::options::Syntax;
+use fathom_api::stats::EngineStats;
+use fathom_api::target::{pages_grown, Counters, Identity, Maintenance, Target};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -5,12 +5,12 @@
 use crate::settings;
 use crate::sqlite::{connect, open_admin, pragmas, SqliteSettings};
 use crate::{EngineConfig, EngineEntry};
-use fathom_core::options::Syntax;
-use fathom_core::retry::Failure;
-use fathom_core::sql::{
+use fathom_api::options::Syntax;
+use fathom_api::retry::Failure;
+use fathom_api::sql::{
     Dialect, Keep, Outcome, Ran, Row, SqlConn, SqlEngine, SqlError, Stmt, Value,
 };
-use fathom_core::target::{Counters, Identity, Maintenance, Target};
+use fathom_api::target::{Counters, Identity, Maintenance, Target};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ToSql};
 use std::path::PathBuf;

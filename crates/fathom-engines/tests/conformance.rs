@@ -2,9 +2,9 @@
 //! the registry (sql engines have `sql_conformance.rs`). A new engine gets the suite by adding one `conformance!` line below (and a test
 //! fails until it does).
 
-use fathom_core::family::{Engine, Family};
-use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, Seek, SessionOptions, TxnEnd};
-use fathom_core::target::Maintenance;
+use fathom_api::family::{Engine, Family};
+use fathom_api::kv::{BatchOp, Direction, KvEngine, KvSession, Seek, SessionOptions, TxnEnd};
+use fathom_api::target::Maintenance;
 use fathom_engines::EngineConfig;
 use std::path::Path;
 

@@ -1,9 +1,9 @@
 //! RocksDB's part of db_bench's flush_mt_l0 (compact0 empties L0 into the level below) and
 //! the per-step options fillseq opens with, on the real engine.
 
-use fathom_core::family::Engine;
-use fathom_core::kv::{KvEngine, SessionOptions};
-use fathom_core::target::Maintenance;
+use fathom_api::family::Engine;
+use fathom_api::kv::{KvEngine, SessionOptions};
+use fathom_api::target::Maintenance;
 use fathom_engines::EngineConfig;
 use std::path::Path;
 

@@ -5,8 +5,8 @@
 //! engine is dropped, no server process left. A new sql engine gets the suite by adding one
 //! `sql_conformance!` line (and a test fails until it does).
 
-use fathom_core::family::{Engine, Family};
-use fathom_core::sql::{Row, SqlConn, SqlEngine, Value};
+use fathom_api::family::{Engine, Family};
+use fathom_api::sql::{Row, SqlConn, SqlEngine, Value};
 use fathom_engines::EngineConfig;
 use std::path::Path;
 
@@ -136,7 +136,7 @@ fn row_values(name: &str, c: &mut dyn SqlConn) {
 }
 
 /// A server fathom started says, in its own variables, that it takes no TCP connections.
-fn listens_only_on_its_socket(name: &str, c: &mut dyn fathom_core::sql::SqlConn) {
+fn listens_only_on_its_socket(name: &str, c: &mut dyn fathom_api::sql::SqlConn) {
     let query = if name == "postgres" {
         "SELECT CASE WHEN current_setting('listen_addresses') = '' THEN 1 ELSE 0 END"
     } else {
@@ -324,7 +324,7 @@ fn clients_agree(
 
 /// The values of `v`'s second row from `base` on, as text (its id left out: it differs
 /// between the clients); the fixed ones checked.
-fn second_row(c: &mut dyn SqlConn, from: fathom_core::sql::Stmt, base: i64) -> String {
+fn second_row(c: &mut dyn SqlConn, from: fathom_api::sql::Stmt, base: i64) -> String {
     let mut r = Row::default();
     c.run_row(from, &[Value::Int(base)], 1, &mut r).unwrap();
     // u, t, d, m, w of row 1: 1e9 (2e9 on MariaDB), -1, 1.5, 12.25, the date.
@@ -400,7 +400,7 @@ fn postgres_outcomes(c: &mut dyn SqlConn, base: i64) -> Vec<String> {
     let dup = c.run(insert, &row(base, 0, 0, b"", ""));
     let err = dup.unwrap_err();
     assert!(
-        fathom_core::sql::retryable(&err),
+        fathom_api::sql::retryable(&err),
         "unique violation retried: {err:#}"
     );
     seen.push(format!("{err:#}").replace(&base.to_string(), "BASE"));

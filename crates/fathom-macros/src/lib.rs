@@ -18,7 +18,7 @@ const RULES: &[(&str, &str)] = &[
     ("median", "Median"),
 ];
 
-/// Implements `fathom_core::combine::MergeRules` from the struct's
+/// Implements `fathom_api::combine::MergeRules` from the struct's
 /// `#[merge(sum(a, b), max(c), fields(d), ...)]`: a rule (`sum`, `max`, `min`, `by_ops`,
 /// `first`, `median`) for each field named under it and everything below it, or `fields` for
 /// a field whose type (a struct, or an `Option` or map of one) declares its own. A flattened
@@ -37,10 +37,10 @@ pub fn derive_merge(input: TokenStream) -> TokenStream {
             arms.push((true, last));
             let arms = arms.into_iter().map(|(_, arm)| arm);
             quote! {
-                impl ::fathom_core::combine::MergeRules for #name {
-                    fn rule(path: &[&str]) -> ::core::option::Option<::fathom_core::combine::Rule> {
+                impl ::fathom_api::combine::MergeRules for #name {
+                    fn rule(path: &[&str]) -> ::core::option::Option<::fathom_api::combine::Rule> {
                         let Some((first, rest)) = path.split_first() else {
-                            return ::core::option::Option::Some(::fathom_core::combine::Rule::First);
+                            return ::core::option::Option::Some(::fathom_api::combine::Rule::First);
                         };
                         let _ = rest;
                         match *first {
@@ -94,7 +94,7 @@ fn arms(input: &DeriveInput) -> syn::Result<Vec<(bool, proc_macro2::TokenStream)
             };
             let arm = match rule.as_str() {
                 "fields" => {
-                    quote! { #key => <#ty as ::fathom_core::combine::MergeRules>::rule(rest), }
+                    quote! { #key => <#ty as ::fathom_api::combine::MergeRules>::rule(rest), }
                 }
                 word => {
                     let variant = RULES
@@ -102,7 +102,7 @@ fn arms(input: &DeriveInput) -> syn::Result<Vec<(bool, proc_macro2::TokenStream)
                         .find(|(n, _)| *n == word)
                         .map(|(_, v)| Ident::new(v, ident.span()))
                         .expect("checked where the attribute was read");
-                    quote! { #key => ::core::option::Option::Some(::fathom_core::combine::Rule::#variant), }
+                    quote! { #key => ::core::option::Option::Some(::fathom_api::combine::Rule::#variant), }
                 }
             };
             Ok((wild, arm))

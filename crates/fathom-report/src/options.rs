@@ -13,7 +13,7 @@ pub struct Judging {
     #[arg(long)]
     pub base: Option<String>,
     /// Smallest change called faster or slower (3% or 0.03).
-    #[arg(long, default_value = "3%", value_parser = fathom_core::units::parse_threshold)]
+    #[arg(long, default_value = "3%", value_parser = fathom_api::units::parse_threshold)]
     pub threshold: f64,
     /// Also each setup's iostat figures during this step, and each over its base's (seed
     /// 004's table for overwriteandwait).

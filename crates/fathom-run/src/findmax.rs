@@ -12,9 +12,9 @@
 //! simulation below measures (docs/workloads.md). Each probe is a step of the run, saved as it
 //! finishes.
 
+use fathom_api::units::parse_duration;
 use fathom_core::recorder::Latency;
 use fathom_core::result::{Probe, StepSummary};
-use fathom_core::units::parse_duration;
 
 /// The search stops once the rate that met and the one that missed are this close.
 pub const PRECISION: f64 = 0.02;

@@ -4,8 +4,8 @@
 //! volume), or fails after a timeout naming the hosts that were ready.
 
 use anyhow::Context;
-use fathom_core::stop::Stop;
-use fathom_core::units::parse_time;
+use fathom_api::stop::Stop;
+use fathom_api::units::parse_time;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -38,7 +38,7 @@ pub struct GateInput {
     #[arg(long, value_name = "N", requires = "barrier")]
     pub barrier_hosts: Option<usize>,
     /// How long a host waits at the barrier for the others before failing.
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = fathom_core::units::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = fathom_api::units::parse_duration)]
     pub barrier_timeout: Duration,
 }
 

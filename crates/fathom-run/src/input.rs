@@ -2,7 +2,7 @@
 //! command flags (`--engine`, `--setup`, `--set`, `--param`, `--duration`, ...) or from an
 //! experiment file's tables, so both go through one resolver.
 
-use fathom_core::knobs::{Size, Span};
+use fathom_api::knobs::{Size, Span};
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
 use std::path::PathBuf;

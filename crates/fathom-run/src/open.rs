@@ -3,8 +3,8 @@
 //! with options of its own.
 
 use anyhow::Context;
+use fathom_api::family::Engine;
 use fathom_core::driver::StepPlan;
-use fathom_core::family::Engine;
 use fathom_engines::{EngineConfig, EngineEntry};
 
 pub struct OpenEngine {

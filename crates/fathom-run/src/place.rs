@@ -2,10 +2,10 @@
 //! run in a process of its own all take, in a module that needs none of them.
 
 use crate::resolve::RunSpec;
+use fathom_api::leftovers;
+use fathom_api::stop::Stop;
 use fathom_core::driver::StepPlan;
-use fathom_core::leftovers;
 use fathom_core::result::{ExperimentCell, IntervalRecord, RunManifest, StepSummary};
-use fathom_core::stop::Stop;
 use std::path::{Path, PathBuf};
 
 /// Where and how a run is written. It crosses to a run's own process (`supervise`) serialized,

@@ -6,9 +6,9 @@
 
 use crate::input::{AllocatorName, Arrivals, DriveInput, Queue, SetupInput, WorkloadInput};
 use anyhow::Context;
-use fathom_core::capability::{Need, Offer};
+use fathom_api::capability::{Need, Offer};
+use fathom_api::family::Family;
 use fathom_core::driver::{LatencyFrom, OpenLoop, StepPlan};
-use fathom_core::family::Family;
 use fathom_core::pace::Spacing;
 use fathom_engines::settings::Settings;
 use fathom_engines::EngineEntry;
@@ -543,7 +543,7 @@ fn open_loop(drive: &DriveInput, keys: &Keys) -> anyhow::Result<Option<OpenLoop>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fathom_core::knobs::Span;
+    use fathom_api::knobs::Span;
 
     fn setup(engine: &str) -> SetupInput {
         SetupInput {

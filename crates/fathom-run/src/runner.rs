@@ -9,14 +9,14 @@ pub use crate::place::{Observer, Place, Quiet};
 use crate::profile::Profiler;
 use crate::resolve::RunSpec;
 use anyhow::Context;
+use fathom_api::family::Engine;
+use fathom_api::retry::Failure;
+use fathom_api::stop::Stop;
 use fathom_core::cgroup::MemoryLimit;
-use fathom_core::family::Engine;
 use fathom_core::result::{
     now_utc, HostFacts, RunManifest, RunStatus, SetupRecord, FORMAT_VERSION,
 };
-use fathom_core::retry::Failure;
 use fathom_core::sample::Sampler;
-use fathom_core::stop::Stop;
 use fathom_core::store::{out_of_space, RunDir};
 use fathom_engines::EngineConfig;
 use std::path::{Path, PathBuf};
@@ -204,7 +204,7 @@ fn memory_limit(
 /// limit (fathom is in it) for the group fathom came from.
 fn profiler(
     spec: &RunSpec,
-    target: &dyn fathom_core::target::Target,
+    target: &dyn fathom_api::target::Target,
     limit: Option<&MemoryLimit>,
 ) -> anyhow::Result<Option<Profiler>> {
     let outside = limit
@@ -237,7 +237,7 @@ fn check_existing_data(spec: &RunSpec, place: &Place) -> anyhow::Result<()> {
 fn manifest(
     spec: &RunSpec,
     params: std::collections::BTreeMap<String, String>,
-    target: &dyn fathom_core::target::Target,
+    target: &dyn fathom_api::target::Target,
     host: HostFacts,
     place: &Place,
 ) -> RunManifest {
@@ -272,7 +272,7 @@ fn manifest(
 /// it is not glibc's.
 fn effective_options(
     spec: &RunSpec,
-    target: &dyn fathom_core::target::Target,
+    target: &dyn fathom_api::target::Target,
 ) -> std::collections::BTreeMap<String, String> {
     let mut effective = target.effective_options();
     if let Some(a) = &spec.setup.allocator {

@@ -11,9 +11,9 @@
 use crate::place::{remove_dead_data_dirs, Place};
 use crate::RunSpec;
 use anyhow::Context;
+use fathom_api::stop::Stop;
 use fathom_core::cgroup::{Handoff, MemoryLimit};
 use fathom_core::result::{now_utc, RunManifest, RunStatus};
-use fathom_core::stop::Stop;
 use fathom_core::store::{read_json, write_json_atomic, MANIFEST};
 use serde::{Deserialize, Serialize};
 use std::io::Read;

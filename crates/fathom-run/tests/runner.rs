@@ -39,7 +39,7 @@ fn fill_and_read(engine: &str, num_keys: &str, duration: &str) -> RunSpec {
     let steps = ("steps", "fillseq,readrandom");
     let (setup, workload) = input(engine, "dbbench", &[("num_keys", num_keys), steps]);
     let drive = DriveInput {
-        duration: Some(fathom_core::knobs::Span::new(duration)),
+        duration: Some(fathom_api::knobs::Span::new(duration)),
         ..DriveInput::default()
     };
     resolve_flags(&setup, &workload, &drive).unwrap()
@@ -185,7 +185,7 @@ fn a_stop_token_stops_its_own_run() {
 fn what_cannot_work_is_said_before_anything_runs() {
     let (setup, workload) = input("rocksdb", "dbbench", &[("num_keys", "1000")]);
     let limited = |size: &str| DriveInput {
-        memory_limit: Some(fathom_core::knobs::Size::new(size)),
+        memory_limit: Some(fathom_api::knobs::Size::new(size)),
         ..DriveInput::default()
     };
     let spec = resolve_flags(&setup, &workload, &limited("64m")).unwrap();

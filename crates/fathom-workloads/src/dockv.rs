@@ -6,9 +6,9 @@
 //! an upserting `update`, a get a `find` by `_id`, a scan a `find` on a range of `_id` sorted
 //! by it, a transaction the server's own (where it has them).
 
-use fathom_core::doc::bson::{doc, spec::BinarySubtype, Binary, Bson, Document, RawDocument};
-use fathom_core::doc::{DocSession, DuplicateKey, Find, Update};
-use fathom_core::kv::{
+use fathom_api::doc::bson::{doc, spec::BinarySubtype, Binary, Bson, Document, RawDocument};
+use fathom_api::doc::{DocSession, DuplicateKey, Find, Update};
+use fathom_api::kv::{
     apply, fill, BatchOp, Direction, KvSession, KvTxn, Seek, TxnBody, TxnEnd, Visit,
 };
 

@@ -17,13 +17,13 @@ pub mod sysbench;
 mod testing;
 pub mod tpcc;
 
-use fathom_core::capability::Need;
+use fathom_api::capability::Need;
+use fathom_api::family::{Db, Family};
+use fathom_api::knobs::Knobs;
+use fathom_api::kv::{KvSession, SessionOptions};
+use fathom_api::stop::Stop;
 use fathom_core::driver::{BackgroundClient, Client, Crew, StepPlan};
-use fathom_core::family::{Db, Family};
 use fathom_core::kind::{Kind, OpKind};
-use fathom_core::knobs::Knobs;
-use fathom_core::kv::{KvSession, SessionOptions};
-use fathom_core::stop::Stop;
 use params::{specs, ParamSpec, Params};
 use std::collections::BTreeMap;
 

@@ -1,12 +1,12 @@
 //! Workload parameters (`--param key=value`): each workload declares them as one struct of
-//! knobs (`fathom_core::knobs`), so its doc comments are the help, its `Default` the defaults,
+//! knobs (`fathom_api::knobs`), so its doc comments are the help, its `Default` the defaults,
 //! and an unknown or malformed parameter is an error naming it and what is accepted.
 
-use fathom_core::knobs::{self, Knobs};
-use fathom_core::units;
+use fathom_api::knobs::{self, Knobs};
+use fathom_api::units;
 use std::collections::BTreeMap;
 
-pub use fathom_core::knobs::{record, specs, Size, Span, Spec as ParamSpec, Switch};
+pub use fathom_api::knobs::{record, specs, Size, Span, Spec as ParamSpec, Switch};
 
 /// Given parameters, as `key=value` text.
 #[derive(Clone, Debug, Default)]

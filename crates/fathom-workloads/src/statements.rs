@@ -3,7 +3,7 @@
 //! Python's MySQLdb). Chosen by the `statements` parameter of the workloads whose originals
 //! differ from sysbench's prepared statements.
 
-use fathom_core::sql::Dialect;
+use fathom_api::sql::Dialect;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -3,7 +3,7 @@
 
 use crate::params::Params;
 use crate::Workload;
-use fathom_core::family::{Db, Engine};
+use fathom_api::family::{Db, Engine};
 
 /// A workload's `build`.
 type Build = fn(&Params, usize) -> anyhow::Result<Box<dyn Workload>>;

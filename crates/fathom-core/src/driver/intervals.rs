@@ -24,7 +24,7 @@ pub(super) struct Intervals<'a> {
     pub(super) step: &'a str,
     pub(super) sampler: &'a Sampler,
     /// Asked at each interval boundary whether it can still serve (`Target::check`).
-    pub(super) target: &'a dyn crate::target::Target,
+    pub(super) target: &'a dyn fathom_api::target::Target,
     pub(super) origin: Instant,
     /// Each emitted interval's histograms, compressed until the step's log is written: kept
     /// whole, a step of ten operation kinds held hundreds of MB over its intervals.
@@ -39,7 +39,7 @@ impl<'a> Intervals<'a> {
         plan: &'a super::StepPlan,
         threads: usize,
         sampler: &'a Sampler,
-        target: &'a dyn crate::target::Target,
+        target: &'a dyn fathom_api::target::Target,
         origin: Instant,
         path: &std::path::Path,
     ) -> std::io::Result<Intervals<'a>> {

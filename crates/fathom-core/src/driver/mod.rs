@@ -15,14 +15,14 @@ pub use calibrate::{harness_cost, thread_cpu_time};
 use intervals::Intervals;
 
 use crate::kind::StepKinds;
-use crate::options::Syntax;
 use crate::pace::{Schedule, Spacing};
 use crate::result::{IntervalRecord, StepSummary};
 use crate::sample::waits::{Method, Ready, WaitSampler};
 use crate::sample::Sampler;
-use crate::stop::Stop;
-use crate::target::{Counters, Maintenance, Target};
 use anyhow::Context;
+use fathom_api::options::Syntax;
+use fathom_api::stop::Stop;
+use fathom_api::target::{Counters, Maintenance, Target};
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 use threads::{Clock, Collected};

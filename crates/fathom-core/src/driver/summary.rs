@@ -9,7 +9,7 @@ use crate::result::{Background, MemoryGb, OpSummary, StepSummary};
 use crate::sample::threads::ThreadTime;
 use crate::sample::waits::Waits;
 use crate::sample::{Sample, Sampler};
-use crate::target::{Counters, Target};
+use fathom_api::target::{Counters, Target};
 use std::time::{Duration, Instant};
 
 /// What a step measured, once its threads ended and its maintenance ran.

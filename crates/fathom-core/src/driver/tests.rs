@@ -5,15 +5,15 @@ use crate::kind::testing::Test;
 use crate::result::IntervalRecord;
 
 /// No engine: its counters take `counters_take` to read (a server's statistics query).
-struct NoEngine(crate::target::Identity, Duration);
+struct NoEngine(fathom_api::target::Identity, Duration);
 
 impl Target for NoEngine {
-    fn identity(&self) -> &crate::target::Identity {
+    fn identity(&self) -> &fathom_api::target::Identity {
         &self.0
     }
-    fn counters(&self) -> crate::target::Counters {
+    fn counters(&self) -> fathom_api::target::Counters {
         std::thread::sleep(self.1);
-        crate::target::Counters::new()
+        fathom_api::target::Counters::new()
     }
 }
 
@@ -93,7 +93,7 @@ fn run_watched(
     seen: &mut dyn FnMut(&IntervalRecord),
     watch: Option<&mut (dyn super::Watch + 'static)>,
 ) -> StepSummary {
-    run_stoppable(plan, crew, seen, watch, &crate::stop::Stop::new())
+    run_stoppable(plan, crew, seen, watch, &fathom_api::stop::Stop::new())
 }
 
 /// `run_watched`, stopped when `stop` is.
@@ -102,7 +102,7 @@ fn run_stoppable(
     crew: Crew<'static>,
     seen: &mut dyn FnMut(&IntervalRecord),
     watch: Option<&mut (dyn super::Watch + 'static)>,
-    stop: &crate::stop::Stop,
+    stop: &fathom_api::stop::Stop,
 ) -> StepSummary {
     run_slow_counters(plan, crew, seen, watch, stop, Duration::ZERO)
 }
@@ -113,11 +113,12 @@ fn run_slow_counters(
     crew: Crew<'static>,
     seen: &mut dyn FnMut(&IntervalRecord),
     watch: Option<&mut (dyn super::Watch + 'static)>,
-    stop: &crate::stop::Stop,
+    stop: &fathom_api::stop::Stop,
     counters_take: Duration,
 ) -> StepSummary {
     let dir = tempfile::tempdir().unwrap();
-    let identity = crate::target::Identity::new("none", "0".into(), vec![dir.path().to_path_buf()]);
+    let identity =
+        fathom_api::target::Identity::new("none", "0".into(), vec![dir.path().to_path_buf()]);
     let target = NoEngine(identity, counters_take);
     let sampler = Sampler::new(target.data_dirs(), target.pids());
     run_step(StepRun {
@@ -226,7 +227,7 @@ fn a_stop_ends_its_own_step_and_no_other() {
         duration: Some(Duration::from_millis(1500)),
         ..reading("long", 1)
     };
-    let (stopped, other) = (crate::stop::Stop::new(), crate::stop::Stop::new());
+    let (stopped, other) = (fathom_api::stop::Stop::new(), fathom_api::stop::Stop::new());
     let asker = stopped.clone();
     std::thread::scope(|s| {
         s.spawn(|| {
@@ -406,7 +407,7 @@ fn operations_before_the_first_sample_are_not_counted_without_their_time() {
         Crew::of_clients(vec![Box::new(Steady)]),
         &mut |_| {},
         None,
-        &crate::stop::Stop::new(),
+        &fathom_api::stop::Stop::new(),
         Duration::from_millis(300),
     );
     assert!(s.ops_per_sec < 505.0, "{} ops/s", s.ops_per_sec);

@@ -173,60 +173,7 @@ pub struct ExperimentCell {
     pub place: Option<usize>,
 }
 
-/// Formats a Unix time as an RFC 3339 UTC timestamp (second precision).
-pub fn utc_timestamp(unix_secs: u64) -> String {
-    let days = unix_secs / 86_400;
-    let rem = unix_secs % 86_400;
-    // Civil-from-days (Howard Hinnant's algorithm), proleptic Gregorian calendar.
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-/// Now, as `utc_timestamp` formats it.
-/// Reads `utc_timestamp`'s form back (`YYYY-MM-DDTHH:MM:SSZ`) as Unix seconds.
-pub fn parse_utc_timestamp(text: &str) -> Option<u64> {
-    let t = text.strip_suffix('Z')?;
-    let (date, time) = t.split_once('T')?;
-    let num = |s: &str| s.parse::<i64>().ok();
-    let d: Vec<i64> = date.split('-').map(num).collect::<Option<_>>()?;
-    let h: Vec<i64> = time.split(':').map(num).collect::<Option<_>>()?;
-    let (&[year, month, day], &[hh, mm, ss]) = (d.as_slice(), h.as_slice()) else {
-        return None;
-    };
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hh > 23 || mm > 59 || ss > 60 {
-        return None;
-    }
-    // Days-from-civil (Howard Hinnant's algorithm), the inverse of `utc_timestamp`'s.
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    u64::try_from(days * 86_400 + hh * 3600 + mm * 60 + ss).ok()
-}
-
-pub fn now_utc() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    utc_timestamp(secs)
-}
+pub use fathom_api::units::{now_utc, parse_utc_timestamp, utc_timestamp};
 
 #[cfg(test)]
 mod tests {

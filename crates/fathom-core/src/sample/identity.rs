@@ -109,7 +109,7 @@ pub fn cgroup_limits() -> Option<String> {
         .or_else(|| number(&own_dir("memory"), "memory.limit_in_bytes"))
         .filter(|b| *b < (1u64 << 60) as f64);
     if let Some(b) = memory {
-        limits.push(format!("memory {:.1}G", b / crate::units::GIB));
+        limits.push(format!("memory {:.1}G", b / fathom_api::units::GIB));
     }
     (!limits.is_empty()).then(|| limits.join(", "))
 }
@@ -132,8 +132,8 @@ impl HostFacts {
         if (a - b).abs() > 0.01 * a.max(b) {
             differ(
                 "memory",
-                format!("{:.1}G", a / crate::units::GIB),
-                format!("{:.1}G", b / crate::units::GIB),
+                format!("{:.1}G", a / fathom_api::units::GIB),
+                format!("{:.1}G", b / fathom_api::units::GIB),
             );
         }
         differ("kernel", self.kernel.clone(), other.kernel.clone());

@@ -409,7 +409,7 @@ impl Sampler {
             },
         };
         let host = self.host_rates(start, end, secs);
-        let gb = |b: u64| b as f64 / crate::units::GIB;
+        let gb = |b: u64| b as f64 / fathom_api::units::GIB;
         Figures {
             seconds: secs,
             per_op,
@@ -510,8 +510,8 @@ mod tests {
         let end = sampler.sample();
         assert!(end.histograms >= 40 * 100_000, "{} bytes", end.histograms);
         let f = sampler.figures(&start, &end, 1);
-        let rss = end.engine.rss_bytes as f64 / crate::units::GIB;
-        let left_out = (rss - f.rss_gb) * crate::units::GIB;
+        let rss = end.engine.rss_bytes as f64 / fathom_api::units::GIB;
+        let left_out = (rss - f.rss_gb) * fathom_api::units::GIB;
         let expected = end.histograms.min(end.engine.rss_bytes) as f64;
         assert!(
             (left_out - expected).abs() < 1.0,

@@ -60,7 +60,7 @@ pub fn describe(r: &Row) -> String {
     format!(
         "{} ({}): {} vs {}: {}, new/base {:.3}{ci}",
         r.step,
-        crate::units::clients(r.clients),
+        fathom_api::units::clients(r.clients),
         r.new,
         r.base,
         r.verdict.text(),

@@ -400,7 +400,7 @@ pub fn mismatch(base: &Side, new: &Side, judge: &Judge) -> Option<String> {
                 base.label,
                 new.label,
                 b.workload,
-                crate::units::clients(b.clients),
+                fathom_api::units::clients(b.clients),
                 beyond.join(", "),
                 differ
                     .iter()

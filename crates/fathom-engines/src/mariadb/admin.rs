@@ -3,7 +3,7 @@
 //! dirty pages written, MyRocks' memtable flushed).
 
 use super::Flavor;
-use fathom_core::target::{Counters, Maintenance};
+use fathom_api::target::{Counters, Maintenance};
 use mysql::prelude::Queryable;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

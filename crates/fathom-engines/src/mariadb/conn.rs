@@ -2,7 +2,7 @@
 //! sysbench's way) or kept as SQL text whose values are written in as literals each time they
 //! run (the text protocol, as JDBC's `Statement` and MySQLdb send them).
 
-use fathom_core::sql::{Keep, Outcome, Ran, Row, SqlConn, SqlError, Stmt, Value};
+use fathom_api::sql::{Keep, Outcome, Ran, Row, SqlConn, SqlError, Stmt, Value};
 use mysql::prelude::Queryable;
 use std::fmt::Write;
 
@@ -105,7 +105,7 @@ pub(super) fn write_text(
     parts: &[String],
     params: &[Value<'_>],
 ) -> anyhow::Result<()> {
-    fathom_core::sql::write_literals(out, parts, params, |out, value| match value {
+    fathom_api::sql::write_literals(out, parts, params, |out, value| match value {
         Value::Int(i) => {
             let _ = write!(out, "{i}");
         }

@@ -6,7 +6,7 @@
 use super::conn::{text_parts, write_text, RETRYABLE};
 use super::wire::{protocol, server_error, Command, Cursor, Login, Wire, WireError, WireResult};
 use crate::netbuf::Keep;
-use fathom_core::sql::{KeepRow, Outcome, Ran, Row, SqlConn, SqlError, Stmt, Value};
+use fathom_api::sql::{KeepRow, Outcome, Ran, Row, SqlConn, SqlError, Stmt, Value};
 
 /// The status flag saying another result follows (a multi-statement text, a procedure).
 const MORE_RESULTS: u16 = 0x0008;

@@ -3,8 +3,8 @@
 //! transaction error is retryable (the workload runs the operation again); anything else
 //! ends the step with the server's message.
 
-use fathom_core::doc::DuplicateKey;
-use fathom_core::retry::EngineError;
+use fathom_api::doc::DuplicateKey;
+use fathom_api::retry::EngineError;
 use mongodb::error::{Error, ErrorKind, WriteFailure, TRANSIENT_TRANSACTION_ERROR};
 
 const DUPLICATE_KEY: i32 = 11000;

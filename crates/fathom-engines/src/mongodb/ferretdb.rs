@@ -9,7 +9,7 @@ use crate::postgres::{self, Postgres};
 use crate::server::{Launch, Managed, Server, SocketDir};
 use crate::{fetched, EngineConfig};
 use anyhow::Context;
-use fathom_core::target::{Counters, Maintenance, Target};
+use fathom_api::target::{Counters, Maintenance, Target};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -10,9 +10,9 @@
 
 use super::wire::{as_f64, BsonOut, MsgConn, ServerError, WireError};
 use crate::netbuf::Endpoint;
-use fathom_core::doc::bson::{doc, Bson, Document, RawDocument};
-use fathom_core::doc::{Count, DocSession, DocVisit, DuplicateKey, Find, Modify, Update, Updated};
-use fathom_core::retry::EngineError;
+use fathom_api::doc::bson::{doc, Bson, Document, RawDocument};
+use fathom_api::doc::{Count, DocSession, DocVisit, DuplicateKey, Find, Modify, Update, Updated};
+use fathom_api::retry::EngineError;
 use std::ops::Range;
 
 const DUPLICATE_KEY: i32 = 11000;

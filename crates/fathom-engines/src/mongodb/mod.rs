@@ -8,10 +8,10 @@ use crate::netbuf::Endpoint;
 use crate::settings::{self, Size, Switch};
 use crate::{EngineConfig, EngineEntry};
 use anyhow::Context;
-use fathom_core::doc::bson::{doc, Bson, Document};
-use fathom_core::doc::{DocEngine, DocSession, Index};
-use fathom_core::knobs;
-use fathom_core::target::{Counters, Identity, Maintenance, Target};
+use fathom_api::doc::bson::{doc, Bson, Document};
+use fathom_api::doc::{DocEngine, DocSession, Index};
+use fathom_api::knobs;
+use fathom_api::target::{Counters, Identity, Maintenance, Target};
 use mongodb::options::{
     Acknowledgment, ClientOptions, IndexOptions, ReadConcern, ServerAddress, Tls, WriteConcern,
 };
@@ -457,11 +457,11 @@ impl LeanCandidate {
         let concern = |d: Option<anyhow::Result<Document>>| d.transpose();
         let write_concern =
             concern(options.write_concern.as_ref().map(|w| {
-                fathom_core::doc::bson::to_document(w).context("the write concern as BSON")
+                fathom_api::doc::bson::to_document(w).context("the write concern as BSON")
             }))?;
         let read_concern =
             concern(options.read_concern.as_ref().map(|r| {
-                fathom_core::doc::bson::to_document(r).context("the read concern as BSON")
+                fathom_api::doc::bson::to_document(r).context("the read concern as BSON")
             }))?;
         let endpoint = match options.hosts.as_slice() {
             _ if options.credential.is_some() => Err("the URL logs in".to_string()),

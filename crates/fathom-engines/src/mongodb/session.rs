@@ -4,8 +4,8 @@
 //! sent them (raw BSON), never decoded into maps.
 
 use super::classify;
-use fathom_core::doc::bson::{doc, Bson, Document, RawDocumentBuf};
-use fathom_core::doc::{Count, DocSession, DocVisit, Find, Modify, Update, Updated};
+use fathom_api::doc::bson::{doc, Bson, Document, RawDocumentBuf};
+use fathom_api::doc::{Count, DocSession, DocVisit, Find, Modify, Update, Updated};
 use mongodb::options::{FindOneAndDeleteOptions, FindOneAndUpdateOptions, FindOptions, Hint};
 use mongodb::sync::{Client, ClientSession, Collection, Database};
 

@@ -4,7 +4,7 @@
 //! where it lies, as a raw BSON document.
 
 use crate::netbuf::{Endpoint, NetBuf};
-use fathom_core::doc::bson::{self, Bson, Document, RawDocument};
+use fathom_api::doc::bson::{self, Bson, Document, RawDocument};
 
 use std::ops::Range;
 
@@ -336,7 +336,7 @@ impl<'b> BsonOut<'b> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fathom_core::doc::bson::{doc, spec::BinarySubtype, Binary, DateTime, Decimal128};
+    use fathom_api::doc::bson::{doc, spec::BinarySubtype, Binary, DateTime, Decimal128};
 
     /// What BsonOut writes is what the bson crate writes, for every type the workloads send.
     #[test]

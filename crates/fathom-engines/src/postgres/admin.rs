@@ -1,7 +1,7 @@
 //! What fathom asks of PostgreSQL over its admin connection: the settings recorded with a run
 //! and the database's statistics counters of a step.
 
-use fathom_core::target::Counters;
+use fathom_api::target::Counters;
 use postgres::Client;
 use std::collections::BTreeMap;
 

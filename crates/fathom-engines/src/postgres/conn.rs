@@ -3,8 +3,8 @@
 //! the crate's row API.
 
 use super::values::{binary_text, numeric_binary};
-use fathom_core::retry::Failure;
-use fathom_core::sql::{Dialect, Keep, Outcome, Ran, Row, SqlConn, SqlError, Stmt, Value};
+use fathom_api::retry::Failure;
+use fathom_api::sql::{Dialect, Keep, Outcome, Ran, Row, SqlConn, SqlError, Stmt, Value};
 use postgres::types::{FromSql, ToSql, Type};
 use postgres::Client;
 

@@ -7,7 +7,7 @@ use super::conn::RETRYABLE;
 use super::values::binary_text;
 use super::wire::{protocol, put_cstr, server_error, Body, Login, PgResult, PgWire, PgWireError};
 use crate::netbuf::Keep;
-use fathom_core::sql::{Dialect, KeepRow, Outcome, Ran, Row, SqlConn, SqlError, Stmt, Value};
+use fathom_api::sql::{Dialect, KeepRow, Outcome, Ran, Row, SqlConn, SqlError, Stmt, Value};
 
 /// Type OIDs of the integers, sent and read in binary.
 const INT8: u32 = 20;
@@ -327,7 +327,7 @@ impl SqlConn for LeanConn {
 fn literal_text(parts: &[String], params: &[Value<'_>]) -> anyhow::Result<String> {
     use std::fmt::Write;
     let mut out = String::new();
-    fathom_core::sql::write_literals(&mut out, parts, params, |out, value| match value {
+    fathom_api::sql::write_literals(&mut out, parts, params, |out, value| match value {
         Value::Int(i) => {
             let _ = write!(out, "{i}");
         }

@@ -10,8 +10,8 @@ use crate::server::{self, Launch};
 use crate::settings;
 use crate::{EngineConfig, EngineEntry};
 use anyhow::Context;
-use fathom_core::sql::{Dialect, SqlConn, SqlEngine};
-use fathom_core::target::{Counters, Maintenance};
+use fathom_api::sql::{Dialect, SqlConn, SqlEngine};
+use fathom_api::target::{Counters, Maintenance};
 use postgres::{Client, NoTls};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -94,7 +94,7 @@ pub(crate) fn start_backend(config: &EngineConfig, cache: u64) -> anyhow::Result
 /// `what` names where the URL came from (`setting `url``, `--store`).
 pub fn refuse_tls(cfg: &postgres::Config, what: &str, url: &str) -> anyhow::Result<()> {
     if cfg.get_ssl_mode() == postgres::config::SslMode::Require {
-        let url = fathom_core::secret::redact(url);
+        let url = fathom_api::secret::redact(url);
         anyhow::bail!(
             "{what}: `{url}` asks for TLS (sslmode=require), which fathom's PostgreSQL \
              clients do not speak; connect over a unix socket or loopback with sslmode=disable \

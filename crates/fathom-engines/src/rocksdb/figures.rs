@@ -3,9 +3,9 @@
 //! string for a library, whose ticker numbers differ by release), the gauges read from
 //! properties, and the per-step figures derived from both.
 
-use fathom_core::result::EngineStats;
-use fathom_core::target::{delta, Counters};
-use fathom_core::units::GIB as GB;
+use fathom_api::stats::EngineStats;
+use fathom_api::target::{delta, Counters};
+use fathom_api::units::GIB as GB;
 use rocksdb::statistics::{Histogram, Ticker};
 use std::collections::BTreeMap;
 

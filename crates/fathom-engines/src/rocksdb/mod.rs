@@ -6,11 +6,11 @@
 
 use crate::settings::{self, Size, Switch};
 use crate::{EngineConfig, EngineEntry};
-use fathom_core::capability::{Need, Offer};
-use fathom_core::kv::{KvEngine, KvSession, SessionOptions};
-use fathom_core::options::Syntax;
-use fathom_core::result::EngineStats;
-use fathom_core::target::{Counters, Identity, Maintenance, Target};
+use fathom_api::capability::{Need, Offer};
+use fathom_api::kv::{KvEngine, KvSession, SessionOptions};
+use fathom_api::options::Syntax;
+use fathom_api::stats::EngineStats;
+use fathom_api::target::{Counters, Identity, Maintenance, Target};
 use rocksdb::{
     BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompactionStyle, OptimisticTransactionDB,
     Options, WaitForCompactOptions, WriteOptions, DB, DEFAULT_COLUMN_FAMILY_NAME,

@@ -1,7 +1,7 @@
 //! One scan for both ways RocksDB is reached (the bundled build's iterators, a library's
 //! through its C API): position as the seek asks, then visit entries one way up to its limit.
 
-use fathom_core::kv::{Direction, Seek, Visit};
+use fathom_api::kv::{Direction, Seek, Visit};
 
 /// What a scan needs of a RocksDB iterator.
 pub trait Cursor {

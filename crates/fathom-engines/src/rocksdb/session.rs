@@ -3,8 +3,8 @@
 
 use super::scan::{walk, Cursor};
 use super::Handle;
-use fathom_core::kv::{fill, BatchOp, KvSession, KvTxn, Seek, TxnBody, TxnEnd, Visit};
-use fathom_core::retry::EngineError;
+use fathom_api::kv::{fill, BatchOp, KvSession, KvTxn, Seek, TxnBody, TxnEnd, Visit};
+use fathom_api::retry::EngineError;
 use rocksdb::{
     DBAccess, DBRawIteratorWithThreadMode, OptimisticTransactionDB, OptimisticTransactionOptions,
     ReadOptions, SnapshotWithThreadMode, WriteBatchWithTransaction, WriteOptions,

@@ -3,7 +3,7 @@
 //! state (writes stopped after a background error, for several checks in a row) and says so
 //! with the error RocksDB's LOG recorded.
 
-use fathom_core::retry::{EngineError, Failure};
+use fathom_api::retry::{EngineError, Failure};
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 

@@ -8,7 +8,7 @@ pub mod bootstrap;
 pub mod settings;
 
 use anyhow::Context;
-use fathom_core::leftovers;
+use fathom_api::leftovers;
 use std::ffi::CString;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};

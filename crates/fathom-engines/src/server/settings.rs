@@ -4,7 +4,7 @@
 //! each read as their own.
 
 use crate::settings::Size;
-use fathom_core::knobs::documented;
+use fathom_api::knobs::documented;
 use schemars::gen::SchemaGenerator;
 use schemars::schema::{InstanceType, ObjectValidation, Schema, SchemaObject};
 use schemars::JsonSchema;

@@ -8,11 +8,11 @@
 use crate::settings::{self, Size, Switch};
 use crate::{EngineConfig, EngineEntry};
 use api::{Api, Codes, Conn, Sess};
-use fathom_core::kv::{KvEngine, KvSession, SessionOptions};
-use fathom_core::options::Syntax;
-use fathom_core::result::EngineStats;
-use fathom_core::retry::EngineError;
-use fathom_core::target::{Counters, Identity, Maintenance, Target};
+use fathom_api::kv::{KvEngine, KvSession, SessionOptions};
+use fathom_api::options::Syntax;
+use fathom_api::retry::EngineError;
+use fathom_api::stats::EngineStats;
+use fathom_api::target::{Counters, Identity, Maintenance, Target};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use session::Session;

@@ -3,7 +3,7 @@
 
 use super::api::{Cur, Sess};
 use super::Lib;
-use fathom_core::kv::{BatchOp, Direction, KvSession, KvTxn, Seek, TxnBody, TxnEnd, Visit};
+use fathom_api::kv::{BatchOp, Direction, KvSession, KvTxn, Seek, TxnBody, TxnEnd, Visit};
 use std::ffi::{c_int, c_void, CStr};
 use std::ptr;
 

@@ -4,9 +4,9 @@
 
 use super::api::Cur;
 use super::WiredTiger;
-use fathom_core::result::EngineStats;
-use fathom_core::target::{delta, Counters};
-use fathom_core::units::GIB as GB;
+use fathom_api::stats::EngineStats;
+use fathom_api::target::{delta, Counters};
+use fathom_api::units::GIB as GB;
 use std::collections::BTreeMap;
 use std::ffi::{c_char, CStr};
 use std::ptr;

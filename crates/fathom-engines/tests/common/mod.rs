@@ -1,6 +1,6 @@
 //! What both conformance suites share: the check that every engine of a family has its line.
 
-use fathom_core::family::Family;
+use fathom_api::family::Family;
 use fathom_engines::ENGINES;
 
 /// Asserts that `source` (a suite's own text) has a `MACRO!(name` line for every engine of

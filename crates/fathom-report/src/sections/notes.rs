@@ -69,7 +69,7 @@ pub fn headers(input: &Input) -> Vec<String> {
 }
 
 fn human_bytes(b: u64) -> String {
-    let g = b as f64 / fathom_core::units::GIB;
+    let g = b as f64 / fathom_api::units::GIB;
     if g >= 1.0 {
         format!("{}G", num(g))
     } else {

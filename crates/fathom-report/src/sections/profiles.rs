@@ -368,9 +368,9 @@ mod tests {
         );
         assert_eq!(
             short_name(
-                "<fathom_engines::rocksdb::session::Session as fathom_core::kv::KvSession>::put"
+                "<fathom_engines::rocksdb::session::Session as fathom_api::kv::KvSession>::put"
             ),
-            "<fathom_engines::rocksdb::session::Session as fathom_core::kv::KvSession>::put"
+            "<fathom_engines::rocksdb::session::Session as fathom_api::kv::KvSession>::put"
         );
         assert_eq!(
             short_name("rocksdb::X::PutCFImpl<rocksdb::Y::PutCF(unsigned int, rocksdb::Slice const&)::{lambda(rocksdb::WriteBatch*)#1}>"),

@@ -29,7 +29,7 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
         let label = format!(
             "{} ({})",
             run.manifest.setup.name,
-            fathom_core::units::clients(run.manifest.clients)
+            fathom_api::units::clients(run.manifest.clients)
         );
         for step in searched_steps(run) {
             let probes: Vec<&StepSummary> = (run.steps.iter())

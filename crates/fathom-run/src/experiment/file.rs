@@ -6,7 +6,7 @@ use super::{Cell, Experiment};
 use crate::input::{AllocatorName, Arrivals, DriveInput, Queue, SetupInput, WorkloadInput};
 use crate::resolve::{resolve, Keys};
 use anyhow::Context;
-use fathom_core::knobs::{Size, Span};
+use fathom_api::knobs::{Size, Span};
 use fathom_core::store::slug;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -3,7 +3,7 @@
 //! rounds, and the engine releases its setups name, fetched or not.
 
 use super::Experiment;
-use fathom_core::units::format_duration;
+use fathom_api::units::format_duration;
 use std::fmt::Write;
 use std::time::Duration;
 

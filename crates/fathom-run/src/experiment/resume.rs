@@ -63,7 +63,7 @@ fn set_aside(results: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
 fn save_definition(exp: &Experiment, results: &Path) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(&exp.file)
         .with_context(|| format!("reading {}", exp.file.display()))?;
-    let text = fathom_core::secret::redact(&text);
+    let text = fathom_api::secret::redact(&text);
     let first = results.join("experiment.toml");
     let saved = std::fs::read_to_string(&first).ok();
     let to = match &saved {

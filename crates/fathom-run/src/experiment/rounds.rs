@@ -4,9 +4,9 @@
 //! decides as the interrupted one did.
 
 use super::{Cell, Experiment};
+use fathom_api::units::parse_threshold;
 use fathom_core::result::RunStatus;
 use fathom_core::store::{LoadedRun, MANIFEST};
-use fathom_core::units::parse_threshold;
 use fathom_core::verdict::{self, Side, Verdict};
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, MapAccess, Visitor};

@@ -78,7 +78,7 @@ pub struct Filter {
     pub setup: Option<String>,
     /// Only runs that started at or after this time: RFC 3339 UTC (2026-11-01T00:00:00Z) or
     /// Unix seconds.
-    #[arg(long, value_name = "TIME", value_parser = fathom_core::units::parse_time)]
+    #[arg(long, value_name = "TIME", value_parser = fathom_api::units::parse_time)]
     pub since: Option<std::time::SystemTime>,
     /// The figure to follow.
     #[arg(long, value_enum, default_value_t)]
@@ -116,7 +116,7 @@ impl Filter {
             out += &format!(" with setup `{s}`");
         }
         if let Some(c) = self.clients {
-            out += &format!(" at {}", fathom_core::units::clients(c));
+            out += &format!(" at {}", fathom_api::units::clients(c));
         }
         for (k, v) in &self.params {
             out += &format!(" with {k}={v}");

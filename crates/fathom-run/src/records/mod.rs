@@ -85,7 +85,7 @@ impl std::fmt::Display for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Store::Sqlite(path) => write!(f, "{}", path.display()),
-            Store::Postgres(url) => write!(f, "{}", fathom_core::secret::redact(url)),
+            Store::Postgres(url) => write!(f, "{}", fathom_api::secret::redact(url)),
             Store::Off => write!(f, "off"),
         }
     }

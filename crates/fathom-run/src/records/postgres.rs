@@ -3,8 +3,8 @@
 //! one another rather than race to make it.
 
 use super::{Database, Value};
-use fathom_core::secret::redact;
-use fathom_core::sql::Dialect;
+use fathom_api::secret::redact;
+use fathom_api::sql::Dialect;
 use postgres::types::{ToSql, Type};
 use postgres::{Client, Config, NoTls};
 use std::time::Duration;

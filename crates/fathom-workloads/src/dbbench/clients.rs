@@ -3,8 +3,8 @@
 //! choice can be tested without an engine.
 
 use super::data::{KeyFormat, ValueSource};
+use fathom_api::kv::{Direction, KvSession, Seek};
 use fathom_core::driver::{Client, Done};
-use fathom_core::kv::{Direction, KvSession, Seek};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -147,7 +147,7 @@ mod tests {
     fn a_multiget_counts_as_its_batch() {
         let entry = fathom_engines::find("null").unwrap();
         let config = fathom_engines::EngineConfig::default();
-        let fathom_core::family::Engine::Kv(engine) = fathom_engines::open(entry, &config).unwrap()
+        let fathom_api::family::Engine::Kv(engine) = fathom_engines::open(entry, &config).unwrap()
         else {
             panic!("null is a kv engine")
         };

@@ -13,13 +13,13 @@ use crate::{
 };
 use clients::{Action, DbBenchClient, Keys};
 use data::{KeyFormat, ValueSource};
+use fathom_api::family::Db;
+use fathom_api::kv::{Direction, SessionOptions};
+use fathom_api::options::Syntax;
+use fathom_api::stop::Stop;
+use fathom_api::target::Maintenance;
 use fathom_core::driver::{BackgroundClient, Pace, StepOptions, StepPlan};
-use fathom_core::family::Db;
 use fathom_core::kind::StepKinds;
-use fathom_core::kv::{Direction, SessionOptions};
-use fathom_core::options::Syntax;
-use fathom_core::stop::Stop;
-use fathom_core::target::Maintenance;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -368,7 +368,7 @@ impl Timing {
 
     /// Step `step`'s plan, what its clients do, and whether it runs without the WAL.
     fn step(&self, step: Step, clients: usize) -> (StepPlan, Work, bool) {
-        let name = &fathom_core::knobs::text(&step);
+        let name = &fathom_api::knobs::text(&step);
         match step {
             Step::Fillseq => (
                 self.counted(name, 1, self.num_keys, &[DbBenchKind::Fill]),

@@ -6,8 +6,8 @@
 
 use super::ops::{Carry, Core, Op};
 use super::YcsbKind;
-use fathom_core::doc::bson::{doc, spec::BinarySubtype, Binary, Bson, Document};
-use fathom_core::doc::{DocSession, Find, Update};
+use fathom_api::doc::bson::{doc, spec::BinarySubtype, Binary, Bson, Document};
+use fathom_api::doc::{DocSession, Find, Update};
 use fathom_core::driver::Done;
 
 pub struct DocStore<'e> {

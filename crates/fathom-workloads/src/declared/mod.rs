@@ -23,12 +23,12 @@ use crate::params::{record as record_params, seed_or_clock, thread_seed, Params,
 use crate::statements::Statements;
 use crate::{alike, kv_session, NewClients, NewStep, PreparedStep, Workload, WorkloadEntry};
 use doc::DocStore;
+use fathom_api::family::{Db, Family};
+use fathom_api::kv::SessionOptions;
+use fathom_api::stop::Stop;
 use fathom_core::driver::{ClientGroup, StepPlan};
-use fathom_core::family::{Db, Family};
 use fathom_core::kind::StepKinds;
-use fathom_core::kv::SessionOptions;
 use fathom_core::pace::Spacing;
-use fathom_core::stop::Stop;
 use file::{Arrivals, KeyFormat, KvValue, Loaded, Phase};
 use kv::KvStore;
 use ops::{Core, Driven, Shared, Work};

@@ -62,7 +62,7 @@ impl Rate {
                     }),
                     ["end", "every", "start", "step"] | ["every", "start", "step"] => {
                         let every = match &t["every"] {
-                            toml::Value::String(s) => fathom_core::units::parse_duration(s)?,
+                            toml::Value::String(s) => fathom_api::units::parse_duration(s)?,
                             _ => return Err("every: a length of time such as \"10s\"".into()),
                         };
                         if every.is_zero() {

@@ -7,9 +7,9 @@
 use super::script::{Class, Command, Val};
 use super::sqlfile::{ScriptDef, SentAs, TableDef, MOST_SCRIPTS};
 use crate::statements::Statements;
+use fathom_api::sql::{Dialect, SqlConn, SqlEngine, Stmt, Value};
 use fathom_core::driver::{Client, Done};
 use fathom_core::kind::{QueryMix, StepKinds};
-use fathom_core::sql::{Dialect, SqlConn, SqlEngine, Stmt, Value};
 use rand::rngs::SmallRng;
 use rand::Rng;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

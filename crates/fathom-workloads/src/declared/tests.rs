@@ -1,6 +1,6 @@
 use super::*;
 use crate::testing::{assert_refused, build_from, drive, scratch};
-use fathom_core::family::Engine;
+use fathom_api::family::Engine;
 
 fn on_lmdb(pairs: &[&str], clients: usize) -> Vec<Vec<usize>> {
     let w = build_from(build, pairs, clients).unwrap();

@@ -4,10 +4,10 @@
 
 use super::gen::{Batch, RowGen, Shape, Table};
 use super::lockstep::{Lockstep, Turn};
+use fathom_api::retry::retrying;
+use fathom_api::stop::Stop;
+use fathom_api::target::Maintenance;
 use fathom_core::driver::{Client, Done};
-use fathom_core::retry::retrying;
-use fathom_core::stop::Stop;
-use fathom_core::target::Maintenance;
 use rand::Rng;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

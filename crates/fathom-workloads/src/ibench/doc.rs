@@ -9,9 +9,9 @@
 
 use super::clients::Store;
 use super::gen::{Batch, Col, Shape, Table};
-use fathom_core::doc::bson::{doc, Bson, DateTime, Document, RawDocument};
-use fathom_core::doc::{DocEngine, DocSession, Find, Index};
-use fathom_core::target::Maintenance;
+use fathom_api::doc::bson::{doc, Bson, DateTime, Document, RawDocument};
+use fathom_api::doc::{DocEngine, DocSession, Find, Index};
+use fathom_api::target::Maintenance;
 use std::sync::Arc;
 
 /// A column's field name in iibench.py's mongo documents.

@@ -6,8 +6,8 @@
 use super::clients::Store;
 use super::gen::{Batch, Row, Shape, Table};
 use crate::rows::{decode_row, encode_row, index_id, key_int, Col as V, Key};
-use fathom_core::kv::{BatchOp, Direction, KvEngine, KvSession, Seek, SessionOptions};
-use fathom_core::target::Maintenance;
+use fathom_api::kv::{BatchOp, Direction, KvEngine, KvSession, Seek, SessionOptions};
+use fathom_api::target::Maintenance;
 use std::collections::HashMap;
 use std::sync::Arc;
 

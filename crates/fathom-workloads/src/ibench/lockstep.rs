@@ -2,7 +2,7 @@
 //! each other, as iibench.py's statement queues (8 deep, fed by one statement maker) do: the
 //! pair runs at the pace of the slower side, and the table stays the same size.
 
-use fathom_core::stop::Stop;
+use fathom_api::stop::Stop;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 

@@ -23,11 +23,11 @@ use crate::{
     alike, NewBackground, NewClient, NewClients, NewStep, PreparedStep, Workload, WorkloadEntry,
 };
 use clients::{Cleanup, Deleter, IbenchKind, Indexer, Querier, Store, Tidy, Writer};
+use fathom_api::family::Db;
+use fathom_api::stop::Stop;
+use fathom_api::target::Maintenance;
 use fathom_core::driver::{BackgroundClient, Client, StepPlan};
-use fathom_core::family::Db;
 use fathom_core::kind::StepKinds;
-use fathom_core::stop::Stop;
-use fathom_core::target::Maintenance;
 use gen::{RowGen, Shape, Table, CLASSIC, CURRENT};
 use lockstep::Lockstep;
 use schemars::JsonSchema;

@@ -5,8 +5,8 @@
 use super::clients::Store;
 use super::gen::{Batch, Shape, Table};
 use crate::statements::Statements;
-use fathom_core::sql::{Dialect, SqlConn, SqlEngine, Stmt, Value};
-use fathom_core::target::Maintenance;
+use fathom_api::sql::{Dialect, SqlConn, SqlEngine, Stmt, Value};
+use fathom_api::target::Maintenance;
 use std::collections::HashMap;
 use std::sync::Arc;
 

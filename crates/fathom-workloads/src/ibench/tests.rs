@@ -6,7 +6,7 @@ use super::*;
 use crate::testing::{assert_refused, build_from, drive};
 use fathom_core::driver::Pace;
 
-fn open(name: &str, dir: &std::path::Path) -> fathom_core::family::Engine {
+fn open(name: &str, dir: &std::path::Path) -> fathom_api::family::Engine {
     crate::testing::open(name, dir, &[])
 }
 
@@ -83,13 +83,13 @@ fn kind(name: &str) -> usize {
 }
 
 /// A scratch SQLite through SQL: its directory (keep it while the engine is open) and engine.
-fn sqlite_sql() -> (tempfile::TempDir, fathom_core::family::Engine) {
+fn sqlite_sql() -> (tempfile::TempDir, fathom_api::family::Engine) {
     crate::testing::scratch("sqlite-sql", &[])
 }
 
 /// The sql side of `engine`.
-fn sql_of(engine: &fathom_core::family::Engine) -> &dyn fathom_core::sql::SqlEngine {
-    let fathom_core::family::Engine::Sql(sql) = engine else {
+fn sql_of(engine: &fathom_api::family::Engine) -> &dyn fathom_api::sql::SqlEngine {
+    let fathom_api::family::Engine::Sql(sql) = engine else {
         panic!("a sql engine")
     };
     sql.as_ref()
@@ -152,7 +152,7 @@ fn a_query_step_lasts_until_the_inserters_have_written_their_rows() {
 
 /// Every row of table `t` as (id, [index keys it should have]), and every index entry.
 fn rows_and_index_entries(
-    s: &mut dyn fathom_core::kv::KvSession,
+    s: &mut dyn fathom_api::kv::KvSession,
     shape: &Shape,
     t: u32,
 ) -> (
@@ -161,7 +161,7 @@ fn rows_and_index_entries(
     usize,
 ) {
     use crate::rows::{decode_row, index_id, key_int, Col as V, Key};
-    use fathom_core::kv::{Direction, Seek};
+    use fathom_api::kv::{Direction, Seek};
     type Keys = std::collections::BTreeSet<Vec<u8>>;
     let (mut expected, mut found, mut rows) = (Keys::new(), Keys::new(), 0);
     let expected_ref = &mut expected;
@@ -222,7 +222,7 @@ fn on_kv(
     rounds: usize,
 ) -> (
     tempfile::TempDir,
-    fathom_core::family::Engine,
+    fathom_api::family::Engine,
     Vec<Vec<usize>>,
     Shape,
 ) {
@@ -241,8 +241,8 @@ fn on_kv(
     )
 }
 
-fn session(engine: &fathom_core::family::Engine) -> Box<dyn fathom_core::kv::KvSession + '_> {
-    let fathom_core::family::Engine::Kv(kv) = engine else {
+fn session(engine: &fathom_api::family::Engine) -> Box<dyn fathom_api::kv::KvSession + '_> {
+    let fathom_api::family::Engine::Kv(kv) = engine else {
         panic!("a kv engine")
     };
     kv.session(Default::default()).unwrap()

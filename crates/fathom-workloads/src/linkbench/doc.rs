@@ -10,8 +10,8 @@
 
 use super::kv::NodeIds;
 use super::model::{self, Count, Link, LinkRows, ListPage, Node, Store, HIDDEN, VISIBLE};
-use fathom_core::doc::bson::{doc, spec::BinarySubtype, Binary, Bson, Document, RawDocument};
-use fathom_core::doc::{duplicate_key, DocEngine, DocSession, Find, Index, Update};
+use fathom_api::doc::bson::{doc, spec::BinarySubtype, Binary, Bson, Document, RawDocument};
+use fathom_api::doc::{duplicate_key, DocEngine, DocSession, Find, Index, Update};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 

@@ -5,7 +5,7 @@
 
 use super::model::{Count, Link, ListPage, Node, Store, VISIBLE};
 use crate::rows::{decode_row, encode_row, index_id, key_int, Col, Key};
-use fathom_core::kv::{BatchOp, Direction, KvSession, KvTxn, Seek, TxnEnd};
+use fathom_api::kv::{BatchOp, Direction, KvSession, KvTxn, Seek, TxnEnd};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -498,8 +498,8 @@ impl Store for KvStore<'_> {
 mod tests {
     use super::*;
     use crate::testing::{drive, scratch};
-    use fathom_core::family::Engine;
-    use fathom_core::kv::SessionOptions;
+    use fathom_api::family::Engine;
+    use fathom_api::kv::SessionOptions;
 
     /// The check, part by part, finds one count row made wrong among several parts' pairs.
     #[test]

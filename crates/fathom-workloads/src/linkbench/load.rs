@@ -7,8 +7,8 @@ use super::jrand::JavaRandom;
 use super::kinds::LinkBenchKind;
 use super::model::{Count, Link, Node, Store, LINK_TYPE, NODE_TYPE, VISIBLE};
 use super::motif::Motif;
+use fathom_api::retry::retrying;
 use fathom_core::driver::{Client, Done};
-use fathom_core::retry::retrying;
 use std::sync::{Arc, Mutex};
 
 /// Largest node payload plus one.

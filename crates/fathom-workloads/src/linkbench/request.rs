@@ -420,7 +420,7 @@ impl Client for Requester<'_> {
         let op = self.pick();
         // A retried operation is generated again from the generator's state, as LinkStoreMysql
         // retries its statements: the same operation kind.
-        let (bytes, retries) = match fathom_core::retry::retrying(|| self.one(op)) {
+        let (bytes, retries) = match fathom_api::retry::retrying(|| self.one(op)) {
             Ok(done) => done,
             Err(e) => return self.failure(op, e),
         };

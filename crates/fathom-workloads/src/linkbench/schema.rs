@@ -2,7 +2,7 @@
 //! linktable keyed (link_type, id1, id2) with the covering `id1_type` index and, on MariaDB,
 //! partitioned by `id1`; counttable; nodetable. PostgreSQL and SQLite create the index apart.
 
-use fathom_core::sql::Dialect;
+use fathom_api::sql::Dialect;
 
 /// The tables, dropped and created; on MariaDB `linktable` in `partitions` partitions by `id1`
 /// (none for 0).

@@ -11,7 +11,7 @@
 use super::model::{self, Count, Link, LinkRows, ListPage, Node, Store, HIDDEN, VISIBLE};
 use super::syntax::Syntax;
 use crate::statements::Statements;
-use fathom_core::sql::{Dialect, SqlConn, SqlEngine, Stmt, Value};
+use fathom_api::sql::{Dialect, SqlConn, SqlEngine, Stmt, Value};
 use std::collections::HashMap;
 
 const LINK_COLS: &str = "id1, id2, link_type, visibility, data, time, version";

@@ -1,7 +1,7 @@
 //! What differs by SQL dialect in LinkBench's statements (MySQL's upsert read by its affected
 //! rows, row locks), decided in one place for `sql.rs`.
 
-use fathom_core::sql::Dialect;
+use fathom_api::sql::Dialect;
 
 /// What differs by dialect in LinkBench's statements, chosen in one exhaustive match (`of`): a
 /// new dialect is one more arm there, and every statement of `sql.rs` follows from its answers.

@@ -10,10 +10,10 @@
 
 use super::events::{Events, Query, RangeKind};
 use super::load::{self, Next, Plan};
-use fathom_core::doc::bson::{doc, Document};
-use fathom_core::doc::{duplicate_key, DocEngine, DocSession, Find, Index, Update};
+use fathom_api::doc::bson::{doc, Document};
+use fathom_api::doc::{duplicate_key, DocEngine, DocSession, Find, Index, Update};
+use fathom_api::retry::{retryable, retrying};
 use fathom_core::driver::{Client, Done};
-use fathom_core::retry::{retryable, retrying};
 
 fn collection(table: u32) -> String {
     format!("sbtest{table}")
@@ -59,7 +59,7 @@ impl<'e> DocEvents<'e> {
             s.begin()?;
         }
         let mut bytes = 0u64;
-        let mut visit = |d: &fathom_core::doc::bson::RawDocument| {
+        let mut visit = |d: &fathom_api::doc::bson::RawDocument| {
             bytes += d.as_bytes().len() as u64;
             true
         };

@@ -126,7 +126,7 @@ pub struct Event {
 impl Test {
     /// Its name: its step's.
     pub fn name(self) -> String {
-        fathom_core::knobs::text(&self)
+        fathom_api::knobs::text(&self)
     }
 
     fn reads(self) -> bool {

@@ -8,9 +8,9 @@
 use super::events::{Event, Events, Query, Range, RangeKind};
 use super::load::{Next, Plan};
 use crate::rows::{decode_row, encode_row, index_id, key_int, Col, Key};
+use fathom_api::kv::{BatchOp, Direction, KvSession, KvTxn, Seek, TxnEnd, Visit};
+use fathom_api::retry::retrying;
 use fathom_core::driver::{Client, Done};
-use fathom_core::kv::{BatchOp, Direction, KvSession, KvTxn, Seek, TxnEnd, Visit};
-use fathom_core::retry::retrying;
 
 const ROW: &[bool] = &[true, false, false];
 
@@ -384,8 +384,8 @@ mod tests {
     use super::super::events::{Rows, Shape, Test};
     use super::super::rand::{RandType, SbRand};
     use super::*;
-    use fathom_core::family::Engine;
-    use fathom_core::kv::SessionOptions;
+    use fathom_api::family::Engine;
+    use fathom_api::kv::SessionOptions;
     use std::collections::BTreeSet;
 
     /// (k, id) pairs.

@@ -4,9 +4,9 @@
 
 use super::events::{Events, Query, RangeKind, Test};
 use super::load::{self, Next, Plan};
+use fathom_api::retry::{retryable, retrying};
+use fathom_api::sql::{Dialect, SqlConn, SqlEngine, Stmt, Value};
 use fathom_core::driver::{Client, Done};
-use fathom_core::retry::{retryable, retrying};
-use fathom_core::sql::{Dialect, SqlConn, SqlEngine, Stmt, Value};
 
 pub fn table_ddl(dialect: Dialect, storage: Option<&str>, table: u32) -> Vec<String> {
     vec![

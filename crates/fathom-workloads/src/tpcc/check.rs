@@ -3,8 +3,8 @@
 //! districts (or warehouses) where the condition does not hold: a count above 0 fails the step.
 
 use super::TpccKind;
+use fathom_api::sql::{SqlConn, Stmt, Value};
 use fathom_core::driver::{Client, Done};
-use fathom_core::sql::{SqlConn, Stmt, Value};
 use std::collections::VecDeque;
 
 /// What each of the four conditions says.

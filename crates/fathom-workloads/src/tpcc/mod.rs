@@ -24,14 +24,14 @@ use crate::{
     alike, kv_session, NewClient, NewClients, NewStep, PreparedStep, StepOn, Workload,
     WorkloadEntry,
 };
-use fathom_core::capability::Need;
-use fathom_core::doc::DocEngine;
+use fathom_api::capability::Need;
+use fathom_api::doc::DocEngine;
+use fathom_api::family::{Db, Family};
+use fathom_api::kv::SessionOptions;
+use fathom_api::sql::{Dialect, SqlEngine};
+use fathom_api::stop::Stop;
 use fathom_core::driver::StepPlan;
-use fathom_core::family::{Db, Family};
 use fathom_core::kind::StepKinds;
-use fathom_core::kv::SessionOptions;
-use fathom_core::sql::{Dialect, SqlEngine};
-use fathom_core::stop::Stop;
 use gen::{Draws, Follow};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -298,7 +298,7 @@ impl Tpcc {
     fn connect<'a>(
         &self,
         e: &'a dyn SqlEngine,
-    ) -> anyhow::Result<Box<dyn fathom_core::sql::SqlConn + 'a>> {
+    ) -> anyhow::Result<Box<dyn fathom_api::sql::SqlConn + 'a>> {
         let mut conn = e.connect()?;
         let level = match self.p.isolation {
             Isolation::Rr => "REPEATABLE READ",

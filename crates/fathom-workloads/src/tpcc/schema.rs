@@ -2,7 +2,7 @@
 //! its columns and types (TINYINT and DATETIME on MariaDB, SMALLINT and TIMESTAMP elsewhere),
 //! primary keys, secondary indexes and, with `use_fk`, its foreign keys.
 
-use fathom_core::sql::Dialect;
+use fathom_api::sql::Dialect;
 
 /// The nine tables, in the order sysbench-tpcc drops them (children first).
 pub const TABLES: [&str; 9] = [

@@ -2,7 +2,7 @@
 //! for one table copy, prepared or kept as SQL text on one connection, one group per
 //! transaction. `NOW()` is `CURRENT_TIMESTAMP` on SQLite, which also takes no `FOR UPDATE`.
 
-use fathom_core::sql::{Dialect, SqlConn, Stmt};
+use fathom_api::sql::{Dialect, SqlConn, Stmt};
 
 /// One table copy's statements on one connection.
 pub struct Stmts {

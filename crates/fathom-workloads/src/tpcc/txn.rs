@@ -7,9 +7,9 @@ use super::gen::{by_name_row, Follow, DISTRICTS};
 use super::input::{self, Inputs};
 use super::stmts::{self, Stmts};
 use super::TpccKind;
+use fathom_api::retry::retryable;
+use fathom_api::sql::{Row, SqlConn, Value};
 use fathom_core::driver::{Client, Done};
-use fathom_core::retry::retryable;
-use fathom_core::sql::{Row, SqlConn, Value};
 
 /// A client of the run: its connection, its statements per table copy, its draws.
 pub struct Terminal<'e> {
@@ -45,7 +45,7 @@ impl<'e> Terminal<'e> {
     /// Runs `sql` with `params` and keeps row `n`'s values in `self.row`.
     fn row(
         &mut self,
-        stmt: fathom_core::sql::Stmt,
+        stmt: fathom_api::sql::Stmt,
         params: &[Value<'_>],
         n: u64,
     ) -> anyhow::Result<bool> {
@@ -54,7 +54,7 @@ impl<'e> Terminal<'e> {
         Ok(!self.row.is_empty())
     }
 
-    fn run(&mut self, stmt: fathom_core::sql::Stmt, params: &[Value<'_>]) -> anyhow::Result<u64> {
+    fn run(&mut self, stmt: fathom_api::sql::Stmt, params: &[Value<'_>]) -> anyhow::Result<u64> {
         let out = self.conn.run(stmt, params)?;
         self.bytes += out.bytes;
         Ok(out.rows)
@@ -168,7 +168,7 @@ impl<'e> Terminal<'e> {
     /// customers of that name, ordered by first name; column `id` of it is the id.
     fn by_name(
         &mut self,
-        (count, ids): (fathom_core::sql::Stmt, fathom_core::sql::Stmt),
+        (count, ids): (fathom_api::sql::Stmt, fathom_api::sql::Stmt),
         (w, d): (i64, i64),
         last: &str,
         id: usize,

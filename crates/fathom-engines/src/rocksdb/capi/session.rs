@@ -4,7 +4,7 @@
 use super::api::{Api, Obj};
 use super::cursor::{bytes, c, LibraryCursor};
 use crate::rocksdb::scan::walk;
-use fathom_core::kv::{BatchOp, KvSession, Seek, TxnBody, TxnEnd, Visit};
+use fathom_api::kv::{BatchOp, KvSession, Seek, TxnBody, TxnEnd, Visit};
 use std::ffi::c_char;
 
 pub struct Session {

@@ -4,8 +4,8 @@
 use super::api::{Api, Obj};
 use super::cursor::{bytes, c, LibraryCursor};
 use crate::rocksdb::scan::walk;
-use fathom_core::kv::{KvTxn, Seek, TxnBody, TxnEnd, Visit};
-use fathom_core::retry::EngineError;
+use fathom_api::kv::{KvTxn, Seek, TxnBody, TxnEnd, Visit};
+use fathom_api::retry::EngineError;
 use std::ffi::c_char;
 
 /// Runs `body` in a new transaction of the OptimisticTransactionDB `db.0` (base `db.1`).

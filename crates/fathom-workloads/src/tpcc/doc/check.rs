@@ -7,8 +7,8 @@
 use super::{coll, int, num, DISTRICT, NEW_ORDER, ORDERS, WAREHOUSE};
 use crate::tpcc::check::ReadCheck;
 use crate::tpcc::gen::DISTRICTS;
-use fathom_core::doc::bson::{doc, Document, RawDocumentBuf};
-use fathom_core::doc::{DocSession, Find};
+use fathom_api::doc::bson::{doc, Document, RawDocumentBuf};
+use fathom_api::doc::{DocSession, Find};
 
 /// The documents of copy `t`'s collection `name` that `filter` matches, projected.
 fn docs(

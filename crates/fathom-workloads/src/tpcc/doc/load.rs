@@ -8,8 +8,8 @@ use super::{coll, int, now, CUSTOMER, DISTRICT, HISTORY, ITEM, NEW_ORDER, ORDERS
 use crate::tpcc::gen::{Draws, CUSTOMERS, DISTRICTS};
 use crate::tpcc::population::{Customer, Item, Order, OrderLine, Place, Rows, Stock, Units};
 use crate::tpcc::TpccKind;
-use fathom_core::doc::bson::{doc, Bson, Document};
-use fathom_core::doc::DocSession;
+use fathom_api::doc::bson::{doc, Bson, Document};
+use fathom_api::doc::DocSession;
 use fathom_core::driver::{Client, Done};
 use std::collections::VecDeque;
 

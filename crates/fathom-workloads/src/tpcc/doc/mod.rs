@@ -8,8 +8,8 @@ pub mod check;
 pub mod load;
 pub mod txn;
 
-use fathom_core::doc::bson::{doc, Bson, DateTime, Document, RawDocument};
-use fathom_core::doc::{DocEngine, Index};
+use fathom_api::doc::bson::{doc, Bson, DateTime, Document, RawDocument};
+use fathom_api::doc::{DocEngine, Index};
 
 /// The collections, by their py-tpcc names.
 pub const ITEM: &str = "ITEM";

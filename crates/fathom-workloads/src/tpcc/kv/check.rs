@@ -6,7 +6,7 @@
 use super::{col, key, key_col, pk, Stored, Table};
 use crate::tpcc::check::ReadCheck;
 use crate::tpcc::gen::DISTRICTS;
-use fathom_core::kv::{Direction, KvSession, Seek};
+use fathom_api::kv::{Direction, KvSession, Seek};
 
 /// Visits every entry under `prefix`.
 fn each(

@@ -9,8 +9,8 @@ use crate::tpcc::population::{
     Address, Customer, Item, Order, OrderLine, Place, Rows, Stock, Units,
 };
 use crate::tpcc::TpccKind;
+use fathom_api::kv::{BatchOp, KvSession};
 use fathom_core::driver::{Client, Done};
-use fathom_core::kv::{BatchOp, KvSession};
 use std::collections::VecDeque;
 
 const BATCH_BYTES: usize = 512 * 1024;
