@@ -134,7 +134,9 @@ impl RunArgs {
         self.rounds.given() || self.dry_run || self.shard.is_some()
     }
 
-    /// The flags an experiment file sets itself; given with one, they are an error.
+    /// The flags that say what an experiment file's tables say (engines, workloads, setups,
+    /// clients, data); given with one, they are an error. Run options (`DriveInput`) are not
+    /// among them: given, each replaces the file's key.
     fn set_by_experiment(&self) -> Vec<&'static str> {
         [
             ("--engine", !self.engine.is_empty()),
@@ -144,12 +146,6 @@ impl RunArgs {
             ("--set", !self.settings.is_empty()),
             ("--param", !self.params.is_empty()),
             ("--clients", !self.clients.is_empty()),
-            ("--memory-limit", self.drive.memory_limit.is_some()),
-            ("--rate", self.drive.rate.is_some()),
-            ("--find-max", self.drive.find_max.is_some()),
-            ("--arrivals", self.drive.arrivals.is_some()),
-            ("--queue", self.drive.queue.is_some()),
-            ("--interval", self.drive.interval.is_some()),
             ("--data-dir", self.data_dir.is_some()),
             ("--keep-data", self.keep_data),
             ("--existing-data", self.existing_data),

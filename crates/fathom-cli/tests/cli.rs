@@ -467,6 +467,49 @@ fn an_allocator_is_preloaded_into_a_process_of_its_own() {
     }
 }
 
+/// A run option given with an experiment file replaces the file's key of the same name, and a
+/// setup's own key replaces both for that setup (README, "Run options"): `--allocator jemalloc`
+/// over a file that says `allocator = "tcmalloc"` runs the setup without its own allocator on
+/// jemalloc, and the setup that names glibc on glibc; `--rate` with a file is taken, no longer
+/// refused.
+#[test]
+fn a_flag_replaces_the_files_key_and_a_setups_own_key_replaces_both() {
+    let dir = scratch();
+    let file = dir.path().join("alloc.toml");
+    std::fs::write(
+        &file,
+        "name = \"alloc\"\nclients = [1]\nallocator = \"tcmalloc\"\nduration = \"1s\"\n\
+         [[setup]]\nname = \"plain\"\nengine = \"rocksdb\"\n\
+         [[setup]]\nname = \"own\"\nengine = \"rocksdb\"\nallocator = \"glibc\"\n\
+         [[workload]]\nname = \"dbbench\"\nparams = { num_keys = 5000, steps = \"fillseq,readrandom\" }\n",
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    let file = file.to_str().unwrap();
+    ok(&run(
+        &format!("{file} --allocator jemalloc --rate 400 --no-calibrate"),
+        &results,
+    ));
+    let mut seen = Vec::new();
+    for run_dir in run_dirs(&results) {
+        let manifest: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(results.join(&run_dir).join("run.json")).unwrap(),
+        )
+        .unwrap();
+        let setup = manifest["setup"]["name"].as_str().unwrap().to_string();
+        let allocator = manifest["setup"]["effective"]["fathom.allocator"]
+            .as_str()
+            .unwrap_or("glibc")
+            .to_string();
+        seen.push(format!("{setup}: {}", allocator.split(' ').next().unwrap()));
+    }
+    seen.sort();
+    assert_eq!(seen, ["own: glibc", "plain: jemalloc"]);
+    let report = report_json(&results);
+    let rate = &step(&report["runs"][0], "readrandom")["arrival_rate"];
+    assert_eq!(rate.as_f64(), Some(400.0), "--rate reached the timed step");
+}
+
 /// `fathom workloads` and `fathom engines` list every knob in one form: the flag with the
 /// values it takes (an enum's names, a list's `,...`), its default (or that it is empty), its
 /// help.

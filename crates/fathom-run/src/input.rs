@@ -46,12 +46,14 @@ pub struct WorkloadInput {
 }
 
 /// How every run of one invocation is driven: `fathom run`'s flags below, or the same keys at
-/// an experiment file's top level.
-#[derive(clap::Args, Clone, Debug, Default)]
-#[command(next_help_heading = "Driving each run")]
+/// an experiment file's top level — this one definition is both. Given both, each flag
+/// replaces its key (`over`); a setup's own `memory_limit`, `allocator` and `profile` replace
+/// either for that setup.
+#[derive(clap::Args, Deserialize, Clone, Debug, Default)]
+#[command(next_help_heading = "Driving each run (with an experiment file, each replaces its key)")]
+#[serde(default)]
 pub struct DriveInput {
-    /// Length of each timed step (sets the workload's `duration` parameter; with an
-    /// experiment file, overrides the file's).
+    /// Length of each timed step (sets the workload's `duration` parameter).
     #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub duration: Option<Span>,
     /// Limit the engine's memory, page cache included (e.g. 256m), with a cgroup child group
@@ -95,7 +97,39 @@ pub struct DriveInput {
     /// tracepoints (root, a kernel with BTF).
     #[arg(long, value_name = "HOW", num_args = 0..=1, require_equals = true,
           default_missing_value = "sample", value_parser = fathom_core::sample::waits::Method::parse)]
+    #[serde(deserialize_with = "fathom_core::sample::waits::deserialize_method")]
     pub waits: Option<fathom_core::sample::waits::Method>,
+}
+
+impl DriveInput {
+    /// The one rule of precedence, the same for every option: what the command line gave
+    /// (`self`) replaces the file's key; what it did not give leaves the file's.
+    pub fn over(&self, file: DriveInput) -> DriveInput {
+        let cli = self.clone();
+        DriveInput {
+            duration: cli.duration.or(file.duration),
+            memory_limit: cli.memory_limit.or(file.memory_limit),
+            rate: cli.rate.or(file.rate),
+            find_max: cli.find_max.or(file.find_max),
+            arrivals: cli.arrivals.or(file.arrivals),
+            queue: cli.queue.or(file.queue),
+            interval: cli.interval.or(file.interval),
+            allocator: cli.allocator.or(file.allocator),
+            // A switch: given, it is on; not given, the file says.
+            profile: cli.profile || file.profile,
+            profile_hz: cli.profile_hz.or(file.profile_hz),
+            waits: cli.waits.or(file.waits),
+        }
+    }
+
+    /// Every run option's key, as the experiment file spells it: the flags' names.
+    pub fn keys() -> Vec<String> {
+        use clap::Args;
+        DriveInput::augment_args(clap::Command::new("fathom"))
+            .get_arguments()
+            .map(|a| a.get_id().as_str().to_string())
+            .collect()
+    }
 }
 
 /// How open-loop arrivals are spaced (`--arrivals`, an experiment's `arrivals`).
@@ -156,4 +190,125 @@ fn scalars<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, String>, 
             (k, text)
         })
         .collect())
+}
+
+/// The keys a struct's derived `Deserialize` reads (renames applied), asked of serde itself:
+/// the experiment file's known keys come from its structs, never from a list beside them.
+pub fn serde_keys<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
+    use serde::de::{self, Visitor};
+    /// Carries the field names out of `deserialize_struct`; any other request finds none.
+    #[derive(Debug)]
+    struct Found(&'static [&'static str]);
+    impl std::fmt::Display for Found {
+        fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            write!(f, "{:?}", self.0)
+        }
+    }
+    impl std::error::Error for Found {}
+    impl de::Error for Found {
+        fn custom<M: std::fmt::Display>(_: M) -> Found {
+            Found(&[])
+        }
+    }
+    struct Ask;
+    impl<'de> Deserializer<'de> for Ask {
+        type Error = Found;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Found> {
+            Err(Found(&[]))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Found> {
+            Err(Found(fields))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+            identifier ignored_any
+        }
+    }
+    match T::deserialize(Ask) {
+        Err(Found(fields)) => fields,
+        Ok(_) => &[],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        drive: DriveInput,
+    }
+
+    /// A value for every run option, as a flag and as the file's key; a new option fails
+    /// `every_option_is_one_flag_and_one_key` until it has one here.
+    const GIVEN: &[(&str, &str, &str)] = &[
+        ("duration", "--duration=7s", "duration = \"9s\""),
+        ("memory_limit", "--memory-limit=1g", "memory_limit = \"2g\""),
+        ("rate", "--rate=100", "rate = 200.0"),
+        ("find_max", "--find-max=p99<=5ms", "find_max = \"p99<=9ms\""),
+        ("arrivals", "--arrivals=uniform", "arrivals = \"poisson\""),
+        ("queue", "--queue=shared", "queue = \"per-client\""),
+        ("interval", "--interval=2s", "interval = \"3s\""),
+        (
+            "allocator",
+            "--allocator=jemalloc",
+            "allocator = \"tcmalloc\"",
+        ),
+        ("profile", "--profile", "profile = false"),
+        ("profile_hz", "--profile-hz=49", "profile_hz = 199"),
+        ("waits", "--waits=bpf", "waits = \"sample\""),
+    ];
+
+    fn flags(which: &[&str]) -> DriveInput {
+        let args = GIVEN.iter().filter(|g| which.contains(&g.0)).map(|g| g.1);
+        Cli::parse_from(std::iter::once("fathom").chain(args)).drive
+    }
+
+    fn file() -> DriveInput {
+        let text: Vec<&str> = GIVEN.iter().map(|g| g.2).collect();
+        toml::from_str(&text.join("\n")).unwrap()
+    }
+
+    #[test]
+    fn every_option_is_one_flag_and_one_key() {
+        let mut flags = DriveInput::keys();
+        let mut keys: Vec<String> = serde_keys::<DriveInput>()
+            .iter()
+            .map(|k| k.to_string())
+            .collect();
+        let mut tested: Vec<String> = GIVEN.iter().map(|g| g.0.to_string()).collect();
+        flags.sort();
+        keys.sort();
+        tested.sort();
+        assert_eq!(flags, keys, "the command line's options and the file's");
+        assert_eq!(flags, tested, "every option has a value in GIVEN");
+    }
+
+    #[test]
+    fn a_given_flag_replaces_its_key_and_an_absent_one_leaves_it() {
+        let all: Vec<&str> = GIVEN.iter().map(|g| g.0).collect();
+        let cli = flags(&all);
+        assert_eq!(
+            format!("{:?}", cli.over(file())),
+            format!("{cli:?}"),
+            "every flag given: the command line's values"
+        );
+        assert_eq!(
+            format!("{:?}", flags(&[]).over(file())),
+            format!("{:?}", file()),
+            "none given: the file's"
+        );
+        for (name, ..) in GIVEN {
+            let mixed = format!("{:?}", flags(&[name]).over(file()));
+            assert_ne!(mixed, format!("{:?}", file()), "--{name} replaced its key");
+        }
+    }
 }

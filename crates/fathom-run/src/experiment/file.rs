@@ -3,10 +3,9 @@
 
 use super::rounds::{Repeats, Rounds, RoundsInput, Threshold};
 use super::{Cell, Experiment};
-use crate::input::{AllocatorName, Arrivals, DriveInput, Queue, SetupInput, WorkloadInput};
+use crate::input::{DriveInput, SetupInput, WorkloadInput};
 use crate::resolve::{resolve, Keys};
 use anyhow::Context;
-use fathom_api::knobs::{Size, Span};
 use fathom_core::store::slug;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -53,8 +52,10 @@ impl SetupOrder {
     }
 }
 
+/// The file's own keys: its name, tables and the experiment's design. The run options beside
+/// them (`duration`, `rate`, `allocator` …) are `DriveInput`'s, read from the same text; a key
+/// neither knows is refused by `unknown_keys`.
 #[derive(Deserialize, Debug)]
-#[serde(deny_unknown_fields)]
 struct ExperimentFile {
     name: String,
     #[serde(default)]
@@ -81,22 +82,6 @@ struct ExperimentFile {
     setup_order: SetupOrder,
     /// What `setup_order = "shuffle"` draws its orders from [default: a hash of `name`].
     seed: Option<u64>,
-    duration: Option<Span>,
-    interval: Option<Span>,
-    memory_limit: Option<Size>,
-    allocator: Option<AllocatorName>,
-    rate: Option<f64>,
-    find_max: Option<String>,
-    arrivals: Option<Arrivals>,
-    queue: Option<Queue>,
-    #[serde(default)]
-    profile: bool,
-    profile_hz: Option<u32>,
-    #[serde(
-        default,
-        deserialize_with = "fathom_core::sample::waits::deserialize_method"
-    )]
-    waits: Option<fathom_core::sample::waits::Method>,
 }
 
 /// `adjust = "holm"`: a name, read as `--adjust` reads it.
@@ -128,34 +113,23 @@ impl Experiment {
     ) -> anyhow::Result<Experiment> {
         let text = std::fs::read_to_string(file)
             .with_context(|| format!("cannot read experiment file {}", file.display()))?;
-        let spec: ExperimentFile =
-            toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-        Self::resolve(file, spec, cli, rounds)
+        let read = |e: toml::de::Error| anyhow::anyhow!("{}: {e}", file.display());
+        let options: DriveInput = toml::from_str(&text).map_err(read)?;
+        unknown_keys(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+        let spec: ExperimentFile = toml::from_str(&text).map_err(read)?;
+        Self::resolve(file, spec, &cli.over(options), rounds)
             .map_err(|e| anyhow::anyhow!("{}: {e:#}", file.display()))
     }
 
     fn resolve(
         file: &Path,
         spec: ExperimentFile,
-        cli: &DriveInput,
+        drive: &DriveInput,
         given: &RoundsInput,
     ) -> anyhow::Result<Experiment> {
         check_shape(&spec)?;
         let rounds = rounds(&spec, given)?;
         let order = order(spec.order.clone())?;
-        let drive = DriveInput {
-            duration: cli.duration.clone().or(spec.duration.clone()),
-            interval: spec.interval.clone(),
-            memory_limit: spec.memory_limit.clone(),
-            allocator: spec.allocator,
-            rate: spec.rate,
-            find_max: spec.find_max.clone(),
-            arrivals: spec.arrivals,
-            queue: spec.queue,
-            profile: spec.profile || cli.profile,
-            profile_hz: cli.profile_hz.or(spec.profile_hz),
-            waits: cli.waits.or(spec.waits),
-        };
         let base = file.parent().unwrap_or(Path::new("."));
         let mut specs = Vec::new();
         for (w, ws) in spec.workloads.iter().enumerate() {
@@ -165,7 +139,7 @@ impl Experiment {
                     workload: format!("workload[{w}] ({})", ws.name),
                 };
                 for &c in &spec.clients {
-                    specs.push(resolve(s, ws, &drive, c, &keys, base)?);
+                    specs.push(resolve(s, ws, drive, c, &keys, base)?);
                 }
             }
         }
@@ -209,6 +183,40 @@ impl Experiment {
             store: crate::records::Store::Off,
         })
     }
+}
+
+/// A top-level key that is neither the file's own nor a run option's, named with its line
+/// and what the file takes.
+fn unknown_keys(text: &str) -> anyhow::Result<()> {
+    let table: toml::Table = toml::from_str(text)?;
+    let own = crate::input::serde_keys::<ExperimentFile>();
+    let options = DriveInput::keys();
+    let Some(key) = table
+        .keys()
+        .find(|k| !own.contains(&k.as_str()) && !options.contains(k))
+    else {
+        return Ok(());
+    };
+    let line = text
+        .lines()
+        .position(|l| {
+            let l = l.trim_start();
+            l.strip_prefix(key.as_str())
+                .or_else(|| l.strip_prefix(&format!("\"{key}\"")))
+                .is_some_and(|rest| rest.trim_start().starts_with(['=', '.']))
+        })
+        .map(|n| format!("line {}: ", n + 1))
+        .unwrap_or_default();
+    let list = |keys: &mut dyn Iterator<Item = &str>| {
+        keys.map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    anyhow::bail!(
+        "{line}unknown field `{key}`, expected one of {}, or a run option: {}",
+        list(&mut own.iter().copied()),
+        list(&mut options.iter().map(String::as_str))
+    )
 }
 
 /// The file's own keys: a name, tables, counts.
