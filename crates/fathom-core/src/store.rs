@@ -2,11 +2,20 @@
 //! ended) and, per step, a summary, interval records and an HdrHistogram log. Every file is
 //! complete on disk before the next step starts; summaries are written atomically.
 
-use crate::driver::StepFiles;
 use crate::result::{IntervalRecord, RunManifest, RunStatus, StepSummary};
 use anyhow::Context;
 use serde::{de::DeserializeOwned, Serialize};
 use std::path::{Path, PathBuf};
+
+/// Where a step writes its time series as it goes.
+pub struct StepFiles {
+    /// One JSON `IntervalRecord` per line.
+    pub intervals: PathBuf,
+    /// HdrHistogram interval log (V2, deflate), one tagged histogram per kind per interval.
+    pub histograms: PathBuf,
+    /// With `--waits=bpf-stacks`: the folded stacks of the time asleep.
+    pub offcpu: PathBuf,
+}
 
 pub const MANIFEST: &str = "run.json";
 pub const STEPS: &str = "steps";

@@ -19,11 +19,11 @@ use crate::pace::{Schedule, Spacing};
 use crate::result::{IntervalRecord, StepSummary};
 use crate::sample::waits::{Method, Ready, WaitSampler};
 use crate::sample::Sampler;
+use crate::store::StepFiles;
 use anyhow::Context;
 use fathom_api::options::Syntax;
 use fathom_api::stop::Stop;
 use fathom_api::target::{Counters, Maintenance, Target};
-use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 use threads::{Clock, Collected};
 
@@ -269,16 +269,6 @@ impl StepPlan {
             .find(|o| o.syntax == syntax)
             .map(|o| o.text.as_str())
     }
-}
-
-/// Where a step writes its time series as it goes.
-pub struct StepFiles {
-    /// One JSON `IntervalRecord` per line.
-    pub intervals: PathBuf,
-    /// HdrHistogram interval log (V2, deflate), one tagged histogram per kind per interval.
-    pub histograms: PathBuf,
-    /// With `--waits=bpf-stacks`: the folded stacks of the time asleep.
-    pub offcpu: PathBuf,
 }
 
 /// Watches a step's measured span: told when it begins (after warmup) and when the step's

@@ -1,7 +1,9 @@
 //! The result model: what a run writes to disk and every report reads. Field names are a
 //! contract (docs/results.md): add fields, never rename or drop one.
 
+pub mod device;
 mod run;
+pub mod threads;
 
 use crate::kind::Role;
 use crate::recorder::Latency;
@@ -365,10 +367,10 @@ pub struct StepSummary {
     /// Where the threads' time went over the step's window (on a CPU, waiting for one, for
     /// block IO, paced, the rest): the clients', fathom's other threads' and the engine's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time: Option<crate::sample::threads::ThreadTime>,
+    pub time: Option<threads::ThreadTime>,
     /// `--waits`: what the threads off a CPU waited on, sampled by kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub waits: Option<crate::sample::waits::Waits>,
+    pub waits: Option<threads::Waits>,
     /// Whose memory the engine's resident size is, at the step's end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryGb>,

@@ -48,7 +48,7 @@ pub struct HostFacts {
     pub cgroup_limits: Option<String>,
     /// The data directory's device as `fathom calibrate` measured it, where it has.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub device_limits: Option<crate::device::DeviceLimits>,
+    pub device_limits: Option<super::device::DeviceLimits>,
 }
 
 /// `run.json`: what was run, where, and how it ended.

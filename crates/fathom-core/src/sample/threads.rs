@@ -4,9 +4,7 @@
 //! fathom's other threads, the engine's). Exact, and cheap enough to be always on: two small
 //! reads per thread at each boundary.
 
-use fathom_macros::Merge;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+pub use crate::result::threads::{GroupTime, ThreadTime};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -207,66 +205,8 @@ fn tasks(pid: u32, now: Clock) -> Vec<(u32, Times)> {
         .collect()
 }
 
-/// One group of threads' time over a window, seconds summed over its threads.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, Merge)]
-#[merge(sum(
-    threads,
-    busy,
-    wall_s,
-    cpu_s,
-    runq_s,
-    blkio_s,
-    paced_s,
-    other_s,
-    blkio_dropped
-))]
-pub struct GroupTime {
-    /// Threads seen in the window, and those busy in it (on a CPU, waiting for one or for
-    /// block IO at least `BUSY` of the time they existed in it).
-    pub threads: u32,
-    pub busy: u32,
-    /// The time the counted threads existed in the window: every client's; of the harness's
-    /// and the engine's, the busy threads' (an idle thread's sleep says nothing).
-    pub wall_s: f64,
-    /// On a CPU (user and system).
-    pub cpu_s: f64,
-    /// Runnable, waiting for a CPU.
-    pub runq_s: f64,
-    /// Waiting for block IO; `None` without delay accounting.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub blkio_s: Option<f64>,
-    /// The clients' open-loop pacing: asleep until an operation's intended start.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub paced_s: Option<f64>,
-    /// The rest of `wall_s`: asleep on a lock, the network, a condition or a timer.
-    pub other_s: f64,
-    /// Threads whose block IO waits were left out: more than their time off a CPU.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub blkio_dropped: u32,
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
-}
-
 /// The block IO figure's resolution (one clock tick at 100 Hz).
 const BLKIO_TICK_NS: u64 = 10_000_000;
-
-/// A step's threads' time: the clients', the background clients', fathom's other threads' and
-/// the engine's.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, Merge)]
-#[merge(fields(clients, background, harness, engine), max(read_ms))]
-pub struct ThreadTime {
-    pub clients: GroupTime,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub background: Option<GroupTime>,
-    pub harness: GroupTime,
-    pub engine: GroupTime,
-    /// What reading the threads' times at the window's two ends took, ms (fathom's thread,
-    /// inside the window).
-    #[serde(default)]
-    pub read_ms: f64,
-}
 
 /// A thread counts as busy when on a CPU, waiting for one or for IO this share of its time.
 pub const BUSY: f64 = 0.05;

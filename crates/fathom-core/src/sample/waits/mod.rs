@@ -15,9 +15,7 @@ pub use kinds::{bpf_loads, classify, deserialize_method, Kind, Method};
 
 use super::procfs::OpenFiles;
 use super::threads::{self, Whose};
-use fathom_macros::Merge;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+pub use crate::result::threads::{GroupWaits, Waits};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -29,71 +27,6 @@ pub const HZ: u32 = 50;
 /// How often the threads looked at are found again (clients start after the sampler; threads
 /// come and go).
 const REFRESH: Duration = Duration::from_millis(200);
-
-/// One group's samples by kind.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, Merge)]
-#[merge(sum(samples, seconds), first(exact))]
-pub struct GroupWaits {
-    /// Samples taken of the group's counted threads (with `--waits=bpf`, threads' readings,
-    /// each the exact time since the last).
-    pub samples: u64,
-    /// Threads' seconds by kind (`cpu`, `futex`, `fsync`, `sleep`, `socket`, `io`, `fault`,
-    /// `other`): samples / HZ.
-    pub seconds: BTreeMap<String, f64>,
-    /// Timed exactly (`--waits=bpf`): no sampling error.
-    #[serde(default)]
-    pub exact: bool,
-}
-
-impl GroupWaits {
-    /// The share of `kind`, and its sampling error (one standard error, the samples taken as
-    /// independent), both as fractions.
-    pub fn share(&self, kind: &str) -> Option<(f64, f64)> {
-        let total: f64 = self.seconds.values().sum();
-        if total <= 0.0 || self.samples == 0 {
-            return None;
-        }
-        let p = self.seconds.get(kind).copied().unwrap_or(0.0) / total;
-        let error = if self.exact {
-            0.0
-        } else {
-            (p * (1.0 - p) / self.samples as f64).sqrt()
-        };
-        Some((p, error))
-    }
-}
-
-/// A step's waits, by group of threads.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, Merge)]
-#[merge(
-    fields(clients, harness, engine),
-    max(hz, cost_ms),
-    sum(unreadable, dropped),
-    first(method, stacks)
-)]
-pub struct Waits {
-    /// `sample` (or empty, before `bpf` existed) or `bpf`.
-    #[serde(default)]
-    pub method: String,
-    /// Samples a second (with `bpf`, readings a second).
-    pub hz: u32,
-    pub clients: GroupWaits,
-    pub harness: GroupWaits,
-    pub engine: GroupWaits,
-    /// Samples whose system call could not be read (another user's process without root).
-    #[serde(default)]
-    pub unreadable: u64,
-    /// What it cost over the step, ms of CPU: the sampling thread's; with `bpf` also the
-    /// program's time in the kernel (on every CPU, for every thread switched).
-    pub cost_ms: f64,
-    /// With `bpf`: sleeps the program had no room to record.
-    #[serde(default)]
-    pub dropped: u64,
-    /// With `bpf-stacks`: the folded stacks of the time asleep (ns), relative to the run
-    /// directory (`steps/02-readrandom.offcpu.folded`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stacks: Option<String>,
-}
 
 /// What the thread of a step's waits leaves: the figures, and with `bpf-stacks` the folded
 /// lines of the time asleep (`group;kind;process;user frames;kernel frames NS`).
