@@ -58,6 +58,7 @@ fn check_engine(name: &str, settings: &[(&str, &str)]) {
     check_batches(name, s.as_mut());
     check_transactions(name, s.as_mut());
     check_concurrency(name, engine.as_ref(), s.as_mut());
+    check_conflict(name, engine.as_ref(), s.as_mut());
     check_maintenance(name, engine.as_ref());
     drop(s);
     drop(engine);
@@ -271,6 +272,66 @@ fn check_concurrency(name: &str, engine: &dyn KvEngine, s: &mut dyn KvSession) {
         scan_keys(s, &key(10_000), Direction::Forward, 5000).len(),
         2000,
         "{name}: concurrent writes"
+    );
+}
+
+/// Two transactions write one key at once. An engine of one writer at a time holds the second
+/// until the first ends, and both commit one after the other; an engine of concurrent writers
+/// must fail one of them — with a failure its type says is retryable (`Failure::Retryable`),
+/// because callers retry only that: a conflict the engine leaves unclassified ends a step.
+fn check_conflict(name: &str, engine: &dyn KvEngine, s: &mut dyn KvSession) {
+    use fathom_api::retry::{failure_of, Failure};
+    use std::sync::mpsc;
+    use std::time::Duration;
+    let k = key(3001);
+    let (written, go) = mpsc::channel::<()>();
+    let (finished, second) = mpsc::channel::<anyhow::Result<TxnEnd>>();
+    let (first, during) = std::thread::scope(|scope| {
+        let k = &k;
+        scope.spawn(move || {
+            go.recv().unwrap();
+            let mut other = engine.session(SessionOptions::default()).unwrap();
+            let end = other.transaction(&mut |t| {
+                t.put(k, b"second")?;
+                Ok(TxnEnd::Commit)
+            });
+            finished.send(end).unwrap();
+        });
+        let mut during = None;
+        let first = s.transaction(&mut |t| {
+            t.put(k, b"first")?;
+            written.send(()).unwrap();
+            // An engine of one writer at a time keeps the second waiting: it ends after this.
+            during = second.recv_timeout(Duration::from_secs(2)).ok();
+            Ok(TxnEnd::Commit)
+        });
+        let during = during.map(|r| (r, true));
+        (
+            first,
+            during.unwrap_or_else(|| (second.recv().unwrap(), false)),
+        )
+    });
+    let (second, overlapped) = during;
+    let loser = match (&first, &second) {
+        (Ok(_), Ok(_)) => {
+            assert!(
+                !overlapped,
+                "{name}: two transactions wrote one key at once and both committed"
+            );
+            return;
+        }
+        (Err(e), Ok(_)) | (Ok(_), Err(e)) => e,
+        (Err(a), Err(b)) => panic!("{name}: both conflicting transactions failed: {a:#}; {b:#}"),
+    };
+    assert_eq!(
+        loser.chain().find_map(failure_of),
+        Some(Failure::Retryable),
+        "{name}: the conflict's loser must be retryable by its type: {loser:#}"
+    );
+    let winner = if first.is_ok() { "first" } else { "second" };
+    assert!(
+        s.read(&k, &mut Vec::new()).unwrap(),
+        "{name}: the {winner} transaction's write is there"
     );
 }
 
