@@ -44,6 +44,27 @@ impl Stop {
     }
 }
 
+impl Stop {
+    /// Runs `f` while `inner` (a token `f`'s work holds) is requested once `budget` has passed
+    /// or `self` is requested, whichever comes first: for work that must end within a time
+    /// even when it waits (the harness's calibration of a step whose client sleeps).
+    pub fn within<T>(&self, inner: &Stop, budget: Duration, f: impl FnOnce() -> T) -> T {
+        let done = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let end = Instant::now() + budget;
+                while !done.load(Ordering::Relaxed) && !self.requested() && Instant::now() < end {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                inner.request();
+            });
+            let value = f();
+            done.store(true, Ordering::Relaxed);
+            value
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,5 +80,31 @@ mod tests {
         assert!(clone.sleep(Duration::from_secs(10)));
         assert!(start.elapsed() < Duration::from_secs(1), "woke at once");
         assert!(!other.sleep(Duration::from_millis(10)));
+    }
+
+    #[test]
+    fn a_token_within_a_budget_is_requested_at_its_end_or_by_its_outer_token() {
+        let outer = Stop::new();
+        let (a, b, c) = (Stop::new(), Stop::new(), Stop::new());
+        let start = Instant::now();
+        let woke = outer.within(&a, Duration::from_millis(50), || {
+            a.sleep(Duration::from_secs(10))
+        });
+        assert!(
+            woke && start.elapsed() < Duration::from_secs(2),
+            "ended at the budget"
+        );
+        assert!(
+            !outer.within(&b, Duration::from_secs(10), || b.requested()),
+            "not before it"
+        );
+        outer.request();
+        let start = Instant::now();
+        assert!(outer.within(&c, Duration::from_secs(10), || c
+            .sleep(Duration::from_secs(10))));
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "ended by the outer token"
+        );
     }
 }

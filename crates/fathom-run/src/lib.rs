@@ -18,6 +18,7 @@ pub mod resolve;
 pub mod runner;
 mod spec_form;
 mod steps;
+pub use steps::calibrate;
 pub mod supervise;
 
 pub use input::{DriveInput, SetupInput, WorkloadInput};

@@ -229,11 +229,7 @@ impl Steps<'_> {
         if !self.calibrate || plan.clients == 0 {
             return Ok(None);
         }
-        let step = self.workload.step(null, i, self.stop)?;
-        let Some(client) = step.clients()?.into_iter().next() else {
-            return Ok(None);
-        };
-        driver::harness_cost(client, &plan.kinds, CALIBRATION, plan.ops_per_client)
+        calibrate(self.workload, null, i, plan, self.stop)
     }
 
     fn step(
@@ -274,4 +270,25 @@ impl Steps<'_> {
         }
         Ok(summary)
     }
+}
+
+/// The harness's CPU per operation of step `i` of `workload`: its first client driven for
+/// `CALIBRATION` on `null` (the null engine in the run's family), alone. The step gets a stop
+/// token of its own, requested when the budget ends (or `outer` is), so a client that waits
+/// — a settle wait, a gate on a helper the calibration has none of — stops waiting then.
+pub fn calibrate(
+    workload: &dyn Workload,
+    null: Db<'_>,
+    i: usize,
+    plan: &StepPlan,
+    outer: &Stop,
+) -> anyhow::Result<Option<f64>> {
+    let stop = Stop::new();
+    let step = workload.step(null, i, &stop)?;
+    let Some(client) = step.clients()?.into_iter().next() else {
+        return Ok(None);
+    };
+    outer.within(&stop, CALIBRATION, || {
+        driver::harness_cost(client, &plan.kinds, CALIBRATION, plan.ops_per_client)
+    })
 }
