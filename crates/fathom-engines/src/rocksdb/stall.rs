@@ -25,9 +25,10 @@ impl Stall {
         if self.0.fetch_add(1, Ordering::Relaxed) + 1 < STALLED_CHECKS {
             return Ok(());
         }
-        let logged = last_error(dir);
-        // RocksDB's IOError for a full device (its kNoSpace) says so only in its text.
-        let failure = if logged.contains("No space left on device") {
+        let (logged, no_space) = last_error(dir);
+        // RocksDB's IOError for a full device (its kNoSpace) says so only in its text: the C
+        // API hands back a status as its message, without the subcode.
+        let failure = if no_space {
             Failure::OutOfSpace
         } else {
             Failure::Fatal
@@ -43,19 +44,27 @@ impl Stall {
     }
 }
 
-/// The last line of `DIR/LOG` that reports an error, or where to look.
-fn last_error(dir: &Path) -> String {
+/// The last line of `DIR/LOG` that reports an error, or where to look; and whether its recent
+/// lines say the device is full. The statistics RocksDB dumps into its LOG every few minutes
+/// are left out: their names (`rocksdb.error.handler...`) say "error" too, and a dump after
+/// the failure once hid it.
+fn last_error(dir: &Path) -> (String, bool) {
     let log = dir.join("LOG");
     let text = std::fs::read(&log).unwrap_or_default();
     let text = String::from_utf8_lossy(&text[text.len().saturating_sub(256 * 1024)..]);
-    match text
-        .lines()
-        .rev()
-        .find(|l| l.contains("error") || l.contains("Error"))
-    {
+    let events = || {
+        text.lines().rev().filter(|l| {
+            let l = l.trim();
+            !l.starts_with("rocksdb.") && !l.contains(" COUNT : ") && !l.contains("** ")
+        })
+    };
+    let no_space = events().any(|l| l.contains("No space left on device"));
+    let line = events().find(|l| l.contains("error") || l.contains("Error"));
+    let said = match line {
         Some(line) => format!("its LOG ({}) says: {}", log.display(), line.trim()),
         None => format!("see its LOG ({})", log.display()),
-    }
+    };
+    (said, no_space)
 }
 
 #[cfg(test)]
@@ -89,5 +98,24 @@ mod tests {
             e.contains("No space left on device") && e.contains("2 background errors"),
             "{e}"
         );
+    }
+
+    /// A statistics dump written after the failure (as a CI run met) neither hides the full
+    /// device nor stands in for the error line.
+    #[test]
+    fn a_statistics_dump_after_the_error_is_not_the_error() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("LOG"),
+            "2026/11/29-19:13:38.396413 30046 [WARN] [db/db_impl/db_impl.cc:572] Shutdown flush \
+             failed: IO error: No space left on device: While appending to file: 000012.sst\n\
+             ** DB Stats **\n\
+             rocksdb.error.handler.bg.error.count COUNT : 2\n\
+             rocksdb.error.handler.autoresume.retry.count P50 : 0.000000 P95 : 0.000000 COUNT : 0 SUM : 0\n",
+        )
+        .unwrap();
+        let (said, no_space) = last_error(dir.path());
+        assert!(no_space);
+        assert!(said.contains("Shutdown flush failed"), "{said}");
     }
 }
