@@ -53,6 +53,9 @@ fathom_core::kinds! {
     }
 }
 
+// `--duration` sets `duration` (checked as it compiles: a field, a `Span`).
+crate::params::timed!(MyWorkloadParams, duration);
+
 pub const ENTRY: WorkloadEntry = WorkloadEntry::new::<MyWorkloadParams, MyKind>(
     "myworkload",
     "puts random keys for a while (the recipe's template)",

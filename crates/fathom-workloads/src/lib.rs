@@ -144,9 +144,9 @@ pub struct WorkloadEntry {
 impl WorkloadEntry {
     /// A workload's entry, for `..` in its own: its parameters are the struct `P`'s, its
     /// operation kinds the enum `K`'s, it runs on every family (a kv workload reaches a
-    /// document server through `kv_session`), `--duration` sets its `duration` parameter, and
+    /// document server through `kv_session`), `--duration` sets the parameter `P` names (`timed!`), and
     /// `report` is what it adds to reports (`ReportHooks::NONE` for nothing).
-    pub const fn new<P: Knobs, K: Kind>(
+    pub const fn new<P: Knobs + params::Timed, K: Kind>(
         name: &'static str,
         about: &'static str,
         build: fn(&Params, usize) -> anyhow::Result<Box<dyn Workload>>,
@@ -159,7 +159,7 @@ impl WorkloadEntry {
             kinds: kinds_of::<K>,
             build,
             families: &[Family::Kv, Family::Sql, Family::Doc],
-            duration_param: "duration",
+            duration_param: P::DURATION,
             on_servers: &[],
             report,
         }

@@ -8,6 +8,26 @@ use std::collections::BTreeMap;
 
 pub use fathom_api::knobs::{record, specs, Size, Span, Spec as ParamSpec, Switch};
 
+/// A workload's parameters, with the one `--duration` sets: the length of every timed step.
+/// Implemented by `timed!`, which names the field so that a name without its field, or a
+/// field that is not a `Span`, does not compile.
+pub trait Timed {
+    const DURATION: &'static str;
+}
+
+/// `timed!(Params, field)`: `--duration` sets `Params`' `field`, a `Span`.
+macro_rules! timed {
+    ($params:ty, $field:ident) => {
+        impl $crate::params::Timed for $params {
+            const DURATION: &'static str = {
+                const _: fn(&$params) -> &$crate::params::Span = |p| &p.$field;
+                stringify!($field)
+            };
+        }
+    };
+}
+pub(crate) use timed;
+
 /// Given parameters, as `key=value` text.
 #[derive(Clone, Debug, Default)]
 pub struct Params {

@@ -99,6 +99,8 @@ impl Default for DbBenchParams {
     }
 }
 
+crate::params::timed!(DbBenchParams, duration);
+
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
     // A server stays up from step to step: the database is not reopened between steps there.
     on_servers: &[("reopen", "off")],

@@ -89,6 +89,8 @@ impl Default for DeclaredParams {
     }
 }
 
+crate::params::timed!(DeclaredParams, duration);
+
 pub const ENTRY: WorkloadEntry = WorkloadEntry::new::<DeclaredParams, YcsbKind>(
     "declared",
     "a workload written as a TOML file (`--workload FILE`; bundled: ycsb/workloada … ycsb/workloadf, pgbench/…, sysbench/…, dbbench/readrandom)",

@@ -281,15 +281,14 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     Ok(Box::new(w))
 }
 
-pub const ENTRY: WorkloadEntry = WorkloadEntry {
-    duration_param: "query_secs",
-    ..WorkloadEntry::new::<IbenchParams, IbenchKind>(
-        "ibench",
-        "the insert benchmark: load, create indexes, insert+delete, cleanup, then range and point queries beside rate-limited inserts",
-        build,
-        ReportHooks::NONE,
-    )
-};
+crate::params::timed!(IbenchParams, query_secs);
+
+pub const ENTRY: WorkloadEntry = WorkloadEntry::new::<IbenchParams, IbenchKind>(
+    "ibench",
+    "the insert benchmark: load, create indexes, insert+delete, cleanup, then range and point queries beside rate-limited inserts",
+    build,
+    ReportHooks::NONE,
+);
 
 impl Ibench {
     /// The tables client `n` writes or queries.

@@ -440,6 +440,8 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     }))
 }
 
+crate::params::timed!(LinkBenchParams, duration);
+
 pub const ENTRY: WorkloadEntry = WorkloadEntry::new::<LinkBenchParams, LinkBenchKind>(
     "linkbench",
     "LinkBench: load a social graph, run Facebook's request mix, check every count against its links",

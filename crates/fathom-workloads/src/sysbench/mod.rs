@@ -265,6 +265,8 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     Ok(Box::new(s))
 }
 
+crate::params::timed!(SysbenchParams, duration);
+
 pub const ENTRY: WorkloadEntry = WorkloadEntry::new::<SysbenchParams, SysbenchKind>(
     "sysbench",
     "sysbench 1.0.20's OLTP tests: prepare, then point selects, random points, read-only, updates, write-only, read-write",

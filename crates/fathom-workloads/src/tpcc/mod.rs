@@ -188,6 +188,8 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
     }))
 }
 
+crate::params::timed!(TpccParams, duration);
+
 pub const ENTRY: WorkloadEntry = WorkloadEntry {
     families: &[Family::Sql, Family::Kv, Family::Doc],
     ..WorkloadEntry::new::<TpccParams, TpccKind>(
