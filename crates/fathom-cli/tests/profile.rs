@@ -125,12 +125,21 @@ fn report_shows_each_steps_profile(results: &Path, stdout: &str) {
     assert!(f(&row["samples"]) > 0.0, "numbers as numbers: {row:?}");
 
     // A CPU-bound step's verdict names the functions the CPU was in.
+    // On a host other processes filled, the step waited for a CPU, and the report says who
+    // disturbed it; that is the verdict then (a CI run beside a build met it).
     let reads = table_row(&json, "bound", "readrandom");
-    assert_eq!(reads["bound"], "engine cpu", "{reads:?}");
-    assert!(
-        reads["why"].as_str().unwrap().contains("on the CPU: "),
-        "{reads:?}"
-    );
+    let disturbed = reads["confidence"]
+        .as_str()
+        .is_some_and(|c| c.contains("disturbed: "));
+    if disturbed && reads["bound"] == "waiting for a cpu" {
+        println!("readrandom waited for a CPU other processes used: {reads:?}");
+    } else {
+        assert_eq!(reads["bound"], "engine cpu", "{reads:?}");
+        assert!(
+            reads["why"].as_str().unwrap().contains("on the CPU: "),
+            "{reads:?}"
+        );
+    }
 
     let page = report_as(results, "html");
     assert_eq!(
