@@ -190,10 +190,10 @@ impl Experiment {
 fn unknown_keys(text: &str) -> anyhow::Result<()> {
     let table: toml::Table = toml::from_str(text)?;
     let own = crate::input::serde_keys::<ExperimentFile>();
-    let options = DriveInput::keys();
+    let options = crate::input::serde_keys::<DriveInput>();
     let Some(key) = table
         .keys()
-        .find(|k| !own.contains(&k.as_str()) && !options.contains(k))
+        .find(|k| !own.contains(&k.as_str()) && !options.contains(&k.as_str()))
     else {
         return Ok(());
     };
@@ -215,7 +215,7 @@ fn unknown_keys(text: &str) -> anyhow::Result<()> {
     anyhow::bail!(
         "{line}unknown field `{key}`, expected one of {}, or a run option: {}",
         list(&mut own.iter().copied()),
-        list(&mut options.iter().map(String::as_str))
+        list(&mut options.iter().copied())
     )
 }
 
