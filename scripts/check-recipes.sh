@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Follows docs/architecture.md's recipes for a new kv engine and a new workload, step by step as
+# Follows docs/architecture.md's recipes for a new kv engine, a new workload and a step figure, step by step as
 # the doc writes them, in a copy of the tree (the templates are scripts/recipes/), checks the
 # copy with its tests, and runs the new engine's conformance test and the new workload's test:
 # a recipe whose file, line or registry moved fails here, so the doc cannot drift from the
@@ -34,8 +34,8 @@ for path, anchor, block in re.findall(
     lines[at[0] + 1:at[0] + 1] = block.rstrip("\n").split("\n")
     f.write_text("\n".join(lines))
     steps += 1
-if steps < 7:
-    sys.exit(f"check-recipes: docs/architecture.md's recipes have {steps} steps the script can follow; expected the kv engine's and the workload's (7)")
+if steps < 8:
+    sys.exit(f"check-recipes: docs/architecture.md's recipes have {steps} steps the script can follow; expected the kv engine's, the workload's and the step figure's (8)")
 print(f"check-recipes: followed {steps} steps of docs/architecture.md")
 PY
 (cd "$copy" && cargo check --release --workspace --all-targets --quiet)
@@ -51,4 +51,9 @@ passes_one() {
 }
 passes_one -p fathom-engines --test conformance -- --exact myengine
 passes_one -p fathom-workloads --lib -- myworkload::
-echo "check-recipes: a kv engine and a workload added as the doc says build and pass their tests"
+# The step figure's second step: the README's table written, then checked as CI checks it.
+(cd "$copy" && UPDATE_DOCS=1 cargo test --release --quiet -p fathom-core --lib figures:: >/dev/null)
+grep -q '^| hw/o | waits |' "$copy/README.md" || { echo "check-recipes: the README's figure table lacks the recipe's figure" >&2; exit 1; }
+passes_one -p fathom-core --lib -- figures::tests::the_readme_holds_this_table
+passes_one -p fathom-report --lib -- every_figure_is_a_column
+echo "check-recipes: a kv engine, a workload and a step figure added as the doc says build and pass their tests"

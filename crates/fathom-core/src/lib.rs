@@ -8,6 +8,7 @@ pub mod cgroup;
 pub mod changepoint;
 pub mod device;
 pub mod driver;
+pub mod figures;
 pub mod group;
 pub mod kind;
 pub mod merge;

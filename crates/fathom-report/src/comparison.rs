@@ -1,6 +1,6 @@
 //! The comparison table, shared by `fathom compare` and a report's relative throughput
 //! against a base (seed 004's "QPS for my version / QPS for the base"): per step and client
-//! count, the ratio of throughputs, the change in cpu/o, wKB/o and r/o, and with repeats a
+//! count, the ratio of throughputs, the change in each cost figure, and with repeats a
 //! t interval and a verdict that accounts for noise (`fathom_core::verdict`), and how to
 //! read it.
 
@@ -9,23 +9,26 @@ use fathom_core::verdict::costs::cost_text;
 use fathom_core::verdict::Row;
 use fathom_core::verdict::{Adjust, Against, Design, Timing, MIN_REPEATS};
 
-pub const COLUMNS: &[&str] = &[
-    "step",
-    "clients",
-    "base ops/s",
-    "new ops/s",
-    "±",
-    "new/base",
-    "95% CI",
-    "verdict",
-    "costs",
-    "cpu/o",
-    "wKB/o",
-    "r/o",
-    "n",
-    "new",
-    "ver",
-];
+/// The comparison table's columns: the verdict's, then NEW/BASE of each cost figure
+/// (`fathom_core::figures::judged`), then the runs and the new side.
+pub fn columns() -> Vec<&'static str> {
+    let head = [
+        "step",
+        "clients",
+        "base ops/s",
+        "new ops/s",
+        "±",
+        "new/base",
+        "95% CI",
+        "verdict",
+        "costs",
+    ];
+    let costs = fathom_core::figures::judged().map(|f| f.column);
+    head.into_iter()
+        .chain(costs)
+        .chain(["n", "new", "ver"])
+        .collect()
+}
 
 /// The geometric mean of positive figures (NaN for none, or one that is not positive).
 fn geometric(xs: &[f64]) -> f64 {
@@ -59,10 +62,10 @@ fn runs(r: &Row) -> Cell {
 
 /// The comparison table; every ratio is NEW/BASE of the geometric means its verdict judges.
 pub fn table(rows: &[Row]) -> Table {
-    let mut t = Table::new(COLUMNS);
+    let mut t = Table::new(&columns());
     let ratio = |x: Option<f64>| Cell::fixed(x, 2);
     for r in rows {
-        t.push(vec![
+        let mut row = vec![
             Cell::text(&r.step),
             Cell::count(r.clients as f64),
             Cell::num(geometric(&r.base_ops_per_sec)),
@@ -77,13 +80,13 @@ pub fn table(rows: &[Row]) -> Table {
             }),
             Cell::text(r.verdict_text()),
             Cell::text(costs_text(r)),
-            ratio(r.cpu_ratio),
-            ratio(r.write_kb_ratio),
-            ratio(r.reads_ratio),
-            runs(r),
-            Cell::text(&r.new),
-            Cell::text(&r.new_version),
-        ]);
+        ];
+        for f in fathom_core::figures::judged() {
+            let cost = r.costs.iter().find(|c| c.figure == f.column);
+            row.push(ratio(cost.and_then(|c| c.ratio)));
+        }
+        row.extend([runs(r), Cell::text(&r.new), Cell::text(&r.new_version)]);
+        t.push(row);
     }
     t
 }
@@ -108,6 +111,8 @@ fn costs_text(r: &Row) -> String {
 pub fn legend(against: &Against, threshold: f64) -> String {
     let base = against.bases.join(", ");
     let t = threshold * 100.0;
+    let costs: Vec<&str> = fathom_core::figures::judged().map(|f| f.column).collect();
+    let costs = costs.join(", ");
     let mut text = format!(
         "base: {base}. base ops/s, new ops/s: geometric means over the runs; ±: coefficient of \
          variation of ops/s, base/new. new/base: the ratio the verdict judges, of the geometric \
@@ -117,9 +122,9 @@ pub fn legend(against: &Against, threshold: f64) -> String {
          ±{t:.1}%, same when it is within ±{t:.1}% (two one-sided tests), each at 2.5% error; \
          else undecided (\"at max\": after an experiment's most rounds, whose looks share the \
          2.5% by an O'Brien-Fleming boundary); fewer than {MIN_REPEATS} runs or pairs, no \
-         verdict. costs: cpu/o, wKB/o, r/o and rKB/o judged the same way, more or less per \
-         operation beyond ±{t:.1}% or the same within it (only the decided ones are listed). \
-         cpu/o, wKB/o, r/o: new/base of the geometric means.\n"
+         verdict. costs: {costs} judged the same way, more or less per operation beyond ±{t:.1}% or \
+         the same within it (only the decided ones are listed). {costs}: new/base of the \
+         geometric means.\n"
     );
     let n = against.verdicts;
     text += &match against.adjust {

@@ -6,23 +6,13 @@
 use super::design::Layout;
 use super::log_ratio::{decide, ALPHA};
 use super::Verdict;
+use crate::figures;
 use crate::result::StepSummary;
 use serde::{Serialize, Serializer};
 
-/// A cost figure: its name in the tables and in `decide`, and where a step keeps it.
-pub type Figure = (&'static str, fn(&StepSummary) -> Option<f64>);
-
-/// The cost figures judged, in the tables' order.
-pub const FIGURES: [Figure; 4] = [
-    ("cpu/o", |s| s.per_op.cpu_us),
-    ("wKB/o", |s| s.per_op.write_kb),
-    ("r/o", |s| s.per_op.reads),
-    ("rKB/o", |s| s.per_op.read_kb),
-];
-
-/// Whether `name` is a cost figure's name.
+/// Whether `name` is a cost figure's name (a figure `fathom_core::figures` marks judged).
 pub fn is_figure(name: &str) -> bool {
-    FIGURES.iter().any(|(n, _)| *n == name)
+    figures::judged().any(|f| f.column == name)
 }
 
 /// One cost figure of one step, NEW against BASE.
@@ -66,9 +56,10 @@ pub fn judge(
     min: usize,
 ) -> Vec<CostVerdict> {
     let mut out = Vec::new();
-    for (figure, of) in FIGURES {
-        let values =
-            |side: &[&StepSummary]| -> Option<Vec<f64>> { side.iter().map(|s| of(s)).collect() };
+    for figure in figures::judged() {
+        let values = |side: &[&StepSummary]| -> Option<Vec<f64>> {
+            side.iter().map(|s| figure.of_step(s)).collect()
+        };
         let (Some(b), Some(n)) = (values(base), values(new)) else {
             continue;
         };
@@ -82,7 +73,7 @@ pub fn judge(
             _ => (Verdict::NoVerdict, None, None),
         };
         out.push(CostVerdict {
-            figure,
+            figure: figure.column,
             ratio: test.map(|t| t.ratio()),
             ci95: test.map(|t| t.interval(ALPHA)),
             verdict,

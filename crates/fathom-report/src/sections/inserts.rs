@@ -4,7 +4,7 @@
 //! rates, so their cost shows too.
 
 use crate::section::{Input, Section, Titled};
-use crate::sections::steps::db_gb;
+
 use fathom_core::group::median_step;
 use fathom_core::kind::Role;
 use fathom_core::result::StepSummary;
@@ -108,7 +108,7 @@ fn row(s: &StepSummary, k: Kind, setup: &str) -> Vec<Cell> {
         fixed(per(Some(us_sy)), 6),
     ];
     let size = [
-        db_gb(&s.db_gb),
+        Cell::db_gb(&s.db_gb),
         Cell::Number(s.rss_gb, Style::Gib),
         Cell::text(setup),
     ];

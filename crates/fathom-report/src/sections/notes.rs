@@ -3,7 +3,7 @@
 //! maintenance waits, interruptions, a client that may have been the bottleneck).
 
 use crate::section::Input;
-use crate::sections::steps::harness_us;
+use fathom_core::figures::harness_us;
 use fathom_core::group::{median_step, Series};
 use fathom_core::result::StepSummary;
 use fathom_core::table::num;
@@ -77,29 +77,55 @@ fn human_bytes(b: u64) -> String {
     }
 }
 
-/// How to read the step table's columns.
-const LEGEND: &str = "\
-latency in µs: in a closed loop (a client starts its next operation when its last one ends, as db_bench\n\
+/// How latency is measured, before the columns' lines.
+const LATENCY: &str = "\
+latency: in a closed loop (a client starts its next operation when its last one ends, as db_bench\n\
 and sysbench do) the service time of each operation, so time an operation would have waited to start\n\
-behind a slow one is not counted; with --rate (open loop) from each operation's intended start.\n\
-r/o, rKB/o, wKB/o: device reads, KB read, KB written per op; erKB/o, ewKB/o: KB the\n\
-engine's processes read from storage and wrote per op (/proc/PID/io: a write counts when the data enters\n\
-the page cache, where wKB/o counts it when the kernel writes it back); cs/o: context switches per op;\n\
-cpu/o: host us+sy µs per op (all cores); vmstat cpu/o: the seeds' unit, vmstat's us+sy percent over\n\
-ops/s times 10^6 (cpu/o × 100 / cores); eng/o: the engine's processes (the server; fathom's whole\n\
-process when the engine is embedded); fathom/o: the harness's own µs per op (measured on its process\n\
-beside a server, calibrated on the null engine when embedded); rss: the engine's resident memory (a\n\
-server's processes' proportional sizes); db.gb: GiB allocated/apparent; w-amp: (flush + compaction\n\
-writes) / ingest.\n\
+behind a slow one is not counted; with --rate (open loop) from each operation's intended start.\n";
+
+/// What the step table's two columns that are not figures mean.
+const MARKS: &str = "\
 ±: coefficient of variation of ops/s over the repeats. !: the step was disturbed in some repeat:\n\
 processes other than fathom's, the engine's and the kernel's own threads used over 5% of the host's\n\
 CPU, or steal passed 2% (the notes say which; `fathom compare --exclude-disturbed` leaves such repeats\n\
 out).\n";
 
+/// Where the legend's lines wrap.
+const WIDTH: usize = 100;
+
+/// `line` in lines of at most `WIDTH` characters (a longer word stays whole), the rest
+/// indented by two spaces.
+fn wrapped(line: &str) -> String {
+    let mut out = String::new();
+    let mut width = 0;
+    for word in line.split(' ') {
+        let len = word.chars().count();
+        if width > 0 && width + 1 + len > WIDTH {
+            out += "\n  ";
+            width = 2;
+        } else if width > 0 {
+            out.push(' ');
+            width += 1;
+        }
+        out += word;
+        width += len;
+    }
+    out + "\n"
+}
+
+/// How to read the step table: latency, a line per figure (`fathom_core::figures`), the marks.
+pub(crate) fn legend() -> String {
+    let mut out = String::from(LATENCY);
+    for f in fathom_core::figures::FIGURES {
+        out += &wrapped(&f.legend_line());
+    }
+    out + MARKS
+}
+
 /// The legend (the workloads' lines after the columns'), what the hosts and engines said of
 /// the runs, then each series' notes.
 pub fn text(input: &Input) -> String {
-    let mut out = String::from(LEGEND);
+    let mut out = legend();
     for hooks in crate::sections::workloads::present(input) {
         out += hooks.legend;
     }

@@ -3,95 +3,38 @@
 //! series.
 
 use crate::section::Input;
+use fathom_core::figures::{View, FIGURES};
 use fathom_core::group::{median_step, Series};
-use fathom_core::recorder::Latency;
-use fathom_core::result::{DbGb, PerOp, StepSummary};
+use fathom_core::result::StepSummary;
 use fathom_core::table::{Cell, Style, Table};
 use fathom_core::verdict::cv;
 
-pub const COLUMNS: &[&str] = &[
-    "step",
-    "!",
-    "ops/s",
-    "±",
-    "p50",
-    "p99",
-    "p99.9",
-    "max",
-    "r/o",
-    "rKB/o",
-    "wKB/o",
-    "erKB/o",
-    "ewKB/o",
-    "cs/o",
-    "cpu/o",
-    "vmstat cpu/o",
-    "eng/o",
-    "fathom/o",
-    "db.gb",
-    "rss",
-    "w-amp",
-    "setup",
-];
-
-const INTERVAL_COLUMNS: &[&str] = &[
-    "step", "t", "ops/s", "p50", "p99", "max", "r/o", "wKB/o", "cs/o", "cpu/o", "db.gb", "rss",
-    "setup",
-];
-
-/// The harness's CPU per operation in µs: measured on its own process for a server engine,
-/// calibrated on the null engine for an embedded one.
-pub fn harness_us(s: &StepSummary) -> Option<f64> {
-    s.per_op
-        .cpu_us_harness
-        .or(s.harness_ns_per_op.map(|ns| ns / 1000.0))
-}
-
-/// What a step and an interval both have, for the cells their tables share.
-struct Figures<'a> {
-    /// False shows latencies as `-` (a step without operations).
-    latency_known: bool,
-    latency: &'a Latency,
-    per_op: &'a PerOp,
-    rss_gb: f64,
-}
-
-impl<'a> Figures<'a> {
-    fn new(latency_known: bool, latency: &'a Latency, per_op: &'a PerOp, rss_gb: f64) -> Self {
-        Figures {
-            latency_known,
-            latency,
-            per_op,
-            rss_gb,
+/// The step table's columns: the step, `!`, each figure of `fathom_core::figures` with the
+/// spread of ops/s beside it, and the setup.
+pub fn columns() -> Vec<&'static str> {
+    let mut out = vec!["step", "!"];
+    for f in FIGURES {
+        out.push(f.column);
+        if f.column == SPREAD_AFTER {
+            out.push("±");
         }
     }
+    out.push("setup");
+    out
 }
 
-/// The cell of a column the step table and the intervals table share.
-fn shared_cell(column: &str, f: &Figures) -> Cell {
-    let lat = |v: f64| Cell::styled(f.latency_known.then_some(v), Style::Auto);
-    match column {
-        "p50" => lat(f.latency.p50),
-        "p99" => lat(f.latency.p99),
-        "p99.9" => lat(f.latency.p99_9),
-        "max" => lat(f.latency.max),
-        "r/o" => Cell::opt(f.per_op.reads),
-        "rKB/o" => Cell::opt(f.per_op.read_kb),
-        "wKB/o" => Cell::opt(f.per_op.write_kb),
-        "erKB/o" => Cell::opt(f.per_op.engine_read_kb),
-        "ewKB/o" => Cell::opt(f.per_op.engine_write_kb),
-        "cs/o" => Cell::opt(f.per_op.cs),
-        "cpu/o" => Cell::opt(f.per_op.cpu_us),
-        "eng/o" => Cell::opt(f.per_op.cpu_us_engine),
-        "rss" => Cell::Number(f.rss_gb, Style::Gib),
-        other => unreachable!("no shared column `{other}`"),
-    }
-}
+/// The figure the spread over repeats is of.
+const SPREAD_AFTER: &str = "ops/s";
 
-/// The seeds' cpu/o: vmstat's us+sy percent over ops/s, times 10⁶ — fathom's host µs per
-/// operation (all cores) times 100 over the host's cores.
-pub fn vmstat_cpu(cpu_us: Option<f64>, cores: Option<usize>) -> Option<f64> {
-    Some(cpu_us? * 100.0 / cores.filter(|c| *c > 0)? as f64)
+/// The intervals' table's columns: the step, its time, each figure an interval shows, the
+/// setup.
+fn interval_columns() -> Vec<&'static str> {
+    let figures = FIGURES.iter().filter(|f| f.interval).map(|f| f.column);
+    ["step", "t"]
+        .into_iter()
+        .chain(figures)
+        .chain(["setup"])
+        .collect()
 }
 
 /// A step's row; `spread` is the coefficient of variation of its ops/s over the repeats, and
@@ -104,33 +47,31 @@ fn row(
     disturbed: bool,
     cores: Option<usize>,
 ) -> Vec<Cell> {
-    let has_ops = s.ops > 0;
-    let f = Figures::new(has_ops, &s.latency_us, &s.per_op, s.rss_gb);
-    let cell = |column: &str| match column {
-        "step" if s.interrupted => Cell::Text(format!("{}*", s.step)),
-        "step" => Cell::text(&s.step),
-        "!" => Cell::text(if disturbed { "!" } else { "" }),
-        "ops/s" => Cell::styled(has_ops.then_some(s.ops_per_sec), Style::Rate),
-        "±" => Cell::styled(spread.filter(|_| has_ops), Style::Spread),
-        "fathom/o" => Cell::opt(harness_us(s).filter(|_| has_ops)),
-        "vmstat cpu/o" => Cell::opt(vmstat_cpu(s.per_op.cpu_us, cores)),
-        "db.gb" => db_gb(&s.db_gb),
-        "w-amp" => Cell::opt(s.engine_stats.w_amp),
-        "setup" => Cell::text(label),
-        shared => shared_cell(shared, &f),
-    };
-    COLUMNS.iter().map(|c| cell(c)).collect()
-}
-
-/// GiB allocated/apparent.
-pub fn db_gb(d: &DbGb) -> Cell {
-    Cell::Pair(d.allocated, d.apparent, Style::Auto, '/')
+    let view = View::of_step(s, cores);
+    let mut out = vec![
+        match s.interrupted {
+            true => Cell::Text(format!("{}*", s.step)),
+            false => Cell::text(&s.step),
+        },
+        Cell::text(if disturbed { "!" } else { "" }),
+    ];
+    for f in FIGURES {
+        out.push(f.cell(&view));
+        if f.column == SPREAD_AFTER {
+            out.push(Cell::styled(
+                spread.filter(|_| view.ops_known),
+                Style::Spread,
+            ));
+        }
+    }
+    out.push(Cell::text(label));
+    out
 }
 
 /// All steps of all series: grouped by step (in first-seen order), one row per series, each
 /// figure the median over the series' repeats, its ops/s beside their spread.
 pub fn table(input: &Input) -> Table {
-    let mut t = Table::new(COLUMNS);
+    let mut t = Table::new(&columns());
     for step in &input.steps {
         for s in &input.series {
             let repeats = s.step(step);
@@ -173,7 +114,8 @@ pub fn counts_queries(all: &[Series], step: &str) -> bool {
 /// One row per interval of every step of every run (the time series).
 pub fn intervals(input: &Input) -> anyhow::Result<Table> {
     let all = &input.series;
-    let mut t = Table::new(INTERVAL_COLUMNS);
+    let columns = interval_columns();
+    let mut t = Table::new(&columns);
     for s in all {
         for (n, run) in s.runs.iter().enumerate() {
             let label = if s.runs.len() > 1 {
@@ -183,19 +125,39 @@ pub fn intervals(input: &Input) -> anyhow::Result<Table> {
             };
             for step in &run.steps {
                 for i in run.intervals(step)? {
-                    let f = Figures::new(true, &i.latency_us, &i.per_op, i.rss_gb);
-                    let cell = |column: &str| match column {
-                        "step" => Cell::text(&i.step),
-                        "t" => Cell::Number(i.t_end, Style::Fixed(0)),
-                        "ops/s" => Cell::Number(i.ops_per_sec, Style::Rate),
-                        "db.gb" => Cell::num(i.db_gb.allocated),
-                        "setup" => Cell::text(&label),
-                        shared => shared_cell(shared, &f),
-                    };
-                    t.push(INTERVAL_COLUMNS.iter().map(|c| cell(c)).collect());
+                    let view = View::of_interval(&i);
+                    let mut row = vec![Cell::text(&i.step), Cell::Number(i.t_end, Style::Fixed(0))];
+                    row.extend(FIGURES.iter().filter(|f| f.interval).map(|f| f.cell(&view)));
+                    row.push(Cell::text(&label));
+                    t.push(row);
                 }
             }
         }
     }
     Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A figure of `fathom_core::figures` is a column of the step table (and of the
+    /// intervals' where it says so), a cell of every row and a line of the legend, with no
+    /// code here naming it.
+    #[test]
+    fn every_figure_is_a_column_a_cell_and_a_line_of_the_legend() {
+        let columns = columns();
+        let legend = crate::sections::notes::legend();
+        for f in FIGURES {
+            assert!(columns.contains(&f.column), "{} is no column", f.column);
+            let line = format!("{} ({}):", f.column, f.unit);
+            assert!(legend.contains(&line), "the legend lacks `{line}`");
+            assert_eq!(interval_columns().contains(&f.column), f.interval);
+        }
+        let s = StepSummary {
+            ops: 1,
+            ..StepSummary::default()
+        };
+        assert_eq!(row("a", &s, None, false, None).len(), columns.len());
+    }
 }

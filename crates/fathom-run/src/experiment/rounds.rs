@@ -276,7 +276,7 @@ pub fn undecided(exp: &Experiment, results: &Path, round: usize) -> anyhow::Resu
         .iter()
         .find(|d| !steps.is_empty() && !steps.contains(**d))
     {
-        let figures: Vec<&str> = verdict::costs::FIGURES.iter().map(|f| f.0).collect();
+        let figures: Vec<&str> = fathom_core::figures::judged().map(|f| f.column).collect();
         anyhow::bail!(
             "decide: no compared step is named `{d}`, and it is no cost figure ({}); the steps \
              are {}",

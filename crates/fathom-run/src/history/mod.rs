@@ -10,54 +10,52 @@ pub use series::{Series, SeriesKey};
 
 use crate::records::{Database, Store, Value};
 use fathom_core::changepoint::{self, Search};
+use fathom_core::figures::{Recorded, StepFigure};
 
-/// The figures a history can follow, as `--figure` names them.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[value(rename_all = "snake_case")]
-pub enum Figure {
-    /// Operations per second.
-    #[default]
-    OpsPerSec,
-    /// Median latency, microseconds.
-    P50,
-    /// 99th percentile latency, microseconds.
-    P99,
-    /// Host CPU per operation, microseconds.
-    CpuUs,
-    /// KB written to the device per operation.
-    WriteKb,
-    /// Disk reads per operation.
-    Reads,
-    /// The database's size on disk, GB.
-    DbGb,
-    /// The engine's resident memory, GB.
-    RssGb,
+/// The figure a history follows: one the results database records (`fathom_core::figures`),
+/// as `--figure` names it.
+#[derive(Clone, Copy, Debug)]
+pub struct Figure {
+    figure: &'static StepFigure,
+    recorded: Recorded,
+}
+
+impl Default for Figure {
+    fn default() -> Figure {
+        Figure::named("ops_per_sec").expect("ops/s is recorded")
+    }
 }
 
 impl Figure {
+    /// The recorded figure `--figure NAME` names.
+    pub fn named(name: &str) -> Option<Figure> {
+        let (figure, recorded) = fathom_core::figures::by_recorded_name(name)?;
+        Some(Figure { figure, recorded })
+    }
+
     /// Which way the figure gets worse: lower for throughput, higher for the rest.
     pub fn worse(self) -> fathom_core::changepoint::gate::Worse {
-        use fathom_core::changepoint::gate::Worse;
-        match self {
-            Figure::OpsPerSec => Worse::Lower,
-            _ => Worse::Higher,
-        }
+        self.figure.worse
     }
 
     /// The name `--figure` takes.
     pub fn name(self) -> String {
-        use clap::ValueEnum;
-        let value = self.to_possible_value().expect("no figure is hidden");
-        value.get_name().to_string()
+        self.recorded.figure.to_string()
     }
 
-    /// Its column in the `steps` table: the name, but for the latencies' unit.
-    fn column(self) -> String {
-        match self {
-            Figure::P50 | Figure::P99 => format!("{}_us", self.name()),
-            other => other.name(),
-        }
+    /// Its column in the `steps` table.
+    fn column(self) -> &'static str {
+        self.recorded.column
     }
+}
+
+/// `--figure`'s values: the recorded figures, each with its meaning for `--help`.
+fn figure_parser() -> impl clap::builder::TypedValueParser<Value = Figure> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let names = fathom_core::figures::recorded_figures()
+        .map(|(f, r)| PossibleValue::new(r.figure).help(format!("{} ({})", f.column, f.unit)));
+    PossibleValuesParser::new(names)
+        .map(|name| Figure::named(&name).expect("a possible value is a recorded figure"))
 }
 
 /// Which runs a history follows: `fathom history`'s flags.
@@ -81,7 +79,7 @@ pub struct Filter {
     #[arg(long, value_name = "TIME", value_parser = fathom_api::units::parse_time)]
     pub since: Option<std::time::SystemTime>,
     /// The figure to follow.
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = figure_parser(), default_value = "ops_per_sec")]
     pub figure: Figure,
     /// Order the runs by engine version instead of by when they started.
     #[arg(long)]
@@ -227,7 +225,7 @@ fn points(db: &mut dyn Database, filter: &Filter, column: &str) -> anyhow::Resul
 impl Store {
     /// The history `filter` asks for, with its changes.
     pub fn history(&self, filter: &Filter) -> anyhow::Result<History> {
-        let column = &filter.figure.column();
+        let column = filter.figure.column();
         let Some(mut db) = self.connect(false)? else {
             anyhow::bail!("--store off: no results database to read");
         };

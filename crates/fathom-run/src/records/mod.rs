@@ -17,8 +17,11 @@ use std::path::{Path, PathBuf};
 pub use rows::Value;
 
 /// The schema, one migration per version (`schema_version` holds the versions applied). Its
-/// types are the ones both databases read alike: TEXT, BIGINT and DOUBLE PRECISION.
-const MIGRATIONS: &[&str] = &[r#"
+/// types are the ones both databases read alike: TEXT, BIGINT and DOUBLE PRECISION. The step
+/// figures a database records beyond these are added as columns when first recorded
+/// (`add_figures`), and `step_figures` names every figure column `steps` has.
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE runs (
     id TEXT PRIMARY KEY,
     path TEXT NOT NULL,
@@ -56,7 +59,13 @@ CREATE TABLE steps (
 );
 CREATE INDEX steps_by_step ON steps(step);
 CREATE INDEX runs_by_series ON runs(engine, workload, setup);
-"#];
+"#,
+    r#"
+CREATE TABLE step_figures (name TEXT PRIMARY KEY);
+INSERT INTO step_figures (name) VALUES ('ops_per_sec'), ('p50_us'), ('p99_us'), ('cpu_us'),
+    ('write_kb'), ('reads'), ('db_gb'), ('rss_gb');
+"#,
+];
 
 /// A connection to a results database: statements are written once with `?` placeholders.
 pub(crate) trait Database {
@@ -184,7 +193,8 @@ fn version(db: &mut dyn Database) -> anyhow::Result<i64> {
 /// Brings the schema to the newest version, one migration at a time. A database already at it
 /// is only read, so a role that may only read can still follow a history.
 fn migrate(db: &mut dyn Database) -> anyhow::Result<()> {
-    if version(db).is_ok_and(|v| v == MIGRATIONS.len() as i64) {
+    let current = version(db).is_ok_and(|v| v == MIGRATIONS.len() as i64);
+    if current && missing_figures(db)?.is_empty() {
         return Ok(());
     }
     in_transaction(db, |db| {
@@ -197,8 +207,39 @@ fn migrate(db: &mut dyn Database) -> anyhow::Result<()> {
                 &[Value::Int(Some(n as i64 + 1))],
             )?;
         }
-        Ok(())
+        add_figures(db)
     })
+}
+
+/// The recorded step figures (`fathom_core::figures`) that `steps` has no column for yet.
+fn missing_figures(db: &mut dyn Database) -> anyhow::Result<Vec<&'static str>> {
+    let rows = db.query("SELECT name FROM step_figures", &[])?;
+    let have: Vec<&str> = rows
+        .iter()
+        .filter_map(|r| match r.first() {
+            Some(Value::Text(Some(name))) => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    Ok(fathom_core::figures::recorded_figures()
+        .map(|(_, r)| r.column)
+        .filter(|c| !have.contains(c))
+        .collect())
+}
+
+/// Adds a column to `steps` for each recorded figure it lacks (runs recorded before have it
+/// NULL).
+fn add_figures(db: &mut dyn Database) -> anyhow::Result<()> {
+    for column in missing_figures(db)? {
+        db.batch(&format!(
+            "ALTER TABLE steps ADD COLUMN {column} DOUBLE PRECISION"
+        ))?;
+        db.execute(
+            "INSERT INTO step_figures (name) VALUES (?)",
+            &[Value::text(column)],
+        )?;
+    }
+    Ok(())
 }
 
 /// Inserts a run and its steps; false when the run was there already.
@@ -209,7 +250,7 @@ fn insert(db: &mut dyn Database, run: &LoadedRun) -> anyhow::Result<bool> {
         if db.execute(&rows::insert_sql("runs", rows::RUN_COLUMNS, "id"), &run_row)? == 0 {
             return Ok(false);
         }
-        let sql = rows::insert_sql("steps", rows::STEP_COLUMNS, "run_id, idx");
+        let sql = rows::insert_sql("steps", &rows::step_columns(), "run_id, idx");
         for row in &step_rows {
             db.execute(&sql, row)?;
         }
@@ -239,5 +280,47 @@ pub fn record_or_say(store: &Store, run_dir: &Path) {
             "fathom: {} finished but is not recorded in the results database ({e:#}); its files are complete, and `fathom store import {dir} --store {store}` records it later",
             run_dir.display(),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The columns of `steps`, as SQLite lists them, sorted.
+    fn step_columns(db: &mut dyn Database) -> Vec<String> {
+        let mut names: Vec<String> = db
+            .query("SELECT name FROM pragma_table_info('steps')", &[])
+            .unwrap()
+            .into_iter()
+            .filter_map(|r| match r.into_iter().next() {
+                Some(Value::Text(name)) => name,
+                _ => None,
+            })
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// A database made before a figure was recorded gains its column when next opened, and
+    /// one at the newest schema with every figure is opened without a write.
+    #[test]
+    fn a_recorded_figure_the_database_lacks_becomes_a_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::Sqlite(dir.path().join("fathom.db"));
+        let mut db = store.connect(true).unwrap().unwrap();
+        let mut all = rows::step_columns();
+        all.sort();
+        assert_eq!(step_columns(db.as_mut()), all);
+        // As if rss_gb were a figure added since the database was made.
+        db.batch(
+            "ALTER TABLE steps DROP COLUMN rss_gb; DELETE FROM step_figures WHERE name = 'rss_gb'",
+        )
+        .unwrap();
+        assert_eq!(missing_figures(db.as_mut()).unwrap(), ["rss_gb"]);
+        drop(db);
+        let mut db = store.connect(true).unwrap().unwrap();
+        assert_eq!(step_columns(db.as_mut()), all);
+        assert!(missing_figures(db.as_mut()).unwrap().is_empty());
     }
 }

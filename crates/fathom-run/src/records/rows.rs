@@ -1,6 +1,7 @@
 //! A finished run as the rows of the results database's `runs` and `steps`, in values both
 //! databases bind alike.
 
+use fathom_core::figures::View;
 use fathom_core::store::LoadedRun;
 
 /// A value bound to a statement or read from a row.
@@ -32,7 +33,7 @@ impl Value {
             _ => None,
         }
     }
-    fn text(s: impl Into<String>) -> Value {
+    pub(crate) fn text(s: impl Into<String>) -> Value {
         Value::Text(Some(s.into()))
     }
 }
@@ -57,21 +58,16 @@ pub const RUN_COLUMNS: &[&str] = &[
     "manifest",
 ];
 
-pub const STEP_COLUMNS: &[&str] = &[
-    "run_id",
-    "idx",
-    "step",
-    "ops",
-    "ops_per_sec",
-    "p50_us",
-    "p99_us",
-    "cpu_us",
-    "write_kb",
-    "reads",
-    "db_gb",
-    "rss_gb",
-    "summary",
-];
+/// The `steps` table's columns: the step, its recorded figures (`fathom_core::figures`) and
+/// its summary.
+pub fn step_columns() -> Vec<&'static str> {
+    let figures = fathom_core::figures::recorded_figures().map(|(_, r)| r.column);
+    ["run_id", "idx", "step", "ops"]
+        .into_iter()
+        .chain(figures)
+        .chain(["summary"])
+        .collect()
+}
 
 /// `INSERT` of a row that leaves a row with the same `key` as it is.
 pub fn insert_sql(table: &str, columns: &[&str], key: &str) -> String {
@@ -120,28 +116,26 @@ pub fn run(run: &LoadedRun) -> anyhow::Result<(String, Vec<Value>)> {
     Ok((id, row))
 }
 
-/// The `steps` rows of the run `id`, in `STEP_COLUMNS`' order.
+/// The `steps` rows of the run `id`, in `step_columns()`' order; a figure that is unknown and
+/// may not be NULL is recorded as 0.
 pub fn steps(run: &LoadedRun, id: &str) -> anyhow::Result<Vec<Vec<Value>>> {
-    let real = |v: f64| Value::Real(Some(v));
+    let cores = Some(run.manifest.host.cores);
     run.steps
         .iter()
         .map(|s| {
-            let timed = s.ops > 0;
-            Ok(vec![
+            let view = View::of_step(s, cores);
+            let mut row = vec![
                 Value::text(id),
                 Value::Int(Some(s.index as i64)),
                 Value::text(&s.step),
                 Value::Int(Some(s.ops as i64)),
-                real(s.ops_per_sec),
-                Value::Real(timed.then_some(s.latency_us.p50)),
-                Value::Real(timed.then_some(s.latency_us.p99)),
-                Value::Real(s.per_op.cpu_us),
-                Value::Real(s.per_op.write_kb),
-                Value::Real(s.per_op.reads),
-                real(s.db_gb.allocated),
-                real(s.rss_gb),
-                Value::text(serde_json::to_string(s)?),
-            ])
+            ];
+            for (f, r) in fathom_core::figures::recorded_figures() {
+                let value = f.of(&view).or((!r.nullable).then_some(0.0));
+                row.push(Value::Real(value));
+            }
+            row.push(Value::text(serde_json::to_string(s)?));
+            Ok(row)
         })
         .collect()
 }
