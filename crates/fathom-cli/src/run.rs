@@ -68,8 +68,6 @@ pub struct RunArgs {
     pub store: Option<String>,
     #[command(flatten)]
     pub gate: fathom_run::gate::GateInput,
-    #[command(flatten)]
-    pub live: fathom_run::live::LiveInput,
     /// Run a share of an experiment's cells: `K/N` (shard K of N, K from 1), or `auto` from a
     /// Kubernetes Indexed Job's or a Slurm array's variables. Every setup of a (repeat,
     /// workload, client count) runs on one shard; shards are balanced by expected time.
@@ -158,7 +156,6 @@ impl RunArgs {
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
-    fathom_run::live::start(&args.live)?;
     if let Some(file) = &args.experiment {
         return run_experiment(&args, file);
     }
@@ -171,6 +168,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         anyhow::bail!("fathom run needs an experiment file, or --engine and --workload");
     };
     let specs = args.specs(workload)?;
+    fathom_run::live::start(&args.drive.live())?;
     let place = Place {
         results: args.results.clone().unwrap_or_else(|| "results".into()),
         data_dir: args.data_dir.clone(),
@@ -256,6 +254,7 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
         print!("{}", experiment::plan(&exp)?);
         return Ok(());
     }
+    fathom_run::live::start(&exp.live())?;
     let results = args
         .results
         .clone()

@@ -226,3 +226,44 @@ fn a_run_in_a_process_of_its_own_is_served_too() {
     );
     assert!(TcpListener::bind(&addr).is_ok(), "{addr} still held");
 }
+
+/// An experiment file's `metrics` key is `--metrics`: its runs are served, a run in a process
+/// of its own (a setup's memory limit) by that process.
+#[test]
+fn an_experiment_files_metrics_key_serves_its_runs() {
+    if !needs_root("an_experiment_files_metrics_key_serves_its_runs") {
+        return;
+    }
+    let addr = format!("127.0.0.1:{}", free_port());
+    let dir = scratch();
+    let file = dir.path().join("live.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"live\"\nmetrics = \"{addr}\"\nduration = \"3s\"\n\
+             [[setup]]\nname = \"null\"\nengine = \"null\"\nmemory_limit = \"256m\"\n\
+             [[workload]]\nname = \"dbbench\"\nparams = {{ steps = \"fillseq,readrandom\", num_keys = 1000 }}\n"
+        ),
+    )
+    .unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_fathom"))
+        .arg("run")
+        .arg(&file)
+        .arg("--no-calibrate")
+        .arg("--results")
+        .arg(dir.path().join("results"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let samples = scraped_during(&addr, "readrandom");
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let step = [("step", "readrandom"), ("setup", "null")];
+    assert!(value(get(&samples, "fathom_ops_per_second", &step)) > 0.0);
+    assert!(TcpListener::bind(&addr).is_ok(), "{addr} still held");
+}

@@ -14,10 +14,6 @@ use std::path::PathBuf;
 /// `stop`, and says how it ended on `REPORT_FD`; a failure is said there, not returned.
 pub fn run_child(stop: Stop, observer: &mut dyn Observer) -> anyhow::Result<bool> {
     let mut report = report_pipe()?;
-    // `--metrics`: the supervisor let go of the address for this process to serve.
-    if let Err(e) = crate::live::start_from_env() {
-        eprintln!("fathom: {e:#}");
-    }
     let outcome = match child_run(stop, observer) {
         Ok(dir) => Outcome::Finished(dir),
         Err(e) => Outcome::Failed(format!("{e:#}")),
@@ -30,6 +26,10 @@ pub fn run_child(stop: Stop, observer: &mut dyn Observer) -> anyhow::Result<bool
 fn child_run(stop: Stop, observer: &mut dyn Observer) -> anyhow::Result<PathBuf> {
     let handed: ChildRun = serde_json::from_reader(std::io::stdin().lock())
         .context("reading the run handed on standard input")?;
+    // `--metrics`: the supervisor let go of the address for this process to serve.
+    if let Err(e) = crate::live::start(&handed.spec.live) {
+        eprintln!("fathom: {e:#}");
+    }
     let limit = handed
         .memory_group
         .as_ref()

@@ -99,9 +99,26 @@ pub struct DriveInput {
           default_missing_value = "sample", value_parser = fathom_core::sample::waits::Method::parse)]
     #[serde(deserialize_with = "fathom_core::sample::waits::deserialize_method")]
     pub waits: Option<fathom_core::sample::waits::Method>,
+    /// Serve the running step's figures in Prometheus' text format at http://ADDR/metrics
+    /// (HOST:PORT, as 127.0.0.1:9464; port 0 picks one, printed) while runs go.
+    #[arg(long, value_name = "HOST:PORT", value_parser = crate::live::parse_addr, help_heading = "Live metrics")]
+    #[serde(deserialize_with = "crate::live::deserialize_addr")]
+    pub metrics: Option<String>,
+    /// Push the same to a Prometheus Pushgateway (http://host:port) after every interval, as
+    /// job `fathom` and instance the host's name: for short runs a scrape would miss.
+    #[arg(long, value_name = "URL", help_heading = "Live metrics")]
+    pub metrics_push: Option<String>,
 }
 
 impl DriveInput {
+    /// Where the runs' live figures go.
+    pub fn live(&self) -> crate::live::LiveTargets {
+        crate::live::LiveTargets {
+            metrics: self.metrics.clone(),
+            metrics_push: self.metrics_push.clone(),
+        }
+    }
+
     /// The one rule of precedence, the same for every option: what the command line gave
     /// (`self`) replaces the file's key; what it did not give leaves the file's.
     pub fn over(&self, file: DriveInput) -> DriveInput {
@@ -119,6 +136,8 @@ impl DriveInput {
             profile: cli.profile || file.profile,
             profile_hz: cli.profile_hz.or(file.profile_hz),
             waits: cli.waits.or(file.waits),
+            metrics: cli.metrics.or(file.metrics),
+            metrics_push: cli.metrics_push.or(file.metrics_push),
         }
     }
 }
@@ -256,6 +275,16 @@ mod tests {
         ("profile", "--profile", "profile = false"),
         ("profile_hz", "--profile-hz=49", "profile_hz = 199"),
         ("waits", "--waits=bpf", "waits = \"sample\""),
+        (
+            "metrics",
+            "--metrics=127.0.0.1:9464",
+            "metrics = \"127.0.0.1:9465\"",
+        ),
+        (
+            "metrics_push",
+            "--metrics-push=http://127.0.0.1:9091",
+            "metrics_push = \"http://127.0.0.1:9092\"",
+        ),
     ];
 
     fn flags(which: &[&str]) -> DriveInput {

@@ -60,6 +60,8 @@ pub struct RunSpec {
     pub warnings: Vec<String>,
     /// `--waits`: what the threads off a CPU wait on, and how it is learnt.
     pub waits: Option<fathom_core::sample::waits::Method>,
+    /// Where the run's live figures go (`--metrics`, `--metrics-push`).
+    pub live: crate::live::LiveTargets,
 }
 
 /// How errors name what the user wrote: flags, or keys of an experiment file.
@@ -164,6 +166,7 @@ pub fn resolve(
         implied: Vec::new(),
         warnings: Vec::new(),
         waits: drive.waits,
+        live: drive.live(),
     };
     if drive.waits == Some(fathom_core::sample::waits::Method::Bpf) {
         fathom_core::sample::waits::bpf_loads().map_err(|e| {

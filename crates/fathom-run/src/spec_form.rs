@@ -30,6 +30,8 @@ pub struct SpecForm {
         deserialize_with = "fathom_core::sample::waits::deserialize_method"
     )]
     waits: Option<fathom_core::sample::waits::Method>,
+    #[serde(default)]
+    live: crate::live::LiveTargets,
 }
 
 /// The serialized form of a resolved `Setup`.
@@ -67,6 +69,7 @@ impl From<RunSpec> for SpecForm {
             implied: spec.implied,
             warnings: spec.warnings,
             waits: spec.waits,
+            live: spec.live,
         }
     }
 }
@@ -114,6 +117,7 @@ impl TryFrom<SpecForm> for RunSpec {
             implied: f.implied,
             warnings: f.warnings,
             waits: f.waits,
+            live: f.live,
         })
     }
 }

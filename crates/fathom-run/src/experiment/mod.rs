@@ -63,6 +63,14 @@ pub struct Experiment {
 }
 
 impl Experiment {
+    /// Where its runs' live figures go (the same for every run: they are run options).
+    pub fn live(&self) -> crate::live::LiveTargets {
+        self.specs
+            .first()
+            .map(|s| s.live.clone())
+            .unwrap_or_default()
+    }
+
     /// The spec a cell runs.
     pub fn spec(&self, cell: &Cell) -> &RunSpec {
         let c = self

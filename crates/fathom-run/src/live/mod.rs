@@ -4,8 +4,8 @@
 //! the last interval's — operations a second, latency percentiles per kind, the host's CPU and
 //! the device's rates (the interval's costs per operation times its rate), memory and database
 //! size — with the step running and counters over the run. One process serves at a time: a
-//! supervising fathom lets go of the address while its child run (`fathom child-run`, which
-//! finds it in its environment) serves, and takes it back after.
+//! supervising fathom lets go of the address while its child run (`fathom child-run`, handed
+//! the targets in its run's spec) serves, and takes it back after.
 
 mod http;
 
@@ -17,22 +17,26 @@ use http::{pusher, Server};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 
-/// Where a child run finds the address and the push URL.
-const ENV_ADDR: &str = "FATHOM_METRICS";
-const ENV_PUSH: &str = "FATHOM_METRICS_PUSH";
-
-/// The flags.
-#[derive(clap::Args, Clone, Debug, Default)]
-#[command(next_help_heading = "Live metrics")]
-pub struct LiveInput {
-    /// Serve the running step's figures in Prometheus' text format at http://ADDR/metrics
-    /// (HOST:PORT, as 127.0.0.1:9464; port 0 picks one, printed) while runs go.
-    #[arg(long, value_name = "HOST:PORT", value_parser = parse_addr)]
+/// Where a run's live figures go: `fathom run`'s `--metrics` and `--metrics-push`, or an
+/// experiment file's `metrics` and `metrics_push` (both `DriveInput`'s), handed to a child run
+/// in its spec.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LiveTargets {
+    /// The address to serve `/metrics` at.
     pub metrics: Option<String>,
-    /// Push the same to a Prometheus Pushgateway (http://host:port) after every interval, as
-    /// job `fathom` and instance the host's name: for short runs a scrape would miss.
-    #[arg(long, value_name = "URL")]
+    /// The Pushgateway to push to.
     pub metrics_push: Option<String>,
+}
+
+/// An experiment file's `metrics`: checked as `--metrics` is.
+pub fn deserialize_addr<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<String>, D::Error> {
+    use serde::Deserialize;
+    Option::<String>::deserialize(d)?
+        .map(|a| parse_addr(&a).map_err(serde::de::Error::custom))
+        .transpose()
 }
 
 /// `--metrics`: an address this host can listen on, `HOST:PORT`; a port alone or a host alone
@@ -83,22 +87,10 @@ struct Live {
 
 static LIVE: Mutex<Option<Live>> = Mutex::new(None);
 
-/// Starts serving (and pushing) as the flags say, and leaves both in the environment for child
-/// runs.
-pub fn start(input: &LiveInput) -> anyhow::Result<()> {
-    if let Some(a) = &input.metrics {
-        std::env::set_var(ENV_ADDR, a);
-    }
-    if let Some(p) = &input.metrics_push {
-        std::env::set_var(ENV_PUSH, p);
-    }
-    start_from_env()
-}
-
-/// Starts as the environment says (a child run's supervisor put it there).
-pub fn start_from_env() -> anyhow::Result<()> {
-    let addr = std::env::var(ENV_ADDR).ok().filter(|a| !a.is_empty());
-    let push = std::env::var(ENV_PUSH).ok().filter(|p| !p.is_empty());
+/// Starts serving (and pushing) to `targets`; nothing when neither is given.
+pub fn start(targets: &LiveTargets) -> anyhow::Result<()> {
+    let addr = targets.metrics.clone().filter(|a| !a.is_empty());
+    let push = targets.metrics_push.clone().filter(|p| !p.is_empty());
     if addr.is_none() && push.is_none() {
         return Ok(());
     }
