@@ -82,6 +82,9 @@ impl OpKind {
 pub trait Kind: Copy + 'static {
     /// Every kind, in declaration order.
     const ALL: &'static [Self];
+    /// The enum's own mark (`tag_of` its path), which every `KindId` of it carries: a kind of
+    /// another workload's enum at the same place is not this one's.
+    const TAG: u32;
     /// The kind as reports know it.
     fn op(self) -> OpKind;
     /// The kind's place among `ALL`.
@@ -128,6 +131,7 @@ macro_rules! kinds {
 
         impl $crate::kind::Kind for $name {
             const ALL: &'static [Self] = &[$($name::$variant),+];
+            const TAG: u32 = $crate::kind::tag_of(concat!(module_path!(), "::", stringify!($name)));
 
             fn op(self) -> $crate::kind::OpKind {
                 match self {
@@ -139,24 +143,40 @@ macro_rules! kinds {
 
             #[inline]
             fn id(self) -> $crate::kind::KindId {
-                $crate::kind::KindId::new(self as usize)
+                $crate::kind::KindId::new(<Self as $crate::kind::Kind>::TAG, self as usize)
             }
         }
     };
 }
 
-/// A kind's place among its enum's variants, as a `Done` carries it.
+/// A kind as a `Done` carries it: its enum's mark and its place among the enum's variants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct KindId(u16);
+pub struct KindId {
+    tag: u32,
+    n: u16,
+}
 
 impl KindId {
-    /// The id of the `n`th variant (for `kinds!`).
+    /// The id of the `n`th variant of the enum marked `tag` (for `kinds!`).
     #[doc(hidden)]
     #[inline]
-    pub const fn new(n: usize) -> KindId {
+    pub const fn new(tag: u32, n: usize) -> KindId {
         assert!(n < NONE as usize, "too many operation kinds");
-        KindId(n as u16)
+        KindId { tag, n: n as u16 }
     }
+}
+
+/// An enum's mark: FNV-1a of its path (`kinds!` gives `module::Enum`).
+pub const fn tag_of(path: &str) -> u32 {
+    let bytes = path.as_bytes();
+    let mut hash: u32 = 0x811c_9dc5;
+    let mut i = 0;
+    while i < bytes.len() {
+        hash ^= bytes[i] as u32;
+        hash = hash.wrapping_mul(0x0100_0193);
+        i += 1;
+    }
+    hash
 }
 
 /// No slot: the kind is not among the step's.
@@ -167,6 +187,8 @@ const NONE: u16 = u16::MAX;
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StepKinds {
     list: Vec<OpKind>,
+    /// The mark of the enum the kinds are of.
+    tag: u32,
     /// By kind id: the kind's position in `list`, or `NONE`.
     slots: Vec<u16>,
 }
@@ -176,10 +198,11 @@ impl StepKinds {
     pub fn of<K: Kind>(kinds: &[K]) -> StepKinds {
         let mut slots = vec![NONE; K::ALL.len()];
         for (i, k) in kinds.iter().enumerate() {
-            slots[k.id().0 as usize] = i as u16;
+            slots[k.id().n as usize] = i as u16;
         }
         StepKinds {
             list: kinds.iter().map(|k| k.op()).collect(),
+            tag: K::TAG,
             slots,
         }
     }
@@ -218,10 +241,14 @@ impl StepKinds {
         self.list.is_empty()
     }
 
-    /// Where kind `id` is recorded; `None` when the step does not record it.
+    /// Where kind `id` is recorded; `None` when the step does not record it (a kind of
+    /// another enum included).
     #[inline]
     pub fn slot(&self, id: KindId) -> Option<usize> {
-        match self.slots.get(id.0 as usize) {
+        if id.tag != self.tag {
+            return None;
+        }
+        match self.slots.get(id.n as usize) {
             Some(&s) if s != NONE => Some(s as usize),
             _ => None,
         }
@@ -235,7 +262,7 @@ impl StepKinds {
 
 /// A client reported an operation of a kind its step does not record.
 #[derive(Clone, Copy, Debug, thiserror::Error)]
-#[error("an operation of kind #{} of the workload's kinds, which the step does not record", .0 .0)]
+#[error("an operation of kind #{} of an enum of kinds (mark {:08x}), which the step does not record", .0.n, .0.tag)]
 pub struct UndeclaredKind(pub KindId);
 
 /// What one operation was: its kind, the bytes it moved, how many times it was retried after a
@@ -287,6 +314,13 @@ pub(crate) mod testing {
             C = ("c", Background, "a background write"),
         }
     }
+
+    crate::kinds! {
+        /// Another workload's kinds.
+        pub enum Other {
+            X = ("x", Read, "another workload's read"),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -311,5 +345,16 @@ mod tests {
         let with = kinds.with_queries(Test::A, mix);
         assert_eq!(with.query_mix(), Some(mix));
         assert!(Done::of(Test::B).is(Test::B) && !Done::of(Test::B).is(Test::A));
+    }
+
+    /// Another enum's kind at a place this step records is not recorded as this step's.
+    #[test]
+    fn a_kind_of_another_enum_is_not_the_steps() {
+        use super::testing::Other;
+        let kinds = StepKinds::every::<Test>();
+        assert_eq!(Other::X.id().n, Test::A.id().n);
+        assert_eq!(kinds.slot(Test::A.id()), Some(0));
+        assert_eq!(kinds.slot(Other::X.id()), None);
+        assert!(!Done::of(Other::X).is(Test::A));
     }
 }
