@@ -261,7 +261,7 @@ impl Steps<'_> {
             interval: self.spec.interval,
             files: self.run_dir.step_files(index, &plan.name),
             on_interval: &mut on_interval,
-            watch: profile.as_mut().map(|p| p as &mut dyn Watch),
+            watches: profile.iter_mut().map(|p| p as &mut dyn Watch).collect(),
             stop: self.stop,
             waits: self.spec.waits,
         })?;

@@ -6,6 +6,7 @@
 mod calibrate;
 mod hlog;
 mod intervals;
+mod probes;
 mod summary;
 #[cfg(test)]
 mod tests;
@@ -13,17 +14,18 @@ mod threads;
 
 pub use calibrate::{harness_cost, thread_cpu_time};
 use intervals::Intervals;
+use probes::Probes;
 
 use crate::kind::StepKinds;
 use crate::pace::{Schedule, Spacing};
 use crate::result::{IntervalRecord, StepSummary};
-use crate::sample::waits::{Method, Ready, WaitSampler};
+use crate::sample::waits::Method;
 use crate::sample::Sampler;
 use crate::store::StepFiles;
 use anyhow::Context;
 use fathom_api::options::Syntax;
 use fathom_api::stop::Stop;
-use fathom_api::target::{Counters, Maintenance, Target};
+use fathom_api::target::{Maintenance, Target};
 use std::time::{Duration, Instant, SystemTime};
 use threads::{Clock, Collected};
 
@@ -290,8 +292,9 @@ pub struct StepRun<'a> {
     pub files: StepFiles,
     /// Called after each interval (progress display).
     pub on_interval: &'a mut dyn FnMut(&IntervalRecord),
-    /// Told when the measured span begins and ends (`--profile`).
-    pub watch: Option<&'a mut (dyn Watch + 'static)>,
+    /// Told when the measured span begins and ends (`--profile`'s perf; a meter of the
+    /// span's own).
+    pub watches: Vec<&'a mut (dyn Watch + 'static)>,
     /// Asked to stop (Ctrl-C): the step ends early, its records finished.
     pub stop: &'a Stop,
     /// `--waits`: what the threads off a CPU wait on over the measured span, and how it is
@@ -321,52 +324,33 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         clock.warm_end,
         &run.files.intervals,
     )?;
-    let mut counters_before = None;
-    let mut waits = None;
-    // `--waits`: ready before the step, started with the measured span.
-    let mut ready = Ready::new(run.waits)?;
+    let mut probes = Probes::new(std::mem::take(&mut run.watches), run.waits)?;
     // Without warmup, measurement starts before the first operation.
     if plan.warmup.is_zero() {
-        counters_before = Some(span_from_here(&mut run.watch, target, &mut iv, sampler));
-        waits = ready.take().map(|r| start_waits(r, sampler)).transpose()?;
+        span_from_here(&mut probes, &mut iv, target, sampler)?;
         clock.start_measuring();
     }
     let crew = std::mem::replace(&mut run.crew, Crew::of_clients(Vec::new()));
     let on_interval = &mut *run.on_interval;
-    let mut measure_from_here = || {
-        counters_before = Some(begin_measuring(&mut run.watch, target));
-        // A sampler that cannot start (no thread) leaves the step without waits.
-        if let Some(r) = ready.take() {
-            waits = start_waits(r, sampler).ok();
-        }
-    };
-    let ran: Collected = threads::run(
-        &clock,
-        crew,
-        &mut iv,
-        run.interval,
-        &mut measure_from_here,
-        on_interval,
-    )
-    .and_then(Collected::succeeded)
-    .with_context(|| format!("step {} failed", plan.name))?;
+    // At the warmup's end; a waits sampler that cannot start leaves the step without waits.
+    let mut measure_from_here = || drop(probes.begin(target, sampler));
+    let (interval, measure) = (run.interval, &mut measure_from_here);
+    let ran: Collected = threads::run(&clock, crew, &mut iv, interval, measure, on_interval)
+        .and_then(Collected::succeeded)
+        .with_context(|| format!("step {} failed", plan.name))?;
     // A step with no clients (maintenance only), or one that ended during warmup, still
     // measures from here.
     if iv.samples.is_empty() {
-        counters_before = Some(span_from_here(&mut run.watch, target, &mut iv, sampler));
+        span_from_here(&mut probes, &mut iv, target, sampler)?;
     }
     let end_of_ops = sampler.sample();
-    let waits = finish_waits(waits, &run.files.offcpu)?;
+    let waits = probes.ops_ended(&run.files.offcpu)?;
     // Clients are dropped after the step's last sample, so a server backend serving one (and
     // the CPU it used) is still counted.
     drop(ran.clients);
     iv.emit(Some(&end_of_ops), on_interval)?;
     let (maintenance_seconds, end) = maintain(target, sampler, &plan.after, end_of_ops, run.stop)?;
-    if let Some(w) = run.watch {
-        w.ended();
-    }
-    target.settle();
-    let counters_after = target.counters();
+    let (before, after) = probes.ended(target);
     hlog::write(
         &run.files.histograms,
         origin_wall,
@@ -395,29 +379,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         start_unix_ms: unix_ms(origin_wall),
         interrupted: run.stop.requested(),
     };
-    let before = counters_before.unwrap_or_default();
-    Ok(measured.summary(sampler, target, &before, &counters_after))
-}
-
-/// What the step's sleeping threads waited on, its folded stacks written to `offcpu` first.
-fn finish_waits(
-    waits: Option<WaitSampler>,
-    offcpu: &std::path::Path,
-) -> anyhow::Result<Option<crate::sample::waits::Waits>> {
-    let name = offcpu.file_name().unwrap_or_default().to_string_lossy();
-    let in_run = format!("{}/{name}", crate::store::STEPS);
-    waits
-        .and_then(WaitSampler::finish)
-        .map(|f| f.keep(offcpu, in_run))
-        .transpose()
-        .with_context(|| format!("writing {}", offcpu.display()))
-}
-
-/// The sampler of what the step's sleeping threads wait on (`--waits`), started now.
-fn start_waits(ready: Ready, sampler: &Sampler) -> anyhow::Result<WaitSampler> {
-    ready
-        .start(sampler.server_pids(), sampler.embedded())
-        .context("starting the --waits sampler")
+    Ok(measured.summary(sampler, target, &before, &after))
 }
 
 /// A wall-clock time as Unix milliseconds.
@@ -426,28 +388,17 @@ fn unix_ms(t: SystemTime) -> Option<u64> {
     u64::try_from(d.as_millis()).ok()
 }
 
-/// The measured span begins before the first interval: as `begin_measuring`, and the
-/// interval's first host sample taken.
+/// The measured span begins before the first interval: the probes begun (if they were not)
+/// and the interval's first host sample taken.
 fn span_from_here(
-    watch: &mut Option<&mut (dyn Watch + 'static)>,
-    target: &dyn Target,
+    probes: &mut Probes<'_>,
     iv: &mut Intervals<'_>,
-    sampler: &Sampler,
-) -> Counters {
-    let counters = begin_measuring(watch, target);
-    iv.samples.insert(1, sampler.sample());
-    counters
-}
-
-/// The measured span begins: the watch is told, and the engine's counters read.
-fn begin_measuring(
-    watch: &mut Option<&mut (dyn Watch + 'static)>,
     target: &dyn Target,
-) -> Counters {
-    if let Some(w) = watch.as_deref_mut() {
-        w.measuring();
-    }
-    target.counters()
+    sampler: &Sampler,
+) -> anyhow::Result<()> {
+    probes.begin(target, sampler)?;
+    iv.samples.insert(1, sampler.sample());
+    Ok(())
 }
 
 /// Runs the step's maintenance actions after its operations; returns the seconds they took

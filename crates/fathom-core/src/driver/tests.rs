@@ -134,7 +134,7 @@ fn run_slow_counters(
             offcpu: dir.path().join("o.folded"),
         },
         on_interval: seen,
-        watch,
+        watches: watch.into_iter().collect(),
         waits: None,
         stop,
     })
