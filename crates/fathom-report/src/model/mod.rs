@@ -86,6 +86,46 @@ mod tests {
     use crate::Format;
     use fathom_core::result::{RunManifest, SetupRecord, StepSummary};
 
+    /// Every section builder renders something for some fixture of the snapshot tests
+    /// (`tests/fixtures`): a section no fixture exercises is one no snapshot holds.
+    #[test]
+    fn every_section_renders_in_some_fixture() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut rendered = vec![false; sections::SECTIONS.len()];
+        let fixtures = [
+            ("results", Some("a")),
+            ("server", None),
+            ("ibench", None),
+            ("linkbench", None),
+            ("findmax", None),
+            ("profiled", None),
+        ];
+        for (fixture, base) in fixtures {
+            let runs: Vec<LoadedRun> = fathom_core::store::find_runs(&dir.join(fixture))
+                .unwrap()
+                .iter()
+                .map(|p| LoadedRun::load(p).unwrap())
+                .collect();
+            let mut opts = ReportOptions::default();
+            opts.judging.base = base.map(Into::into);
+            let input = Input {
+                runs: &runs,
+                series: series(&runs),
+                steps: step_order(&runs),
+                opts: &opts,
+                page: true,
+            };
+            for (i, (_, build)) in sections::SECTIONS.iter().enumerate() {
+                rendered[i] |= !build(&input).unwrap().is_empty();
+            }
+        }
+        let none: Vec<usize> = (0..rendered.len()).filter(|i| !rendered[*i]).collect();
+        assert!(
+            none.is_empty(),
+            "SECTIONS' builders #{none:?} render in no fixture"
+        );
+    }
+
     fn run(setup: &str, clients: usize, ops_per_sec: f64) -> LoadedRun {
         let step = StepSummary {
             step: "readrandom".into(),
