@@ -196,6 +196,18 @@ fn a_running_step_is_scraped_and_pushed() {
     assert!(TcpListener::bind(&addr).is_ok(), "{addr} still held");
 }
 
+/// What `addr` served during `child`'s readrandom, once `child` finished well.
+fn served_until_done(addr: &str, child: std::process::Child) -> Vec<Sample> {
+    let samples = scraped_during(addr, "readrandom");
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    samples
+}
+
 /// A run under a memory limit runs in a process of its own, which serves the address while it
 /// runs (its supervisor lets go of it).
 #[test]
@@ -210,13 +222,7 @@ fn a_run_in_a_process_of_its_own_is_served_too() {
         &["--metrics", &addr],
         &dir.path().join("results"),
     );
-    let samples = scraped_during(&addr, "readrandom");
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let samples = served_until_done(&addr, child);
     assert!(
         value(get(
             &samples,
@@ -256,13 +262,7 @@ fn an_experiment_files_metrics_key_serves_its_runs() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let samples = scraped_during(&addr, "readrandom");
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let samples = served_until_done(&addr, child);
     let step = [("step", "readrandom"), ("setup", "null")];
     assert!(value(get(&samples, "fathom_ops_per_second", &step)) > 0.0);
     assert!(TcpListener::bind(&addr).is_ok(), "{addr} still held");
