@@ -101,8 +101,8 @@ pub struct DriveInput {
     pub waits: Option<fathom_core::sample::waits::Method>,
     /// Serve the running step's figures in Prometheus' text format at http://ADDR/metrics
     /// (HOST:PORT, as 127.0.0.1:9464; port 0 picks one, printed) while runs go.
-    #[arg(long, value_name = "HOST:PORT", value_parser = crate::live::parse_addr, help_heading = "Live metrics")]
-    #[serde(deserialize_with = "crate::live::deserialize_addr")]
+    #[arg(long, value_name = "HOST:PORT", value_parser = parse_addr, help_heading = "Live metrics")]
+    #[serde(deserialize_with = "deserialize_addr")]
     pub metrics: Option<String>,
     /// Push the same to a Prometheus Pushgateway (http://host:port) after every interval, as
     /// job `fathom` and instance the host's name: for short runs a scrape would miss.
@@ -112,8 +112,8 @@ pub struct DriveInput {
 
 impl DriveInput {
     /// Where the runs' live figures go.
-    pub fn live(&self) -> crate::live::LiveTargets {
-        crate::live::LiveTargets {
+    pub fn live(&self) -> LiveTargets {
+        LiveTargets {
             metrics: self.metrics.clone(),
             metrics_push: self.metrics_push.clone(),
         }
@@ -138,6 +138,53 @@ impl DriveInput {
             waits: cli.waits.or(file.waits),
             metrics: cli.metrics.or(file.metrics),
             metrics_push: cli.metrics_push.or(file.metrics_push),
+        }
+    }
+}
+
+/// Where a run's live figures go: `fathom run`'s `--metrics` and `--metrics-push`, or an
+/// experiment file's `metrics` and `metrics_push` (both `DriveInput`'s), handed to a child run
+/// in its spec.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LiveTargets {
+    /// The address to serve `/metrics` at.
+    pub metrics: Option<String>,
+    /// The Pushgateway to push to.
+    pub metrics_push: Option<String>,
+}
+
+/// An experiment file's `metrics`: checked as `--metrics` is.
+pub fn deserialize_addr<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<String>, D::Error> {
+    use serde::Deserialize;
+    Option::<String>::deserialize(d)?
+        .map(|a| parse_addr(&a).map_err(serde::de::Error::custom))
+        .transpose()
+}
+
+/// `--metrics`: an address this host can listen on, `HOST:PORT`; a port alone or a host alone
+/// says which it lacks.
+pub fn parse_addr(text: &str) -> Result<String, String> {
+    use std::net::ToSocketAddrs;
+    let expected = "expected HOST:PORT, as 127.0.0.1:9464 (this host only) or 0.0.0.0:9464 (every \
+                    interface: anyone who can reach the host can read the run's figures)";
+    match text.rsplit_once(':') {
+        None if text.parse::<u16>().is_ok() => Err(format!(
+            "`{text}` is a port alone: {expected}, so 127.0.0.1:{text}"
+        )),
+        None => Err(format!("`{text}` has no port: {expected}")),
+        Some((host, port)) => {
+            if host.is_empty() || port.parse::<u16>().is_err() {
+                return Err(format!("`{text}`: {expected}"));
+            }
+            match text.to_socket_addrs().map(|mut a| a.next()) {
+                Ok(Some(_)) => Ok(text.to_string()),
+                _ => Err(format!(
+                    "`{text}`: this host cannot resolve `{host}`; {expected}"
+                )),
+            }
         }
     }
 }

@@ -61,7 +61,7 @@ pub struct RunSpec {
     /// `--waits`: what the threads off a CPU wait on, and how it is learnt.
     pub waits: Option<fathom_core::sample::waits::Method>,
     /// Where the run's live figures go (`--metrics`, `--metrics-push`).
-    pub live: crate::live::LiveTargets,
+    pub live: crate::input::LiveTargets,
 }
 
 /// How errors name what the user wrote: flags, or keys of an experiment file.

@@ -31,7 +31,7 @@ pub struct SpecForm {
     )]
     waits: Option<fathom_core::sample::waits::Method>,
     #[serde(default)]
-    live: crate::live::LiveTargets,
+    live: crate::input::LiveTargets,
 }
 
 /// The serialized form of a resolved `Setup`.

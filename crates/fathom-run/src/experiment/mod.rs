@@ -64,7 +64,7 @@ pub struct Experiment {
 
 impl Experiment {
     /// Where its runs' live figures go (the same for every run: they are run options).
-    pub fn live(&self) -> crate::live::LiveTargets {
+    pub fn live(&self) -> crate::input::LiveTargets {
         self.specs
             .first()
             .map(|s| s.live.clone())
