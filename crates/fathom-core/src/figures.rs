@@ -106,6 +106,10 @@ pub struct StepFigure {
     /// Judged as a cost when two setups are compared (`verdict::costs`).
     pub judged: bool,
     pub recorded: Option<Recorded>,
+    /// The step table shows the spread of this figure over the repeats beside it (`±`).
+    pub spread: bool,
+    /// How a whole step's row shows it, where not as its value alone.
+    pub step_cell: Option<fn(&View) -> Cell>,
 }
 
 impl StepFigure {
@@ -128,6 +132,8 @@ impl StepFigure {
             worse: Worse::Higher,
             judged: false,
             recorded: None,
+            spread: false,
+            step_cell: None,
         }
     }
 
@@ -144,12 +150,12 @@ impl StepFigure {
         self.of(&View::of_step(s, None))
     }
 
-    /// Its cell in `v`'s row; a database's size is allocated/apparent in a step's row.
+    /// Its cell in `v`'s row.
     pub fn cell(&self, v: &View) -> Cell {
-        if self.column == DB_GB && v.whole_step {
-            return Cell::db_gb(v.db_gb);
+        match self.step_cell {
+            Some(cell) if v.whole_step => cell(v),
+            _ => Cell::styled(self.of(v), self.style),
         }
-        Cell::styled(self.of(v), self.style)
     }
 
     /// Its line of the legend: column, unit, meaning.
@@ -157,8 +163,6 @@ impl StepFigure {
         format!("{} ({}): {}", self.column, self.unit, self.meaning)
     }
 }
-
-const DB_GB: &str = "db.gb";
 
 const fn recorded(figure: &'static str, column: &'static str) -> Option<Recorded> {
     Some(Recorded {
@@ -183,6 +187,7 @@ const fn latency(
 pub const FIGURES: &[StepFigure] = &[
     StepFigure {
         style: Style::Rate,
+        spread: true,
         needs_ops: true,
         interval: true,
         worse: Worse::Lower,
@@ -299,8 +304,9 @@ pub const FIGURES: &[StepFigure] = &[
             column: "db_gb",
             nullable: false,
         }),
+        step_cell: Some(|v| Cell::db_gb(v.db_gb)),
         ..StepFigure::new(
-            DB_GB,
+            "db.gb",
             "GiB",
             "the database's size, allocated / apparent (du and du --apparent-size); an interval's row shows allocated",
             |v| Some(v.db_gb.allocated),

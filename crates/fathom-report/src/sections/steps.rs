@@ -9,22 +9,19 @@ use fathom_core::result::StepSummary;
 use fathom_core::table::{Cell, Style, Table};
 use fathom_core::verdict::cv;
 
-/// The step table's columns: the step, `!`, each figure of `fathom_core::figures` with the
-/// spread of ops/s beside it, and the setup.
+/// The step table's columns: the step, `!`, each figure of `fathom_core::figures` (with its
+/// spread over the repeats beside one that asks), and the setup.
 pub fn columns() -> Vec<&'static str> {
     let mut out = vec!["step", "!"];
     for f in FIGURES {
         out.push(f.column);
-        if f.column == SPREAD_AFTER {
+        if f.spread {
             out.push("±");
         }
     }
     out.push("setup");
     out
 }
-
-/// The figure the spread over repeats is of.
-const SPREAD_AFTER: &str = "ops/s";
 
 /// The intervals' table's columns: the step, its time, each figure an interval shows, the
 /// setup.
@@ -57,7 +54,7 @@ fn row(
     ];
     for f in FIGURES {
         out.push(f.cell(&view));
-        if f.column == SPREAD_AFTER {
+        if f.spread {
             out.push(Cell::styled(
                 spread.filter(|_| view.ops_known),
                 Style::Spread,
