@@ -32,7 +32,7 @@ run "SIGKILL, killed server, full disk, deleted results" "-p fathom-cli --test f
 run "bad input table" "-p fathom-cli --test bad_input"
 grep -E "malformed inputs" "$log" | sed 's/^/  /'
 export PROPTEST_CASES=$CASES
-run "/proc, size, duration and result-file parsers, $CASES cases per property" "-p fathom-core --test parsers"
+run "/proc, size, duration and result-file parsers, $CASES cases per property" "-p fathom-measure --test parsers"
 run "engine settings and options, $CASES cases per property" "-p fathom-engines --test parsers"
 run "experiment files, $CASES cases" "-p fathom-run --lib" experiment::fuzz
 rm -f "$log"

@@ -1,8 +1,8 @@
 //! `fathom calibrate`: the data directory's device measured by fio at real-time priority and
 //! kept in the results directory's `device.json`, for runs to judge their IO against.
 
-use fathom_core::device::{file_of, Calibration, DeviceFile, DeviceLimits, Figure};
-use fathom_core::sample::{identity, Device};
+use fathom_measure::device::{file_of, Calibration, DeviceFile, DeviceLimits, Figure};
+use fathom_measure::sample::{identity, Device};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]

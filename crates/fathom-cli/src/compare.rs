@@ -2,11 +2,11 @@
 //! with a verdict that accounts for noise when both sides have repeats.
 
 use clap::Args;
-use fathom_core::store::LoadedRun;
-use fathom_core::verdict;
-use fathom_core::verdict::gate::{self, FailOn};
 use fathom_report::model::Model;
 use fathom_run::experiment::union;
+use fathom_schema::store::LoadedRun;
+use fathom_stats::verdict;
+use fathom_stats::verdict::gate::{self, FailOn};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -86,7 +86,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
     if let Some(store) = &args.store {
         let store = fathom_run::records::Store::parse(Some(store), std::path::Path::new("results"))
             .map_err(anyhow::Error::msg)?;
-        judging.history = fathom_core::verdict::history::History(Some(std::sync::Arc::new(store)));
+        judging.history = fathom_stats::verdict::history::History(Some(std::sync::Arc::new(store)));
     }
     let opts = fathom_report::ReportOptions {
         judging,

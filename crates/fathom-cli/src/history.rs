@@ -3,13 +3,13 @@
 //! JSON or an HTML trend page.
 
 use clap::Args;
-use fathom_core::changepoint::gate::{self, Worse};
-use fathom_core::changepoint::{Change, Search};
-use fathom_core::table::{Cell, Style, Table};
 use fathom_report::draw::svg::{Line, LineChart};
 use fathom_report::model::Model;
 use fathom_report::section::{Chart, Section, Shown, Titled};
 use fathom_run::history::{Filter, History, Series, SeriesKey};
+use fathom_schema::table::{Cell, Style, Table};
+use fathom_stats::changepoint::gate::{self, Worse};
+use fathom_stats::changepoint::{Change, Search};
 use std::path::Path;
 
 #[derive(Args)]
@@ -53,8 +53,8 @@ fn change_lines(h: &Series, figure: &str) -> String {
     bounds.push(values.len());
     let mut out = String::new();
     for (i, c) in h.changes.iter().enumerate() {
-        let before = fathom_core::group::median(&values[bounds[i]..c.at]);
-        let after = fathom_core::group::median(&values[c.at..bounds[i + 2]]);
+        let before = fathom_schema::group::median(&values[bounds[i]..c.at]);
+        let after = fathom_schema::group::median(&values[c.at..bounds[i + 2]]);
         let p = &h.points[c.at];
         out += &format!(
             "change at run {} ({}, {} {}): {figure} median {} -> {} ({:+.1}%), {}\n",
@@ -62,8 +62,8 @@ fn change_lines(h: &Series, figure: &str) -> String {
             p.started_at,
             p.setup,
             p.engine_version,
-            fathom_core::table::num(before),
-            fathom_core::table::num(after),
+            fathom_schema::table::num(before),
+            fathom_schema::table::num(after),
             100.0 * (after / before - 1.0),
             p_text(c.p)
         );
@@ -240,7 +240,7 @@ pub fn run(args: &HistoryArgs) -> anyhow::Result<()> {
         let worse = (on == "regression").then(|| filter.figure.worse());
         let failed = newest_shifts(&h, figure, args.min_change, worse);
         if !failed.is_empty() {
-            let failed = fathom_core::verdict::gate::GateFailed {
+            let failed = fathom_stats::verdict::gate::GateFailed {
                 noun: "series' newest level",
                 lines: failed,
             };
@@ -284,8 +284,8 @@ fn newest_shifts(h: &History, figure: &str, min_change: f64, worse: Option<Worse
             p.started_at,
             p.setup,
             p.engine_version,
-            fathom_core::table::num(shift.after),
-            fathom_core::table::num(shift.before),
+            fathom_schema::table::num(shift.after),
+            fathom_schema::table::num(shift.before),
             100.0 * shift.relative(),
             100.0 * min_change
         ));

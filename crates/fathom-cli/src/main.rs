@@ -120,12 +120,12 @@ fn main() {
         // An interrupted command exits as a shell reports one (130); a CI gate that failed
         // (`--fail-on`) has a status of its own: the command worked.
         let gate = e
-            .downcast_ref::<fathom_core::verdict::gate::GateFailed>()
+            .downcast_ref::<fathom_stats::verdict::gate::GateFailed>()
             .is_some();
         std::process::exit(if interrupt::happened() {
             interrupt::EXIT_STATUS
         } else if gate {
-            fathom_core::verdict::gate::EXIT_STATUS
+            fathom_stats::verdict::gate::EXIT_STATUS
         } else {
             1
         });
@@ -146,10 +146,10 @@ fn child_run() -> anyhow::Result<()> {
 
 /// Every run at or below `dir`, in the order they started: an experiment's setups then come
 /// in its file's order, as the seeds list them, not in their directories' alphabetical order.
-pub fn load_runs(dir: &std::path::Path) -> anyhow::Result<Vec<fathom_core::store::LoadedRun>> {
-    let mut runs = fathom_core::store::find_runs(dir)?
+pub fn load_runs(dir: &std::path::Path) -> anyhow::Result<Vec<fathom_schema::store::LoadedRun>> {
+    let mut runs = fathom_schema::store::find_runs(dir)?
         .iter()
-        .map(|p| fathom_core::store::LoadedRun::load(p))
+        .map(|p| fathom_schema::store::LoadedRun::load(p))
         .collect::<anyhow::Result<Vec<_>>>()?;
     runs.sort_by(|a, b| a.manifest.started_at.cmp(&b.manifest.started_at));
     Ok(runs)

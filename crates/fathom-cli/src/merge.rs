@@ -33,8 +33,8 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<()> {
                 .join(", ")
         );
     }
-    let dir = fathom_core::merge::merge(&runs, &args.out)?;
-    let merged = fathom_core::store::LoadedRun::load(&dir)?;
+    let dir = fathom_measure::merge::merge(&runs, &args.out)?;
+    let merged = fathom_schema::store::LoadedRun::load(&dir)?;
     print!(
         "{}",
         fathom_report::render(&[merged], args.format, &Default::default())?

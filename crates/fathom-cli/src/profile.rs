@@ -5,10 +5,10 @@
 
 use anyhow::Context;
 use clap::Args;
-use fathom_core::driver::Watch;
-use fathom_core::profile::Stacks;
+use fathom_measure::driver::Watch;
 use fathom_report::sections::profiles::{tables, Profiled};
 use fathom_run::profile::{check_perf, Profiler, DEFAULT_HZ};
+use fathom_schema::profile::Stacks;
 use std::path::PathBuf;
 use std::process::Command;
 

@@ -2,9 +2,9 @@
 //! otherwise (a log file, CI) a plain line every ten seconds of a long step, then one line per
 //! finished step either way.
 
-use fathom_core::driver::StepPlan;
-use fathom_core::result::{IntervalRecord, RunManifest, StepSummary};
+use fathom_measure::driver::StepPlan;
 use fathom_run::RunSpec;
+use fathom_schema::result::{IntervalRecord, RunManifest, StepSummary};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::cell::Cell;
 use std::io::IsTerminal;

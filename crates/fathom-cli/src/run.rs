@@ -4,9 +4,9 @@
 use crate::progress::Progress;
 use clap::Args;
 use fathom_api::units::parse_key_values;
-use fathom_core::store::LoadedRun;
 use fathom_run::experiment::{self, Experiment};
 use fathom_run::{resolve, DriveInput, Keys, Place, RunSpec, SetupInput, WorkloadInput};
+use fathom_schema::store::LoadedRun;
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Clone)]
@@ -306,6 +306,6 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
         );
     }
     let verdicts = fathom_report::gate::verdicts(&runs, &opts.judging)?;
-    fathom_core::verdict::gate::check(&verdicts, &exp.fail_on)?;
+    fathom_stats::verdict::gate::check(&verdicts, &exp.fail_on)?;
     Ok(())
 }

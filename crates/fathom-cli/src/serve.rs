@@ -6,8 +6,8 @@
 use anyhow::Context;
 use clap::Args;
 use fathom_api::family::Engine;
-use fathom_core::cgroup::MemoryLimit;
 use fathom_engines::EngineConfig;
+use fathom_measure::cgroup::MemoryLimit;
 use fathom_run::{DriveInput, Keys, SetupInput};
 use std::path::PathBuf;
 use std::time::Duration;

@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use fathom_core::cgroup::{mounts, own_groups};
+use fathom_measure::cgroup::{mounts, own_groups};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

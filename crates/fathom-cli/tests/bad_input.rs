@@ -366,7 +366,7 @@ fn every_malformed_input_is_refused_by_name_without_a_panic() {
     }
     assert!(tried >= 50, "only {tried} inputs");
     // A refused input leaves no half-made run behind.
-    let left = fathom_core::store::find_runs(&dir.path().join("r"));
+    let left = fathom_schema::store::find_runs(&dir.path().join("r"));
     assert!(left.is_err(), "runs left by refused inputs: {left:?}");
     assert!(
         failures.is_empty(),

@@ -44,8 +44,8 @@ fn bound_with(
 
 /// The whole disk (`major:minor`) holding `dir`: block IO throttles take disks, not partitions.
 fn disk_of(dir: &Path) -> String {
-    fathom_core::sample::Device::of(dir)
-        .and_then(|d| fathom_core::sample::identity::disk_numbers(&d.name))
+    fathom_measure::sample::Device::of(dir)
+        .and_then(|d| fathom_measure::sample::identity::disk_numbers(&d.name))
         .unwrap_or_else(|| panic!("{}: on no block device: cannot throttle it", dir.display()))
 }
 

@@ -207,7 +207,7 @@ fn a_step_runs_on_the_database_an_earlier_run_left() {
     );
     let manifest: Value = serde_json::from_str(
         &std::fs::read_to_string(
-            fathom_core::store::find_runs(&results.join("read")).unwrap()[0].join("run.json"),
+            fathom_schema::store::find_runs(&results.join("read")).unwrap()[0].join("run.json"),
         )
         .unwrap(),
     )

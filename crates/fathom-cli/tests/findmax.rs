@@ -117,7 +117,7 @@ fn on_a_server_of_known_capacity_it_finds_the_rate_within_5_percent() {
     assert!(
         out.contains(&format!(
             "highest rate meeting p99<=25ms: {} ops/s, confirmed by 3 probes in a row",
-            fathom_core::table::num(rate)
+            fathom_schema::table::num(rate)
         )),
         "{out}"
     );

@@ -345,7 +345,7 @@ fn runs_are_recorded_in_a_postgresql_results_database() {
     assert_eq!(pg_count(&url, "SELECT COUNT(*) FROM steps"), 4);
     assert_eq!(pg_count(&url, "SELECT MAX(version) FROM schema_version"), 2);
     // A column for each recorded step figure, named in step_figures.
-    let recorded = fathom_core::figures::recorded_figures().count() as i64;
+    let recorded = fathom_schema::figures::recorded_figures().count() as i64;
     assert_eq!(
         pg_count(&url, "SELECT COUNT(*) FROM step_figures"),
         recorded

@@ -1,16 +1,16 @@
 //! The comparison table, shared by `fathom compare` and a report's relative throughput
 //! against a base (seed 004's "QPS for my version / QPS for the base"): per step and client
 //! count, the ratio of throughputs, the change in each cost figure, and with repeats a
-//! t interval and a verdict that accounts for noise (`fathom_core::verdict`), and how to
+//! t interval and a verdict that accounts for noise (`fathom_stats::verdict`), and how to
 //! read it.
 
-use fathom_core::table::{Cell, Style, Table};
-use fathom_core::verdict::costs::cost_text;
-use fathom_core::verdict::Row;
-use fathom_core::verdict::{Adjust, Against, Design, Timing, MIN_REPEATS};
+use fathom_schema::table::{Cell, Style, Table};
+use fathom_stats::verdict::costs::cost_text;
+use fathom_stats::verdict::Row;
+use fathom_stats::verdict::{Adjust, Against, Design, Timing, MIN_REPEATS};
 
 /// The comparison table's columns: the verdict's, then NEW/BASE of each cost figure
-/// (`fathom_core::figures::judged`), then the runs and the new side.
+/// (`fathom_schema::figures::judged`), then the runs and the new side.
 pub fn columns() -> Vec<&'static str> {
     let head = [
         "step",
@@ -23,7 +23,7 @@ pub fn columns() -> Vec<&'static str> {
         "verdict",
         "costs",
     ];
-    let costs = fathom_core::figures::judged().map(|f| f.column);
+    let costs = fathom_schema::figures::judged().map(|f| f.column);
     head.into_iter()
         .chain(costs)
         .chain(["n", "new", "ver"])
@@ -81,7 +81,7 @@ pub fn table(rows: &[Row]) -> Table {
             Cell::text(r.verdict_text()),
             Cell::text(costs_text(r)),
         ];
-        for f in fathom_core::figures::judged() {
+        for f in fathom_schema::figures::judged() {
             let cost = r.costs.iter().find(|c| c.figure == f.column);
             row.push(ratio(cost.and_then(|c| c.ratio)));
         }
@@ -111,7 +111,7 @@ fn costs_text(r: &Row) -> String {
 pub fn legend(against: &Against, threshold: f64) -> String {
     let base = against.bases.join(", ");
     let t = threshold * 100.0;
-    let costs: Vec<&str> = fathom_core::figures::judged().map(|f| f.column).collect();
+    let costs: Vec<&str> = fathom_schema::figures::judged().map(|f| f.column).collect();
     let costs = costs.join(", ");
     let mut text = format!(
         "base: {base}. base ops/s, new ops/s: geometric means over the runs; ±: coefficient of \

@@ -2,8 +2,8 @@
 //! setups against its base, as `fathom report` judges them.
 
 use crate::options::Judging;
-use fathom_core::store::LoadedRun;
-use fathom_core::verdict::{self, Row};
+use fathom_schema::store::LoadedRun;
+use fathom_stats::verdict::{self, Row};
 
 /// The comparisons of `runs`' setups against their base, judged as `judging` says (none when
 /// the runs hold one setup).

@@ -12,7 +12,7 @@ pub mod render;
 pub mod section;
 pub mod sections;
 
-use fathom_core::store::LoadedRun;
+use fathom_schema::store::LoadedRun;
 use model::Model;
 pub use options::{Judging, ReportOptions};
 pub use render::{Format, Renderer};

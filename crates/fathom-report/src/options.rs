@@ -1,7 +1,7 @@
 //! What a report includes and how it judges: the options every section and format reads, and
 //! the flags `fathom report` and `fathom compare` take for them.
 
-use fathom_core::verdict::{Adjust, Judge};
+use fathom_stats::verdict::{Adjust, Judge};
 
 /// How a comparison judges and what it adds; `fathom report` and `fathom compare` take it as
 /// flags.
@@ -34,7 +34,7 @@ pub struct Judging {
     pub across: Vec<String>,
     /// The base's history, for sides that ran apart (set by the command from its --store).
     #[arg(skip)]
-    pub history: fathom_core::verdict::history::History,
+    pub history: fathom_stats::verdict::history::History,
 }
 
 impl Judging {

@@ -5,10 +5,10 @@
 use crate::draw::flame::Flame;
 use crate::draw::svg::{BarChart, LineChart};
 use crate::options::ReportOptions;
-use fathom_core::group::Series;
-use fathom_core::store::LoadedRun;
+use fathom_schema::group::Series;
+use fathom_schema::store::LoadedRun;
 
-pub use fathom_core::table::Titled;
+pub use fathom_schema::table::Titled;
 
 /// A chart of the page.
 pub enum Chart {

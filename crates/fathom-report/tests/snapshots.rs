@@ -10,8 +10,8 @@
 //! made it. A change to any table's layout or figure is a diff to review (`cargo insta
 //! review`, or `INSTA_UPDATE=always` and `git diff`), not something seen only by eye.
 
-use fathom_core::store::{find_runs, LoadedRun};
 use fathom_report::{render, Format, ReportOptions};
+use fathom_schema::store::{find_runs, LoadedRun};
 use std::path::Path;
 
 /// The dbbench fixture's runs in the order they started, as `fathom report` reads them.

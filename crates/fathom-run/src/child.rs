@@ -5,7 +5,7 @@ use crate::place::{Observer, Place};
 use crate::supervise::{ChildRun, Outcome, REPORT_FD};
 use anyhow::Context;
 use fathom_api::stop::Stop;
-use fathom_core::cgroup::MemoryLimit;
+use fathom_measure::cgroup::MemoryLimit;
 use std::io::Write;
 use std::os::fd::FromRawFd;
 use std::path::PathBuf;

@@ -7,14 +7,14 @@
 //! a settling probe at that rate (not judged: the database takes on that rate's state, not the
 //! state the search's last probe left), then `CONFIRMATIONS` probes at it back to back, which
 //! must all meet the target and predict from their spread that one more would meet it with
-//! `RERUN_MEETS` (`fathom_core::result::predicts_rerun`); otherwise the same a step lower. The
+//! `RERUN_MEETS` (`fathom_stats::findmax::predicts_rerun`); otherwise the same a step lower. The
 //! rate reported is the confirmed one: a re-run there meets the target with the probability the
 //! simulation below measures (docs/workloads.md). Each probe is a step of the run, saved as it
 //! finishes.
 
 use fathom_api::units::parse_duration;
-use fathom_core::recorder::Latency;
-use fathom_core::result::{Probe, StepSummary};
+use fathom_schema::latency::Latency;
+use fathom_schema::result::{Probe, StepSummary};
 
 /// The search stops once the rate that met and the one that missed are this close.
 pub const PRECISION: f64 = 0.02;
@@ -24,8 +24,8 @@ pub const MAX_PROBES: usize = 16;
 /// engine did not sustain the rate, whatever its latency.
 pub const KEPT_UP: f64 = 0.95;
 /// Probes at the search's rate that must all meet the target for it to be reported.
-pub use fathom_core::result::CONFIRMATIONS;
-use fathom_core::result::{predicts_rerun, rerun_bound};
+pub use fathom_stats::findmax::CONFIRMATIONS;
+use fathom_stats::findmax::{predicts_rerun, rerun_bound};
 /// How far below a rate whose confirmations missed the next confirmations run.
 pub const STEP_DOWN: f64 = 0.05;
 /// Confirmation rounds at most (each a settling probe and up to `CONFIRMATIONS`).
@@ -36,18 +36,18 @@ pub const MAX_CONFIRM_ROUNDS: usize = 10;
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FindMax {
     pub target: Target,
-    pub spacing: fathom_core::pace::Spacing,
+    pub spacing: fathom_measure::pace::Spacing,
     pub shared: bool,
 }
 
 impl FindMax {
     /// Open-loop arrivals at `rate`, latency from each one's intended start.
-    pub fn open_loop(&self, rate: f64) -> fathom_core::driver::OpenLoop {
-        fathom_core::driver::OpenLoop {
+    pub fn open_loop(&self, rate: f64) -> fathom_measure::driver::OpenLoop {
+        fathom_measure::driver::OpenLoop {
             ops_per_sec: rate,
             spacing: self.spacing,
             shared: self.shared,
-            latency_from: fathom_core::driver::LatencyFrom::Arrival,
+            latency_from: fathom_measure::driver::LatencyFrom::Arrival,
         }
     }
 }
@@ -215,7 +215,7 @@ impl Target {
 }
 
 /// What a probe is for (the results' record of it).
-pub use fathom_core::result::ProbePhase as Phase;
+pub use fathom_schema::result::ProbePhase as Phase;
 
 /// The name a probe's step carries after the rate (`run@1200`, `run@1200.settle`,
 /// `run@1200.c2` for the `n`th confirmation).
@@ -460,10 +460,10 @@ mod tests {
             if rate >= capacity {
                 return 0.0;
             }
-            1.0 - fathom_core::student::normal_upper((target / p99(rate)).ln() / noise)
+            1.0 - fathom_stats::student::normal_upper((target / p99(rate)).ln() / noise)
         };
         let mut rng =
-            fathom_core::rng::SplitMix(0xf1_4d ^ (rho * 100.0) as u64 ^ (noise * 1e4) as u64);
+            fathom_stats::rng::SplitMix(0xf1_4d ^ (rho * 100.0) as u64 ^ (noise * 1e4) as u64);
         let (mut rerun, mut ratios, mut probes, mut unconfirmed) = (0.0, Vec::new(), 0usize, 0);
         for _ in 0..searches {
             let measured = capacity * (0.05 * rng.normal()).exp();

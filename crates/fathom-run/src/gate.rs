@@ -88,7 +88,11 @@ impl Gate {
 
 /// This host's mark: its name and fathom's pid, unique across hosts and runs on one.
 fn mark() -> String {
-    format!("{}.{}", fathom_core::store::this_host(), std::process::id())
+    format!(
+        "{}.{}",
+        fathom_schema::store::this_host(),
+        std::process::id()
+    )
 }
 
 impl Barrier {

@@ -96,9 +96,9 @@ pub struct DriveInput {
     /// `--waits=bpf` times every sleep exactly with an eBPF program on the scheduler's
     /// tracepoints (root, a kernel with BTF).
     #[arg(long, value_name = "HOW", num_args = 0..=1, require_equals = true,
-          default_missing_value = "sample", value_parser = fathom_core::sample::waits::Method::parse)]
-    #[serde(deserialize_with = "fathom_core::sample::waits::deserialize_method")]
-    pub waits: Option<fathom_core::sample::waits::Method>,
+          default_missing_value = "sample", value_parser = fathom_measure::sample::waits::Method::parse)]
+    #[serde(deserialize_with = "fathom_measure::sample::waits::deserialize_method")]
+    pub waits: Option<fathom_measure::sample::waits::Method>,
     /// Serve the running step's figures in Prometheus' text format at http://ADDR/metrics
     /// (HOST:PORT, as 127.0.0.1:9464; port 0 picks one, printed) while runs go.
     #[arg(long, value_name = "HOST:PORT", value_parser = parse_addr, help_heading = "Live metrics")]

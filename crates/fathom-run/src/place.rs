@@ -4,8 +4,8 @@
 use crate::resolve::RunSpec;
 use fathom_api::leftovers;
 use fathom_api::stop::Stop;
-use fathom_core::driver::StepPlan;
-use fathom_core::result::{ExperimentCell, IntervalRecord, RunManifest, StepSummary};
+use fathom_measure::driver::StepPlan;
+use fathom_schema::result::{ExperimentCell, IntervalRecord, RunManifest, StepSummary};
 use std::path::{Path, PathBuf};
 
 /// Where and how a run is written. It crosses to a run's own process (`supervise`) serialized,

@@ -8,10 +8,10 @@ use crate::input::{AllocatorName, Arrivals, DriveInput, Queue, SetupInput, Workl
 use anyhow::Context;
 use fathom_api::capability::{Need, Offer};
 use fathom_api::family::Family;
-use fathom_core::driver::{LatencyFrom, OpenLoop, StepPlan};
-use fathom_core::pace::Spacing;
 use fathom_engines::settings::Settings;
 use fathom_engines::EngineEntry;
+use fathom_measure::driver::{LatencyFrom, OpenLoop, StepPlan};
+use fathom_measure::pace::Spacing;
 use fathom_workloads::params::Params;
 use fathom_workloads::WorkloadEntry;
 use std::path::Path;
@@ -59,7 +59,7 @@ pub struct RunSpec {
     /// below the engine's caches), printed in the run's header.
     pub warnings: Vec<String>,
     /// `--waits`: what the threads off a CPU wait on, and how it is learnt.
-    pub waits: Option<fathom_core::sample::waits::Method>,
+    pub waits: Option<fathom_measure::sample::waits::Method>,
     /// Where the run's live figures go (`--metrics`, `--metrics-push`).
     pub live: crate::input::LiveTargets,
 }
@@ -168,8 +168,8 @@ pub fn resolve(
         waits: drive.waits,
         live: drive.live(),
     };
-    if drive.waits == Some(fathom_core::sample::waits::Method::Bpf) {
-        fathom_core::sample::waits::bpf_loads().map_err(|e| {
+    if drive.waits == Some(fathom_measure::sample::waits::Method::Bpf) {
+        fathom_measure::sample::waits::bpf_loads().map_err(|e| {
             anyhow::anyhow!(
                 "{}: bpf: {e}; --waits (sampling) works without it",
                 keys.drive("waits")

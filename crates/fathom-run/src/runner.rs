@@ -12,13 +12,13 @@ use anyhow::Context;
 use fathom_api::family::Engine;
 use fathom_api::retry::Failure;
 use fathom_api::stop::Stop;
-use fathom_core::cgroup::MemoryLimit;
-use fathom_core::result::{
+use fathom_engines::EngineConfig;
+use fathom_measure::cgroup::MemoryLimit;
+use fathom_measure::sample::Sampler;
+use fathom_schema::result::{
     now_utc, HostFacts, RunManifest, RunStatus, SetupRecord, FORMAT_VERSION,
 };
-use fathom_core::sample::Sampler;
-use fathom_core::store::{out_of_space, RunDir};
-use fathom_engines::EngineConfig;
+use fathom_schema::store::{out_of_space, RunDir};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -118,7 +118,7 @@ pub(crate) fn run_here(
     });
     check_existing_data(spec, place)?;
     // On before the engine's threads exist, off (as it was) when the run ends.
-    let _delay_accounting = fathom_core::sample::threads::DelayAccounting::on();
+    let _delay_accounting = fathom_measure::sample::threads::DelayAccounting::on();
     let data = DataDir::fresh(place, &label)?;
     let limit = memory_limit(spec, handed)?;
     let mut engine = OpenEngine::open(
@@ -140,14 +140,14 @@ pub(crate) fn run_here(
         None => RunDir::create(&place.results, &label)?,
     };
     let sampler = Sampler::new(target.data_dirs(), target.pids());
-    let mut host = HostFacts::read(
+    let mut host = fathom_measure::sample::host::host_facts(
         &data.path,
         sampler.device().map(|d| d.name.as_str()),
         limit.as_ref().map(MemoryLimit::describe),
     );
-    host.device_limits = sampler
-        .device()
-        .and_then(|d| fathom_core::device::kept_for(&place.results, d, host.disk_model.as_deref()));
+    host.device_limits = sampler.device().and_then(|d| {
+        fathom_measure::device::kept_for(&place.results, d, host.disk_model.as_deref())
+    });
     let mut manifest = manifest(spec, workload.params(), target, host, place);
     run_dir.write_manifest(&manifest)?;
     observer.run_started(&manifest, spec, &run_dir.path);

@@ -4,7 +4,7 @@
 
 use crate::input::AllocatorName;
 use crate::resolve::{Allocator, RunSpec, Setup};
-use fathom_core::driver::OpenLoop;
+use fathom_measure::driver::OpenLoop;
 use fathom_workloads::params::Params;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -27,9 +27,9 @@ pub struct SpecForm {
     warnings: Vec<String>,
     #[serde(
         default,
-        deserialize_with = "fathom_core::sample::waits::deserialize_method"
+        deserialize_with = "fathom_measure::sample::waits::deserialize_method"
     )]
-    waits: Option<fathom_core::sample::waits::Method>,
+    waits: Option<fathom_measure::sample::waits::Method>,
     #[serde(default)]
     live: crate::input::LiveTargets,
 }

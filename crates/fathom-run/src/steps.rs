@@ -11,10 +11,10 @@ use crate::resolve::RunSpec;
 use anyhow::Context;
 use fathom_api::family::{Db, Engine};
 use fathom_api::stop::Stop;
-use fathom_core::driver::{self, StepPlan, StepRun, Watch};
-use fathom_core::result::{IntervalRecord, StepSummary};
-use fathom_core::sample::Sampler;
-use fathom_core::store::RunDir;
+use fathom_measure::driver::{self, StepPlan, StepRun, Watch};
+use fathom_measure::sample::Sampler;
+use fathom_schema::result::{IntervalRecord, StepSummary};
+use fathom_schema::store::RunDir;
 use fathom_workloads::Workload;
 use std::time::Duration;
 
@@ -238,7 +238,7 @@ impl Steps<'_> {
         index: usize,
         plan: &StepPlan,
         observer: &mut dyn Observer,
-    ) -> anyhow::Result<fathom_core::result::StepSummary> {
+    ) -> anyhow::Result<fathom_schema::result::StepSummary> {
         let crew = self
             .workload
             .step(self.engine().db(), i, self.stop)?

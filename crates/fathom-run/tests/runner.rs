@@ -1,9 +1,9 @@
 //! The run library end to end, without the command: specs resolved from inputs, run on real
 //! engines into results directories that reports read back.
 
-use fathom_core::result::RunStatus;
-use fathom_core::store::LoadedRun;
 use fathom_run::{resolve, DriveInput, Keys, Place, Quiet, RunSpec, SetupInput, WorkloadInput};
+use fathom_schema::result::RunStatus;
+use fathom_schema::store::LoadedRun;
 use std::collections::BTreeMap;
 use std::path::Path;
 

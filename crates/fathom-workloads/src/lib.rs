@@ -22,8 +22,8 @@ use fathom_api::family::{Db, Family};
 use fathom_api::knobs::Knobs;
 use fathom_api::kv::{KvSession, SessionOptions};
 use fathom_api::stop::Stop;
-use fathom_core::driver::{BackgroundClient, Client, Crew, StepPlan};
-use fathom_core::kind::{Kind, OpKind};
+use fathom_measure::driver::{BackgroundClient, Client, Crew, StepPlan};
+use fathom_schema::kind::{Kind, OpKind};
 use params::{specs, ParamSpec, Params};
 use std::collections::BTreeMap;
 

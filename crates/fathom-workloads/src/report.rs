@@ -2,10 +2,10 @@
 //! themselves, tables of its own, and its original tool's output format. The report crate reads
 //! these from `WORKLOADS` and names no workload.
 
-use fathom_core::group::Series;
-use fathom_core::result::StepSummary;
-use fathom_core::store::LoadedRun;
-use fathom_core::table::Titled;
+use fathom_schema::group::Series;
+use fathom_schema::result::StepSummary;
+use fathom_schema::store::LoadedRun;
+use fathom_schema::table::Titled;
 
 /// A workload's additions to reports.
 pub struct ReportHooks {

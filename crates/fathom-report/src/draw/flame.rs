@@ -3,7 +3,7 @@
 //! apart, and the page stays one self-contained file.
 
 use crate::draw::svg::escape;
-use fathom_core::profile::Stacks;
+use fathom_schema::profile::Stacks;
 use inferno::flamegraph::{self, Options};
 
 /// One flame graph, ready for the page.

@@ -7,7 +7,7 @@ use crate::comparison;
 use crate::options::ReportOptions;
 use crate::section::{Section, Titled};
 use crate::sections::{iostat, profile_diff};
-use fathom_core::verdict::{against_bases, Side};
+use fathom_stats::verdict::{against_bases, Side};
 
 impl Model {
     /// `fathom compare`'s model of `sides`: `empty` is told of a setup with no step in common

@@ -7,9 +7,9 @@ mod compare;
 use crate::options::ReportOptions;
 use crate::section::{Input, Section, Shown, Titled};
 use crate::sections::{self, notes, steps};
-use fathom_core::group::{series, step_order};
-use fathom_core::store::LoadedRun;
-use fathom_core::table::Table;
+use fathom_schema::group::{series, step_order};
+use fathom_schema::store::LoadedRun;
+use fathom_schema::table::Table;
 
 /// A whole report (or comparison).
 pub struct Model {
@@ -28,7 +28,7 @@ pub struct Model {
     /// compare`'s rows, as released.
     pub json: Option<serde_json::Value>,
     /// `fathom compare`'s comparisons, for its gate (`--fail-on`) and `--junit`.
-    pub verdicts: Vec<fathom_core::verdict::Row>,
+    pub verdicts: Vec<fathom_stats::verdict::Row>,
 }
 
 impl Model {
@@ -84,7 +84,7 @@ impl Model {
 mod tests {
     use super::*;
     use crate::Format;
-    use fathom_core::result::{RunManifest, SetupRecord, StepSummary};
+    use fathom_schema::result::{RunManifest, SetupRecord, StepSummary};
 
     /// Every section builder renders something for some fixture of the snapshot tests
     /// (`tests/fixtures`): a section no fixture exercises is one no snapshot holds.
@@ -101,7 +101,7 @@ mod tests {
             ("profiled", None),
         ];
         for (fixture, base) in fixtures {
-            let runs: Vec<LoadedRun> = fathom_core::store::find_runs(&dir.join(fixture))
+            let runs: Vec<LoadedRun> = fathom_schema::store::find_runs(&dir.join(fixture))
                 .unwrap()
                 .iter()
                 .map(|p| LoadedRun::load(p).unwrap())

@@ -6,8 +6,8 @@ use super::renderer::Renderer;
 use crate::draw::svg::escape;
 use crate::model::Model;
 use crate::section::Section;
-use fathom_core::store::LoadedRun;
-use fathom_core::table::{Cell, Table};
+use fathom_schema::store::LoadedRun;
+use fathom_schema::table::{Cell, Table};
 use std::fmt::Write;
 
 /// The page.

@@ -5,8 +5,8 @@
 use super::renderer::Renderer;
 use crate::model::Model;
 use crate::section::Titled;
-use fathom_core::result::{HostFacts, IntervalRecord, StepSummary};
-use fathom_core::store::LoadedRun;
+use fathom_schema::result::{HostFacts, IntervalRecord, StepSummary};
+use fathom_schema::store::LoadedRun;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

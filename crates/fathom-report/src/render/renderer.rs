@@ -2,7 +2,7 @@
 //! tool printed them.
 
 use crate::model::Model;
-use fathom_core::store::LoadedRun;
+use fathom_schema::store::LoadedRun;
 use fathom_workloads::report::Original;
 
 /// One format of `fathom report` and `fathom compare`. Every format renders one `Model`; the

@@ -5,8 +5,8 @@
 use super::renderer::Renderer;
 use crate::model::Model;
 use crate::section::Shown;
-use fathom_core::store::LoadedRun;
-use fathom_core::table::Table;
+use fathom_schema::store::LoadedRun;
+use fathom_schema::table::Table;
 
 /// Aligned text, as the seeds print their tables.
 pub struct Text;

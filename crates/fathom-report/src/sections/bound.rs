@@ -1,13 +1,13 @@
-//! What bounded each step: the verdict `fathom_core::bound::judge` gives over a step's repeats
+//! What bounded each step: the verdict `fathom_stats::bound::judge` gives over a step's repeats
 //! — whose time, the bound, saturated or latency-bound with its evidence, the confidence and
 //! what lowered it — and the largest shares of the judged time. With `--profile`, a CPU bound
 //! names the functions the CPU was in; with `--waits=bpf-stacks`, a bound on a kind of wait
 //! names the stack most of it was spent in.
 
 use crate::section::{Input, Section, Titled};
-use fathom_core::bound::judge::judge;
-use fathom_core::bound::{Bound, Share};
-use fathom_core::table::{Cell, Table};
+use fathom_schema::table::{Cell, Table};
+use fathom_stats::bound::judge::judge;
+use fathom_stats::bound::{Bound, Share};
 
 const LEGEND: &str = "\
 what bounded each step: judged: whose time is judged (an embedded engine's clients, which run its code; beside a\n\
@@ -44,7 +44,7 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
             if repeats.is_empty() {
                 continue;
             }
-            let median = fathom_core::group::median_step(&repeats);
+            let median = fathom_schema::group::median_step(&repeats);
             let limits = s
                 .runs
                 .first()
@@ -103,10 +103,10 @@ fn cpu_bound(b: &Bound) -> bool {
 /// With the sleeps' stacks kept, the stack most of the bounding wait was spent in, as
 /// `process: a > b > c [kernel: f] (62% of it)`.
 fn waiting_stack(
-    s: &fathom_core::group::Series,
+    s: &fathom_schema::group::Series,
     label: &str,
     step: &str,
-    v: &fathom_core::bound::judge::Verdict,
+    v: &fathom_stats::bound::judge::Verdict,
 ) -> Option<String> {
     // The first named share that is a kind of wait.
     let named: &[&str] = match &v.bound {

@@ -3,8 +3,8 @@
 
 use crate::draw::svg::{Line, LineChart};
 use crate::section::{Chart, Input, Section};
-use fathom_core::group::{median, median_step, Series};
-use fathom_core::result::IntervalRecord;
+use fathom_schema::group::{median, median_step, Series};
+use fathom_schema::result::IntervalRecord;
 
 /// The median over repeats of each interval's figure, up to the shortest repeat.
 fn median_series(s: &Series, step: &str, f: fn(&IntervalRecord) -> f64) -> Vec<(f64, f64)> {

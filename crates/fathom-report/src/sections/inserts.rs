@@ -5,10 +5,10 @@
 
 use crate::section::{Input, Section, Titled};
 
-use fathom_core::group::median_step;
-use fathom_core::kind::Role;
-use fathom_core::result::StepSummary;
-use fathom_core::table::{Cell, Style, Table};
+use fathom_schema::group::median_step;
+use fathom_schema::kind::Role;
+use fathom_schema::result::StepSummary;
+use fathom_schema::table::{Cell, Style, Table};
 
 /// How a step's figures are normalised.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -195,7 +195,7 @@ short step's writes show here, and in wkb/i of a later step).\n";
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fathom_core::result::{Background, HostRates, OpSummary};
+    use fathom_schema::result::{Background, HostRates, OpSummary};
 
     fn summary() -> StepSummary {
         StepSummary {

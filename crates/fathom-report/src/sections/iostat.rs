@@ -3,9 +3,9 @@
 //! size or merges between releases shows beside the relative throughput.
 
 use crate::section::Titled;
-use fathom_core::group::{median_step, series_of};
-use fathom_core::table::{Cell, Table};
-use fathom_core::verdict::Side;
+use fathom_schema::group::{median_step, series_of};
+use fathom_schema::table::{Cell, Table};
+use fathom_stats::verdict::Side;
 
 pub const COLUMNS: &[&str] = &[
     "rps", "rmbps", "rrqmps", "rawait", "rareqsz", "wps", "wmbps", "wrqmps", "wawait", "wareqsz",
@@ -149,8 +149,8 @@ pub fn tables(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fathom_core::result::{HostRates, RunManifest, SetupRecord, StepSummary};
-    use fathom_core::store::LoadedRun;
+    use fathom_schema::result::{HostRates, RunManifest, SetupRecord, StepSummary};
+    use fathom_schema::store::LoadedRun;
 
     fn run(setup: &str, version: &str, rareqsz: f64) -> LoadedRun {
         let manifest = RunManifest {

@@ -6,9 +6,9 @@
 //! cache, and whose it is, shows here.
 
 use crate::section::{Input, Section, Titled};
-use fathom_core::group::{median_step, Series};
-use fathom_core::result::StepSummary;
-use fathom_core::table::{Cell, Style, Table};
+use fathom_schema::group::{median_step, Series};
+use fathom_schema::result::StepSummary;
+use fathom_schema::table::{Cell, Style, Table};
 
 const COLUMNS: &[&str] = &[
     "step",

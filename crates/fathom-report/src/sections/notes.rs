@@ -3,10 +3,10 @@
 //! maintenance waits, interruptions, a client that may have been the bottleneck).
 
 use crate::section::Input;
-use fathom_core::figures::harness_us;
-use fathom_core::group::{median_step, Series};
-use fathom_core::result::StepSummary;
-use fathom_core::table::num;
+use fathom_schema::figures::harness_us;
+use fathom_schema::group::{median_step, Series};
+use fathom_schema::result::StepSummary;
+use fathom_schema::table::num;
 use fathom_workloads::report::ReportHooks;
 
 /// A line per series: setup, engine and version, status, workload, clients, repeats, cores,
@@ -113,10 +113,10 @@ fn wrapped(line: &str) -> String {
     out + "\n"
 }
 
-/// How to read the step table: latency, a line per figure (`fathom_core::figures`), the marks.
+/// How to read the step table: latency, a line per figure (`fathom_schema::figures`), the marks.
 pub(crate) fn legend() -> String {
     let mut out = String::from(LATENCY);
-    for f in fathom_core::figures::FIGURES {
+    for f in fathom_schema::figures::FIGURES {
         out += &wrapped(&f.legend_line());
     }
     out + MARKS
@@ -339,7 +339,7 @@ pub fn host_saturated(s: &StepSummary) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fathom_core::result::{OpSummary, PerOp};
+    use fathom_schema::result::{OpSummary, PerOp};
 
     /// A server client's share of the CPU is flagged with the times it blocked per op.
     #[test]
@@ -379,7 +379,7 @@ mod tests {
                 ..PerOp::default()
             },
             harness_ns_per_op: Some(300.0),
-            host: fathom_core::result::HostRates {
+            host: fathom_schema::result::HostRates {
                 idle_pct: 3.7,
                 us_pct: 90.0,
                 sy_pct: 6.3,

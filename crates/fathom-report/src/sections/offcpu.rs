@@ -4,10 +4,10 @@
 //! that bounded a step.
 
 use crate::section::{Chart, Input, Section, Titled};
-use fathom_core::group::Series;
-use fathom_core::profile::{is_kernel, is_plumbing, is_unnamed, Stacks};
-use fathom_core::store::slug;
-use fathom_core::table::{Cell, Style, Table};
+use fathom_schema::group::Series;
+use fathom_schema::profile::{is_kernel, is_plumbing, is_unnamed, Stacks};
+use fathom_schema::store::slug;
+use fathom_schema::table::{Cell, Style, Table};
 
 /// Stacks listed per step.
 const TOP: usize = 5;

@@ -6,10 +6,10 @@
 
 use crate::section::{Chart, Section, Titled};
 use crate::sections::profiles::{of_series, Profiled};
-use fathom_core::group::series_of;
-use fathom_core::profile::{us_per_op, Stacks};
-use fathom_core::table::{Cell, Style, Table};
-use fathom_core::verdict::Side;
+use fathom_schema::group::series_of;
+use fathom_schema::profile::{us_per_op, Stacks};
+use fathom_schema::table::{Cell, Style, Table};
+use fathom_stats::verdict::Side;
 use std::collections::BTreeMap;
 
 /// Functions listed per step and pair.

@@ -4,10 +4,10 @@
 //! row of the step table. Repeats' stacks are added together.
 
 use crate::section::{Chart, Input, Section};
-use fathom_core::group::Series;
-use fathom_core::profile::{Part, ProfileRecord, Stacks};
-use fathom_core::store::slug;
-use fathom_core::table::{Cell, Style, Table, Titled};
+use fathom_schema::group::Series;
+use fathom_schema::profile::{Part, ProfileRecord, Stacks};
+use fathom_schema::store::slug;
+use fathom_schema::table::{Cell, Style, Table, Titled};
 
 /// Functions listed per step, by self and by total.
 pub const TOP: usize = 10;
@@ -41,7 +41,7 @@ pub struct Profiled<'a> {
 impl Profiled<'_> {
     /// Lost samples as a share of those taken and lost.
     pub fn lost_pct(&self) -> f64 {
-        fathom_core::profile::lost_pct(self.samples, self.lost)
+        fathom_schema::profile::lost_pct(self.samples, self.lost)
     }
 }
 
@@ -148,8 +148,8 @@ fn shares_row(p: &Profiled) -> Vec<Cell> {
         .iter()
         .map(|pr| {
             let how = match pr.unwinding {
-                fathom_core::profile::Unwinding::FramePointers => "fp",
-                fathom_core::profile::Unwinding::Dwarf => "dwarf",
+                fathom_schema::profile::Unwinding::FramePointers => "fp",
+                fathom_schema::profile::Unwinding::Dwarf => "dwarf",
             };
             format!("{} {how}", pr.label)
         })
@@ -313,7 +313,7 @@ was running, total% where the function was on the stack.";
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fathom_core::profile::{ProfiledProcess, Unwinding};
+    use fathom_schema::profile::{ProfiledProcess, Unwinding};
 
     fn record(samples: u64, lost: u64, unnamed_pct: f64) -> ProfileRecord {
         ProfileRecord {

@@ -5,9 +5,9 @@
 
 use crate::draw::svg::{Line, LineChart};
 use crate::section::{Chart, Input, Section, Titled};
-use fathom_core::result::StepSummary;
-use fathom_core::store::LoadedRun;
-use fathom_core::table::{Cell, Table};
+use fathom_schema::result::StepSummary;
+use fathom_schema::store::LoadedRun;
+use fathom_schema::table::{Cell, Table};
 
 const PROBES: &[&str] = &[
     "probe", "rate", "ops/s", "p50", "p99", "p99.9", "failed", "met", "measured",
@@ -65,9 +65,9 @@ fn searched_steps(run: &LoadedRun) -> Vec<String> {
 /// The rate the search reports (its confirmed rate, else the highest that met the target) and
 /// whether it was confirmed.
 pub fn highest(probes: &[&StepSummary]) -> Option<(f64, bool)> {
-    let records: Vec<&fathom_core::result::Probe> =
+    let records: Vec<&fathom_schema::result::Probe> =
         probes.iter().filter_map(|s| s.probe.as_ref()).collect();
-    fathom_core::result::reported(&records)
+    fathom_stats::findmax::reported(&records)
 }
 
 fn probe_table(step: &str, label: &str, probes: &[&StepSummary]) -> Titled {
@@ -90,7 +90,7 @@ fn probe_table(step: &str, label: &str, probes: &[&StepSummary]) -> Titled {
             Cell::count(s.failed as f64),
             Cell::text(match (p.rate, p.met, p.phase) {
                 (None, _, _) => "-",
-                (_, _, fathom_core::result::ProbePhase::Settle) => "settle",
+                (_, _, fathom_schema::result::ProbePhase::Settle) => "settle",
                 (Some(_), true, _) => "yes",
                 (Some(_), false, _) => "no",
             }),
@@ -104,12 +104,12 @@ fn probe_table(step: &str, label: &str, probes: &[&StepSummary]) -> Titled {
     let found = match highest(probes) {
         Some((r, true)) => format!(
             "highest rate meeting {target}: {} ops/s, confirmed by {} probes in a row",
-            fathom_core::table::num(r),
-            fathom_core::result::CONFIRMATIONS
+            fathom_schema::table::num(r),
+            fathom_stats::findmax::CONFIRMATIONS
         ),
         Some((r, false)) => format!(
             "highest rate meeting {target}: {} ops/s, met once, not confirmed",
-            fathom_core::table::num(r)
+            fathom_schema::table::num(r)
         ),
         None => format!("no rate met {target}"),
     };

@@ -6,7 +6,7 @@
 use crate::comparison;
 use crate::draw::svg::{BarChart, Bars};
 use crate::section::{Chart, Input, Section, Shown, Titled};
-use fathom_core::verdict::{self, Row, Side};
+use fathom_stats::verdict::{self, Row, Side};
 
 /// The section, shown by every format once a step in it has a verdict and by the page alone
 /// before; nothing when the runs hold one setup.

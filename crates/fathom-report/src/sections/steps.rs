@@ -3,13 +3,13 @@
 //! series.
 
 use crate::section::Input;
-use fathom_core::figures::{View, FIGURES};
-use fathom_core::group::{median_step, Series};
-use fathom_core::result::StepSummary;
-use fathom_core::table::{Cell, Style, Table};
-use fathom_core::verdict::cv;
+use fathom_schema::figures::{View, FIGURES};
+use fathom_schema::group::{median_step, Series};
+use fathom_schema::result::StepSummary;
+use fathom_schema::table::{Cell, Style, Table};
+use fathom_stats::verdict::cv;
 
-/// The step table's columns: the step, `!`, each figure of `fathom_core::figures` (with its
+/// The step table's columns: the step, `!`, each figure of `fathom_schema::figures` (with its
 /// spread over the repeats beside one that asks), and the setup.
 pub fn columns() -> Vec<&'static str> {
     let mut out = vec!["step", "!"];
@@ -138,7 +138,7 @@ pub fn intervals(input: &Input) -> anyhow::Result<Table> {
 mod tests {
     use super::*;
 
-    /// A figure of `fathom_core::figures` is a column of the step table (and of the
+    /// A figure of `fathom_schema::figures` is a column of the step table (and of the
     /// intervals' where it says so), a cell of every row and a line of the legend, with no
     /// code here naming it.
     #[test]

@@ -6,9 +6,9 @@
 use crate::draw::svg::{Line, LineChart};
 use crate::section::{Chart, Input, Section, Titled};
 use crate::sections::steps::{counts_queries, queries_per_op};
-use fathom_core::group::{median, median_step};
-use fathom_core::result::StepSummary;
-use fathom_core::table::{Cell, Style, Table};
+use fathom_schema::group::{median, median_step};
+use fathom_schema::result::StepSummary;
+use fathom_schema::table::{Cell, Style, Table};
 
 /// A figure of a step summary, its title and how it prints.
 struct Figure {

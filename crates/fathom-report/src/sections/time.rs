@@ -5,11 +5,11 @@
 //! the time went, the first fact a "bound by" argument needs.
 
 use crate::section::{Input, Section, Titled};
-use fathom_core::group::median_step;
-use fathom_core::result::StepSummary;
-use fathom_core::sample::threads::GroupTime;
-use fathom_core::sample::waits::{GroupWaits, Kind};
-use fathom_core::table::{Cell, Style, Table};
+use fathom_schema::group::median_step;
+use fathom_schema::result::threads::GroupTime;
+use fathom_schema::result::threads::{GroupWaits, WaitKind as Kind};
+use fathom_schema::result::StepSummary;
+use fathom_schema::table::{Cell, Style, Table};
 
 const COLUMNS: &[&str] = &[
     "step", "threads", "seen", "busy", "worth", "cpu%", "runq%", "blkio%", "paced%", "other%",

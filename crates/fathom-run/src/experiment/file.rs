@@ -6,7 +6,7 @@ use super::{Cell, Experiment};
 use crate::input::{DriveInput, SetupInput, WorkloadInput};
 use crate::resolve::{resolve, Keys};
 use anyhow::Context;
-use fathom_core::store::slug;
+use fathom_schema::store::slug;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -74,9 +74,9 @@ struct ExperimentFile {
     exclude_disturbed: bool,
     /// How verdicts are adjusted for their number: `none`, `holm` or `bh`.
     #[serde(default, deserialize_with = "adjust")]
-    adjust: fathom_core::verdict::Adjust,
+    adjust: fathom_stats::verdict::Adjust,
     #[serde(default)]
-    fail_on: Vec<fathom_core::verdict::gate::FailOn>,
+    fail_on: Vec<fathom_stats::verdict::gate::FailOn>,
     order: Option<Vec<Loop>>,
     #[serde(default)]
     setup_order: SetupOrder,
@@ -87,7 +87,7 @@ struct ExperimentFile {
 /// `adjust = "holm"`: a name, read as `--adjust` reads it.
 fn adjust<'de, D: serde::Deserializer<'de>>(
     d: D,
-) -> Result<fathom_core::verdict::Adjust, D::Error> {
+) -> Result<fathom_stats::verdict::Adjust, D::Error> {
     String::deserialize(d)?
         .parse()
         .map_err(serde::de::Error::custom)
@@ -266,7 +266,7 @@ fn rounds(spec: &ExperimentFile, given: &RoundsInput) -> anyhow::Result<Rounds> 
     let base = given.base.clone().or(spec.base.clone());
     let names: Vec<&str> = spec.setups.iter().map(|s| s.name.as_str()).collect();
     if let Some(b) = &base {
-        fathom_core::verdict::pairs(&names, Some(b)).map_err(|e| {
+        fathom_stats::verdict::pairs(&names, Some(b)).map_err(|e| {
             anyhow::anyhow!("base: {}", e.to_string().trim_start_matches("--base: "))
         })?;
     }
@@ -324,7 +324,7 @@ impl Places {
             SetupOrder::Shuffle => {
                 let mut order: Vec<usize> = (0..setups).collect();
                 let mix = (round as u64) << 32 | block as u64;
-                fathom_core::rng::SplitMix(self.seed ^ mix.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+                fathom_stats::rng::SplitMix(self.seed ^ mix.wrapping_mul(0x9e37_79b9_7f4a_7c15))
                     .shuffle(&mut order);
                 order[at]
             }
@@ -563,7 +563,7 @@ workload = [{ name = "dbbench", params = { num_keys = 1000, steps = "fillseq" } 
     /// The keys every run shares reach each run, each typed as the flag is.
     #[test]
     fn the_files_drive_keys_reach_every_run() {
-        use fathom_core::pace::Spacing;
+        use fathom_measure::pace::Spacing;
         let shape = |keys: &str| {
             let e = load(&GOOD.replace("repeats = 2", keys)).unwrap();
             let o = e.specs[0].open_loop;

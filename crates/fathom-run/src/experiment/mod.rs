@@ -21,7 +21,7 @@ pub use rounds::{parse_repeats, Rounds, RoundsInput};
 pub use shard::{parse as parse_shard, Shard};
 
 use crate::resolve::RunSpec;
-use fathom_core::store::slug;
+use fathom_schema::store::slug;
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -53,7 +53,7 @@ pub struct Experiment {
     /// The order of the setups within each round.
     pub setup_order: SetupOrder,
     /// The verdicts that fail the run once it has reported (`fail_on`): a CI job's gate.
-    pub fail_on: Vec<fathom_core::verdict::gate::FailOn>,
+    pub fail_on: Vec<fathom_stats::verdict::gate::FailOn>,
     /// The share of the cells this process runs (`--shard`); `None`: all of them.
     pub shard: Option<Shard>,
     /// When each run's steps may start (`--start-at`, `--barrier`).
@@ -110,7 +110,7 @@ impl Experiment {
         let open_loop = p.open_loop.map(|o| {
             (
                 o.ops_per_sec,
-                o.spacing == fathom_core::pace::Spacing::Poisson,
+                o.spacing == fathom_measure::pace::Spacing::Poisson,
             )
         });
         let shared = if p.open_loop.is_some_and(|o| o.shared) {
@@ -161,7 +161,7 @@ fn fingerprint(spec: &RunSpec) -> String {
         params: spec.params.given(),
         clients: spec.clients,
         rate: open.map(|o| o.ops_per_sec),
-        poisson: open.map(|o| o.spacing == fathom_core::pace::Spacing::Poisson),
+        poisson: open.map(|o| o.spacing == fathom_measure::pace::Spacing::Poisson),
         shared_queue: open.map(|o| o.shared),
         interval_ms: spec.interval.as_millis(),
     };

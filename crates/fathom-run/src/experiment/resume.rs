@@ -5,8 +5,8 @@
 use super::Experiment;
 use crate::runner::{Observer, Place};
 use anyhow::Context;
-use fathom_core::result::{ExperimentCell, RunManifest, RunStatus};
-use fathom_core::store::{read_json, MANIFEST};
+use fathom_schema::result::{ExperimentCell, RunManifest, RunStatus};
+use fathom_schema::store::{read_json, MANIFEST};
 use std::path::{Path, PathBuf};
 
 /// Where a cell stands in the results directory.

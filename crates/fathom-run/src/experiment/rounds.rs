@@ -5,9 +5,9 @@
 
 use super::{Cell, Experiment};
 use fathom_api::units::parse_threshold;
-use fathom_core::result::RunStatus;
-use fathom_core::store::{LoadedRun, MANIFEST};
-use fathom_core::verdict::{self, Side, Verdict};
+use fathom_schema::result::RunStatus;
+use fathom_schema::store::{LoadedRun, MANIFEST};
+use fathom_stats::verdict::{self, Side, Verdict};
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
@@ -276,7 +276,7 @@ pub fn undecided(exp: &Experiment, results: &Path, round: usize) -> anyhow::Resu
         .iter()
         .find(|d| !steps.is_empty() && !steps.contains(**d))
     {
-        let figures: Vec<&str> = fathom_core::figures::judged().map(|f| f.column).collect();
+        let figures: Vec<&str> = fathom_schema::figures::judged().map(|f| f.column).collect();
         anyhow::bail!(
             "decide: no compared step is named `{d}`, and it is no cost figure ({}); the steps \
              are {}",

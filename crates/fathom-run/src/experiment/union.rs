@@ -2,7 +2,7 @@
 //! host's directory. They must hold runs of one definition and no cell twice; a difference is
 //! named by the first line their saved experiment files differ at.
 
-use fathom_core::store::LoadedRun;
+use fathom_schema::store::LoadedRun;
 use std::path::{Path, PathBuf};
 
 /// One results directory's runs.

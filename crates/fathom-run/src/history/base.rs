@@ -1,4 +1,4 @@
-//! The base's history for a comparison across sessions (`fathom_core::verdict::history`): the
+//! The base's history for a comparison across sessions (`fathom_stats::verdict::history`): the
 //! runs the results store holds of the base's series, before NEW's first run, one point per
 //! session. A session is a stretch of runs into one results directory with no gap of more than
 //! `SESSION_GAP` between them; its point is the geometric mean of its runs, since several runs
@@ -6,8 +6,8 @@
 
 use super::SeriesKey;
 use crate::records::{Store, Value};
-use fathom_core::result::{parse_utc_timestamp, RunManifest};
-use fathom_core::verdict::history::BaseHistory;
+use fathom_schema::result::{parse_utc_timestamp, RunManifest};
+use fathom_stats::verdict::history::BaseHistory;
 
 /// Runs further apart than this are of different sessions.
 const SESSION_GAP: u64 = 6 * 3600;

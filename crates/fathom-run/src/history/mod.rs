@@ -1,7 +1,7 @@
 //! A figure's history from the results database: one step of one workload on one engine, a
 //! point per finished run in the order the runs started (or by engine version), split into
 //! series of runs alike in all that defines them (`series.rs`), and the changes E-divisive
-//! means finds in each (`fathom_core::changepoint`).
+//! means finds in each (`fathom_stats::changepoint`).
 
 mod base;
 mod series;
@@ -9,10 +9,10 @@ mod series;
 pub use series::{Series, SeriesKey};
 
 use crate::records::{Database, Store, Value};
-use fathom_core::changepoint::{self, Search};
-use fathom_core::figures::{Recorded, StepFigure};
+use fathom_schema::figures::{Recorded, StepFigure};
+use fathom_stats::changepoint::{self, Search};
 
-/// The figure a history follows: one the results database records (`fathom_core::figures`),
+/// The figure a history follows: one the results database records (`fathom_schema::figures`),
 /// as `--figure` names it.
 #[derive(Clone, Copy, Debug)]
 pub struct Figure {
@@ -29,12 +29,12 @@ impl Default for Figure {
 impl Figure {
     /// The recorded figure `--figure NAME` names.
     pub fn named(name: &str) -> Option<Figure> {
-        let (figure, recorded) = fathom_core::figures::by_recorded_name(name)?;
+        let (figure, recorded) = fathom_schema::figures::by_recorded_name(name)?;
         Some(Figure { figure, recorded })
     }
 
     /// Which way the figure gets worse: lower for throughput, higher for the rest.
-    pub fn worse(self) -> fathom_core::changepoint::gate::Worse {
+    pub fn worse(self) -> fathom_stats::changepoint::gate::Worse {
         self.figure.worse
     }
 
@@ -52,7 +52,7 @@ impl Figure {
 /// `--figure`'s values: the recorded figures, each with its meaning for `--help`.
 fn figure_parser() -> impl clap::builder::TypedValueParser<Value = Figure> {
     use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-    let names = fathom_core::figures::recorded_figures()
+    let names = fathom_schema::figures::recorded_figures()
         .map(|(f, r)| PossibleValue::new(r.figure).help(format!("{} ({})", f.column, f.unit)));
     PossibleValuesParser::new(names)
         .map(|name| Figure::named(&name).expect("a possible value is a recorded figure"))
@@ -187,7 +187,7 @@ fn points(db: &mut dyn Database, filter: &Filter, column: &str) -> anyhow::Resul
         since = "AND runs.started_at >= ? ";
         // Recorded start times are all this one form, so they compare as text.
         let secs = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-        let t = fathom_core::result::utc_timestamp(secs.as_secs());
+        let t = fathom_schema::result::utc_timestamp(secs.as_secs());
         params.push(Value::Text(Some(t)));
     }
     let sql = format!(
@@ -200,7 +200,7 @@ fn points(db: &mut dyn Database, filter: &Filter, column: &str) -> anyhow::Resul
     let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
     let mut points = Vec::new();
     for r in db.query(&sql, &params)? {
-        let manifest: fathom_core::result::RunManifest = serde_json::from_str(&text(&r[4]))
+        let manifest: fathom_schema::result::RunManifest = serde_json::from_str(&text(&r[4]))
             .map_err(|e| anyhow::anyhow!("the run of {} in the database: {e}", text(&r[0])))?;
         let key = SeriesKey::of(&manifest, filter.by_version, filter.split_version);
         if filter

@@ -9,9 +9,9 @@
 //! its own runs rather than hidden in a mixture.
 
 use super::{matches, Filter, Point};
-use fathom_core::changepoint::Change;
-use fathom_core::group::{defining_params, NOT_DEFINING_SETTINGS};
-use fathom_core::result::{HostFacts, RunManifest};
+use fathom_schema::group::{defining_params, NOT_DEFINING_SETTINGS};
+use fathom_schema::result::{HostFacts, RunManifest};
+use fathom_stats::changepoint::Change;
 use std::collections::BTreeMap;
 
 /// Everything that defines a run's series, as text to compare and print; two keys are equal

@@ -29,7 +29,9 @@ impl Server {
         std::thread::Builder::new()
             .name("fathom:metrics".into())
             .spawn(move || {
-                fathom_core::sample::threads::mark(fathom_core::sample::threads::Whose::Harness);
+                fathom_measure::sample::threads::mark(
+                    fathom_measure::sample::threads::Whose::Harness,
+                );
                 for conn in listener.incoming() {
                     if stopping.load(Ordering::Relaxed) {
                         break;
@@ -104,7 +106,7 @@ pub(super) fn pusher(url: &str) -> anyhow::Result<Sender<String>> {
     std::thread::Builder::new()
         .name("fathom:push".into())
         .spawn(move || {
-            fathom_core::sample::threads::mark(fathom_core::sample::threads::Whose::Harness);
+            fathom_measure::sample::threads::mark(fathom_measure::sample::threads::Whose::Harness);
             let mut said = false;
             while let Ok(mut body) = rx.recv() {
                 // Only the latest figures matter.

@@ -4,7 +4,7 @@
 //! dropped: one file holds fathom's process and the server's side by side.
 
 use anyhow::Context;
-use fathom_core::profile::FATHOM;
+use fathom_schema::profile::FATHOM;
 use inferno::collapse::perf::{Folder, Options};
 use inferno::collapse::Collapse;
 use std::collections::BTreeMap;
@@ -138,7 +138,7 @@ fn labelled(
         f.cpu_ns += count;
         for frame in frames.split(';').filter(|x| !x.is_empty()) {
             f.frames += count;
-            if fathom_core::profile::is_unnamed(frame) {
+            if fathom_schema::profile::is_unnamed(frame) {
                 f.unnamed += count;
             }
         }

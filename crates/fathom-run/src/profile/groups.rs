@@ -3,8 +3,8 @@
 //! groups are read when a step starts and again when it ends, so backends forked during the
 //! step are counted as their server's.
 
-use fathom_core::profile::{Unwinding, FATHOM};
-use fathom_core::sample::process::with_descendants;
+use fathom_measure::sample::process::with_descendants;
+use fathom_schema::profile::{Unwinding, FATHOM};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -36,7 +36,7 @@ pub fn read(server: &[u32]) -> Vec<Group> {
                 exe.file_name()
                     .map_or("server".into(), |n| n.to_string_lossy().into_owned())
             },
-            unwinding: fathom_core::unwind::unwinding(&exe),
+            unwinding: fathom_measure::unwind::unwinding(&exe),
             pids,
             exe,
         })

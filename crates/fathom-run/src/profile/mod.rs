@@ -10,9 +10,9 @@ mod groups;
 mod perf;
 
 use anyhow::Context;
-use fathom_core::driver::Watch;
-use fathom_core::profile::{ProfileRecord, ProfiledProcess, Unwinding};
 use fathom_engines::server::is_root;
+use fathom_measure::driver::Watch;
+use fathom_schema::profile::{ProfileRecord, ProfiledProcess, Unwinding};
 use groups::Group;
 use perf::{Recording, Scope};
 use std::collections::BTreeMap;
@@ -145,7 +145,7 @@ impl Profiler {
     /// Attaches perf, events off, for step `index` named `step` of the run in `run_dir`: one
     /// perf per unwinding the processes need.
     pub fn start(&self, run_dir: &Path, index: usize, step: &str) -> anyhow::Result<Session> {
-        let folded = fathom_core::store::step_file(run_dir, index, step, "folded");
+        let folded = fathom_schema::store::step_file(run_dir, index, step, "folded");
         self.start_into(run_dir, folded)
     }
 
@@ -258,7 +258,7 @@ impl Session {
             let _ = std::fs::remove_file(&r.data);
         }
         let text: String = folded.iter().map(|f| f.text.as_str()).collect();
-        fathom_core::sample::charge_results(|| std::fs::write(&self.folded, &text))
+        fathom_measure::sample::charge_results(|| std::fs::write(&self.folded, &text))
             .with_context(|| format!("writing {}", self.folded.display()))?;
         let mut thread_cpu_ns: BTreeMap<String, u64> = BTreeMap::new();
         for (thread, ns) in folded.iter().flat_map(|f| &f.threads) {

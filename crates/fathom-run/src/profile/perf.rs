@@ -4,7 +4,7 @@
 //! outlives the run.
 
 use anyhow::Context;
-use fathom_core::profile::Unwinding;
+use fathom_schema::profile::Unwinding;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
@@ -147,7 +147,7 @@ impl Recording {
         let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id()));
         let ticks = stat
             .ok()
-            .and_then(|s| fathom_core::sample::process::parse_stat(&s))
+            .and_then(|s| fathom_measure::sample::process::parse_stat(&s))
             .map_or(0, |(user, system, _)| user + system);
         // SAFETY: sysconf has no preconditions.
         let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1);

@@ -10,8 +10,8 @@ mod postgres;
 mod rows;
 mod sqlite;
 
-use fathom_core::result::RunStatus;
-use fathom_core::store::LoadedRun;
+use fathom_schema::result::RunStatus;
+use fathom_schema::store::LoadedRun;
 use std::path::{Path, PathBuf};
 
 pub use rows::Value;
@@ -147,7 +147,7 @@ impl Store {
             anyhow::bail!("--store off: nothing to import into");
         };
         let (mut new, mut old) = (0, 0);
-        for path in fathom_core::store::find_runs(dir)? {
+        for path in fathom_schema::store::find_runs(dir)? {
             let run = LoadedRun::load(&path)?;
             if run.manifest.status != RunStatus::Finished {
                 continue;
@@ -211,7 +211,7 @@ fn migrate(db: &mut dyn Database) -> anyhow::Result<()> {
     })
 }
 
-/// The recorded step figures (`fathom_core::figures`) that `steps` has no column for yet.
+/// The recorded step figures (`fathom_schema::figures`) that `steps` has no column for yet.
 fn missing_figures(db: &mut dyn Database) -> anyhow::Result<Vec<&'static str>> {
     let rows = db.query("SELECT name FROM step_figures", &[])?;
     let have: Vec<&str> = rows
@@ -221,7 +221,7 @@ fn missing_figures(db: &mut dyn Database) -> anyhow::Result<Vec<&'static str>> {
             _ => None,
         })
         .collect();
-    Ok(fathom_core::figures::recorded_figures()
+    Ok(fathom_schema::figures::recorded_figures()
         .map(|(_, r)| r.column)
         .filter(|c| !have.contains(c))
         .collect())

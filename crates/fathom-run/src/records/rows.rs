@@ -1,8 +1,8 @@
 //! A finished run as the rows of the results database's `runs` and `steps`, in values both
 //! databases bind alike.
 
-use fathom_core::figures::View;
-use fathom_core::store::LoadedRun;
+use fathom_schema::figures::View;
+use fathom_schema::store::LoadedRun;
 
 /// A value bound to a statement or read from a row.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,10 +58,10 @@ pub const RUN_COLUMNS: &[&str] = &[
     "manifest",
 ];
 
-/// The `steps` table's columns: the step, its recorded figures (`fathom_core::figures`) and
+/// The `steps` table's columns: the step, its recorded figures (`fathom_schema::figures`) and
 /// its summary.
 pub fn step_columns() -> Vec<&'static str> {
-    let figures = fathom_core::figures::recorded_figures().map(|(_, r)| r.column);
+    let figures = fathom_schema::figures::recorded_figures().map(|(_, r)| r.column);
     ["run_id", "idx", "step", "ops"]
         .into_iter()
         .chain(figures)
@@ -130,7 +130,7 @@ pub fn steps(run: &LoadedRun, id: &str) -> anyhow::Result<Vec<Vec<Value>>> {
                 Value::text(&s.step),
                 Value::Int(Some(s.ops as i64)),
             ];
-            for (f, r) in fathom_core::figures::recorded_figures() {
+            for (f, r) in fathom_schema::figures::recorded_figures() {
                 let value = f.of(&view).or((!r.nullable).then_some(0.0));
                 row.push(Value::Real(value));
             }

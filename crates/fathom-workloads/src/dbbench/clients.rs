@@ -4,7 +4,7 @@
 
 use super::data::{KeyFormat, ValueSource};
 use fathom_api::kv::{Direction, KvSession, Seek};
-use fathom_core::driver::{Client, Done};
+use fathom_measure::driver::{Client, Done};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 

@@ -4,8 +4,8 @@
 //! the step (benchmark.sh divides /usr/bin/time's seconds by 1000; so does this).
 
 use crate::report::{Original, ReportHooks};
-use fathom_core::result::StepSummary;
-use fathom_core::store::LoadedRun;
+use fathom_schema::result::StepSummary;
+use fathom_schema::store::LoadedRun;
 
 const HEADER: &[&str] = &[
     "ops_sec", "mb_sec", "lsm_sz", "c_wgb", "w_amp", "c_wsecs", "c_csecs", "usec_op", "p50", "p99",

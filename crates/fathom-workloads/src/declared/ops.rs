@@ -6,7 +6,7 @@
 use super::gen::{Chooser, Length};
 use super::record::{Fields, Keys};
 use super::YcsbKind;
-use fathom_core::driver::{Client, Done};
+use fathom_measure::driver::{Client, Done};
 use rand::rngs::SmallRng;
 use rand::Rng;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -9,7 +9,7 @@ use super::record::Fields;
 use super::YcsbKind;
 use crate::statements::Statements;
 use fathom_api::sql::{Dialect, SqlConn, SqlEngine, Stmt, Value};
-use fathom_core::driver::Done;
+use fathom_measure::driver::Done;
 
 /// The binding's key column.
 const KEY: &str = "YCSB_KEY";

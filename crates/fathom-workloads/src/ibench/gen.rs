@@ -178,7 +178,7 @@ impl RowGen {
             .map_or(0, |d| d.as_secs());
         if batch.dateandtime != now as i64 || batch.datetime_text.is_empty() {
             batch.dateandtime = now as i64;
-            batch.datetime_text = fathom_core::result::utc_timestamp(now)[..19].replace('T', " ");
+            batch.datetime_text = fathom_schema::result::utc_timestamp(now)[..19].replace('T', " ");
         }
         batch.rows.resize_with(n, Default::default);
         let s = &self.shape;

@@ -26,8 +26,8 @@ use clients::{Cleanup, Deleter, IbenchKind, Indexer, Querier, Store, Tidy, Write
 use fathom_api::family::Db;
 use fathom_api::stop::Stop;
 use fathom_api::target::Maintenance;
-use fathom_core::driver::{BackgroundClient, Client, StepPlan};
-use fathom_core::kind::StepKinds;
+use fathom_measure::driver::{BackgroundClient, Client, StepPlan};
+use fathom_schema::kind::StepKinds;
 use gen::{RowGen, Shape, Table, CLASSIC, CURRENT};
 use lockstep::Lockstep;
 use schemars::JsonSchema;

@@ -4,7 +4,7 @@
 
 use super::kinds::LinkBenchKind;
 use super::model::Store;
-use fathom_core::driver::{Client, Done};
+use fathom_measure::driver::{Client, Done};
 
 /// The consistency check as a step's one operation: fails naming the pairs that differ.
 pub struct Check<'e> {

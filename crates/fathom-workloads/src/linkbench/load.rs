@@ -8,7 +8,7 @@ use super::kinds::LinkBenchKind;
 use super::model::{Count, Link, Node, Store, LINK_TYPE, NODE_TYPE, VISIBLE};
 use super::motif::Motif;
 use fathom_api::retry::retrying;
-use fathom_core::driver::{Client, Done};
+use fathom_measure::driver::{Client, Done};
 use std::sync::{Arc, Mutex};
 
 /// Largest node payload plus one.

@@ -31,7 +31,7 @@ use fathom_api::capability::Need;
 use fathom_api::family::Db;
 use fathom_api::kv::SessionOptions;
 use fathom_api::stop::Stop;
-use fathom_core::driver::StepPlan;
+use fathom_measure::driver::StepPlan;
 pub use kinds::LinkBenchKind;
 pub use load::now_ms;
 use load::{Chunks, Graph, LinkLoader, NodeLoader};

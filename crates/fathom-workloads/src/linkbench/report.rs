@@ -5,11 +5,11 @@
 
 use super::kinds::{LinkBenchKind as K, REQUEST};
 use crate::report::{Original, ReportHooks};
-use fathom_core::group::{median_step, series, Series};
-use fathom_core::recorder::Latency;
-use fathom_core::result::StepSummary;
-use fathom_core::store::LoadedRun;
-use fathom_core::table::{Cell, Style, Table, Titled};
+use fathom_schema::group::{median_step, series, Series};
+use fathom_schema::latency::Latency;
+use fathom_schema::result::StepSummary;
+use fathom_schema::store::LoadedRun;
+use fathom_schema::table::{Cell, Style, Table, Titled};
 
 /// What LinkBench adds to reports.
 pub const HOOKS: ReportHooks = ReportHooks {
@@ -309,9 +309,9 @@ mod tests {
     /// differs, it shows the middle one, not the first repeat's.
     #[test]
     fn the_latency_table_over_repeats_shows_medians() {
-        use fathom_core::result::{RunManifest, SetupRecord};
+        use fathom_schema::result::{RunManifest, SetupRecord};
         let repeat = |p99: f64, ops: u64| {
-            let get = fathom_core::result::OpSummary {
+            let get = fathom_schema::result::OpSummary {
                 ops,
                 latency_us: Latency {
                     p99,

@@ -5,8 +5,8 @@
 use super::*;
 use crate::testing::{assert_refused, build_from, drive, open};
 use fathom_api::family::Engine;
-use fathom_core::driver::{Client, LatencyFrom};
-use fathom_core::pace::Spacing;
+use fathom_measure::driver::{Client, LatencyFrom};
+use fathom_measure::pace::Spacing;
 
 const SMALL: &[&str] = &["maxid1=3001", "requests=1500", "seed=11"];
 

@@ -13,7 +13,7 @@ use super::load::{self, Next, Plan};
 use fathom_api::doc::bson::{doc, Document};
 use fathom_api::doc::{duplicate_key, DocEngine, DocSession, Find, Index, Update};
 use fathom_api::retry::{retryable, retrying};
-use fathom_core::driver::{Client, Done};
+use fathom_measure::driver::{Client, Done};
 
 fn collection(table: u32) -> String {
     format!("sbtest{table}")

@@ -4,8 +4,8 @@
 
 use super::rand::SbRand;
 use super::SysbenchKind;
-use fathom_core::driver::Done;
-use fathom_core::result::QueryMix;
+use fathom_measure::driver::Done;
+use fathom_schema::result::QueryMix;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -10,7 +10,7 @@ use super::load::{Next, Plan};
 use crate::rows::{decode_row, encode_row, index_id, key_int, Col, Key};
 use fathom_api::kv::{BatchOp, Direction, KvSession, KvTxn, Seek, TxnEnd, Visit};
 use fathom_api::retry::retrying;
-use fathom_core::driver::{Client, Done};
+use fathom_measure::driver::{Client, Done};
 
 const ROW: &[bool] = &[true, false, false];
 

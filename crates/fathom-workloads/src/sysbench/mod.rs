@@ -20,8 +20,8 @@ use fathom_api::capability::Need;
 use fathom_api::family::Db;
 use fathom_api::kv::SessionOptions;
 use fathom_api::stop::Stop;
-use fathom_core::driver::StepPlan;
-use fathom_core::kind::StepKinds;
+use fathom_measure::driver::StepPlan;
+use fathom_schema::kind::StepKinds;
 use rand::{RandType, SbRand};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -127,7 +127,7 @@ impl Default for SysbenchParams {
     }
 }
 
-fathom_core::kinds! {
+fathom_schema::kinds! {
     /// What sysbench's operations are.
     pub enum SysbenchKind {
         /// A multi-row INSERT of the prepare step.

@@ -3,8 +3,8 @@
 //! interval, then the SQL statistics, general statistics and latency blocks.
 
 use crate::report::{Original, ReportHooks};
-use fathom_core::result::{QueryMix, StepSummary};
-use fathom_core::store::LoadedRun;
+use fathom_schema::result::{QueryMix, StepSummary};
+use fathom_schema::store::LoadedRun;
 use std::fmt::Write;
 
 fn mix(s: &StepSummary) -> QueryMix {

@@ -6,7 +6,7 @@ use super::events::{Events, Query, RangeKind, Test};
 use super::load::{self, Next, Plan};
 use fathom_api::retry::{retryable, retrying};
 use fathom_api::sql::{Dialect, SqlConn, SqlEngine, Stmt, Value};
-use fathom_core::driver::{Client, Done};
+use fathom_measure::driver::{Client, Done};
 
 pub fn table_ddl(dialect: Dialect, storage: Option<&str>, table: u32) -> Vec<String> {
     vec![

@@ -4,7 +4,7 @@
 
 use super::TpccKind;
 use fathom_api::sql::{SqlConn, Stmt, Value};
-use fathom_core::driver::{Client, Done};
+use fathom_measure::driver::{Client, Done};
 use std::collections::VecDeque;
 
 /// What each of the four conditions says.

@@ -8,7 +8,7 @@ use super::population::{
 };
 use super::TpccKind;
 use fathom_api::sql::SqlConn;
-use fathom_core::driver::{Client, Done};
+use fathom_measure::driver::{Client, Done};
 use std::collections::VecDeque;
 
 /// sysbench's bulk insert buffer: a statement grows until the next row would pass it.

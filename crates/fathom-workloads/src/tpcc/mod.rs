@@ -30,8 +30,8 @@ use fathom_api::family::{Db, Family};
 use fathom_api::kv::SessionOptions;
 use fathom_api::sql::{Dialect, SqlEngine};
 use fathom_api::stop::Stop;
-use fathom_core::driver::StepPlan;
-use fathom_core::kind::StepKinds;
+use fathom_measure::driver::StepPlan;
+use fathom_schema::kind::StepKinds;
 use gen::{Draws, Follow};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -117,7 +117,7 @@ enum Isolation {
     Ser,
 }
 
-fathom_core::kinds! {
+fathom_schema::kinds! {
     /// TPC-C's transactions, and the steps around them.
     pub enum TpccKind {
         Load = ("load", Load, "a multi-row INSERT of the initial population (up to 512 KiB of SQL)"),

@@ -7,9 +7,9 @@
 
 use super::TpccKind as K;
 use crate::report::ReportHooks;
-use fathom_core::group::{median_step, Series};
-use fathom_core::result::StepSummary;
-use fathom_core::table::{Cell, Style, Table, Titled};
+use fathom_schema::group::{median_step, Series};
+use fathom_schema::result::StepSummary;
+use fathom_schema::table::{Cell, Style, Table, Titled};
 
 /// What TPC-C adds to reports.
 pub const HOOKS: ReportHooks = ReportHooks {
@@ -137,8 +137,8 @@ fn response_times(steps: &[(String, StepSummary)]) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fathom_core::recorder::Latency;
-    use fathom_core::result::OpSummary;
+    use fathom_schema::latency::Latency;
+    use fathom_schema::result::OpSummary;
 
     #[test]
     fn tpmc_counts_committed_new_orders_a_minute() {

@@ -9,7 +9,7 @@ use super::stmts::{self, Stmts};
 use super::TpccKind;
 use fathom_api::retry::retryable;
 use fathom_api::sql::{Row, SqlConn, Value};
-use fathom_core::driver::{Client, Done};
+use fathom_measure::driver::{Client, Done};
 
 /// A client of the run: its connection, its statements per table copy, its draws.
 pub struct Terminal<'e> {

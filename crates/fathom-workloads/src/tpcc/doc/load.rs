@@ -10,7 +10,7 @@ use crate::tpcc::population::{Customer, Item, Order, OrderLine, Place, Rows, Sto
 use crate::tpcc::TpccKind;
 use fathom_api::doc::bson::{doc, Bson, Document};
 use fathom_api::doc::DocSession;
-use fathom_core::driver::{Client, Done};
+use fathom_measure::driver::{Client, Done};
 use std::collections::VecDeque;
 
 /// py-tpcc's loader's batch of items and stock.

@@ -11,7 +11,7 @@ use crate::tpcc::input::{self, Drawn, Inputs};
 use crate::tpcc::TpccKind;
 use fathom_api::doc::bson::{doc, Bson, Document, RawDocument, RawDocumentBuf};
 use fathom_api::doc::{DocSession, Find, Modify, Update};
-use fathom_core::driver::{Client, Done};
+use fathom_measure::driver::{Client, Done};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 

@@ -10,7 +10,7 @@ use crate::tpcc::population::{
 };
 use crate::tpcc::TpccKind;
 use fathom_api::kv::{BatchOp, KvSession};
-use fathom_core::driver::{Client, Done};
+use fathom_measure::driver::{Client, Done};
 use std::collections::VecDeque;
 
 const BATCH_BYTES: usize = 512 * 1024;

@@ -13,7 +13,7 @@ use crate::tpcc::input::{self, Drawn, Inputs};
 use crate::tpcc::TpccKind;
 use fathom_api::kv::{Direction, KvSession, KvTxn, Seek, TxnEnd};
 use fathom_api::retry::EngineError;
-use fathom_core::driver::{Client, Done};
+use fathom_measure::driver::{Client, Done};
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 

@@ -1,0 +1,37 @@
+//! The harness's own cost per operation, measured by driving a client built on the null
+//! engine with the same loop and recorder as a real step.
+
+use super::Client;
+use crate::recorder::Recorder;
+use fathom_schema::kind::StepKinds;
+use std::time::{Duration, Instant};
+
+/// CPU time of the calling thread.
+pub fn thread_cpu_time() -> Duration {
+    Duration::from_nanos(crate::tick::clock_ns(libc::CLOCK_THREAD_CPUTIME_ID))
+}
+
+/// The harness's own CPU nanoseconds per operation: `client` (built on the null engine) is
+/// driven by the same loop and recorder as a real step for about `budget`, or `max_ops`.
+pub fn harness_cost(
+    mut client: Box<dyn Client + '_>,
+    kinds: &StepKinds,
+    budget: Duration,
+    max_ops: Option<u64>,
+) -> anyhow::Result<Option<f64>> {
+    let mut rec = Recorder::new(kinds.len());
+    let cpu_start = thread_cpu_time();
+    let start = Instant::now();
+    let mut prev = start;
+    let mut n = 0u64;
+    while prev - start < budget && max_ops.is_none_or(|m| n < m) {
+        let Some(op) = client.next()? else { break };
+        let end = Instant::now();
+        rec.record_done(kinds, &op, end - prev)?;
+        prev = end;
+        n += 1;
+    }
+    let cpu = thread_cpu_time().saturating_sub(cpu_start);
+    std::hint::black_box(&rec);
+    Ok((n > 0).then(|| cpu.as_nanos() as f64 / n as f64))
+}

@@ -1,0 +1,82 @@
+//! The probes of a step's measured span, begun and ended in one place: the engine's counters,
+//! the `--waits` sampler and the watches told of the span (`--profile`'s perf, and any meter a
+//! caller adds). The span begins once — before the first operation without warmup, at the
+//! warmup's end with one, or after the operations of a step that measured nothing — and each
+//! probe ends where its figures end.
+
+use super::Watch;
+use crate::sample::waits::{Method, Ready, WaitSampler, Waits};
+use crate::sample::Sampler;
+use anyhow::Context;
+use fathom_api::target::{Counters, Target};
+
+/// The probes of one step.
+pub(super) struct Probes<'a> {
+    watches: Vec<&'a mut (dyn Watch + 'static)>,
+    /// `--waits`: ready before the step, started with the span.
+    ready: Option<Ready>,
+    waits: Option<WaitSampler>,
+    /// The engine's counters when the span began; `None` before it.
+    before: Option<Counters>,
+}
+
+impl<'a> Probes<'a> {
+    /// The probes `watches` and `waits` ask for, ready to begin.
+    pub(super) fn new(
+        watches: Vec<&'a mut (dyn Watch + 'static)>,
+        waits: Option<Method>,
+    ) -> anyhow::Result<Probes<'a>> {
+        Ok(Probes {
+            watches,
+            ready: Ready::new(waits)?,
+            waits: None,
+            before: None,
+        })
+    }
+
+    /// Whether the span has begun.
+    pub(super) fn begun(&self) -> bool {
+        self.before.is_some()
+    }
+
+    /// The measured span begins: the watches told, the engine's counters read, the waits
+    /// sampler started (an error says it could not start; the rest have begun). A second call
+    /// does nothing.
+    pub(super) fn begin(&mut self, target: &dyn Target, sampler: &Sampler) -> anyhow::Result<()> {
+        if self.begun() {
+            return Ok(());
+        }
+        for w in &mut self.watches {
+            w.measuring();
+        }
+        self.before = Some(target.counters());
+        if let Some(r) = self.ready.take() {
+            let started = r.start(sampler.server_pids(), sampler.embedded());
+            self.waits = Some(started.context("starting the --waits sampler")?);
+        }
+        Ok(())
+    }
+
+    /// The operations ended: what the step's sleeping threads waited on, its folded stacks
+    /// written to `offcpu` first.
+    pub(super) fn ops_ended(&mut self, offcpu: &std::path::Path) -> anyhow::Result<Option<Waits>> {
+        let name = offcpu.file_name().unwrap_or_default().to_string_lossy();
+        let in_run = format!("{}/{name}", fathom_schema::store::STEPS);
+        self.waits
+            .take()
+            .and_then(WaitSampler::finish)
+            .map(|f| f.keep(offcpu, in_run))
+            .transpose()
+            .with_context(|| format!("writing {}", offcpu.display()))
+    }
+
+    /// The step's figures ended (after its maintenance): the watches told, the engine settled
+    /// and its counters read; the counters at the span's two ends.
+    pub(super) fn ended(mut self, target: &dyn Target) -> (Counters, Counters) {
+        for w in &mut self.watches {
+            w.ended();
+        }
+        target.settle();
+        (self.before.unwrap_or_default(), target.counters())
+    }
+}

@@ -1,0 +1,426 @@
+//! A step's verdict as the report states it: whose time is judged, the bound the rule gives
+//! over the repeats, the qualifier that says whether the bound was a resource at its limit
+//! (saturated) or one operation's chain of waits (latency-bound), with its evidence in figures
+//! (host CPU idle, IOPS against the device's calibrated limit at the observed queue depth,
+//! flushes against the calibrated synced-write rate), and a confidence that falls with a small
+//! margin, unexplained time, disturbance, a soft device limit or repeats that disagree.
+
+use super::{mean_shares, shares_of, Bound, Confidence, Share, RULE};
+use fathom_schema::result::device::DeviceLimits;
+use fathom_schema::result::StepSummary;
+
+/// A share of a resource's limit at or above which the resource counts as saturated.
+pub const SATURATED: f64 = 0.8;
+/// Host CPU idle, percent, under which the CPU counts as saturated.
+pub const CPU_SATURATED_IDLE_PCT: f64 = 5.0;
+/// An unexplained share ("off cpu": asleep in nothing `--waits` names, or not split at all)
+/// at or above which a verdict about another share is less sure.
+pub const UNEXPLAINED: f64 = 0.25;
+
+/// What the report says of one step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verdict {
+    /// Whose time: "clients" or "server's busy threads".
+    pub whose: &'static str,
+    pub bound: Bound,
+    /// The mean shares over the repeats.
+    pub shares: Vec<Share>,
+    /// `saturated`, `latency-bound`, `interference`, `the offered load was met`, with its
+    /// evidence; `None` for no single bound.
+    pub qualifier: Option<String>,
+    pub confidence: Confidence,
+    /// What lowered the confidence.
+    pub why: Vec<String>,
+}
+
+/// Whose time a step is judged by, and its shares: an embedded engine's clients (they run its
+/// code; fathom's part of their CPU is the harness's; asleep in a timer other than their
+/// pacing, they were held back by the engine: "engine throttling"); beside a server, its busy threads when
+/// the clients spend over half their time off a CPU (they wait on it), else the clients, whose
+/// CPU is all fathom's.
+pub fn judged_shares(m: &StepSummary) -> Option<(&'static str, Vec<Share>)> {
+    let time = m.time.as_ref()?;
+    let c = &time.clients;
+    if c.wall_s <= 0.0 {
+        return None;
+    }
+    let waits = m.waits.as_ref();
+    if m.per_op.cpu_us_harness.is_none() {
+        let harness = m.harness_ns_per_op.map(|ns| ns * m.ops as f64 / 1e9);
+        let mut shares = shares_of(c, harness, waits.map(|w| &w.clients));
+        for s in shares.iter_mut().filter(|s| s.name == "sleep") {
+            s.name = "engine throttling";
+        }
+        return Some(("clients", shares));
+    }
+    if c.other_s / c.wall_s > 0.5 && time.engine.wall_s > 0.0 {
+        Some((
+            "server's busy threads",
+            shares_of(&time.engine, None, waits.map(|w| &w.engine)),
+        ))
+    } else {
+        Some((
+            "clients",
+            shares_of(c, Some(c.cpu_s), waits.map(|w| &w.clients)),
+        ))
+    }
+}
+
+/// The verdict over a step's repeats (`None` without thread times); `median` is the repeats'
+/// median step, whose host figures are the evidence; `limits` the device's calibrated limits.
+pub fn judge(
+    repeats: &[&StepSummary],
+    median: &StepSummary,
+    limits: Option<&DeviceLimits>,
+) -> Option<Verdict> {
+    let judged: Vec<(&'static str, Vec<Share>)> =
+        repeats.iter().filter_map(|r| judged_shares(r)).collect();
+    let whose = judged_shares(median).map(|j| j.0)?;
+    let runs: Vec<Vec<Share>> = judged.into_iter().map(|j| j.1).collect();
+    let bound = RULE.vote(&runs);
+    let shares = mean_shares(&runs);
+    let mut confidence = Confidence::of_margin(RULE.margin(&bound, &shares));
+    let mut why = Vec::new();
+    let mut lower = |reason: String| {
+        confidence = confidence.lower();
+        why.push(reason);
+    };
+    if runs.len() > 1 && runs.iter().any(|r| RULE.decide(r) != bound) {
+        lower("repeats differ".into());
+    }
+    let named: Vec<&str> = match &bound {
+        Bound::One(a) => vec![a],
+        Bound::Two(a, b) => vec![a, b],
+        _ => Vec::new(),
+    };
+    let unexplained = shares
+        .iter()
+        .find(|s| s.name == "off cpu")
+        .map_or(0.0, |s| s.fraction);
+    if named.contains(&"off cpu") {
+        lower("the time off a CPU is not split (run with --waits)".into());
+    } else if unexplained >= UNEXPLAINED {
+        lower(format!("{:.0}% unexplained", 100.0 * unexplained));
+    }
+    if let Some(d) = median.host.disturbance(median.seconds) {
+        lower(format!("disturbed: {d}"));
+    }
+    // Each named share explained: a two-part verdict says what held each part.
+    let parts: Vec<String> = named
+        .iter()
+        .map(|name| {
+            let q = qualify(name, median, limits);
+            if let Some(soft) = q.soft {
+                lower(soft);
+            }
+            match named.len() {
+                1 => q.text,
+                _ => format!("{name}: {}", q.text),
+            }
+        })
+        .collect();
+    let qualifier = (!parts.is_empty()).then(|| parts.join("; "));
+    Some(Verdict {
+        whose,
+        bound,
+        shares,
+        qualifier,
+        confidence,
+        why,
+    })
+}
+
+/// A qualifier and, when it rests on a soft limit, why it is soft.
+struct Qualified {
+    text: String,
+    soft: Option<String>,
+}
+
+impl Qualified {
+    fn plain(text: String) -> Qualified {
+        Qualified { text, soft: None }
+    }
+}
+
+/// Saturated or latency-bound, with the evidence, for the share `name` that bounded `m`.
+fn qualify(name: &str, m: &StepSummary, limits: Option<&DeviceLimits>) -> Qualified {
+    let h = &m.host;
+    let idle = format!("host CPU {:.0}% idle", h.idle_pct);
+    // A full host is blamed on this run only when nothing else filled it.
+    let full = |m: &StepSummary| match h.disturbance(m.seconds) {
+        Some(d) => Qualified::plain(format!("interference: {d}; {idle}")),
+        None => Qualified::plain(format!("saturated: {idle}")),
+    };
+    match name {
+        "engine cpu" | "harness cpu" if h.idle_pct < CPU_SATURATED_IDLE_PCT => full(m),
+        "engine cpu" | "harness cpu" => Qualified::plain(format!("latency-bound: {idle}")),
+        "waiting for a cpu" => full(m),
+        "paced" => Qualified::plain(match m.arrival_rate {
+            Some(rate) => format!(
+                "the offered load was met: {:.0} of {rate:.0} operations a second",
+                m.ops_per_sec
+            ),
+            None => "the offered load was met".into(),
+        }),
+        "device" => device(m, limits),
+        "commits" => commits(m, limits),
+        "locks" => Qualified::plain(format!(
+            "latency-bound: clients wait on each other ({:.1} context switches an operation)",
+            m.per_op.cs.unwrap_or(0.0)
+        )),
+        "network" => Qualified::plain("latency-bound: waiting on the other side".into()),
+        "sleep" => Qualified::plain("latency-bound: asleep in a timer (throttled?)".into()),
+        "engine throttling" => Qualified::plain(
+            "the engine held its clients back, asleep in a timer (RocksDB's write stalls when \
+             its flushes or compactions fall behind; SQLite's busy handler waiting out a lock)"
+                .into(),
+        ),
+        _ => Qualified::plain("latency-bound: waits --waits does not name".into()),
+    }
+}
+
+fn saturated_or_latency(util: f64) -> &'static str {
+    if util >= SATURATED {
+        "saturated"
+    } else {
+        "latency-bound"
+    }
+}
+
+/// The device against its calibrated limit: random reads against the IOPS at the observed
+/// queue depth, bandwidth against the sequential limits; the nearest its limit decides.
+fn device(m: &StepSummary, limits: Option<&DeviceLimits>) -> Qualified {
+    let h = &m.host;
+    let (rps, qd) = (h.rps.unwrap_or(0.0), h.aqu_sz.unwrap_or(1.0));
+    let seen = format!("{rps:.0} reads/s at queue depth {qd:.1}");
+    let Some(l) = limits else {
+        return Qualified::plain(format!(
+            "{seen}; the device is not calibrated (fathom calibrate)"
+        ));
+    };
+    let mut uses: Vec<(f64, String, Option<&fathom_schema::result::device::Figure>)> = Vec::new();
+    if let Some(limit) = l.iops_limit(qd) {
+        uses.push((
+            rps / limit,
+            format!(
+                "{seen}, {:.0}% of the {limit:.0} measured there",
+                100.0 * rps / limit
+            ),
+            l.get(if qd < 2.0 {
+                "randread_qd1"
+            } else {
+                "randread_qd4"
+            }),
+        ));
+    }
+    for (mbps, figure, what) in [
+        (h.rmbps, "seqread", "read"),
+        (h.wmbps, "seqwrite", "written"),
+    ] {
+        if let (Some(x), Some(f)) = (mbps, l.get(figure)) {
+            uses.push((
+                x / f.median,
+                format!(
+                    "{x:.0} MiB/s {what}, {:.0}% of the measured {:.0}",
+                    100.0 * x / f.median,
+                    f.median
+                ),
+                Some(f),
+            ));
+        }
+    }
+    uses.sort_by(|a, b| b.0.total_cmp(&a.0));
+    match uses.into_iter().next() {
+        Some((util, evidence, figure)) => Qualified {
+            text: format!("{}: {evidence}", saturated_or_latency(util)),
+            soft: figure.and_then(|f| soft(l, f, util)),
+        },
+        None => Qualified::plain(seen),
+    }
+}
+
+/// Commits against the device's synced-write rate: flushes a second (writes where the kernel
+/// does not count flushes).
+fn commits(m: &StepSummary, limits: Option<&DeviceLimits>) -> Qualified {
+    let (rate, what) = match (m.host.fps, m.host.wps) {
+        (Some(f), _) if f > 0.0 => (f, "flushes/s"),
+        (_, Some(w)) => (w, "writes/s"),
+        _ => (0.0, "flushes/s"),
+    };
+    let seen = format!("{rate:.0} {what}");
+    match limits.and_then(|l| Some((l, l.get("syncwrite")?))) {
+        Some((l, f)) => Qualified {
+            text: format!(
+                "{}: {seen}, {:.0}% of the measured {:.0} synced writes/s",
+                saturated_or_latency(rate / f.median),
+                100.0 * rate / f.median,
+                f.median
+            ),
+            soft: soft(l, f, rate / f.median),
+        },
+        None => Qualified::plain(format!(
+            "{seen}; the device is not calibrated (fathom calibrate)"
+        )),
+    }
+}
+
+/// Why a qualifier at `util` of figure `f` is less sure: the figure is soft (a host-cached
+/// disk, or repeats that spread wide) and the step came near enough to it that a truer limit
+/// could change saturated into latency-bound or back.
+fn soft(l: &DeviceLimits, f: &fathom_schema::result::device::Figure, util: f64) -> Option<String> {
+    (l.soft(f) && util >= SATURATED / 2.0).then(|| {
+        format!(
+            "{}'s {} is a soft limit ({})",
+            l.device,
+            f.name,
+            if l.virtual_disk {
+                "a host-cached disk"
+            } else {
+                "its repeats spread wide"
+            }
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fathom_schema::result::device::Figure;
+    use fathom_schema::result::threads::{GroupTime, ThreadTime};
+
+    fn step(cpu: f64, blkio: f64, other: f64) -> StepSummary {
+        let mut m = StepSummary {
+            seconds: 10.0,
+            ops: 1000,
+            ..StepSummary::default()
+        };
+        m.time = Some(ThreadTime {
+            clients: GroupTime {
+                threads: 1,
+                busy: 1,
+                wall_s: 10.0,
+                cpu_s: cpu,
+                runq_s: 0.0,
+                blkio_s: Some(blkio),
+                paced_s: None,
+                other_s: other,
+                blkio_dropped: 0,
+            },
+            ..ThreadTime::default()
+        });
+        m.host.idle_pct = 50.0;
+        m
+    }
+
+    fn limits(virtual_disk: bool) -> DeviceLimits {
+        let fig = |name: &str, unit: &str, median: f64| Figure {
+            name: name.into(),
+            unit: unit.into(),
+            median,
+            low: median * 0.95,
+            high: median * 1.05,
+        };
+        DeviceLimits {
+            device: "vda".into(),
+            figures: vec![
+                fig("randread_qd1", "iops", 10_000.0),
+                fig("randread_qd4", "iops", 30_000.0),
+                fig("randread_qd32", "iops", 80_000.0),
+                fig("seqread", "MiB/s", 1000.0),
+                fig("seqwrite", "MiB/s", 1000.0),
+                fig("syncwrite", "iops", 9000.0),
+            ],
+            virtual_disk,
+            ..DeviceLimits::default()
+        }
+    }
+
+    #[test]
+    fn a_device_at_its_limit_is_saturated_and_below_it_latency_bound() {
+        let mut m = step(2.0, 7.5, 0.5);
+        m.host.rps = Some(9_000.0);
+        m.host.aqu_sz = Some(1.0);
+        let l = limits(false);
+        let v = judge(&[&m], &m, Some(&l)).unwrap();
+        assert_eq!(v.bound, Bound::One("device"));
+        let q = v.qualifier.unwrap();
+        assert!(q.starts_with("saturated: 9000 reads/s"), "{q}");
+        assert_eq!(v.confidence, Confidence::High, "{:?}", v.why);
+        // The same reads at queue depth 4 are a third of what the device does there.
+        m.host.aqu_sz = Some(4.0);
+        let v = judge(&[&m], &m, Some(&l)).unwrap();
+        assert!(v.qualifier.unwrap().starts_with("latency-bound"));
+        // Far from a soft limit: as sure.
+        let v = judge(&[&m], &m, Some(&limits(true))).unwrap();
+        assert_eq!(v.confidence, Confidence::High, "{:?}", v.why);
+        // Near a host-cached disk's soft limit: less sure.
+        m.host.aqu_sz = Some(1.0);
+        let v = judge(&[&m], &m, Some(&limits(true))).unwrap();
+        assert_eq!(v.confidence, Confidence::Medium, "{:?}", v.why);
+        // Uncalibrated: said.
+        let v = judge(&[&m], &m, None).unwrap();
+        assert!(v.qualifier.unwrap().contains("fathom calibrate"));
+    }
+
+    #[test]
+    fn cpu_bound_with_idle_cpu_is_latency_bound_and_repeats_that_differ_lower_it() {
+        let m = step(9.0, 0.0, 1.0);
+        let v = judge(&[&m, &m, &m], &m, None).unwrap();
+        assert_eq!(v.bound, Bound::One("engine cpu"));
+        assert_eq!(v.confidence, Confidence::High);
+        assert!(v
+            .qualifier
+            .unwrap()
+            .starts_with("latency-bound: host CPU 50% idle"));
+        let io = step(2.0, 7.5, 0.5);
+        let v = judge(&[&m, &m, &io], &m, None).unwrap();
+        assert_eq!(v.bound, Bound::One("engine cpu"));
+        assert!(v.why.contains(&"repeats differ".to_string()), "{:?}", v.why);
+        assert!(v.confidence < Confidence::High);
+    }
+
+    #[test]
+    fn a_full_host_is_blamed_on_others_when_they_filled_it() {
+        let mut m = step(9.0, 0.0, 1.0);
+        m.host.idle_pct = 0.0;
+        let v = judge(&[&m], &m, None).unwrap();
+        assert!(v
+            .qualifier
+            .unwrap()
+            .starts_with("saturated: host CPU 0% idle"));
+        // One client on two cores cannot fill the host: other processes did.
+        m.host.others_cores = Some(1.1);
+        m.host.others_pct = Some(55.0);
+        let v = judge(&[&m], &m, None).unwrap();
+        let q = v.qualifier.unwrap();
+        assert!(
+            q.starts_with("interference: other processes used 1.10 cores"),
+            "{q}"
+        );
+        assert!(q.ends_with("host CPU 0% idle"), "{q}");
+    }
+
+    #[test]
+    fn both_parts_of_a_two_part_verdict_are_explained() {
+        let mut m = step(4.5, 4.5, 1.0);
+        m.host.rps = Some(9_000.0);
+        m.host.aqu_sz = Some(1.0);
+        let v = judge(&[&m], &m, Some(&limits(false))).unwrap();
+        assert!(matches!(v.bound, Bound::Two(..)), "{:?}", v.bound);
+        let q = v.qualifier.unwrap();
+        assert!(
+            q.contains("engine cpu: latency-bound: host CPU 50% idle"),
+            "{q}"
+        );
+        assert!(q.contains("device: saturated: 9000 reads/s"), "{q}");
+    }
+
+    #[test]
+    fn iops_limit_follows_the_queue_depth() {
+        let l = limits(false);
+        assert_eq!(l.iops_limit(0.3), Some(10_000.0));
+        assert_eq!(l.iops_limit(2.0), Some(20_000.0));
+        assert_eq!(l.iops_limit(4.0), Some(30_000.0));
+        assert_eq!(l.iops_limit(64.0), Some(80_000.0));
+    }
+}
