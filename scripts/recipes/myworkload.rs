@@ -9,10 +9,10 @@ use crate::{
     alike, kv_session, NewClients, NewStep, PreparedStep, StepOn, Workload, WorkloadEntry,
 };
 use fathom_api::family::Db;
+use fathom_api::kind::{Done, StepKinds};
 use fathom_api::kv::{KvSession, SessionOptions};
+use fathom_api::step::{Client, StepPlan};
 use fathom_api::stop::Stop;
-use fathom_measure::driver::{Client, StepPlan};
-use fathom_schema::kind::{Done, StepKinds};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use schemars::JsonSchema;
@@ -45,7 +45,7 @@ impl Default for MyWorkloadParams {
     }
 }
 
-fathom_schema::kinds! {
+fathom_api::kinds! {
     /// Its operation kinds, declared once: a name and a role each. Clients record operations
     /// by them (`Done::of`), and each step lists those it records.
     pub enum MyKind {

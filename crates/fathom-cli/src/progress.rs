@@ -2,7 +2,7 @@
 //! otherwise (a log file, CI) a plain line every ten seconds of a long step, then one line per
 //! finished step either way.
 
-use fathom_measure::driver::StepPlan;
+use fathom_api::step::StepPlan;
 use fathom_run::RunSpec;
 use fathom_schema::result::{IntervalRecord, RunManifest, StepSummary};
 use indicatif::{ProgressBar, ProgressStyle};

@@ -1,6 +1,7 @@
 //! The crates' layers: which fathom crates each may depend on (docs/architecture.md's table).
-//! An engine builds against `fathom-api` alone, the result schema holds no sampler, the
-//! statistics run no sampler and the measurement judges nothing: a dependency added across a
+//! An engine builds against `fathom-api` alone, a workload against it and the result schema
+//! (never the driver that measures it), the result schema holds no sampler, the statistics run
+//! no sampler and the measurement judges nothing: a dependency added across a
 //! layer fails here, naming the crate and the dependency.
 
 use std::collections::BTreeMap;

@@ -1,5 +1,5 @@
-//! fathom-measure: how a step is run and measured — the step driver, the workload's `Client`
-//! and `StepPlan`, the per-thread recorders, pacing, the host samplers (CPU, IO, memory,
+//! fathom-measure: how a step is run and measured — the step driver (over the workload's
+//! `Client`s and `StepPlan`, `fathom-api`'s), the per-thread recorders, the host samplers (CPU, IO, memory,
 //! threads' time, waits, eBPF), cgroups, the device's limits and the merge of a child run's
 //! logs. Results it produces are `fathom-schema`'s types; it judges nothing.
 
@@ -7,7 +7,6 @@ pub mod cgroup;
 pub mod device;
 pub mod driver;
 pub mod merge;
-pub mod pace;
 pub mod recorder;
 pub mod sample;
 pub mod tick;

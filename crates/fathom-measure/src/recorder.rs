@@ -2,7 +2,7 @@
 //! its `Recorder` outright (no lock, no atomics on the hot path) and hands a copy to the driver
 //! at each interval boundary, where copies are merged.
 
-use fathom_schema::kind::{Done, StepKinds, UndeclaredKind};
+use fathom_api::kind::{Done, StepKinds, UndeclaredKind};
 use hdrhistogram::Histogram;
 
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -252,7 +252,7 @@ mod tests {
 
     #[test]
     fn a_failed_operation_is_counted_apart_and_not_timed() {
-        use fathom_schema::kind::testing::Test;
+        use fathom_api::kind::testing::Test;
         let kinds = StepKinds::of(&[Test::A, Test::B]);
         let mut r = Recorder::new(2);
         let ok = Done {

@@ -36,18 +36,18 @@ pub const MAX_CONFIRM_ROUNDS: usize = 10;
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FindMax {
     pub target: Target,
-    pub spacing: fathom_measure::pace::Spacing,
+    pub spacing: fathom_api::pace::Spacing,
     pub shared: bool,
 }
 
 impl FindMax {
     /// Open-loop arrivals at `rate`, latency from each one's intended start.
-    pub fn open_loop(&self, rate: f64) -> fathom_measure::driver::OpenLoop {
-        fathom_measure::driver::OpenLoop {
+    pub fn open_loop(&self, rate: f64) -> fathom_api::step::OpenLoop {
+        fathom_api::step::OpenLoop {
             ops_per_sec: rate,
             spacing: self.spacing,
             shared: self.shared,
-            latency_from: fathom_measure::driver::LatencyFrom::Arrival,
+            latency_from: fathom_api::step::LatencyFrom::Arrival,
         }
     }
 }

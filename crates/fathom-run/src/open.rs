@@ -4,8 +4,8 @@
 
 use anyhow::Context;
 use fathom_api::family::Engine;
+use fathom_api::step::StepPlan;
 use fathom_engines::{EngineConfig, EngineEntry};
-use fathom_measure::driver::StepPlan;
 
 pub struct OpenEngine {
     entry: &'static EngineEntry,

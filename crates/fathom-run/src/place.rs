@@ -3,8 +3,8 @@
 
 use crate::resolve::RunSpec;
 use fathom_api::leftovers;
+use fathom_api::step::StepPlan;
 use fathom_api::stop::Stop;
-use fathom_measure::driver::StepPlan;
 use fathom_schema::result::{ExperimentCell, IntervalRecord, RunManifest, StepSummary};
 use std::path::{Path, PathBuf};
 

@@ -8,10 +8,10 @@ use crate::input::{AllocatorName, Arrivals, DriveInput, Queue, SetupInput, Workl
 use anyhow::Context;
 use fathom_api::capability::{Need, Offer};
 use fathom_api::family::Family;
+use fathom_api::pace::Spacing;
+use fathom_api::step::{LatencyFrom, OpenLoop, StepPlan};
 use fathom_engines::settings::Settings;
 use fathom_engines::EngineEntry;
-use fathom_measure::driver::{LatencyFrom, OpenLoop, StepPlan};
-use fathom_measure::pace::Spacing;
 use fathom_workloads::params::Params;
 use fathom_workloads::WorkloadEntry;
 use std::path::Path;

@@ -4,7 +4,7 @@
 
 use crate::input::AllocatorName;
 use crate::resolve::{Allocator, RunSpec, Setup};
-use fathom_measure::driver::OpenLoop;
+use fathom_api::step::OpenLoop;
 use fathom_workloads::params::Params;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

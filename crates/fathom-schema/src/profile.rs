@@ -288,7 +288,7 @@ mod tests {
 
     const FOLDED: &str = "\
 fathom;fathom:client0;clone3;fathom_measure::driver::threads::client_loop;rocksdb::DBImpl::GetImpl;memcmp 6
-fathom;fathom:client0;clone3;fathom_measure::driver::threads::client_loop;<fathom_workloads::dbbench::Reader as fathom_measure::driver::Client>::next 3
+fathom;fathom:client0;clone3;fathom_measure::driver::threads::client_loop;<fathom_workloads::dbbench::Reader as fathom_api::step::Client>::next 3
 fathom;fathom:client0;fathom_measure::driver::threads::client_loop;rocksdb::DBImpl::GetImpl;__x64_sys_pread64_[k] 2
 fathom;rocksdb:low;rocksdb::CompactionJob::Run;rocksdb::CompactionJob::Run 4
 fathom;fathom;malloc 1

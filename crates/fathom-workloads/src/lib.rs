@@ -19,11 +19,11 @@ pub mod tpcc;
 
 use fathom_api::capability::Need;
 use fathom_api::family::{Db, Family};
+use fathom_api::kind::{Kind, OpKind};
 use fathom_api::knobs::Knobs;
 use fathom_api::kv::{KvSession, SessionOptions};
+use fathom_api::step::{BackgroundClient, Client, Crew, StepPlan};
 use fathom_api::stop::Stop;
-use fathom_measure::driver::{BackgroundClient, Client, Crew, StepPlan};
-use fathom_schema::kind::{Kind, OpKind};
 use params::{specs, ParamSpec, Params};
 use std::collections::BTreeMap;
 

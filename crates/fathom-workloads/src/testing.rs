@@ -100,9 +100,9 @@ pub fn drive(w: &dyn Workload, db: Db<'_>, rounds: usize) -> Vec<Vec<usize>> {
 
 /// One operation of every client still `live`; `done` is told of each.
 fn one_round(
-    clients: &mut [Box<dyn fathom_measure::driver::Client + '_>],
+    clients: &mut [Box<dyn fathom_api::step::Client + '_>],
     live: &mut [bool],
-    done: &mut dyn FnMut(&fathom_measure::driver::Done),
+    done: &mut dyn FnMut(&fathom_api::kind::Done),
 ) {
     for (c, l) in clients.iter_mut().zip(live.iter_mut()) {
         if !*l {

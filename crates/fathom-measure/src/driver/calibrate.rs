@@ -3,7 +3,7 @@
 
 use super::Client;
 use crate::recorder::Recorder;
-use fathom_schema::kind::StepKinds;
+use fathom_api::kind::StepKinds;
 use std::time::{Duration, Instant};
 
 /// CPU time of the calling thread.

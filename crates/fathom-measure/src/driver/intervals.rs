@@ -19,7 +19,7 @@ pub(super) struct Intervals<'a> {
     pub(super) samples: BTreeMap<usize, Sample>,
     pub(super) next_to_emit: usize,
     pub(super) step_total: Recorder,
-    pub(super) kinds: &'a [fathom_schema::kind::OpKind],
+    pub(super) kinds: &'a [fathom_api::kind::OpKind],
     pub(super) plan: &'a super::StepPlan,
     pub(super) out: std::io::BufWriter<std::fs::File>,
     pub(super) step: &'a str,

@@ -1,7 +1,9 @@
 //! Driver tests with a fake engine: latency accounting in open and closed loop.
 
 use super::*;
-use fathom_schema::kind::testing::Test;
+use fathom_api::kind::testing::Test;
+use fathom_api::kind::Done;
+use fathom_api::step::{ClientGroup, OpenLoop};
 use fathom_schema::result::IntervalRecord;
 
 /// No engine: its counters take `counters_take` to read (a server's statistics query).
@@ -22,7 +24,7 @@ fn reading(name: &str, clients: usize) -> StepPlan {
     StepPlan {
         name: name.into(),
         clients,
-        kinds: fathom_schema::kind::StepKinds::of(&[Test::A]),
+        kinds: fathom_api::kind::StepKinds::of(&[Test::A]),
         ..Default::default()
     }
 }
@@ -531,10 +533,10 @@ impl Client for Instant_ {
 fn a_client_group_keeps_its_own_rate_beside_closed_loop_clients() {
     let plan = StepPlan {
         duration: Some(Duration::from_secs(1)),
-        kinds: fathom_schema::kind::StepKinds::of(&[Test::A, Test::B]),
+        kinds: fathom_api::kind::StepKinds::of(&[Test::A, Test::B]),
         groups: vec![ClientGroup {
             clients: 1,
-            rate: Some(crate::pace::Schedule::fixed(200.0)),
+            rate: Some(fathom_api::pace::Schedule::fixed(200.0)),
             spacing: Spacing::Uniform,
         }],
         ..reading("groups", 2)
@@ -556,8 +558,8 @@ fn a_client_group_keeps_its_own_rate_beside_closed_loop_clients() {
 /// intervals' intended rate rising.
 #[test]
 fn a_ramp_raises_the_rate_over_the_step() {
-    let ramp = crate::pace::Schedule {
-        pieces: vec![crate::pace::Piece {
+    let ramp = fathom_api::pace::Schedule {
+        pieces: vec![fathom_api::pace::Piece {
             seconds: 1.0,
             from: 100.0,
             to: 300.0,

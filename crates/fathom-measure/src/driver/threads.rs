@@ -5,10 +5,10 @@
 
 use super::intervals::Intervals;
 use super::{BackgroundClient, Client, Crew, LatencyFrom, Pace, Paced, StepPlan};
-use crate::pace::{sleep_until, Arrivals, UnitRate};
 use crate::recorder::Recorder;
 use crate::sample::threads::Whose;
 use crate::tick::Tick;
+use fathom_api::pace::{sleep_until, Arrivals, UnitRate};
 use fathom_api::stop::Stop;
 use fathom_schema::result::IntervalRecord;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -101,7 +101,7 @@ enum Starts<'c> {
 
 impl<'c> Starts<'c> {
     fn of(clock: &'c Clock<'_>, thread: usize) -> Starts<'c> {
-        let paced = clock.plan.paced(thread);
+        let paced = super::paced(clock.plan, thread);
         let starts = match (paced, clock.plan.open_loop, &clock.shared) {
             (Paced::Step(..), Some(_), Some(queue)) => Starts::Shared(queue),
             (Paced::Step(k, n), Some(o), None) => Starts::Own(Arrivals::staggered(

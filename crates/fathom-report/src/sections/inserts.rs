@@ -5,8 +5,8 @@
 
 use crate::section::{Input, Section, Titled};
 
+use fathom_api::kind::Role;
 use fathom_schema::group::median_step;
-use fathom_schema::kind::Role;
 use fathom_schema::result::StepSummary;
 use fathom_schema::table::{Cell, Style, Table};
 

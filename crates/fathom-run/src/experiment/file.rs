@@ -563,7 +563,7 @@ workload = [{ name = "dbbench", params = { num_keys = 1000, steps = "fillseq" } 
     /// The keys every run shares reach each run, each typed as the flag is.
     #[test]
     fn the_files_drive_keys_reach_every_run() {
-        use fathom_measure::pace::Spacing;
+        use fathom_api::pace::Spacing;
         let shape = |keys: &str| {
             let e = load(&GOOD.replace("repeats = 2", keys)).unwrap();
             let o = e.specs[0].open_loop;

@@ -110,7 +110,7 @@ impl Experiment {
         let open_loop = p.open_loop.map(|o| {
             (
                 o.ops_per_sec,
-                o.spacing == fathom_measure::pace::Spacing::Poisson,
+                o.spacing == fathom_api::pace::Spacing::Poisson,
             )
         });
         let shared = if p.open_loop.is_some_and(|o| o.shared) {
@@ -161,7 +161,7 @@ fn fingerprint(spec: &RunSpec) -> String {
         params: spec.params.given(),
         clients: spec.clients,
         rate: open.map(|o| o.ops_per_sec),
-        poisson: open.map(|o| o.spacing == fathom_measure::pace::Spacing::Poisson),
+        poisson: open.map(|o| o.spacing == fathom_api::pace::Spacing::Poisson),
         shared_queue: open.map(|o| o.shared),
         interval_ms: spec.interval.as_millis(),
     };

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use std::time::Duration;
 
 /// One step of a run as the workload plans it: its name and how it ends.
-fn step_line(step: &fathom_measure::driver::StepPlan) -> (String, Duration) {
+fn step_line(step: &fathom_api::step::StepPlan) -> (String, Duration) {
     let warmup = if step.warmup.is_zero() {
         String::new()
     } else {

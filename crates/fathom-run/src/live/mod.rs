@@ -12,7 +12,7 @@ mod http;
 use crate::input::LiveTargets;
 use crate::place::Observer;
 use crate::resolve::RunSpec;
-use fathom_measure::driver::StepPlan;
+use fathom_api::step::StepPlan;
 use fathom_schema::result::{IntervalRecord, RunManifest, StepSummary};
 use http::{pusher, Server};
 use std::sync::mpsc::Sender;

@@ -5,8 +5,8 @@ pub mod device;
 mod run;
 pub mod threads;
 
-use crate::kind::Role;
 use crate::latency::Latency;
+use fathom_api::kind::Role;
 use fathom_macros::Merge;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -262,7 +262,7 @@ pub struct Background {
     pub target_rows_per_sec: f64,
 }
 
-pub use crate::kind::QueryMix;
+pub use fathom_api::kind::QueryMix;
 pub use run::*;
 
 /// One step's summary.

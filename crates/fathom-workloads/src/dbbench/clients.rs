@@ -3,8 +3,9 @@
 //! choice can be tested without an engine.
 
 use super::data::{KeyFormat, ValueSource};
+use fathom_api::kind::Done;
 use fathom_api::kv::{Direction, KvSession, Seek};
-use fathom_measure::driver::{Client, Done};
+use fathom_api::step::Client;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 

@@ -14,12 +14,12 @@ use crate::{
 use clients::{Action, DbBenchClient, Keys};
 use data::{KeyFormat, ValueSource};
 use fathom_api::family::Db;
+use fathom_api::kind::StepKinds;
 use fathom_api::kv::{Direction, SessionOptions};
 use fathom_api::options::Syntax;
+use fathom_api::step::{BackgroundClient, Pace, StepOptions, StepPlan};
 use fathom_api::stop::Stop;
 use fathom_api::target::Maintenance;
-use fathom_measure::driver::{BackgroundClient, Pace, StepOptions, StepPlan};
-use fathom_schema::kind::StepKinds;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -118,7 +118,7 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
 pub const FILLSEQ_ROCKSDB_OPTIONS: &str =
     "memtable_factory=vector;allow_concurrent_memtable_write=false";
 
-fathom_schema::kinds! {
+fathom_api::kinds! {
     /// What dbbench's operations are, as db_bench names them.
     pub enum DbBenchKind {
         /// fillseq's puts load the database in key order.

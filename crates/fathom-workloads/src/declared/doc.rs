@@ -8,7 +8,7 @@ use super::ops::{Carry, Core, Op};
 use super::YcsbKind;
 use fathom_api::doc::bson::{doc, spec::BinarySubtype, Binary, Bson, Document};
 use fathom_api::doc::{DocSession, Find, Update};
-use fathom_measure::driver::Done;
+use fathom_api::kind::Done;
 
 pub struct DocStore<'e> {
     session: Box<dyn DocSession + 'e>,

@@ -7,8 +7,8 @@
 use super::ops::{Carry, Core, Op};
 use super::record::{each_field, pack_record, repack_one};
 use super::YcsbKind;
+use fathom_api::kind::Done;
 use fathom_api::kv::{Direction, KvSession, Seek};
-use fathom_measure::driver::Done;
 
 pub struct KvStore<'e> {
     session: Box<dyn KvSession + 'e>,

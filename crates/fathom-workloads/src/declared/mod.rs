@@ -24,11 +24,11 @@ use crate::statements::Statements;
 use crate::{alike, kv_session, NewClients, NewStep, PreparedStep, Workload, WorkloadEntry};
 use doc::DocStore;
 use fathom_api::family::{Db, Family};
+use fathom_api::kind::StepKinds;
 use fathom_api::kv::SessionOptions;
+use fathom_api::pace::Spacing;
+use fathom_api::step::{ClientGroup, StepPlan};
 use fathom_api::stop::Stop;
-use fathom_measure::driver::{ClientGroup, StepPlan};
-use fathom_measure::pace::Spacing;
-use fathom_schema::kind::StepKinds;
 use file::{Arrivals, KeyFormat, KvValue, Loaded, Phase};
 use kv::KvStore;
 use ops::{Core, Driven, Shared, Work};
@@ -98,7 +98,7 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry::new::<DeclaredParams, YcsbKind>(
     crate::report::ReportHooks::NONE,
 );
 
-fathom_schema::kinds! {
+fathom_api::kinds! {
     /// A declared workload's operations, as YCSB names them in its output.
     pub enum YcsbKind {
         Load = ("INSERT", Load, "the load's insert of the next record, every field written"),
@@ -430,7 +430,7 @@ impl<'a> PreparedStep<'a> for DeclaredStep<'a> {
             };
             let core = Core::new(self.shared.clone(), w.keys(), w.fields(), rng, work);
             let table = &w.loaded.file.data.table;
-            let client: Box<dyn fathom_measure::driver::Client + 'a> = match self.engine {
+            let client: Box<dyn fathom_api::step::Client + 'a> = match self.engine {
                 Db::Sql(e) => {
                     let store = SqlStore::new(e, w.statements, table, &core.fields)?;
                     Box::new(Driven { core, store })
@@ -457,7 +457,7 @@ impl<'a> DeclaredStep<'a> {
         &self,
         c: usize,
         rng: SmallRng,
-    ) -> anyhow::Result<Option<Box<dyn fathom_measure::driver::Client + 'a>>> {
+    ) -> anyhow::Result<Option<Box<dyn fathom_api::step::Client + 'a>>> {
         let w = self.workload;
         let f = &w.loaded.file;
         let Db::Sql(e) = self.engine else {

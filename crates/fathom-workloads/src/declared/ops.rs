@@ -6,7 +6,8 @@
 use super::gen::{Chooser, Length};
 use super::record::{Fields, Keys};
 use super::YcsbKind;
-use fathom_measure::driver::{Client, Done};
+use fathom_api::kind::Done;
+use fathom_api::step::Client;
 use rand::rngs::SmallRng;
 use rand::Rng;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -8,7 +8,7 @@ use super::ops::{self, Plan};
 use super::record::{Fields, KeyForm, Keys};
 use super::Declared;
 use crate::sysbench::rand as sb;
-use fathom_measure::driver::ClientGroup;
+use fathom_api::step::ClientGroup;
 
 impl Declared {
     pub(super) fn keys(&self) -> Keys {

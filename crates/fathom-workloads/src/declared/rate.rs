@@ -2,7 +2,7 @@
 //! rates, steps or a ramp), read into a `Rate` and, once the phase's length is known, turned
 //! into the driver's schedule of arrivals.
 
-use fathom_measure::pace::{Piece, Schedule};
+use fathom_api::pace::{Piece, Schedule};
 use std::time::Duration;
 
 /// How many operations per second a phase or group is meant to start.

@@ -7,9 +7,10 @@
 use super::script::{Class, Command, Val};
 use super::sqlfile::{ScriptDef, SentAs, TableDef, MOST_SCRIPTS};
 use crate::statements::Statements;
+use fathom_api::kind::Done;
+use fathom_api::kind::{QueryMix, StepKinds};
 use fathom_api::sql::{Dialect, SqlConn, SqlEngine, Stmt, Value};
-use fathom_measure::driver::{Client, Done};
-use fathom_schema::kind::{QueryMix, StepKinds};
+use fathom_api::step::Client;
 use rand::rngs::SmallRng;
 use rand::Rng;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -17,7 +18,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 /// Rows per INSERT of the load.
 const BATCH: u64 = 1000;
 
-fathom_schema::kinds! {
+fathom_api::kinds! {
     /// A workload file's SQL operations: a batch of the load, or one run of a script (reports
     /// print the script's name).
     pub enum ScriptKind {

@@ -8,8 +8,8 @@ use super::ops::{Carry, Core, Op};
 use super::record::Fields;
 use super::YcsbKind;
 use crate::statements::Statements;
+use fathom_api::kind::Done;
 use fathom_api::sql::{Dialect, SqlConn, SqlEngine, Stmt, Value};
-use fathom_measure::driver::Done;
 
 /// The binding's key column.
 const KEY: &str = "YCSB_KEY";

@@ -4,16 +4,17 @@
 
 use super::gen::{Batch, RowGen, Shape, Table};
 use super::lockstep::{Lockstep, Turn};
+use fathom_api::kind::Done;
 use fathom_api::retry::retrying;
+use fathom_api::step::Client;
 use fathom_api::stop::Stop;
 use fathom_api::target::Maintenance;
-use fathom_measure::driver::{Client, Done};
 use rand::Rng;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-fathom_schema::kinds! {
+fathom_api::kinds! {
     /// The insert benchmark's operations, as its reports name them; every step lists them all.
     pub enum IbenchKind {
         Insert = ("insert", Insert, "one multi-row INSERT of a batch"),

@@ -24,10 +24,10 @@ use crate::{
 };
 use clients::{Cleanup, Deleter, IbenchKind, Indexer, Querier, Store, Tidy, Writer};
 use fathom_api::family::Db;
+use fathom_api::kind::StepKinds;
+use fathom_api::step::{BackgroundClient, Client, StepPlan};
 use fathom_api::stop::Stop;
 use fathom_api::target::Maintenance;
-use fathom_measure::driver::{BackgroundClient, Client, StepPlan};
-use fathom_schema::kind::StepKinds;
 use gen::{RowGen, Shape, Table, CLASSIC, CURRENT};
 use lockstep::Lockstep;
 use schemars::JsonSchema;

@@ -2,7 +2,7 @@
 //! insert per client, commit sizes, the query steps' rates and how long they last.
 
 use super::Work;
-use fathom_measure::driver::{Pace, StepPlan};
+use fathom_api::step::{Pace, StepPlan};
 use std::time::Duration;
 
 /// How much each step does.

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::testing::{assert_refused, build_from, drive};
-use fathom_measure::driver::Pace;
+use fathom_api::step::Pace;
 
 fn open(name: &str, dir: &std::path::Path) -> fathom_api::family::Engine {
     crate::testing::open(name, dir, &[])
@@ -75,7 +75,7 @@ const SMALL: &[&str] = &[
 
 /// Where a kind named `name` is recorded: every step records every kind, in their order.
 fn kind(name: &str) -> usize {
-    use fathom_schema::kind::Kind;
+    use fathom_api::kind::Kind;
     IbenchKind::ALL
         .iter()
         .position(|k| k.op().name == name)

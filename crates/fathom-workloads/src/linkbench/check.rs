@@ -4,7 +4,8 @@
 
 use super::kinds::LinkBenchKind;
 use super::model::Store;
-use fathom_measure::driver::{Client, Done};
+use fathom_api::kind::Done;
+use fathom_api::step::Client;
 
 /// The consistency check as a step's one operation: fails naming the pairs that differ.
 pub struct Check<'e> {

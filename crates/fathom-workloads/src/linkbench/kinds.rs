@@ -1,9 +1,9 @@
 //! LinkBench's operation kinds, as LinkBench names them in its reports: the load's bulk
 //! inserts, the request phase's ten operations, and the consistency check.
 
-use fathom_schema::kind::StepKinds;
+use fathom_api::kind::StepKinds;
 
-fathom_schema::kinds! {
+fathom_api::kinds! {
     /// Every operation of every LinkBench step.
     pub enum LinkBenchKind {
         LoadNodeBulk = ("LOAD_NODE_BULK", Load, "a bulk insert of nodes"),

@@ -7,8 +7,9 @@ use super::jrand::JavaRandom;
 use super::kinds::LinkBenchKind;
 use super::model::{Count, Link, Node, Store, LINK_TYPE, NODE_TYPE, VISIBLE};
 use super::motif::Motif;
+use fathom_api::kind::Done;
 use fathom_api::retry::retrying;
-use fathom_measure::driver::{Client, Done};
+use fathom_api::step::Client;
 use std::sync::{Arc, Mutex};
 
 /// Largest node payload plus one.

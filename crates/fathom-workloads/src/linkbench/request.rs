@@ -11,9 +11,10 @@ use super::load::{now_ms, LINK_DATA_MAX, NODE_DATA_MAX};
 use super::model::{Link, ListPage, Node, Store, LINK_TYPE, NODE_TYPE, RANGE_LIMIT, VISIBLE};
 use super::motif::Motif;
 use super::shuffle::{Kind, Shuffler};
-use fathom_measure::driver::{Client, Done, LatencyFrom, OpenLoop};
-use fathom_measure::pace::Spacing;
-use fathom_schema::kind::Kind as _;
+use fathom_api::kind::Done;
+use fathom_api::kind::Kind as _;
+use fathom_api::pace::Spacing;
+use fathom_api::step::{Client, LatencyFrom, OpenLoop};
 use std::sync::Arc;
 
 /// The operations in the order the mix is walked (`LinkBenchRequest`).

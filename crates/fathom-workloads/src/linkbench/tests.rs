@@ -5,8 +5,8 @@
 use super::*;
 use crate::testing::{assert_refused, build_from, drive, open};
 use fathom_api::family::Engine;
-use fathom_measure::driver::{Client, LatencyFrom};
-use fathom_measure::pace::Spacing;
+use fathom_api::pace::Spacing;
+use fathom_api::step::{Client, LatencyFrom};
 
 const SMALL: &[&str] = &["maxid1=3001", "requests=1500", "seed=11"];
 

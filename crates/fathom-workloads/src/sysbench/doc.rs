@@ -12,8 +12,9 @@ use super::events::{Events, Query, RangeKind};
 use super::load::{self, Next, Plan};
 use fathom_api::doc::bson::{doc, Document};
 use fathom_api::doc::{duplicate_key, DocEngine, DocSession, Find, Index, Update};
+use fathom_api::kind::Done;
 use fathom_api::retry::{retryable, retrying};
-use fathom_measure::driver::{Client, Done};
+use fathom_api::step::Client;
 
 fn collection(table: u32) -> String {
     format!("sbtest{table}")

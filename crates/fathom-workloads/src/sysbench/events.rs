@@ -4,7 +4,7 @@
 
 use super::rand::SbRand;
 use super::SysbenchKind;
-use fathom_measure::driver::Done;
+use fathom_api::kind::Done;
 use fathom_schema::result::QueryMix;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

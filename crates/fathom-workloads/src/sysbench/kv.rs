@@ -8,9 +8,10 @@
 use super::events::{Event, Events, Query, Range, RangeKind};
 use super::load::{Next, Plan};
 use crate::rows::{decode_row, encode_row, index_id, key_int, Col, Key};
+use fathom_api::kind::Done;
 use fathom_api::kv::{BatchOp, Direction, KvSession, KvTxn, Seek, TxnEnd, Visit};
 use fathom_api::retry::retrying;
-use fathom_measure::driver::{Client, Done};
+use fathom_api::step::Client;
 
 const ROW: &[bool] = &[true, false, false];
 

@@ -4,7 +4,7 @@
 
 use super::events::Rows;
 use super::SysbenchKind;
-use fathom_measure::driver::Done;
+use fathom_api::kind::Done;
 
 /// The prepare step's kinds.
 pub const KINDS: &[SysbenchKind] = &[SysbenchKind::Insert, SysbenchKind::CreateIndex];

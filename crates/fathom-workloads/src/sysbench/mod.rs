@@ -18,10 +18,10 @@ use crate::{alike, NewClient, NewClients, NewStep, PreparedStep, StepOn, Workloa
 use events::{Events, Rows, Shape, Test};
 use fathom_api::capability::Need;
 use fathom_api::family::Db;
+use fathom_api::kind::StepKinds;
 use fathom_api::kv::SessionOptions;
+use fathom_api::step::StepPlan;
 use fathom_api::stop::Stop;
-use fathom_measure::driver::StepPlan;
-use fathom_schema::kind::StepKinds;
 use rand::{RandType, SbRand};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -127,7 +127,7 @@ impl Default for SysbenchParams {
     }
 }
 
-fathom_schema::kinds! {
+fathom_api::kinds! {
     /// What sysbench's operations are.
     pub enum SysbenchKind {
         /// A multi-row INSERT of the prepare step.

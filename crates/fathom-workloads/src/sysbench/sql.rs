@@ -4,9 +4,10 @@
 
 use super::events::{Events, Query, RangeKind, Test};
 use super::load::{self, Next, Plan};
+use fathom_api::kind::Done;
 use fathom_api::retry::{retryable, retrying};
 use fathom_api::sql::{Dialect, SqlConn, SqlEngine, Stmt, Value};
-use fathom_measure::driver::{Client, Done};
+use fathom_api::step::Client;
 
 pub fn table_ddl(dialect: Dialect, storage: Option<&str>, table: u32) -> Vec<String> {
     vec![

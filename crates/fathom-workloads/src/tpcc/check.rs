@@ -3,8 +3,9 @@
 //! districts (or warehouses) where the condition does not hold: a count above 0 fails the step.
 
 use super::TpccKind;
+use fathom_api::kind::Done;
 use fathom_api::sql::{SqlConn, Stmt, Value};
-use fathom_measure::driver::{Client, Done};
+use fathom_api::step::Client;
 use std::collections::VecDeque;
 
 /// What each of the four conditions says.

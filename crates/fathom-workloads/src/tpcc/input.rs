@@ -4,8 +4,8 @@
 
 use super::gen::{last_name, Draws, Follow, CUSTOMERS, DISTRICTS, ITEMS};
 use super::TpccKind;
+use fathom_api::kind::Done;
 use fathom_api::retry::{retryable, retrying};
-use fathom_measure::driver::Done;
 
 /// A New-Order's inputs.
 pub struct NewOrder {

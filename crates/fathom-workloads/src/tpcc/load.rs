@@ -7,8 +7,9 @@ use super::population::{
     self, Address, Customer, Item, Order, OrderLine, Place, Rows, Stock, Units,
 };
 use super::TpccKind;
+use fathom_api::kind::Done;
 use fathom_api::sql::SqlConn;
-use fathom_measure::driver::{Client, Done};
+use fathom_api::step::Client;
 use std::collections::VecDeque;
 
 /// sysbench's bulk insert buffer: a statement grows until the next row would pass it.

@@ -27,11 +27,11 @@ use crate::{
 use fathom_api::capability::Need;
 use fathom_api::doc::DocEngine;
 use fathom_api::family::{Db, Family};
+use fathom_api::kind::StepKinds;
 use fathom_api::kv::SessionOptions;
 use fathom_api::sql::{Dialect, SqlEngine};
+use fathom_api::step::StepPlan;
 use fathom_api::stop::Stop;
-use fathom_measure::driver::StepPlan;
-use fathom_schema::kind::StepKinds;
 use gen::{Draws, Follow};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -117,7 +117,7 @@ enum Isolation {
     Ser,
 }
 
-fathom_schema::kinds! {
+fathom_api::kinds! {
     /// TPC-C's transactions, and the steps around them.
     pub enum TpccKind {
         Load = ("load", Load, "a multi-row INSERT of the initial population (up to 512 KiB of SQL)"),

@@ -7,9 +7,10 @@ use super::gen::{by_name_row, Follow, DISTRICTS};
 use super::input::{self, Inputs};
 use super::stmts::{self, Stmts};
 use super::TpccKind;
+use fathom_api::kind::Done;
 use fathom_api::retry::retryable;
 use fathom_api::sql::{Row, SqlConn, Value};
-use fathom_measure::driver::{Client, Done};
+use fathom_api::step::Client;
 
 /// A client of the run: its connection, its statements per table copy, its draws.
 pub struct Terminal<'e> {

@@ -10,7 +10,8 @@ use crate::tpcc::population::{Customer, Item, Order, OrderLine, Place, Rows, Sto
 use crate::tpcc::TpccKind;
 use fathom_api::doc::bson::{doc, Bson, Document};
 use fathom_api::doc::DocSession;
-use fathom_measure::driver::{Client, Done};
+use fathom_api::kind::Done;
+use fathom_api::step::Client;
 use std::collections::VecDeque;
 
 /// py-tpcc's loader's batch of items and stock.

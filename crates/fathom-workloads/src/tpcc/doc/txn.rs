@@ -11,7 +11,8 @@ use crate::tpcc::input::{self, Drawn, Inputs};
 use crate::tpcc::TpccKind;
 use fathom_api::doc::bson::{doc, Bson, Document, RawDocument, RawDocumentBuf};
 use fathom_api::doc::{DocSession, Find, Modify, Update};
-use fathom_measure::driver::{Client, Done};
+use fathom_api::kind::Done;
+use fathom_api::step::Client;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 

@@ -9,8 +9,9 @@ use crate::tpcc::population::{
     Address, Customer, Item, Order, OrderLine, Place, Rows, Stock, Units,
 };
 use crate::tpcc::TpccKind;
+use fathom_api::kind::Done;
 use fathom_api::kv::{BatchOp, KvSession};
-use fathom_measure::driver::{Client, Done};
+use fathom_api::step::Client;
 use std::collections::VecDeque;
 
 const BATCH_BYTES: usize = 512 * 1024;

@@ -11,9 +11,10 @@ use crate::rows::{encode_row, Col};
 use crate::tpcc::gen::{by_name_row, Follow, DISTRICTS};
 use crate::tpcc::input::{self, Drawn, Inputs};
 use crate::tpcc::TpccKind;
+use fathom_api::kind::Done;
 use fathom_api::kv::{Direction, KvSession, KvTxn, Seek, TxnEnd};
 use fathom_api::retry::EngineError;
-use fathom_measure::driver::{Client, Done};
+use fathom_api::step::Client;
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 
