@@ -115,7 +115,7 @@ impl fathom_run::Observer for Progress {
             "fathom: {} {} / {} with {} client{} -> {}",
             m.setup.engine,
             m.setup.engine_version,
-            m.workload,
+            m.workload_title(),
             m.clients,
             if m.clients == 1 { "" } else { "s" },
             dir.display()

@@ -18,10 +18,29 @@ fn ops(step: &Value, kind: &str) -> f64 {
 
 #[test]
 fn ycsb_a_loads_then_reads_and_updates_on_rocksdb() {
-    let (_dir, results, _) = run_ok(&format!(
+    let (_dir, results, stdout) = run_ok(&format!(
         "--engine rocksdb --workload {} --clients 2 --param records=2000 --param operations=4000",
         bundled("workloada")
     ));
+    // The run, its directory and its header carry the file's name, not `declared`.
+    assert!(stdout.contains("workload ycsb-a, 2 clients"), "{stdout}");
+    assert!(!stdout.contains("declared"), "{stdout}");
+    // READ against UPDATE latency, as YCSB prints them: a row of each under the run step.
+    let kinds = stdout
+        .split("run: latency by operation kind, µs")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no latency by kind for run: {stdout}"));
+    for kind in ["\nREAD ", "\nUPDATE "] {
+        assert!(kinds.contains(kind), "{kind:?}: {kinds}");
+    }
+    let dirs: Vec<String> = std::fs::read_dir(&results)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        dirs.iter().any(|d| d.ends_with("-rocksdb-ycsb-a-c2")),
+        "{dirs:?}"
+    );
     let report = report_json(&results);
     let run = &report["runs"][0];
     assert_eq!(ops(step(run, "load"), "INSERT"), 2000.0, "{run}");

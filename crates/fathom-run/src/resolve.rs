@@ -46,6 +46,9 @@ pub struct Setup {
 pub struct RunSpec {
     pub setup: Setup,
     pub workload: &'static WorkloadEntry,
+    /// The workload's name as the user knows it: the entry's, or a workload file's `name`
+    /// (`ycsb-a`, not `declared`); run directories and headers carry it.
+    pub title: String,
     pub params: Params,
     pub clients: usize,
     pub interval: Duration,
@@ -133,10 +136,12 @@ pub fn resolve(
     let mut given = workload.params.clone();
     given.extend(setup.params.clone());
     let mut params = Params::new(given);
+    let mut title = entry.name.to_string();
     if declared {
         let file = fathom_workloads::declared::file::resolve_path(&workload.name, base);
-        fathom_workloads::declared::file::load(&file)
+        let loaded = fathom_workloads::declared::file::load(&file)
             .map_err(|e| anyhow::anyhow!("{}: {e}", keys.workload("name")))?;
+        title = loaded.file.name;
         params.set("file", file);
     }
     if let Some(d) = &drive.duration {
@@ -158,6 +163,7 @@ pub fn resolve(
     let mut spec = RunSpec {
         setup: resolved,
         workload: entry,
+        title,
         params,
         clients,
         interval,

@@ -113,7 +113,9 @@ pub(crate) fn run_here(
     let label = place.dir_name.clone().unwrap_or_else(|| {
         format!(
             "{}-{}-c{}",
-            spec.setup.name, spec.workload.name, spec.clients
+            spec.setup.name,
+            fathom_schema::store::slug(&spec.title),
+            spec.clients
         )
     });
     check_existing_data(spec, place)?;

@@ -16,6 +16,7 @@ use std::time::Duration;
 pub struct SpecForm {
     setup: SetupForm,
     workload: String,
+    title: String,
     params: BTreeMap<String, String>,
     clients: usize,
     interval: Duration,
@@ -61,6 +62,7 @@ impl From<RunSpec> for SpecForm {
                 profile_hz: s.profile_hz,
             },
             workload: spec.workload.name.to_string(),
+            title: spec.title,
             params: spec.params.given().clone(),
             clients: spec.clients,
             interval: spec.interval,
@@ -109,6 +111,7 @@ impl TryFrom<SpecForm> for RunSpec {
                 profile_hz: s.profile_hz,
             },
             workload: fathom_workloads::find(&f.workload)?,
+            title: f.title,
             params: Params::new(f.params),
             clients: f.clients,
             interval: f.interval,

@@ -15,6 +15,9 @@ pub struct ReportHooks {
     pub tables: fn(&[Series]) -> Vec<Titled>,
     /// What a step of it (the median over repeats) says about itself.
     pub step_notes: fn(&StepSummary) -> Vec<String>,
+    /// Its tables show each operation kind's latency: the report's table of latency by kind
+    /// leaves it out.
+    pub kinds_shown: bool,
     /// Operation kinds whose failures its notes explain: not listed as failed operations.
     pub explained_failures: &'static [&'static str],
     /// Lines for the report's legend.
@@ -29,6 +32,7 @@ impl ReportHooks {
         heading: "",
         tables: |_| Vec::new(),
         step_notes: |_| Vec::new(),
+        kinds_shown: false,
         explained_failures: &[],
         legend: "",
         original: None,

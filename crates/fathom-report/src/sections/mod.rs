@@ -6,6 +6,7 @@ pub mod bound;
 pub mod charts;
 pub mod inserts;
 pub mod iostat;
+pub mod kinds;
 pub mod memory;
 pub mod notes;
 pub mod offcpu;
@@ -28,6 +29,7 @@ pub const SECTIONS: &[(Shown, Build)] = &[
     (Shown::Everywhere, sweep::section),
     (Shown::Everywhere, inserts::section),
     (Shown::Everywhere, workloads::sections),
+    (Shown::Everywhere, kinds::section),
     (Shown::Everywhere, memory::sections),
     (Shown::Everywhere, time::section),
     (Shown::Everywhere, bound::section),

@@ -47,18 +47,13 @@ pub fn headers(input: &Input) -> Vec<String> {
                 .filter_map(|r| r.manifest.error.as_deref())
                 .map(|e| format!("\n#   failed: {}", e.trim().replace('\n', "\n#           ")))
                 .collect();
-            // A workload file's run names the file's workload beside `declared`.
-            let workload = match m.params.get("workload_name") {
-                Some(name) => format!("{} ({name})", m.workload),
-                None => m.workload.clone(),
-            };
             format!(
                 "# {}: {} {} ({}), workload {}, {} client{}, {repeats}{} cores, device {}{limit}{options}{errors}",
                 s.label(all),
                 m.setup.engine,
                 m.setup.engine_version,
                 statuses.join("/"),
-                workload,
+                m.workload_title(),
                 m.clients,
                 if m.clients == 1 { "" } else { "s" },
                 m.host.cores,

@@ -86,7 +86,7 @@ impl Experiment {
         let p = self.spec(cell);
         slug(&format!(
             "{}.{}.c{}.r{}",
-            p.setup.name, p.workload.name, cell.clients, cell.repeat
+            p.setup.name, p.title, cell.clients, cell.repeat
         ))
     }
 

@@ -83,6 +83,17 @@ pub struct RunManifest {
     pub existing_data: bool,
 }
 
+/// The parameter a workload file's run records the file's `name` in.
+pub const WORKLOAD_NAME: &str = "workload_name";
+
+impl RunManifest {
+    /// The workload's name as the user knows it: a workload file's `name` (`ycsb-a`), else the
+    /// workload's (`declared` runs every file, and says nothing to a reader).
+    pub fn workload_title(&self) -> &str {
+        self.params.get(WORKLOAD_NAME).unwrap_or(&self.workload)
+    }
+}
+
 /// How the runs a merge joined shared their engine, which decides how their sizes, engine
 /// counters and device rates combine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

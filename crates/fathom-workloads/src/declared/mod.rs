@@ -200,7 +200,7 @@ fn declare(params: &Params, clients: usize) -> anyhow::Result<Declared> {
         "file_digest".into(),
         format!("{:016x}", digest(&loaded.text)),
     );
-    resolved.insert("workload_name".into(), f.name.clone());
+    resolved.insert(fathom_schema::result::WORKLOAD_NAME.into(), f.name.clone());
     Ok(Declared {
         loaded,
         records,

@@ -16,6 +16,7 @@ pub const HOOKS: ReportHooks = ReportHooks {
     heading: "LinkBench",
     tables,
     step_notes: drift_note,
+    kinds_shown: true,
     explained_failures: &[K::DriftedCount.name()],
     legend: "",
     original: Some(Original {

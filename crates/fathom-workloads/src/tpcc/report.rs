@@ -15,6 +15,7 @@ use fathom_schema::table::{Cell, Style, Table, Titled};
 pub const HOOKS: ReportHooks = ReportHooks {
     heading: "TPC-C",
     tables,
+    kinds_shown: true,
     ..ReportHooks::NONE
 };
 
