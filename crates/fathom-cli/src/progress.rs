@@ -1,6 +1,7 @@
 //! What a user sees while a step runs: on a terminal, a progress bar with live ops/s and p99;
-//! otherwise (a log file, CI) a plain line every ten seconds of a long step, then one line per
-//! finished step either way.
+//! otherwise (a log file, CI) a plain line every ten seconds of a long step, each naming the
+//! last interval's figures and the step's so far; then one line per finished step either way,
+//! its figures the whole step's (`done:`).
 
 use fathom_api::step::StepPlan;
 use fathom_run::RunSpec;
@@ -58,10 +59,7 @@ impl StepProgress {
 
     pub fn interval(&self, r: &IntervalRecord) {
         self.ops.set(self.ops.get() + r.ops);
-        let live = format!(
-            "{:>10.0} ops/s  p99 {:>9.1} µs",
-            r.ops_per_sec, r.latency_us.p99
-        );
+        let live = live(r, self.ops.get());
         match &self.bar {
             Some(bar) => {
                 bar.set_position(if self.by_count {
@@ -78,7 +76,7 @@ impl StepProgress {
             None if r.ops > 0 && r.t_end - self.last_line.get() >= PLAIN_EVERY_SECS => {
                 self.last_line.set(r.t_end);
                 eprintln!(
-                    "  [{}/{}] {:<22} {:>6.0}s {live}",
+                    "  [{}/{}] {:<22} at {:>4.0}s: {live}",
                     self.index, self.total, self.name, r.t_end
                 );
             }
@@ -91,7 +89,7 @@ impl StepProgress {
             bar.finish_and_clear();
         }
         eprintln!(
-            "  [{}/{}] {:<22} {:>10.0} ops/s  p99 {:>9.1} µs  {:>6.1}s{}",
+            "  [{}/{}] {:<22} done: {:>8.0} ops/s p99 {:>8.1} µs over {:.1}s{}",
             self.index,
             self.total,
             s.step,
@@ -101,6 +99,22 @@ impl StepProgress {
             if s.interrupted { "  (interrupted)" } else { "" }
         );
     }
+}
+
+/// The last interval's figures, then the step's so far (`ops` measured operations by the
+/// interval's end): the two differ while a step warms up or its rate falls, and each is named.
+fn live(r: &IntervalRecord, ops: u64) -> String {
+    let so_far = match r.t_end > 0.0 {
+        true => ops as f64 / r.t_end,
+        false => 0.0,
+    };
+    format!(
+        "last {:.0}s {:>8.0} ops/s p99 {:>8.1} µs, so far {:>8.0} ops/s",
+        (r.t_end - r.t_start).max(0.0),
+        r.ops_per_sec,
+        r.latency_us.p99,
+        so_far
+    )
 }
 
 /// The command's observer of runs: a header line per run, then each step's progress.
@@ -142,5 +156,24 @@ impl fathom_run::Observer for Progress {
         if let Some(p) = self.step.take() {
             p.finish(summary);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_live_line_names_the_last_interval_and_the_step_so_far() {
+        let r = IntervalRecord {
+            t_start: 9.0,
+            t_end: 10.0,
+            ops: 25_000,
+            ops_per_sec: 25_000.0,
+            ..IntervalRecord::default()
+        };
+        let line = live(&r, 500_000);
+        assert!(line.starts_with("last 1s    25000 ops/s p99"), "{line}");
+        assert!(line.ends_with("so far    50000 ops/s"), "{line}");
     }
 }

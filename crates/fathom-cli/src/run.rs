@@ -209,6 +209,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     for r in &finished {
         eprintln!("results: {}", r.path.display());
     }
+    let dirs: Vec<&Path> = finished.iter().map(|r| r.path.as_path()).collect();
+    say_report_command(&dirs);
     if place.stop.requested() {
         anyhow::bail!("interrupted; every step that finished is saved");
     }
@@ -221,6 +223,26 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// The one command that reports these runs again, and the page's.
+fn say_report_command(dirs: &[&Path]) {
+    if dirs.is_empty() {
+        return;
+    }
+    let quoted: Vec<String> = (dirs.iter())
+        .map(|d| {
+            let d = d.display().to_string();
+            match d.contains(char::is_whitespace) {
+                true => format!("'{d}'"),
+                false => d,
+            }
+        })
+        .collect();
+    let dirs = quoted.join(" ");
+    eprintln!(
+        "report: fathom report {dirs}    page: fathom report {dirs} --format html > report.html"
+    );
 }
 
 /// This executable, which runs a run that needs a process of its own (`fathom child-run`).
@@ -292,6 +314,7 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
     };
     print!("{}", fathom_report::render(&runs, args.format, &opts)?);
     eprintln!("results: {}", results.display());
+    say_report_command(&[results.as_path()]);
     if how.stop.requested() {
         anyhow::bail!("interrupted; every step that finished is saved, and a re-run resumes");
     }

@@ -367,6 +367,42 @@ fn operations_are_conserved_across_intervals() {
     );
 }
 
+/// A run's lines say what they are: each step's last line is the whole step's (`done:`), and
+/// at the end one command reports every run of the command again, which works as printed.
+#[test]
+fn a_run_ends_with_the_command_that_reports_it_again() {
+    let dir = scratch();
+    let results = dir.path().join("results");
+    let out = run(
+        "--engine lmdb,sqlite --workload dbbench --param num_keys=2000 \
+         --param steps=fillseq,readrandom --duration 300ms --no-calibrate",
+        &results,
+    );
+    let text = ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains("] readrandom") && l.contains(" done: ")),
+        "{stderr}"
+    );
+    let line = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("report: fathom report "))
+        .unwrap_or_else(|| panic!("no report command: {stderr}"));
+    let (dirs, page) = line.split_once("    page: ").unwrap();
+    assert!(page.ends_with("--format html > report.html"), "{page}");
+    let dirs: Vec<&str> = dirs.split_whitespace().collect();
+    assert_eq!(dirs.len(), 2, "{line}");
+    let mut args = vec!["report"];
+    args.extend(&dirs);
+    let again = ok(&fathom(&args));
+    // Both runs' rows, as the run's own report showed them.
+    let rows = |t: &str| t.lines().filter(|l| l.starts_with("readrandom")).count();
+    assert!(rows(&again) >= 2, "{again}");
+    assert_eq!(rows(&again), rows(&text), "{again}\n{text}");
+}
+
 /// Every engine runs the same workload from one command, and one report holds them all.
 #[test]
 fn every_engine_runs_dbbench_into_one_report() {

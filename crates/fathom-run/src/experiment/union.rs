@@ -1,6 +1,8 @@
 //! Several results directories read as one experiment: the shards of a sharded run, each
 //! host's directory. They must hold runs of one definition and no cell twice; a difference is
-//! named by the first line their saved experiment files differ at.
+//! named by the first line their saved experiment files differ at. Directories of runs outside
+//! any experiment (one `fathom run --engine a,b` makes a directory per engine) are read
+//! together as they are.
 
 use fathom_schema::store::LoadedRun;
 use std::path::{Path, PathBuf};
@@ -47,9 +49,12 @@ pub fn one_experiment(dirs: Vec<Loaded>) -> anyhow::Result<Vec<LoadedRun>> {
 }
 
 fn check_pair(a: &Loaded, b: &Loaded) -> anyhow::Result<()> {
+    if experiment_of(&a.runs).is_none() && experiment_of(&b.runs).is_none() {
+        return Ok(());
+    }
     let (Some((an, ad)), Some((bn, bd))) = (experiment_of(&a.runs), experiment_of(&b.runs)) else {
         anyhow::bail!(
-            "{} and {}: several results directories are read as shards of one experiment, and {} holds no experiment's runs",
+            "{} and {}: several results directories are read as shards of one experiment, and {} holds no experiment's runs (directories of runs outside experiments are read together only with each other)",
             a.dir.display(),
             b.dir.display(),
             if experiment_of(&a.runs).is_none() { a.dir.display() } else { b.dir.display() }
