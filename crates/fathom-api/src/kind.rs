@@ -95,14 +95,14 @@ pub trait Kind: Copy + 'static {
 /// and what one operation is.
 ///
 /// ```
-/// crate::kinds! {
+/// fathom_api::kinds! {
 ///     /// What the example's clients do.
 ///     pub enum ExampleKind {
 ///         Get = ("get", Read, "a point read of a random key"),
 ///         Put = ("put", Write, "a put of a random key"),
 ///     }
 /// }
-/// use crate::kind::Kind;
+/// use fathom_api::kind::Kind;
 /// assert_eq!(ExampleKind::Put.op().name, "put");
 /// ```
 #[macro_export]
