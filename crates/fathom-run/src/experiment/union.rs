@@ -49,16 +49,16 @@ pub fn one_experiment(dirs: Vec<Loaded>) -> anyhow::Result<Vec<LoadedRun>> {
 }
 
 fn check_pair(a: &Loaded, b: &Loaded) -> anyhow::Result<()> {
-    if experiment_of(&a.runs).is_none() && experiment_of(&b.runs).is_none() {
-        return Ok(());
-    }
-    let (Some((an, ad)), Some((bn, bd))) = (experiment_of(&a.runs), experiment_of(&b.runs)) else {
-        anyhow::bail!(
+    let ((an, ad), (bn, bd)) = match (experiment_of(&a.runs), experiment_of(&b.runs)) {
+        // Runs outside any experiment: read together as they are.
+        (None, None) => return Ok(()),
+        (Some(x), Some(y)) => (x, y),
+        (x, _) => anyhow::bail!(
             "{} and {}: several results directories are read as shards of one experiment, and {} holds no experiment's runs (directories of runs outside experiments are read together only with each other)",
             a.dir.display(),
             b.dir.display(),
-            if experiment_of(&a.runs).is_none() { a.dir.display() } else { b.dir.display() }
-        );
+            if x.is_none() { a.dir.display() } else { b.dir.display() }
+        ),
     };
     if an != bn {
         anyhow::bail!(
