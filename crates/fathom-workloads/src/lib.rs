@@ -12,6 +12,7 @@ pub mod params;
 pub mod report;
 pub mod rows;
 pub mod statements;
+pub mod steps;
 pub mod sysbench;
 #[cfg(test)]
 mod testing;

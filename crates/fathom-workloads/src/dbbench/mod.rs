@@ -7,6 +7,7 @@ pub mod data;
 pub mod report;
 
 use crate::params::{record, seed_or_clock, Params, Size, Span, Switch};
+use crate::steps::Steps;
 use crate::{
     alike, kv_session, NewBackground, NewClient, NewClients, NewStep, PreparedStep, StepOn,
     Workload, WorkloadEntry,
@@ -134,6 +135,16 @@ fathom_api::kinds! {
 /// The background writer's key stream: a thread number after any client's.
 const WRITER_THREAD: usize = 999;
 
+/// A step's own part: what its clients do, on which keys, and whether they write a WAL.
+#[derive(Clone, Copy, Debug)]
+struct StepWork {
+    work: Work,
+    /// Writes skip the WAL (fillseq, as benchmark.sh runs it).
+    wal_off: bool,
+    /// The keys the step's random clients draw from (`revrange`'s few, or all).
+    key_space: u64,
+}
+
 /// What a step's clients do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Work {
@@ -224,11 +235,7 @@ pub struct DbBench {
     /// The direction of the reverse range steps.
     reverse: Direction,
     seed: u64,
-    /// The keys each step's random clients draw from (`revrange`'s few, or all).
-    key_space: Vec<u64>,
-    plans: Vec<StepPlan>,
-    work: Vec<Work>,
-    wal_off: Vec<bool>,
+    steps: Steps<StepWork>,
     resolved: BTreeMap<String, String>,
 }
 
@@ -282,10 +289,7 @@ fn sequence(params: &Params, clients: usize) -> anyhow::Result<DbBench> {
             ReverseSeek::ForPrev => Direction::Reverse,
         },
         seed: p.seed,
-        key_space: Vec::new(),
-        plans: Vec::new(),
-        work: Vec::new(),
-        wal_off: Vec::new(),
+        steps: Steps::default(),
         resolved: record(&p),
     };
     let revrange_keys = match p.revrange_keys {
@@ -313,18 +317,21 @@ fn sequence(params: &Params, clients: usize) -> anyhow::Result<DbBench> {
         } else {
             Vec::new()
         };
-        d.plans.push(StepPlan {
+        let plan = StepPlan {
             reopen: p.reopen.value && i > 0,
             engine_options,
             ..plan
-        });
-        d.work.push(work);
-        d.wal_off.push(wal_off);
-        d.key_space.push(if step == Step::Revrange {
-            revrange_keys
-        } else {
-            p.num_keys
-        });
+        };
+        let key_space = match step {
+            Step::Revrange => revrange_keys,
+            _ => p.num_keys,
+        };
+        let own = StepWork {
+            work,
+            wal_off,
+            key_space,
+        };
+        d.steps.push(plan, own);
     }
     Ok(d)
 }
@@ -461,7 +468,7 @@ impl<'a> DbBenchStep<'a> {
     fn client_for(&self, work: Work, keys: Keys, kind: DbBenchKind) -> NewClient<'a> {
         let w = self.workload;
         let options = SessionOptions {
-            disable_wal: w.wal_off[self.index],
+            disable_wal: w.steps.work(self.index).wal_off,
         };
         let session = kv_session(self.engine, "dbbench", options)?;
         let action = match work {
@@ -478,7 +485,7 @@ impl<'a> DbBenchStep<'a> {
                 nexts: w.seek_nexts,
                 direction,
             },
-            Work::None => anyhow::bail!("step {} has no clients", w.plans[self.index].name),
+            Work::None => anyhow::bail!("step {} has no clients", w.steps.plan(self.index).name),
         };
         Ok(Box::new(DbBenchClient {
             session,
@@ -492,12 +499,14 @@ impl<'a> DbBenchStep<'a> {
 
 impl<'a> PreparedStep<'a> for DbBenchStep<'a> {
     fn clients(&self) -> NewClients<'a> {
-        alike(self.workload.plans[self.index].clients, |n| self.client(n))
+        alike(self.workload.steps.plan(self.index).clients, |n| {
+            self.client(n)
+        })
     }
 
     /// The *whilewriting steps' rate-limited writer.
     fn background(&self) -> NewBackground<'a> {
-        if self.workload.plans[self.index].background.is_none() {
+        if self.workload.steps.plan(self.index).background.is_none() {
             return Ok(Vec::new());
         }
         let keys = Keys::random(self.workload.num_keys, self.thread_seed(WRITER_THREAD));
@@ -514,13 +523,15 @@ impl<'a> DbBenchStep<'a> {
     /// Client `n`: sequential keys for fillseq, its own stream of random keys otherwise.
     fn client(&self, n: usize) -> NewClient<'a> {
         let w = self.workload;
-        let work = w.work[self.index];
+        let StepWork {
+            work, key_space, ..
+        } = *w.steps.work(self.index);
         let keys = match work {
             Work::FillSeq => Keys::Sequential {
                 next: 0,
                 end: w.num_keys,
             },
-            _ => Keys::random(w.key_space[self.index], self.thread_seed(n)),
+            _ => Keys::random(key_space, self.thread_seed(n)),
         };
         let kind = match work {
             Work::FillSeq => DbBenchKind::Fill,
@@ -534,13 +545,13 @@ impl<'a> DbBenchStep<'a> {
 
 impl Workload for DbBench {
     fn steps(&self) -> &[StepPlan] {
-        &self.plans
+        self.steps.plans()
     }
 
     /// On a document server fillseq starts from an empty collection, as it does on a fresh
     /// embedded database: a server keeps what earlier runs wrote.
     fn step<'a>(&'a self, engine: Db<'a>, index: usize, _: &Stop) -> NewStep<'a> {
-        if let (Db::Doc(e), Work::FillSeq) = (engine, self.work[index]) {
+        if let (Db::Doc(e), Work::FillSeq) = (engine, self.steps.work(index).work) {
             e.drop_collections(&[crate::dockv::COLLECTION])?;
         }
         StepOn::boxed(self, engine, index)

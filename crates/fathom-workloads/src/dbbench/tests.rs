@@ -98,7 +98,8 @@ fn under_universal_compaction_the_sequence_skips_the_waits() {
 fn revrange_seeks_among_a_hundred_keys_as_benchmark_compare_runs_it() {
     let space = |args: &[&str]| {
         let p = crate::testing::params(args).unwrap();
-        sequence(&p, 2).unwrap().key_space
+        let d = sequence(&p, 2).unwrap();
+        d.steps.works().map(|s| s.key_space).collect::<Vec<_>>()
     };
     assert_eq!(space(&["steps=revrange,readrandom"]), [100, 1_000_000]);
     assert_eq!(space(&["steps=revrange", "revrange_keys=0"]), [1_000_000]);

@@ -21,6 +21,7 @@ pub mod sqlfile;
 
 use crate::params::{record as record_params, seed_or_clock, thread_seed, Params, Span};
 use crate::statements::Statements;
+use crate::steps::Steps;
 use crate::{alike, kv_session, NewClients, NewStep, PreparedStep, Workload, WorkloadEntry};
 use doc::DocStore;
 use fathom_api::family::{Db, Family};
@@ -117,15 +118,19 @@ enum Step {
     Phase(usize),
 }
 
+/// A step's own part: which step it is and, for a counted phase, its operations over all
+/// clients (`None` for a timed one or the load).
+struct StepWork {
+    step: Step,
+    operations: Option<u64>,
+}
+
 pub struct Declared {
     loaded: Loaded,
     records: u64,
     seed: u64,
     statements: Statements,
-    plans: Vec<StepPlan>,
-    steps: Vec<Step>,
-    /// Each counted phase's operations over all clients (`None` for a timed one).
-    operations: Vec<Option<u64>>,
+    steps: Steps<StepWork>,
     resolved: BTreeMap<String, String>,
     /// The file's variables' values (by slot), `--param scale` applied.
     vars: Vec<Val>,
@@ -152,7 +157,7 @@ fn declare(params: &Params, clients: usize) -> anyhow::Result<Declared> {
         n => n,
     };
     p.seed = seed_or_clock(p.seed);
-    let (mut plans, mut steps, mut operations) = (Vec::new(), Vec::new(), Vec::new());
+    let mut steps = Steps::default();
     let mut all: Vec<(String, Step)> = Vec::new();
     if let Some(l) = &f.load {
         all.push((l.name.clone(), Step::Load));
@@ -175,7 +180,7 @@ fn declare(params: &Params, clients: usize) -> anyhow::Result<Declared> {
         if !p.steps.is_empty() && !p.steps.contains(&name) {
             continue;
         }
-        let (plan, ops) = match step {
+        let (plan, operations) = match step {
             Step::Load => (
                 StepPlan {
                     name: name.clone(),
@@ -190,9 +195,7 @@ fn declare(params: &Params, clients: usize) -> anyhow::Result<Declared> {
             ),
             Step::Phase(i) => phase_plan(&f.phases[i], &name, clients, &p),
         };
-        plans.push(plan);
-        operations.push(ops);
-        steps.push(step);
+        steps.push(plan, StepWork { step, operations });
     }
     let mut resolved = record_params(&p);
     resolved.insert("records".into(), records.to_string());
@@ -206,9 +209,7 @@ fn declare(params: &Params, clients: usize) -> anyhow::Result<Declared> {
         records,
         seed: p.seed,
         statements: p.statements,
-        plans,
         steps,
-        operations,
         resolved,
         vars,
         table_rows,
@@ -335,7 +336,7 @@ fn digest(text: &str) -> u64 {
 
 impl Workload for Declared {
     fn steps(&self) -> &[StepPlan] {
-        &self.plans
+        self.steps.plans()
     }
 
     /// SQL tables or scripts run on SQL engines only; db_bench's binary keys on kv engines only.
@@ -368,13 +369,13 @@ impl Workload for Declared {
             anyhow::bail!("{why}");
         }
         let mut load = None;
-        match (&self.steps[index], engine) {
+        match (&self.steps.work(index).step, engine) {
             (Step::Load, Db::Sql(e)) if !f.tables.is_empty() => {
                 let mut conn = e.connect()?;
                 for ddl in scripted::tables_ddl(e.dialect(), e.storage_engine(), &f.tables) {
                     conn.exec(&ddl)?;
                 }
-                let clients = self.plans[index].clients;
+                let clients = self.steps.plan(index).clients;
                 load = Some(Arc::new(LoadShared::new(self.table_rows.clone(), clients)));
             }
             (Step::Load, Db::Sql(e)) => {
@@ -413,19 +414,19 @@ struct DeclaredStep<'a> {
 impl<'a> PreparedStep<'a> for DeclaredStep<'a> {
     fn clients(&self) -> NewClients<'a> {
         let w = self.workload;
-        let plan = &w.plans[self.index];
+        let plan = w.steps.plan(self.index);
         alike(plan.clients, |c| {
             let rng = SmallRng::seed_from_u64(thread_seed(w.seed, self.index, c));
             if let Some(client) = self.sql_client(c, rng.clone())? {
                 return Ok(client);
             }
-            let work = match w.steps[self.index] {
+            let work = match w.steps.work(self.index).step {
                 Step::Load => Work::Load,
                 Step::Phase(i) => Work::Run(Box::new(w.plan(
                     i,
                     c,
                     &plan.groups,
-                    w.operations[self.index],
+                    w.steps.work(self.index).operations,
                 ))),
             };
             let core = Core::new(self.shared.clone(), w.keys(), w.fields(), rng, work);
@@ -468,9 +469,9 @@ impl<'a> DeclaredStep<'a> {
             vars[i] = Val::Int(c as i64);
         }
         if let Some(i) = f.names.find("clients") {
-            vars[i] = Val::Int(w.plans[self.index].clients as i64);
+            vars[i] = Val::Int(w.steps.plan(self.index).clients as i64);
         }
-        Ok(match (&w.steps[self.index], &self.load) {
+        Ok(match (&w.steps.work(self.index).step, &self.load) {
             (Step::Load, Some(load)) => {
                 let row = f.names.find("row").unwrap_or(0);
                 let (conn, d) = (e.connect()?, e.dialect());
@@ -485,8 +486,11 @@ impl<'a> DeclaredStep<'a> {
                 )))
             }
             (Step::Phase(i), _) if !f.phases[*i].scripts.is_empty() => {
-                let clients = w.plans[self.index].clients as u64;
-                let quota = w.operations[self.index]
+                let clients = w.steps.plan(self.index).clients as u64;
+                let quota = w
+                    .steps
+                    .work(self.index)
+                    .operations
                     .map(|o| o / clients + u64::from((c as u64) < o % clients));
                 let scripts = &f.phases[*i].scripts;
                 let client = ScriptClient::new(e, w.statements, scripts, vars, (rng, quota))?;

@@ -19,6 +19,7 @@ mod sql;
 use crate::params::{record, seed_or_clock, Params, Span, Switch};
 use crate::report::ReportHooks;
 use crate::statements::Statements;
+use crate::steps::Steps;
 use crate::{
     alike, NewBackground, NewClient, NewClients, NewStep, PreparedStep, Workload, WorkloadEntry,
 };
@@ -157,8 +158,7 @@ pub struct Ibench {
     shared: bool,
     deletes: bool,
     tables: u32,
-    plans: Vec<StepPlan>,
-    work: Vec<Work>,
+    steps: Steps<Work>,
     resolved: BTreeMap<String, String>,
 }
 
@@ -242,8 +242,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         shared,
         deletes: p.deletes.value,
         tables: if shared { 1 } else { dop as u32 },
-        plans: Vec::new(),
-        work: Vec::new(),
+        steps: Steps::default(),
         resolved: record(&p),
         statements: p.statements,
     };
@@ -263,7 +262,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
             continue;
         }
         let (work, plan) = sizes.step(name, &commit)?;
-        w.plans.push(StepPlan {
+        let plan = StepPlan {
             name: name.to_string(),
             clients: if plan.clients == 0 {
                 dop as usize
@@ -272,10 +271,10 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
             },
             kinds: StepKinds::every::<IbenchKind>(),
             ..plan
-        });
-        w.work.push(work);
+        };
+        w.steps.push(plan, work);
     }
-    if w.plans.is_empty() {
+    if w.steps.is_empty() {
         anyhow::bail!("parameter `steps`: no steps given");
     }
     Ok(Box::new(w))
@@ -332,7 +331,7 @@ struct IbenchStep<'a> {
 
 impl<'a> IbenchStep<'a> {
     fn client_count(&self) -> usize {
-        self.w.plans[self.index].clients
+        self.w.steps.plan(self.index).clients
     }
 
     /// Client `n`: its table's inserter (with its deleter's gate when the step deletes), the
@@ -341,7 +340,7 @@ impl<'a> IbenchStep<'a> {
         let w = self.w;
         let mine = w.mine(&self.tables, n);
         let gen = w.gen(self.index, n);
-        Ok(match w.work[self.index] {
+        Ok(match *w.steps.work(self.index) {
             Work::Load {
                 rows,
                 batch,
@@ -436,7 +435,7 @@ impl<'a> PreparedStep<'a> for IbenchStep<'a> {
             batch,
             deletes: true,
             ..
-        } = self.w.work[self.index]
+        } = *self.w.steps.work(self.index)
         else {
             return Ok(Vec::new());
         };
@@ -450,7 +449,7 @@ impl<'a> PreparedStep<'a> for IbenchStep<'a> {
     /// ends when they are done.
     fn background(&self) -> NewBackground<'a> {
         let w = self.w;
-        let Work::Query { batch, rows, .. } = w.work[self.index] else {
+        let Work::Query { batch, rows, .. } = *w.steps.work(self.index) else {
             return Ok(Vec::new());
         };
         let clients = self.client_count();
@@ -487,20 +486,20 @@ impl<'a> PreparedStep<'a> for IbenchStep<'a> {
 
 impl Workload for Ibench {
     fn steps(&self) -> &[StepPlan] {
-        &self.plans
+        self.steps.plans()
     }
 
     /// Fresh tables for each step (so it reads the ids from the database) and fresh gates,
     /// shared by its clients, helpers and background writers; `l.i0` creates the tables first.
     fn step<'a>(&'a self, engine: Db<'a>, index: usize, stop: &Stop) -> NewStep<'a> {
         let tables: Vec<Arc<Table>> = (1..=self.tables).map(|n| Arc::new(Table::new(n))).collect();
-        if let Work::Load { create: true, .. } = self.work[index] {
+        if let Work::Load { create: true, .. } = *self.steps.work(index) {
             let mut store = self.store(engine)?;
             for t in &tables {
                 store.create_table(t.n)?;
             }
         }
-        let gates = (0..self.plans[index].clients)
+        let gates = (0..self.steps.plan(index).clients)
             .map(|_| Arc::new(Lockstep::new(stop)))
             .collect();
         Ok(Box::new(IbenchStep {

@@ -25,6 +25,7 @@ mod tests;
 
 use crate::params::{record, seed_or_clock, Params, Span};
 use crate::statements::Statements;
+use crate::steps::Steps;
 use crate::{alike, NewClient, NewClients, NewStep, PreparedStep, Workload, WorkloadEntry};
 use check::Check;
 use fathom_api::capability::Need;
@@ -226,8 +227,7 @@ pub struct LinkBench {
     seed: u64,
     statements: Statements,
     partitions: u64,
-    plans: Vec<StepPlan>,
-    work: Vec<Work>,
+    steps: Steps<Work>,
     resolved: BTreeMap<String, String>,
 }
 
@@ -359,29 +359,24 @@ fn graph(p: &LinkBenchParams) -> anyhow::Result<Graph> {
 
 /// The steps `steps` names: the load (its loaders and the node loader), the request parts,
 /// the check.
-fn plans(
-    p: &LinkBenchParams,
-    loaders: usize,
-    clients: usize,
-) -> anyhow::Result<(Vec<StepPlan>, Vec<Work>)> {
+fn plans(p: &LinkBenchParams, loaders: usize, clients: usize) -> anyhow::Result<Steps<Work>> {
     let requests = p.requests;
     let request_steps = p.request_steps.max(1);
-    let mut plans = Vec::new();
-    let mut work = Vec::new();
+    let mut steps = Steps::default();
     for step in &p.steps {
         match step {
             Step::Load => {
-                plans.push(StepPlan {
+                let plan = StepPlan {
                     name: "load".into(),
                     clients: loaders + 1,
                     kinds: kinds::of(kinds::LOAD),
                     ..StepPlan::default()
-                });
-                work.push(Work::Load);
+                };
+                steps.push(plan, Work::Load);
             }
             Step::Request => {
                 for i in 1..=request_steps {
-                    plans.push(StepPlan {
+                    let plan = StepPlan {
                         name: if request_steps == 1 {
                             "request".into()
                         } else {
@@ -394,25 +389,25 @@ fn plans(
                         open_loop: request::throttle(p.requestrate, clients)?,
                         kinds: kinds::of(kinds::REQUEST),
                         ..StepPlan::default()
-                    });
-                    work.push(Work::Request);
+                    };
+                    steps.push(plan, Work::Request);
                 }
             }
             Step::Check => {
-                plans.push(StepPlan {
+                let plan = StepPlan {
                     name: "check".into(),
                     clients: 1,
                     kinds: kinds::of(kinds::CHECKING),
                     ..StepPlan::default()
-                });
-                work.push(Work::Check);
+                };
+                steps.push(plan, Work::Check);
             }
         }
     }
-    if plans.is_empty() {
+    if steps.is_empty() {
         anyhow::bail!("parameter `steps`: no steps given");
     }
-    Ok((plans, work))
+    Ok(steps)
 }
 
 fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
@@ -425,7 +420,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         l => l,
     };
     let seed = p.seed;
-    let (plans, work) = plans(&p, loaders, clients)?;
+    let steps = plans(&p, loaders, clients)?;
     Ok(Box::new(LinkBench {
         graph: Arc::new(graph),
         shape: Arc::new(shape),
@@ -434,8 +429,7 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         seed,
         statements: p.statements,
         partitions: p.partitions,
-        plans,
-        work,
+        steps,
         resolved: record(&p),
     }))
 }
@@ -500,13 +494,13 @@ impl<'a> PreparedStep<'a> for LinkBenchStep<'a> {
     /// check.
     fn clients(&self) -> NewClients<'a> {
         let w = self.w;
-        match w.work[self.index] {
+        match *w.steps.work(self.index) {
             Work::Load => {
                 let mut loaders = alike(w.loaders, |n| self.link_loader(n))?;
                 loaders.push(self.node_loader(w.loaders)?);
                 Ok(loaders)
             }
-            Work::Request => alike(w.plans[self.index].clients, |n| {
+            Work::Request => alike(w.steps.plan(self.index).clients, |n| {
                 Ok(Box::new(Requester::new(
                     self.reopen(),
                     Arc::clone(&w.shape),
@@ -547,13 +541,13 @@ impl<'a> LinkBenchStep<'a> {
 
 impl Workload for LinkBench {
     fn steps(&self) -> &[StepPlan] {
-        &self.plans
+        self.steps.plans()
     }
 
     /// The load creates LinkStoreMysql's tables on a sql engine (LinkbenchX's collections on a
     /// document server); every step gets a fresh work queue and node numbering.
     fn step<'a>(&'a self, engine: Db<'a>, index: usize, _: &Stop) -> NewStep<'a> {
-        match (self.work[index], engine) {
+        match (*self.steps.work(index), engine) {
             (Work::Load, Db::Sql(e)) => {
                 let mut conn = e.connect()?;
                 for ddl in schema::schema(e.dialect(), e.storage_engine(), self.partitions) {
@@ -579,7 +573,7 @@ impl Workload for LinkBench {
     /// A link write and its count change are one transaction (a plain read-modify-write
     /// could lose a count update, which the check would find).
     fn needs(&self) -> Vec<Need> {
-        if self.work.contains(&Work::Request) {
+        if self.steps.works().any(|w| *w == Work::Request) {
             vec![Need::Transactions]
         } else {
             Vec::new()

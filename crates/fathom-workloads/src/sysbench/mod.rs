@@ -14,6 +14,7 @@ pub mod report;
 mod sql;
 
 use crate::params::{record, seed_or_clock, Params, Span, Switch};
+use crate::steps::Steps;
 use crate::{alike, NewClient, NewClients, NewStep, PreparedStep, StepOn, Workload, WorkloadEntry};
 use events::{Events, Rows, Shape, Test};
 use fathom_api::capability::Need;
@@ -155,8 +156,7 @@ pub struct Sysbench {
     create_secondary: bool,
     kv_reads_in_trx: bool,
     seed: u64,
-    plans: Vec<StepPlan>,
-    work: Vec<Work>,
+    steps: Steps<Work>,
     resolved: BTreeMap<String, String>,
 }
 
@@ -233,34 +233,33 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         create_secondary: p.create_secondary.value,
         kv_reads_in_trx: p.kv_reads_in_trx.value,
         seed: p.seed,
-        plans: Vec::new(),
-        work: Vec::new(),
+        steps: Steps::default(),
         resolved: record(&p),
         shape,
     };
     if p.prepare.value {
-        s.plans.push(StepPlan {
+        let plan = StepPlan {
             name: "prepare".into(),
             // sysbench prepares tables in parallel, one thread per table at most.
             clients: clients.min(s.shape.tables as usize),
             kinds: StepKinds::of(load::KINDS),
             ..Default::default()
-        });
-        s.work.push(Work::Prepare);
+        };
+        s.steps.push(plan, Work::Prepare);
     }
     for &test in &p.tests {
         let name = test.name();
         // An event is a transaction: a write when any of its statements writes.
         let kind = test.kind(&s.shape);
-        s.plans.push(StepPlan {
+        let plan = StepPlan {
             name,
             clients,
             duration: Some(duration),
             warmup,
             kinds: StepKinds::of(&[kind]).with_queries(kind, test.mix(&s.shape)),
             ..Default::default()
-        });
-        s.work.push(Work::Test(test));
+        };
+        s.steps.push(plan, Work::Test(test));
     }
     Ok(Box::new(s))
 }
@@ -286,7 +285,9 @@ impl Sysbench {
 /// A step of sysbench's on one engine: its clients share nothing.
 impl<'a> PreparedStep<'a> for StepOn<'a, Sysbench> {
     fn clients(&self) -> NewClients<'a> {
-        alike(self.workload.plans[self.index].clients, |n| self.client(n))
+        alike(self.workload.steps.plan(self.index).clients, |n| {
+            self.client(n)
+        })
     }
 }
 
@@ -295,8 +296,8 @@ impl<'a> StepOn<'a, Sysbench> {
     fn client(&self, n: usize) -> NewClient<'a> {
         let (w, engine) = (self.workload, self.engine);
         let rand = w.rand_for(self.index, n);
-        let threads = w.plans[self.index].clients;
-        match w.work[self.index] {
+        let threads = w.steps.plan(self.index).clients;
+        match *w.steps.work(self.index) {
             Work::Prepare => {
                 let tables: Vec<u32> = (1..=w.shape.tables)
                     .filter(|t| (*t as usize - 1) % threads.max(1) == n)
@@ -340,7 +341,7 @@ impl<'a> StepOn<'a, Sysbench> {
 
 impl Workload for Sysbench {
     fn steps(&self) -> &[StepPlan] {
-        &self.plans
+        self.steps.plans()
     }
 
     fn step<'a>(&'a self, engine: Db<'a>, index: usize, _: &Stop) -> NewStep<'a> {
@@ -354,7 +355,7 @@ impl Workload for Sysbench {
     /// A write event's statements are one transaction on a kv engine too.
     fn needs(&self) -> Vec<Need> {
         let writes = |p: &StepPlan| p.kinds.query_mix().is_some_and(|q| q.write > 0.0);
-        if self.plans.iter().any(writes) {
+        if self.steps.plans().iter().any(writes) {
             vec![Need::Transactions]
         } else {
             Vec::new()

@@ -20,6 +20,7 @@ mod txn;
 
 use crate::params::{record, seed_or_clock, thread_seed, Params, Span, Switch};
 use crate::statements::Statements;
+use crate::steps::Steps;
 use crate::{
     alike, kv_session, NewClient, NewClients, NewStep, PreparedStep, StepOn, Workload,
     WorkloadEntry,
@@ -135,8 +136,7 @@ pub struct Tpcc {
     p: TpccParams,
     /// Held through each transaction on a document server without transactions.
     serial: std::sync::Mutex<()>,
-    plans: Vec<StepPlan>,
-    names: Vec<StepName>,
+    steps: Steps<StepName>,
     resolved: BTreeMap<String, String>,
 }
 
@@ -146,9 +146,9 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
         anyhow::bail!("parameters `warehouses` and `tables` must be at least 1");
     }
     p.seed = seed_or_clock(p.seed);
-    let mut plans = Vec::new();
+    let mut steps = Steps::default();
     for &name in &p.steps {
-        plans.push(match name {
+        let plan = match name {
             StepName::Prepare => StepPlan {
                 name: "prepare".into(),
                 // sysbench-tpcc loads warehouses in parallel, one thread per warehouse at most.
@@ -177,13 +177,13 @@ fn build(params: &Params, clients: usize) -> anyhow::Result<Box<dyn Workload>> {
                 kinds: StepKinds::of(&[TpccKind::Check]),
                 ..Default::default()
             },
-        });
+        };
+        steps.push(plan, name);
     }
     Ok(Box::new(Tpcc {
         serial: Default::default(),
         resolved: record(&p),
-        names: p.steps.clone(),
-        plans,
+        steps,
         p,
     }))
 }
@@ -202,11 +202,11 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry {
 
 impl Workload for Tpcc {
     fn steps(&self) -> &[StepPlan] {
-        &self.plans
+        self.steps.plans()
     }
 
     fn step<'a>(&'a self, engine: Db<'a>, index: usize, _: &Stop) -> NewStep<'a> {
-        if self.names[index] == StepName::Prepare {
+        if *self.steps.work(index) == StepName::Prepare {
             match engine {
                 Db::Sql(e) => self.create(e)?,
                 Db::Doc(e) if self.p.documents == Documents::PyTpcc => self.doc_items(e)?,
@@ -222,7 +222,7 @@ impl Workload for Tpcc {
 
     /// Each transaction is one of the engine's (RocksDB opens as an OptimisticTransactionDB).
     fn needs(&self) -> Vec<Need> {
-        match self.names.contains(&StepName::Run) {
+        match self.steps.works().any(|s| *s == StepName::Run) {
             true => vec![Need::Transactions],
             false => Vec::new(),
         }
@@ -235,7 +235,7 @@ impl Tpcc {
     fn create(&self, e: &dyn SqlEngine) -> anyhow::Result<()> {
         let mut conn = e.connect()?;
         // The items draw from a step index past the last, apart from every client's.
-        let mut draws = self.draws(self.plans.len(), 0);
+        let mut draws = self.draws(self.steps.len(), 0);
         for t in 1..=self.p.tables {
             for ddl in schema::create(e.dialect(), e.storage_engine(), t) {
                 conn.exec(&ddl)?;
@@ -267,7 +267,7 @@ impl Tpcc {
     /// The items of every copy on a kv or document engine, before the warehouses load.
     fn kv_items(&self, engine: Db) -> anyhow::Result<()> {
         let mut session = kv_session(engine, "tpcc", SessionOptions::default())?;
-        let mut draws = self.draws(self.plans.len(), 0);
+        let mut draws = self.draws(self.steps.len(), 0);
         for t in 1..=self.p.tables {
             for batch in kv::load::items(&mut draws, t) {
                 batch.write(session.as_mut())?;
@@ -280,7 +280,7 @@ impl Tpcc {
     /// load.
     fn doc_items(&self, e: &dyn DocEngine) -> anyhow::Result<()> {
         let mut session = e.session()?;
-        let mut draws = self.draws(self.plans.len(), 0);
+        let mut draws = self.draws(self.steps.len(), 0);
         for t in 1..=self.p.tables {
             doc::create(e, t)?;
             for batch in doc::load::items(&mut draws, t) {
@@ -324,14 +324,16 @@ impl Tpcc {
 
 impl<'a> PreparedStep<'a> for StepOn<'a, Tpcc> {
     fn clients(&self) -> NewClients<'a> {
-        alike(self.workload.plans[self.index].clients, |n| self.client(n))
+        alike(self.workload.steps.plan(self.index).clients, |n| {
+            self.client(n)
+        })
     }
 }
 
 impl<'a> StepOn<'a, Tpcc> {
     /// The warehouses load client `n` loads: every n-th of them.
     fn mine(&self, n: usize) -> Vec<i64> {
-        let threads = self.workload.plans[self.index].clients.max(1) as i64;
+        let threads = self.workload.steps.plan(self.index).clients.max(1) as i64;
         (1..=self.workload.p.warehouses as i64)
             .filter(|x| (x - 1) % threads == n as i64)
             .collect()
@@ -354,7 +356,7 @@ impl<'a> StepOn<'a, Tpcc> {
         }
         let Db::Sql(e) = self.engine else {
             let session = kv_session(self.engine, "tpcc", SessionOptions::default())?;
-            return Ok(match w.names[self.index] {
+            return Ok(match *w.steps.work(self.index) {
                 StepName::Prepare => Box::new(kv::load::KvLoader::new(
                     session,
                     inputs.draws,
@@ -374,7 +376,7 @@ impl<'a> StepOn<'a, Tpcc> {
             Dialect::Sqlite => "CURRENT_TIMESTAMP",
             _ => "NOW()",
         };
-        Ok(match w.names[self.index] {
+        Ok(match *w.steps.work(self.index) {
             StepName::Prepare => {
                 let mut conn = w.connect(e)?;
                 if e.dialect() == Dialect::MariaDb {
@@ -413,7 +415,7 @@ impl<'a> StepOn<'a, Tpcc> {
     fn doc_client(&self, e: &'a dyn DocEngine, inputs: input::Inputs, n: usize) -> NewClient<'a> {
         let w = self.workload;
         let session = e.session()?;
-        Ok(match w.names[self.index] {
+        Ok(match *w.steps.work(self.index) {
             StepName::Prepare => Box::new(doc::load::DocLoader::new(
                 session,
                 inputs.draws,
