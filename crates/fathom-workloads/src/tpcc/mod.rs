@@ -12,6 +12,7 @@ mod gen;
 mod input;
 mod kv;
 mod load;
+mod new_order;
 mod population;
 mod report;
 mod schema;

@@ -5,6 +5,7 @@
 
 use super::gen::{by_name_row, Follow, DISTRICTS};
 use super::input::{self, Inputs};
+use super::new_order::{self, Items, Line, NewOrderStore, Original, Rates, Taken};
 use super::stmts::{self, Stmts};
 use super::TpccKind;
 use fathom_api::kind::Done;
@@ -97,72 +98,21 @@ impl<'e> Terminal<'e> {
     }
 
     fn new_order(&mut self) -> anyhow::Result<TpccKind> {
-        let input::NewOrder {
-            t,
-            w,
-            d,
-            c,
-            lines: items,
-            all_local,
-        } = self.inputs.new_order();
-        let lines = items.len() as i64;
+        let order = self.inputs.new_order();
+        let follow = self.inputs.follow();
         self.conn.exec(self.begin_write)?;
-        let s = self.stmts[t].new_order;
-        self.row(
-            s.customer_warehouse,
-            &[Value::Int(w), Value::Int(d), Value::Int(c)],
-            0,
-        )?;
-        let (discount, w_tax) = (self.float(0)?, self.float(3)?);
-        self.row(s.district_for_update, &[Value::Int(w), Value::Int(d)], 0)?;
-        let (o, d_tax) = (self.int(0)?, self.float(1)?);
-        self.run(
-            s.set_next_order,
-            &[Value::Int(o + 1), Value::Int(d), Value::Int(w)],
-        )?;
-        let ints = [o, d, w, c, lines, all_local].map(Value::Int);
-        self.run(s.insert_order, &ints)?;
-        self.run(
-            s.insert_new_order,
-            &[Value::Int(o), Value::Int(d), Value::Int(w)],
-        )?;
-        for (number, (item, supply, quantity)) in (1..).zip(items) {
-            if !self.row(s.item, &[Value::Int(item)], 0)? {
-                self.conn.exec("ROLLBACK")?;
-                return Ok(TpccKind::NewOrderRollback);
-            }
-            let price = self.float(0)?;
-            self.row(
-                s.stock[d as usize - 1],
-                &[Value::Int(item), Value::Int(supply)],
-                0,
-            )?;
-            let mut left = self.int(0)?;
-            let info = self.text(2)?.to_string();
-            left = if left > quantity {
-                left - quantity
-            } else {
-                left - quantity + 91
-            };
-            self.run(
-                s.set_stock,
-                &[Value::Int(left), Value::Int(item), Value::Int(supply)],
-            )?;
-            let follow = self.inputs.follow();
-            let amount = input::line_amount(follow, quantity, price, w_tax + d_tax, discount);
-            // sysbench-tpcc writes the amount with %d: its whole part.
-            let amount = match follow {
-                Follow::SysbenchTpcc => format!("{}", amount as i64),
-                Follow::Spec => format!("{amount:.2}"),
-            };
-            let ints = [o, d, w, number, item, supply, quantity].map(Value::Int);
-            let mut params = ints.to_vec();
-            params.push(Value::Number(&amount));
-            params.push(Value::Text(&info));
-            self.run(s.insert_line, &params)?;
+        let s = self.stmts[order.t].new_order;
+        let mut store = SqlNewOrder {
+            term: self,
+            s,
+            follow,
+        };
+        if new_order::run(&mut store, &order, follow)? {
+            self.conn.exec("COMMIT")?;
+            return Ok(TpccKind::NewOrder);
         }
-        self.conn.exec("COMMIT")?;
-        Ok(TpccKind::NewOrder)
+        self.conn.exec("ROLLBACK")?;
+        Ok(TpccKind::NewOrderRollback)
     }
 
     /// The customer a Payment or Order-Status names by last name: row `by_name_row` of the
@@ -309,6 +259,104 @@ impl<'e> Terminal<'e> {
         let params = [w, d, o, o - 20, w, level].map(Value::Int);
         self.run(s.low_stock, &params)?;
         self.conn.exec("COMMIT")
+    }
+}
+
+/// New-Order's reads and writes as sysbench-tpcc's statements, on a terminal's connection.
+struct SqlNewOrder<'t, 'e> {
+    term: &'t mut Terminal<'e>,
+    s: stmts::NewOrder,
+    follow: Follow,
+}
+
+impl NewOrderStore for SqlNewOrder<'_, '_> {
+    /// The row's `s_dist_NN`.
+    type Stock = String;
+
+    fn original(&self) -> Original {
+        Original::SysbenchTpcc
+    }
+
+    fn items(&self) -> Items {
+        Items::PerLine
+    }
+
+    fn prices(&mut self, _: &input::NewOrder) -> anyhow::Result<Option<Vec<f64>>> {
+        anyhow::bail!("tpcc: sysbench-tpcc reads a New-Order's items line by line")
+    }
+
+    fn price(&mut self, item: i64) -> anyhow::Result<Option<f64>> {
+        match self.term.row(self.s.item, &[Value::Int(item)], 0)? {
+            true => Ok(Some(self.term.float(0)?)),
+            false => Ok(None),
+        }
+    }
+
+    fn rates(&mut self, o: &input::NewOrder) -> anyhow::Result<Rates> {
+        let key = [o.w, o.d, o.c].map(Value::Int);
+        self.term.row(self.s.customer_warehouse, &key, 0)?;
+        Ok(Rates {
+            discount: self.term.float(0)?,
+            w_tax: self.term.float(3)?,
+        })
+    }
+
+    fn take(&mut self, o: &input::NewOrder) -> anyhow::Result<Taken> {
+        let (w, d) = (Value::Int(o.w), Value::Int(o.d));
+        self.term.row(self.s.district_for_update, &[w, d], 0)?;
+        let taken = Taken {
+            o: self.term.int(0)?,
+            d_tax: self.term.float(1)?,
+        };
+        let next = Value::Int(taken.o + 1);
+        self.term.run(self.s.set_next_order, &[next, d, w])?;
+        Ok(taken)
+    }
+
+    fn open(&mut self, i: &input::NewOrder, o: i64) -> anyhow::Result<()> {
+        let lines = i.lines.len() as i64;
+        let row = [o, i.d, i.w, i.c, lines, i.all_local].map(Value::Int);
+        self.term.run(self.s.insert_order, &row)?;
+        let key = [o, i.d, i.w].map(Value::Int);
+        self.term.run(self.s.insert_new_order, &key)?;
+        Ok(())
+    }
+
+    fn stock(
+        &mut self,
+        i: &input::NewOrder,
+        item: i64,
+        supply: i64,
+    ) -> anyhow::Result<(i64, String)> {
+        let stmt = self.s.stock[i.d as usize - 1];
+        self.term
+            .row(stmt, &[Value::Int(item), Value::Int(supply)], 0)?;
+        Ok((self.term.int(0)?, self.term.text(2)?.to_string()))
+    }
+
+    fn line(&mut self, i: &input::NewOrder, line: &Line, info: String) -> anyhow::Result<()> {
+        let (item, supply) = (Value::Int(line.item), Value::Int(line.supply));
+        let left = Value::Int(line.left);
+        self.term.run(self.s.set_stock, &[left, item, supply])?;
+        // sysbench-tpcc writes the amount with %d: its whole part.
+        let amount = match self.follow {
+            Follow::SysbenchTpcc => format!("{}", line.amount as i64),
+            Follow::Spec => format!("{:.2}", line.amount),
+        };
+        let ints = [
+            line.o,
+            i.d,
+            i.w,
+            line.number,
+            line.item,
+            line.supply,
+            line.quantity,
+        ];
+        let mut params = ints.map(Value::Int).to_vec();
+        params.push(Value::Number(&amount));
+        params.push(Value::Text(&info));
+        self.term.run(self.s.insert_line, &params)?;
+        Ok(())
     }
 }
 

@@ -6,8 +6,10 @@
 
 use super::{coll, int, now, num, text, CUSTOMER, DISTRICT, HISTORY, ITEM, NEW_ORDER, ORDERS};
 use super::{STOCK, WAREHOUSE};
+use crate::tpcc::gen::Follow;
 use crate::tpcc::gen::DISTRICTS;
 use crate::tpcc::input::{self, Drawn, Inputs};
+use crate::tpcc::new_order::{self, Items, Line, NewOrderStore, Original, Rates, Taken};
 use crate::tpcc::TpccKind;
 use fathom_api::doc::bson::{doc, Bson, Document, RawDocument, RawDocumentBuf};
 use fathom_api::doc::{DocSession, Find, Modify, Update};
@@ -140,148 +142,192 @@ fn ints(values: impl IntoIterator<Item = i64>) -> Bson {
     Bson::Array(values.into_iter().map(int).collect())
 }
 
-/// The prices of a New-Order's items by one `find` of them by `$in`; None when one is missing
-/// (py-tpcc then aborts: the 1% rollback). A repeated item is counted once.
-fn prices(x: &mut Tx, ids: &[i64]) -> anyhow::Result<Option<HashMap<i64, f64>>> {
-    let filter = doc! {"I_ID": {"$in": ints(ids.iter().copied())}, "I_W_ID": int(0),
-    "$comment": NEW_ORDER_COMMENT};
-    let fields = doc! {"_id": 0, "I_ID": 1, "I_PRICE": 1, "I_NAME": 1, "I_DATA": 1};
-    let found = x.find(ITEM, Find::new(&filter).project(&fields))?;
-    let prices: HashMap<i64, f64> = (found.iter())
-        .map(|d| (num(d, "I_ID") as i64, num(d, "I_PRICE")))
-        .collect();
-    let wanted: BTreeSet<i64> = ids.iter().copied().collect();
-    Ok((prices.len() == wanted.len()).then_some(prices))
-}
-
 const NEW_ORDER_COMMENT: &str = "NEW_ORDER";
 
-/// The stock of a New-Order's lines by (item, supplying warehouse), by one `find`: `$in` when
-/// every line is local, else `$or` of the pairs.
-fn stocks(
-    x: &mut Tx,
-    i: &input::NewOrder,
-    dist: &str,
-) -> anyhow::Result<HashMap<(i64, i64), RawDocumentBuf>> {
-    let filter = match i.all_local == 1 {
-        true => doc! {"S_I_ID": {"$in": ints(i.lines.iter().map(|l| l.0))}, "S_W_ID": int(i.w),
-        "$comment": NEW_ORDER_COMMENT},
-        false => {
-            let each: Vec<Bson> = (i.lines.iter())
-                .map(|&(item, supply, _)| {
-                    Bson::Document(doc! {"S_I_ID": int(item), "S_W_ID": int(supply)})
-                })
-                .collect();
-            doc! {"$or": each, "$comment": NEW_ORDER_COMMENT}
-        }
-    };
-    let mut fields = doc! {"_id": 0, "S_I_ID": 1, "S_W_ID": 1, "S_QUANTITY": 1, "S_DATA": 1,
-    "S_YTD": 1, "S_ORDER_CNT": 1, "S_REMOTE_CNT": 1};
-    fields.insert(dist, 1);
-    let found = x.find(STOCK, Find::new(&filter).project(&fields))?;
-    Ok((found.into_iter())
-        .map(|s| ((num(&s, "S_I_ID") as i64, num(&s, "S_W_ID") as i64), s))
-        .collect())
+/// New-Order's commands as py-tpcc sends them, on one transaction's `Tx`: the lines' stock
+/// read by one `find`, their updates sent by one `update_each` and the order with its lines
+/// inserted after the lines.
+struct DocNewOrder<'x, 'a> {
+    x: &'x mut Tx<'a>,
+    /// The lines' stock documents by (item, supplying warehouse).
+    stocks: HashMap<(i64, i64), RawDocumentBuf>,
+    /// Each line's stock filter (the document as read) and `$set`.
+    updates: Vec<(Document, Document)>,
+    lines: Vec<Document>,
+    date: Bson,
 }
 
-/// A stock document's `$set` for a line of `quantity` from `supply` ordered in warehouse
-/// `w`, as py-tpcc computes it (the specification's rule: down by the quantity while 10 or
-/// more would be left, else up by 91).
-fn stock_set(s: &RawDocument, w: i64, supply: i64, quantity: i64) -> Document {
-    let left = num(s, "S_QUANTITY") as i64;
-    let left = match left >= quantity + 10 {
-        true => left - quantity,
-        false => left + 91 - quantity,
-    };
-    doc! {"$set": {
-        "S_QUANTITY": int(left),
-        "S_YTD": int(num(s, "S_YTD") as i64 + quantity),
-        "S_ORDER_CNT": int(num(s, "S_ORDER_CNT") as i64 + 1),
-        "S_REMOTE_CNT": int(num(s, "S_REMOTE_CNT") as i64 + (supply != w) as i64),
-    }}
+impl DocNewOrder<'_, '_> {
+    /// `S_DIST_NN` of district `d`.
+    fn dist(d: i64) -> String {
+        format!("S_DIST_{d:02}")
+    }
 }
 
-/// New-Order as py-tpcc's `_doNewOrderTxn`. On a server without transactions the items are
-/// read before the district is changed, so a New-Order that rolls back has written nothing.
-fn new_order(x: &mut Tx, i: &input::NewOrder) -> anyhow::Result<bool> {
-    let (w, d, c) = (i.w, i.d, i.c);
-    let comment = NEW_ORDER_COMMENT;
-    let ids: Vec<i64> = i.lines.iter().map(|l| l.0).collect();
-    let mut prices = None;
-    if !x.server.transactions {
-        prices = self::prices(x, &ids)?;
-        if prices.is_none() {
-            return Ok(false);
+impl NewOrderStore for DocNewOrder<'_, '_> {
+    type Stock = RawDocumentBuf;
+
+    fn original(&self) -> Original {
+        Original::PyTpcc
+    }
+
+    /// On a server without transactions the items are read before the district is changed,
+    /// so a New-Order that rolls back has written nothing.
+    fn items(&self) -> Items {
+        match self.x.server.transactions {
+            true => Items::AfterDistrict,
+            false => Items::First,
         }
     }
-    let filter = doc! {"D_ID": int(d), "D_W_ID": int(w), "$comment": comment};
-    let projection = doc! {"_id": 0, "D_ID": 1, "D_W_ID": 1, "D_TAX": 1, "D_NEXT_O_ID": 1};
-    let (inc, sort) = (doc! {"$inc": {"D_NEXT_O_ID": 1}}, doc! {"NO_O_ID": 1});
-    let m = Modify {
-        filter: &filter,
-        sort: Some(&sort),
-        projection: Some(&projection),
-        update: Some(&inc),
-    };
-    let district = x.modify(DISTRICT, m)?.unwrap_or_default();
-    let (d_tax, o) = (
-        num(&district, "D_TAX"),
-        num(&district, "D_NEXT_O_ID") as i64,
-    );
-    let prices = match prices {
-        Some(p) => p,
-        None => match self::prices(x, &ids)? {
-            Some(p) => p,
-            None => return Ok(false),
-        },
-    };
-    let filter = doc! {"W_ID": int(w), "$comment": comment};
-    let warehouse = x.find_one(WAREHOUSE, &filter, &doc! {"_id": 0, "W_TAX": 1})?;
-    let filter = doc! {"C_ID": int(c), "C_D_ID": int(d), "C_W_ID": int(w), "$comment": comment};
-    let fields = doc! {"C_DISCOUNT": 1, "C_LAST": 1, "C_CREDIT": 1};
-    let customer = x.find_one(CUSTOMER, &filter, &fields)?;
-    let new = doc! {"NO_O_ID": int(o), "NO_D_ID": int(d), "NO_W_ID": int(w)};
-    x.insert(NEW_ORDER, new)?;
-    let dist = format!("S_DIST_{d:02}");
-    let stocks = stocks(x, i, &dist)?;
-    let o_entry_d = now();
-    let (mut filters, mut sets, mut lines) = (Vec::new(), Vec::new(), Vec::new());
-    let mut total = 0.0;
-    let none = RawDocumentBuf::default();
-    for (number, &(item, supply, quantity)) in (1..).zip(&i.lines) {
-        let s = stocks.get(&(item, supply)).unwrap_or(&none);
-        sets.push(stock_set(s, w, supply, quantity));
-        // py-tpcc's filter is the stock document as read.
-        let mut f = s.to_document()?;
-        f.insert("$comment", comment);
-        filters.push(f);
-        let amount = quantity as f64 * prices.get(&item).copied().unwrap_or(0.0);
-        total += amount;
-        lines.push(doc! {
-            "OL_O_ID": int(o), "OL_NUMBER": int(number), "OL_I_ID": int(item),
-            "OL_SUPPLY_W_ID": int(supply), "OL_DELIVERY_D": o_entry_d.clone(),
-            "OL_QUANTITY": int(quantity), "OL_AMOUNT": amount, "OL_DIST_INFO": text(s, &dist),
-        });
+
+    /// One `find` of the items by `$in`; a repeated item is counted once.
+    fn prices(&mut self, i: &input::NewOrder) -> anyhow::Result<Option<Vec<f64>>> {
+        let ids = i.lines.iter().map(|l| l.0);
+        let filter = doc! {"I_ID": {"$in": ints(ids.clone())}, "I_W_ID": int(0),
+        "$comment": NEW_ORDER_COMMENT};
+        let fields = doc! {"_id": 0, "I_ID": 1, "I_PRICE": 1, "I_NAME": 1, "I_DATA": 1};
+        let found = self.x.find(ITEM, Find::new(&filter).project(&fields))?;
+        let prices: HashMap<i64, f64> = (found.iter())
+            .map(|d| (num(d, "I_ID") as i64, num(d, "I_PRICE")))
+            .collect();
+        Ok(ids.map(|id| prices.get(&id).copied()).collect())
     }
-    let discount = num(&customer, "C_DISCOUNT");
-    total *= (1.0 - discount) * (1.0 + num(&warehouse, "W_TAX") + d_tax);
-    std::hint::black_box(total);
-    let updates: Vec<Update> = (filters.iter().zip(&sets))
-        .map(|(filter, update)| Update {
-            filter,
-            update,
-            upsert: false,
-            many: false,
+
+    fn price(&mut self, _: i64) -> anyhow::Result<Option<f64>> {
+        anyhow::bail!("tpcc: py-tpcc reads a New-Order's items together")
+    }
+
+    /// The warehouse, then the customer.
+    fn rates(&mut self, i: &input::NewOrder) -> anyhow::Result<Rates> {
+        let (w, d, c) = (i.w, i.d, i.c);
+        let comment = NEW_ORDER_COMMENT;
+        let filter = doc! {"W_ID": int(w), "$comment": comment};
+        let warehouse = self
+            .x
+            .find_one(WAREHOUSE, &filter, &doc! {"_id": 0, "W_TAX": 1})?;
+        let filter = doc! {"C_ID": int(c), "C_D_ID": int(d), "C_W_ID": int(w), "$comment": comment};
+        let fields = doc! {"C_DISCOUNT": 1, "C_LAST": 1, "C_CREDIT": 1};
+        let customer = self.x.find_one(CUSTOMER, &filter, &fields)?;
+        Ok(Rates {
+            discount: num(&customer, "C_DISCOUNT"),
+            w_tax: num(&warehouse, "W_TAX"),
         })
-        .collect();
-    x.s.update_each(&coll(STOCK, x.t), &updates)?;
-    let order = doc! {
-        "O_ID": int(o), "O_ENTRY_D": o_entry_d, "O_CARRIER_ID": int(0),
-        "O_OL_CNT": int(i.lines.len() as i64), "O_ALL_LOCAL": int(i.all_local),
-        "ORDER_LINE": lines, "O_D_ID": int(d), "O_W_ID": int(w), "O_C_ID": int(c),
+    }
+
+    /// findAndModify of the district: `$inc` of its next order's number, read as it was.
+    fn take(&mut self, i: &input::NewOrder) -> anyhow::Result<Taken> {
+        let filter = doc! {"D_ID": int(i.d), "D_W_ID": int(i.w), "$comment": NEW_ORDER_COMMENT};
+        let projection = doc! {"_id": 0, "D_ID": 1, "D_W_ID": 1, "D_TAX": 1, "D_NEXT_O_ID": 1};
+        let (inc, sort) = (doc! {"$inc": {"D_NEXT_O_ID": 1}}, doc! {"NO_O_ID": 1});
+        let m = Modify {
+            filter: &filter,
+            sort: Some(&sort),
+            projection: Some(&projection),
+            update: Some(&inc),
+        };
+        let district = self.x.modify(DISTRICT, m)?.unwrap_or_default();
+        Ok(Taken {
+            o: num(&district, "D_NEXT_O_ID") as i64,
+            d_tax: num(&district, "D_TAX"),
+        })
+    }
+
+    /// The new order, then every line's stock by one `find`: `$in` when every line is local,
+    /// else `$or` of the pairs.
+    fn open(&mut self, i: &input::NewOrder, o: i64) -> anyhow::Result<()> {
+        let new = doc! {"NO_O_ID": int(o), "NO_D_ID": int(i.d), "NO_W_ID": int(i.w)};
+        self.x.insert(NEW_ORDER, new)?;
+        let filter = match i.all_local == 1 {
+            true => doc! {"S_I_ID": {"$in": ints(i.lines.iter().map(|l| l.0))}, "S_W_ID": int(i.w),
+            "$comment": NEW_ORDER_COMMENT},
+            false => {
+                let each: Vec<Bson> = (i.lines.iter())
+                    .map(|&(item, supply, _)| {
+                        Bson::Document(doc! {"S_I_ID": int(item), "S_W_ID": int(supply)})
+                    })
+                    .collect();
+                doc! {"$or": each, "$comment": NEW_ORDER_COMMENT}
+            }
+        };
+        let mut fields = doc! {"_id": 0, "S_I_ID": 1, "S_W_ID": 1, "S_QUANTITY": 1, "S_DATA": 1,
+        "S_YTD": 1, "S_ORDER_CNT": 1, "S_REMOTE_CNT": 1};
+        fields.insert(Self::dist(i.d), 1);
+        let found = self.x.find(STOCK, Find::new(&filter).project(&fields))?;
+        self.stocks = (found.into_iter())
+            .map(|s| ((num(&s, "S_I_ID") as i64, num(&s, "S_W_ID") as i64), s))
+            .collect();
+        self.date = now();
+        Ok(())
+    }
+
+    fn stock(
+        &mut self,
+        _: &input::NewOrder,
+        item: i64,
+        supply: i64,
+    ) -> anyhow::Result<(i64, RawDocumentBuf)> {
+        // Two lines of one item and warehouse read the one document.
+        let s = self
+            .stocks
+            .get(&(item, supply))
+            .cloned()
+            .unwrap_or_default();
+        Ok((num(&s, "S_QUANTITY") as i64, s))
+    }
+
+    /// The stock's `$set` and filter (py-tpcc's filter is the stock document as read) kept
+    /// for `close`, and the line for its order.
+    fn line(&mut self, i: &input::NewOrder, l: &Line, s: RawDocumentBuf) -> anyhow::Result<()> {
+        let set = doc! {"$set": {
+            "S_QUANTITY": int(l.left),
+            "S_YTD": int(num(&s, "S_YTD") as i64 + l.quantity),
+            "S_ORDER_CNT": int(num(&s, "S_ORDER_CNT") as i64 + 1),
+            "S_REMOTE_CNT": int(num(&s, "S_REMOTE_CNT") as i64 + (l.supply != i.w) as i64),
+        }};
+        let mut filter = s.to_document()?;
+        filter.insert("$comment", NEW_ORDER_COMMENT);
+        self.lines.push(doc! {
+            "OL_O_ID": int(l.o), "OL_NUMBER": int(l.number), "OL_I_ID": int(l.item),
+            "OL_SUPPLY_W_ID": int(l.supply), "OL_DELIVERY_D": self.date.clone(),
+            "OL_QUANTITY": int(l.quantity), "OL_AMOUNT": l.amount,
+            "OL_DIST_INFO": text(&s, &Self::dist(i.d)),
+        });
+        self.updates.push((filter, set));
+        Ok(())
+    }
+
+    /// The stock's updates by one `update_each`, then the order with its lines.
+    fn close(&mut self, i: &input::NewOrder, o: i64, total: f64) -> anyhow::Result<()> {
+        std::hint::black_box(total);
+        let updates: Vec<Update> = (self.updates.iter())
+            .map(|(filter, update)| Update {
+                filter,
+                update,
+                upsert: false,
+                many: false,
+            })
+            .collect();
+        self.x.s.update_each(&coll(STOCK, self.x.t), &updates)?;
+        let order = doc! {
+            "O_ID": int(o), "O_ENTRY_D": self.date.clone(), "O_CARRIER_ID": int(0),
+            "O_OL_CNT": int(i.lines.len() as i64), "O_ALL_LOCAL": int(i.all_local),
+            "ORDER_LINE": std::mem::take(&mut self.lines), "O_D_ID": int(i.d),
+            "O_W_ID": int(i.w), "O_C_ID": int(i.c),
+        };
+        self.x.insert(ORDERS, order)
+    }
+}
+
+/// New-Order as py-tpcc's `_doNewOrderTxn`: false when it rolled back at its missing item.
+fn new_order(x: &mut Tx, i: &input::NewOrder, follow: Follow) -> anyhow::Result<bool> {
+    let mut store = DocNewOrder {
+        x,
+        stocks: HashMap::new(),
+        updates: Vec::new(),
+        lines: Vec::new(),
+        date: Bson::Null,
     };
-    x.insert(ORDERS, order)?;
-    Ok(true)
+    new_order::run(&mut store, i, follow)
 }
 
 /// Payment as py-tpcc's `_doPaymentTxn`: it looks the customer up in the home warehouse and
@@ -501,7 +547,7 @@ impl<'e> DocTerminal<'e> {
             bytes: 0,
         };
         let done = match &input {
-            Drawn::NewOrder(i) => new_order(&mut x, i),
+            Drawn::NewOrder(i) => new_order(&mut x, i, self.inputs.follow()),
             Drawn::Payment(p) => payment(&mut x, p).map(|_| true),
             Drawn::OrderStatus(s) => order_status(&mut x, s).map(|_| true),
             Drawn::Delivery(i) => delivery(&mut x, i).map(|_| true),

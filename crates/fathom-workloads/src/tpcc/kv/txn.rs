@@ -10,6 +10,7 @@ use super::{cents, col, key, key_col, key_last, name_key, now, pk, Stored, Table
 use crate::rows::{encode_row, Col};
 use crate::tpcc::gen::{by_name_row, Follow, DISTRICTS};
 use crate::tpcc::input::{self, Drawn, Inputs};
+use crate::tpcc::new_order::{self, Items, Line, NewOrderStore, Original, Rates, Taken};
 use crate::tpcc::TpccKind;
 use fathom_api::kind::Done;
 use fathom_api::kv::{Direction, KvSession, KvTxn, Seek, TxnEnd};
@@ -106,56 +107,100 @@ impl<'a> Tx<'a> {
     }
 }
 
-/// New-Order reads its items before its first write, so a New-Order that rolls back has
-/// written nothing (a document server without transactions could not undo it); the rest in
-/// sysbench-tpcc's order.
-fn new_order(x: &mut Tx, i: &input::NewOrder, follow: Follow) -> anyhow::Result<TxnEnd> {
-    let (w, d, c) = (i.w, i.d, i.c);
-    let mut prices = Vec::with_capacity(i.lines.len());
-    for &(item, _, _) in &i.lines {
-        if !x.get(Table::Item, &[item])? {
-            return Ok(TxnEnd::Rollback);
-        }
-        prices.push(Stored::decode(Table::Item, &x.value)?.int(col::I_PRICE) as f64 / 100.0);
+/// New-Order's reads and writes on kv: sysbench-tpcc's, except that it reads its items
+/// before its first write, so a New-Order that rolls back has written nothing (a document
+/// server without transactions could not undo it).
+impl NewOrderStore for Tx<'_> {
+    /// The row's `s_dist_NN`.
+    type Stock = Vec<u8>;
+
+    fn original(&self) -> Original {
+        Original::SysbenchTpcc
     }
-    x.get(Table::Customer, &[w, d, c])?;
-    let discount = Stored::decode(Table::Customer, &x.value)?.int(col::C_DISCOUNT);
-    x.get(Table::Warehouse, &[w])?;
-    let w_tax = Stored::decode(Table::Warehouse, &x.value)?.int(col::TAX);
-    x.lock(Table::District, &[w, d])?;
-    let district = Stored::decode(Table::District, &x.value)?;
-    let (o, d_tax) = (district.int(col::D_NEXT_O_ID), district.int(col::TAX));
-    x.update(Table::District, &[w, d], |r| r.set(col::D_NEXT_O_ID, o + 1))?;
-    let lines = i.lines.len() as i64;
-    let order = [c, now(), 0, lines, i.all_local].map(Col::Int);
-    x.put(Table::Orders, &[w, d, o], &order)?;
-    x.txn.put(&key_of_order_by_customer(x.t, w, d, c, o), &[])?;
-    x.put(Table::NewOrders, &[w, d, o], &[])?;
-    let taxes = (w_tax + d_tax) as f64 / 100.0;
-    for (number, (&(item, supply, quantity), price)) in (1..).zip(i.lines.iter().zip(prices)) {
-        x.lock(Table::Stock, &[supply, item])?;
-        let stock = Stored::decode(Table::Stock, &x.value)?;
-        let left = stock.int(col::S_QUANTITY);
-        let info = stock.bytes(col::s_dist(d)).to_vec();
-        let left = match left > quantity {
-            true => left - quantity,
-            false => left - quantity + 91,
-        };
-        x.update(Table::Stock, &[supply, item], |r| {
-            r.set(col::S_QUANTITY, left)
+
+    fn items(&self) -> Items {
+        Items::First
+    }
+
+    fn prices(&mut self, o: &input::NewOrder) -> anyhow::Result<Option<Vec<f64>>> {
+        let mut prices = Vec::with_capacity(o.lines.len());
+        for &(item, _, _) in &o.lines {
+            match self.price(item)? {
+                Some(price) => prices.push(price),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(prices))
+    }
+
+    fn price(&mut self, item: i64) -> anyhow::Result<Option<f64>> {
+        if !self.get(Table::Item, &[item])? {
+            return Ok(None);
+        }
+        let price = Stored::decode(Table::Item, &self.value)?.int(col::I_PRICE);
+        Ok(Some(price as f64 / 100.0))
+    }
+
+    fn rates(&mut self, o: &input::NewOrder) -> anyhow::Result<Rates> {
+        self.get(Table::Customer, &[o.w, o.d, o.c])?;
+        let discount = Stored::decode(Table::Customer, &self.value)?.int(col::C_DISCOUNT);
+        self.get(Table::Warehouse, &[o.w])?;
+        let w_tax = Stored::decode(Table::Warehouse, &self.value)?.int(col::TAX);
+        Ok(Rates {
+            discount: discount as f64 / 100.0,
+            w_tax: w_tax as f64 / 100.0,
+        })
+    }
+
+    fn take(&mut self, o: &input::NewOrder) -> anyhow::Result<Taken> {
+        self.lock(Table::District, &[o.w, o.d])?;
+        let district = Stored::decode(Table::District, &self.value)?;
+        let (next, d_tax) = (district.int(col::D_NEXT_O_ID), district.int(col::TAX));
+        self.update(Table::District, &[o.w, o.d], |r| {
+            r.set(col::D_NEXT_O_ID, next + 1)
         })?;
-        let amount = input::line_amount(follow, quantity, price, taxes, discount as f64 / 100.0);
+        Ok(Taken {
+            o: next,
+            d_tax: d_tax as f64 / 100.0,
+        })
+    }
+
+    fn open(&mut self, i: &input::NewOrder, o: i64) -> anyhow::Result<()> {
+        let (w, d, c) = (i.w, i.d, i.c);
+        let lines = i.lines.len() as i64;
+        let order = [c, now(), 0, lines, i.all_local].map(Col::Int);
+        self.put(Table::Orders, &[w, d, o], &order)?;
+        self.txn
+            .put(&key_of_order_by_customer(self.t, w, d, c, o), &[])?;
+        self.put(Table::NewOrders, &[w, d, o], &[])
+    }
+
+    fn stock(
+        &mut self,
+        i: &input::NewOrder,
+        item: i64,
+        supply: i64,
+    ) -> anyhow::Result<(i64, Vec<u8>)> {
+        self.lock(Table::Stock, &[supply, item])?;
+        let stock = Stored::decode(Table::Stock, &self.value)?;
+        let info = stock.bytes(col::s_dist(i.d)).to_vec();
+        Ok((stock.int(col::S_QUANTITY), info))
+    }
+
+    fn line(&mut self, i: &input::NewOrder, l: &Line, info: Vec<u8>) -> anyhow::Result<()> {
+        self.update(Table::Stock, &[l.supply, l.item], |r| {
+            r.set(col::S_QUANTITY, l.left)
+        })?;
         let line = [
-            Col::Int(item),
-            Col::Int(supply),
+            Col::Int(l.item),
+            Col::Int(l.supply),
             Col::Int(0),
-            Col::Int(quantity),
-            Col::Int(cents(amount)),
+            Col::Int(l.quantity),
+            Col::Int(cents(l.amount)),
             Col::Bytes(&info),
         ];
-        x.put(Table::OrderLine, &[w, d, o, number], &line)?;
+        self.put(Table::OrderLine, &[i.w, i.d, l.o, l.number], &line)
     }
-    Ok(TxnEnd::Commit)
 }
 
 fn payment(x: &mut Tx, p: &input::Payment, follow: Follow, source: i64) -> anyhow::Result<TxnEnd> {
@@ -356,7 +401,12 @@ impl<'e> KvTerminal<'e> {
                 out: std::mem::take(out),
             };
             let end = match &input {
-                Drawn::NewOrder(i) => new_order(&mut x, i, follow),
+                Drawn::NewOrder(i) => {
+                    new_order::run(&mut x, i, follow).map(|committed| match committed {
+                        true => TxnEnd::Commit,
+                        false => TxnEnd::Rollback,
+                    })
+                }
                 Drawn::Payment(p) => payment(&mut x, p, follow, source),
                 Drawn::OrderStatus(s) => order_status(&mut x, s, follow),
                 Drawn::Delivery(i) => delivery(&mut x, i),
