@@ -161,6 +161,7 @@ fn one_series(s: &Series, title: &str, figure: &str, by_version: bool) -> Model 
     Model {
         title: format!("fathom history: {title}"),
         runs: Vec::new(),
+        summary: None,
         main: Titled {
             title: "history".into(),
             table: table(s, figure),
@@ -202,6 +203,7 @@ fn split(h: &History, title: &str, figure: &str, by_version: bool) -> Model {
     Model {
         title: format!("fathom history: {title}"),
         runs: Vec::new(),
+        summary: None,
         main: Titled {
             title: "series".into(),
             table: series_table(h),

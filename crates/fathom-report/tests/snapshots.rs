@@ -5,7 +5,8 @@
 //! PostgreSQL with its threads' sleeps timed by eBPF: threads' time, waits, off-CPU stacks,
 //! bound, engine counters), `ibench` (the insert benchmark on SQLite: inserts and its own
 //! tables), `profiled` (readrandom on RocksDB under perf: profiles and a flame graph), `linkbench` (LinkBench on SQLite: its tables) and
-//! `findmax` (a search for the highest rate on the null engine: arrival rates), in the model's formats, the
+//! `findmax` (a search for the highest rate on the null engine: arrival rates), `ycsb` (YCSB's
+//! workload A on RocksDB and LMDB, one run each: the first screen), in the model's formats, the
 //! HTML page and the original tools' formats. Each directory's `.toml` is the experiment that
 //! made it. A change to any table's layout or figure is a diff to review (`cargo insta
 //! review`, or `INSTA_UPDATE=always` and `git diff`), not something seen only by eye.
@@ -80,6 +81,38 @@ fn dbbench_against_a_base_and_as_html_and_db_bench() {
     );
 }
 
+/// The first screen of a report of two setups with one run each (`tests/fixtures/ycsb`: YCSB's
+/// workload A on RocksDB and LMDB): each step's rate, p50 and p99 with units, READ and
+/// UPDATE apart, the ratio against the first setup in a sentence that says why there is no
+/// verdict, a not-steady mark; within 100 columns.
+#[test]
+fn the_first_screen_answers_which_is_faster() {
+    let runs = runs_of("ycsb");
+    let text = report_of(&runs, "text", &ReportOptions::default());
+    let screen: String = (text.lines())
+        .take_while(|l| !l.starts_with("steps ("))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    for l in screen.lines() {
+        assert!(l.chars().count() <= 100, "wider than 100 columns: {l}");
+    }
+    for part in [
+        "p50 µs",
+        "p99 µs",
+        "  READ",
+        "  UPDATE",
+        "as fast as",
+        "no verdict",
+        " ~ ",
+    ] {
+        assert!(
+            screen.contains(part),
+            "the first screen lacks `{part}`:\n{screen}"
+        );
+    }
+    insta::assert_snapshot!("ycsb_first_screen", screen);
+}
+
 /// Each further fixture in text, HTML and its workload's original format.
 #[test]
 fn each_kind_of_run() {
@@ -89,6 +122,7 @@ fn each_kind_of_run() {
         ("linkbench", "linkbench"),
         ("findmax", "text"),
         ("profiled", "dbbench"),
+        ("ycsb", "text"),
     ] {
         let runs = runs_of(fixture);
         let opts = ReportOptions::default();

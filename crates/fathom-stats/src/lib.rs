@@ -7,5 +7,6 @@ pub mod bound;
 pub mod changepoint;
 pub mod findmax;
 pub mod rng;
+pub mod steady;
 pub mod student;
 pub mod verdict;

@@ -40,6 +40,7 @@ impl Model {
         Ok(Model {
             title: format!("fathom compare against {}", against.bases.join(", ")),
             runs: Vec::new(),
+            summary: None,
             main: Titled {
                 title: "comparison".into(),
                 table: comparison::table(&against.rows),

@@ -16,6 +16,9 @@ pub struct Model {
     pub title: String,
     /// A line per series saying what ran.
     pub runs: Vec<String>,
+    /// The first screen: each step's rate, latency, ratio against the base and bound
+    /// (`sections::summary`); none for a comparison.
+    pub summary: Option<Section>,
     /// The main table, printed first without a title: a row per step and setup, each figure the
     /// median over repeats (titled `steps` in JSON); `fathom compare`'s comparison.
     pub main: Titled,
@@ -52,6 +55,7 @@ impl Model {
                 .find_map(|r| r.manifest.experiment.as_ref().map(|e| e.name.clone()))
                 .unwrap_or_else(|| "fathom report".into()),
             runs: notes::headers(&input),
+            summary: sections::summary::section(&input)?,
             main: Titled {
                 title: "steps".into(),
                 table: steps::table(&input),
@@ -67,13 +71,15 @@ impl Model {
         })
     }
 
-    /// Every table with a title, the main table first: what the JSON report lists.
+    /// Every table with a title, the main table first and the summary's last: what the JSON
+    /// report lists.
     pub fn tables(&self) -> Vec<Titled> {
         std::iter::once(self.main.clone())
             .chain(
                 self.sections
                     .iter()
                     .filter(|s| s.shown == Shown::Everywhere)
+                    .chain(&self.summary)
                     .flat_map(|s| s.tables.iter().cloned()),
             )
             .collect()

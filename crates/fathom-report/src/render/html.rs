@@ -133,6 +133,9 @@ fn section(s: &Section) -> String {
 fn render(m: &Model) -> String {
     let mut body = format!("<h1>{}</h1>\n", escape(&m.title));
     body += &runs(&m.runs);
+    if let Some(summary) = &m.summary {
+        body += &section(summary);
+    }
     body += "<h2>Steps</h2>\n";
     body += &html_table(&m.main.table);
     for s in &m.sections {

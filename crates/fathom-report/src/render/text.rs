@@ -4,7 +4,7 @@
 
 use super::renderer::Renderer;
 use crate::model::Model;
-use crate::section::Shown;
+use crate::section::{Section, Shown};
 use fathom_schema::store::LoadedRun;
 use fathom_schema::table::Table;
 
@@ -37,21 +37,29 @@ fn render(m: &Model, markdown: bool) -> String {
     let table = |t: &Table| if markdown { t.markdown() } else { t.text() };
     let gap = if markdown { "\n" } else { "" };
     let mut out: String = m.runs.iter().map(|line| format!("{line}\n")).collect();
-    if !m.runs.is_empty() {
+    // The summary's title line begins with the blank line a table needs after the runs.
+    if !m.runs.is_empty() && m.summary.is_none() {
         out += gap;
     }
-    out += &table(&m.main.table);
-    for section in m.sections.iter().filter(|s| s.shown == Shown::Everywhere) {
+    let section = |out: &mut String, section: &Section| {
         for t in &section.tables {
             match section.over {
-                Some(over) => out += &format!("\n{} ({over}):\n{gap}", t.title),
-                None => out += &format!("\n{}:\n{gap}", t.title),
+                Some(over) => *out += &format!("\n{} ({over}):\n{gap}", t.title),
+                None => *out += &format!("\n{}:\n{gap}", t.title),
             }
-            out += &table(&t.table);
+            *out += &table(&t.table);
         }
         if let Some(p) = &section.paragraph {
-            out += &format!("{gap}{}\n", p.trim_end());
+            *out += &format!("{gap}{}\n", p.trim_end());
         }
+    };
+    if let Some(summary) = &m.summary {
+        section(&mut out, summary);
+        out += &format!("\nsteps (median over repeats):\n{gap}");
+    }
+    out += &table(&m.main.table);
+    for s in m.sections.iter().filter(|s| s.shown == Shown::Everywhere) {
+        section(&mut out, s);
     }
     out += "\n";
     out += &m.notes;

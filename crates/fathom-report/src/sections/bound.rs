@@ -149,7 +149,7 @@ fn top_functions(p: &super::profiles::Profiled) -> Option<String> {
     (!top.is_empty()).then(|| top.join(", "))
 }
 
-fn verdict(b: &Bound) -> String {
+pub(crate) fn verdict(b: &Bound) -> String {
     match b {
         Bound::One(a) => (*a).to_string(),
         Bound::Two(a, b) => format!("{a} and {b}"),

@@ -15,6 +15,7 @@ pub mod profiles;
 pub mod rates;
 pub mod relative;
 pub mod steps;
+pub mod summary;
 pub mod sweep;
 pub mod time;
 pub mod workloads;
