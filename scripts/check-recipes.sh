@@ -51,9 +51,9 @@ passes_one() {
 }
 passes_one -p fathom-engines --test conformance -- --exact myengine
 passes_one -p fathom-workloads --lib -- myworkload::
-# The step figure's second step: the README's table written, then checked as CI checks it.
+# The step figure's second step: the docs' table written, then checked as CI checks it.
 (cd "$copy" && UPDATE_DOCS=1 cargo test --release --quiet -p fathom-schema --lib figures:: >/dev/null)
-grep -q '^| hw/o | waits |' "$copy/README.md" || { echo "check-recipes: the README's figure table lacks the recipe's figure" >&2; exit 1; }
-passes_one -p fathom-schema --lib -- figures::tests::the_readme_holds_this_table
+grep -q '^| hw/o | waits |' "$copy/docs/results.md" || { echo "check-recipes: docs/results.md's figure table lacks the recipe's figure" >&2; exit 1; }
+passes_one -p fathom-schema --lib -- figures::tests::the_docs_hold_this_table
 passes_one -p fathom-report --lib -- every_figure_is_a_column
 echo "check-recipes: a kv engine, a workload and a step figure added as the doc says build and pass their tests"

@@ -504,7 +504,7 @@ fn an_allocator_is_preloaded_into_a_process_of_its_own() {
 }
 
 /// A run option given with an experiment file replaces the file's key of the same name, and a
-/// setup's own key replaces both for that setup (README, "Run options"): `--allocator jemalloc`
+/// setup's own key replaces both for that setup (docs/running.md, "Run options"): `--allocator jemalloc`
 /// over a file that says `allocator = "tcmalloc"` runs the setup without its own allocator on
 /// jemalloc, and the setup that names glibc on glibc; `--rate` with a file is taken, no longer
 /// refused.

@@ -57,7 +57,7 @@ pub struct DriveInput {
     #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub duration: Option<Span>,
     /// Limit the engine's memory, page cache included (e.g. 256m), with a cgroup child group
-    /// (as root, or in a cgroup delegated to you: see the README's `--memory-limit`).
+    /// (as root, or in a cgroup delegated to you: see docs/running.md's `--memory-limit`).
     #[arg(long, value_name = "SIZE")]
     pub memory_limit: Option<Size>,
     /// Open loop: total intended operations per second for every timed step (loads and other

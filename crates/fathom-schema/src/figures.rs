@@ -2,7 +2,7 @@
 //! interval) holds it and how it is shown, which way it gets worse, whether a comparison judges
 //! it as a cost and under which name the results database records it. The step and interval
 //! tables, the legend, `compare`'s cost columns, the cost verdicts, the records' columns,
-//! `fathom history --figure` and the README's column table all read this one list, so a new
+//! `fathom history --figure` and docs/results.md's column table all read this one list, so a new
 //! figure is one entry here plus the sampler that fills its field.
 
 use crate::latency::Latency;
@@ -376,20 +376,20 @@ pub fn markdown_table() -> String {
 mod tests {
     use super::*;
 
-    /// The README's copy of the figures' table is this table: run with `UPDATE_DOCS=1` to
-    /// write it there after a figure changes.
+    /// docs/results.md's copy of the figures' table is this table: run with `UPDATE_DOCS=1`
+    /// to write it there after a figure changes.
     #[test]
-    fn the_readme_holds_this_table() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
+    fn the_docs_hold_this_table() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/results.md");
         let readme = std::fs::read_to_string(path).unwrap();
         let (begin, end) = ("<!-- figures: begin -->\n", "<!-- figures: end -->");
         let from = readme
             .find(begin)
-            .expect("README.md has the figures' begin mark")
+            .expect("docs/results.md has the figures' begin mark")
             + begin.len();
         let to = readme
             .find(end)
-            .expect("README.md has the figures' end mark");
+            .expect("docs/results.md has the figures' end mark");
         let table = markdown_table();
         if readme[from..to] == table {
             return;
@@ -399,7 +399,7 @@ mod tests {
             return;
         }
         panic!(
-            "README.md's table of the step figures differs from fathom-schema/src/figures.rs: \
+            "docs/results.md's table of the step figures differs from fathom-schema/src/figures.rs: \
              `UPDATE_DOCS=1 cargo test --release -p fathom-schema --lib figures::` writes it"
         );
     }
