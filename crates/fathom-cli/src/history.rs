@@ -158,19 +158,14 @@ fn one_series(s: &Series, title: &str, figure: &str, by_version: bool) -> Model 
     trend
         .charts
         .push(chart(s, title.into(), figure, by_version));
+    let main = Titled {
+        title: "history".into(),
+        table: table(s, figure),
+    };
     Model {
-        title: format!("fathom history: {title}"),
-        runs: Vec::new(),
-        summary: None,
-        main: Titled {
-            title: "history".into(),
-            table: table(s, figure),
-        },
         sections: vec![trend],
-        intervals: None,
         notes: format!("{}{}{METHOD}", version_marks(s), change_lines(s, figure)),
-        json: None,
-        verdicts: Vec::new(),
+        ..Model::of_table(format!("fathom history: {title}"), main)
     }
 }
 
@@ -200,19 +195,14 @@ fn split(h: &History, title: &str, figure: &str, by_version: bool) -> Model {
             .push(chart(s, format!("{title}, {name}"), figure, by_version));
         sections.push(section);
     }
+    let main = Titled {
+        title: "series".into(),
+        table: series_table(h),
+    };
     Model {
-        title: format!("fathom history: {title}"),
-        runs: Vec::new(),
-        summary: None,
-        main: Titled {
-            title: "series".into(),
-            table: series_table(h),
-        },
         sections,
-        intervals: None,
         notes: notes + METHOD,
-        json: None,
-        verdicts: Vec::new(),
+        ..Model::of_table(format!("fathom history: {title}"), main)
     }
 }
 

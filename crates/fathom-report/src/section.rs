@@ -3,7 +3,7 @@
 //! renderers all use these types; this module uses none of theirs.
 
 use crate::draw::flame::Flame;
-use crate::draw::svg::{BarChart, LineChart};
+use crate::draw::svg::{BarChart, LineChart, Palette};
 use crate::options::ReportOptions;
 use fathom_schema::group::Series;
 use fathom_schema::store::LoadedRun;
@@ -19,11 +19,11 @@ pub enum Chart {
 }
 
 impl Chart {
-    /// The chart's figure on the page.
-    pub fn html(&self) -> String {
+    /// The chart's figure on the page, each setup in its colour from `palette`.
+    pub fn html(&self, palette: Palette) -> String {
         match self {
-            Chart::Line(c) => format!("<figure>{}</figure>", c.svg()),
-            Chart::Bar(c) => format!("<figure>{}</figure>", c.svg()),
+            Chart::Line(c) => format!("<figure>{}</figure>", c.svg_in(palette)),
+            Chart::Bar(c) => format!("<figure>{}</figure>", c.svg_in(palette)),
             Chart::Flame(f) => f.html(),
         }
     }

@@ -21,6 +21,18 @@ const COLORS: &[&str] = &[
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
 ];
 
+/// Colours by name for a page: a name it lists (a setup, a series) keeps its colour in every
+/// chart of the page; a name it does not list takes the colour of its position in the chart.
+#[derive(Clone, Copy, Default)]
+pub struct Palette<'a>(pub &'a [String]);
+
+impl Palette<'_> {
+    fn of(&self, name: &str, at: usize) -> &'static str {
+        let k = self.0.iter().position(|n| n == name).unwrap_or(at);
+        COLORS[k % COLORS.len()]
+    }
+}
+
 pub fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -178,7 +190,7 @@ fn frame(out: &mut String, title: &str, y_label: &str, x_label: &str, y: &Scale)
     );
 }
 
-fn legend(out: &mut String, names: &[&str]) {
+fn legend(out: &mut String, names: &[&str], palette: Palette) {
     // Many setups shrink the legend to fit one line under the chart rather than run off it.
     let advance = |n: &&str| 22.0 + 6.0 * n.chars().count() as f64;
     let total: f64 = names.iter().map(advance).sum();
@@ -186,7 +198,7 @@ fn legend(out: &mut String, names: &[&str]) {
     let mut x = LEFT;
     let y = H - 14.0;
     for (i, n) in names.iter().enumerate() {
-        let c = COLORS[i % COLORS.len()];
+        let c = palette.of(n, i);
         let _ = write!(
             out,
             r#"<rect x="{x:.1}" y="{ry}" width="{box_:.1}" height="{box_:.1}" fill="{c}"/><text x="{tx:.1}" y="{y}" font-size="{fs:.1}">{name}</text>"#,
@@ -290,21 +302,31 @@ impl LineChart {
     }
 
     pub fn svg(&self) -> String {
+        self.svg_in(Palette::default())
+    }
+
+    /// The chart with each line's colour from `palette`.
+    pub fn svg_in(&self, palette: Palette) -> String {
         let (x, y) = self.scales();
         let mut out = String::new();
         frame(&mut out, &self.title, &self.y_label, &self.x_label, &y);
         self.x_ticks(&mut out, &x);
         for (i, line) in self.lines.iter().enumerate() {
-            Self::line(&mut out, line, COLORS[i % COLORS.len()], &x, &y);
+            Self::line(&mut out, line, palette.of(&line.name, i), &x, &y);
         }
         let names: Vec<&str> = self.lines.iter().map(|l| l.name.as_str()).collect();
-        legend(&mut out, &names);
+        legend(&mut out, &names, palette);
         out + "</svg>"
     }
 }
 
 impl BarChart {
     pub fn svg(&self) -> String {
+        self.svg_in(Palette::default())
+    }
+
+    /// The chart with each series' colour from `palette`.
+    pub fn svg_in(&self, palette: Palette) -> String {
         let mut ymax = self.reference.unwrap_or(0.0);
         for s in &self.series {
             for v in s.values.iter().flatten() {
@@ -332,7 +354,7 @@ impl BarChart {
                 let Some(v) = s.values.get(ci).copied().flatten() else {
                     continue;
                 };
-                let c = COLORS[si % COLORS.len()];
+                let c = palette.of(&s.name, si);
                 let bx = x0 + bw * si as f64;
                 let (top, base) = (y.at(v), y.at(0.0));
                 let _ = write!(
@@ -365,7 +387,7 @@ impl BarChart {
             );
         }
         let names: Vec<&str> = self.series.iter().map(|s| s.name.as_str()).collect();
-        legend(&mut out, &names);
+        legend(&mut out, &names, palette);
         out + "</svg>"
     }
 }

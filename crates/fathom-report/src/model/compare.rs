@@ -37,19 +37,18 @@ impl Model {
             notes += section.legend.unwrap_or_default();
             sections.push(section);
         }
+        let main = Titled {
+            title: "comparison".into(),
+            table: comparison::table(&against.rows),
+        };
+        let title = format!("fathom compare against {}", against.bases.join(", "));
         Ok(Model {
-            title: format!("fathom compare against {}", against.bases.join(", ")),
-            runs: Vec::new(),
-            summary: None,
-            main: Titled {
-                title: "comparison".into(),
-                table: comparison::table(&against.rows),
-            },
             sections,
-            intervals: None,
             notes,
+            palette: sides.iter().map(|s| s.label.clone()).collect(),
             json: Some(serde_json::to_value(&against.rows)?),
             verdicts: against.rows.clone(),
+            ..Model::of_table(title, main)
         })
     }
 }

@@ -6,7 +6,8 @@ mod compare;
 
 use crate::options::ReportOptions;
 use crate::section::{Input, Section, Shown, Titled};
-use crate::sections::{self, notes, steps};
+use crate::sections::notes::{self, Note};
+use crate::sections::{self, steps};
 use fathom_schema::group::{series, step_order};
 use fathom_schema::store::LoadedRun;
 use fathom_schema::table::Table;
@@ -27,6 +28,11 @@ pub struct Model {
     pub intervals: Option<Table>,
     /// How to read the tables, then what the runs say about themselves.
     pub notes: String,
+    /// The same notes one by one, for the page to set as a list (empty where `notes` is all).
+    pub note_items: Vec<Note>,
+    /// The names the page's charts colour alike in every chart: each series' label, then each
+    /// setup's name.
+    pub palette: Vec<String>,
     /// What the JSON format prints in place of the runs and tables, when set: `fathom
     /// compare`'s rows, as released.
     pub json: Option<serde_json::Value>,
@@ -45,10 +51,9 @@ impl Model {
             page,
         };
         let sections = sections::build(&input)?;
-        let mut notes = notes::text(&input);
-        for legend in sections.iter().filter_map(|s| s.legend) {
-            notes += legend;
-        }
+        let mut note_items = notes::notes(&input);
+        note_items.extend(sections.iter().filter_map(|s| s.legend).map(Note::of));
+        let notes = note_items.iter().map(Note::text).collect();
         Ok(Model {
             title: runs
                 .iter()
@@ -66,9 +71,29 @@ impl Model {
                 .then(|| steps::intervals(&input))
                 .transpose()?,
             notes,
+            note_items,
+            palette: palette(&input),
             json: None,
             verdicts: Vec::new(),
         })
+    }
+
+    /// An empty model titled `title` whose main table is `main`, for the reports that are not
+    /// of runs (`fathom compare`, `fathom history`) to fill in.
+    pub fn of_table(title: String, main: Titled) -> Model {
+        Model {
+            title,
+            runs: Vec::new(),
+            summary: None,
+            main,
+            sections: Vec::new(),
+            intervals: None,
+            notes: String::new(),
+            note_items: Vec::new(),
+            palette: Vec::new(),
+            json: None,
+            verdicts: Vec::new(),
+        }
     }
 
     /// Every table with a title, the main table first and the summary's last: what the JSON
@@ -84,6 +109,21 @@ impl Model {
             )
             .collect()
     }
+}
+
+/// Each series' label, then each setup's name, in the order the runs came.
+fn palette(input: &Input) -> Vec<String> {
+    let mut names: Vec<String> = input
+        .series
+        .iter()
+        .map(|s| s.label(&input.series))
+        .collect();
+    for s in &input.series {
+        if !names.contains(&s.setup) {
+            names.push(s.setup.clone());
+        }
+    }
+    names
 }
 
 #[cfg(test)]

@@ -35,6 +35,9 @@ fn median_series(s: &Series, step: &str, f: fn(&IntervalRecord) -> f64) -> Vec<(
         .collect()
 }
 
+/// The heading of the charts over time, which the page shows right after its summary.
+pub const OVER_TIME: &str = "Over time";
+
 /// Throughput and p99 latency over time.
 pub fn over_time(input: &Input) -> anyhow::Result<Vec<Section>> {
     type Figure = (&'static str, &'static str, fn(&IntervalRecord) -> f64, bool);
@@ -43,7 +46,7 @@ pub fn over_time(input: &Input) -> anyhow::Result<Vec<Section>> {
         ("p99 latency", "µs", |i| i.latency_us.p99, true),
     ];
     let all = &input.series;
-    let mut section = Section::new("Over time");
+    let mut section = Section::new(OVER_TIME);
     for step in &input.steps {
         for (what, unit, f, log_y) in figures {
             let lines: Vec<Line> = all

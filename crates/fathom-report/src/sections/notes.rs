@@ -109,20 +109,64 @@ fn wrapped(line: &str) -> String {
 }
 
 /// How to read the step table: latency, a line per figure (`fathom_schema::figures`), the marks.
+#[cfg(test)]
 pub(crate) fn legend() -> String {
-    let mut out = String::from(LATENCY);
+    legend_notes().iter().map(Note::text).collect()
+}
+
+/// The step table's legend as notes: latency, a note per figure, the marks.
+fn legend_notes() -> Vec<Note> {
+    let mut out = vec![Note::of(LATENCY)];
     for f in fathom_schema::figures::FIGURES {
-        out += &wrapped(&f.legend_line());
+        out.push(Note::of(wrapped(&f.legend_line())));
     }
-    out + MARKS
+    out.push(Note::of(MARKS));
+    out
+}
+
+/// One note of a report: a legend's entry, something a run said, a series' name with its
+/// notes under it (`sub`). Its text keeps the line breaks the terminal shows.
+#[derive(Clone, Debug)]
+pub struct Note {
+    pub text: String,
+    pub sub: bool,
+}
+
+impl Note {
+    pub fn of(text: impl Into<String>) -> Note {
+        Note {
+            text: text.into(),
+            sub: false,
+        }
+    }
+
+    /// As the text report prints it: a sub-note indented by two spaces, ending in a newline.
+    pub fn text(&self) -> String {
+        match self.sub {
+            true => format!("  {}\n", self.text.trim_end()),
+            false => format!("{}\n", self.text.trim_end()),
+        }
+    }
+
+    /// Its words on one line, as a paragraph of the page sets them.
+    pub fn paragraph(&self) -> String {
+        self.text.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
 }
 
 /// The legend (the workloads' lines after the columns'), what the hosts and engines said of
-/// the runs, then each series' notes.
+/// the runs, then each series' notes: as the text report prints them.
 pub fn text(input: &Input) -> String {
-    let mut out = legend();
+    notes(input).iter().map(Note::text).collect()
+}
+
+/// The notes `text` prints, one by one.
+pub fn notes(input: &Input) -> Vec<Note> {
+    let mut out = legend_notes();
     for hooks in crate::sections::workloads::present(input) {
-        out += hooks.legend;
+        if !hooks.legend.is_empty() {
+            out.push(Note::of(hooks.legend));
+        }
     }
     let mut run_notes: Vec<&str> = Vec::new();
     for r in input.runs {
@@ -133,16 +177,12 @@ pub fn text(input: &Input) -> String {
             }
         }
     }
-    for n in run_notes {
-        out += &format!("{n}\n");
-    }
+    out.extend(run_notes.into_iter().map(Note::of));
     for s in &input.series {
         let lines = series_notes(s);
         if !lines.is_empty() {
-            out += &format!("{}:\n", s.label(&input.series));
-            for l in lines {
-                out += &format!("  {l}\n");
-            }
+            out.push(Note::of(format!("{}:", s.label(&input.series))));
+            out.extend(lines.into_iter().map(|text| Note { text, sub: true }));
         }
     }
     out
