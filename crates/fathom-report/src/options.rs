@@ -64,12 +64,31 @@ impl Default for Judging {
     }
 }
 
+/// Which figures the terminal's step table shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Columns {
+    /// All but the wide figures, to fit 120 columns.
+    #[default]
+    Fit,
+    /// Every figure.
+    All,
+}
+
 /// What a report includes besides the step table; `fathom report` takes it as its flags.
 #[derive(Clone, Debug, Default, clap::Args)]
 pub struct ReportOptions {
     /// Add every step's per-interval time series (text, md, csv, json).
     #[arg(long)]
     pub intervals: bool,
+    /// Print how to read each table and column (the legend) after the tables; without it the
+    /// text report names the flag in one line. The page always has it.
+    #[arg(long)]
+    pub legend: bool,
+    /// The terminal's step table: `fit` leaves out the figures marked wide so that it fits
+    /// 120 columns (p99.9, max, erKB/o, ewKB/o, vmstat cpu/o), `all` shows every figure.
+    /// CSV, JSON and the page always have every one.
+    #[arg(long, value_enum, default_value = "fit")]
+    pub columns: Columns,
     #[command(flatten)]
     pub judging: Judging,
 }

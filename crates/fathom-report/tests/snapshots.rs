@@ -58,11 +58,13 @@ fn formats() {
     }
 }
 
-/// The intervals too, in text.
+/// The intervals, the legend and every column too, in text.
 #[test]
 fn text_with_intervals() {
     let opts = ReportOptions {
         intervals: true,
+        legend: true,
+        columns: fathom_report::options::Columns::All,
         ..ReportOptions::default()
     };
     insta::assert_snapshot!(report("text", &opts));

@@ -118,6 +118,9 @@ pub struct StepFigure {
     pub spread: bool,
     /// How a whole step's row shows it, where not as its value alone.
     pub step_cell: Option<fn(&View) -> Cell>,
+    /// Left out of the terminal's step table unless `--columns all` (so that it fits 120
+    /// columns); every other format has it.
+    pub wide: bool,
 }
 
 impl StepFigure {
@@ -142,6 +145,7 @@ impl StepFigure {
             recorded: None,
             spread: false,
             step_cell: None,
+            wide: false,
         }
     }
 
@@ -221,9 +225,13 @@ pub const FIGURES: &[StepFigure] = &[
         recorded: recorded("p99", "p99_us"),
         ..latency("p99", "99th percentile latency", |v| Some(v.latency.p99))
     },
-    latency("p99.9", "99.9th percentile latency", |v| Some(v.latency.p99_9)),
+    StepFigure {
+        wide: true,
+        ..latency("p99.9", "99.9th percentile latency", |v| Some(v.latency.p99_9))
+    },
     StepFigure {
         interval: true,
+        wide: true,
         ..latency("max", "the slowest operation's latency", |v| Some(v.latency.max))
     },
     StepFigure {
@@ -257,18 +265,24 @@ pub const FIGURES: &[StepFigure] = &[
             |v| v.per_op.write_kb,
         )
     },
-    StepFigure::new(
-        "erKB/o",
-        "KB",
-        "KB the engine's processes read from storage per operation (/proc/PID/io read_bytes, pidstat's kB_rd/s; fathom's whole process for an embedded engine)",
-        |v| v.per_op.engine_read_kb,
-    ),
-    StepFigure::new(
-        "ewKB/o",
-        "KB",
-        "KB the engine's processes wrote per operation (/proc/PID/io write_bytes): a write counts when its data enters the page cache",
-        |v| v.per_op.engine_write_kb,
-    ),
+    StepFigure {
+        wide: true,
+        ..StepFigure::new(
+            "erKB/o",
+            "KB",
+            "KB the engine's processes read from storage per operation (/proc/PID/io read_bytes, pidstat's kB_rd/s; fathom's whole process for an embedded engine)",
+            |v| v.per_op.engine_read_kb,
+        )
+    },
+    StepFigure {
+        wide: true,
+        ..StepFigure::new(
+            "ewKB/o",
+            "KB",
+            "KB the engine's processes wrote per operation (/proc/PID/io write_bytes): a write counts when its data enters the page cache",
+            |v| v.per_op.engine_write_kb,
+        )
+    },
     StepFigure {
         interval: true,
         ..StepFigure::new("cs/o", "switches", "host context switches per operation", |v| v.per_op.cs)
@@ -284,12 +298,15 @@ pub const FIGURES: &[StepFigure] = &[
             |v| v.per_op.cpu_us,
         )
     },
-    StepFigure::new(
-        "vmstat cpu/o",
-        "µs·100/cores",
-        "the seeds' unit: vmstat's us+sy percent over ops/s times 10^6 (cpu/o × 100 / cores)",
-        |v| vmstat_cpu(v.per_op.cpu_us, v.cores),
-    ),
+    StepFigure {
+        wide: true,
+        ..StepFigure::new(
+            "vmstat cpu/o",
+            "µs·100/cores",
+            "the seeds' unit: vmstat's us+sy percent over ops/s times 10^6 (cpu/o × 100 / cores)",
+            |v| vmstat_cpu(v.per_op.cpu_us, v.cores),
+        )
+    },
     StepFigure::new(
         "eng/o",
         "µs",
@@ -367,7 +384,12 @@ pub fn by_recorded_name(name: &str) -> Option<(&'static StepFigure, Recorded)> {
 pub fn markdown_table() -> String {
     let mut out = String::from("| column | unit | meaning |\n|---|---|---|\n");
     for f in FIGURES {
-        out += &format!("| {} | {} | {} |\n", f.column, f.unit, f.meaning);
+        let wide = if f.wide {
+            " (terminal: `--columns all`)"
+        } else {
+            ""
+        };
+        out += &format!("| {} | {} | {}{wide} |\n", f.column, f.unit, f.meaning);
     }
     out
 }

@@ -177,6 +177,24 @@ impl Table {
         }
     }
 
+    /// The table without the columns named `names`.
+    pub fn without(&self, names: &[&str]) -> Table {
+        let keep: Vec<bool> = (self.header.iter())
+            .map(|h| !names.contains(&h.as_str()))
+            .collect();
+        fn kept<T: Clone>(row: &[T], keep: &[bool]) -> Vec<T> {
+            (row.iter().zip(keep))
+                .filter(|(_, k)| **k)
+                .map(|(c, _)| c.clone())
+                .collect()
+        }
+        Table {
+            header: kept(&self.header, &keep),
+            rows: self.rows.iter().map(|r| kept(r, &keep)).collect(),
+            over: self.over.clone(),
+        }
+    }
+
     pub fn push(&mut self, row: Vec<Cell>) {
         debug_assert_eq!(row.len(), self.header.len());
         self.rows.push(row);

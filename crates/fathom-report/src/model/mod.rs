@@ -4,7 +4,7 @@
 
 mod compare;
 
-use crate::options::ReportOptions;
+use crate::options::{Columns, ReportOptions};
 use crate::section::{Input, Section, Shown, Titled};
 use crate::sections::notes::{self, Note};
 use crate::sections::{self, steps};
@@ -20,6 +20,9 @@ pub struct Model {
     /// The first screen: each step's rate, latency, ratio against the base and bound
     /// (`sections::summary`); none for a comparison.
     pub summary: Option<Section>,
+    /// The main table without the wide figures' columns, which the terminal prints in its
+    /// place (`--columns fit`, the default); `None` to print it whole.
+    pub fitted: Option<Table>,
     /// The main table, printed first without a title: a row per step and setup, each figure the
     /// median over repeats (titled `steps` in JSON); `fathom compare`'s comparison.
     pub main: Titled,
@@ -52,8 +55,9 @@ impl Model {
         };
         let sections = sections::build(&input)?;
         let mut note_items = notes::notes(&input);
-        note_items.extend(sections.iter().filter_map(|s| s.legend).map(Note::of));
-        let notes = note_items.iter().map(Note::text).collect();
+        note_items.extend(sections.iter().filter_map(|s| s.legend).map(Note::legend));
+        let notes = notes::shown(&note_items, opts.legend);
+        let main = steps::table(&input);
         Ok(Model {
             title: runs
                 .iter()
@@ -61,9 +65,10 @@ impl Model {
                 .unwrap_or_else(|| "fathom report".into()),
             runs: notes::headers(&input),
             summary: sections::summary::section(&input)?,
+            fitted: (opts.columns == Columns::Fit).then(|| main.without(&wide_columns())),
             main: Titled {
                 title: "steps".into(),
-                table: steps::table(&input),
+                table: main,
             },
             sections,
             intervals: opts
@@ -85,6 +90,7 @@ impl Model {
             title,
             runs: Vec::new(),
             summary: None,
+            fitted: None,
             main,
             sections: Vec::new(),
             intervals: None,
@@ -109,6 +115,14 @@ impl Model {
             )
             .collect()
     }
+}
+
+/// The columns of the figures the terminal's step table leaves out unless asked.
+fn wide_columns() -> Vec<&'static str> {
+    (fathom_schema::figures::FIGURES.iter())
+        .filter(|f| f.wide)
+        .map(|f| f.column)
+        .collect()
 }
 
 /// Each series' label, then each setup's name, in the order the runs came.
@@ -220,7 +234,12 @@ mod tests {
         .unwrap();
         for title in &titles[1..] {
             assert!(text.contains(&format!("{title} (median over repeats):")));
-            assert!(page.contains(&format!("<h3>{title}</h3>")), "{title}");
+            // The summary's table is under the page's own heading, Summary.
+            let heading = match title.as_str() {
+                "summary" => "<section id=\"summary\"><h2>Summary</h2>".to_string(),
+                _ => format!("<h3>{title}</h3>"),
+            };
+            assert!(page.contains(&heading), "{title}");
         }
         let listed: Vec<&str> = json["tables"]
             .as_array()

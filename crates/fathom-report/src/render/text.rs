@@ -57,7 +57,7 @@ fn render(m: &Model, markdown: bool) -> String {
         section(&mut out, summary);
         out += &format!("\nsteps (median over repeats):\n{gap}");
     }
-    out += &table(&m.main.table);
+    out += &table(m.fitted.as_ref().unwrap_or(&m.main.table));
     for s in m.sections.iter().filter(|s| s.shown == Shown::Everywhere) {
         section(&mut out, s);
     }

@@ -116,11 +116,11 @@ pub(crate) fn legend() -> String {
 
 /// The step table's legend as notes: latency, a note per figure, the marks.
 fn legend_notes() -> Vec<Note> {
-    let mut out = vec![Note::of(LATENCY)];
+    let mut out = vec![Note::legend(LATENCY)];
     for f in fathom_schema::figures::FIGURES {
-        out.push(Note::of(wrapped(&f.legend_line())));
+        out.push(Note::legend(wrapped(&f.legend_line())));
     }
-    out.push(Note::of(MARKS));
+    out.push(Note::legend(MARKS));
     out
 }
 
@@ -130,6 +130,9 @@ fn legend_notes() -> Vec<Note> {
 pub struct Note {
     pub text: String,
     pub sub: bool,
+    /// How to read a table or column, rather than something the runs said: the terminal
+    /// shows it with `--legend`.
+    pub legend: bool,
 }
 
 impl Note {
@@ -137,6 +140,15 @@ impl Note {
         Note {
             text: text.into(),
             sub: false,
+            legend: false,
+        }
+    }
+
+    /// A legend's entry.
+    pub fn legend(text: impl Into<String>) -> Note {
+        Note {
+            legend: true,
+            ..Note::of(text)
         }
     }
 
@@ -154,18 +166,26 @@ impl Note {
     }
 }
 
-/// The legend (the workloads' lines after the columns'), what the hosts and engines said of
-/// the runs, then each series' notes: as the text report prints them.
-pub fn text(input: &Input) -> String {
-    notes(input).iter().map(Note::text).collect()
+/// The notes as the terminal prints them: with `legend`, all of them; without, what the runs
+/// said, and a line naming the flag in place of the legend.
+pub fn shown(notes: &[Note], legend: bool) -> String {
+    let mut out: String = (notes.iter())
+        .filter(|n| legend || !n.legend)
+        .map(Note::text)
+        .collect();
+    if !legend && notes.iter().any(|n| n.legend) {
+        out += "how to read each table and column: --legend (fathom report DIR --legend), or docs/results.md\n";
+    }
+    out
 }
 
-/// The notes `text` prints, one by one.
+/// The legend (the workloads' lines after the columns'), what the hosts and engines said of
+/// the runs, then each series' notes, one by one.
 pub fn notes(input: &Input) -> Vec<Note> {
     let mut out = legend_notes();
     for hooks in crate::sections::workloads::present(input) {
         if !hooks.legend.is_empty() {
-            out.push(Note::of(hooks.legend));
+            out.push(Note::legend(hooks.legend));
         }
     }
     let mut run_notes: Vec<&str> = Vec::new();
@@ -182,7 +202,10 @@ pub fn notes(input: &Input) -> Vec<Note> {
         let lines = series_notes(s);
         if !lines.is_empty() {
             out.push(Note::of(format!("{}:", s.label(&input.series))));
-            out.extend(lines.into_iter().map(|text| Note { text, sub: true }));
+            out.extend(lines.into_iter().map(|text| Note {
+                sub: true,
+                ..Note::of(text)
+            }));
         }
     }
     out
