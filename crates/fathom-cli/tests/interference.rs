@@ -63,7 +63,11 @@ fn a_step_beside_a_busy_process_is_marked_with_its_share() {
     // The loop gets the core the single client leaves: most of one.
     let (others, text) = readrandom_others(&busy);
     assert!(others > 0.5, "the busy loop's share read {others} cores");
-    let row = text.lines().find(|l| l.starts_with("readrandom ")).unwrap();
+    // The step table's row (the summary above it has one too).
+    let row = (text.lines())
+        .skip_while(|l| !l.starts_with("steps ("))
+        .find(|l| l.starts_with("readrandom "))
+        .unwrap();
     assert!(row.contains(" ! "), "{row}");
     assert!(
         text.contains("readrandom disturbed (repeat 1): other processes used"),

@@ -124,7 +124,7 @@ fn each_kind_of_run() {
         ("linkbench", "linkbench"),
         ("findmax", "text"),
         ("profiled", "dbbench"),
-        ("ycsb", "text"),
+        ("ycsb", "ycsb"),
     ] {
         let runs = runs_of(fixture);
         let opts = ReportOptions::default();

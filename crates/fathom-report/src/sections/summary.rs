@@ -1,6 +1,7 @@
 //! The report's first screen: per step and setup the rate, p50 and p99 (and each kind's where a
 //! step ran a few kinds: YCSB's READ and UPDATE), the ratio against the base setup with one run
-//! or many, the bound in a word, and a mark on a step whose rate did not hold within it; then
+//! or many, the bound in a word, and marks on a step whose rate did not hold within it (`~`) or
+//! that other processes disturbed (`!`, as the step table marks it); then
 //! the comparison in a sentence per step, as hyperfine says it ("a ran 4.67× as fast as b").
 
 use crate::section::{Input, Section, Titled};
@@ -34,6 +35,7 @@ pub fn section(input: &Input) -> anyhow::Result<Option<Section>> {
         "bound",
     ]);
     let mut lines = Vec::new();
+    let mut disturbed = false;
     for step in &input.steps {
         for s in &input.series {
             let repeats = s.step(step);
@@ -52,6 +54,10 @@ pub fn section(input: &Input) -> anyhow::Result<Option<Section>> {
                 _ => None,
             };
             let mut name = step.clone();
+            if (repeats.iter()).any(|r| r.host.disturbance(r.window_seconds).is_some()) {
+                name += " !";
+                disturbed = true;
+            }
             if let Some((shift, (from, at))) = unsteadiest(s, step) {
                 name += " ~";
                 lines.push(format!(
@@ -92,6 +98,9 @@ pub fn section(input: &Input) -> anyhow::Result<Option<Section>> {
         .any(|s| s.clients != input.series[0].clients);
     let mut said: Vec<String> = rows.iter().map(|r| sentence(r, clients)).collect();
     said.extend(lines);
+    if disturbed {
+        said.push("! other processes used the host during the step (the notes say which repeat and how much)".into());
+    }
     let mut section = Section::new("Summary");
     section.tables.push(Titled {
         title: "summary".into(),

@@ -14,6 +14,7 @@ mod plan;
 pub mod rate;
 pub mod record;
 mod refusal;
+pub mod report;
 pub mod script;
 mod scripted;
 mod sql;
@@ -96,7 +97,7 @@ pub const ENTRY: WorkloadEntry = WorkloadEntry::new::<DeclaredParams, YcsbKind>(
     "declared",
     "a workload written as a TOML file (`--workload FILE`; bundled: ycsb/workloada … ycsb/workloadf, pgbench/…, sysbench/…, dbbench/readrandom)",
     build,
-    crate::report::ReportHooks::NONE,
+    report::HOOKS,
 );
 
 fathom_api::kinds! {
