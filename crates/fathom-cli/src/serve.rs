@@ -35,7 +35,7 @@ pub struct ServeArgs {
 }
 
 /// Prints how to reach the server (its URL, its pids, a `fathom run` line) and writes the URL
-/// and pids to `url_file` for scripts.
+/// and pids to `url_file` for scripts, whole or not at all.
 fn announce(
     entry: &fathom_engines::EngineEntry,
     engine: &Engine,
@@ -56,7 +56,14 @@ fn announce(
         entry.name
     );
     if let Some(f) = url_file {
-        std::fs::write(f, format!("{url}\n{pid}\n"))
+        // Written beside it and renamed, so a script that waits for the file to exist never
+        // reads it half written.
+        let name = f
+            .file_name()
+            .map_or("url".into(), |n| n.to_string_lossy().into_owned());
+        let partial = f.with_file_name(format!(".{name}.partial"));
+        std::fs::write(&partial, format!("{url}\n{pid}\n"))
+            .and_then(|()| std::fs::rename(&partial, f))
             .with_context(|| format!("writing {}", f.display()))?;
     }
     Ok(())
