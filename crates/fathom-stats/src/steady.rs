@@ -3,6 +3,8 @@
 //! other. A step's mean hides a collapse (RocksDB falling from 115k to 25k ops/s as compaction
 //! falls behind) or a climb (a cache warming); the report's summary marks such a step.
 
+use fathom_api::combine::median_of;
+
 /// The least change between two windows of a step that marks it unsteady.
 pub const FACTOR: f64 = 2.0;
 
@@ -43,7 +45,7 @@ pub fn unsteady(rates: &[f64]) -> Option<Shift> {
         return None;
     }
     let width = (rates.len() / 10).max(3);
-    let medians: Vec<f64> = rates.windows(width).map(median).collect();
+    let medians: Vec<f64> = rates.windows(width).map(median_of).collect();
     let (low, high) = (
         extreme(&medians, |a, b| a < b),
         extreme(&medians, |a, b| a > b),
@@ -61,16 +63,6 @@ pub fn unsteady(rates: &[f64]) -> Option<Shift> {
 /// The index of the first value that no other beats by `better`.
 fn extreme(xs: &[f64], better: impl Fn(f64, f64) -> bool) -> usize {
     (1..xs.len()).fold(0, |best, i| if better(xs[i], xs[best]) { i } else { best })
-}
-
-fn median(xs: &[f64]) -> f64 {
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    match n % 2 {
-        1 => v[n / 2],
-        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
 }
 
 #[cfg(test)]

@@ -20,6 +20,8 @@ pub struct Model {
     /// The first screen: each step's rate, latency, ratio against the base and bound
     /// (`sections::summary`); none for a comparison.
     pub summary: Option<Section>,
+    /// The comparisons in a sentence each, which the page sets under its title.
+    pub headline: Vec<String>,
     /// The main table without the wide figures' columns, which the terminal prints in its
     /// place (`--columns fit`, the default); `None` to print it whole.
     pub fitted: Option<Table>,
@@ -58,13 +60,18 @@ impl Model {
         note_items.extend(sections.iter().filter_map(|s| s.legend).map(Note::legend));
         let notes = notes::shown(&note_items, opts.legend);
         let main = steps::table(&input);
+        let (summary, headline) = match sections::summary::section(&input)? {
+            Some(s) => (Some(s.section), s.headline),
+            None => (None, Vec::new()),
+        };
         Ok(Model {
             title: runs
                 .iter()
                 .find_map(|r| r.manifest.experiment.as_ref().map(|e| e.name.clone()))
                 .unwrap_or_else(|| "fathom report".into()),
             runs: notes::headers(&input),
-            summary: sections::summary::section(&input)?,
+            summary,
+            headline,
             fitted: (opts.columns == Columns::Fit).then(|| main.without(&wide_columns())),
             main: Titled {
                 title: "steps".into(),
@@ -90,6 +97,7 @@ impl Model {
             title,
             runs: Vec::new(),
             summary: None,
+            headline: Vec::new(),
             fitted: None,
             main,
             sections: Vec::new(),

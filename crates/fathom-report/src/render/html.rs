@@ -149,16 +149,14 @@ fn section(s: &Section, palette: Palette) -> String {
     out
 }
 
-/// The summary's sentences that compare setups, as the page's headline.
-fn headline(summary: &Section) -> String {
-    let said: Vec<String> = (summary.paragraph.iter())
-        .flat_map(|p| p.lines())
-        .filter(|l| l.contains(" as fast as "))
-        .map(escape)
-        .collect();
-    match said.is_empty() {
+/// The comparisons in a sentence each, as the page's headline.
+fn headline(sentences: &[String]) -> String {
+    match sentences.is_empty() {
         true => String::new(),
-        false => format!("<p class=\"headline\">{}</p>\n", said.join("<br>")),
+        false => {
+            let lines: Vec<String> = sentences.iter().map(|l| escape(l)).collect();
+            format!("<p class=\"headline\">{}</p>\n", lines.join("<br>"))
+        }
     }
 }
 
@@ -182,9 +180,7 @@ fn summary(s: &Section) -> String {
 fn render(m: &Model) -> String {
     let palette = Palette(&m.palette);
     let mut body = format!("<h1>{}</h1>\n", escape(&m.title));
-    if let Some(s) = &m.summary {
-        body += &headline(s);
-    }
+    body += &headline(&m.headline);
     body += &runs(&m.runs);
     if let Some(s) = &m.summary {
         body += &summary(s);

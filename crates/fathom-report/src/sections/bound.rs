@@ -45,11 +45,7 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
                 continue;
             }
             let median = fathom_schema::group::median_step(&repeats);
-            let limits = s
-                .runs
-                .first()
-                .and_then(|r| r.manifest.host.device_limits.as_ref());
-            let Some(v) = judge(&repeats, &median, limits) else {
+            let Some(v) = judged(s, &repeats, &median) else {
                 continue;
             };
             let mut why = v.qualifier.clone().unwrap_or_else(|| "-".into());
@@ -88,6 +84,17 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
         section.legend = Some(LEGEND);
     }
     Ok(section.if_any().into_iter().collect())
+}
+
+/// What bounded series `s`'s step over its `repeats` (their `median`), judged against the
+/// device limits its first run recorded; `None` where its time was not measured.
+pub(crate) fn judged(
+    s: &fathom_schema::group::Series,
+    repeats: &[&fathom_schema::result::StepSummary],
+    median: &fathom_schema::result::StepSummary,
+) -> Option<fathom_stats::bound::judge::Verdict> {
+    let limits = (s.runs.first()).and_then(|r| r.manifest.host.device_limits.as_ref());
+    judge(repeats, median, limits)
 }
 
 /// True when the bound names a share of CPU (the engine's or fathom's own).

@@ -14,15 +14,9 @@ fn median_series(s: &Series, step: &str, f: fn(&IntervalRecord) -> f64) -> Vec<(
         .filter_map(|r| {
             let summary = r.steps.iter().find(|x| x.step == step)?;
             let iv = r.intervals(summary).ok()?;
-            // A step's last interval can be a sliver whose rate says nothing: leave out
-            // intervals shorter than half the longest.
-            let longest = iv.iter().map(|i| i.t_end - i.t_start).fold(0.0, f64::max);
-            Some(
-                iv.iter()
-                    .filter(|i| i.t_end - i.t_start >= longest / 2.0)
-                    .map(|i| (i.t_end, f(i)))
-                    .collect(),
-            )
+            // Intervals cut short (a step's last) rate on too little time.
+            let whole = IntervalRecord::whole(&iv);
+            Some(whole.into_iter().map(|i| (i.t_end, f(i))).collect())
         })
         .filter(|v: &Vec<(f64, f64)>| !v.is_empty())
         .collect();

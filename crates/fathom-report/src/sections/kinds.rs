@@ -6,8 +6,8 @@
 
 use crate::section::{Input, Section, Titled};
 use fathom_api::kind::Role;
-use fathom_schema::group::median_step;
-use fathom_schema::result::OpSummary;
+use fathom_schema::group::{median_step, Series};
+use fathom_schema::result::{OpSummary, StepSummary};
 use fathom_schema::table::{Cell, Table};
 
 const COLUMNS: &[&str] = &[
@@ -20,21 +20,28 @@ fn aside(role: Role) -> bool {
     matches!(role, Role::Maintenance | Role::Background | Role::Check)
 }
 
+/// The kinds of the step's work that ran (none where the workload's own tables show them).
+pub(crate) fn of_work<'m>(s: &Series, m: &'m StepSummary) -> Vec<(&'m String, &'m OpSummary)> {
+    if fathom_workloads::find(&s.workload).is_ok_and(|w| w.report.kinds_shown) {
+        return Vec::new();
+    }
+    (m.by_op.iter())
+        .filter(|(_, o)| o.ops > 0 && !o.role.is_some_and(aside))
+        .collect()
+}
+
 /// One table per step in which some setup ran two kinds or more.
 pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
     let mut section = Section::new("Latency by operation kind");
     for step in &input.steps {
         let mut t = Table::new(COLUMNS);
         for s in &input.series {
-            let shown = fathom_workloads::find(&s.workload).is_ok_and(|w| w.report.kinds_shown);
             let reps = s.step(step);
-            if shown || reps.is_empty() {
+            if reps.is_empty() {
                 continue;
             }
             let m = median_step(&reps);
-            let kinds: Vec<(&String, &OpSummary)> = (m.by_op.iter())
-                .filter(|(_, o)| o.ops > 0 && !o.role.is_some_and(aside))
-                .collect();
+            let kinds = of_work(s, &m);
             if kinds.len() < 2 {
                 continue;
             }

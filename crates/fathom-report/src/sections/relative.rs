@@ -16,12 +16,7 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
     if sides.len() < 2 {
         return Ok(Vec::new());
     }
-    let against = verdict::against_bases(
-        &sides,
-        input.opts.judging.base.as_deref(),
-        &input.opts.judge(),
-        |_, _| {},
-    )?;
+    let against = against(input, &sides)?;
     let rows = &against.rows;
     if rows.is_empty() {
         return Ok(Vec::new());
@@ -51,6 +46,16 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
         section.shown = Shown::Page;
     }
     Ok(vec![section])
+}
+
+/// Every side of `input`'s runs against its base (`--base`, else the first), judged as the
+/// report's options say: this section's comparison, and the summary's ratios.
+pub(crate) fn against<'a>(
+    input: &Input,
+    sides: &'a [Side],
+) -> anyhow::Result<verdict::Against<'a>> {
+    let base = input.opts.judging.base.as_deref();
+    verdict::against_bases(sides, base, &input.opts.judge(), |_, _| {})
 }
 
 /// A bar per compared setup and step (and client count, when several ran).

@@ -34,6 +34,11 @@ fn interval_columns() -> Vec<&'static str> {
         .collect()
 }
 
+/// True when other processes disturbed some repeat of a step (the table's `!`).
+pub(crate) fn disturbed(repeats: &[&StepSummary]) -> bool {
+    (repeats.iter()).any(|r| r.host.disturbance(r.window_seconds).is_some())
+}
+
 /// A step's row; `spread` is the coefficient of variation of its ops/s over the repeats, and
 /// `disturbed` marks it `!` (another process used the host during a repeat) in a column of its
 /// own, so the step's name stays a key in csv and json. `cores` is the host's.
@@ -75,9 +80,7 @@ pub fn table(input: &Input) -> Table {
             if !repeats.is_empty() {
                 let label = s.label(&input.series);
                 let ops: Vec<f64> = repeats.iter().map(|r| r.ops_per_sec).collect();
-                let disturbed = repeats
-                    .iter()
-                    .any(|r| r.host.disturbance(r.window_seconds).is_some());
+                let disturbed = disturbed(&repeats);
                 let cores = s.runs.first().map(|r| r.manifest.host.cores);
                 let mut row = row(&label, &median_step(&repeats), cv(&ops), disturbed, cores);
                 // A profiled step's name links to its flame graph on the page.

@@ -5,11 +5,9 @@
 //! the comparison in a sentence per step, as hyperfine says it ("a ran 4.67× as fast as b").
 
 use crate::section::{Input, Section, Titled};
-use fathom_api::kind::Role;
 use fathom_schema::group::{median_step, Series};
-use fathom_schema::result::StepSummary;
+use fathom_schema::result::IntervalRecord;
 use fathom_schema::table::{Cell, Table};
-use fathom_stats::bound::judge::judge;
 use fathom_stats::steady::{self, Shift};
 use fathom_stats::verdict::{self, Row, Verdict, MIN_REPEATS};
 
@@ -17,15 +15,34 @@ use fathom_stats::verdict::{self, Row, Verdict, MIN_REPEATS};
 /// TPC-C's six have tables of their own).
 const MAX_KINDS: usize = 5;
 
+/// The summary and its headline: the comparisons in a sentence each, which the page puts
+/// under its title.
+pub struct Summary {
+    pub section: Section,
+    pub headline: Vec<String>,
+}
+
+/// What the table's rows say besides their cells: the not-steady lines, and whether a step was
+/// disturbed.
+#[derive(Default)]
+struct Marks {
+    unsteady: Vec<String>,
+    disturbed: bool,
+}
+
 /// The summary, or nothing for runs without steps.
-pub fn section(input: &Input) -> anyhow::Result<Option<Section>> {
-    let rows = comparisons(input)?;
-    let base = rows.first().map(|r| r.base.clone());
-    let ratio_column = match &base {
-        Some(b) => format!("× {b}"),
+pub fn section(input: &Input) -> anyhow::Result<Option<Summary>> {
+    let operands = [(String::new(), input.runs)];
+    let sides = verdict::sides(&operands);
+    let rows = match sides.len() {
+        0 | 1 => Vec::new(),
+        _ => super::relative::against(input, &sides)?.rows,
+    };
+    let ratio_column = match rows.first() {
+        Some(r) => format!("× {}", r.base),
         None => "×".into(),
     };
-    let mut t = Table::new(&[
+    let header = [
         "step",
         "setup",
         "ops/s",
@@ -33,72 +50,22 @@ pub fn section(input: &Input) -> anyhow::Result<Option<Section>> {
         "p99 µs",
         &ratio_column,
         "bound",
-    ]);
-    let mut lines = Vec::new();
-    let mut disturbed = false;
+    ];
+    let mut t = Table::new(&header);
+    let mut marks = Marks::default();
     for step in &input.steps {
         for s in &input.series {
-            let repeats = s.step(step);
-            if repeats.is_empty() {
-                continue;
-            }
-            let m = median_step(&repeats);
-            let label = s.label(&input.series);
-            let row = rows.iter().find(|r| of(r, s, step));
-            let ratio = match (
-                row,
-                rows.iter().any(|r| r.base == s.setup && r.step == *step),
-            ) {
-                (Some(r), _) => Some(r.ratio),
-                (None, true) => Some(1.0),
-                _ => None,
-            };
-            let mut name = step.clone();
-            if (repeats.iter()).any(|r| r.host.disturbance(r.window_seconds).is_some()) {
-                name += " !";
-                disturbed = true;
-            }
-            if let Some((shift, (from, at))) = unsteadiest(s, step) {
-                name += " ~";
-                lines.push(format!(
-                    "~ {step} on {label}: the rate {} within the step ({} ops/s at {from:.0} s, {} at {at:.0} s)",
-                    shift.words(),
-                    fathom_schema::table::rate(shift.before),
-                    fathom_schema::table::rate(shift.after),
-                ));
-            }
-            t.push(vec![
-                Cell::text(name),
-                Cell::text(label.clone()),
-                Cell::num(m.ops_per_sec),
-                Cell::num(m.latency_us.p50),
-                Cell::num(m.latency_us.p99),
-                Cell::fixed(ratio, 2),
-                Cell::text(bound_word(s, &repeats, &m)),
-            ]);
-            for (kind, ops_per_sec, p50, p99) in kinds(s, &m) {
-                t.push(vec![
-                    Cell::text(format!("  {kind}")),
-                    Cell::text(label.clone()),
-                    Cell::num(ops_per_sec),
-                    Cell::num(p50),
-                    Cell::num(p99),
-                    Cell::Missing,
-                    Cell::text(""),
-                ]);
-            }
+            push_series(&mut t, &mut marks, (input, &rows), step, s);
         }
     }
     if t.rows.is_empty() {
         return Ok(None);
     }
-    let clients = input
-        .series
-        .iter()
-        .any(|s| s.clients != input.series[0].clients);
-    let mut said: Vec<String> = rows.iter().map(|r| sentence(r, clients)).collect();
-    said.extend(lines);
-    if disturbed {
+    let clients = (input.series.iter()).any(|s| s.clients != input.series[0].clients);
+    let headline: Vec<String> = rows.iter().map(|r| sentence(r, clients)).collect();
+    let mut said = headline.clone();
+    said.extend(marks.unsteady);
+    if marks.disturbed {
         said.push("! other processes used the host during the step (the notes say which repeat and how much)".into());
     }
     let mut section = Section::new("Summary");
@@ -107,19 +74,70 @@ pub fn section(input: &Input) -> anyhow::Result<Option<Section>> {
         table: t,
     });
     section.paragraph = (!said.is_empty()).then(|| said.join("\n"));
-    Ok(Some(section))
+    Ok(Some(Summary { section, headline }))
 }
 
-/// The comparisons of every setup against the base (`--base`, else the first), with one run
-/// a side or more; none when the runs hold one setup.
-fn comparisons(input: &Input) -> anyhow::Result<Vec<Row>> {
-    let operands = [(String::new(), input.runs)];
-    let sides = verdict::sides(&operands);
-    if sides.len() < 2 {
-        return Ok(Vec::new());
+/// Series `s`'s row at `step` (none where it did not run it) and its kinds' rows under it.
+fn push_series(
+    t: &mut Table,
+    marks: &mut Marks,
+    (input, rows): (&Input, &[Row]),
+    step: &str,
+    s: &Series,
+) {
+    let repeats = s.step(step);
+    if repeats.is_empty() {
+        return;
     }
-    let base = input.opts.judging.base.as_deref();
-    Ok(verdict::against_bases(&sides, base, &input.opts.judge(), |_, _| {})?.rows)
+    let m = median_step(&repeats);
+    let label = s.label(&input.series);
+    let ratio = match rows.iter().find(|r| of(r, s, step)) {
+        Some(r) => Some(r.ratio),
+        None => rows
+            .iter()
+            .any(|r| r.base == s.setup && r.step == step)
+            .then_some(1.0),
+    };
+    let mut name = step.to_string();
+    if super::steps::disturbed(&repeats) {
+        name += " !";
+        marks.disturbed = true;
+    }
+    if let Some((shift, (from, at))) = unsteadiest(s, step) {
+        name += " ~";
+        marks.unsteady.push(format!(
+            "~ {step} on {label}: the rate {} within the step ({} ops/s at {from:.0} s, {} at {at:.0} s)",
+            shift.words(),
+            fathom_schema::table::rate(shift.before),
+            fathom_schema::table::rate(shift.after),
+        ));
+    }
+    let bound = super::bound::judged(s, &repeats, &m);
+    t.push(vec![
+        Cell::text(name),
+        Cell::text(label.clone()),
+        Cell::num(m.ops_per_sec),
+        Cell::num(m.latency_us.p50),
+        Cell::num(m.latency_us.p99),
+        Cell::fixed(ratio, 2),
+        Cell::text(bound.map_or("-".into(), |v| super::bound::verdict(&v.bound))),
+    ]);
+    let kinds = super::kinds::of_work(s, &m);
+    if !(2..=MAX_KINDS).contains(&kinds.len()) {
+        return;
+    }
+    let all: u64 = kinds.iter().map(|(_, o)| o.ops).sum();
+    for (kind, o) in kinds {
+        t.push(vec![
+            Cell::text(format!("  {kind}")),
+            Cell::text(label.clone()),
+            Cell::num(m.ops_per_sec * o.ops as f64 / all as f64),
+            Cell::num(o.latency_us.p50),
+            Cell::num(o.latency_us.p99),
+            Cell::Missing,
+            Cell::text(""),
+        ]);
+    }
 }
 
 /// True when `row` compares series `s` at `step` with its base.
@@ -163,36 +181,6 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-/// The bound of the step in a word, "-" when it was not judged.
-fn bound_word(s: &Series, repeats: &[&StepSummary], m: &StepSummary) -> String {
-    let limits = (s.runs.first()).and_then(|r| r.manifest.host.device_limits.as_ref());
-    judge(repeats, m, limits).map_or("-".into(), |v| super::bound::verdict(&v.bound))
-}
-
-/// Each kind of the step's work with its rate, p50 and p99, when it ran two to `MAX_KINDS`.
-fn kinds(s: &Series, m: &StepSummary) -> Vec<(String, f64, f64, f64)> {
-    let shown = fathom_workloads::find(&s.workload).is_ok_and(|w| w.report.kinds_shown);
-    let aside = |r: Role| matches!(r, Role::Maintenance | Role::Background | Role::Check);
-    let work: Vec<_> = (m.by_op.iter())
-        .filter(|(_, o)| o.ops > 0 && !o.role.is_some_and(aside))
-        .collect();
-    if shown || work.len() < 2 || work.len() > MAX_KINDS {
-        return Vec::new();
-    }
-    let all: u64 = work.iter().map(|(_, o)| o.ops).sum();
-    (work.into_iter())
-        .map(|(k, o)| {
-            let share = o.ops as f64 / all as f64;
-            (
-                k.clone(),
-                m.ops_per_sec * share,
-                o.latency_us.p50,
-                o.latency_us.p99,
-            )
-        })
-        .collect()
-}
-
 /// The largest change of rate within the step over its repeats, and when its two ends were
 /// (seconds into the measured part), when one is at least `steady::FACTOR`.
 fn unsteadiest(s: &Series, step: &str) -> Option<(Shift, (f64, f64))> {
@@ -201,17 +189,7 @@ fn unsteadiest(s: &Series, step: &str) -> Option<(Shift, (f64, f64))> {
         let Ok(intervals) = run.intervals(summary) else {
             continue;
         };
-        // Intervals cut short (the last, by the step's end, as its clients stop) rate on
-        // too little time.
-        let longest = (intervals.iter()).fold(0.0_f64, |a, i| a.max(i.t_end - i.t_start));
-        let last = intervals.len().saturating_sub(1);
-        let full: Vec<_> = (intervals.iter().enumerate())
-            .filter(|(n, i)| {
-                let length = i.t_end - i.t_start;
-                length >= longest / 2.0 && (*n < last || length >= 0.9 * longest)
-            })
-            .map(|(_, i)| i)
-            .collect();
+        let full = IntervalRecord::whole(&intervals);
         let rates: Vec<f64> = full.iter().map(|i| i.ops_per_sec).collect();
         if let Some(shift) = steady::unsteady(&rates) {
             let when = |i: usize| full.get(i).map_or(0.0, |i| i.t_start);

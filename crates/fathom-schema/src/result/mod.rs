@@ -472,6 +472,23 @@ pub struct IntervalRecord {
     pub by_kind: Vec<KindInterval>,
 }
 
+impl IntervalRecord {
+    /// The intervals a rate can be read from: each at least half as long as the longest, and
+    /// the last only when at least 90% as long (a step's last interval ends with the step, as
+    /// its clients stop, and rates on too little time).
+    pub fn whole(intervals: &[IntervalRecord]) -> Vec<&IntervalRecord> {
+        let length = |i: &IntervalRecord| i.t_end - i.t_start;
+        let longest = intervals.iter().map(length).fold(0.0, f64::max);
+        let last = intervals.len().saturating_sub(1);
+        (intervals.iter().enumerate())
+            .filter(|(n, i)| {
+                length(i) >= longest / 2.0 && (*n < last || length(i) >= 0.9 * longest)
+            })
+            .map(|(_, i)| i)
+            .collect()
+    }
+}
+
 /// One kind's operations and latency over one interval.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct KindInterval {

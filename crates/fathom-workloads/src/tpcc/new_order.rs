@@ -70,10 +70,20 @@ pub trait NewOrderStore {
     type Stock;
     fn original(&self) -> Original;
     fn items(&self) -> Items;
-    /// The prices of the order's items, in line order; `None` when one is missing.
-    fn prices(&mut self, order: &NewOrder) -> anyhow::Result<Option<Vec<f64>>>;
-    /// The price of one item (`Items::PerLine`); `None` when it is missing.
+    /// The price of one item; `None` when it is missing.
     fn price(&mut self, item: i64) -> anyhow::Result<Option<f64>>;
+    /// The prices of the order's items, in line order; `None` when one is missing. By default
+    /// each line's `price`, stopping at the missing one.
+    fn prices(&mut self, order: &NewOrder) -> anyhow::Result<Option<Vec<f64>>> {
+        let mut prices = Vec::with_capacity(order.lines.len());
+        for &(item, _, _) in &order.lines {
+            match self.price(item)? {
+                Some(price) => prices.push(price),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(prices))
+    }
     /// The customer's discount and the warehouse's tax.
     fn rates(&mut self, order: &NewOrder) -> anyhow::Result<Rates>;
     /// The order's number taken from its district, the district's next number advanced.

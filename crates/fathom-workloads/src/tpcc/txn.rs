@@ -281,10 +281,6 @@ impl NewOrderStore for SqlNewOrder<'_, '_> {
         Items::PerLine
     }
 
-    fn prices(&mut self, _: &input::NewOrder) -> anyhow::Result<Option<Vec<f64>>> {
-        anyhow::bail!("tpcc: sysbench-tpcc reads a New-Order's items line by line")
-    }
-
     fn price(&mut self, item: i64) -> anyhow::Result<Option<f64>> {
         match self.term.row(self.s.item, &[Value::Int(item)], 0)? {
             true => Ok(Some(self.term.float(0)?)),

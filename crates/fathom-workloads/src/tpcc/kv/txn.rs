@@ -122,17 +122,6 @@ impl NewOrderStore for Tx<'_> {
         Items::First
     }
 
-    fn prices(&mut self, o: &input::NewOrder) -> anyhow::Result<Option<Vec<f64>>> {
-        let mut prices = Vec::with_capacity(o.lines.len());
-        for &(item, _, _) in &o.lines {
-            match self.price(item)? {
-                Some(price) => prices.push(price),
-                None => return Ok(None),
-            }
-        }
-        Ok(Some(prices))
-    }
-
     fn price(&mut self, item: i64) -> anyhow::Result<Option<f64>> {
         if !self.get(Table::Item, &[item])? {
             return Ok(None);
