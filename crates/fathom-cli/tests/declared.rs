@@ -219,7 +219,7 @@ fn client_groups_keep_their_rates_and_a_schedule_shows_per_interval() {
 /// pgbench's tpcb-like on PostgreSQL and MariaDB: the load fills pgbench -i's tables (100,000
 /// accounts, 10 tellers, a branch at scale 1), and each transaction touches five rows (three
 /// updates, a select, an insert), reported under the script's name with its statements by
-/// class.
+/// class, and as pgbench prints a run with `--format pgbench` (the run step only).
 #[test]
 fn pgbench_tpcb_like_on_postgres_and_mariadb() {
     let dir = server_scratch();
@@ -228,6 +228,21 @@ fn pgbench_tpcb_like_on_postgres_and_mariadb() {
         dir.path(),
     ));
     no_server_left(dir.path());
+    let as_pgbench = ok(&fathom(&[
+        "report",
+        dir.path().to_str().unwrap(),
+        "--format",
+        "pgbench",
+    ]));
+    let builtin =
+        "transaction type: <builtin: TPC-B (sort of)>\nscaling factor: 1\nquery mode: simple\n";
+    assert_eq!(as_pgbench.matches(builtin).count(), 2, "{as_pgbench}");
+    assert!(!as_pgbench.contains(" load ("), "{as_pgbench}");
+    for r in report_json(dir.path())["runs"].as_array().unwrap() {
+        let processed = ops(step(r, "run"), "tpcb-like");
+        let line = format!("number of transactions actually processed: {processed}\n");
+        assert!(as_pgbench.contains(&line), "{line} in {as_pgbench}");
+    }
     for r in report_json(dir.path())["runs"].as_array().unwrap() {
         let engine = r["engine"].as_str().unwrap();
         let load = step(r, "load");

@@ -217,7 +217,7 @@ pub static WORKLOADS: &[WorkloadEntry] = &[
 
 /// Every workload's original output format, for `--format NAME`.
 pub fn originals() -> impl Iterator<Item = &'static report::Original> {
-    WORKLOADS.iter().filter_map(|w| w.report.original.as_ref())
+    WORKLOADS.iter().flat_map(|w| w.report.originals)
 }
 
 /// Looks a workload up by name; an unknown one is told the built-in workloads and the bundled

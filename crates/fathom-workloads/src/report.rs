@@ -1,5 +1,5 @@
 //! What a workload adds to reports, through its registry entry: notes its steps say about
-//! themselves, tables of its own, and its original tool's output format. The report crate reads
+//! themselves, tables of its own, and its original tools' output formats. The report crate reads
 //! these from `WORKLOADS` and names no workload.
 
 use fathom_schema::group::Series;
@@ -22,8 +22,8 @@ pub struct ReportHooks {
     pub explained_failures: &'static [&'static str],
     /// Lines for the report's legend.
     pub legend: &'static str,
-    /// Its original tool's output, printed by `fathom report --format NAME`.
-    pub original: Option<Original>,
+    /// Its original tools' outputs, each printed by `fathom report --format NAME`.
+    pub originals: &'static [Original],
 }
 
 impl ReportHooks {
@@ -35,7 +35,7 @@ impl ReportHooks {
         kinds_shown: false,
         explained_failures: &[],
         legend: "",
-        original: None,
+        originals: &[],
     };
 }
 

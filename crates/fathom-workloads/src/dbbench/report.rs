@@ -25,12 +25,12 @@ pub fn test_name(s: &StepSummary, value_size: &str) -> String {
 
 /// What db_bench adds to reports: benchmark.sh's `report.tsv` as `--format dbbench`.
 pub const HOOKS: ReportHooks = ReportHooks {
-    original: Some(Original {
+    originals: &[Original {
         name: "dbbench",
         alias: Some("tsv"),
         about: "db_bench's report.tsv columns",
         render: |runs| Ok(render(runs)),
-    }),
+    }],
     ..ReportHooks::NONE
 };
 

@@ -10,6 +10,7 @@ pub mod file;
 pub mod gen;
 mod kv;
 mod ops;
+mod pgbench_format;
 mod plan;
 pub mod rate;
 pub mod record;
@@ -19,6 +20,7 @@ pub mod script;
 mod scripted;
 mod sql;
 pub mod sqlfile;
+mod ycsb_format;
 
 use crate::params::{record as record_params, seed_or_clock, thread_seed, Params, Span};
 use crate::statements::Statements;

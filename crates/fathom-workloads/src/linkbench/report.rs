@@ -19,12 +19,12 @@ pub const HOOKS: ReportHooks = ReportHooks {
     kinds_shown: true,
     explained_failures: &[K::DriftedCount.name()],
     legend: "",
-    original: Some(Original {
+    originals: &[Original {
         name: "linkbench",
         alias: None,
         about: "LinkBench's load line, per-operation latency lines and completion lines",
         render: |runs| Ok(render(runs)),
-    }),
+    }],
 };
 
 /// The check's pairs whose count drifted from their visible links, said apart from failures.

@@ -20,12 +20,12 @@ fn mix(s: &StepSummary) -> QueryMix {
 pub const HOOKS: ReportHooks = ReportHooks {
     legend: "sysbench steps: an op is an event (a transaction of several queries except \
              oltp_point_select and select_random_points).\n",
-    original: Some(Original {
+    originals: &[Original {
         name: "sysbench",
         alias: None,
         about: "sysbench's interval lines and statistics blocks",
         render,
-    }),
+    }],
     ..ReportHooks::NONE
 };
 
