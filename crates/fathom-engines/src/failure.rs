@@ -18,7 +18,7 @@ fn of_library(cause: &(dyn std::error::Error + 'static)) -> Option<Failure> {
         return (e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull))
             .then_some(Failure::OutOfSpace);
     }
-    #[cfg(feature = "rocksdb")]
+    #[cfg(feature = "bundled-rocksdb")]
     if let Some(e) = cause.downcast_ref::<rocksdb::Error>() {
         // RocksDB's Status names its IOError's subcode kNoSpace only in its text.
         let no_space = e.kind() == rocksdb::ErrorKind::IOError

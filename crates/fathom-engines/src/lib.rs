@@ -11,7 +11,6 @@ pub mod mongodb;
 pub mod netbuf;
 pub mod null;
 pub mod postgres;
-#[cfg(feature = "rocksdb")]
 pub mod rocksdb;
 pub mod server;
 pub mod settings;
@@ -183,7 +182,6 @@ fn unnamed_version() -> anyhow::Result<String> {
 
 /// Every engine this build has.
 pub static ENGINES: &[EngineEntry] = &[
-    #[cfg(feature = "rocksdb")]
     rocksdb::ENTRY,
     #[cfg(feature = "wiredtiger")]
     wiredtiger::ENTRY,

@@ -1,8 +1,7 @@
 //! db_bench's `compact0`: the files of L0 compacted into the next level that holds data, through
-//! RocksDB's CompactFiles (the rocksdb crate does not wrap it, so the C API is called here).
+//! RocksDB's CompactFiles, whichever build runs it (`Lsm`: the bundled one, or a library).
 
-use rocksdb::{AsRawPtr, WaitForCompactOptions, DB};
-use std::ffi::{c_char, CStr, CString};
+use std::ffi::CString;
 
 /// What one attempt finds to do.
 #[derive(Debug, PartialEq, Eq)]
@@ -60,62 +59,6 @@ pub fn level0(db: &dyn Lsm, target_file_size: u64) -> anyhow::Result<()> {
         db.wait()?;
     }
     anyhow::bail!("compact0: CompactFiles failed {ATTEMPTS} times, last: {last_error}")
-}
-
-impl Lsm for DB {
-    fn files(&self) -> anyhow::Result<Vec<(i32, String)>> {
-        Ok(self
-            .live_files()?
-            .into_iter()
-            .map(|f| (f.level, f.name))
-            .collect())
-    }
-
-    /// One CompactFiles call with db_bench's options: the level's own compression, output
-    /// files of target_file_size_base.
-    fn compact_files(
-        &self,
-        files: &[String],
-        to: i32,
-        target_file_size: u64,
-    ) -> Result<(), String> {
-        use librocksdb_sys as ffi;
-        let names = c_names(files)?;
-        let pointers: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
-        let mut error: *mut c_char = std::ptr::null_mut();
-        // SAFETY: `self` outlives the call; the options are created and destroyed here; the
-        // name pointers live in `names` until after the call; no output names or job info
-        // are asked for.
-        unsafe {
-            let options = ffi::rocksdb_compaction_options_create();
-            ffi::rocksdb_compaction_options_set_output_file_size_limit(options, target_file_size);
-            ffi::rocksdb_compact_files(
-                self.as_raw_ptr(),
-                options,
-                pointers.as_ptr(),
-                pointers.len(),
-                to,
-                0,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                &mut error,
-            );
-            ffi::rocksdb_compaction_options_destroy(options);
-            if error.is_null() {
-                return Ok(());
-            }
-            let message = CStr::from_ptr(error).to_string_lossy().into_owned();
-            ffi::rocksdb_free(error.cast());
-            Err(message)
-        }
-    }
-
-    fn wait(&self) -> anyhow::Result<()> {
-        let mut wait = WaitForCompactOptions::default();
-        wait.set_flush(true);
-        Ok(self.wait_for_compact(&wait)?)
-    }
 }
 
 /// File names as C strings.

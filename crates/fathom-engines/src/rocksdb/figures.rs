@@ -1,23 +1,21 @@
 //! RocksDB's figures, the same for the bundled build and a loaded library: the statistics kept
-//! as cumulative counters (by ticker for the bundled build, by their names in the statistics
-//! string for a library, whose ticker numbers differ by release), the gauges read from
-//! properties, and the per-step figures derived from both.
+//! as cumulative counters (by their names in the statistics string, as ticker numbers differ
+//! by release), the gauges read from properties, and the per-step figures derived from both.
 
 use fathom_api::stats::EngineStats;
 use fathom_api::target::{delta, Counters};
 use fathom_api::units::GIB as GB;
-use rocksdb::statistics::{Histogram, Ticker};
 use std::collections::BTreeMap;
 
-/// Where a cumulative counter comes from: a ticker, or the sum of a histogram.
+/// Where a cumulative counter comes from: a ticker's count, or the sum of a histogram.
 #[derive(Clone, Copy)]
 pub enum Source {
-    Ticker(Ticker),
-    Sum(Histogram),
+    Ticker,
+    Sum,
 }
 
-/// A statistic kept as a cumulative counter: fathom's name, the bundled build's source, and
-/// its name in RocksDB's statistics string.
+/// A statistic kept as a cumulative counter: fathom's name, its kind, and its name in
+/// RocksDB's statistics string.
 pub struct Statistic {
     pub name: &'static str,
     pub source: Source,
@@ -34,61 +32,41 @@ const fn stat(name: &'static str, source: Source, printed: &'static str) -> Stat
 
 /// The statistics kept as cumulative counters, by the names `step_figures` reads.
 pub const CUMULATIVE: &[Statistic] = &[
-    stat(
-        "ingest_bytes",
-        Source::Ticker(Ticker::BytesWritten),
-        "rocksdb.bytes.written",
-    ),
+    stat("ingest_bytes", Source::Ticker, "rocksdb.bytes.written"),
     stat(
         "flush_write_bytes",
-        Source::Ticker(Ticker::FlushWriteBytes),
+        Source::Ticker,
         "rocksdb.flush.write.bytes",
     ),
     stat(
         "compact_write_bytes",
-        Source::Ticker(Ticker::CompactWriteBytes),
+        Source::Ticker,
         "rocksdb.compact.write.bytes",
     ),
     stat(
         "compact_read_bytes",
-        Source::Ticker(Ticker::CompactReadBytes),
+        Source::Ticker,
         "rocksdb.compact.read.bytes",
     ),
-    stat(
-        "wal_bytes",
-        Source::Ticker(Ticker::WalFileBytes),
-        "rocksdb.wal.bytes",
-    ),
-    stat(
-        "stall_micros",
-        Source::Ticker(Ticker::StallMicros),
-        "rocksdb.stall.micros",
-    ),
-    stat(
-        "block_cache_hit",
-        Source::Ticker(Ticker::BlockCacheHit),
-        "rocksdb.block.cache.hit",
-    ),
+    stat("wal_bytes", Source::Ticker, "rocksdb.wal.bytes"),
+    stat("stall_micros", Source::Ticker, "rocksdb.stall.micros"),
+    stat("block_cache_hit", Source::Ticker, "rocksdb.block.cache.hit"),
     stat(
         "block_cache_miss",
-        Source::Ticker(Ticker::BlockCacheMiss),
+        Source::Ticker,
         "rocksdb.block.cache.miss",
     ),
     stat(
         "compaction_micros",
-        Source::Sum(Histogram::CompactionTime),
+        Source::Sum,
         "rocksdb.compaction.times.micros",
     ),
     stat(
         "compaction_cpu_micros",
-        Source::Sum(Histogram::CompactionCpuTime),
+        Source::Sum,
         "rocksdb.compaction.times.cpu_micros",
     ),
-    stat(
-        "flush_micros",
-        Source::Sum(Histogram::FlushTime),
-        "rocksdb.db.flush.micros",
-    ),
+    stat("flush_micros", Source::Sum, "rocksdb.db.flush.micros"),
 ];
 
 /// The gauges read from properties, by counter name and property.
@@ -127,8 +105,8 @@ pub fn from_statistics_string(text: &str) -> Counters {
             continue;
         };
         let label = match s.source {
-            Source::Ticker(_) => "COUNT",
-            Source::Sum(_) => "SUM",
+            Source::Ticker => "COUNT",
+            Source::Sum => "SUM",
         };
         let rest: Vec<&str> = words.collect();
         let value = rest

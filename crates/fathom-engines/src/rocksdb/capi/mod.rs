@@ -26,14 +26,19 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The library a setup names: `library` as given, or the release `version` fetched under
-/// fathom's engines directory; `None` for the bundled build.
-pub fn library(library: &str, version: &str) -> anyhow::Result<Option<PathBuf>> {
-    match (library.trim(), version.trim()) {
-        ("", "") => Ok(None),
-        (path, "") => Ok(Some(PathBuf::from(path))),
-        ("", v) => Ok(Some(
+/// fathom's engines directory; naming neither, `None` for the bundled build (`bundled`), else
+/// the default release.
+pub fn library(library: &str, version: &str, bundled: bool) -> anyhow::Result<Option<PathBuf>> {
+    let fetched = |v: &str| -> anyhow::Result<Option<PathBuf>> {
+        Ok(Some(
             crate::fetched::release("rocksdb", v, "librocksdb.so")?.join("librocksdb.so"),
-        )),
+        ))
+    };
+    match (library.trim(), version.trim()) {
+        ("", "") if bundled => Ok(None),
+        ("", "") => fetched(super::DEFAULT_RELEASE),
+        (path, "") => Ok(Some(PathBuf::from(path))),
+        ("", v) => fetched(v),
         _ => anyhow::bail!("settings `library` and `version` both name a library; give one"),
     }
 }

@@ -1,8 +1,8 @@
 //! A client's RocksDB session: point reads and writes, batches, scans, the batched MultiGet,
 //! and optimistic transactions whose plain reads see a snapshot taken at their first.
 
-use super::scan::{walk, Cursor};
 use super::Handle;
+use crate::rocksdb::scan::{walk, Cursor};
 use fathom_api::kv::{fill, BatchOp, KvSession, KvTxn, Seek, TxnBody, TxnEnd, Visit};
 use fathom_api::retry::EngineError;
 use rocksdb::{
