@@ -62,7 +62,9 @@ pub fn section(input: &Input) -> anyhow::Result<Option<Summary>> {
         return Ok(None);
     }
     let clients = (input.series.iter()).any(|s| s.clients != input.series[0].clients);
-    let headline: Vec<String> = rows.iter().map(|r| sentence(r, clients)).collect();
+    // A step that ran no operations (a flush, a wait for compaction) has no rate to compare.
+    let compared = rows.iter().filter(|r| r.ratio.is_finite() && r.ratio > 0.0);
+    let headline: Vec<String> = compared.map(|r| sentence(r, clients)).collect();
     let mut said = headline.clone();
     said.extend(marks.unsteady);
     if marks.disturbed {
@@ -77,7 +79,8 @@ pub fn section(input: &Input) -> anyhow::Result<Option<Summary>> {
     Ok(Some(Summary { section, headline }))
 }
 
-/// Series `s`'s row at `step` (none where it did not run it) and its kinds' rows under it.
+/// Series `s`'s row at `step` (none where it did not run it or ran no operations) and its kinds'
+/// rows under it.
 fn push_series(
     t: &mut Table,
     marks: &mut Marks,
@@ -90,6 +93,9 @@ fn push_series(
         return;
     }
     let m = median_step(&repeats);
+    if m.ops == 0 {
+        return;
+    }
     let label = s.label(&input.series);
     let ratio = match rows.iter().find(|r| of(r, s, step)) {
         Some(r) => Some(r.ratio),
