@@ -22,27 +22,10 @@ pub const ORIGINAL: Original = Original {
     render: |runs| Ok(render(runs)),
 };
 
-/// A block per step of each run that ran operations, headed by a comment naming it.
+/// A block per step of each run that ran operations, but its load: pgbench -i is a command of
+/// its own, which prints no such lines.
 pub fn render(runs: &[LoadedRun]) -> String {
-    let mut out = String::new();
-    for r in runs {
-        let m = &r.manifest;
-        // pgbench -i's load is a command of its own, which prints no such lines.
-        for s in r.steps.iter().filter(|s| s.ops > 0 && s.step != "load") {
-            let _ = writeln!(
-                out,
-                "# {} {} / {} {} ({})",
-                m.setup.name,
-                m.setup.engine_version,
-                m.workload_title(),
-                s.step,
-                r.path.display()
-            );
-            out += &step(s, &m.params);
-            out.push('\n');
-        }
-    }
-    out
+    super::report::per_step(runs, |s| s.ops > 0 && s.step != "load", step)
 }
 
 /// How pgbench names a script: its built-in ones as `<builtin: …>`, a file by its name.

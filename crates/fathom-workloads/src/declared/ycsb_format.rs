@@ -18,27 +18,9 @@ pub const ORIGINAL: Original = Original {
     render: |runs| Ok(render(runs)),
 };
 
-/// A block per step of each run that ran operations, headed by a comment naming it.
+/// A block per step of each run that ran operations.
 pub fn render(runs: &[LoadedRun]) -> String {
-    let mut out = String::new();
-    for r in runs {
-        let m = &r.manifest;
-        for s in r.steps.iter().filter(|s| s.ops > 0) {
-            let _ = writeln!(
-                out,
-                "# {} {} / {} {} with {} threads ({})",
-                m.setup.name,
-                m.setup.engine_version,
-                m.workload_title(),
-                s.step,
-                s.clients,
-                r.path.display()
-            );
-            out += &step(s);
-            out.push('\n');
-        }
-    }
-    out
+    super::report::per_step(runs, |s| s.ops > 0, |s, _| step(s))
 }
 
 /// One step's lines, as YCSB prints them at the end of a run.
