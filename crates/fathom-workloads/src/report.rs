@@ -6,6 +6,7 @@ use fathom_schema::group::Series;
 use fathom_schema::result::StepSummary;
 use fathom_schema::store::LoadedRun;
 use fathom_schema::table::Titled;
+use std::fmt::Write;
 
 /// A workload's additions to reports.
 pub struct ReportHooks {
@@ -62,4 +63,33 @@ impl PartialEq for Original {
     fn eq(&self, other: &Self) -> bool {
         self.name == other.name
     }
+}
+
+/// A block per step of each run that `shown` keeps, headed by a comment naming the setup, the
+/// workload, the step, its threads (the clients) and the run's directory, then the step's
+/// lines by `lines` (from the step and the run's parameters), as the original tool ends a run.
+pub fn per_step(
+    runs: &[LoadedRun],
+    shown: fn(&StepSummary) -> bool,
+    lines: impl Fn(&StepSummary, &std::collections::BTreeMap<String, String>) -> String,
+) -> String {
+    let mut out = String::new();
+    for r in runs {
+        let m = &r.manifest;
+        for s in r.steps.iter().filter(|s| shown(s)) {
+            let _ = writeln!(
+                out,
+                "# {} {} / {} {} with {} threads ({})",
+                m.setup.name,
+                m.setup.engine_version,
+                m.workload_title(),
+                s.step,
+                s.clients,
+                r.path.display()
+            );
+            out += &lines(s, &m.params);
+            out.push('\n');
+        }
+    }
+    out
 }

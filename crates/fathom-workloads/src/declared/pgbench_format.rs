@@ -25,7 +25,7 @@ pub const ORIGINAL: Original = Original {
 /// A block per step of each run that ran operations, but its load: pgbench -i is a command of
 /// its own, which prints no such lines.
 pub fn render(runs: &[LoadedRun]) -> String {
-    super::report::per_step(runs, |s| s.ops > 0 && s.step != "load", step)
+    crate::report::per_step(runs, |s| s.ops > 0 && s.step != "load", step)
 }
 
 /// How pgbench names a script: its built-in ones as `<builtin: …>`, a file by its name.

@@ -20,7 +20,7 @@ pub const ORIGINAL: Original = Original {
 
 /// A block per step of each run that ran operations.
 pub fn render(runs: &[LoadedRun]) -> String {
-    super::report::per_step(runs, |s| s.ops > 0, |s, _| step(s))
+    crate::report::per_step(runs, |s| s.ops > 0, |s, _| step(s))
 }
 
 /// One step's lines, as YCSB prints them at the end of a run.
