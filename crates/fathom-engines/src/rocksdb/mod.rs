@@ -155,7 +155,8 @@ fn memory(given: &crate::Settings, options: &str) -> anyhow::Result<crate::Memor
 
 /// The release a build without the bundled RocksDB runs where a setup names none: the same
 /// release the bundled build compiles, from Maven's rocksdbjni (`scripts/fetch-engine.sh
-/// rocksdb 11.8.1`, which `scripts/fathom` runs for such a build). The script holds it too.
+/// rocksdb 11.8.1`, which `scripts/fathom` runs for such a build, reading the release from this
+/// line).
 pub const DEFAULT_RELEASE: &str = "11.8.1";
 
 /// The engine's version: the bundled build's, else the default release's.
