@@ -11,7 +11,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh" --dbbench
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
-cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p fathom-cli --features bundled-rocksdb
+cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p fathom-cli --features bundled-rocksdb,mongodb-driver
 crate=$(awk '/^name = "librocksdb-sys"/ { getline; gsub(/[" ]/, "", $0); sub(/version=/, "", $0); print }' "$root/Cargo.lock")
 [[ -n "$crate" ]] || { echo "build-dbbench.sh: no librocksdb-sys in Cargo.lock" >&2; exit 1; }
 src=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"librocksdb-sys-$crate"/rocksdb 2>/dev/null | head -1)

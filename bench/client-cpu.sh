@@ -19,7 +19,7 @@ params=()
 for kv in ${PARAMS:-}; do params+=(--param "$kv"); done
 "$root/scripts/setup.sh" --servers
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
-cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p fathom-cli --features bundled-rocksdb
+cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p fathom-cli --features bundled-rocksdb,mongodb-driver
 fathom=$CARGO_TARGET_DIR/release/fathom
 work=$(mktemp -d /var/tmp/fathom-client-cpu.XXXXXX)
 chmod 755 "$work"

@@ -28,7 +28,7 @@ STATISTICS=${STATISTICS:-0}
 WORK=${WORK:-/var/tmp/fathom-compare}
 DB_BENCH=${DB_BENCH:-$("$root/bench/build-dbbench.sh")}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
-cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p fathom-cli --features bundled-rocksdb
+cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p fathom-cli --features bundled-rocksdb,mongodb-driver
 fathom="$CARGO_TARGET_DIR/release/fathom"
 rm -rf "$WORK" && mkdir -p "$WORK"
 dev=$(basename "$(df --output=source "$WORK" | tail -1)")

@@ -21,7 +21,7 @@ DURATION=${DURATION:-10}
 REPEATS=${REPEATS:-5}
 WORK=${WORK:-/var/tmp/fathom-loops}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
-cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p fathom-cli --features bundled-rocksdb --bin fathom --example kvloop
+cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p fathom-cli --features bundled-rocksdb,mongodb-driver --bin fathom --example kvloop
 fathom="$CARGO_TARGET_DIR/release/fathom"
 kvloop="$CARGO_TARGET_DIR/release/examples/kvloop"
 rm -rf "$WORK" && mkdir -p "$WORK"

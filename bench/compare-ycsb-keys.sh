@@ -11,7 +11,7 @@ draws=${2:-2000000}
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh" --java
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
-cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p fathom-cli --features bundled-rocksdb --example keyshares
+cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p fathom-cli --features bundled-rocksdb,mongodb-driver --example keyshares
 work=$(mktemp -d /tmp/fathom-ycsb-keys.XXXXXX)
 mvn -q dependency:get -Dartifact=site.ycsb:core:0.17.0 -Dtransitive=false >&2
 jar=$HOME/.m2/repository/site/ycsb/core/0.17.0/core-0.17.0.jar

@@ -38,7 +38,7 @@ on_copies() {
 build_fathom() {
   export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
   # The whole workspace, as the tests build it: one feature set, no rebuild between the two.
-  cargo build --release --quiet --manifest-path "$root/Cargo.toml" --workspace --features fathom-engines/bundled-rocksdb
+  cargo build --release --quiet --manifest-path "$root/Cargo.toml" --workspace --features fathom-engines/bundled-rocksdb,fathom-engines/mongodb-driver
   fathom=$CARGO_TARGET_DIR/release/fathom
 }
 

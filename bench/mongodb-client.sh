@@ -16,7 +16,7 @@ DURATION=${DURATION:-15s}
 REPEATS=${REPEATS:-5}
 "$root/scripts/setup.sh" --test >/dev/null
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
-cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p fathom-cli --features bundled-rocksdb
+cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p fathom-cli --features bundled-rocksdb,mongodb-driver
 fathom=$CARGO_TARGET_DIR/release/fathom
 work=$(mktemp -d /var/tmp/fathom-mongodb-client.XXXXXX)
 chmod 755 "$work"

@@ -10,6 +10,6 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
-cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p fathom-cli --features bundled-rocksdb --example roundtrip
+cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p fathom-cli --features bundled-rocksdb,mongodb-driver --example roundtrip
 "$CARGO_TARGET_DIR/release/examples/roundtrip" --pairs "${PAIRS:-1,2,4}" \
   --work-us "${WORK:-0,50,150}" --seconds "${SECONDS_EACH:-3}" | column -t

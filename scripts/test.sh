@@ -5,12 +5,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --test
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/fathom-target}
-# The tests run the bundled RocksDB (the db_bench comparisons and seeds are made with it), and so
-# does every build a test starts through scripts/fathom: one set of features, one binary.
-export FATHOM_BUNDLED_ROCKSDB=1
-features=(--features fathom-engines/bundled-rocksdb)
+# The tests run the bundled RocksDB (the db_bench comparisons and seeds are made with it) and the
+# MongoDB driver (the mongodb engine's `client=driver`), and so does every build a test starts
+# through scripts/fathom: one set of features, one binary.
+export FATHOM_BUNDLED_ROCKSDB=1 FATHOM_MONGODB_DRIVER=1
+features=(--features fathom-engines/bundled-rocksdb,fathom-engines/mongodb-driver)
 cargo fmt --all -- --check
-# The build without it (the README's first command's) compiles and lints clean too.
+# The build without them (the README's first command's) compiles and lints clean too.
 cargo clippy --release -p fathom-cli --quiet -- -D warnings
 cargo clippy --release --all-targets "${features[@]}" --quiet -- -D warnings
 # docs/architecture.md's recipes for a new engine and a new workload, followed in a copy.

@@ -1,10 +1,10 @@
-//! MongoDB's wire protocol as the document family, through fathom's own client (`lean.rs`) or
-//! the official `mongodb` crate's sync API: `--set url=mongodb://…` for any server (mongod, a
-//! replica set, FerretDB), `--set pid=` so its CPU and memory are measured. Without a URL fathom starts FerretDB over a PostgreSQL
+//! MongoDB's wire protocol as the document family, through fathom's own client (`lean.rs`) or,
+//! in a build with the `mongodb-driver` feature, the official `mongodb` crate's sync API:
+//! `--set url=mongodb://…` for any server (mongod, a replica set, FerretDB), `--set pid=` so its
+//! CPU and memory are measured. Without a URL fathom starts FerretDB over a PostgreSQL
 //! of its own (`ferretdb.rs`): figures measured so are FerretDB's and PostgreSQL's, not
 //! mongod's.
 
-use crate::netbuf::Endpoint;
 use crate::settings::{self, Size, Switch};
 use crate::{EngineConfig, EngineEntry};
 use anyhow::Context;
@@ -12,24 +12,25 @@ use fathom_api::doc::bson::{doc, Bson, Document};
 use fathom_api::doc::{DocEngine, DocSession, Index};
 use fathom_api::knobs;
 use fathom_api::target::{Counters, Identity, Maintenance, Target};
-use mongodb::options::{
-    Acknowledgment, ClientOptions, IndexOptions, ReadConcern, ServerAddress, Tls, WriteConcern,
-};
-use mongodb::sync::{Client, Database};
-use mongodb::IndexModel;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-mod errors;
+mod admin;
+#[cfg(feature = "mongodb-driver")]
+mod driver;
+#[cfg(not(feature = "mongodb-driver"))]
+#[path = "no_driver.rs"]
+mod driver;
 mod ferretdb;
 mod lean;
 mod pushdown;
-mod session;
+mod url;
 mod wire;
 
-pub use errors::classify;
+use admin::{Admin, Failed};
+use driver::Driver;
 
 /// fathom's settings for a MongoDB-protocol server (`--set`).
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -147,49 +148,78 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn DocEngine>> {
     };
     // The user's input is checked before any server starts.
     let (write, read) = (write_concern(&s)?, read_concern(s.read_concern));
+    if !s.url.is_empty() {
+        url::MongoUrl::parse(&s.url)?;
+    }
+    if !driver::IN_BUILD {
+        let needs = match (s.client, s.transactions) {
+            (ClientChoice::Driver, _) => Some("setting `client=driver`"),
+            (_, Transactions::On) => Some("setting `transactions=on`"),
+            _ => None,
+        };
+        if let Some(needs) = needs {
+            Driver::connect(&s.url, &s.database, None, None).context(needs)?;
+        }
+    }
     let (url, pids, backend) = server(config, &s)?;
-    let mut options = ClientOptions::parse(&url)
-        .run()
-        .map_err(|e| anyhow::anyhow!("setting `url`: `{url}` is not a MongoDB URL: {e}"))?;
-    options.write_concern = write.or(options.write_concern);
-    options.read_concern = read.or(options.read_concern);
-    // As sysbench-mongodb's connectionsPerHost(2048): a client thread never waits for a
-    // connection; the pool's default of 10 would queue the 11th.
-    options.max_pool_size = options.max_pool_size.or(Some(2048));
-    options.app_name = Some("fathom".into());
-    let lean = LeanCandidate::of(&options, &s.database)?;
-    // A server that is not there is an error within seconds, not the driver's 30.
-    options.server_selection_timeout = options
-        .server_selection_timeout
-        .or(Some(std::time::Duration::from_secs(10)));
-    let client = Client::with_options(options).context("the mongodb driver")?;
-    let db = client.database(&s.database);
-    let hello = db
-        .run_command(doc! {"hello": 1})
-        .run()
+    let parsed = url::MongoUrl::parse(&url)?;
+    let write = write.or(parsed.write_concern()?);
+    let read = read.or(parsed.read_concern());
+    let lean = match parsed.needs_driver() {
+        Some(why) => Err(why),
+        None => Ok(lean::LeanConfig {
+            endpoint: parsed.endpoint(),
+            db: s.database.clone(),
+            write_concern: write.clone(),
+            read_concern: read.clone(),
+        }),
+    };
+    // The engine's own commands go on a connection of fathom's client where it can reach the
+    // server; the driver is made only where that or the sessions need it.
+    let mut driver = None;
+    let admin = match &lean {
+        Ok(c) => Admin::Lean(std::sync::Mutex::new(
+            wire::MsgConn::connect(&c.endpoint)
+                .map_err(|e| anyhow::anyhow!("cannot reach the server at {url}: {e}"))?,
+        )),
+        Err(why) => {
+            let d = Driver::connect(&url, &s.database, write.as_ref(), read.as_ref())
+                .with_context(|| format!("the server at {url} needs the driver ({why})"))?;
+            driver = Some(d);
+            Admin::Driver
+        }
+    };
+    let command = |db: &str, cmd: Document| admin.command(driver.as_ref(), db, &cmd);
+    let hello = command(&s.database, doc! {"hello": 1})
         .map_err(|e| anyhow::anyhow!("cannot reach the server at {url}: {e}"))?;
-    let build = db.run_command(doc! {"buildInfo": 1}).run()?;
+    let build = command(&s.database, doc! {"buildInfo": 1})?;
     let replicated = hello.get_str("setName").is_ok() || hello.get_str("msg") == Ok("isdbgrid");
     let transactions = transactions.unwrap_or(replicated);
     let writable = hello
         .get_bool("isWritablePrimary")
         .or(hello.get_bool("ismaster"))
         == Ok(true);
-    let client_used = lean.choose(s.client, transactions, writable)?;
+    let client_used = choose(lean, s.client, transactions, writable)?;
     let data_dirs = match &backend {
         Some(_) => vec![config.data_dir.clone()],
         None if !s.data_dir.is_empty() => vec![PathBuf::from(&s.data_dir)],
-        None => db_path(&client).into_iter().collect(),
+        None => db_path(&command).into_iter().collect(),
     };
+    if let (Err(why), None) = (&client_used, &driver) {
+        let d = Driver::connect(&url, &s.database, write.as_ref(), read.as_ref())
+            .with_context(|| format!("the sessions need the driver ({why})"))?;
+        driver = Some(d);
+    }
     let version = server_version(&build, backend.as_ref());
     Ok(Box::new(MongoDb {
         id: Identity::new(ENTRY.name, version, data_dirs).running_as(pids),
         effective: effective(&s, transactions, &client_used, backend.as_ref()),
         transactions,
         lean: client_used.ok(),
+        database: s.database,
         url,
-        client,
-        db,
+        admin,
+        driver,
         backend,
     }))
 }
@@ -255,29 +285,42 @@ fn effective(
     e
 }
 
-fn write_concern(s: &MongoSettings) -> anyhow::Result<Option<WriteConcern>> {
+/// The write concern the settings give, as a command sends it; `None`: the URL's.
+fn write_concern(s: &MongoSettings) -> anyhow::Result<Option<Document>> {
     if s.write_concern.is_empty() && s.journal.is_none() {
         return Ok(None);
     }
-    let w = match s.write_concern.as_str() {
-        "" => None,
-        "majority" => Some(Acknowledgment::Majority),
-        n => Some(Acknowledgment::Nodes(n.parse().map_err(|_| {
-            anyhow::anyhow!("setting `write_concern`: `{n}` is not a number of nodes or majority")
-        })?)),
-    };
-    let journal = s.journal.as_ref().map(|j| j.value);
-    Ok(Some(WriteConcern::builder().w(w).journal(journal).build()))
+    let mut d = Document::new();
+    match s.write_concern.as_str() {
+        "" => {}
+        "majority" => {
+            d.insert("w", "majority");
+        }
+        n => {
+            let n: u32 = n.parse().map_err(|_| {
+                anyhow::anyhow!(
+                    "setting `write_concern`: `{n}` is not a number of nodes or majority"
+                )
+            })?;
+            d.insert("w", url::acknowledgment(&n.to_string()));
+        }
+    }
+    if let Some(j) = &s.journal {
+        d.insert("j", j.value);
+    }
+    Ok(Some(d))
 }
 
-fn read_concern(level: Option<ReadLevel>) -> Option<ReadConcern> {
-    Some(match level? {
-        ReadLevel::Local => ReadConcern::local(),
-        ReadLevel::Majority => ReadConcern::majority(),
-        ReadLevel::Available => ReadConcern::available(),
-        ReadLevel::Linearizable => ReadConcern::linearizable(),
-        ReadLevel::Snapshot => ReadConcern::snapshot(),
-    })
+/// The read concern the settings give; `None`: the URL's.
+fn read_concern(level: Option<ReadLevel>) -> Option<Document> {
+    let level = match level? {
+        ReadLevel::Local => "local",
+        ReadLevel::Majority => "majority",
+        ReadLevel::Available => "available",
+        ReadLevel::Linearizable => "linearizable",
+        ReadLevel::Snapshot => "snapshot",
+    };
+    Some(doc! {"level": level})
 }
 
 /// The server's version as reports show it: mongod's own, or FerretDB's with the MongoDB
@@ -301,12 +344,8 @@ fn server_version(build: &Document, backend: Option<&ferretdb::Ferret>) -> Strin
 }
 
 /// A local mongod's data directory (its `storage.dbPath`), for size sampling.
-fn db_path(client: &Client) -> Option<PathBuf> {
-    let opts = client
-        .database("admin")
-        .run_command(doc! {"getCmdLineOpts": 1})
-        .run()
-        .ok()?;
+fn db_path(command: &dyn Fn(&str, Document) -> Result<Document, Failed>) -> Option<PathBuf> {
+    let opts = command("admin", doc! {"getCmdLineOpts": 1}).ok()?;
     let path = opts
         .get_document("parsed")
         .ok()?
@@ -322,9 +361,12 @@ pub struct MongoDb {
     transactions: bool,
     /// How fathom's own client reaches the server, when the sessions use it.
     lean: Option<lean::LeanConfig>,
+    database: String,
     url: String,
-    client: Client,
-    db: Database,
+    /// Where the engine's own commands go.
+    admin: Admin,
+    /// The driver, where the URL or the sessions need it.
+    driver: Option<Driver>,
     /// FerretDB and its PostgreSQL, when fathom started them (stopped when dropped).
     backend: Option<ferretdb::Ferret>,
     effective: BTreeMap<String, String>,
@@ -343,7 +385,7 @@ impl Target for MongoDb {
     }
     fn counters(&self) -> Counters {
         let mut c = Counters::new();
-        if let Ok(status) = self.db.run_command(doc! {"serverStatus": 1}).run() {
+        if let Ok(status) = self.command(&self.database, doc! {"serverStatus": 1}) {
             if let Ok(ops) = status.get_document("opcounters") {
                 for (k, v) in ops {
                     if let Some(n) = number(v) {
@@ -372,19 +414,24 @@ impl Target for MongoDb {
     fn maintain(&self, action: Maintenance) -> anyhow::Result<()> {
         match (&self.backend, action) {
             (Some(b), _) => b.maintain(action),
-            (None, Maintenance::Flush) => {
-                let admin = self.client.database("admin");
-                match admin.run_command(doc! {"fsync": 1}).run() {
-                    // A server without the command (FerretDB) has nothing to flush on demand.
-                    Err(e) if errors::command_not_found(&e) => Ok(()),
-                    done => done.map(|_| ()).map_err(classify),
-                }
-            }
+            (None, Maintenance::Flush) => match self.command("admin", doc! {"fsync": 1}) {
+                // A server without the command (FerretDB) has nothing to flush on demand.
+                Err(e) if e.is(admin::COMMAND_NOT_FOUND) => Ok(()),
+                done => done
+                    .map(|_| ())
+                    .map_err(|e| anyhow::anyhow!("mongodb: fsync: {e}")),
+            },
             _ => Ok(()),
         }
     }
     fn effective_options(&self) -> BTreeMap<String, String> {
         self.effective.clone()
+    }
+}
+
+impl MongoDb {
+    fn command(&self, db: &str, cmd: Document) -> Result<Document, Failed> {
+        self.admin.command(self.driver.as_ref(), db, &cmd)
     }
 }
 
@@ -403,42 +450,34 @@ impl DocEngine for MongoDb {
         if let Some(lean) = &self.lean {
             return Ok(Box::new(lean::LeanSession::connect(lean)?));
         }
-        Ok(Box::new(session::MongoSession::new(
-            &self.client,
-            self.db.clone(),
-        )))
+        match &self.driver {
+            Some(d) => Ok(d.session()),
+            None => anyhow::bail!("mongodb: no client for the sessions"),
+        }
     }
     fn transactions(&self) -> bool {
         self.transactions
     }
     fn drop_collections(&self, colls: &[&str]) -> anyhow::Result<()> {
         for c in colls {
-            self.db
-                .collection::<Document>(c)
-                .drop()
-                .run()
-                .map_err(classify)
-                .with_context(|| format!("dropping collection {c}"))?;
+            match self.command(&self.database, doc! {"drop": *c}) {
+                Err(e) if !e.is(admin::NAMESPACE_NOT_FOUND) => {
+                    return Err(anyhow::anyhow!("mongodb: dropping collection {c}: {e}"));
+                }
+                _ => {}
+            }
         }
         Ok(())
     }
     fn create_indexes(&self, coll: &str, indexes: &[Index]) -> anyhow::Result<()> {
-        let models = indexes.iter().map(|i| {
-            let options = IndexOptions::builder()
-                .name(i.name.clone())
-                .unique(i.unique)
-                .build();
-            IndexModel::builder()
-                .keys(i.keys.clone())
-                .options(options)
-                .build()
-        });
-        self.db
-            .collection::<Document>(coll)
-            .create_indexes(models)
-            .run()
-            .map_err(classify)
-            .with_context(|| format!("creating indexes on {coll}"))?;
+        let indexes: Vec<Document> = (indexes.iter())
+            .map(|i| doc! {"key": i.keys.clone(), "name": i.name.clone(), "unique": i.unique})
+            .collect();
+        self.command(
+            &self.database,
+            doc! {"createIndexes": coll, "indexes": indexes},
+        )
+        .map_err(|e| anyhow::anyhow!("mongodb: creating indexes on {coll}: {e}"))?;
         Ok(())
     }
     fn url(&self) -> Option<String> {
@@ -446,72 +485,59 @@ impl DocEngine for MongoDb {
     }
 }
 
-/// What fathom's own client would use, taken from the driver's parsed options: the one host,
-/// the concerns; or why it cannot serve (a login, TLS, several hosts).
-struct LeanCandidate {
-    config: Result<lean::LeanConfig, String>,
-}
-
-impl LeanCandidate {
-    fn of(options: &ClientOptions, database: &str) -> anyhow::Result<LeanCandidate> {
-        let concern = |d: Option<anyhow::Result<Document>>| d.transpose();
-        let write_concern =
-            concern(options.write_concern.as_ref().map(|w| {
-                fathom_api::doc::bson::to_document(w).context("the write concern as BSON")
-            }))?;
-        let read_concern =
-            concern(options.read_concern.as_ref().map(|r| {
-                fathom_api::doc::bson::to_document(r).context("the read concern as BSON")
-            }))?;
-        let endpoint = match options.hosts.as_slice() {
-            _ if options.credential.is_some() => Err("the URL logs in".to_string()),
-            _ if matches!(options.tls, Some(Tls::Enabled(_))) => Err("TLS".to_string()),
-            [ServerAddress::Unix { path }] => Ok(Endpoint::Socket(path.display().to_string())),
-            [ServerAddress::Tcp { host, port }] => {
-                Ok(Endpoint::Tcp(host.clone(), port.unwrap_or(27017)))
-            }
-            _ => Err("several hosts".to_string()),
-        };
-        Ok(LeanCandidate {
-            config: endpoint.map(|endpoint| lean::LeanConfig {
-                endpoint,
-                db: database.to_string(),
-                write_concern,
-                read_concern,
-            }),
-        })
-    }
-
-    /// The client the sessions use (`Ok`: fathom's own; `Err`: the driver, and why), or an
-    /// error when `client=fathom` cannot serve this server.
-    fn choose(
-        self,
-        setting: ClientChoice,
-        transactions: bool,
-        writable: bool,
-    ) -> anyhow::Result<Result<lean::LeanConfig, String>> {
-        let config = self.config.and_then(|c| match (transactions, writable) {
-            (true, _) => Err("transactions".to_string()),
-            (_, false) => Err("the host is not a writable primary".to_string()),
-            _ => Ok(c),
-        });
-        match (setting, config) {
-            (ClientChoice::Driver, _) => Ok(Err("client=driver".into())),
-            (ClientChoice::Fathom, Err(why)) => anyhow::bail!(
-                "setting `client`: fathom's own client cannot serve this server ({why}); use client=driver or auto"
-            ),
-            (_, chosen) => Ok(chosen),
-        }
+/// The client the sessions use (`Ok`: fathom's own; `Err`: the driver, and why), from what
+/// fathom's own client could serve (`lean`), or an error when `client=fathom` cannot serve
+/// this server.
+fn choose(
+    lean: Result<lean::LeanConfig, String>,
+    setting: ClientChoice,
+    transactions: bool,
+    writable: bool,
+) -> anyhow::Result<Result<lean::LeanConfig, String>> {
+    let config = lean.and_then(|c| match (transactions, writable) {
+        (true, _) => Err("transactions".to_string()),
+        (_, false) => Err("the host is not a writable primary".to_string()),
+        _ => Ok(c),
+    });
+    match (setting, config) {
+        (ClientChoice::Driver, _) => Ok(Err("client=driver".into())),
+        (ClientChoice::Fathom, Err(why)) => anyhow::bail!(
+            "setting `client`: fathom's own client cannot serve this server ({why}); use client=driver or auto"
+        ),
+        (_, chosen) => Ok(chosen),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::netbuf::Endpoint;
 
-    fn candidate(url: &str) -> LeanCandidate {
-        let options = ClientOptions::parse(url).run().unwrap();
-        LeanCandidate::of(&options, "fathom").unwrap()
+    /// What fathom's own client could serve at `url`, as `open` finds it.
+    struct Candidate(Result<lean::LeanConfig, String>);
+
+    impl Candidate {
+        fn choose(
+            self,
+            setting: ClientChoice,
+            transactions: bool,
+            writable: bool,
+        ) -> anyhow::Result<Result<lean::LeanConfig, String>> {
+            choose(self.0, setting, transactions, writable)
+        }
+    }
+
+    fn candidate(url: &str) -> Candidate {
+        let u = url::MongoUrl::parse(url).unwrap();
+        Candidate(match u.needs_driver() {
+            Some(why) => Err(why),
+            None => Ok(lean::LeanConfig {
+                endpoint: u.endpoint(),
+                db: "fathom".into(),
+                write_concern: u.write_concern().unwrap(),
+                read_concern: u.read_concern(),
+            }),
+        })
     }
 
     /// fathom's own client where it can serve; the driver, saying why, where it cannot.

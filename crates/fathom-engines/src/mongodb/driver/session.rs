@@ -3,7 +3,7 @@
 //! client's explicit session in its transaction. Documents read are visited as the server
 //! sent them (raw BSON), never decoded into maps.
 
-use super::classify;
+use super::errors::classify;
 use fathom_api::doc::bson::{doc, Bson, Document, RawDocumentBuf};
 use fathom_api::doc::{Count, DocSession, DocVisit, Find, Modify, Update, Updated};
 use mongodb::options::{FindOneAndDeleteOptions, FindOneAndUpdateOptions, FindOptions, Hint};

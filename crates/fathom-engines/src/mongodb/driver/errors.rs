@@ -11,16 +11,8 @@ const DUPLICATE_KEY: i32 = 11000;
 /// WriteConflict: another transaction changed the document first.
 const WRITE_CONFLICT: i32 = 112;
 
-/// CommandNotFound: the server does not have the command.
-const COMMAND_NOT_FOUND: i32 = 59;
-
-/// True when the server answered that it has no such command.
-pub fn command_not_found(e: &Error) -> bool {
-    codes(e).contains(&COMMAND_NOT_FOUND)
-}
-
 /// The server's error codes in `e`: a command's, or each failed write's.
-fn codes(e: &Error) -> Vec<i32> {
+pub fn codes(e: &Error) -> Vec<i32> {
     match e.kind.as_ref() {
         ErrorKind::Command(c) => vec![c.code],
         ErrorKind::Write(WriteFailure::WriteError(w)) => vec![w.code],

@@ -1,0 +1,77 @@
+//! The engine's own commands (`hello`, `buildInfo`, `serverStatus`, `createIndexes`, `drop`,
+//! `fsync`): on a connection of fathom's own client where it can reach the server, else
+//! through the driver. Either way a failure keeps the server's codes.
+
+use super::driver::Driver;
+use super::wire::{MsgConn, WireError};
+use fathom_api::doc::bson::Document;
+use std::sync::Mutex;
+
+/// CommandNotFound: the server does not have the command.
+pub const COMMAND_NOT_FOUND: i32 = 59;
+/// NamespaceNotFound: no such collection (a `drop` of one never made).
+pub const NAMESPACE_NOT_FOUND: i32 = 26;
+
+/// A command that failed: the server's codes (none for a broken connection) and its message.
+#[derive(Debug)]
+pub struct Failed {
+    pub codes: Vec<i32>,
+    pub message: String,
+}
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Failed {}
+
+impl Failed {
+    pub fn is(&self, code: i32) -> bool {
+        self.codes.contains(&code)
+    }
+}
+
+/// Where the engine's commands go.
+pub enum Admin {
+    Lean(Mutex<MsgConn>),
+    Driver,
+}
+
+impl Admin {
+    /// One command on database `db`, through fathom's connection or else `driver`.
+    pub fn command(
+        &self,
+        driver: Option<&Driver>,
+        db: &str,
+        cmd: &Document,
+    ) -> Result<Document, Failed> {
+        match (self, driver) {
+            (Admin::Lean(conn), _) => {
+                let mut conn = conn.lock().unwrap_or_else(|p| p.into_inner());
+                let reply = (conn.command(db, |o| o.fields(cmd))).map_err(failed)?;
+                Document::try_from(conn.reply(reply)).map_err(|e| Failed {
+                    codes: Vec::new(),
+                    message: format!("a reply that is not a document: {e}"),
+                })
+            }
+            (Admin::Driver, Some(d)) => d.command(db, cmd),
+            (Admin::Driver, None) => Err(Failed {
+                codes: Vec::new(),
+                message: "no connection to the server".into(),
+            }),
+        }
+    }
+}
+
+fn failed(e: WireError) -> Failed {
+    let codes = match &e {
+        WireError::Server(s) => s.codes.clone(),
+        _ => Vec::new(),
+    };
+    Failed {
+        codes,
+        message: e.to_string(),
+    }
+}
