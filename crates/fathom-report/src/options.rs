@@ -84,9 +84,9 @@ pub struct ReportOptions {
     /// text report names the flag in one line. The page always has it.
     #[arg(long)]
     pub legend: bool,
-    /// The terminal's step table: `fit` leaves out the figures marked wide so that it fits
-    /// 120 columns (p99.9, max, erKB/o, ewKB/o, vmstat cpu/o), `all` shows every figure.
-    /// CSV, JSON and the page always have every one.
+    /// The terminal's tables: `fit` leaves out the figures marked wide so that they fit 120
+    /// columns (the step table's p99.9, max, erKB/o, ewKB/o, vmstat cpu/o; the bound's shares),
+    /// `all` shows every figure. CSV, JSON and the page always have every one.
     #[arg(long, value_enum, default_value = "fit")]
     pub columns: Columns,
     #[command(flatten)]

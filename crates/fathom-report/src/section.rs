@@ -53,6 +53,9 @@ pub struct Section {
     /// How its tables' rows summarise the runs, said after each table's title in text
     /// ("median over repeats"); `None` where they are not medians.
     pub over: Option<&'static str>,
+    /// Columns the terminal leaves out with `--columns fit` (the default), so that its tables
+    /// fit 120 characters; every other format has them.
+    pub wide: &'static [&'static str],
 }
 
 impl Section {
@@ -65,6 +68,7 @@ impl Section {
             legend: None,
             over: Some("median over repeats"),
             shown: Shown::Everywhere,
+            wide: &[],
         }
     }
 

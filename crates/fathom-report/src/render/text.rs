@@ -41,13 +41,18 @@ fn render(m: &Model, markdown: bool) -> String {
     if !m.runs.is_empty() && m.summary.is_none() {
         out += gap;
     }
+    // `--columns fit` (the model's fitted step table) leaves out each section's wide columns too.
+    let fit = m.fitted.is_some();
     let section = |out: &mut String, section: &Section| {
         for t in &section.tables {
             match section.over {
                 Some(over) => *out += &format!("\n{} ({over}):\n{gap}", t.title),
                 None => *out += &format!("\n{}:\n{gap}", t.title),
             }
-            *out += &table(&t.table);
+            match fit && !section.wide.is_empty() {
+                true => *out += &table(&t.table.without(section.wide)),
+                false => *out += &table(&t.table),
+            }
         }
         if let Some(p) = &section.paragraph {
             *out += &format!("{gap}{}\n", p.trim_end());
@@ -68,4 +73,49 @@ fn render(m: &Model, markdown: bool) -> String {
         out += &table(intervals);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fathom_schema::table::{Cell, Titled};
+
+    /// A model whose one section has a wide column, fitted (`--columns fit`) or not.
+    fn model(fit: bool) -> Model {
+        let mut main = Table::new(&["step"]);
+        main.push(vec![Cell::text("run")]);
+        let mut m = Model::of_table(
+            "t".into(),
+            Titled {
+                title: "steps".into(),
+                table: main.clone(),
+            },
+        );
+        m.fitted = fit.then_some(main);
+        let mut bound = Table::new(&["step", "bound", "shares"]);
+        bound.push(vec![
+            Cell::text("run"),
+            Cell::text("engine cpu"),
+            Cell::text("engine cpu 80%, off cpu 20%"),
+        ]);
+        let mut section = Section::new("What bounded each step");
+        section.tables.push(Titled {
+            title: "bound".into(),
+            table: bound,
+        });
+        section.wide = &["shares"];
+        m.sections.push(section);
+        m
+    }
+
+    #[test]
+    fn the_terminal_leaves_a_sections_wide_columns_out_unless_asked() {
+        let fitted = render(&model(true), false);
+        assert!(
+            fitted.contains("engine cpu") && !fitted.contains("shares"),
+            "{fitted}"
+        );
+        let all = render(&model(false), false);
+        assert!(all.contains("engine cpu 80%, off cpu 20%"), "{all}");
+    }
 }

@@ -25,7 +25,9 @@ CPU was full and other processes had a share of it (for any verdict that blames 
 says what held each part. confidence: high with a margin of 25 points, medium 15, else low; one level lower\n\
 for each of: repeats that differ, 25% unexplained, disturbance, a soft device limit. In a seeded\n\
 simulation at 15% run-to-run noise the rule names a share that is not the top one in 1.8% of its\n\
-single-run verdicts, 0.4% over three repeats, 0.1% over five; high-confidence ones far less (docs/bounds.md).\n";
+single-run verdicts, 0.4% over three repeats, 0.1% over five; high-confidence ones far less (docs/bounds.md).\n\
+where: with --profile, the functions a CPU bound was in; with --waits=bpf-stacks, the stack a wait was spent in.\n\
+The terminal lists where under the table and shows the shares with --columns all (the threads' time table has them).\n";
 
 /// The table, a row per step and setup.
 pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
@@ -35,9 +37,13 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
         "bound",
         "why",
         "confidence",
+        "where",
         "shares",
         "setup",
     ]);
+    // The terminal's `--columns fit` leaves `where` out of the table and lists it under it.
+    let fit = !input.page && input.opts.columns == crate::options::Columns::Fit;
+    let mut wheres = Vec::new();
     for step in &input.steps {
         for s in &input.series {
             let repeats = s.step(step);
@@ -48,17 +54,22 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
             let Some(v) = judged(s, &repeats, &median) else {
                 continue;
             };
-            let mut why = v.qualifier.clone().unwrap_or_else(|| "-".into());
+            let why = v.qualifier.clone().unwrap_or_else(|| "-".into());
+            let label = s.label(&input.series);
+            let mut at = Vec::new();
             if cpu_bound(&v.bound) {
-                let label = s.label(&input.series);
                 if let Some(top) =
                     super::profiles::of_series(s, &label, step).and_then(|p| top_functions(&p))
                 {
-                    why = format!("{why}; on the CPU: {top}");
+                    at.push(format!("on the CPU: {top}"));
                 }
             }
-            if let Some(waiting) = waiting_stack(s, &s.label(&input.series), step, &v) {
-                why = format!("{why}; waiting in {waiting}");
+            if let Some(waiting) = waiting_stack(s, &label, step, &v) {
+                at.push(format!("waiting in {waiting}"));
+            }
+            let at = at.join("; ");
+            if fit && !at.is_empty() {
+                wheres.push(format!("  {step}, {label}: {at}"));
             }
             let mut confidence = v.confidence.name().to_string();
             if !v.why.is_empty() {
@@ -70,6 +81,7 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
                 Cell::text(verdict(&v.bound)),
                 Cell::text(why),
                 Cell::text(confidence),
+                Cell::text(if at.is_empty() { "-".to_string() } else { at }),
                 Cell::text(top(&v.shares, 3)),
                 Cell::text(s.label(&input.series)),
             ]);
@@ -82,6 +94,11 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
             table,
         });
         section.legend = Some(LEGEND);
+        // The threads' time table above has the shares; the terminal keeps the verdict narrow.
+        section.wide = &["where", "shares"];
+        if !wheres.is_empty() {
+            section.paragraph = Some(format!("where the bound was spent:\n{}", wheres.join("\n")));
+        }
     }
     Ok(section.if_any().into_iter().collect())
 }
