@@ -73,7 +73,16 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
             }
             let mut confidence = v.confidence.name().to_string();
             if !v.why.is_empty() {
-                confidence = format!("{confidence} ({})", v.why.join("; "));
+                // The terminal's fitted table names each reason; the notes say what it was.
+                let why: Vec<&str> = match fit {
+                    true => v
+                        .why
+                        .iter()
+                        .map(|w| w.split(':').next().unwrap_or(w))
+                        .collect(),
+                    false => v.why.iter().map(String::as_str).collect(),
+                };
+                confidence = format!("{confidence} ({})", why.join("; "));
             }
             table.push(vec![
                 Cell::text(step),
