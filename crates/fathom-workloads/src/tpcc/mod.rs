@@ -7,12 +7,15 @@
 //! collections and commands (`doc`), or with `documents=kv` over the key layout.
 
 mod check;
+mod delivery;
 mod doc;
 mod gen;
 mod input;
 mod kv;
 mod load;
 mod new_order;
+mod order_status;
+mod payment;
 mod population;
 mod report;
 mod schema;

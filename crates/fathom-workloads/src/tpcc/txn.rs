@@ -3,15 +3,136 @@
 //! from what it read. A deadlock or serialization failure rolls back and runs the kind again
 //! with fresh inputs, counted as the kind's retry.
 
-use super::gen::{by_name_row, Follow, DISTRICTS};
+use super::delivery::{self, DeliveryStore, StockLevelStore};
+use super::gen::{by_name_row, Follow};
 use super::input::{self, Inputs};
 use super::new_order::{self, Items, Line, NewOrderStore, Original, Rates, Taken};
+use super::order_status::{self, OrderStatusStore};
+use super::payment::{self, PaymentStore};
 use super::stmts::{self, Stmts};
 use super::TpccKind;
 use fathom_api::kind::Done;
 use fathom_api::retry::retryable;
 use fathom_api::sql::{Row, SqlConn, Value};
 use fathom_api::step::Client;
+
+/// Payment's statements as sysbench-tpcc sends them, on one terminal.
+struct SqlPayment<'t, 'e> {
+    term: &'t mut Terminal<'e>,
+    s: stmts::Payment,
+}
+
+impl PaymentStore for SqlPayment<'_, '_> {
+    /// The customer's credit, balance and year-to-date payment as read.
+    type Customer = (String, f64, f64);
+
+    fn original(&self) -> Original {
+        Original::SysbenchTpcc
+    }
+
+    fn warehouse(&mut self, p: &input::Payment) -> anyhow::Result<String> {
+        let (s, t) = (self.s, &mut *self.term);
+        t.run(s.warehouse_ytd, &[Value::Int(p.amount), Value::Int(p.w)])?;
+        t.row(s.warehouse_address, &[Value::Int(p.w)], 0)?;
+        Ok(t.text(5)?.to_string())
+    }
+
+    fn district(&mut self, p: &input::Payment) -> anyhow::Result<String> {
+        let (s, t) = (self.s, &mut *self.term);
+        let wd = [Value::Int(p.w), Value::Int(p.d)];
+        t.run(s.district_ytd, &[Value::Int(p.amount), wd[0], wd[1]])?;
+        t.row(s.district_address, &wd, 0)?;
+        Ok(t.text(5)?.to_string())
+    }
+
+    fn customer(&mut self, p: &input::Payment, _: Follow) -> anyhow::Result<(i64, Self::Customer)> {
+        let (s, t) = (self.s, &mut *self.term);
+        let c = match p.by_name {
+            true => t.by_name((s.count_by_name, s.ids_by_name), (p.cw, p.cd), &p.last, 0)?,
+            false => p.c,
+        };
+        let key = [Value::Int(p.cw), Value::Int(p.cd), Value::Int(c)];
+        t.row(s.customer_for_update, &key, 0)?;
+        let customer = (t.text(9)?.to_string(), t.float(12)?, t.float(13)?);
+        Ok((c, customer))
+    }
+
+    fn bad_credit(&self, (credit, ..): &Self::Customer) -> bool {
+        credit == "BC"
+    }
+
+    fn data(&mut self, p: &input::Payment, c: i64, _: &Self::Customer) -> anyhow::Result<String> {
+        let key = [Value::Int(p.cw), Value::Int(p.cd), Value::Int(c)];
+        self.term.row(self.s.customer_data, &key, 0)?;
+        Ok(self.term.text(0)?.to_string())
+    }
+
+    fn pay(
+        &mut self,
+        p: &input::Payment,
+        c: i64,
+        (_, balance, ytd): Self::Customer,
+        data: Option<&str>,
+    ) -> anyhow::Result<()> {
+        let balance = format!("{:.2}", balance - p.amount as f64);
+        let ytd = format!("{:.2}", ytd + p.amount as f64);
+        let (balance, ytd) = (Value::Number(&balance), Value::Number(&ytd));
+        let key = [Value::Int(p.cw), Value::Int(p.cd), Value::Int(c)];
+        match data {
+            None => self
+                .term
+                .run(self.s.pay, &[balance, ytd, key[0], key[1], key[2]])?,
+            Some(data) => {
+                let params = [balance, ytd, Value::Text(data), key[0], key[1], key[2]];
+                self.term.run(self.s.pay_with_data, &params)?
+            }
+        };
+        Ok(())
+    }
+
+    fn history(&mut self, p: &input::Payment, c: i64, h_data: &str) -> anyhow::Result<()> {
+        let ints = [p.cd, p.cw, c, p.d, p.w, p.amount].map(Value::Int);
+        let mut params = ints.to_vec();
+        params.push(Value::Text(h_data));
+        self.term.run(self.s.insert_history, &params)?;
+        Ok(())
+    }
+}
+
+/// Order-Status's statements as sysbench-tpcc sends them, on one terminal.
+struct SqlOrderStatus<'t, 'e> {
+    term: &'t mut Terminal<'e>,
+    s: stmts::OrderStatus,
+}
+
+impl OrderStatusStore for SqlOrderStatus<'_, '_> {
+    fn customer(&mut self, st: &input::OrderStatus, _: Follow) -> anyhow::Result<i64> {
+        let (s, t) = (self.s, &mut *self.term);
+        if st.by_name {
+            return t.by_name(
+                (s.count_by_name, s.balances_by_name),
+                (st.w, st.d),
+                &st.last,
+                3,
+            );
+        }
+        let key = [Value::Int(st.w), Value::Int(st.d), Value::Int(st.c)];
+        t.row(s.customer_by_id, &key, 0)?;
+        Ok(st.c)
+    }
+
+    fn last_order(&mut self, st: &input::OrderStatus, c: i64) -> anyhow::Result<i64> {
+        let key = [Value::Int(st.w), Value::Int(st.d), Value::Int(c)];
+        self.term.row(self.s.last_order, &key, 0)?;
+        self.term.int(0)
+    }
+
+    fn lines(&mut self, st: &input::OrderStatus, o: i64) -> anyhow::Result<()> {
+        let key = [Value::Int(st.w), Value::Int(st.d), Value::Int(o)];
+        self.term.run(self.s.order_lines, &key)?;
+        Ok(())
+    }
+}
 
 /// A client of the run: its connection, its statements per table copy, its draws.
 pub struct Terminal<'e> {
@@ -134,131 +255,106 @@ impl<'e> Terminal<'e> {
 
     fn payment(&mut self) -> anyhow::Result<()> {
         let p = self.inputs.payment();
-        let (t, w, d, mut c, amount) = (p.t, p.w, p.d, p.c, p.amount);
-        let (cw, cd) = (p.cw, p.cd);
+        let follow = self.inputs.follow();
         self.conn.exec(self.begin_write)?;
-        let s = self.stmts[t].payment;
-        self.run(s.warehouse_ytd, &[Value::Int(amount), Value::Int(w)])?;
-        self.row(s.warehouse_address, &[Value::Int(w)], 0)?;
-        let w_name = self.text(5)?.to_string();
-        self.run(
-            s.district_ytd,
-            &[Value::Int(amount), Value::Int(w), Value::Int(d)],
-        )?;
-        self.row(s.district_address, &[Value::Int(w), Value::Int(d)], 0)?;
-        let d_name = self.text(5)?.to_string();
-        if p.by_name {
-            c = self.by_name((s.count_by_name, s.ids_by_name), (cw, cd), &p.last, 0)?;
-        }
-        self.pay_customer(&s, &p, c)?;
-        let h_data = format!("{w_name:>10} {d_name:>10}   ");
-        let ints = [cd, cw, c, d, w, amount].map(Value::Int);
-        let mut params = ints.to_vec();
-        params.push(Value::Text(&h_data));
-        self.run(s.insert_history, &params)?;
+        let s = self.stmts[p.t].payment;
+        payment::run(&mut SqlPayment { term: self, s }, &p, follow)?;
         self.conn.exec("COMMIT")
     }
 
-    /// Payment's customer, read for update and paid: balance and YTD payment written, and a
-    /// `BC` customer's `c_data` prefixed with the payment (500 characters kept).
-    fn pay_customer(
-        &mut self,
-        s: &stmts::Payment,
-        p: &input::Payment,
-        c: i64,
-    ) -> anyhow::Result<()> {
-        let amount = p.amount;
-        let key = [Value::Int(p.cw), Value::Int(p.cd), Value::Int(c)];
-        self.row(s.customer_for_update, &key, 0)?;
-        let credit = self.text(9)?.to_string();
-        let balance = format!("{:.2}", self.float(12)? - amount as f64);
-        let ytd = format!("{:.2}", self.float(13)? + amount as f64);
-        let (balance, ytd) = (Value::Number(&balance), Value::Number(&ytd));
-        if credit != "BC" {
-            self.run(s.pay, &[balance, ytd, key[0], key[1], key[2]])?;
-            return Ok(());
-        }
-        self.row(s.customer_data, &key, 0)?;
-        let new = input::bad_credit_data(p, c, self.text(0)?);
-        let params = [balance, ytd, Value::Text(&new), key[0], key[1], key[2]];
-        self.run(s.pay_with_data, &params)?;
-        Ok(())
-    }
-
     fn order_status(&mut self) -> anyhow::Result<()> {
-        let input::OrderStatus {
-            t,
-            w,
-            d,
-            mut c,
-            last,
-            by_name,
-        } = self.inputs.order_status();
+        let st = self.inputs.order_status();
+        let follow = self.inputs.follow();
         self.conn.exec("BEGIN")?;
-        let s = self.stmts[t].order_status;
-        if by_name {
-            c = self.by_name((s.count_by_name, s.balances_by_name), (w, d), &last, 3)?;
-        } else {
-            self.row(
-                s.customer_by_id,
-                &[Value::Int(w), Value::Int(d), Value::Int(c)],
-                0,
-            )?;
-        }
-        self.row(
-            s.last_order,
-            &[Value::Int(w), Value::Int(d), Value::Int(c)],
-            0,
-        )?;
-        let order = input::status_lines_of(self.inputs.follow(), d, self.int(0)?);
-        self.run(
-            s.order_lines,
-            &[Value::Int(w), Value::Int(d), Value::Int(order)],
-        )?;
+        let s = self.stmts[st.t].order_status;
+        order_status::run(&mut SqlOrderStatus { term: self, s }, &st, follow)?;
         self.conn.exec("COMMIT")
     }
 
     fn delivery(&mut self) -> anyhow::Result<()> {
-        let input::Delivery { t, w, carrier } = self.inputs.delivery();
+        let i = self.inputs.delivery();
         self.conn.exec(self.begin_write)?;
-        let s = self.stmts[t].delivery;
-        for d in 1..=DISTRICTS {
-            if !self.row(s.oldest_new_order, &[Value::Int(d), Value::Int(w)], 0)? {
-                continue;
-            }
-            let o = self.int(0)?;
-            let order = [o, d, w].map(Value::Int);
-            self.run(s.delete_new_order, &order)?;
-            self.row(s.order_customer, &order, 0)?;
-            let c = self.int(0)?;
-            self.run(
-                s.set_carrier,
-                &[Value::Int(carrier), order[0], order[1], order[2]],
-            )?;
-            self.run(s.deliver_lines, &order)?;
-            self.row(s.sum_lines, &order, 0)?;
-            // No lines, or the null engine: SUM is NULL.
-            let total = format!("{:.6}", self.float(0).unwrap_or(0.0));
-            let params = [
-                Value::Number(&total),
-                Value::Int(c),
-                Value::Int(d),
-                Value::Int(w),
-            ];
-            self.run(s.credit_customer, &params)?;
-        }
+        let s = self.stmts[i.t].delivery;
+        delivery::deliver(&mut SqlDelivery { term: self, s }, &i)?;
         self.conn.exec("COMMIT")
     }
 
     fn stock_level(&mut self) -> anyhow::Result<()> {
-        let input::StockLevel { t, w, d, level } = self.inputs.stock_level();
+        let i = self.inputs.stock_level();
         self.conn.exec("BEGIN")?;
-        let s = self.stmts[t].stock_level;
-        self.row(s.next_order, &[Value::Int(d), Value::Int(w)], 0)?;
-        let o = self.int(0)?;
-        let params = [w, d, o, o - 20, w, level].map(Value::Int);
-        self.run(s.low_stock, &params)?;
+        let s = self.stmts[i.t].stock_level;
+        delivery::stock_level(&mut SqlStockLevel { term: self, s }, &i)?;
         self.conn.exec("COMMIT")
+    }
+}
+
+/// Delivery's statements as sysbench-tpcc sends them, on one terminal.
+struct SqlDelivery<'t, 'e> {
+    term: &'t mut Terminal<'e>,
+    s: stmts::Delivery,
+}
+
+impl DeliveryStore for SqlDelivery<'_, '_> {
+    type Total = f64;
+
+    fn take_oldest(&mut self, i: &input::Delivery, d: i64) -> anyhow::Result<Option<i64>> {
+        let (s, t) = (self.s, &mut *self.term);
+        if !t.row(s.oldest_new_order, &[Value::Int(d), Value::Int(i.w)], 0)? {
+            return Ok(None);
+        }
+        let o = t.int(0)?;
+        t.run(s.delete_new_order, &[o, d, i.w].map(Value::Int))?;
+        Ok(Some(o))
+    }
+
+    fn deliver(&mut self, i: &input::Delivery, d: i64, o: i64) -> anyhow::Result<(i64, f64)> {
+        let (s, t) = (self.s, &mut *self.term);
+        let order = [o, d, i.w].map(Value::Int);
+        t.row(s.order_customer, &order, 0)?;
+        let c = t.int(0)?;
+        let carrier = [Value::Int(i.carrier), order[0], order[1], order[2]];
+        t.run(s.set_carrier, &carrier)?;
+        t.run(s.deliver_lines, &order)?;
+        t.row(s.sum_lines, &order, 0)?;
+        // No lines, or the null engine: SUM is NULL.
+        Ok((c, t.float(0).unwrap_or(0.0)))
+    }
+
+    fn credit(&mut self, i: &input::Delivery, d: i64, c: i64, total: f64) -> anyhow::Result<()> {
+        let total = format!("{total:.6}");
+        let params = [
+            Value::Number(&total),
+            Value::Int(c),
+            Value::Int(d),
+            Value::Int(i.w),
+        ];
+        self.term.run(self.s.credit_customer, &params)?;
+        Ok(())
+    }
+}
+
+/// Stock-Level's statements as sysbench-tpcc sends them (the count in one join), on one
+/// terminal.
+struct SqlStockLevel<'t, 'e> {
+    term: &'t mut Terminal<'e>,
+    s: stmts::StockLevel,
+}
+
+impl StockLevelStore for SqlStockLevel<'_, '_> {
+    fn next_order(&mut self, i: &input::StockLevel) -> anyhow::Result<i64> {
+        self.term
+            .row(self.s.next_order, &[Value::Int(i.d), Value::Int(i.w)], 0)?;
+        self.term.int(0)
+    }
+
+    fn low_stock(
+        &mut self,
+        i: &input::StockLevel,
+        orders: std::ops::Range<i64>,
+    ) -> anyhow::Result<()> {
+        let params = [i.w, i.d, orders.end, orders.start, i.w, i.level].map(Value::Int);
+        self.term.run(self.s.low_stock, &params)?;
+        Ok(())
     }
 }
 

@@ -4,19 +4,27 @@
 //! Order-Status and Stock-Level outside a transaction, as py-tpcc counts them. The inputs are
 //! the sql terminal's (`input`); each filter carries py-tpcc's `$comment`.
 
-use super::{coll, int, now, num, text, CUSTOMER, DISTRICT, HISTORY, ITEM, NEW_ORDER, ORDERS};
+use super::{coll, int, now, num, text, CUSTOMER, DISTRICT, ITEM, NEW_ORDER, ORDERS};
 use super::{STOCK, WAREHOUSE};
+use crate::tpcc::delivery;
 use crate::tpcc::gen::Follow;
-use crate::tpcc::gen::DISTRICTS;
 use crate::tpcc::input::{self, Drawn, Inputs};
 use crate::tpcc::new_order::{self, Items, Line, NewOrderStore, Original, Rates, Taken};
+use crate::tpcc::order_status;
+use crate::tpcc::payment;
 use crate::tpcc::TpccKind;
 use fathom_api::doc::bson::{doc, Bson, Document, RawDocument, RawDocumentBuf};
 use fathom_api::doc::{DocSession, Find, Modify, Update};
 use fathom_api::kind::Done;
 use fathom_api::step::Client;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::sync::Mutex;
+
+mod customer;
+mod district;
+
+use customer::DocPayment;
+use district::DocDelivery;
 
 /// One transaction's commands on copy `t`, and the bytes of the documents they read.
 struct Tx<'a> {
@@ -107,7 +115,7 @@ impl Tx<'_> {
 
     /// The customer a Payment or Order-Status works on: by id, or the middle one of those
     /// with the last name (py-tpcc's `(namecnt-1)//2`, in the order the server returns them).
-    fn customer(
+    fn find_customer(
         &mut self,
         mut search: Document,
         projection: &Document,
@@ -330,172 +338,6 @@ fn new_order(x: &mut Tx, i: &input::NewOrder, follow: Follow) -> anyhow::Result<
     new_order::run(&mut store, i, follow)
 }
 
-/// Payment as py-tpcc's `_doPaymentTxn`: it looks the customer up in the home warehouse and
-/// district (`w_id`, `d_id`), and its history document holds no customer.
-fn payment(x: &mut Tx, p: &input::Payment) -> anyhow::Result<()> {
-    let (w, d) = (p.w, p.d);
-    let comment = "PAYMENT";
-    let amount = p.amount as f64;
-    let filter = doc! {"D_ID": int(d), "D_W_ID": int(w), "$comment": comment};
-    let district = pay(x, (DISTRICT, "D_"), &filter, amount)?;
-    let filter = doc! {"W_ID": int(w), "$comment": comment};
-    let warehouse = pay(x, (WAREHOUSE, "W_"), &filter, amount)?;
-    let search = doc! {"C_W_ID": int(w), "C_D_ID": int(d), "$comment": comment};
-    let without = doc! {"C_BALANCE": 0, "C_YTD_PAYMENT": 0, "C_PAYMENT_CNT": 0};
-    let last = p.by_name.then_some(p.last.as_str());
-    let customer = x.customer(search, &without, p.c, last)?;
-    let c = num(&customer, "C_ID") as i64;
-    let mut update = doc! {"$inc": {"C_BALANCE": -amount, "C_YTD_PAYMENT": amount,
-    "C_PAYMENT_CNT": 1}};
-    if text(&customer, "C_CREDIT") == "BC" {
-        let new = format!("{c} {} {} {d} {w} {amount:?}", p.cd, p.cw);
-        let mut data = format!("{new}|{}", text(&customer, "C_DATA"));
-        data.truncate(500);
-        update.insert("$set", doc! {"C_DATA": data});
-    }
-    let filter = doc! {"_id": field(&customer, "_id"), "$comment": comment};
-    x.update(CUSTOMER, &filter, &update)?;
-    let h_data = format!(
-        "{}    {}",
-        text(&warehouse, "W_NAME"),
-        text(&district, "D_NAME")
-    );
-    let history = doc! {"H_D_ID": int(d), "H_W_ID": int(w), "H_DATE": now(),
-    "H_AMOUNT": amount, "H_DATA": h_data};
-    x.insert(HISTORY, history)
-}
-
-/// Payment's findAndModify of the district or the warehouse (its `prefix`): `$inc` of its
-/// YTD by `amount`, its name and address read as they were.
-fn pay(
-    x: &mut Tx,
-    (name, prefix): (&str, &str),
-    filter: &Document,
-    amount: f64,
-) -> anyhow::Result<RawDocumentBuf> {
-    let mut projection = Document::new();
-    for field in ["NAME", "STREET_1", "STREET_2", "CITY", "STATE", "ZIP"] {
-        projection.insert(format!("{prefix}{field}"), 1);
-    }
-    let inc = doc! {"$inc": {format!("{prefix}YTD"): amount}};
-    let m = Modify {
-        filter,
-        sort: None,
-        projection: Some(&projection),
-        update: Some(&inc),
-    };
-    Ok(x.modify(name, m)?.unwrap_or_default())
-}
-
-/// Order-Status as py-tpcc's `_doOrderStatusTxn`: the customer, then its last order with
-/// the order's lines inside it.
-fn order_status(x: &mut Tx, s: &input::OrderStatus) -> anyhow::Result<()> {
-    let (w, d) = (s.w, s.d);
-    let comment = "ORDER_STATUS";
-    let search = doc! {"C_W_ID": int(w), "C_D_ID": int(d), "$comment": comment};
-    let fields = doc! {"_id": 0, "C_ID": 1, "C_FIRST": 1, "C_MIDDLE": 1, "C_LAST": 1,
-    "C_BALANCE": 1};
-    let last = s.by_name.then_some(s.last.as_str());
-    let customer = x.customer(search, &fields, s.c, last)?;
-    let c = num(&customer, "C_ID") as i64;
-    let filter = doc! {"O_W_ID": int(w), "O_D_ID": int(d), "O_C_ID": int(c),
-    "$comment": comment};
-    let fields = doc! {"O_ID": 1, "O_CARRIER_ID": 1, "O_ENTRY_D": 1, "ORDER_LINE": 1};
-    let newest = doc! {"O_ID": -1};
-    let find = Find::new(&filter).project(&fields).sort(&newest).limit(1);
-    x.find(ORDERS, find)?;
-    Ok(())
-}
-
-/// Delivery as py-tpcc's `_doDelivery10Txn`: per district the oldest new order taken and
-/// deleted, its order given the carrier and every line the delivery date, the customer
-/// credited with the lines' total.
-fn delivery(x: &mut Tx, i: &input::Delivery) -> anyhow::Result<()> {
-    let w = i.w;
-    let date = now();
-    for d in 1..=DISTRICTS {
-        let comment = format!("DELIVERY {d}");
-        let filter = doc! {"NO_D_ID": int(d), "NO_W_ID": int(w), "$comment": comment.as_str()};
-        let projection = doc! {"_id": 0, "NO_D_ID": 1, "NO_W_ID": 1, "NO_O_ID": 1};
-        let oldest = doc! {"NO_O_ID": 1};
-        let taken = x.modify(
-            NEW_ORDER,
-            Modify {
-                filter: &filter,
-                sort: Some(&oldest),
-                projection: Some(&projection),
-                update: None,
-            },
-        )?;
-        let Some(taken) = taken else {
-            continue;
-        };
-        let o = num(&taken, "NO_O_ID") as i64;
-        let filter = doc! {"O_ID": int(o), "O_D_ID": int(d), "O_W_ID": int(w),
-        "$comment": comment.as_str()};
-        let order = match x.server.all_positional {
-            true => {
-                let set = doc! {"$set": {"O_CARRIER_ID": int(i.carrier),
-                "ORDER_LINE.$[].OL_DELIVERY_D": date.clone()}};
-                x.modify(ORDERS, Modify::update(&filter, &set))?
-            }
-            false => {
-                // Without `$[]`: the carrier set as the order is read, then each line's date
-                // by its position, in a second command.
-                let set = doc! {"$set": {"O_CARRIER_ID": int(i.carrier)}};
-                let order = x.modify(ORDERS, Modify::update(&filter, &set))?;
-                if let Some(order) = &order {
-                    let mut dates = Document::new();
-                    for n in 0..order.get_array("ORDER_LINE")?.into_iter().count() {
-                        dates.insert(format!("ORDER_LINE.{n}.OL_DELIVERY_D"), date.clone());
-                    }
-                    let by_id = doc! {"_id": field(order, "_id"), "$comment": comment.as_str()};
-                    x.update(ORDERS, &by_id, &doc! {"$set": dates})?;
-                }
-                order
-            }
-        };
-        let order = order.unwrap_or_default();
-        let c = num(&order, "O_C_ID") as i64;
-        let mut total = 0.0;
-        for line in order.get_array("ORDER_LINE")? {
-            if let Some(line) = line?.as_document() {
-                total += num(line, "OL_AMOUNT");
-            }
-        }
-        let filter = doc! {"C_ID": int(c), "C_D_ID": int(d), "C_W_ID": int(w),
-        "$comment": comment.as_str()};
-        x.update(CUSTOMER, &filter, &doc! {"$inc": {"C_BALANCE": total}})?;
-    }
-    Ok(())
-}
-
-/// Stock-Level as py-tpcc's `_doStockLevelTxn`: the district's next order, the item ids of
-/// its last 20 orders' lines, and a count of their stock below the threshold.
-fn stock_level(x: &mut Tx, i: &input::StockLevel) -> anyhow::Result<()> {
-    let (w, d) = (i.w, i.d);
-    let comment = "STOCK_LEVEL";
-    let filter = doc! {"D_W_ID": int(w), "D_ID": int(d), "$comment": comment};
-    let district = x.find_one(DISTRICT, &filter, &doc! {"_id": 0, "D_NEXT_O_ID": 1})?;
-    let o = num(&district, "D_NEXT_O_ID") as i64;
-    let filter = doc! {"O_W_ID": int(w), "O_D_ID": int(d),
-    "O_ID": {"$lt": int(o), "$gte": int(o - 20)}, "$comment": comment};
-    let fields = doc! {"ORDER_LINE.OL_I_ID": 1};
-    let mut items = BTreeSet::new();
-    for order in x.find(ORDERS, Find::new(&filter).project(&fields))? {
-        for line in order.get_array("ORDER_LINE")? {
-            if let Some(line) = line?.as_document() {
-                items.insert(num(line, "OL_I_ID") as i64);
-            }
-        }
-    }
-    let filter = doc! {"S_W_ID": int(w), "S_I_ID": {"$in": ints(items)},
-    "S_QUANTITY": {"$lt": int(i.level)}, "$comment": comment};
-    let low = x.s.count(&coll(STOCK, x.t), &filter)?;
-    std::hint::black_box(low);
-    Ok(())
-}
-
 /// A client of the run on a document server.
 pub struct DocTerminal<'e> {
     session: Box<dyn DocSession + 'e>,
@@ -548,10 +390,20 @@ impl<'e> DocTerminal<'e> {
         };
         let done = match &input {
             Drawn::NewOrder(i) => new_order(&mut x, i, self.inputs.follow()),
-            Drawn::Payment(p) => payment(&mut x, p).map(|_| true),
-            Drawn::OrderStatus(s) => order_status(&mut x, s).map(|_| true),
-            Drawn::Delivery(i) => delivery(&mut x, i).map(|_| true),
-            Drawn::StockLevel(i) => stock_level(&mut x, i).map(|_| true),
+            Drawn::Payment(p) => {
+                payment::run(&mut DocPayment { x: &mut x }, p, self.inputs.follow()).map(|_| true)
+            }
+            Drawn::OrderStatus(s) => {
+                order_status::run(&mut x, s, self.inputs.follow()).map(|_| true)
+            }
+            Drawn::Delivery(i) => {
+                let mut store = DocDelivery {
+                    x: &mut x,
+                    date: now(),
+                };
+                delivery::deliver(&mut store, i).map(|_| true)
+            }
+            Drawn::StockLevel(i) => delivery::stock_level(&mut x, i).map(|_| true),
         };
         self.bytes = x.bytes;
         let s = self.session.as_mut();

@@ -8,9 +8,12 @@ use super::load::key_of_order_by_customer;
 use super::ORDER_BY_CUSTOMER;
 use super::{cents, col, key, key_col, key_last, name_key, now, pk, Stored, Table};
 use crate::rows::{encode_row, Col};
-use crate::tpcc::gen::{by_name_row, Follow, DISTRICTS};
+use crate::tpcc::delivery::{self, DeliveryStore, StockLevelStore};
+use crate::tpcc::gen::{by_name_row, Follow};
 use crate::tpcc::input::{self, Drawn, Inputs};
 use crate::tpcc::new_order::{self, Items, Line, NewOrderStore, Original, Rates, Taken};
+use crate::tpcc::order_status::{self, OrderStatusStore};
+use crate::tpcc::payment::{self, PaymentStore};
 use crate::tpcc::TpccKind;
 use fathom_api::kind::Done;
 use fathom_api::kv::{Direction, KvSession, KvTxn, Seek, TxnEnd};
@@ -192,97 +195,195 @@ impl NewOrderStore for Tx<'_> {
     }
 }
 
-fn payment(x: &mut Tx, p: &input::Payment, follow: Follow, source: i64) -> anyhow::Result<TxnEnd> {
-    let (w, d) = (p.w, p.d);
-    let amount = p.amount * 100;
-    x.lock(Table::Warehouse, &[w])?;
-    let warehouse = Stored::decode(Table::Warehouse, &x.value)?;
-    let (w_name, ytd) = (
-        warehouse.text(col::NAME).to_string(),
-        warehouse.int(col::YTD),
-    );
-    x.update(Table::Warehouse, &[w], |r| r.set(col::YTD, ytd + amount))?;
-    x.lock(Table::District, &[w, d])?;
-    let district = Stored::decode(Table::District, &x.value)?;
-    let (d_name, ytd) = (
-        district.text(col::D_NAME).to_string(),
-        district.int(col::YTD),
-    );
-    x.update(Table::District, &[w, d], |r| r.set(col::YTD, ytd + amount))?;
-    let mut c = p.c;
-    if p.by_name {
-        let ids = x.ids_by_name((p.cw, p.cd), &p.last)?;
-        let at = by_name_row(ids.len() as i64, follow) as usize;
-        c = ids.get(at).copied().unwrap_or(c);
-    }
-    let key = [p.cw, p.cd, c];
-    x.lock(Table::Customer, &key)?;
-    let customer = Stored::decode(Table::Customer, &x.value)?;
-    let balance = customer.int(col::C_BALANCE) - amount;
-    let paid = customer.int(col::C_YTD_PAYMENT) + amount;
-    let data = (customer.bytes(col::C_CREDIT) == b"BC")
-        .then(|| input::bad_credit_data(p, c, customer.text(col::C_DATA)));
-    let mut row = customer.cols;
-    row[col::C_BALANCE] = Col::Int(balance);
-    row[col::C_YTD_PAYMENT] = Col::Int(paid);
-    if let Some(data) = &data {
-        row[col::C_DATA] = Col::Bytes(data.as_bytes());
-    }
-    encode_row(&row, &mut x.out);
-    x.txn.put(&pk(x.t, Table::Customer, &key), &x.out)?;
-    let h_data = format!("{w_name:>10} {d_name:>10}   ");
-    let when = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |t| t.as_nanos() as i64);
-    let history = [
-        Col::Int(d),
-        Col::Int(w),
-        Col::Int(now()),
-        Col::Int(amount),
-        Col::Bytes(h_data.as_bytes()),
-    ];
-    x.put(Table::History, &[p.cw, p.cd, c, when, source], &history)?;
-    Ok(TxnEnd::Commit)
+/// Payment on one transaction's `Tx`, as sysbench-tpcc's statements translate: each row read
+/// for update and put back changed; `source` (the client) keeps two clients' history keys apart.
+struct KvPayment<'x, 'a> {
+    x: &'x mut Tx<'a>,
+    source: i64,
 }
 
-fn order_status(x: &mut Tx, s: &input::OrderStatus, follow: Follow) -> anyhow::Result<TxnEnd> {
-    let (w, d) = (s.w, s.d);
-    let mut c = s.c;
-    if s.by_name {
-        let ids = x.ids_by_name((w, d), &s.last)?;
-        let at = by_name_row(ids.len() as i64, follow) as usize;
-        c = ids.get(at).copied().unwrap_or(c);
-    }
-    x.get(Table::Customer, &[w, d, c])?;
-    // The customer's last order: the last entry of its orders in the index.
-    let prefix = key(x.t, Table::Orders, ORDER_BY_CUSTOMER, &[w, d, c]);
-    let start = key(x.t, Table::Orders, ORDER_BY_CUSTOMER, &[w, d, c, i64::MAX]);
-    let last = x.scan(&prefix, &start, Direction::Reverse, 1)?;
-    let o = last.first().map_or(0, |(k, _)| key_col(k, 3));
-    x.get(Table::Orders, &[w, d, o])?;
-    let order = input::status_lines_of(follow, d, o);
-    let prefix = key(x.t, Table::OrderLine, 0, &[w, d, order]);
-    x.scan(&prefix, &prefix, Direction::Forward, usize::MAX)?;
-    Ok(TxnEnd::Commit)
+/// A customer read for a payment: its row, and whether its credit is bad.
+struct KvCustomer {
+    row: Vec<u8>,
+    bad: bool,
 }
 
-fn delivery(x: &mut Tx, i: &input::Delivery) -> anyhow::Result<TxnEnd> {
-    let w = i.w;
-    let at = now();
-    for d in 1..=DISTRICTS {
-        let prefix = key(x.t, Table::NewOrders, 0, &[w, d]);
+impl KvPayment<'_, '_> {
+    /// The `table` row under `key` (a warehouse or a district) read for update, its YTD raised
+    /// by the payment; its name (column `name`).
+    fn pay_into(
+        &mut self,
+        table: Table,
+        key: &[i64],
+        name: usize,
+        amount: i64,
+    ) -> anyhow::Result<String> {
+        let x = &mut *self.x;
+        x.lock(table, key)?;
+        let row = Stored::decode(table, &x.value)?;
+        let (name, ytd) = (row.text(name).to_string(), row.int(col::YTD));
+        x.update(table, key, |r| r.set(col::YTD, ytd + amount))?;
+        Ok(name)
+    }
+}
+
+impl PaymentStore for KvPayment<'_, '_> {
+    type Customer = KvCustomer;
+
+    fn original(&self) -> Original {
+        Original::SysbenchTpcc
+    }
+
+    fn warehouse(&mut self, p: &input::Payment) -> anyhow::Result<String> {
+        self.pay_into(Table::Warehouse, &[p.w], col::NAME, p.amount * 100)
+    }
+
+    fn district(&mut self, p: &input::Payment) -> anyhow::Result<String> {
+        self.pay_into(Table::District, &[p.w, p.d], col::D_NAME, p.amount * 100)
+    }
+
+    fn customer(
+        &mut self,
+        p: &input::Payment,
+        follow: Follow,
+    ) -> anyhow::Result<(i64, KvCustomer)> {
+        let x = &mut *self.x;
+        let mut c = p.c;
+        if p.by_name {
+            let ids = x.ids_by_name((p.cw, p.cd), &p.last)?;
+            let at = by_name_row(ids.len() as i64, follow) as usize;
+            c = ids.get(at).copied().unwrap_or(c);
+        }
+        x.lock(Table::Customer, &[p.cw, p.cd, c])?;
+        let bad = Stored::decode(Table::Customer, &x.value)?.bytes(col::C_CREDIT) == b"BC";
+        let row = std::mem::take(&mut x.value);
+        Ok((c, KvCustomer { row, bad }))
+    }
+
+    fn bad_credit(&self, customer: &KvCustomer) -> bool {
+        customer.bad
+    }
+
+    fn data(
+        &mut self,
+        _: &input::Payment,
+        _: i64,
+        customer: &KvCustomer,
+    ) -> anyhow::Result<String> {
+        let stored = Stored::decode(Table::Customer, &customer.row)?;
+        Ok(stored.text(col::C_DATA).to_string())
+    }
+
+    fn pay(
+        &mut self,
+        p: &input::Payment,
+        c: i64,
+        customer: KvCustomer,
+        data: Option<&str>,
+    ) -> anyhow::Result<()> {
+        let amount = p.amount * 100;
+        let x = &mut *self.x;
+        let stored = Stored::decode(Table::Customer, &customer.row)?;
+        let balance = stored.int(col::C_BALANCE) - amount;
+        let paid = stored.int(col::C_YTD_PAYMENT) + amount;
+        let mut row = stored.cols;
+        row[col::C_BALANCE] = Col::Int(balance);
+        row[col::C_YTD_PAYMENT] = Col::Int(paid);
+        if let Some(data) = data {
+            row[col::C_DATA] = Col::Bytes(data.as_bytes());
+        }
+        encode_row(&row, &mut x.out);
+        x.txn
+            .put(&pk(x.t, Table::Customer, &[p.cw, p.cd, c]), &x.out)?;
+        drop(row);
+        x.value = customer.row;
+        Ok(())
+    }
+
+    fn history(&mut self, p: &input::Payment, c: i64, h_data: &str) -> anyhow::Result<()> {
+        let when = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |t| t.as_nanos() as i64);
+        let history = [
+            Col::Int(p.d),
+            Col::Int(p.w),
+            Col::Int(now()),
+            Col::Int(p.amount * 100),
+            Col::Bytes(h_data.as_bytes()),
+        ];
+        let key = [p.cw, p.cd, c, when, self.source];
+        self.x.put(Table::History, &key, &history)
+    }
+}
+
+/// Order-Status's reads as sysbench-tpcc's statements translate: plain reads in the
+/// transaction's snapshot, the customer's last order by a reverse scan of its index.
+impl OrderStatusStore for Tx<'_> {
+    fn customer(&mut self, s: &input::OrderStatus, follow: Follow) -> anyhow::Result<i64> {
+        let mut c = s.c;
+        if s.by_name {
+            let ids = self.ids_by_name((s.w, s.d), &s.last)?;
+            let at = by_name_row(ids.len() as i64, follow) as usize;
+            c = ids.get(at).copied().unwrap_or(c);
+        }
+        self.get(Table::Customer, &[s.w, s.d, c])?;
+        Ok(c)
+    }
+
+    fn last_order(&mut self, s: &input::OrderStatus, c: i64) -> anyhow::Result<i64> {
+        let (w, d) = (s.w, s.d);
+        // The last entry of the customer's orders in the index.
+        let prefix = key(self.t, Table::Orders, ORDER_BY_CUSTOMER, &[w, d, c]);
+        let start = key(
+            self.t,
+            Table::Orders,
+            ORDER_BY_CUSTOMER,
+            &[w, d, c, i64::MAX],
+        );
+        let last = self.scan(&prefix, &start, Direction::Reverse, 1)?;
+        let o = last.first().map_or(0, |(k, _)| key_col(k, 3));
+        self.get(Table::Orders, &[w, d, o])?;
+        Ok(o)
+    }
+
+    fn lines(&mut self, s: &input::OrderStatus, o: i64) -> anyhow::Result<()> {
+        let prefix = key(self.t, Table::OrderLine, 0, &[s.w, s.d, o]);
+        self.scan(&prefix, &prefix, Direction::Forward, usize::MAX)?;
+        Ok(())
+    }
+}
+
+/// Delivery as sysbench-tpcc's statements translate, on one transaction's `Tx`; `at` the
+/// delivery date every line gets.
+struct KvDelivery<'x, 'a> {
+    x: &'x mut Tx<'a>,
+    at: i64,
+}
+
+impl DeliveryStore for KvDelivery<'_, '_> {
+    /// In cents.
+    type Total = i64;
+
+    fn take_oldest(&mut self, i: &input::Delivery, d: i64) -> anyhow::Result<Option<i64>> {
+        let x = &mut *self.x;
+        let prefix = key(x.t, Table::NewOrders, 0, &[i.w, d]);
         let oldest = x.scan(&prefix, &prefix, Direction::Forward, 1)?;
         let Some((no, _)) = oldest.first() else {
-            continue;
+            return Ok(None);
         };
         let o = key_col(no, 2);
-        if !x.lock(Table::NewOrders, &[w, d, o])? {
+        if !x.lock(Table::NewOrders, &[i.w, d, o])? {
             // Another Delivery took it after this one's snapshot: run again.
             return Err(EngineError::retryable(format!(
                 "tpcc: new order {o} of district {d} delivered by a concurrent transaction"
             )));
         }
         x.txn.delete(no)?;
+        Ok(Some(o))
+    }
+
+    fn deliver(&mut self, i: &input::Delivery, d: i64, o: i64) -> anyhow::Result<(i64, i64)> {
+        let (x, w, at) = (&mut *self.x, i.w, self.at);
         x.lock(Table::Orders, &[w, d, o])?;
         let c = Stored::decode(Table::Orders, &x.value)?.int(col::O_C_ID);
         x.update(Table::Orders, &[w, d, o], |r| {
@@ -297,44 +398,58 @@ fn delivery(x: &mut Tx, i: &input::Delivery) -> anyhow::Result<TxnEnd> {
             line.encode(&mut x.out);
             x.txn.put(&k, &x.out)?;
         }
-        x.lock(Table::Customer, &[w, d, c])?;
+        Ok((c, total))
+    }
+
+    fn credit(&mut self, i: &input::Delivery, d: i64, c: i64, total: i64) -> anyhow::Result<()> {
+        let x = &mut *self.x;
+        x.lock(Table::Customer, &[i.w, d, c])?;
         let customer = Stored::decode(Table::Customer, &x.value)?;
         let (balance, count) = (
             customer.int(col::C_BALANCE),
             customer.int(col::C_DELIVERY_CNT),
         );
-        x.update(Table::Customer, &[w, d, c], |r| {
+        x.update(Table::Customer, &[i.w, d, c], |r| {
             r.set(col::C_BALANCE, balance + total);
             r.set(col::C_DELIVERY_CNT, count + 1);
-        })?;
+        })
     }
-    Ok(TxnEnd::Commit)
 }
 
-fn stock_level(x: &mut Tx, i: &input::StockLevel) -> anyhow::Result<TxnEnd> {
-    let (w, d) = (i.w, i.d);
-    x.get(Table::District, &[w, d])?;
-    let o = Stored::decode(Table::District, &x.value)?.int(col::D_NEXT_O_ID);
-    // The lines of the district's last 20 orders: orders o-20 to o-1.
-    let prefix = key(x.t, Table::OrderLine, 0, &[w, d]);
-    let start = key(x.t, Table::OrderLine, 0, &[w, d, o - 20]);
-    let mut items = BTreeSet::new();
-    for (k, v) in x.scan(&prefix, &start, Direction::Forward, usize::MAX)? {
-        if key_col(&k, 2) >= o {
-            break;
-        }
-        items.insert(Stored::decode(Table::OrderLine, &v)?.int(col::OL_I_ID));
+/// Stock-Level as sysbench-tpcc's join translates: the district's next order, a scan of the
+/// lines of the orders before it, a read of each distinct item's stock.
+impl StockLevelStore for Tx<'_> {
+    fn next_order(&mut self, i: &input::StockLevel) -> anyhow::Result<i64> {
+        self.get(Table::District, &[i.w, i.d])?;
+        Ok(Stored::decode(Table::District, &self.value)?.int(col::D_NEXT_O_ID))
     }
-    let mut low = 0;
-    for item in items {
-        if x.get(Table::Stock, &[w, item])?
-            && Stored::decode(Table::Stock, &x.value)?.int(col::S_QUANTITY) < i.level
-        {
-            low += 1;
+
+    fn low_stock(
+        &mut self,
+        i: &input::StockLevel,
+        orders: std::ops::Range<i64>,
+    ) -> anyhow::Result<()> {
+        let (w, d) = (i.w, i.d);
+        let prefix = key(self.t, Table::OrderLine, 0, &[w, d]);
+        let start = key(self.t, Table::OrderLine, 0, &[w, d, orders.start]);
+        let mut items = BTreeSet::new();
+        for (k, v) in self.scan(&prefix, &start, Direction::Forward, usize::MAX)? {
+            if key_col(&k, 2) >= orders.end {
+                break;
+            }
+            items.insert(Stored::decode(Table::OrderLine, &v)?.int(col::OL_I_ID));
         }
+        let mut low = 0;
+        for item in items {
+            if self.get(Table::Stock, &[w, item])?
+                && Stored::decode(Table::Stock, &self.value)?.int(col::S_QUANTITY) < i.level
+            {
+                low += 1;
+            }
+        }
+        std::hint::black_box(low);
+        Ok(())
     }
-    std::hint::black_box(low);
-    Ok(TxnEnd::Commit)
 }
 
 /// A client of the run on a kv engine.
@@ -396,10 +511,21 @@ impl<'e> KvTerminal<'e> {
                         false => TxnEnd::Rollback,
                     })
                 }
-                Drawn::Payment(p) => payment(&mut x, p, follow, source),
-                Drawn::OrderStatus(s) => order_status(&mut x, s, follow),
-                Drawn::Delivery(i) => delivery(&mut x, i),
-                Drawn::StockLevel(i) => stock_level(&mut x, i),
+                Drawn::Payment(p) => {
+                    let mut store = KvPayment { x: &mut x, source };
+                    payment::run(&mut store, p, follow).map(|()| TxnEnd::Commit)
+                }
+                Drawn::OrderStatus(s) => {
+                    order_status::run(&mut x, s, follow).map(|()| TxnEnd::Commit)
+                }
+                Drawn::Delivery(i) => {
+                    let mut store = KvDelivery {
+                        x: &mut x,
+                        at: now(),
+                    };
+                    delivery::deliver(&mut store, i).map(|()| TxnEnd::Commit)
+                }
+                Drawn::StockLevel(i) => delivery::stock_level(&mut x, i).map(|()| TxnEnd::Commit),
             };
             (*value, *out, *bytes) = (x.value, x.out, x.bytes);
             end
