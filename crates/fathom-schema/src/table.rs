@@ -178,6 +178,22 @@ impl Table {
     }
 
     /// The table without the columns named `names`.
+    /// The table without the columns `Missing` in every row (the step table's spread with one
+    /// repeat, a figure no setup has), the first column kept; a table without rows is whole.
+    pub fn without_missing(&self) -> Table {
+        let missing: Vec<&str> = (self.header.iter().enumerate().skip(1))
+            .filter(|(i, _)| {
+                !self.rows.is_empty()
+                    && self
+                        .rows
+                        .iter()
+                        .all(|r| matches!(r.get(*i), Some(Cell::Missing)))
+            })
+            .map(|(_, h)| h.as_str())
+            .collect();
+        self.without(&missing)
+    }
+
     pub fn without(&self, names: &[&str]) -> Table {
         let keep: Vec<bool> = (self.header.iter())
             .map(|h| !names.contains(&h.as_str()))
@@ -339,6 +355,15 @@ mod tests {
             "c".into(),
         ]);
         t
+    }
+
+    #[test]
+    fn a_column_missing_in_every_row_is_left_out() {
+        let mut t = table();
+        assert_eq!(t.without_missing().header, t.header, "p50 has a value");
+        t.rows[1][2] = Cell::Missing;
+        assert_eq!(t.without_missing().header, ["step", "ops/s", "setup"]);
+        assert_eq!(Table::new(&["step", "x"]).without_missing().header.len(), 2);
     }
 
     #[test]

@@ -22,8 +22,8 @@ pub struct Model {
     pub summary: Option<Section>,
     /// The comparisons in a sentence each, which the page sets under its title.
     pub headline: Vec<String>,
-    /// The main table without the wide figures' columns, which the terminal prints in its
-    /// place (`--columns fit`, the default); `None` to print it whole.
+    /// The main table without the wide figures' columns and those no row has, which the
+    /// terminal prints in its place (`--columns fit`, the default); `None` to print it whole.
     pub fitted: Option<Table>,
     /// The main table, printed first without a title: a row per step and setup, each figure the
     /// median over repeats (titled `steps` in JSON); `fathom compare`'s comparison.
@@ -72,7 +72,8 @@ impl Model {
             runs: notes::headers(&input),
             summary,
             headline,
-            fitted: (opts.columns == Columns::Fit).then(|| main.without(&wide_columns())),
+            fitted: (opts.columns == Columns::Fit)
+                .then(|| main.without(&wide_columns()).without_missing()),
             main: Titled {
                 title: "steps".into(),
                 table: main,
