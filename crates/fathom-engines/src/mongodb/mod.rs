@@ -23,14 +23,16 @@ mod driver;
 #[cfg(not(feature = "mongodb-driver"))]
 #[path = "no_driver.rs"]
 mod driver;
+mod failed;
 mod ferretdb;
 mod lean;
 mod pushdown;
 mod url;
 mod wire;
 
-use admin::{Admin, Failed};
+use admin::Admin;
 use driver::Driver;
+use failed::Failed;
 
 /// fathom's settings for a MongoDB-protocol server (`--set`).
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -416,7 +418,7 @@ impl Target for MongoDb {
             (Some(b), _) => b.maintain(action),
             (None, Maintenance::Flush) => match self.command("admin", doc! {"fsync": 1}) {
                 // A server without the command (FerretDB) has nothing to flush on demand.
-                Err(e) if e.is(admin::COMMAND_NOT_FOUND) => Ok(()),
+                Err(e) if e.is(failed::COMMAND_NOT_FOUND) => Ok(()),
                 done => done
                     .map(|_| ())
                     .map_err(|e| anyhow::anyhow!("mongodb: fsync: {e}")),
@@ -461,7 +463,7 @@ impl DocEngine for MongoDb {
     fn drop_collections(&self, colls: &[&str]) -> anyhow::Result<()> {
         for c in colls {
             match self.command(&self.database, doc! {"drop": *c}) {
-                Err(e) if !e.is(admin::NAMESPACE_NOT_FOUND) => {
+                Err(e) if !e.is(failed::NAMESPACE_NOT_FOUND) => {
                     return Err(anyhow::anyhow!("mongodb: dropping collection {c}: {e}"));
                 }
                 _ => {}

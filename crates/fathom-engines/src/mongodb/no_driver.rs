@@ -2,7 +2,7 @@
 //! build's time): a server that needs it (a login, TLS, several hosts, transactions,
 //! `client=driver`) is refused before any work, naming the feature that builds it in.
 
-use super::admin::Failed;
+use super::failed::Failed;
 use fathom_api::doc::bson::Document;
 use fathom_api::doc::DocSession;
 

@@ -5,7 +5,7 @@
 mod errors;
 mod session;
 
-use super::admin::Failed;
+use super::failed::Failed;
 use fathom_api::doc::bson::{self, Document};
 use fathom_api::doc::DocSession;
 use mongodb::options::{ClientOptions, ReadConcern, WriteConcern};
