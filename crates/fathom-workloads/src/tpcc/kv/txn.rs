@@ -103,6 +103,23 @@ impl<'a> Tx<'a> {
     }
 
     /// The customer ids named `last` in (w, d), in first-name order.
+    /// The customer a Payment or Order-Status works on: `c`, or with a `last` name the one
+    /// the original picks among those of that name (`follow`).
+    fn customer_id(
+        &mut self,
+        wd: (i64, i64),
+        c: i64,
+        last: Option<&str>,
+        follow: Follow,
+    ) -> anyhow::Result<i64> {
+        let Some(last) = last else {
+            return Ok(c);
+        };
+        let ids = self.ids_by_name(wd, last)?;
+        let at = by_name_row(ids.len() as i64, follow) as usize;
+        Ok(ids.get(at).copied().unwrap_or(c))
+    }
+
     fn ids_by_name(&mut self, (w, d): (i64, i64), last: &str) -> anyhow::Result<Vec<i64>> {
         let prefix = name_key(self.t, (w, d), last, None);
         let found = self.scan(&prefix, &prefix, Direction::Forward, usize::MAX)?;
@@ -248,12 +265,8 @@ impl PaymentStore for KvPayment<'_, '_> {
         follow: Follow,
     ) -> anyhow::Result<(i64, KvCustomer)> {
         let x = &mut *self.x;
-        let mut c = p.c;
-        if p.by_name {
-            let ids = x.ids_by_name((p.cw, p.cd), &p.last)?;
-            let at = by_name_row(ids.len() as i64, follow) as usize;
-            c = ids.get(at).copied().unwrap_or(c);
-        }
+        let last = p.by_name.then_some(p.last.as_str());
+        let c = x.customer_id((p.cw, p.cd), p.c, last, follow)?;
         x.lock(Table::Customer, &[p.cw, p.cd, c])?;
         let bad = Stored::decode(Table::Customer, &x.value)?.bytes(col::C_CREDIT) == b"BC";
         let row = std::mem::take(&mut x.value);
@@ -320,12 +333,8 @@ impl PaymentStore for KvPayment<'_, '_> {
 /// transaction's snapshot, the customer's last order by a reverse scan of its index.
 impl OrderStatusStore for Tx<'_> {
     fn customer(&mut self, s: &input::OrderStatus, follow: Follow) -> anyhow::Result<i64> {
-        let mut c = s.c;
-        if s.by_name {
-            let ids = self.ids_by_name((s.w, s.d), &s.last)?;
-            let at = by_name_row(ids.len() as i64, follow) as usize;
-            c = ids.get(at).copied().unwrap_or(c);
-        }
+        let last = s.by_name.then_some(s.last.as_str());
+        let c = self.customer_id((s.w, s.d), s.c, last, follow)?;
         self.get(Table::Customer, &[s.w, s.d, c])?;
         Ok(c)
     }
