@@ -181,10 +181,10 @@ fn a_lock_bound_names_the_waiting_stack_with_bpf() {
         "readrandom",
     );
     assert_bound(&row, "locks", "latency-bound: clients wait on each other");
-    let why = row["why"].as_str().unwrap();
+    let at = row["where"].as_str().unwrap();
     assert!(
-        why.contains("waiting in fathom: ") && why.contains("[kernel: futex"),
-        "{why}"
+        at.contains("waiting in fathom: ") && at.contains("[kernel: futex"),
+        "{at}"
     );
     let results = dir.path().join("results");
     let run = results.join(&run_dirs(&results)[0]);

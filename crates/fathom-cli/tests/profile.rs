@@ -136,7 +136,7 @@ fn report_shows_each_steps_profile(results: &Path, stdout: &str) {
     } else {
         assert_eq!(reads["bound"], "engine cpu", "{reads:?}");
         assert!(
-            reads["why"].as_str().unwrap().contains("on the CPU: "),
+            reads["where"].as_str().unwrap().contains("on the CPU: "),
             "{reads:?}"
         );
     }

@@ -53,9 +53,10 @@ pub struct Section {
     /// How its tables' rows summarise the runs, said after each table's title in text
     /// ("median over repeats"); `None` where they are not medians.
     pub over: Option<&'static str>,
-    /// Columns the terminal leaves out with `--columns fit` (the default), so that its tables
-    /// fit 120 characters; every other format has them.
-    pub wide: &'static [&'static str],
+    /// The tables as the terminal prints them with `--columns fit` (the default), where they
+    /// differ from `tables` (narrower, to fit 120 characters; what they leave out said in
+    /// `paragraph`); every other format prints `tables`.
+    pub terminal: Option<Vec<Titled>>,
 }
 
 impl Section {
@@ -68,7 +69,7 @@ impl Section {
             legend: None,
             over: Some("median over repeats"),
             shown: Shown::Everywhere,
-            wide: &[],
+            terminal: None,
         }
     }
 

@@ -41,18 +41,19 @@ fn render(m: &Model, markdown: bool) -> String {
     if !m.runs.is_empty() && m.summary.is_none() {
         out += gap;
     }
-    // `--columns fit` (the model's fitted step table) leaves out each section's wide columns too.
+    // `--columns fit` (the model's fitted step table) prints each section's terminal tables too.
     let fit = m.fitted.is_some();
     let section = |out: &mut String, section: &Section| {
-        for t in &section.tables {
+        let tables = match (fit, &section.terminal) {
+            (true, Some(terminal)) => terminal,
+            _ => &section.tables,
+        };
+        for t in tables {
             match section.over {
                 Some(over) => *out += &format!("\n{} ({over}):\n{gap}", t.title),
                 None => *out += &format!("\n{}:\n{gap}", t.title),
             }
-            match fit && !section.wide.is_empty() {
-                true => *out += &table(&t.table.without(section.wide)),
-                false => *out += &table(&t.table),
-            }
+            *out += &table(&t.table);
         }
         if let Some(p) = &section.paragraph {
             *out += &format!("{gap}{}\n", p.trim_end());
@@ -103,13 +104,16 @@ mod tests {
             title: "bound".into(),
             table: bound,
         });
-        section.wide = &["shares"];
+        section.terminal = Some(vec![Titled {
+            title: "bound".into(),
+            table: section.tables[0].table.without(&["shares"]),
+        }]);
         m.sections.push(section);
         m
     }
 
     #[test]
-    fn the_terminal_leaves_a_sections_wide_columns_out_unless_asked() {
+    fn the_terminal_prints_a_sections_terminal_tables_unless_asked() {
         let fitted = render(&model(true), false);
         assert!(
             fitted.contains("engine cpu") && !fitted.contains("shares"),

@@ -41,8 +41,11 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
         "shares",
         "setup",
     ]);
-    // The terminal's `--columns fit` leaves `where` out of the table and lists it under it.
+    // The terminal's table (`--columns fit`): `where` listed under it, the shares left to the
+    // threads' time table, each of the confidence's reasons named in a word (the notes say
+    // what it was).
     let fit = !input.page && input.opts.columns == crate::options::Columns::Fit;
+    let mut terminal = Table::new(&["step", "judged", "bound", "why", "confidence", "setup"]);
     let mut wheres = Vec::new();
     for step in &input.steps {
         for s in &input.series {
@@ -72,18 +75,22 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
                 wheres.push(format!("  {step}, {label}: {at}"));
             }
             let mut confidence = v.confidence.name().to_string();
+            let mut named = confidence.clone();
             if !v.why.is_empty() {
-                // The terminal's fitted table names each reason; the notes say what it was.
-                let why: Vec<&str> = match fit {
-                    true => v
-                        .why
-                        .iter()
-                        .map(|w| w.split(':').next().unwrap_or(w))
-                        .collect(),
-                    false => v.why.iter().map(String::as_str).collect(),
-                };
-                confidence = format!("{confidence} ({})", why.join("; "));
+                let names: Vec<&str> = (v.why.iter())
+                    .map(|w| w.split(':').next().unwrap_or(w))
+                    .collect();
+                named = format!("{confidence} ({})", names.join("; "));
+                confidence = format!("{confidence} ({})", v.why.join("; "));
             }
+            terminal.push(vec![
+                Cell::text(step),
+                Cell::text(v.whose),
+                Cell::text(verdict(&v.bound)),
+                Cell::text(why.clone()),
+                Cell::text(named),
+                Cell::text(label.clone()),
+            ]);
             table.push(vec![
                 Cell::text(step),
                 Cell::text(v.whose),
@@ -92,7 +99,7 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
                 Cell::text(confidence),
                 Cell::text(if at.is_empty() { "-".to_string() } else { at }),
                 Cell::text(top(&v.shares, 3)),
-                Cell::text(s.label(&input.series)),
+                Cell::text(label),
             ]);
         }
     }
@@ -103,8 +110,12 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
             table,
         });
         section.legend = Some(LEGEND);
-        // The threads' time table above has the shares; the terminal keeps the verdict narrow.
-        section.wide = &["where", "shares"];
+        if fit {
+            section.terminal = Some(vec![Titled {
+                title: "bound".into(),
+                table: terminal,
+            }]);
+        }
         if !wheres.is_empty() {
             section.paragraph = Some(format!("where the bound was spent:\n{}", wheres.join("\n")));
         }
