@@ -38,7 +38,7 @@ pub fn headers(input: &Input) -> Vec<String> {
             } else {
                 format!(
                     "\n#   options: {}",
-                    m.setup.options.trim().replace('\n', "\n#            ")
+                    options_lines(m.setup.options.trim(), WIDTH).join("\n#            ")
                 )
             };
             let errors: String = s
@@ -61,6 +61,25 @@ pub fn headers(input: &Input) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// An options text's lines, each longer than `width` (the legend's `WIDTH` in a run header)
+/// wrapped after a `;` (RocksDB's options
+/// string) or else a space, packing as many pieces to a line as fit.
+fn options_lines(options: &str, width: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in options.lines() {
+        let mut current = String::new();
+        for piece in line.split_inclusive([';', ' ']) {
+            if !current.is_empty() && current.len() + piece.len() > width {
+                out.push(current.trim_end().to_string());
+                current.clear();
+            }
+            current.push_str(piece);
+        }
+        out.push(current.trim_end().to_string());
+    }
+    out
 }
 
 fn human_bytes(b: u64) -> String {
@@ -398,6 +417,28 @@ pub fn host_saturated(s: &StepSummary) -> Option<String> {
 mod tests {
     use super::*;
     use fathom_schema::result::{OpSummary, PerOp};
+
+    /// A RocksDB options string wraps after its `;`s; an options file keeps its lines.
+    #[test]
+    fn a_long_options_line_wraps_at_its_separators() {
+        let rocksdb =
+            "write_buffer_size=32m;target_file_size_base=32m;max_bytes_for_level_base=128m;";
+        let lines = options_lines(rocksdb, 40);
+        assert_eq!(
+            lines,
+            [
+                "write_buffer_size=32m;",
+                "target_file_size_base=32m;",
+                "max_bytes_for_level_base=128m;"
+            ]
+        );
+        assert_eq!(lines.concat(), rocksdb);
+        assert_eq!(options_lines("a=1\nb=2", 40), ["a=1", "b=2"]);
+        assert_eq!(
+            options_lines("checkpoint=(wait=60)", 40),
+            ["checkpoint=(wait=60)"]
+        );
+    }
 
     /// A server client's share of the CPU is flagged with the times it blocked per op.
     #[test]

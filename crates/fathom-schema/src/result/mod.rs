@@ -180,7 +180,11 @@ impl HostRates {
             self.others_peak_cores,
             self.others_peak_seconds,
         ) {
-            (Some(pct), Some(c), Some(secs)) if others.is_none() && crowded(pct, c) => {
+            // A window under a second (results recorded before the sampler read windows of a
+            // second or more) is a few ticks: no burst can be read from it.
+            (Some(pct), Some(c), Some(secs))
+                if others.is_none() && secs >= 1.0 && crowded(pct, c) =>
+            {
                 Some(format!("{} for {secs:.0} s of the step", used(c, pct)))
             }
             _ => None,
@@ -523,6 +527,11 @@ mod tests {
             others_peak_seconds: Some(5.0),
             ..host(2.0, 0.04, 0.0)
         };
+        let blip = HostRates {
+            others_peak_seconds: Some(0.02),
+            ..burst.clone()
+        };
+        assert!(blip.disturbance(60.0).is_none(), "a window of a few ticks");
         let what = burst.disturbance(60.0).expect("a burst disturbs");
         assert!(
             what.contains("0.60 cores (30% of the host) for 5 s"),
