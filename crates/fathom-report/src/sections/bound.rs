@@ -45,8 +45,7 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
     // threads' time table, each of the confidence's reasons named in a word (the notes say
     // what it was).
     let fit = !input.page && input.opts.columns == crate::options::Columns::Fit;
-    let mut terminal = Table::new(&["step", "judged", "bound", "why", "confidence", "setup"]);
-    let mut wheres = Vec::new();
+    let (mut named, mut wheres) = (Vec::new(), Vec::new());
     for step in &input.steps {
         for s in &input.series {
             let repeats = s.step(step);
@@ -57,45 +56,18 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
             let Some(v) = judged(s, &repeats, &median) else {
                 continue;
             };
-            let why = v.qualifier.clone().unwrap_or_else(|| "-".into());
             let label = s.label(&input.series);
-            let mut at = Vec::new();
-            if cpu_bound(&v.bound) {
-                if let Some(top) =
-                    super::profiles::of_series(s, &label, step).and_then(|p| top_functions(&p))
-                {
-                    at.push(format!("on the CPU: {top}"));
-                }
-            }
-            if let Some(waiting) = waiting_stack(s, &label, step, &v) {
-                at.push(format!("waiting in {waiting}"));
-            }
-            let at = at.join("; ");
-            if fit && !at.is_empty() {
+            let at = where_spent(s, &label, step, &v);
+            if !at.is_empty() {
                 wheres.push(format!("  {step}, {label}: {at}"));
             }
-            let mut confidence = v.confidence.name().to_string();
-            let mut named = confidence.clone();
-            if !v.why.is_empty() {
-                let names: Vec<&str> = (v.why.iter())
-                    .map(|w| w.split(':').next().unwrap_or(w))
-                    .collect();
-                named = format!("{confidence} ({})", names.join("; "));
-                confidence = format!("{confidence} ({})", v.why.join("; "));
-            }
-            terminal.push(vec![
-                Cell::text(step),
-                Cell::text(v.whose),
-                Cell::text(verdict(&v.bound)),
-                Cell::text(why.clone()),
-                Cell::text(named),
-                Cell::text(label.clone()),
-            ]);
+            let (confidence, in_words) = confidence(&v);
+            named.push(in_words);
             table.push(vec![
                 Cell::text(step),
                 Cell::text(v.whose),
                 Cell::text(verdict(&v.bound)),
-                Cell::text(why),
+                Cell::text(v.qualifier.clone().unwrap_or_else(|| "-".into())),
                 Cell::text(confidence),
                 Cell::text(if at.is_empty() { "-".to_string() } else { at }),
                 Cell::text(top(&v.shares, 3)),
@@ -105,22 +77,64 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
     }
     let mut section = Section::new("What bounded each step");
     if !table.rows.is_empty() {
+        if fit {
+            let mut terminal = table.without(&["where", "shares"]);
+            for (row, named) in terminal.rows.iter_mut().zip(named) {
+                row[4] = Cell::text(named);
+            }
+            section.terminal = Some(vec![Titled {
+                title: "bound".into(),
+                table: terminal,
+            }]);
+            if !wheres.is_empty() {
+                section.paragraph =
+                    Some(format!("where the bound was spent:\n{}", wheres.join("\n")));
+            }
+        }
         section.tables.push(Titled {
             title: "bound".into(),
             table,
         });
         section.legend = Some(LEGEND);
-        if fit {
-            section.terminal = Some(vec![Titled {
-                title: "bound".into(),
-                table: terminal,
-            }]);
-        }
-        if !wheres.is_empty() {
-            section.paragraph = Some(format!("where the bound was spent:\n{}", wheres.join("\n")));
-        }
     }
     Ok(section.if_any().into_iter().collect())
+}
+
+/// Where series `s`'s step's bound was spent: with `--profile`, the functions a CPU bound was
+/// in; with `--waits=bpf-stacks`, the stack a wait was spent in; empty without either.
+fn where_spent(
+    s: &fathom_schema::group::Series,
+    label: &str,
+    step: &str,
+    v: &fathom_stats::bound::judge::Verdict,
+) -> String {
+    let mut at = Vec::new();
+    if cpu_bound(&v.bound) {
+        if let Some(top) =
+            super::profiles::of_series(s, label, step).and_then(|p| top_functions(&p))
+        {
+            at.push(format!("on the CPU: {top}"));
+        }
+    }
+    if let Some(waiting) = waiting_stack(s, label, step, v) {
+        at.push(format!("waiting in {waiting}"));
+    }
+    at.join("; ")
+}
+
+/// The verdict's confidence with what lowered it, whole and with each reason named in a word.
+fn confidence(v: &fathom_stats::bound::judge::Verdict) -> (String, String) {
+    let level = v.confidence.name();
+    if v.why.is_empty() {
+        return (level.to_string(), level.to_string());
+    }
+    let names: Vec<&str> = (v.why.iter())
+        .map(|w| w.split(':').next().unwrap_or(w))
+        .collect();
+    (
+        format!("{level} ({})", v.why.join("; ")),
+        format!("{level} ({})", names.join("; ")),
+    )
 }
 
 /// What bounded series `s`'s step over its `repeats` (their `median`), judged against the
