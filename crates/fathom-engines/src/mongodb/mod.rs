@@ -150,32 +150,22 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn DocEngine>> {
     };
     // The user's input is checked before any server starts.
     let (write, read) = (write_concern(&s)?, read_concern(s.read_concern));
-    if !s.url.is_empty() {
-        url::MongoUrl::parse(&s.url)?;
-    }
-    if !driver::IN_BUILD {
-        let needs = match (s.client, s.transactions) {
-            (ClientChoice::Driver, _) => Some("setting `client=driver`"),
-            (_, Transactions::On) => Some("setting `transactions=on`"),
-            _ => None,
-        };
-        if let Some(needs) = needs {
-            Driver::connect(&s.url, &s.database, None, None).context(needs)?;
-        }
-    }
+    refuse_before_start(&s)?;
     let (url, pids, backend) = server(config, &s)?;
     let parsed = url::MongoUrl::parse(&url)?;
     let write = write.or(parsed.write_concern()?);
     let read = read.or(parsed.read_concern());
-    let lean = match parsed.needs_driver() {
-        Some(why) => Err(why),
-        None => Ok(lean::LeanConfig {
-            endpoint: parsed.endpoint(),
-            db: s.database.clone(),
-            write_concern: write.clone(),
-            read_concern: read.clone(),
-        }),
-    };
+    let lean = parsed.needs_driver().map_or_else(
+        || {
+            Ok(lean::LeanConfig {
+                endpoint: parsed.endpoint(),
+                db: s.database.clone(),
+                write_concern: write.clone(),
+                read_concern: read.clone(),
+            })
+        },
+        Err,
+    );
     // The engine's own commands go on a connection of fathom's client where it can reach the
     // server; the driver is made only where that or the sessions need it.
     let mut driver = None;
@@ -224,6 +214,24 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn DocEngine>> {
         driver,
         backend,
     }))
+}
+
+/// A bad `url`, or what this build cannot serve (without the driver: `client=driver`,
+/// `transactions=on`), refused before any server starts.
+fn refuse_before_start(s: &MongoSettings) -> anyhow::Result<()> {
+    if !s.url.is_empty() {
+        url::MongoUrl::parse(&s.url)?;
+    }
+    let needs = match (s.client, s.transactions) {
+        _ if driver::IN_BUILD => None,
+        (ClientChoice::Driver, _) => Some("setting `client=driver`"),
+        (_, Transactions::On) => Some("setting `transactions=on`"),
+        _ => None,
+    };
+    if let Some(needs) = needs {
+        Driver::connect(&s.url, &s.database, None, None).context(needs)?;
+    }
+    Ok(())
 }
 
 /// The server's URL and pids: FerretDB started here when no `url` is given, else the one named.
