@@ -26,6 +26,10 @@ pub struct CalibrateArgs {
     /// The test file's size, MiB.
     #[arg(long, default_value_t = 1024)]
     size_mib: u64,
+    /// Measure the device as a run under this device profile sees it (`gp3`, or a profile
+    /// file: see `fathom run --device`): fio runs held to the profile, and nothing is kept.
+    #[arg(long, value_name = "PROFILE|FILE.toml")]
+    device: Option<String>,
 }
 
 pub fn run(args: &CalibrateArgs) -> anyhow::Result<()> {
@@ -39,6 +43,9 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|| args.results.join(".data"));
     std::fs::create_dir_all(&dir)
         .map_err(|e| anyhow::anyhow!("creating {}: {e}", dir.display()))?;
+    if let Some(given) = &args.device {
+        return under_profile(args, given, &dir);
+    }
     let path = file_of(&args.results);
     let mut file = DeviceFile::load(&path)?;
     let device = Device::of(&dir).ok_or_else(|| {
@@ -80,6 +87,47 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<()> {
     print(&limits);
     file.keep(limits, &path)?;
     eprintln!("kept in {}", path.display());
+    Ok(())
+}
+
+/// `--device`: the calibration's fio runs held to a profile (fathom joins its group, so fio
+/// does too), printed beside the profile's own figures, kept nowhere.
+fn under_profile(args: &CalibrateArgs, given: &str, dir: &std::path::Path) -> anyhow::Result<()> {
+    if !(args.seconds > 0.0 && args.repeats > 0 && args.size_mib > 0) {
+        anyhow::bail!("--seconds, --repeats and --size-mib: each more than 0");
+    }
+    let profile = fathom_run::device_profile::find(given, std::path::Path::new("."), "--device")?;
+    let throttle =
+        fathom_measure::throttle::DeviceThrottle::create(&profile, dir, &[std::process::id()])?;
+    eprintln!(
+        "calibrate: {} in {} under device profile {}, {} s x {} of each figure",
+        throttle.disk().name,
+        dir.display(),
+        profile.describe(),
+        args.seconds,
+        args.repeats
+    );
+    let expected = throttle.limits();
+    let limits = Calibration {
+        dir,
+        seconds_each: args.seconds,
+        repeats: args.repeats,
+        file_mib: args.size_mib,
+    }
+    .run(|f: &Figure| {
+        let want = expected.get(&f.name).map_or(f64::NAN, |e| e.median);
+        eprintln!(
+            "  {:<14} {:>10.0} {:<6} profile {:>8.0} ({:+.1}%)",
+            f.name,
+            f.median,
+            f.unit,
+            want,
+            100.0 * (f.median / want - 1.0)
+        )
+    })?;
+    drop(throttle);
+    print(&limits);
+    eprintln!("under a profile nothing is kept in device.json (the device's own limits stay)");
     Ok(())
 }
 

@@ -69,3 +69,16 @@ fn knob(out: &mut String, flag: &str, k: &fathom_api::knobs::Spec) {
         k.name, k.values, k.help
     );
 }
+
+/// `fathom devices`: the bundled device profiles, a paragraph each.
+pub fn devices() -> String {
+    let mut out = String::new();
+    for p in fathom_run::device_profile::bundled() {
+        out.push_str(&format!("{}\n  source: {}\n\n", p.describe(), p.source));
+    }
+    out.push_str(
+        "A profile file (`--device FILE.toml`) gives name, read_iops, write_iops, read_mibps, \
+         write_mibps (each above 0), and optionally source and service_us; see docs/devices.md.\n",
+    );
+    out
+}

@@ -71,6 +71,8 @@ enum Command {
     Engines,
     /// List the workloads, with their parameters and defaults.
     Workloads,
+    /// List the device profiles `--device` takes, with their figures and sources.
+    Devices,
     /// Run the run a supervising fathom hands over on standard input, in this process (how an
     /// embedded engine under a memory limit or another allocator runs); not for use by hand.
     #[command(hide = true)]
@@ -111,6 +113,10 @@ fn main() {
         }
         Command::Workloads => {
             print!("{}", info::workloads());
+            Ok(())
+        }
+        Command::Devices => {
+            print!("{}", info::devices());
             Ok(())
         }
         Command::ChildRun => child_run(),

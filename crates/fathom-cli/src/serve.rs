@@ -110,7 +110,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
             data_dir: args.data_dir.clone(),
             options: setup.options,
             settings: setup.settings,
-            memory_group: limit.as_ref().map(|l| l.procs_file()),
+            groups: limit.iter().map(|l| l.procs_file()).collect(),
             stop: stop.clone(),
         },
     )?;

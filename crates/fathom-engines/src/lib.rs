@@ -40,9 +40,9 @@ pub struct EngineConfig {
     pub options: String,
     /// fathom's typed settings for the engine, validated against its `settings` list.
     pub settings: Settings,
-    /// The `cgroup.procs` file of the run's memory limit: a server fathom starts joins it, so
-    /// the limit applies to the server's processes rather than to fathom.
-    pub memory_group: Option<PathBuf>,
+    /// The `cgroup.procs` files of the run's groups (its memory limit, its device profile): a
+    /// server fathom starts joins them, so they hold the server's processes rather than fathom.
+    pub groups: Vec<PathBuf>,
     /// Asked to stop: an engine's long waits (for compaction) end early.
     pub stop: Stop,
 }

@@ -255,6 +255,7 @@ impl Calibration<'_> {
             figures,
             notes,
             virtual_disk,
+            profile: None,
         })
     }
 

@@ -9,5 +9,6 @@ pub mod driver;
 pub mod merge;
 pub mod recorder;
 pub mod sample;
+pub mod throttle;
 pub mod tick;
 pub mod unwind;

@@ -26,6 +26,8 @@ pub struct SetupInput {
     pub settings: BTreeMap<String, String>,
     /// This setup's memory limit, over the one every run has.
     pub memory_limit: Option<Size>,
+    /// This setup's device profile, over the one every run has (`device` below).
+    pub device: Option<String>,
     /// This setup's C allocator, over the one every run has (`allocator` below).
     pub allocator: Option<AllocatorName>,
     /// Profile this setup's steps (`true`) or not (`false`), over the experiment's `profile`.
@@ -47,7 +49,7 @@ pub struct WorkloadInput {
 
 /// How every run of one invocation is driven: `fathom run`'s flags below, or the same keys at
 /// an experiment file's top level — this one definition is both. Given both, each flag
-/// replaces its key (`over`); a setup's own `memory_limit`, `allocator` and `profile` replace
+/// replaces its key (`over`); a setup's own `memory_limit`, `device`, `allocator` and `profile` replace
 /// either for that setup.
 #[derive(clap::Args, Deserialize, Clone, Debug, Default)]
 #[command(next_help_heading = "Driving each run (with an experiment file, each replaces its key)")]
@@ -60,6 +62,11 @@ pub struct DriveInput {
     /// (as root, or in a cgroup delegated to you: see docs/running.md's `--memory-limit`).
     #[arg(long, value_name = "SIZE")]
     pub memory_limit: Option<Size>,
+    /// Hold the engine's IO on the data directory's disk to a device profile's IOPS and
+    /// bandwidth (`gp3`, `seed-disk-array`, ... or a profile file: see `fathom devices` and
+    /// docs/devices.md), with a cgroup blkio group (root).
+    #[arg(long, value_name = "PROFILE|FILE.toml")]
+    pub device: Option<String>,
     /// Open loop: total intended operations per second for every timed step (loads and other
     /// fixed-work steps stay closed loop); latency then counts from each operation's intended
     /// start.
@@ -126,6 +133,7 @@ impl DriveInput {
         DriveInput {
             duration: cli.duration.or(file.duration),
             memory_limit: cli.memory_limit.or(file.memory_limit),
+            device: cli.device.or(file.device),
             rate: cli.rate.or(file.rate),
             find_max: cli.find_max.or(file.find_max),
             arrivals: cli.arrivals.or(file.arrivals),
@@ -309,6 +317,7 @@ mod tests {
     const GIVEN: &[(&str, &str, &str)] = &[
         ("duration", "--duration=7s", "duration = \"9s\""),
         ("memory_limit", "--memory-limit=1g", "memory_limit = \"2g\""),
+        ("device", "--device=gp3", "device = \"seed-ssd\""),
         ("rate", "--rate=100", "rate = 200.0"),
         ("find_max", "--find-max=p99<=5ms", "find_max = \"p99<=9ms\""),
         ("arrivals", "--arrivals=uniform", "arrivals = \"poisson\""),

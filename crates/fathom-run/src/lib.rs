@@ -4,6 +4,7 @@
 //! command and the end-to-end tests both drive it.
 
 pub mod child;
+pub mod device_profile;
 pub mod experiment;
 pub mod findmax;
 pub mod gate;

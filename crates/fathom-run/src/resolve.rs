@@ -33,6 +33,8 @@ pub struct Setup {
     pub options: String,
     pub settings: Settings,
     pub memory_limit: Option<u64>,
+    /// `--device`: the profile the engine's IO on its disk is held to.
+    pub device: Option<fathom_schema::result::device::DeviceProfile>,
     /// The C allocator preloaded into the run's process (`--allocator`); `None` for glibc's.
     pub allocator: Option<Allocator>,
     /// `--profile`: samples per second per CPU; `None` for no profile.
@@ -208,6 +210,7 @@ pub fn resolve_setup(
     (engine.settings.check)(engine.name, &setup.settings)
         .map_err(|e| anyhow::anyhow!("{}: {e}", keys.setup("settings")))?;
     let profile_hz = profile_hz(setup, engine, drive, keys)?;
+    let device = device(setup, drive, keys, base)?;
     let allocator = match (setup.allocator, drive.allocator) {
         (Some(a), _) => Some((a, keys.setup("allocator"))),
         (None, Some(a)) => Some((a, keys.drive("allocator"))),
@@ -229,9 +232,28 @@ pub fn resolve_setup(
         options: options(setup, engine, keys, base)?,
         settings: setup.settings.clone(),
         memory_limit,
+        device,
         allocator,
         profile_hz,
     })
+}
+
+/// The setup's device profile (its own over the run's), checked before anything runs: the
+/// profile's figures, and that this host can hold a disk to them.
+fn device(
+    setup: &SetupInput,
+    drive: &DriveInput,
+    keys: &Keys,
+    base: &Path,
+) -> anyhow::Result<Option<fathom_schema::result::device::DeviceProfile>> {
+    let (given, key) = match (&setup.device, &drive.device) {
+        (Some(d), _) => (d, keys.setup("device")),
+        (None, Some(d)) => (d, keys.drive("device")),
+        (None, None) => return Ok(None),
+    };
+    let profile = crate::device_profile::find(given, base, &key)?;
+    fathom_measure::throttle::check(base).map_err(|e| anyhow::anyhow!("{key}: {e}"))?;
+    Ok(Some(profile))
 }
 
 /// A C allocator other than glibc's, preloaded (LD_PRELOAD) into the process a run gets of

@@ -15,6 +15,7 @@ use fathom_api::stop::Stop;
 use fathom_engines::EngineConfig;
 use fathom_measure::cgroup::MemoryLimit;
 use fathom_measure::sample::Sampler;
+use fathom_measure::throttle::DeviceThrottle;
 use fathom_schema::result::{
     now_utc, HostFacts, RunManifest, RunStatus, SetupRecord, FORMAT_VERSION,
 };
@@ -123,13 +124,17 @@ pub(crate) fn run_here(
     let _delay_accounting = fathom_measure::sample::threads::DelayAccounting::on();
     let data = DataDir::fresh(place, &label)?;
     let limit = memory_limit(spec, handed)?;
+    let throttle = device_throttle(spec, &data.path)?;
+    let groups = (limit.iter().map(MemoryLimit::procs_file))
+        .chain(throttle.iter().map(DeviceThrottle::procs_file))
+        .collect();
     let mut engine = OpenEngine::open(
         spec.setup.engine,
         EngineConfig {
             data_dir: data.path.clone(),
             options: spec.setup.options.clone(),
             settings: spec.setup.settings.clone(),
-            memory_group: limit.as_ref().map(|l| l.procs_file()),
+            groups,
             stop: place.stop.clone(),
         },
     )?;
@@ -147,9 +152,13 @@ pub(crate) fn run_here(
         sampler.device().map(|d| d.name.as_str()),
         limit.as_ref().map(MemoryLimit::describe),
     );
-    host.device_limits = sampler.device().and_then(|d| {
-        fathom_measure::device::kept_for(&place.results, d, host.disk_model.as_deref())
-    });
+    host.device_limits = match &throttle {
+        // Judged against the profile's limits, not the disk's own.
+        Some(t) => Some(t.limits()),
+        None => sampler.device().and_then(|d| {
+            fathom_measure::device::kept_for(&place.results, d, host.disk_model.as_deref())
+        }),
+    };
     let mut manifest = manifest(spec, workload.params(), target, host, place);
     run_dir.write_manifest(&manifest)?;
     observer.run_started(&manifest, spec, &run_dir.path);
@@ -172,9 +181,11 @@ pub(crate) fn run_here(
         .run(observer)
         .map_err(|e| explain_failure(e, engine.get(), limit.as_ref(), &dirs));
     finish(&mut manifest, &result, limit.as_ref(), &place.stop);
+    manifest.host.device_throttle = throttle.as_ref().map(DeviceThrottle::describe);
     let saved = run_dir.write_manifest(&manifest);
     engine.close();
     drop(limit);
+    drop(throttle);
     match (result, saved) {
         (Ok(()), Ok(())) => Ok(run_dir.path.clone()),
         (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
@@ -200,6 +211,17 @@ fn memory_limit(
         .map(|bytes| MemoryLimit::create(bytes, pids))
         .transpose()
         .context("--memory-limit")
+}
+
+/// The device profile's group, in place before the database opens: fathom's own process for
+/// an embedded engine, the server's processes for a server (which join it as they start).
+fn device_throttle(spec: &RunSpec, data: &Path) -> anyhow::Result<Option<DeviceThrottle>> {
+    let own = [std::process::id()];
+    let pids: &[u32] = if spec.setup.engine.server { &[] } else { &own };
+    (spec.setup.device.as_ref())
+        .map(|p| DeviceThrottle::create(p, data, pids))
+        .transpose()
+        .context("--device")
 }
 
 /// `--profile`'s profiler of the run's processes; perf leaves an embedded engine's memory
@@ -252,6 +274,7 @@ fn manifest(
             options: spec.setup.options.clone(),
             settings: spec.setup.settings.clone(),
             memory_limit_bytes: spec.setup.memory_limit,
+            device_profile: spec.setup.device.clone(),
             effective: effective_options(spec, target),
         },
         workload: spec.workload.name.to_string(),

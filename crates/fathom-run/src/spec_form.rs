@@ -44,6 +44,8 @@ struct SetupForm {
     options: String,
     settings: BTreeMap<String, String>,
     memory_limit: Option<u64>,
+    #[serde(default)]
+    device: Option<fathom_schema::result::device::DeviceProfile>,
     allocator: Option<AllocatorName>,
     profile_hz: Option<u32>,
 }
@@ -58,6 +60,7 @@ impl From<RunSpec> for SpecForm {
                 options: s.options,
                 settings: s.settings,
                 memory_limit: s.memory_limit,
+                device: s.device,
                 allocator: s.allocator.map(|a| a.which),
                 profile_hz: s.profile_hz,
             },
@@ -107,6 +110,7 @@ impl TryFrom<SpecForm> for RunSpec {
                 options: s.options,
                 settings: s.settings,
                 memory_limit: s.memory_limit,
+                device: s.device,
                 allocator,
                 profile_hz: s.profile_hz,
             },

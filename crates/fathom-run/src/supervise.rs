@@ -99,6 +99,8 @@ fn run_child_process(spec: &RunSpec, place: &Place, exe: &Path) -> anyhow::Resul
         _ => {}
     }
     let run_dir = run_dir_of(place, child.id());
+    // A device profile's group the child made and could not remove.
+    fathom_measure::throttle::remove_stale_groups();
     if place.data_dir.is_none() {
         remove_dead_data_dirs(&place.results.join(".data"));
     }

@@ -264,7 +264,7 @@ impl ServerKind for Flavor {
             args: vec![defaults],
             log: data.join("error.log"),
             user: None,
-            memory_group: None,
+            groups: Vec::new(),
             stop_signal: libc::SIGTERM,
         })
     }

@@ -92,7 +92,7 @@ impl Ferret {
                 args,
                 log: config.data_dir.join("ferretdb.log"),
                 user: None,
-                memory_group: config.memory_group.clone(),
+                groups: config.groups.clone(),
                 stop_signal: libc::SIGTERM,
             },
         )?;

@@ -212,7 +212,7 @@ impl ServerKind for Pg {
             args: vec!["-D".into(), data.display().to_string()],
             log: data_dir.join("postgres.log"),
             user: None,
-            memory_group: None,
+            groups: Vec::new(),
             // SIGINT is PostgreSQL's fast shutdown.
             stop_signal: libc::SIGINT,
         })

@@ -166,7 +166,7 @@ impl<K: ServerKind> SqlServer<K> {
             owner,
         })?;
         launch.user = owner;
-        launch.memory_group = config.memory_group.clone();
+        launch.groups = config.groups.clone();
         let server = Server::start(&kind.process(), launch)?;
         let local = K::local_url(socket_dir.path());
         let address = K::parse_url(&local)?;

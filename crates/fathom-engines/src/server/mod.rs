@@ -27,8 +27,9 @@ pub struct Launch {
     pub log: PathBuf,
     /// Run as this (uid, gid) instead of root.
     pub user: Option<(u32, u32)>,
-    /// A cgroup's `cgroup.procs` file the process joins before it starts.
-    pub memory_group: Option<PathBuf>,
+    /// The `cgroup.procs` files of the groups the process joins before it starts (the run's
+    /// memory limit, its device profile).
+    pub groups: Vec<PathBuf>,
     /// The signal that asks the server for a clean, quick shutdown.
     pub stop_signal: i32,
 }
@@ -237,11 +238,9 @@ impl Server {
         if let Some((uid, gid)) = launch.user {
             chown(&launch.log, uid, gid)?;
         }
-        let group = launch
-            .memory_group
-            .as_ref()
+        let groups = (launch.groups.iter())
             .map(|p| CString::new(p.as_os_str().as_encoded_bytes()))
-            .transpose()?;
+            .collect::<Result<Vec<_>, _>>()?;
         let user = launch.user;
         let mut cmd = Command::new(&launch.program);
         cmd.args(&launch.args)
@@ -254,7 +253,7 @@ impl Server {
         unsafe {
             cmd.pre_exec(move || {
                 libc::setpgid(0, 0);
-                if let Some(g) = &group {
+                for g in &groups {
                     let fd = libc::open(g.as_ptr(), libc::O_WRONLY);
                     if fd < 0 || libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
                         return Err(std::io::Error::last_os_error());

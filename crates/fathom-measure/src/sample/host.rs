@@ -66,5 +66,6 @@ pub fn host_facts(
         filesystem: super::identity::filesystem(data_dir),
         cgroup_limits: super::identity::cgroup_limits(),
         device_limits: None,
+        device_throttle: None,
     }
 }

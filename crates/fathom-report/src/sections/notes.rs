@@ -28,6 +28,9 @@ pub fn headers(input: &Input) -> Vec<String> {
                 .setup
                 .memory_limit_bytes
                 .map_or(String::new(), |b| format!(", memory limit {}", human_bytes(b)));
+            if let Some(p) = &m.setup.device_profile {
+                limit.push_str(&format!(", device profile {}", p.describe()));
+            }
             if let Some(a) = m.setup.effective.get("fathom.allocator") {
                 let name = a.split_whitespace().next().unwrap_or(a);
                 limit.push_str(&format!(", allocator {name}"));
@@ -47,8 +50,11 @@ pub fn headers(input: &Input) -> Vec<String> {
                 .filter_map(|r| r.manifest.error.as_deref())
                 .map(|e| format!("\n#   failed: {}", e.trim().replace('\n', "\n#           ")))
                 .collect();
+            let throttle = (m.host.device_throttle.as_deref())
+                .map(|t| format!("\n#   device: {}", options_lines(t, WIDTH).join("\n#           ")))
+                .unwrap_or_default();
             format!(
-                "# {}: {} {} ({}), workload {}, {} client{}, {repeats}{} cores, device {}{limit}{options}{errors}",
+                "# {}: {} {} ({}), workload {}, {} client{}, {repeats}{} cores, device {}{limit}{options}{throttle}{errors}",
                 s.label(all),
                 m.setup.engine,
                 m.setup.engine_version,
@@ -404,8 +410,8 @@ pub fn host_saturated(s: &StepSummary) -> Option<String> {
         return None;
     }
     let mut what = Vec::new();
-    if s.host.idle_pct < IDLE_WARN_PCT {
-        what.push(format!("idle {:.1}%", s.host.idle_pct));
+    if s.host.free_pct() < IDLE_WARN_PCT {
+        what.push(format!("idle {:.1}%", s.host.free_pct()));
     }
     if s.host.steal_pct > STEAL_WARN_PCT {
         what.push(format!("steal {:.1}%", s.host.steal_pct));

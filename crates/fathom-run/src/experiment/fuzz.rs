@@ -29,6 +29,7 @@ const TOP: &[&str] = &[
     "duration",
     "interval",
     "memory_limit",
+    "device",
     "rate",
     "arrivals",
     "queue",
@@ -41,6 +42,7 @@ const SETUP: &[&str] = &[
     "options_file",
     "settings",
     "memory_limit",
+    "device",
     "nosuch",
 ];
 const WORKLOAD: &[&str] = &["name", "params", "duration", "nosuch"];

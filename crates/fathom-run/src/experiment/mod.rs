@@ -141,6 +141,9 @@ struct Definition<'a> {
     options: &'a str,
     settings: &'a std::collections::BTreeMap<String, String>,
     memory_limit: Option<u64>,
+    /// Absent without a profile, so the cells of files written before profiles keep their digest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    device: Option<&'a fathom_schema::result::device::DeviceProfile>,
     workload: &'a str,
     params: &'a std::collections::BTreeMap<String, String>,
     clients: usize,
@@ -157,6 +160,7 @@ fn fingerprint(spec: &RunSpec) -> String {
         options: &spec.setup.options,
         settings: &spec.setup.settings,
         memory_limit: spec.setup.memory_limit,
+        device: spec.setup.device.as_ref(),
         workload: spec.workload.name,
         params: spec.params.given(),
         clients: spec.clients,

@@ -53,6 +53,10 @@ pub struct DeviceLimits {
     /// A virtual disk the host may cache: a step can pass these limits.
     #[serde(default)]
     pub virtual_disk: bool,
+    /// The device profile these limits are (`gp3`), where a run imposed one rather than
+    /// measuring the device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
 }
 
 /// A figure whose repeats spread wider than this share of its median is soft.
@@ -92,5 +96,84 @@ impl DeviceLimits {
             let ((x0, y0), (x1, y1)) = (w[0], w[1]);
             (x >= x0 && x <= x1).then(|| y0 + (y1 - y0) * (x - x0) / (x1 - x0))
         })
+    }
+}
+
+/// A device a run is given in place of the one it is on (`--device`): the rates the kernel
+/// holds the engine's IO to, and where they come from.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceProfile {
+    /// `gp3`, or a profile file's `name`.
+    pub name: String,
+    /// Where the figures come from (a data sheet, a cloud's documentation).
+    #[serde(default)]
+    pub source: String,
+    /// Reads a second (any size).
+    pub read_iops: f64,
+    /// Writes a second (any size).
+    pub write_iops: f64,
+    /// Read bandwidth, MiB a second.
+    pub read_mibps: f64,
+    /// Write bandwidth, MiB a second.
+    pub write_mibps: f64,
+    /// The device's own time for one request, µs; recorded, not imposed (no layer of fathom's
+    /// delays requests yet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_us: Option<f64>,
+}
+
+impl DeviceProfile {
+    /// The profile as the limits a step is judged against on `device` (a profile imposes the
+    /// same rate at every queue depth). `flushes`: the device has a volatile write cache, so
+    /// the kernel follows each synced write with a flush request, which the throttle counts
+    /// as a write: synced writes then run at half the write IOPS.
+    pub fn limits(&self, device: &str, major: u32, minor: u32, flushes: bool) -> DeviceLimits {
+        let synced = if flushes {
+            self.write_iops / 2.0
+        } else {
+            self.write_iops
+        };
+        let figure = |name: &str, unit: &str, x: f64| Figure {
+            name: name.into(),
+            unit: unit.into(),
+            median: x,
+            low: x,
+            high: x,
+        };
+        DeviceLimits {
+            device: device.into(),
+            major,
+            minor,
+            figures: vec![
+                figure("randread_qd1", "iops", self.read_iops),
+                figure("randread_qd4", "iops", self.read_iops),
+                figure("randread_qd32", "iops", self.read_iops),
+                figure("seqread", "MiB/s", self.read_mibps),
+                figure("seqwrite", "MiB/s", self.write_mibps),
+                figure("syncwrite", "iops", synced),
+            ],
+            notes: vec![format!(
+                "the limits of device profile {}, imposed on {device} by the kernel",
+                self.name
+            )],
+            profile: Some(self.name.clone()),
+            ..DeviceLimits::default()
+        }
+    }
+
+    /// One line for a run's header: `gp3 (3000 read/3000 write IOPS, 125/125 MiB/s)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} ({:.0} read/{:.0} write IOPS, {:.0}/{:.0} MiB/s{})",
+            self.name,
+            self.read_iops,
+            self.write_iops,
+            self.read_mibps,
+            self.write_mibps,
+            self.service_us
+                .map(|u| format!("; service time {u:.0} µs not imposed"))
+                .unwrap_or_default()
+        )
     }
 }

@@ -155,6 +155,12 @@ pub const DISTURBED_OTHERS_MOST_CORES: f64 = 0.5;
 pub const DISTURBED_STEAL_PCT: f64 = 2.0;
 
 impl HostRates {
+    /// The CPU time nothing ran, %: idle and waiting for IO alike (a CPU waiting for IO runs
+    /// anything runnable; a step whose clients wait for a throttled device leaves it there).
+    pub fn free_pct(&self) -> f64 {
+        self.idle_pct + self.iowait_pct
+    }
+
     /// What else used the host over a window of `seconds`, when it passed a threshold: other
     /// processes' CPU or steal. A window under 0.9 s holds too few ticks to say (a step run
     /// for `1s` measures a little under a second).

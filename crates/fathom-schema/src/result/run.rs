@@ -16,6 +16,9 @@ pub struct SetupRecord {
     /// fathom's typed engine settings (cache size, compaction style, O_DIRECT, WAL, sync).
     pub settings: BTreeMap<String, String>,
     pub memory_limit_bytes: Option<u64>,
+    /// The device profile the run's IO was held to (`--device`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_profile: Option<super::device::DeviceProfile>,
     /// What the engine reports it really runs with (e.g. RocksDB's effective options).
     pub effective: BTreeMap<String, String>,
 }
@@ -49,6 +52,9 @@ pub struct HostFacts {
     /// The data directory's device as `fathom calibrate` measured it, where it has.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_limits: Option<super::device::DeviceLimits>,
+    /// How the device profile was imposed, and what of the run's IO escaped it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_throttle: Option<String>,
 }
 
 /// `run.json`: what was run, where, and how it ended.

@@ -145,14 +145,14 @@ impl Qualified {
 /// Saturated or latency-bound, with the evidence, for the share `name` that bounded `m`.
 fn qualify(name: &str, m: &StepSummary, limits: Option<&DeviceLimits>) -> Qualified {
     let h = &m.host;
-    let idle = format!("host CPU {:.0}% idle", h.idle_pct);
+    let idle = format!("host CPU {:.0}% idle", h.free_pct());
     // A full host is blamed on this run only when nothing else filled it.
     let full = |m: &StepSummary| match h.disturbance(m.seconds) {
         Some(d) => Qualified::plain(format!("interference: {d}; {idle}")),
         None => Qualified::plain(format!("saturated: {idle}")),
     };
     match name {
-        "engine cpu" | "harness cpu" if h.idle_pct < CPU_SATURATED_IDLE_PCT => full(m),
+        "engine cpu" | "harness cpu" if h.free_pct() < CPU_SATURATED_IDLE_PCT => full(m),
         "engine cpu" | "harness cpu" => Qualified::plain(format!("latency-bound: {idle}")),
         "waiting for a cpu" => full(m),
         "paced" => Qualified::plain(match m.arrival_rate {
@@ -203,8 +203,9 @@ fn device(m: &StepSummary, limits: Option<&DeviceLimits>) -> Qualified {
         uses.push((
             rps / limit,
             format!(
-                "{seen}, {:.0}% of the {limit:.0} measured there",
-                100.0 * rps / limit
+                "{seen}, {:.0}% of the {limit:.0} {}",
+                100.0 * rps / limit,
+                whose(l, "measured there")
             ),
             l.get(if qd < 2.0 {
                 "randread_qd1"
@@ -221,9 +222,10 @@ fn device(m: &StepSummary, limits: Option<&DeviceLimits>) -> Qualified {
             uses.push((
                 x / f.median,
                 format!(
-                    "{x:.0} MiB/s {what}, {:.0}% of the measured {:.0}",
+                    "{x:.0} MiB/s {what}, {:.0}% of the {:.0} {}",
                     100.0 * x / f.median,
-                    f.median
+                    f.median,
+                    whose(l, "measured")
                 ),
                 Some(f),
             ));
@@ -239,6 +241,15 @@ fn device(m: &StepSummary, limits: Option<&DeviceLimits>) -> Qualified {
     }
 }
 
+/// Where a limit comes from: the device profile the run was held to, else the calibration
+/// (`measured`, as the sentence says it).
+fn whose(l: &DeviceLimits, measured: &str) -> String {
+    match &l.profile {
+        Some(p) => format!("device profile {p} allows"),
+        None => measured.to_string(),
+    }
+}
+
 /// Commits against the device's synced-write rate: flushes a second (writes where the kernel
 /// does not count flushes).
 fn commits(m: &StepSummary, limits: Option<&DeviceLimits>) -> Qualified {
@@ -251,10 +262,11 @@ fn commits(m: &StepSummary, limits: Option<&DeviceLimits>) -> Qualified {
     match limits.and_then(|l| Some((l, l.get("syncwrite")?))) {
         Some((l, f)) => Qualified {
             text: format!(
-                "{}: {seen}, {:.0}% of the measured {:.0} synced writes/s",
+                "{}: {seen}, {:.0}% of the {:.0} synced writes/s {}",
                 saturated_or_latency(rate / f.median),
                 100.0 * rate / f.median,
-                f.median
+                f.median,
+                whose(l, "measured")
             ),
             soft: soft(l, f, rate / f.median),
         },

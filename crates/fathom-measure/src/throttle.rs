@@ -1,0 +1,273 @@
+//! A device profile imposed by the kernel (`--device`): a cgroup v1 blkio child group whose
+//! throttle files hold the engine's reads and writes on the data directory's disk to the
+//! profile's IOPS and bandwidth. The engine's processes join it (fathom's own for an embedded
+//! engine, a server's as it starts); dropping it moves them back and removes it. What cgroup
+//! v1 cannot hold is counted, not hidden: writeback of dirty pages is the kernel flusher's, so
+//! a buffered write that is never synced reaches the disk uncapped; `escaped` says how much.
+
+use crate::sample::{diskstats, Device};
+use fathom_schema::result::device::DeviceProfile;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ThrottleError {
+    #[error("--device needs cgroup v1's blkio controller with throttling (`blkio.throttle.read_iops_device`), and this host has none mounted (looked in /proc/self/mountinfo){}", if v2() { "; cgroup v2's io.max is not used by fathom yet" } else { "" })]
+    NoController,
+    #[error("--device: {0} is on no block device listed in /proc/diskstats (tmpfs or overlay?): there is no device to hold to the profile")]
+    NoDevice(PathBuf),
+    #[error("--device: cannot {action} {path}: {cause}; throttling a device needs root (or a blkio group delegated to you)")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        cause: std::io::Error,
+    },
+}
+
+fn v2() -> bool {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .is_ok_and(|m| crate::cgroup::mount_of(&m, "").is_some())
+}
+
+fn io<'a>(
+    action: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(std::io::Error) -> ThrottleError + 'a {
+    move |cause| ThrottleError::Io {
+        action,
+        path: path.to_path_buf(),
+        cause,
+    }
+}
+
+/// The whole disk a device is on: a partition's parent (throttling takes disks only).
+pub fn whole_disk(d: &Device) -> Device {
+    let sys = PathBuf::from(format!("/sys/dev/block/{}:{}", d.major, d.minor));
+    if !sys.join("partition").exists() {
+        return d.clone();
+    }
+    let parent = std::fs::read_to_string(sys.join("../dev")).unwrap_or_default();
+    let numbers = parent.trim().split_once(':').and_then(|(a, b)| {
+        let (major, minor) = (a.parse().ok()?, b.parse().ok()?);
+        let text = crate::sample::read_proc("/proc/diskstats").ok()?;
+        let name = diskstats::device_name(&text, major, minor)?;
+        Some(Device { major, minor, name })
+    });
+    numbers.unwrap_or_else(|| d.clone())
+}
+
+/// The blkio group fathom's groups go under: the caller's own blkio group.
+fn parent_group() -> Result<PathBuf, ThrottleError> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let groups = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let mount = crate::cgroup::mount_of(&mountinfo, "blkio").ok_or(ThrottleError::NoController)?;
+    let own = crate::cgroup::own_group(&groups, "blkio").ok_or(ThrottleError::NoController)?;
+    let parent = mount.join(own.trim_start_matches('/'));
+    if !parent.join("blkio.throttle.read_iops_device").exists() {
+        return Err(ThrottleError::NoController);
+    }
+    Ok(parent)
+}
+
+/// The disk `dir` (or its nearest existing ancestor) is on, checked to be throttleable here:
+/// what `--device` is refused for, found before anything runs.
+pub fn check(dir: &Path) -> Result<Device, ThrottleError> {
+    let parent = parent_group()?;
+    let existing = dir
+        .ancestors()
+        .find(|a| a.exists())
+        .unwrap_or(Path::new("/"));
+    let device = Device::of(existing).ok_or_else(|| ThrottleError::NoDevice(dir.into()))?;
+    let probe = parent.join(format!("fathom-io-{}-check", std::process::id()));
+    std::fs::create_dir(&probe).map_err(io("create", &probe))?;
+    let _ = std::fs::remove_dir(&probe);
+    Ok(whole_disk(&device))
+}
+
+/// Bytes read and written on `disk` through a group, from its `blkio.throttle.io_service_bytes`.
+fn serviced(group: &Path, disk: &Device) -> (u64, u64) {
+    let text =
+        std::fs::read_to_string(group.join("blkio.throttle.io_service_bytes")).unwrap_or_default();
+    let key = format!("{}:{}", disk.major, disk.minor);
+    let mut rw = (0, 0);
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() == 3 && f[0] == key {
+            let n = f[2].parse().unwrap_or(0);
+            match f[1] {
+                "Read" => rw.0 = n,
+                "Write" => rw.1 = n,
+                _ => {}
+            }
+        }
+    }
+    rw
+}
+
+/// Bytes written to `disk` by anyone, from /proc/diskstats.
+fn disk_written(disk: &Device) -> u64 {
+    crate::sample::read_proc("/proc/diskstats")
+        .ok()
+        .and_then(|t| diskstats::parse(&t, disk.major, disk.minor))
+        .map_or(0, |c| c.sectors_written * 512)
+}
+
+/// A live blkio group holding its processes to a device profile.
+#[derive(Debug)]
+pub struct DeviceThrottle {
+    dir: PathBuf,
+    parent: PathBuf,
+    disk: Device,
+    profile: DeviceProfile,
+    /// The disk's bytes written when the group was made.
+    written_before: u64,
+}
+
+impl DeviceThrottle {
+    /// Creates `fathom-io-<pid>` under the caller's blkio group, holds the disk `dir` is on to
+    /// `profile`, and moves `pids` into it.
+    pub fn create(
+        profile: &DeviceProfile,
+        dir: &Path,
+        pids: &[u32],
+    ) -> Result<DeviceThrottle, ThrottleError> {
+        let disk = check(dir)?;
+        let parent = parent_group()?;
+        remove_stale(&parent);
+        let group = parent.join(format!("fathom-io-{}", std::process::id()));
+        if !group.exists() {
+            std::fs::create_dir(&group).map_err(io("create", &group))?;
+        }
+        let throttle = DeviceThrottle {
+            dir: group,
+            parent,
+            written_before: disk_written(&disk),
+            disk,
+            profile: profile.clone(),
+        };
+        let mib = |x: f64| (x * 1048576.0).round() as u64;
+        for (file, limit) in [
+            (
+                "blkio.throttle.read_iops_device",
+                profile.read_iops.round() as u64,
+            ),
+            (
+                "blkio.throttle.write_iops_device",
+                profile.write_iops.round() as u64,
+            ),
+            ("blkio.throttle.read_bps_device", mib(profile.read_mibps)),
+            ("blkio.throttle.write_bps_device", mib(profile.write_mibps)),
+        ] {
+            let path = throttle.dir.join(file);
+            let rule = format!(
+                "{}:{} {}",
+                throttle.disk.major,
+                throttle.disk.minor,
+                limit.max(1)
+            );
+            std::fs::write(&path, rule).map_err(io("write", &path))?;
+        }
+        for pid in pids {
+            throttle.add(*pid)?;
+        }
+        Ok(throttle)
+    }
+
+    /// Moves a process (all its threads) into the group.
+    pub fn add(&self, pid: u32) -> Result<(), ThrottleError> {
+        let procs = self.procs_file();
+        std::fs::write(&procs, pid.to_string()).map_err(io("write", &procs))
+    }
+
+    /// The file a process writes its pid (or 0 for itself) to, to join the group.
+    pub fn procs_file(&self) -> PathBuf {
+        self.dir.join("cgroup.procs")
+    }
+
+    /// The disk held to the profile.
+    pub fn disk(&self) -> &Device {
+        &self.disk
+    }
+
+    /// The profile's limits as steps are judged against them.
+    pub fn limits(&self) -> fathom_schema::result::device::DeviceLimits {
+        let cache =
+            std::fs::read_to_string(format!("/sys/block/{}/queue/write_cache", self.disk.name));
+        let flushes = cache.is_ok_and(|c| c.trim() == "write back");
+        (self.profile).limits(&self.disk.name, self.disk.major, self.disk.minor, flushes)
+    }
+
+    /// How the profile was imposed and what of the disk's writes went around it so far.
+    pub fn describe(&self) -> String {
+        let (read, written) = serviced(&self.dir, &self.disk);
+        let all = disk_written(&self.disk).saturating_sub(self.written_before);
+        let mib = |b: u64| b as f64 / 1048576.0;
+        format!(
+            "blkio group {} held {} ({}:{}) to profile {}: {:.0} MiB read and {:.0} MiB written \
+             through it; the disk took {:.0} MiB of writes in all meanwhile (the kernel's \
+             writeback of dirty pages, and other processes, are not held on cgroup v1)",
+            self.dir.display(),
+            self.disk.name,
+            self.disk.major,
+            self.disk.minor,
+            self.profile.name,
+            mib(read),
+            mib(written),
+            mib(all)
+        )
+    }
+}
+
+impl Drop for DeviceThrottle {
+    fn drop(&mut self) {
+        let procs = std::fs::read_to_string(self.procs_file()).unwrap_or_default();
+        for pid in procs.split_whitespace() {
+            let _ = std::fs::write(self.parent.join("cgroup.procs"), pid);
+        }
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// Removes the `fathom-io-<pid>` groups of processes that no longer exist (a run's process
+/// the kernel killed) under this process's blkio group.
+pub fn remove_stale_groups() {
+    if let Ok(parent) = parent_group() {
+        remove_stale(&parent);
+    }
+}
+
+/// Removes `fathom-io-<pid>` groups left by processes that no longer exist.
+fn remove_stale(parent: &Path) {
+    fathom_api::leftovers::remove_dead(
+        parent,
+        "blkio cgroup",
+        |n| fathom_api::leftovers::pid_after(n, "fathom-io-", None),
+        |p: &Path| std::fs::remove_dir(p),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_a_groups_serviced_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("blkio.throttle.io_service_bytes"),
+            "254:0 Read 8192\n254:0 Write 4096\n254:0 Sync 0\n254:0 Total 12288\n7:1 Read 5\nTotal 12293\n",
+        )
+        .unwrap();
+        let disk = Device {
+            major: 254,
+            minor: 0,
+            name: "vda".into(),
+        };
+        assert_eq!(serviced(dir.path(), &disk), (8192, 4096));
+        let other = Device {
+            major: 8,
+            minor: 0,
+            name: "sda".into(),
+        };
+        assert_eq!(serviced(dir.path(), &other), (0, 0));
+    }
+}
