@@ -70,6 +70,9 @@ const BEFORE_ANYTHING: &[Case] = &[
     case("run --engine null --workload ycsb/workloadc --find-max p99<=5ms", &["--find-max", "timed step", "--duration"]),
     case("run --engine null --workload dbbench --duration -1s", &["--duration", "cannot be negative"]),
     case("run --engine null --workload ycsb/workloadz", &["`ycsb/workloadz`", "ycsb/workloada"]),
+    case("run --engine null --workload dbbench --device gp9", &["--device", "`gp9`", "gp3", "seed-disk-array", "profile file"]),
+    case("run --engine null --workload dbbench --device {dir}/negative.toml", &["--device", "negative.toml", "`read_iops` is -5", "above 0"]),
+    case("run --engine null --workload dbbench --device {dir}/rateless.toml", &["--device", "rateless.toml", "`write_mibps` is missing"]),
 ];
 
 /// Settings and options strings, for every engine (server engines refuse them before starting).
@@ -303,6 +306,19 @@ fn every_malformed_input_is_refused_by_name_without_a_panic() {
     std::fs::write(
         dir.path().join("nameless.toml"),
         "name = \"nameless\"\n[data]\nrecords = 10\n[[phase]]\nname = \"run\"\nduration = \"1s\"\n[phase.mix]\nread = 1\n",
+    )
+    .unwrap();
+    // Device profiles with a negative rate and with one missing.
+    let profile =
+        "name = \"p\"\nread_iops = 100\nwrite_iops = 100\nread_mibps = 10\nwrite_mibps = 10\n";
+    std::fs::write(
+        dir.path().join("negative.toml"),
+        profile.replace("read_iops = 100", "read_iops = -5"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("rateless.toml"),
+        profile.replace("write_mibps = 10\n", ""),
     )
     .unwrap();
     let mut failures = Vec::new();

@@ -6,7 +6,8 @@
 //! Each with `--waits`, read from the report's JSON table; the lock case also with
 //! `--waits=bpf-stacks`, whose verdict names the stack the clients waited in.
 //!
-//! Why the device is held back (a cgroup's block IO throttle, as root): this VM's virtio disk,
+//! Why the device is held back (a device profile, `--device`: a cgroup's block IO throttle, as
+//! root): this VM's virtio disk,
 //! cached by its host, answers a 4 KiB read in about 30 µs, while submitting it costs the
 //! reading thread about as much CPU (the virtio notify traps to the host: `iowrite16` is half
 //! of such a step's profile), so unthrottled O_DIRECT reads read "device and engine cpu" here
@@ -16,7 +17,6 @@ mod common;
 
 use common::*;
 use serde_json::Value;
-use std::path::Path;
 
 /// One case at a time: two at once on a 2-core host disturb each other.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -42,47 +42,28 @@ fn bound_with(
     (row, dir)
 }
 
-/// The whole disk (`major:minor`) holding `dir`: block IO throttles take disks, not partitions.
-fn disk_of(dir: &Path) -> String {
-    fathom_measure::sample::Device::of(dir)
-        .and_then(|d| fathom_measure::sample::identity::disk_numbers(&d.name))
-        .unwrap_or_else(|| panic!("{}: on no block device: cannot throttle it", dir.display()))
-}
-
-/// Runs `args` with `--waits` in a cgroup (v1) whose block IO on the scratch directory's disk
-/// is held to `limit` (`read_iops_device` or `write_iops_device` and the figure), and returns
-/// the bound row of `step`.
+/// Runs `args` with `--waits` under a device profile holding the scratch directory's disk to
+/// `read_iops` reads and `write_iops` writes a second (`--device`, as root), and returns the
+/// bound row of `step`.
 fn bound_on_a_slow_device(
     args: &str,
     step: &str,
-    limit: (&str, u32),
+    (read_iops, write_iops): (u32, u32),
 ) -> serde_json::Map<String, Value> {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = scratch();
     let results = dir.path().join("results");
-    let blkio = Path::new("/sys/fs/cgroup/blkio");
-    assert!(
-        blkio.join("blkio.throttle.read_iops_device").exists(),
-        "no cgroup v1 block IO controller at {}: cannot hold the device back",
-        blkio.display()
-    );
-    let group = blkio.join(format!("fathom-bounds-{}", std::process::id()));
-    std::fs::create_dir_all(&group).unwrap();
-    let throttle = group.join(format!("blkio.throttle.{}", limit.0));
-    std::fs::write(&throttle, format!("{} {}", disk_of(dir.path()), limit.1))
-        .unwrap_or_else(|e| panic!("{}: {e}", throttle.display()));
-    let line = format!(
-        "echo $$ > {}/cgroup.procs && exec {} run {args} --waits --results {}",
-        group.display(),
-        env!("CARGO_BIN_EXE_fathom"),
-        results.display()
-    );
-    let out = std::process::Command::new("sh")
-        .args(["-c", &line])
-        .output()
-        .unwrap();
-    let _ = std::fs::remove_dir(&group);
-    ok(&out);
+    let profile = dir.path().join("slow.toml");
+    std::fs::write(
+        &profile,
+        format!(
+            "name = \"slow\"\nread_iops = {read_iops}\nwrite_iops = {write_iops}\n\
+             read_mibps = 1000\nwrite_mibps = 1000\n"
+        ),
+    )
+    .unwrap();
+    let device = format!("--device {}", profile.display());
+    ok(&run(&format!("{args} {device} --waits"), &results));
     let row = table_row(&report_json(&results), "bound", step);
     println!("{step}: {row:?}");
     row
@@ -130,7 +111,7 @@ fn direct_reads_past_a_small_cache_are_bound_by_the_device() {
          --param num_keys=200000 --param steps=fillseq,flush,readrandom --duration 3s \
          --clients 1",
         "readrandom",
-        ("read_iops_device", 2000),
+        (2000, 100_000),
     );
     assert_bound(&row, "device", "");
     assert!(
@@ -151,7 +132,7 @@ fn writes_with_a_sync_each_are_bound_by_commits() {
         "--engine rocksdb --set sync=true --workload dbbench --param num_keys=20000 \
          --param steps=fillseq,overwrite --duration 3s --clients 1",
         "overwrite",
-        ("write_iops_device", 1000),
+        (100_000, 1000),
     );
     assert_bound(&row, "commits", "");
     assert!(row["why"].as_str().unwrap().contains("/s"), "{row:?}");

@@ -41,18 +41,17 @@ fn io<'a>(
 
 /// The whole disk a device is on: a partition's parent (throttling takes disks only).
 pub fn whole_disk(d: &Device) -> Device {
-    let sys = PathBuf::from(format!("/sys/dev/block/{}:{}", d.major, d.minor));
-    if !sys.join("partition").exists() {
-        return d.clone();
-    }
-    let parent = std::fs::read_to_string(sys.join("../dev")).unwrap_or_default();
-    let numbers = parent.trim().split_once(':').and_then(|(a, b)| {
-        let (major, minor) = (a.parse().ok()?, b.parse().ok()?);
-        let text = crate::sample::read_proc("/proc/diskstats").ok()?;
-        let name = diskstats::device_name(&text, major, minor)?;
-        Some(Device { major, minor, name })
+    let whole = crate::sample::identity::disk_dir(&d.name).and_then(|dir| {
+        let name = dir.file_name()?.to_string_lossy().into_owned();
+        let numbers = std::fs::read_to_string(dir.join("dev")).ok()?;
+        let (major, minor) = numbers.trim().split_once(':')?;
+        Some(Device {
+            major: major.parse().ok()?,
+            minor: minor.parse().ok()?,
+            name,
+        })
     });
-    numbers.unwrap_or_else(|| d.clone())
+    whole.unwrap_or_else(|| d.clone())
 }
 
 /// The blkio group fathom's groups go under: the caller's own blkio group.

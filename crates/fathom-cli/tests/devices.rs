@@ -1,0 +1,177 @@
+//! Device profiles (`--device`), end to end as root: `fathom calibrate` under a profile reads
+//! the profile's IOPS and bandwidth back from fio; an embedded engine (RocksDB reading with
+//! O_DIRECT past a 1 MiB cache) and a server fathom starts (InnoDB, its buffer pool far smaller
+//! than the table) read from the device at the profile's rate and no faster, and each step's
+//! bound names the device against the profile's limit.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+
+/// One at a time: two throttled runs at once share the disk and the cores.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Writes a profile file of these rates into `dir` and returns its path.
+fn profile(
+    dir: &Path,
+    read_iops: u32,
+    write_iops: u32,
+    read_mibps: u32,
+    write_mibps: u32,
+) -> String {
+    let path = dir.join("profile.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"test-volume\"\nsource = \"made up for the test\"\nread_iops = {read_iops}\n\
+             write_iops = {write_iops}\nread_mibps = {read_mibps}\nwrite_mibps = {write_mibps}\n"
+        ),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+fn within(measured: f64, wanted: f64, share: f64) -> bool {
+    (measured / wanted - 1.0).abs() <= share
+}
+
+/// The figures `calibrate` printed: `name median unit low high` lines.
+fn figures(stdout: &str) -> Vec<(String, f64)> {
+    stdout
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 5).then(|| Some((f[0].to_string(), f[1].parse().ok()?)))?
+        })
+        .collect()
+}
+
+#[test]
+fn calibrate_reads_a_profiles_rates_back() {
+    if !needs_root("calibrate_reads_a_profiles_rates_back") {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = scratch();
+    let file = profile(dir.path(), 1500, 1200, 40, 30);
+    let results = dir.path().join("results");
+    let out = fathom(&[
+        "calibrate",
+        "--results",
+        results.to_str().unwrap(),
+        "--device",
+        &file,
+        "--seconds",
+        "3",
+        "--repeats",
+        "1",
+        "--size-mib",
+        "256",
+    ]);
+    let text = ok(&out);
+    let got = figures(&text);
+    // A synced write is the write and, on a disk with a volatile cache, the flush after it:
+    // two requests the throttle counts.
+    let cache = std::fs::read_dir("/sys/block").unwrap().flatten().any(|d| {
+        std::fs::read_to_string(d.path().join("queue/write_cache"))
+            .is_ok_and(|c| c.trim() == "write back")
+    });
+    let synced = if cache { 600.0 } else { 1200.0 };
+    let wanted = [
+        ("randread_qd1", 1500.0),
+        ("randread_qd4", 1500.0),
+        ("randread_qd32", 1500.0),
+        ("seqread", 40.0),
+        ("seqwrite", 30.0),
+        ("syncwrite", synced),
+    ];
+    for (name, want) in wanted {
+        let (_, x) = got
+            .iter()
+            .find(|(n, _)| n == name)
+            .unwrap_or_else(|| panic!("no {name} in:\n{text}"));
+        assert!(
+            within(*x, want, 0.10),
+            "{name}: {x} under the profile, not within 10% of {want}:\n{text}"
+        );
+    }
+    assert!(
+        !results.join("device.json").exists(),
+        "a profile's calibration is kept nowhere"
+    );
+}
+
+/// Runs `args` under a profile holding reads to `read_iops` and returns the run's record of
+/// `step` and its bound row.
+fn held_step(args: &str, read_iops: u32, step: &str) -> (Value, serde_json::Map<String, Value>) {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = scratch();
+    let file = profile(dir.path(), read_iops, 100_000, 1000, 1000);
+    let results = dir.path().join("results");
+    ok(&run(&format!("{args} --device {file} --waits"), &results));
+    let run = results.join(&run_dirs(&results)[0]);
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+    assert_eq!(manifest["setup"]["device_profile"]["name"], "test-volume");
+    assert_eq!(manifest["host"]["device_limits"]["profile"], "test-volume");
+    let held = manifest["host"]["device_throttle"].as_str().unwrap();
+    assert!(held.contains("held") && held.contains("MiB read"), "{held}");
+    let steps = std::fs::read_dir(run.join("steps")).unwrap();
+    let record = steps
+        .flatten()
+        .find(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .ends_with(&format!("-{step}.json"))
+        })
+        .unwrap_or_else(|| panic!("no record of {step}"));
+    let record: Value =
+        serde_json::from_str(&std::fs::read_to_string(record.path()).unwrap()).unwrap();
+    let row = table_row(&report_json(&results), "bound", step);
+    println!("{step}: rps {} {row:?}", record["host"]["rps"]);
+    (record, row)
+}
+
+/// The step read from the device at the profile's rate: no faster, and near it (the step is
+/// made to want more).
+fn assert_held(record: &Value, row: &serde_json::Map<String, Value>, read_iops: f64) {
+    let rps = f(&record["host"]["rps"]);
+    assert!(
+        rps <= read_iops * 1.10 && rps >= read_iops * 0.80,
+        "{rps} reads/s under a profile of {read_iops}"
+    );
+    assert_eq!(row["bound"], "device", "{row:?}");
+    let why = row["why"].as_str().unwrap();
+    assert!(why.contains("device profile test-volume allows"), "{why}");
+}
+
+#[test]
+fn an_embedded_engine_reads_at_the_profiles_rate() {
+    if !needs_root("an_embedded_engine_reads_at_the_profiles_rate") {
+        return;
+    }
+    let (record, row) = held_step(
+        "--engine rocksdb --set o_direct=reads --set cache_size=1m --workload dbbench \
+         --param num_keys=200000 --param steps=fillseq,flush,readrandom --duration 4s \
+         --clients 2",
+        1000,
+        "readrandom",
+    );
+    assert_held(&record, &row, 1000.0);
+}
+
+#[test]
+fn a_server_fathom_starts_reads_at_the_profiles_rate() {
+    if !needs_root("a_server_fathom_starts_reads_at_the_profiles_rate") {
+        return;
+    }
+    let (record, row) = held_step(
+        "--engine innodb --set cache_size=8m --workload sysbench --param table_size=200000 \
+         --param rand_type=uniform --duration 5s --clients 4",
+        400,
+        "oltp_point_select",
+    );
+    assert_held(&record, &row, 400.0);
+}
