@@ -175,8 +175,23 @@ fn qualify(name: &str, m: &StepSummary, limits: Option<&DeviceLimits>) -> Qualif
              its flushes or compactions fall behind; SQLite's busy handler waiting out a lock)"
                 .into(),
         ),
-        _ => Qualified::plain("latency-bound: waits --waits does not name".into()),
+        _ => unnamed_waits(m, limits),
     }
+}
+
+/// Time off a CPU nothing named: said as such, with the device's state where it was at its
+/// limit meanwhile (on kernels whose per-thread IO delay is unreliable, `--waits` is what
+/// names a wait for the device).
+fn unnamed_waits(m: &StepSummary, limits: Option<&DeviceLimits>) -> Qualified {
+    let plain = "latency-bound: waits --waits does not name";
+    let d = device(m, limits);
+    if d.text.starts_with("saturated") {
+        return Qualified {
+            text: format!("{plain}; meanwhile the device was {}", d.text),
+            soft: d.soft,
+        };
+    }
+    Qualified::plain(plain.into())
 }
 
 fn saturated_or_latency(util: f64) -> &'static str {
@@ -345,6 +360,38 @@ mod tests {
             virtual_disk,
             ..DeviceLimits::default()
         }
+    }
+
+    /// Time off a CPU that nothing named, while the device was at a profile's limit: the
+    /// bound stays unnamed, and says where the device was.
+    #[test]
+    fn unnamed_waits_say_the_device_was_at_a_profiles_limit() {
+        let mut m = step(0.2, 0.0, 9.8);
+        m.host.rps = Some(1_195.0);
+        m.host.aqu_sz = Some(0.1);
+        let profile = fathom_schema::result::device::DeviceProfile {
+            name: "seed-disk-array".into(),
+            read_iops: 1200.0,
+            write_iops: 1200.0,
+            read_mibps: 858.0,
+            write_mibps: 858.0,
+            ..Default::default()
+        };
+        let l = profile.limits("vda", 254, 0, true);
+        let v = judge(&[&m], &m, Some(&l)).unwrap();
+        let q = v.qualifier.unwrap();
+        assert!(
+            q.starts_with("latency-bound: waits --waits does not name; meanwhile the device was saturated: 1195 reads/s")
+                && q.contains("device profile seed-disk-array allows"),
+            "{q}"
+        );
+        // Far below the limit, nothing is said of the device.
+        m.host.rps = Some(100.0);
+        let v = judge(&[&m], &m, Some(&l)).unwrap();
+        assert_eq!(
+            v.qualifier.unwrap(),
+            "latency-bound: waits --waits does not name"
+        );
     }
 
     #[test]
