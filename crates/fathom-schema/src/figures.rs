@@ -6,7 +6,8 @@
 //! figure is one entry here plus the sampler that fills its field.
 
 use crate::latency::Latency;
-use crate::result::{DbGb, IntervalRecord, PerOp, StepSummary};
+use crate::result::device::DeviceLimits;
+use crate::result::{DbGb, HostRates, IntervalRecord, PerOp, StepSummary};
 use crate::table::{Cell, Style};
 
 /// Which way a figure gets worse.
@@ -35,11 +36,17 @@ pub struct View<'a> {
     pub harness_us: Option<f64>,
     /// The host's cores, for the seeds' vmstat unit.
     pub cores: Option<usize>,
+    /// The step's device rates and the limits they are judged against (a step only).
+    pub device: Option<(&'a HostRates, &'a DeviceLimits)>,
 }
 
 impl<'a> View<'a> {
-    /// A step's figures on a host of `cores`.
-    pub fn of_step(s: &'a StepSummary, cores: Option<usize>) -> View<'a> {
+    /// A step's figures on a host of `cores` whose device has `limits`.
+    pub fn of_step(
+        s: &'a StepSummary,
+        cores: Option<usize>,
+        limits: Option<&'a DeviceLimits>,
+    ) -> View<'a> {
         View {
             whole_step: true,
             ops_known: s.ops > 0,
@@ -51,6 +58,7 @@ impl<'a> View<'a> {
             w_amp: s.engine_stats.w_amp,
             harness_us: harness_us(s),
             cores,
+            device: limits.map(|l| (&s.host, l)),
         }
     }
 
@@ -67,6 +75,7 @@ impl<'a> View<'a> {
             w_amp: None,
             harness_us: None,
             cores: None,
+            device: None,
         }
     }
 }
@@ -159,7 +168,7 @@ impl StepFigure {
 
     /// Its value in a step.
     pub fn of_step(&self, s: &StepSummary) -> Option<f64> {
-        self.of(&View::of_step(s, None))
+        self.of(&View::of_step(s, None, None))
     }
 
     /// Its cell in `v`'s row.
@@ -263,6 +272,15 @@ pub const FIGURES: &[StepFigure] = &[
             "KB",
             "KB written to the device per operation: writes count when the kernel writes pages back or the engine syncs",
             |v| v.per_op.write_kb,
+        )
+    },
+    StepFigure {
+        needs_ops: true,
+        ..StepFigure::new(
+            "dev%",
+            "%",
+            "how near the device came to its limit: the largest of its reads a second against its IOPS at the step's queue depth and its MiB/s read and written against its sequential rates, the limits a device profile's (--device) or fathom calibrate's; empty where the device has neither",
+            |v| v.device.and_then(|(h, l)| l.utilisation(h)).map(|u| 100.0 * u),
         )
     },
     StepFigure {

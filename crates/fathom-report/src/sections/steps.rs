@@ -5,6 +5,7 @@
 use crate::section::Input;
 use fathom_schema::figures::{View, FIGURES};
 use fathom_schema::group::{median_step, Series};
+use fathom_schema::result::device::DeviceLimits;
 use fathom_schema::result::StepSummary;
 use fathom_schema::table::{Cell, Style, Table};
 use fathom_stats::verdict::cv;
@@ -41,15 +42,17 @@ pub(crate) fn disturbed(repeats: &[&StepSummary]) -> bool {
 
 /// A step's row; `spread` is the coefficient of variation of its ops/s over the repeats, and
 /// `disturbed` marks it `!` (another process used the host during a repeat) in a column of its
-/// own, so the step's name stays a key in csv and json. `cores` is the host's.
+/// own, so the step's name stays a key in csv and json. `cores` is the host's, `limits` its
+/// device's.
 fn row(
     label: &str,
     s: &StepSummary,
     spread: Option<f64>,
     disturbed: bool,
     cores: Option<usize>,
+    limits: Option<&DeviceLimits>,
 ) -> Vec<Cell> {
-    let view = View::of_step(s, cores);
+    let view = View::of_step(s, cores, limits);
     let mut out = vec![
         match s.interrupted {
             true => Cell::Text(format!("{}*", s.step)),
@@ -81,8 +84,13 @@ pub fn table(input: &Input) -> Table {
                 let label = s.label(&input.series);
                 let ops: Vec<f64> = repeats.iter().map(|r| r.ops_per_sec).collect();
                 let disturbed = disturbed(&repeats);
-                let cores = s.runs.first().map(|r| r.manifest.host.cores);
-                let mut row = row(&label, &median_step(&repeats), cv(&ops), disturbed, cores);
+                let host = s.runs.first().map(|r| &r.manifest.host);
+                let (cores, limits) = (
+                    host.map(|h| h.cores),
+                    host.and_then(|h| h.device_limits.as_ref()),
+                );
+                let median = median_step(&repeats);
+                let mut row = row(&label, &median, cv(&ops), disturbed, cores, limits);
                 // A profiled step's name links to its flame graph on the page.
                 if repeats.iter().any(|r| r.profile.is_some()) {
                     row[0] = Cell::Link(
@@ -158,6 +166,6 @@ mod tests {
             ops: 1,
             ..StepSummary::default()
         };
-        assert_eq!(row("a", &s, None, false, None).len(), columns.len());
+        assert_eq!(row("a", &s, None, false, None, None).len(), columns.len());
     }
 }

@@ -123,7 +123,7 @@ pub fn steps(run: &LoadedRun, id: &str) -> anyhow::Result<Vec<Vec<Value>>> {
     run.steps
         .iter()
         .map(|s| {
-            let view = View::of_step(s, cores);
+            let view = View::of_step(s, cores, run.manifest.host.device_limits.as_ref());
             let mut row = vec![
                 Value::text(id),
                 Value::Int(Some(s.index as i64)),

@@ -59,6 +59,38 @@ pub struct DeviceLimits {
     pub profile: Option<String>,
 }
 
+/// What a step's use of a device limit is of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Used {
+    /// Read requests a second.
+    Reads,
+    /// MiB read a second.
+    Read,
+    /// MiB written a second.
+    Written,
+}
+
+/// A step's use of one device limit.
+#[derive(Clone, Debug)]
+pub struct DeviceUse<'a> {
+    pub what: Used,
+    pub seen: f64,
+    pub limit: f64,
+    /// The limit's figure, where one holds it.
+    pub figure: Option<&'a Figure>,
+}
+
+impl DeviceUse<'_> {
+    /// The use as a share of the limit.
+    pub fn share(&self) -> f64 {
+        if self.limit > 0.0 {
+            self.seen / self.limit
+        } else {
+            0.0
+        }
+    }
+}
+
 /// A figure whose repeats spread wider than this share of its median is soft.
 const SOFT_SPREAD: f64 = 0.25;
 
@@ -72,6 +104,47 @@ impl DeviceLimits {
     /// spread wide.
     pub fn soft(&self, figure: &Figure) -> bool {
         self.virtual_disk || figure.spread() > SOFT_SPREAD
+    }
+
+    /// How near a step came to each limit: random reads against the IOPS at its queue depth,
+    /// read and written bandwidth against the sequential limits.
+    pub fn uses(&self, h: &super::HostRates) -> Vec<DeviceUse<'_>> {
+        let (rps, qd) = (h.rps.unwrap_or(0.0), h.aqu_sz.unwrap_or(1.0));
+        let mut out = Vec::new();
+        if let Some(limit) = self.iops_limit(qd) {
+            let name = if qd < 2.0 {
+                "randread_qd1"
+            } else {
+                "randread_qd4"
+            };
+            out.push(DeviceUse {
+                what: Used::Reads,
+                seen: rps,
+                limit,
+                figure: self.get(name),
+            });
+        }
+        for (mibps, figure, what) in [
+            (h.rmbps, "seqread", Used::Read),
+            (h.wmbps, "seqwrite", Used::Written),
+        ] {
+            if let (Some(x), Some(f)) = (mibps, self.get(figure)) {
+                out.push(DeviceUse {
+                    what,
+                    seen: x,
+                    limit: f.median,
+                    figure: Some(f),
+                });
+            }
+        }
+        out
+    }
+
+    /// The step's nearest approach to a limit, as a share of it (the step table's `dev%`).
+    pub fn utilisation(&self, h: &super::HostRates) -> Option<f64> {
+        (self.uses(h).iter())
+            .map(DeviceUse::share)
+            .max_by(f64::total_cmp)
     }
 
     /// The IOPS at queue depth `qd`, interpolated between the measured depths.

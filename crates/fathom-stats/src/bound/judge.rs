@@ -6,7 +6,7 @@
 //! margin, unexplained time, disturbance, a soft device limit or repeats that disagree.
 
 use super::{mean_shares, shares_of, Bound, Confidence, Share, RULE};
-use fathom_schema::result::device::DeviceLimits;
+use fathom_schema::result::device::{DeviceLimits, Used};
 use fathom_schema::result::StepSummary;
 
 /// A share of a resource's limit at or above which the resource counts as saturated.
@@ -213,39 +213,30 @@ fn device(m: &StepSummary, limits: Option<&DeviceLimits>) -> Qualified {
             "{seen}; the device is not calibrated (fathom calibrate)"
         ));
     };
-    let mut uses: Vec<(f64, String, Option<&fathom_schema::result::device::Figure>)> = Vec::new();
-    if let Some(limit) = l.iops_limit(qd) {
-        uses.push((
-            rps / limit,
-            format!(
-                "{seen}, {:.0}% of the {limit:.0} {}",
-                100.0 * rps / limit,
-                whose(l, "measured there")
-            ),
-            l.get(if qd < 2.0 {
-                "randread_qd1"
-            } else {
-                "randread_qd4"
-            }),
-        ));
-    }
-    for (mbps, figure, what) in [
-        (h.rmbps, "seqread", "read"),
-        (h.wmbps, "seqwrite", "written"),
-    ] {
-        if let (Some(x), Some(f)) = (mbps, l.get(figure)) {
-            uses.push((
-                x / f.median,
-                format!(
-                    "{x:.0} MiB/s {what}, {:.0}% of the {:.0} {}",
-                    100.0 * x / f.median,
-                    f.median,
-                    whose(l, "measured")
-                ),
-                Some(f),
-            ));
-        }
-    }
+    let mut uses: Vec<(f64, String, Option<&fathom_schema::result::device::Figure>)> =
+        (l.uses(h).into_iter())
+            .map(|u| {
+                let (share, x, limit) = (u.share(), u.seen, u.limit);
+                let text = match u.what {
+                    Used::Reads => format!(
+                        "{seen}, {:.0}% of the {limit:.0} {}",
+                        100.0 * share,
+                        whose(l, "measured there")
+                    ),
+                    Used::Read | Used::Written => format!(
+                        "{x:.0} MiB/s {}, {:.0}% of the {limit:.0} {}",
+                        if u.what == Used::Read {
+                            "read"
+                        } else {
+                            "written"
+                        },
+                        100.0 * share,
+                        whose(l, "measured")
+                    ),
+                };
+                (share, text, u.figure)
+            })
+            .collect();
     uses.sort_by(|a, b| b.0.total_cmp(&a.0));
     match uses.into_iter().next() {
         Some((util, evidence, figure)) => Qualified {
