@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ThrottleError {
-    #[error("--device needs cgroup v1's blkio controller with throttling (`blkio.throttle.read_iops_device`), and this host has none mounted (looked in /proc/self/mountinfo){}", if v2() { "; cgroup v2's io.max is not used by fathom yet" } else { "" })]
+    #[error("a device profile needs cgroup v1's blkio controller with throttling (`blkio.throttle.read_iops_device`), and this host has none mounted (looked in /proc/self/mountinfo){}", if v2() { "; cgroup v2's io.max is not used by fathom yet" } else { "" })]
     NoController,
-    #[error("--device: {0} is on no block device listed in /proc/diskstats (tmpfs or overlay?): there is no device to hold to the profile")]
+    #[error("{0} is on no block device listed in /proc/diskstats (tmpfs or overlay?): there is no device to hold to the profile")]
     NoDevice(PathBuf),
-    #[error("--device: cannot {action} {path}: {cause}; throttling a device needs root (or a blkio group delegated to you)")]
+    #[error("cannot {action} {path}: {cause}; throttling a device needs root (or a blkio group delegated to you)")]
     Io {
         action: &'static str,
         path: PathBuf,
