@@ -33,6 +33,9 @@ pub struct CalibrateArgs {
 }
 
 pub fn run(args: &CalibrateArgs) -> anyhow::Result<()> {
+    if !(args.seconds > 0.0 && args.repeats > 0 && args.size_mib > 0) {
+        anyhow::bail!("--seconds, --repeats and --size-mib: each more than 0");
+    }
     // The results directory is made first, as `run` makes its own: a measurement must not end
     // with nowhere to keep it.
     std::fs::create_dir_all(&args.results)
@@ -66,9 +69,6 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<()> {
             return Ok(());
         }
     }
-    if !(args.seconds > 0.0 && args.repeats > 0 && args.size_mib > 0) {
-        anyhow::bail!("--seconds, --repeats and --size-mib: each more than 0");
-    }
     eprintln!(
         "calibrate: {} ({}) in {}, {} s x {} of each figure",
         device.name,
@@ -77,25 +77,27 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<()> {
         args.seconds,
         args.repeats
     );
-    let limits = Calibration {
-        dir: &dir,
-        seconds_each: args.seconds,
-        repeats: args.repeats,
-        file_mib: args.size_mib,
-    }
-    .run(|f: &Figure| eprintln!("  {:<14} {:>10.0} {}", f.name, f.median, f.unit))?;
+    let limits = calibration(args, &dir)
+        .run(|f: &Figure| eprintln!("  {:<14} {:>10.0} {}", f.name, f.median, f.unit))?;
     print(&limits);
     file.keep(limits, &path)?;
     eprintln!("kept in {}", path.display());
     Ok(())
 }
 
+/// The fio runs `args` ask for, in `dir`.
+fn calibration<'a>(args: &CalibrateArgs, dir: &'a std::path::Path) -> Calibration<'a> {
+    Calibration {
+        dir,
+        seconds_each: args.seconds,
+        repeats: args.repeats,
+        file_mib: args.size_mib,
+    }
+}
+
 /// `--device`: the calibration's fio runs held to a profile (fathom joins its group, so fio
 /// does too), printed beside the profile's own figures, kept nowhere.
 fn under_profile(args: &CalibrateArgs, given: &str, dir: &std::path::Path) -> anyhow::Result<()> {
-    if !(args.seconds > 0.0 && args.repeats > 0 && args.size_mib > 0) {
-        anyhow::bail!("--seconds, --repeats and --size-mib: each more than 0");
-    }
     let profile = fathom_run::device_profile::find(given, std::path::Path::new("."), "--device")?;
     let throttle =
         fathom_measure::throttle::DeviceThrottle::create(&profile, dir, &[std::process::id()])?;
@@ -108,13 +110,7 @@ fn under_profile(args: &CalibrateArgs, given: &str, dir: &std::path::Path) -> an
         args.repeats
     );
     let expected = throttle.limits();
-    let limits = Calibration {
-        dir,
-        seconds_each: args.seconds,
-        repeats: args.repeats,
-        file_mib: args.size_mib,
-    }
-    .run(|f: &Figure| {
+    let limits = calibration(args, dir).run(|f: &Figure| {
         let want = expected.get(&f.name).map_or(f64::NAN, |e| e.median);
         eprintln!(
             "  {:<14} {:>10.0} {:<6} profile {:>8.0} ({:+.1}%)",

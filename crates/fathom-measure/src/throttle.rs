@@ -71,14 +71,19 @@ fn parent_group() -> Result<PathBuf, ThrottleError> {
 /// what `--device` is refused for, found before anything runs.
 pub fn check(dir: &Path) -> Result<Device, ThrottleError> {
     let parent = parent_group()?;
-    let existing = dir
-        .ancestors()
-        .find(|a| a.exists())
-        .unwrap_or(Path::new("/"));
-    let device = Device::of(existing).ok_or_else(|| ThrottleError::NoDevice(dir.into()))?;
+    let disk = disk_of(dir)?;
     let probe = parent.join(format!("fathom-io-{}-check", std::process::id()));
     std::fs::create_dir(&probe).map_err(io("create", &probe))?;
     let _ = std::fs::remove_dir(&probe);
+    Ok(disk)
+}
+
+/// The whole disk `dir` (or its nearest existing ancestor) is on.
+fn disk_of(dir: &Path) -> Result<Device, ThrottleError> {
+    let existing = (dir.ancestors())
+        .find(|a| a.exists())
+        .unwrap_or(Path::new("/"));
+    let device = Device::of(existing).ok_or_else(|| ThrottleError::NoDevice(dir.into()))?;
     Ok(whole_disk(&device))
 }
 
@@ -129,8 +134,8 @@ impl DeviceThrottle {
         dir: &Path,
         pids: &[u32],
     ) -> Result<DeviceThrottle, ThrottleError> {
-        let disk = check(dir)?;
         let parent = parent_group()?;
+        let disk = disk_of(dir)?;
         remove_stale(&parent);
         let group = parent.join(format!("fathom-io-{}", std::process::id()));
         if !group.exists() {

@@ -126,15 +126,14 @@ pub(crate) fn run_here(
     let limit = memory_limit(spec, handed)?;
     let throttle = device_throttle(spec, &data.path)?;
     let groups = (limit.iter().map(MemoryLimit::procs_file))
-        .chain(throttle.iter().map(DeviceThrottle::procs_file))
-        .collect();
+        .chain(throttle.iter().map(DeviceThrottle::procs_file));
     let mut engine = OpenEngine::open(
         spec.setup.engine,
         EngineConfig {
             data_dir: data.path.clone(),
             options: spec.setup.options.clone(),
             settings: spec.setup.settings.clone(),
-            groups,
+            groups: groups.collect(),
             stop: place.stop.clone(),
         },
     )?;
@@ -152,13 +151,7 @@ pub(crate) fn run_here(
         sampler.device().map(|d| d.name.as_str()),
         limit.as_ref().map(MemoryLimit::describe),
     );
-    host.device_limits = match &throttle {
-        // Judged against the profile's limits, not the disk's own.
-        Some(t) => Some(t.limits()),
-        None => sampler.device().and_then(|d| {
-            fathom_measure::device::kept_for(&place.results, d, host.disk_model.as_deref())
-        }),
-    };
+    host.device_limits = judged_limits(throttle.as_ref(), &sampler, place, &host);
     let mut manifest = manifest(spec, workload.params(), target, host, place);
     run_dir.write_manifest(&manifest)?;
     observer.run_started(&manifest, spec, &run_dir.path);
@@ -180,8 +173,12 @@ pub(crate) fn run_here(
     let result = steps
         .run(observer)
         .map_err(|e| explain_failure(e, engine.get(), limit.as_ref(), &dirs));
-    finish(&mut manifest, &result, limit.as_ref(), &place.stop);
-    manifest.host.device_throttle = throttle.as_ref().map(DeviceThrottle::describe);
+    finish(
+        &mut manifest,
+        &result,
+        (limit.as_ref(), throttle.as_ref()),
+        &place.stop,
+    );
     let saved = run_dir.write_manifest(&manifest);
     engine.close();
     drop(limit);
@@ -222,6 +219,22 @@ fn device_throttle(spec: &RunSpec, data: &Path) -> anyhow::Result<Option<DeviceT
         .map(|p| DeviceThrottle::create(p, data, pids))
         .transpose()
         .context("--device")
+}
+
+/// The limits the run's steps are judged against: a device profile's, else what `fathom
+/// calibrate` kept for the data directory's device.
+fn judged_limits(
+    throttle: Option<&DeviceThrottle>,
+    sampler: &Sampler,
+    place: &Place,
+    host: &HostFacts,
+) -> Option<fathom_schema::result::device::DeviceLimits> {
+    match throttle {
+        Some(t) => Some(t.limits()),
+        None => sampler.device().and_then(|d| {
+            fathom_measure::device::kept_for(&place.results, d, host.disk_model.as_deref())
+        }),
+    }
 }
 
 /// `--profile`'s profiler of the run's processes; perf leaves an embedded engine's memory
@@ -313,7 +326,7 @@ fn effective_options(
 fn finish(
     manifest: &mut RunManifest,
     result: &anyhow::Result<()>,
-    limit: Option<&MemoryLimit>,
+    (limit, throttle): (Option<&MemoryLimit>, Option<&DeviceThrottle>),
     stop: &Stop,
 ) {
     manifest.finished_at = Some(now_utc());
@@ -328,6 +341,7 @@ fn finish(
             manifest.host.memory_limit = Some(format!("{} (peak {peak} bytes)", l.describe()));
         }
     }
+    manifest.host.device_throttle = throttle.map(DeviceThrottle::describe);
 }
 
 /// What a step's failure says about where, when `dirs` (named directories) ran out of space.
