@@ -9,6 +9,7 @@ extern crate self as fathom_api;
 pub mod capability;
 pub mod combine;
 pub mod doc;
+pub mod events;
 pub mod family;
 pub mod kind;
 pub mod knobs;

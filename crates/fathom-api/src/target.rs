@@ -124,4 +124,15 @@ pub trait Target: Send + Sync {
     fn notes(&self) -> Vec<String> {
         Vec::new()
     }
+    /// What the engine did in the background between two moments (Unix microseconds), from
+    /// its own account, oldest first; engines that keep none say nothing.
+    fn events(&self, from_us: u64, to_us: u64) -> Vec<crate::events::EngineEvent> {
+        let _ = (from_us, to_us);
+        Vec::new()
+    }
+    /// Whether `events` tells anything (an engine without an account of its background work
+    /// says so, rather than seeming to have done nothing).
+    fn keeps_events(&self) -> bool {
+        false
+    }
 }

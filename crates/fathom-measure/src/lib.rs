@@ -9,6 +9,7 @@ pub mod driver;
 pub mod merge;
 pub mod recorder;
 pub mod sample;
+pub mod slow;
 pub mod throttle;
 pub mod tick;
 pub mod unwind;

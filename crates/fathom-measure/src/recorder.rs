@@ -2,6 +2,8 @@
 //! its `Recorder` outright (no lock, no atomics on the hot path) and hands a copy to the driver
 //! at each interval boundary, where copies are merged.
 
+use crate::slow::SlowOps;
+use crate::tick::Tick;
 use fathom_api::kind::{Done, StepKinds, UndeclaredKind};
 use hdrhistogram::Histogram;
 
@@ -107,6 +109,10 @@ pub struct Recorder {
     pub kinds: Vec<KindRecord>,
     /// Open loop: the wait from each operation's intended start to when a client began it, ns.
     pub queue: Histogram<u64>,
+    /// The slowest operations of each kind.
+    pub slow: SlowOps,
+    /// The client whose operations these are (0 for a merge of several).
+    pub client: u32,
 }
 
 impl Clone for Recorder {
@@ -115,6 +121,8 @@ impl Clone for Recorder {
         Recorder {
             kinds: self.kinds.clone(),
             queue: self.queue.clone(),
+            slow: self.slow.clone(),
+            client: self.client,
         }
     }
 }
@@ -131,7 +139,16 @@ impl Recorder {
         Recorder {
             kinds: (0..kinds).map(|_| KindRecord::new()).collect(),
             queue: new_histogram(),
+            slow: SlowOps::new(kinds),
+            client: 0,
         }
+    }
+
+    /// A recorder of client `client`'s operations.
+    pub fn of_client(kinds: usize, client: usize) -> Self {
+        let mut r = Recorder::new(kinds);
+        r.client = client as u32;
+        r
     }
 
     /// Records how long an open-loop operation waited to begin.
@@ -151,14 +168,15 @@ impl Recorder {
     }
 
     /// Records one finished operation as a client reports it, in the step's `kinds`, retries
-    /// included, the time it waited on another client left out; an operation of a kind the
-    /// step does not record is an error.
+    /// included, the time it waited on another client left out, and offers it to the slowest
+    /// kept (it ended at `end`); an operation of a kind the step does not record is an error.
     #[inline]
     pub fn record_done(
         &mut self,
         kinds: &StepKinds,
         op: &Done,
         latency: Duration,
+        end: Tick,
     ) -> Result<(), UndeclaredKind> {
         let slot = kinds.slot(op.kind).ok_or(UndeclaredKind(op.kind))?;
         if op.failed {
@@ -166,7 +184,10 @@ impl Recorder {
             self.kinds[slot].retries += u64::from(op.retries);
             return Ok(());
         }
-        self.record(slot, latency.saturating_sub(op.waited), op.bytes);
+        let latency = latency.saturating_sub(op.waited);
+        self.record(slot, latency, op.bytes);
+        self.slow
+            .offer(slot, latency.as_nanos() as u64, end, self.client);
         let k = &mut self.kinds[slot];
         k.ops += u64::from(op.counts_as.saturating_sub(1));
         k.retries += u64::from(op.retries);
@@ -186,6 +207,7 @@ impl Recorder {
             k.failed = 0;
         }
         self.queue.reset();
+        self.slow.clear();
         snapshot
     }
 
@@ -197,6 +219,7 @@ impl Recorder {
         self.queue
             .add(&other.queue)
             .expect("histograms share bounds");
+        self.slow.merge(&other.slow);
     }
 
     pub fn ops(&self) -> u64 {
@@ -259,10 +282,10 @@ mod tests {
             bytes: 7,
             ..Done::of(Test::B)
         };
-        r.record_done(&kinds, &ok, Duration::from_micros(10))
+        r.record_done(&kinds, &ok, Duration::from_micros(10), Tick::now())
             .unwrap();
         let failed = Done { failed: true, ..ok };
-        r.record_done(&kinds, &failed, Duration::from_secs(5))
+        r.record_done(&kinds, &failed, Duration::from_secs(5), Tick::now())
             .unwrap();
         let s = r.take();
         assert_eq!(
@@ -278,11 +301,11 @@ mod tests {
             counts_as: 10,
             ..ok
         };
-        r.record_done(&kinds, &batch, Duration::from_micros(50))
+        r.record_done(&kinds, &batch, Duration::from_micros(50), Tick::now())
             .unwrap();
         assert_eq!(r.kinds[1].ops, 10, "a MultiGet of 10 keys is 10 operations");
         assert_eq!(r.kinds[1].latency.len(), 1, "timed once");
-        let undeclared = r.record_done(&kinds, &Done::of(Test::C), Duration::ZERO);
+        let undeclared = r.record_done(&kinds, &Done::of(Test::C), Duration::ZERO, Tick::now());
         assert!(undeclared.is_err(), "a kind the step does not record");
     }
 

@@ -9,4 +9,5 @@ pub mod findmax;
 pub mod rng;
 pub mod steady;
 pub mod student;
+pub mod tail;
 pub mod verdict;

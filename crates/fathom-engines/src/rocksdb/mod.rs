@@ -184,6 +184,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
 mod bundled;
 mod capi;
 mod compact;
+mod events;
 mod figures;
 mod scan;
 #[cfg(feature = "bundled-rocksdb")]

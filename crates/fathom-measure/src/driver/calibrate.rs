@@ -3,8 +3,9 @@
 
 use super::Client;
 use crate::recorder::Recorder;
+use crate::tick::Tick;
 use fathom_api::kind::StepKinds;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// CPU time of the calling thread.
 pub fn thread_cpu_time() -> Duration {
@@ -21,13 +22,14 @@ pub fn harness_cost(
 ) -> anyhow::Result<Option<f64>> {
     let mut rec = Recorder::new(kinds.len());
     let cpu_start = thread_cpu_time();
-    let start = Instant::now();
+    // The clock the client loops read (`Tick`), so the cost is theirs.
+    let start = Tick::now();
     let mut prev = start;
     let mut n = 0u64;
-    while prev - start < budget && max_ops.is_none_or(|m| n < m) {
+    while prev.since(start) < budget && max_ops.is_none_or(|m| n < m) {
         let Some(op) = client.next()? else { break };
-        let end = Instant::now();
-        rec.record_done(kinds, &op, end - prev)?;
+        let end = Tick::now();
+        rec.record_done(kinds, &op, end.since(prev), end)?;
         prev = end;
         n += 1;
     }

@@ -8,6 +8,7 @@ mod hlog;
 mod intervals;
 mod probes;
 mod summary;
+mod tail;
 #[cfg(test)]
 mod tests;
 mod threads;
@@ -101,6 +102,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     let blkio_from_start = crate::sample::threads::delay_accounting_on();
     let started_at = fathom_schema::result::now_utc();
     let origin_wall = SystemTime::now();
+    let origin = tail::Origin::now();
     let clock = Clock::start(plan, run.stop);
     let clients = run.crew.clients.len();
     let threads = clients + run.crew.helpers.len();
@@ -166,6 +168,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         started_at,
         start_unix_ms: unix_ms(origin_wall),
         interrupted: run.stop.requested(),
+        origin,
     };
     Ok(measured.summary(sampler, target, &before, &after))
 }

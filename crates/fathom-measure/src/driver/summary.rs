@@ -42,6 +42,8 @@ pub(super) struct Measured<'a> {
     pub(super) start_unix_ms: Option<u64>,
     /// The run was asked to stop during the step.
     pub(super) interrupted: bool,
+    /// The step's start on both clocks, to put its slowest operations on the wall clock.
+    pub(super) origin: super::tail::Origin,
 }
 
 impl Measured<'_> {
@@ -132,6 +134,13 @@ impl Measured<'_> {
                 _ => None,
             },
             waits: self.waits.clone(),
+            tail: super::tail::of_step(
+                plan,
+                self.total,
+                self.origin,
+                (self.first.at, self.ops_end),
+                target,
+            ),
         }
     }
 }

@@ -239,7 +239,7 @@ fn client_loop(
         // count without its time.
         if my_epoch >= 1 {
             measured_from.get_or_insert(start);
-            if let Err(e) = rec.record_done(kinds, &op, end.since(start)) {
+            if let Err(e) = rec.record_done(kinds, &op, end.since(start), end) {
                 break Err(e.into());
             }
         }
@@ -261,7 +261,7 @@ fn client_thread<'c>(
 ) -> Box<dyn Client + 'c> {
     crate::sample::threads::mark(Whose::Client);
     let mut ended = Ended {
-        rec: Recorder::new(clock.plan.kinds.len()),
+        rec: Recorder::of_client(clock.plan.kinds.len(), thread),
         epoch: 0,
         measured_from: None,
         paced: None,
@@ -339,7 +339,8 @@ fn background_thread(
         };
         // What the writer did in the warmup is not counted: its rate is over the measured time.
         if end.clock.epoch.load(Ordering::Relaxed) >= 1 {
-            if let Err(e) = rec.record_done(kinds, &op, Tick::now().since(start)) {
+            let end = Tick::now();
+            if let Err(e) = rec.record_done(kinds, &op, end.since(start), end) {
                 break Err(e.into());
             }
         }

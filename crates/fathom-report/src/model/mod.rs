@@ -168,6 +168,7 @@ mod tests {
             ("linkbench", None),
             ("findmax", None),
             ("profiled", None),
+            ("tail", None),
         ];
         for (fixture, base) in fixtures {
             let runs: Vec<LoadedRun> = fathom_schema::store::find_runs(&dir.join(fixture))

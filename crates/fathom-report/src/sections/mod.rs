@@ -17,6 +17,7 @@ pub mod relative;
 pub mod steps;
 pub mod summary;
 pub mod sweep;
+pub mod tail;
 pub mod time;
 pub mod workloads;
 
@@ -34,6 +35,7 @@ pub const SECTIONS: &[(Shown, Build)] = &[
     (Shown::Everywhere, memory::sections),
     (Shown::Everywhere, time::section),
     (Shown::Everywhere, bound::section),
+    (Shown::Everywhere, tail::section),
     (Shown::Everywhere, rates::section),
     (Shown::Everywhere, profiles::section),
     (Shown::Everywhere, offcpu::section),

@@ -3,6 +3,7 @@
 
 pub mod device;
 mod run;
+pub mod tail;
 pub mod threads;
 
 use crate::latency::Latency;
@@ -291,6 +292,8 @@ pub use run::*;
     // host's view (a profile is one host's processes).
     first(step, index, latency_us, query_mix, queue_us, shared_queue, latency_from_start),
     first(engine_options, profile, probe),
+    // The slowest operations are one host's clients'.
+    first(tail),
     fields(engine_stats, by_op, host, background, time, waits)
 )]
 pub struct StepSummary {
@@ -384,6 +387,9 @@ pub struct StepSummary {
     /// Whose memory the engine's resident size is, at the step's end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryGb>,
+    /// The step's slowest operations and the engine's events meanwhile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail: Option<tail::Tail>,
 }
 
 /// Whose memory an engine's resident size is, at a step's end, GiB. The engine's own account of

@@ -197,6 +197,14 @@ impl Target for RocksDb {
         self.effective.clone()
     }
 
+    fn events(&self, from_us: u64, to_us: u64) -> Vec<fathom_api::events::EngineEvent> {
+        super::events::read(&self.id.data_dirs[0], from_us, to_us)
+    }
+
+    fn keeps_events(&self) -> bool {
+        true
+    }
+
     fn check(&self) -> anyhow::Result<()> {
         let int = |p: &str| {
             on_db!(self.db, d => d.property_int_value(p))

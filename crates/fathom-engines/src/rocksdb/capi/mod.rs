@@ -417,6 +417,14 @@ impl Target for LibraryDb {
     fn effective_options(&self) -> BTreeMap<String, String> {
         self.effective.clone()
     }
+
+    fn events(&self, from_us: u64, to_us: u64) -> Vec<fathom_api::events::EngineEvent> {
+        super::events::read(&self.id.data_dirs[0], from_us, to_us)
+    }
+
+    fn keeps_events(&self) -> bool {
+        true
+    }
 }
 
 impl KvEngine for LibraryDb {

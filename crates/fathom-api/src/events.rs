@@ -1,0 +1,41 @@
+//! What an engine did in the background during a step — a flush, a compaction, writes stalled
+//! or stopped, a checkpoint — with when it began and ended: the timeline a step's slowest
+//! operations are laid against ("Why the slowest operations were slow").
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// One thing the engine did, from its own account (RocksDB's LOG, a server's views).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct EngineEvent {
+    /// What it was: one of `WHATS`.
+    pub what: String,
+    /// When it began and ended, Unix microseconds; an event still going on at the step's end
+    /// ends there.
+    pub start_us: u64,
+    pub end_us: u64,
+    /// The engine's own details (`L0 -> L1, 61.2 MiB written`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+}
+
+/// The kinds of event engines report, in the order reports list them.
+pub const WHATS: &[&str] = &[STOP, STALL, FLUSH, COMPACTION, CHECKPOINT];
+
+/// Writes stopped until a flush or compaction catches up (RocksDB's "Stopping writes").
+pub const STOP: &str = "write stop";
+/// Writes slowed down by the engine (RocksDB's "Stalling writes").
+pub const STALL: &str = "write stall";
+/// A memtable or dirty cache written out.
+pub const FLUSH: &str = "flush";
+/// An LSM's compaction.
+pub const COMPACTION: &str = "compaction";
+/// A B-tree's or a server's checkpoint.
+pub const CHECKPOINT: &str = "checkpoint";
+
+impl EngineEvent {
+    /// Whether the event overlaps `[start_us, end_us]`.
+    pub fn overlaps(&self, start_us: u64, end_us: u64) -> bool {
+        self.start_us <= end_us && start_us <= self.end_us
+    }
+}

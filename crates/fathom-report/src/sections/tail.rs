@@ -1,0 +1,128 @@
+//! "Why the slowest operations were slow": for each step and kind, its slowest operations (kept
+//! by every run) against what the engine did meanwhile, each kind of event with the share of
+//! slow operations it overlapped, the share of the window it covered and the chance of that
+//! overlap with no link between them (`fathom_stats::tail`). Shown where the engine keeps an
+//! account of its background work (RocksDB's LOG).
+
+use crate::section::{Input, Section, Titled};
+use fathom_api::kind::Role;
+use fathom_schema::result::tail::Tail;
+use fathom_schema::result::StepSummary;
+use fathom_schema::table::{Cell, Style, Table};
+use fathom_stats::tail::{explain, Cause, KindTail};
+
+const COLUMNS: &[&str] = &[
+    "kind",
+    "kept",
+    "episodes",
+    "p99.9",
+    "slowest",
+    "median",
+    "during",
+    "slow%",
+    "time%",
+    "window%",
+    "chance",
+    "confidence",
+    "what the engine said",
+    "setup",
+];
+
+/// Causes listed per kind: the named ones, else the likeliest.
+const SHOWN: usize = 3;
+
+const LEGEND: &str = "\
+why the slowest operations were slow: each kind's slowest operations of the step (kept: at most 16, over\n\
+all clients; episodes: those within 250 ms of each other taken as one moment), p99.9 of all the kind's\n\
+operations, the slowest and the median of those kept, ms; during: a kind of event the engine reported\n\
+(write stop, write stall, flush, compaction, checkpoint); slow%: the kept operations that overlapped one;\n\
+time%: the share of their time spent inside one; window%: the share of the step's window such events\n\
+covered; chance: how likely as many episodes or more would overlap one if they had nothing to do with it;\n\
+confidence: high under 0.001, medium under 0.01 (for writes in a write stop or stall, which holds them\n\
+back: high from 80% of their time inside, medium from 50%), - not named (docs/tail.md gives the\n\
+simulation's error rates).\n";
+
+/// One table per step whose engine told what it did.
+pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
+    let mut section = Section::new("Why the slowest operations were slow");
+    section.over = Some("the first repeat that kept its slowest operations");
+    for step in &input.steps {
+        let mut t = Table::new(COLUMNS);
+        for s in &input.series {
+            let Some((m, tail)) = s.step(step).into_iter().find_map(told) else {
+                continue;
+            };
+            let writes = |kind: &str| {
+                let role = m.by_op.get(kind).and_then(|o| o.role);
+                role.is_some_and(|r| {
+                    matches!(r, Role::Write | Role::Insert | Role::Delete | Role::Load)
+                })
+            };
+            for k in explain(tail, &writes) {
+                rows(&mut t, m, &k, &s.label(&input.series));
+            }
+        }
+        if !t.rows.is_empty() {
+            section.tables.push(Titled {
+                title: format!("{step}: the slowest operations, ms"),
+                table: t,
+            });
+        }
+    }
+    section.legend = Some(LEGEND);
+    Ok(section.if_any().into_iter().collect())
+}
+
+/// A step's tail, where its engine keeps an account of its events.
+fn told(m: &StepSummary) -> Option<(&StepSummary, &Tail)> {
+    let tail = m.tail.as_ref()?;
+    tail.engine_tells.then_some((m, tail))
+}
+
+fn rows(t: &mut Table, m: &StepSummary, k: &KindTail, setup: &str) {
+    let ms = |us: f64| Cell::num(us / 1e3);
+    let p99_9 = m.by_op.get(&k.kind).map(|o| o.latency_us.p99_9 / 1e3);
+    let mut causes: Vec<&Cause> = k.causes.iter().filter(|c| c.confidence.is_some()).collect();
+    if causes.is_empty() {
+        causes.extend(k.causes.first());
+    }
+    let head = |first: bool| -> Vec<Cell> {
+        if !first {
+            return vec![Cell::text(""); 6];
+        }
+        vec![
+            Cell::text(k.kind.as_str()),
+            Cell::count(k.kept as f64),
+            Cell::count(k.episodes as f64),
+            Cell::opt(p99_9),
+            ms(k.slowest_us),
+            ms(k.median_us),
+        ]
+    };
+    if causes.is_empty() {
+        let mut row = head(true);
+        row.extend([
+            Cell::text("no event"),
+            Cell::Missing,
+            Cell::Missing,
+            Cell::Missing,
+        ]);
+        row.extend([Cell::text("-"), Cell::text(""), Cell::text(setup)]);
+        t.push(row);
+        return;
+    }
+    for (i, c) in causes.iter().take(SHOWN).enumerate() {
+        let mut row = head(i == 0);
+        row.extend([
+            Cell::text(c.what.as_str()),
+            Cell::fixed(Some(c.ops as f64 * 100.0 / k.kept.max(1) as f64), 0),
+            Cell::fixed(Some(c.held * 100.0), 0),
+            Cell::fixed(Some(c.time_share * 100.0), 1),
+            Cell::styled(Some(c.chance), Style::Auto),
+            Cell::text(c.confidence.map_or("-", |x| x.name())),
+            Cell::text(c.example.as_str()),
+            Cell::text(setup),
+        ]);
+        t.push(row);
+    }
+}
