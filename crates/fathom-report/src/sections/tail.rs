@@ -101,12 +101,9 @@ fn rows(t: &mut Table, m: &StepSummary, k: &KindTail, setup: &str) {
     };
     if causes.is_empty() {
         let mut row = head(true);
-        row.extend([
-            Cell::text("no event"),
-            Cell::Missing,
-            Cell::Missing,
-            Cell::Missing,
-        ]);
+        // during, then slow%, time%, window% and chance unknown.
+        row.push(Cell::text("no event"));
+        row.extend(std::iter::repeat_n(Cell::Missing, 4));
         row.extend([Cell::text("-"), Cell::text(""), Cell::text(setup)]);
         t.push(row);
         return;
@@ -124,5 +121,42 @@ fn rows(t: &mut Table, m: &StepSummary, k: &KindTail, setup: &str) {
             Cell::text(setup),
         ]);
         t.push(row);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fathom_stats::bound::Confidence;
+
+    /// A kind with no event, with one named cause and with one that is not: every row as wide
+    /// as the header.
+    #[test]
+    fn every_row_fills_the_header() {
+        let m = StepSummary::default();
+        let cause = |confidence| Cause {
+            what: "write stop".into(),
+            ops: 3,
+            episodes: 2,
+            time_share: 0.1,
+            held: 0.9,
+            chance: 0.5,
+            confidence,
+            example: "we have 4 level-0 files".into(),
+        };
+        let mut t = Table::new(COLUMNS);
+        for causes in [vec![], vec![cause(Some(Confidence::High)), cause(None)]] {
+            let k = KindTail {
+                kind: "put".into(),
+                kept: 4,
+                episodes: 2,
+                slowest_us: 900.0,
+                median_us: 500.0,
+                causes,
+            };
+            rows(&mut t, &m, &k, "rocksdb");
+        }
+        assert_eq!(t.rows.len(), 2);
+        assert!(t.rows.iter().all(|r| r.len() == COLUMNS.len()));
     }
 }

@@ -1,0 +1,65 @@
+//! Why the slowest operations were slow, end to end on RocksDB: a constructed write stop (level
+//! 0 held to three files, one background job) names the stop for the slow puts with high
+//! confidence, from RocksDB's own LOG; a cached read step beside no write names no cause; every
+//! step keeps its slowest operations per kind on the wall clock, inside its window.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+/// The options that make RocksDB stop writes for want of compaction.
+const STOPPING: &str = "write_buffer_size=1m;level0_slowdown_writes_trigger=2;\
+                        level0_stop_writes_trigger=3;max_background_jobs=1";
+
+#[test]
+fn a_write_stop_is_named_for_the_slowest_puts() {
+    let (_dir, results, _) = run_ok(&format!(
+        "--engine rocksdb --workload dbbench --param steps=fillseq,overwrite \
+         --param num_keys=200000 --clients 2 --duration 4s --setup {STOPPING}"
+    ));
+    let report = report_json(&results);
+    let run = &report["runs"][0];
+    let tail = &step(run, "overwrite")["tail"];
+    assert_eq!(tail["engine_tells"], true);
+    let slowest = tail["slowest"].as_array().unwrap();
+    assert_eq!(slowest.len(), 16, "16 puts kept: {tail}");
+    let (from, to) = (f(&tail["window_us"][0]), f(&tail["window_us"][1]));
+    for op in slowest {
+        assert_eq!(op["kind"], "put");
+        let start = f(&op["start_us"]);
+        assert!(
+            start >= from - 1e6 && start <= to,
+            "{op} outside {from}..{to}"
+        );
+    }
+    let stops = tail["events"].as_array().unwrap();
+    assert!(
+        stops.iter().any(|e| e["what"] == "write stop"),
+        "RocksDB's LOG gave no write stop: {tail}"
+    );
+    let row = table_row(&report, "overwrite: the slowest operations, ms", "put");
+    assert_eq!(row["during"], "write stop", "{row:?}");
+    assert_eq!(row["confidence"], "high", "{row:?}");
+    assert!(f(&row["time%"]) >= 80.0, "{row:?}");
+}
+
+#[test]
+fn a_read_step_with_nothing_beside_it_names_no_cause() {
+    let (_dir, results, _) = run_ok(
+        "--engine rocksdb --workload dbbench --param steps=fillseq,flush,readrandom \
+         --param num_keys=100000 --clients 1 --duration 3s",
+    );
+    let report = report_json(&results);
+    let tail = &step(&report["runs"][0], "readrandom")["tail"];
+    let slowest = tail["slowest"].as_array().unwrap();
+    assert_eq!(slowest.len(), 16, "{tail}");
+    assert!(slowest.iter().all(|o| o["kind"] == "get"), "{tail}");
+    let latencies: Vec<f64> = slowest.iter().map(|o| f(&o["latency_us"])).collect();
+    assert!(
+        latencies.windows(2).all(|w| w[0] >= w[1]),
+        "slowest first: {latencies:?}"
+    );
+    let row = table_row(&report, "readrandom: the slowest operations, ms", "get");
+    assert_ne!(row["confidence"], Value::from("high"), "{row:?}");
+}
