@@ -11,6 +11,10 @@
 // With `want_stacks` set at load, each sleep also keeps its kernel stack and its user stack
 // (walked by frame pointers) in `stacks`, and `waits` is keyed by them too.
 //
+// With `long_sleep_ns` set at load, each sleep at least that long is also sent whole (thread,
+// kind, stacks, when it began and ended) through the ring buffer `long_sleeps`, for fathom to
+// lay against the step's slowest operations.
+//
 // No vmlinux.h: the two kernel structures read are declared here with only their fields, and
 // their offsets are relocated at load time against the running kernel's BTF (CO-RE).
 
@@ -31,6 +35,8 @@ struct pt_regs___fathom {
 
 /* Set by fathom before loading: keep each sleep's stacks. */
 const volatile __u8 want_stacks = 0;
+/* Set by fathom before loading: send sleeps at least this long (0: none). */
+const volatile __u64 long_sleep_ns = 0;
 
 /* The state of one thread, kept by tid. */
 struct thread {
@@ -55,6 +61,23 @@ struct wait_key {
 	__s32 ustack;
 	__u32 tgid;
 };
+
+/* One sleep, whole: sent through `long_sleeps`. */
+struct long_sleep {
+	__u32 tid;
+	__s32 nr;
+	__u32 uninterruptible;
+	__s32 kstack;
+	__s32 ustack;
+	__u32 tgid;
+	__u64 start; /* ns, CLOCK_MONOTONIC */
+	__u64 end;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22);
+} long_sleeps SEC(".maps");
 
 #define STACK_DEPTH 64
 
@@ -171,6 +194,22 @@ int BPF_PROG(on_wakeup, struct task_struct___fathom *p)
 		__sync_fetch_and_add(ns, slept);
 	else if (bpf_map_update_elem(&waits, &key, &slept, BPF_NOEXIST) != 0)
 		drop();
+	if (long_sleep_ns && slept >= long_sleep_ns) {
+		struct long_sleep *l = bpf_ringbuf_reserve(&long_sleeps, sizeof(*l), 0);
+		if (l) {
+			l->tid = tid;
+			l->nr = t->nr;
+			l->uninterruptible = t->uninterruptible;
+			l->kstack = t->kstack;
+			l->ustack = t->ustack;
+			l->tgid = t->tgid;
+			l->start = t->last;
+			l->end = now;
+			bpf_ringbuf_submit(l, 0);
+		} else {
+			drop();
+		}
+	}
 	t->last = now;
 	t->asleep = 0;
 	return 0;

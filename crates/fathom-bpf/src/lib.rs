@@ -6,7 +6,7 @@
 
 pub mod symbols;
 
-use aya::maps::{Array, HashMap, MapData, StackTraceMap};
+use aya::maps::{Array, HashMap, MapData, RingBuf, StackTraceMap};
 use aya::programs::BtfTracePoint;
 use aya::{Btf, Ebpf, EbpfLoader};
 
@@ -53,6 +53,27 @@ pub struct WaitKey {
     pub tgid: u32,
 }
 
+/// One sleep, whole (`struct long_sleep`): sent by the program for each sleep at least
+/// `LONG_SLEEP_NS` long when loaded to.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LongSleep {
+    pub tid: u32,
+    /// The system call, -1 outside one.
+    pub nr: i32,
+    pub uninterruptible: u32,
+    pub kstack: i32,
+    pub ustack: i32,
+    pub tgid: u32,
+    /// When it began and ended, ns of CLOCK_MONOTONIC.
+    pub start: u64,
+    pub end: u64,
+}
+
+/// The shortest sleep sent whole: a round trip on this machine is 20–100 µs, a device read
+/// from 30 µs; shorter sleeps are counted in the totals only.
+pub const LONG_SLEEP_NS: u64 = 50_000;
+
 // SAFETY: both are plain `repr(C)` data with no padding the program leaves undefined (the
 // program writes whole structures), valid for any bit pattern.
 unsafe impl aya::Pod for Thread {}
@@ -62,6 +83,8 @@ unsafe impl aya::Pod for WaitKey {}
 /// The program, loaded and attached until dropped.
 pub struct Program {
     ebpf: Ebpf,
+    /// The long sleeps' ring, taken from the program once (read with `long_sleeps`).
+    ring: Option<RingBuf<MapData>>,
     /// Keeps the kernel timing the programs' runs while open (`cost`).
     _stats: Option<std::os::fd::OwnedFd>,
 }
@@ -78,10 +101,11 @@ pub struct Reading {
 }
 
 impl Program {
-    /// Loads the program (keeping each sleep's stacks when `stacks`) and attaches it to
-    /// `sched_switch` and `sched_wakeup`; the error says why it cannot (fathom built without
-    /// it, not root, no kernel BTF, the kernel refusing).
-    pub fn load(stacks: bool) -> Result<Program, String> {
+    /// Loads the program (keeping each sleep's stacks when `stacks`, sending each sleep of at
+    /// least `LONG_SLEEP_NS` whole when `long_sleeps`: drain them with `long_sleeps`) and
+    /// attaches it to `sched_switch` and `sched_wakeup`; the error says why it cannot (fathom
+    /// built without it, not root, no kernel BTF, the kernel refusing).
+    pub fn load(stacks: bool, long_sleeps: bool) -> Result<Program, String> {
         if OBJECT.is_empty() {
             return Err(format!(
                 "fathom was built without its eBPF program: {NOT_BUILT}"
@@ -96,6 +120,11 @@ impl Program {
         })?;
         let mut ebpf = EbpfLoader::new()
             .set_global("want_stacks", &u8::from(stacks), true)
+            .set_global(
+                "long_sleep_ns",
+                &if long_sleeps { LONG_SLEEP_NS } else { 0 },
+                true,
+            )
             .load(OBJECT)
             .map_err(|e| format!("the kernel refused the program: {e}"))?;
         for (name, tracepoint) in [("on_switch", "sched_switch"), ("on_wakeup", "sched_wakeup")] {
@@ -115,8 +144,10 @@ impl Program {
         }
         // Without it (kernels before 5.8) the cost reads 0.
         let stats = aya::sys::enable_stats(aya::sys::Stats::RunTime).ok();
+        let ring = (ebpf.take_map("long_sleeps")).and_then(|m| RingBuf::try_from(m).ok());
         Ok(Program {
             ebpf,
+            ring,
             _stats: stats,
         })
     }
@@ -219,6 +250,22 @@ impl Program {
 }
 
 impl Program {
+    /// The long sleeps sent since the last call, oldest first.
+    pub fn long_sleeps(&mut self) -> Vec<LongSleep> {
+        let Some(ring) = self.ring.as_mut() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        while let Some(item) = ring.next() {
+            if item.len() >= std::mem::size_of::<LongSleep>() {
+                // SAFETY: the program writes whole `struct long_sleep`s, which `LongSleep`
+                // mirrors; the read is unaligned-safe.
+                out.push(unsafe { std::ptr::read_unaligned(item.as_ptr().cast::<LongSleep>()) });
+            }
+        }
+        out
+    }
+
     /// The addresses of stack `id`, innermost first (`None` for a lost or unknown one).
     pub fn stack(&self, id: i32) -> Option<Vec<u64>> {
         let id = u32::try_from(id).ok()?;
@@ -252,7 +299,7 @@ mod tests {
     /// A thread of this process asleep on a lock for 300 ms is timed asleep in futex that long.
     #[test]
     fn times_a_lock_wait() {
-        let mut p = match Program::load(true) {
+        let mut p = match Program::load(true, true) {
             Ok(p) => p,
             Err(e) if unsafe { libc::geteuid() } != 0 => {
                 assert!(e.contains("root"), "{e}");
@@ -292,9 +339,58 @@ mod tests {
             .find(|w| w.0.tid == tid && w.0.nr == 202)
             .unwrap()
             .0;
+        // The wait was also sent whole, about as long.
+        let whole: Vec<LongSleep> = p
+            .long_sleeps()
+            .into_iter()
+            .filter(|l| l.tid == tid)
+            .collect();
+        assert!(
+            whole
+                .iter()
+                .any(|l| l.nr == 202 && (250_000_000..400_000_000).contains(&(l.end - l.start))),
+            "{whole:?}"
+        );
         let frames = p.stack(key.kstack).expect("a kernel stack");
         let mut names = symbols::Symbols::default();
         let named: Vec<String> = frames.iter().map(|&a| names.kernel(a)).collect();
         assert!(named.iter().any(|n| n.contains("futex")), "{named:?}");
+    }
+}
+
+#[cfg(test)]
+mod draining {
+    use super::*;
+    use std::time::Duration;
+
+    /// Four threads sleeping 100 µs 2,000 times each, drained every 20 ms as the waits
+    /// sampler does: every sleep arrives, once (a ring made afresh at each drain once read
+    /// the same records forever).
+    #[test]
+    fn every_long_sleep_is_drained_once() {
+        let Ok(mut p) = Program::load(false, true) else {
+            return;
+        };
+        p.watch(std::process::id()).unwrap();
+        let sleeper = || {
+            // SAFETY: gettid has no preconditions.
+            let tid = unsafe { libc::gettid() } as u32;
+            for _ in 0..2000 {
+                std::thread::sleep(Duration::from_micros(100));
+            }
+            tid
+        };
+        let threads: Vec<_> = (0..4).map(|_| std::thread::spawn(sleeper)).collect();
+        let mut got = Vec::new();
+        while threads.iter().any(|h| !h.is_finished()) {
+            got.extend(p.long_sleeps());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let tids: Vec<u32> = threads.into_iter().map(|h| h.join().unwrap()).collect();
+        got.extend(p.long_sleeps());
+        for tid in tids {
+            let n = got.iter().filter(|l| l.tid == tid).count();
+            assert!((2000..=2010).contains(&n), "thread {tid}: {n} sleeps");
+        }
     }
 }

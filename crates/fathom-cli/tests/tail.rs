@@ -1,7 +1,9 @@
 //! Why the slowest operations were slow, end to end on RocksDB: a constructed write stop (level
 //! 0 held to three files, one background job) names the stop for the slow puts with high
 //! confidence, from RocksDB's own LOG; a cached read step beside no write names no cause; every
-//! step keeps its slowest operations per kind on the wall clock, inside its window.
+//! step keeps its slowest operations per kind on the wall clock, inside its window; with
+//! `--waits=bpf` (root), reads past a 1 MiB cache on a throttled device slept in the device for
+//! most of their time.
 
 mod common;
 
@@ -62,4 +64,32 @@ fn a_read_step_with_nothing_beside_it_names_no_cause() {
     );
     let row = table_row(&report, "readrandom: the slowest operations, ms", "get");
     assert_ne!(row["confidence"], Value::from("high"), "{row:?}");
+}
+
+#[test]
+fn slow_reads_on_a_throttled_device_slept_in_the_device() {
+    if !needs_root("slow_reads_on_a_throttled_device_slept_in_the_device") {
+        return;
+    }
+    let (_dir, results, _) = run_ok(
+        "--engine rocksdb --workload dbbench --param steps=fillseq,readrandom \
+         --param num_keys=300000 --set cache_size=1m --set o_direct=reads \
+         --device seed-disk-array --waits=bpf --clients 2 --duration 4s",
+    );
+    let report = report_json(&results);
+    let tail = &step(&report["runs"][0], "readrandom")["tail"];
+    assert_eq!(tail["sleeps_timed"], true, "{tail}");
+    // The kept reads' threads slept in io for most of their time (a read slowed by a busy
+    // host's CPU instead may be among them).
+    let slowest = tail["slowest"].as_array().unwrap();
+    let io: f64 = (slowest.iter())
+        .flat_map(|op| op["asleep"].as_array().cloned().unwrap_or_default())
+        .filter(|a| a["kind"] == "io")
+        .map(|a| f(&a["us"]))
+        .sum();
+    let total: f64 = slowest.iter().map(|op| f(&op["latency_us"])).sum();
+    assert!(io >= 0.5 * total, "{io} of {total} µs in io: {tail}");
+    let row = table_row(&report, "readrandom: the slowest operations, ms", "get");
+    let asleep = row["asleep in"].as_str().unwrap();
+    assert!(asleep.starts_with("io "), "{row:?}");
 }

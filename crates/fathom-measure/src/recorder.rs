@@ -111,8 +111,9 @@ pub struct Recorder {
     pub queue: Histogram<u64>,
     /// The slowest operations of each kind.
     pub slow: SlowOps,
-    /// The client whose operations these are (0 for a merge of several).
+    /// The client whose operations these are (0 for a merge of several), and its thread.
     pub client: u32,
+    pub tid: u32,
 }
 
 impl Clone for Recorder {
@@ -123,6 +124,7 @@ impl Clone for Recorder {
             queue: self.queue.clone(),
             slow: self.slow.clone(),
             client: self.client,
+            tid: self.tid,
         }
     }
 }
@@ -141,13 +143,16 @@ impl Recorder {
             queue: new_histogram(),
             slow: SlowOps::new(kinds),
             client: 0,
+            tid: 0,
         }
     }
 
-    /// A recorder of client `client`'s operations.
+    /// A recorder of client `client`'s operations, made on the client's thread.
     pub fn of_client(kinds: usize, client: usize) -> Self {
         let mut r = Recorder::new(kinds);
         r.client = client as u32;
+        // SAFETY: gettid has no preconditions.
+        r.tid = unsafe { libc::gettid() } as u32;
         r
     }
 
@@ -186,8 +191,8 @@ impl Recorder {
         }
         let latency = latency.saturating_sub(op.waited);
         self.record(slot, latency, op.bytes);
-        self.slow
-            .offer(slot, latency.as_nanos() as u64, end, self.client);
+        let who = (self.client, self.tid);
+        self.slow.offer(slot, latency.as_nanos() as u64, end, who);
         let k = &mut self.kinds[slot];
         k.ops += u64::from(op.counts_as.saturating_sub(1));
         k.retries += u64::from(op.retries);

@@ -13,8 +13,9 @@ pub struct Slow {
     pub latency_ns: u64,
     /// When it ended.
     pub end: Tick,
-    /// The client that ran it, from 0.
+    /// The client that ran it, from 0, and its thread.
     pub client: u32,
+    pub tid: u32,
 }
 
 /// The slowest operations of one kind: at most `KEPT`, and the latency an operation must
@@ -53,13 +54,14 @@ impl SlowOps {
 
     /// An operation that ended: kept if it is among the slowest of its kind so far.
     #[inline]
-    pub fn offer(&mut self, kind: usize, latency_ns: u64, end: Tick, client: u32) {
+    pub fn offer(&mut self, kind: usize, latency_ns: u64, end: Tick, (client, tid): (u32, u32)) {
         let k = &mut self.kinds[kind];
         if latency_ns > k.floor {
             k.insert(Slow {
                 latency_ns,
                 end,
                 client,
+                tid,
             });
         }
     }
@@ -106,9 +108,9 @@ mod tests {
         for i in 0..100u64 {
             let lat = (i * 37 % 100 + 1) * 1000;
             let (rec, client) = if i % 2 == 0 { (&mut a, 0) } else { (&mut b, 1) };
-            rec.offer(0, lat, Tick::now(), client);
+            rec.offer(0, lat, Tick::now(), (client, 0));
         }
-        b.offer(1, 5, Tick::now(), 1);
+        b.offer(1, 5, Tick::now(), (1, 0));
         a.merge(&b);
         let kept: Vec<u64> = a.slowest(0).iter().map(|s| s.latency_ns / 1000).collect();
         let want: Vec<u64> = (100 - KEPT as u64 + 1..=100).rev().collect();

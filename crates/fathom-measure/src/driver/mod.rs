@@ -134,7 +134,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         span_from_here(&mut probes, &mut iv, target, sampler)?;
     }
     let end_of_ops = sampler.sample();
-    let waits = probes.ops_ended(&run.files.offcpu)?;
+    let (waits, sleeps) = probes.ops_ended(&run.files.offcpu)?;
     // Clients are dropped after the step's last sample, so a server backend serving one (and
     // the CPU it used) is still counted.
     drop(ran.clients);
@@ -169,6 +169,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
         start_unix_ms: unix_ms(origin_wall),
         interrupted: run.stop.requested(),
         origin,
+        sleeps,
     };
     Ok(measured.summary(sampler, target, &before, &after))
 }

@@ -5,10 +5,14 @@
 //! probe ends where its figures end.
 
 use super::Watch;
-use crate::sample::waits::{Method, Ready, WaitSampler, Waits};
+use crate::sample::waits::{Method, Ready, Sleep, WaitSampler, Waits};
 use crate::sample::Sampler;
 use anyhow::Context;
 use fathom_api::target::{Counters, Target};
+
+/// What the waits sampler leaves when the operations end: its figures, and (`--waits=bpf`)
+/// the clients' long sleeps.
+pub(super) type Ended = (Option<Waits>, Option<Vec<Sleep>>);
 
 /// The probes of one step.
 pub(super) struct Probes<'a> {
@@ -58,16 +62,18 @@ impl<'a> Probes<'a> {
     }
 
     /// The operations ended: what the step's sleeping threads waited on, its folded stacks
-    /// written to `offcpu` first.
-    pub(super) fn ops_ended(&mut self, offcpu: &std::path::Path) -> anyhow::Result<Option<Waits>> {
+    /// written to `offcpu` first, and with `--waits=bpf` the clients' long sleeps, whole.
+    pub(super) fn ops_ended(&mut self, offcpu: &std::path::Path) -> anyhow::Result<Ended> {
         let name = offcpu.file_name().unwrap_or_default().to_string_lossy();
         let in_run = format!("{}/{name}", fathom_schema::store::STEPS);
-        self.waits
-            .take()
-            .and_then(WaitSampler::finish)
-            .map(|f| f.keep(offcpu, in_run))
-            .transpose()
-            .with_context(|| format!("writing {}", offcpu.display()))
+        let Some(mut finished) = self.waits.take().and_then(WaitSampler::finish) else {
+            return Ok((None, None));
+        };
+        let timed = finished.waits.method != Method::Sample.name();
+        let sleeps = timed.then(|| std::mem::take(&mut finished.sleeps));
+        let waits = (finished.keep(offcpu, in_run))
+            .with_context(|| format!("writing {}", offcpu.display()))?;
+        Ok((Some(waits), sleeps))
     }
 
     /// The step's figures ended (after its maintenance): the watches told, the engine settled

@@ -44,6 +44,8 @@ pub(super) struct Measured<'a> {
     pub(super) interrupted: bool,
     /// The step's start on both clocks, to put its slowest operations on the wall clock.
     pub(super) origin: super::tail::Origin,
+    /// With `--waits=bpf`: the clients' long sleeps, whole.
+    pub(super) sleeps: Option<Vec<crate::sample::waits::Sleep>>,
 }
 
 impl Measured<'_> {
@@ -140,6 +142,7 @@ impl Measured<'_> {
                 self.origin,
                 (self.first.at, self.ops_end),
                 target,
+                self.sleeps.as_deref(),
             ),
         }
     }

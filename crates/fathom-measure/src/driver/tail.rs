@@ -1,12 +1,14 @@
-//! A step's tail as recorded: its slowest operations on the wall clock, and what the engine
-//! says it did over the measured window (`Target::events`).
+//! A step's tail as recorded: its slowest operations on the wall clock, with (`--waits=bpf`)
+//! what their client threads slept in during each, and what the engine says it did over the
+//! measured window (`Target::events`).
 
 use crate::recorder::Recorder;
+use crate::sample::waits::Sleep;
 use crate::slow::KEPT;
 use crate::tick::Tick;
 use fathom_api::step::StepPlan;
 use fathom_api::target::Target;
-use fathom_schema::result::tail::{SlowOp, Tail};
+use fathom_schema::result::tail::{Asleep, SlowOp, Tail};
 use std::time::{Instant, SystemTime};
 
 /// A moment read on both clocks at once, to put the operations' ticks on the wall clock.
@@ -14,6 +16,8 @@ use std::time::{Instant, SystemTime};
 pub(super) struct Origin {
     at: Instant,
     unix_us: u64,
+    /// The same moment on CLOCK_MONOTONIC, ns (the eBPF program's clock).
+    mono_ns: u64,
 }
 
 impl Origin {
@@ -24,7 +28,14 @@ impl Origin {
         Origin {
             at: Instant::now(),
             unix_us,
+            mono_ns: crate::tick::clock_ns(libc::CLOCK_MONOTONIC),
         }
+    }
+
+    /// A CLOCK_MONOTONIC moment (ns) in Unix microseconds.
+    fn mono_us(&self, ns: u64) -> u64 {
+        let us = |n: u64| n / 1_000;
+        (self.unix_us + us(ns)).saturating_sub(us(self.mono_ns))
     }
 
     /// `i` in Unix microseconds.
@@ -42,25 +53,33 @@ impl Origin {
     }
 }
 
-/// The step's slowest operations of each kind (over `total`'s clients) and the engine's events
-/// between `from` and `to`; `None` for a step without operations.
+/// The step's slowest operations of each kind (over `total`'s clients), each with its client's
+/// `sleeps` during it, and the engine's events between `from` and `to`; `None` for a step
+/// without operations. `sleeps` is `None` when they were not timed.
 pub(super) fn of_step(
     plan: &StepPlan,
     total: &Recorder,
     origin: Origin,
     (from, to): (Instant, Instant),
     target: &dyn Target,
+    sleeps: Option<&[Sleep]>,
 ) -> Option<Tail> {
     let mut slowest = Vec::new();
     for (slot, kind) in plan.kinds.list().iter().enumerate() {
         for s in total.slow.slowest(slot) {
             let end = origin.tick_us(s.end);
             let latency_us = s.latency_ns as f64 / 1e3;
+            let start_us = end.saturating_sub(latency_us.round() as u64);
+            let asleep = sleeps.map_or_else(Vec::new, |all| {
+                asleep_during(all, s.tid, (start_us, end), &origin)
+            });
             slowest.push(SlowOp {
                 kind: kind.name.to_string(),
                 client: s.client as usize,
-                start_us: end.saturating_sub(latency_us.round() as u64),
+                start_us,
                 latency_us,
+                tid: s.tid,
+                asleep,
             });
         }
     }
@@ -74,6 +93,68 @@ pub(super) fn of_step(
         kept: KEPT,
         window_us,
         engine_tells: target.keeps_events(),
+        sleeps_timed: sleeps.is_some(),
         events,
     })
+}
+
+/// Thread `tid`'s time asleep within `[start_us, end_us]`, by kind of wait, longest first.
+fn asleep_during(
+    sleeps: &[Sleep],
+    tid: u32,
+    (start_us, end_us): (u64, u64),
+    origin: &Origin,
+) -> Vec<Asleep> {
+    let mut by_kind: Vec<Asleep> = Vec::new();
+    for s in sleeps.iter().filter(|s| s.tid == tid) {
+        let (a, b) = (origin.mono_us(s.start_ns), origin.mono_us(s.end_ns));
+        let overlap = b.min(end_us).saturating_sub(a.max(start_us));
+        if overlap == 0 {
+            continue;
+        }
+        let kind = s.kind.name();
+        match by_kind.iter_mut().find(|x| x.kind == kind) {
+            Some(x) => x.us += overlap as f64,
+            None => by_kind.push(Asleep {
+                kind: kind.to_string(),
+                us: overlap as f64,
+            }),
+        }
+    }
+    by_kind.sort_by(|a, b| b.us.total_cmp(&a.us));
+    by_kind
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::waits::Kind;
+
+    /// Only the operation's thread's sleeps count, and only their part inside it.
+    #[test]
+    fn sleeps_count_by_thread_and_overlap() {
+        let origin = Origin {
+            at: Instant::now(),
+            unix_us: 1_000_000_000,
+            mono_ns: 5_000_000_000,
+        };
+        // On the monotonic clock, the operation runs from 5.010 s to 5.020 s.
+        let sleep = |tid, kind, from_ms: u64, to_ms: u64| Sleep {
+            tid,
+            kind,
+            start_ns: 5_000_000_000 + from_ms * 1_000_000,
+            end_ns: 5_000_000_000 + to_ms * 1_000_000,
+        };
+        let sleeps = [
+            sleep(7, Kind::Io, 8, 14),     // 4 ms inside
+            sleep(7, Kind::Io, 15, 17),    // 2 ms
+            sleep(7, Kind::Futex, 19, 25), // 1 ms
+            sleep(8, Kind::Io, 10, 20),    // another thread
+            sleep(7, Kind::Io, 30, 40),    // after
+        ];
+        let op = (1_000_010_000, 1_000_020_000);
+        let got = asleep_during(&sleeps, 7, op, &origin);
+        let got: Vec<(&str, f64)> = got.iter().map(|a| (a.kind.as_str(), a.us)).collect();
+        assert_eq!(got, vec![("io", 6_000.0), ("futex", 1_000.0)]);
+    }
 }

@@ -18,6 +18,7 @@ const COLUMNS: &[&str] = &[
     "p99.9",
     "slowest",
     "median",
+    "asleep in",
     "during",
     "slow%",
     "time%",
@@ -34,8 +35,10 @@ const SHOWN: usize = 3;
 const LEGEND: &str = "\
 why the slowest operations were slow: each kind's slowest operations of the step (kept: at most 16, over\n\
 all clients; episodes: those within 250 ms of each other taken as one moment), p99.9 of all the kind's\n\
-operations, the slowest and the median of those kept, ms; during: a kind of event the engine reported\n\
-(write stop, write stall, flush, compaction, checkpoint); slow%: the kept operations that overlapped one;\n\
+operations, the slowest and the median of those kept, ms; asleep in: with --waits=bpf, the share of the\n\
+kept operations' time their threads slept in each kind of wait (the two largest; sleeps from 50 µs);\n\
+not asleep: on a CPU or waiting for one; during: a kind of event the engine reported (write stop, write\n\
+stall, flush, compaction, checkpoint); slow%: the kept operations that overlapped one;\n\
 time%: the share of their time spent inside one; window%: the share of the step's window such events\n\
 covered; chance: how likely as many episodes or more would overlap one if they had nothing to do with it;\n\
 confidence: high under 0.001, medium under 0.01 (for writes in a write stop or stall, which holds them\n\
@@ -73,10 +76,29 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
     Ok(section.if_any().into_iter().collect())
 }
 
-/// A step's tail, where its engine keeps an account of its events.
+/// A step's tail, where its engine keeps an account of its events or its operations' sleeps
+/// were timed.
 fn told(m: &StepSummary) -> Option<(&StepSummary, &Tail)> {
     let tail = m.tail.as_ref()?;
-    tail.engine_tells.then_some((m, tail))
+    (tail.engine_tells || tail.sleeps_timed).then_some((m, tail))
+}
+
+/// The kept operations' time asleep by kind, the two largest (`io 91%, futex 3%`); `-` when
+/// not timed.
+fn asleep(k: &KindTail) -> String {
+    let Some(shares) = &k.asleep else {
+        return "-".into();
+    };
+    let parts: Vec<String> = (shares.iter())
+        .filter(|(_, s)| *s >= 0.005)
+        .take(2)
+        .map(|(kind, s)| format!("{kind} {:.0}%", s * 100.0))
+        .collect();
+    if parts.is_empty() {
+        "not asleep".into()
+    } else {
+        parts.join(", ")
+    }
 }
 
 fn rows(t: &mut Table, m: &StepSummary, k: &KindTail, setup: &str) {
@@ -88,7 +110,7 @@ fn rows(t: &mut Table, m: &StepSummary, k: &KindTail, setup: &str) {
     }
     let head = |first: bool| -> Vec<Cell> {
         if !first {
-            return vec![Cell::text(""); 6];
+            return vec![Cell::text(""); 7];
         }
         vec![
             Cell::text(k.kind.as_str()),
@@ -97,6 +119,7 @@ fn rows(t: &mut Table, m: &StepSummary, k: &KindTail, setup: &str) {
             Cell::opt(p99_9),
             ms(k.slowest_us),
             ms(k.median_us),
+            Cell::text(asleep(k)),
         ]
     };
     if causes.is_empty() {
@@ -153,6 +176,7 @@ mod tests {
                 slowest_us: 900.0,
                 median_us: 500.0,
                 causes,
+                asleep: Some(vec![("io".into(), 0.91)]),
             };
             rows(&mut t, &m, &k, "rocksdb");
         }

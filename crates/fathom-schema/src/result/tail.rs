@@ -23,6 +23,9 @@ pub struct Tail {
     /// leaves `events` empty for that reason, not because nothing happened).
     #[serde(default)]
     pub engine_tells: bool,
+    /// Whether each operation's sleeps were timed (`--waits=bpf`): `asleep` is then filled.
+    #[serde(default)]
+    pub sleeps_timed: bool,
 }
 
 /// One of the slowest operations.
@@ -36,6 +39,20 @@ pub struct SlowOp {
     pub start_us: u64,
     /// Its latency, microseconds.
     pub latency_us: f64,
+    /// The client's thread.
+    #[serde(default)]
+    pub tid: u32,
+    /// With `--waits=bpf`: the client thread's sleeps of at least 50 µs during the operation,
+    /// by kind of wait, longest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub asleep: Vec<Asleep>,
+}
+
+/// Time a slow operation's thread spent asleep in one kind of wait (`io`, `futex`, …).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Asleep {
+    pub kind: String,
+    pub us: f64,
 }
 
 impl SlowOp {

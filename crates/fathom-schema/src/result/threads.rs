@@ -49,6 +49,10 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
+}
+
 /// A step's threads' time: the clients', the background clients', fathom's other threads' and
 /// the engine's.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema, Merge)]
@@ -103,7 +107,7 @@ impl GroupWaits {
 #[merge(
     fields(clients, harness, engine),
     max(hz, cost_ms),
-    sum(unreadable, dropped),
+    sum(unreadable, dropped, sleeps_left_out),
     first(method, stacks)
 )]
 pub struct Waits {
@@ -124,6 +128,10 @@ pub struct Waits {
     /// With `bpf`: sleeps the program had no room to record.
     #[serde(default)]
     pub dropped: u64,
+    /// With `bpf`: clients' long sleeps not kept whole past the step's cap (the slowest
+    /// operations after them are not laid against their sleeps).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub sleeps_left_out: u64,
     /// With `bpf-stacks`: the folded stacks of the time asleep (ns), relative to the run
     /// directory (`steps/02-readrandom.offcpu.folded`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

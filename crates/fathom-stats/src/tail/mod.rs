@@ -40,6 +40,9 @@ pub struct KindTail {
     pub median_us: f64,
     /// Each kind of event any slow operation overlapped, likeliest cause first.
     pub causes: Vec<Cause>,
+    /// With their sleeps timed (`--waits=bpf`): the share of the kept operations' time their
+    /// threads spent asleep in each kind of wait, largest first; `None` when not timed.
+    pub asleep: Option<Vec<(String, f64)>>,
 }
 
 /// A kind of engine event, against one kind's slowest operations.
@@ -86,7 +89,9 @@ pub fn explain(tail: &Tail, writes: &dyn Fn(&str) -> bool) -> Vec<KindTail> {
         .map(|kind| {
             let ops: Vec<&SlowOp> = tail.slowest.iter().filter(|s| s.kind == kind).collect();
             let held_back = writes(kind);
-            of_kind(kind, &ops, &tail.events, tail.window_us, held_back)
+            let mut k = of_kind(kind, &ops, &tail.events, tail.window_us, held_back);
+            k.asleep = tail.sleeps_timed.then(|| asleep_shares(&ops));
+            k
         })
         .collect()
 }
@@ -121,7 +126,26 @@ fn of_kind(
         slowest_us: lat.last().copied().unwrap_or(0.0),
         median_us: lat.get(lat.len() / 2).copied().unwrap_or(0.0),
         causes,
+        asleep: None,
     }
+}
+
+/// The share of the operations' summed latency their threads spent asleep in each kind of
+/// wait, largest first.
+fn asleep_shares(ops: &[&SlowOp]) -> Vec<(String, f64)> {
+    let total: f64 = ops.iter().map(|o| o.latency_us).sum::<f64>().max(1.0);
+    let mut by: Vec<(String, f64)> = Vec::new();
+    for a in ops.iter().flat_map(|o| &o.asleep) {
+        match by.iter_mut().find(|(k, _)| *k == a.kind) {
+            Some((_, us)) => *us += a.us,
+            None => by.push((a.kind.clone(), a.us)),
+        }
+    }
+    for (_, us) in &mut by {
+        *us = (*us / total).min(1.0);
+    }
+    by.sort_by(|a, b| b.1.total_cmp(&a.1));
+    by
 }
 
 /// The events `of` (one kind) against the operations; `None` when none overlapped one.
@@ -290,6 +314,8 @@ mod tests {
             client: 0,
             start_us,
             latency_us,
+            tid: 0,
+            asleep: Vec::new(),
         };
         let ops = [op(0, 100.0), op(5_000, 100.0), op(1_000_000, 50.0)];
         let refs: Vec<&SlowOp> = ops.iter().collect();

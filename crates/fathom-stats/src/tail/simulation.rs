@@ -47,6 +47,8 @@ fn episode(rng: &mut SplitMix, at: u64, out: &mut Vec<SlowOp>) {
             client: rng.below(4),
             start_us: (at + rng.below(2_000) as u64).min(WINDOW_US - 20_000),
             latency_us: 1_000.0 + rng.uniform() * 19_000.0,
+            tid: 0,
+            asleep: Vec::new(),
         });
     }
 }
@@ -95,6 +97,7 @@ fn step(rng: &mut SplitMix, slow: Slow, episodes: usize) -> Tail {
         window_us: [0, WINDOW_US],
         events,
         engine_tells: true,
+        sleeps_timed: false,
     }
 }
 

@@ -3,8 +3,8 @@
 //! same `classify`; with stacks, the time asleep folded by where each sleep began.
 
 use super::{
-    classify, group_name, group_of, look, thread_cpu_ns, Finished, Kind, Method, Tally, Waits,
-    Watched, REFRESH,
+    classify, group_name, group_of, look, thread_cpu_ns, Finished, Kind, Method, Sleep, Tally,
+    Waits, Watched, MAX_SLEEPS, REFRESH,
 };
 use crate::sample::procfs::OpenFiles;
 use crate::sample::threads::Whose;
@@ -51,7 +51,9 @@ pub(super) fn time_exactly(
     let mut tally = Tally::default();
     let mut at: StackTally = BTreeMap::new();
     let mut last = Totals::of(&program);
+    let mut sleeps = Sleeps::default();
     loop {
+        sleeps.drain(&mut program, &watched.threads);
         let stopping = stop.load(Ordering::Relaxed);
         if stopping || watched.at.elapsed() >= REFRESH {
             watched.refresh(server_pids, embedded);
@@ -91,12 +93,48 @@ pub(super) fn time_exactly(
     } else {
         Method::Bpf
     };
+    sleeps.drain(&mut program, &watched.threads);
     Finished {
         waits: Waits {
             dropped: last.dropped,
+            sleeps_left_out: sleeps.left_out,
             ..tally.waits(method, hz, cost_ms)
         },
         folded: fold(&program, &at),
+        sleeps: sleeps.kept,
+    }
+}
+
+/// The clients' long sleeps the program sent, kept whole up to `MAX_SLEEPS`.
+#[derive(Default)]
+struct Sleeps {
+    kept: Vec<Sleep>,
+    left_out: u64,
+}
+
+impl Sleeps {
+    /// Takes what the program sent since the last call, keeping those of fathom's own process
+    /// (its clients are there, and a client born since `threads` was refreshed is not yet
+    /// among them) but for the threads known not to be clients.
+    fn drain(&mut self, program: &mut fathom_bpf::Program, threads: &[(u32, Whose)]) {
+        let me = std::process::id();
+        for l in program.long_sleeps() {
+            let other = |&&(tid, whose): &&(u32, Whose)| tid == l.tid && whose != Whose::Client;
+            if l.tgid != me || threads.iter().any(|t| other(&t)) {
+                continue;
+            }
+            if self.kept.len() >= MAX_SLEEPS {
+                self.left_out += 1;
+                continue;
+            }
+            let state = if l.uninterruptible == 1 { 'D' } else { 'S' };
+            self.kept.push(Sleep {
+                tid: l.tid,
+                kind: classify(state, Some(i64::from(l.nr))),
+                start_ns: l.start,
+                end_ns: l.end,
+            });
+        }
     }
 }
 

@@ -50,7 +50,7 @@ impl Method {
 pub fn bpf_loads() -> Result<(), String> {
     static LOADS: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
     LOADS
-        .get_or_init(|| fathom_bpf::Program::load(true).map(drop))
+        .get_or_init(|| fathom_bpf::Program::load(true, true).map(drop))
         .clone()
 }
 

@@ -34,7 +34,25 @@ const REFRESH: Duration = Duration::from_millis(200);
 pub struct Finished {
     pub waits: Waits,
     pub folded: Vec<String>,
+    /// With `--waits=bpf`: each client sleep of at least `fathom_bpf::LONG_SLEEP_NS`, whole,
+    /// up to `MAX_SLEEPS`.
+    pub sleeps: Vec<Sleep>,
 }
+
+/// One client thread's sleep, whole (`--waits=bpf`): laid against the step's slowest
+/// operations.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sleep {
+    pub tid: u32,
+    pub kind: Kind,
+    /// When it began and ended, ns of CLOCK_MONOTONIC.
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// Client sleeps kept a step at most (32 bytes each): past them, later slow operations have
+/// no sleeps to be laid against, and the step says how many were left out.
+pub const MAX_SLEEPS: usize = 1_000_000;
 
 /// The thread that samples (or, with `--waits=bpf`, reads the program) over one step, from
 /// `start` until `finish`.
@@ -109,6 +127,7 @@ impl Tally {
             unreadable: 0,
             cost_ms,
             dropped: 0,
+            sleeps_left_out: 0,
             stacks: None,
         }
     }
@@ -128,7 +147,7 @@ impl Ready {
         };
         let program = if m.is_bpf() {
             let stacks = m == Method::BpfStacks;
-            let p = fathom_bpf::Program::load(stacks).map_err(|e| {
+            let p = fathom_bpf::Program::load(stacks, true).map_err(|e| {
                 anyhow::anyhow!(
                     "--waits={}: {e}; --waits (sampling) works without it",
                     m.name()
@@ -187,6 +206,7 @@ impl WaitSampler {
                         Finished {
                             waits: sample(&server_pids, embedded, &stopping),
                             folded: Vec::new(),
+                            sleeps: Vec::new(),
                         }
                     }
                 };
@@ -434,7 +454,7 @@ mod tests {
     /// The same, timed by the eBPF program (as root): exact, with the lock's stack folded.
     #[test]
     fn times_a_lock_wait_and_a_busy_thread_exactly() {
-        let program = match fathom_bpf::Program::load(true) {
+        let program = match fathom_bpf::Program::load(true, true) {
             Ok(p) => p,
             // SAFETY: geteuid has no preconditions.
             Err(e) if unsafe { libc::geteuid() } != 0 => {
