@@ -32,6 +32,8 @@ pub const FLUSH: &str = "flush";
 pub const COMPACTION: &str = "compaction";
 /// A B-tree's or a server's checkpoint.
 pub const CHECKPOINT: &str = "checkpoint";
+/// A server's background vacuum or analyze of a table (PostgreSQL's autovacuum).
+pub const VACUUM: &str = "autovacuum";
 
 impl EngineEvent {
     /// Whether the event overlaps `[start_us, end_us]`.

@@ -62,22 +62,17 @@ struct wait_key {
 	__u32 tgid;
 };
 
-/* One sleep, whole: sent through `long_sleeps`. */
-struct long_sleep {
-	__u32 tid;
-	__s32 nr;
-	__u32 uninterruptible;
-	__s32 kstack;
-	__s32 ustack;
-	__u32 tgid;
-	__u64 start; /* ns, CLOCK_MONOTONIC */
-	__u64 end;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 22);
 } long_sleeps SEC(".maps");
+
+/* One sleep, whole: sent through `long_sleeps`. */
+struct long_sleep {
+	struct wait_key key;
+	__u64 start; /* ns, CLOCK_MONOTONIC */
+	__u64 end;
+};
 
 #define STACK_DEPTH 64
 
@@ -197,12 +192,7 @@ int BPF_PROG(on_wakeup, struct task_struct___fathom *p)
 	if (long_sleep_ns && slept >= long_sleep_ns) {
 		struct long_sleep *l = bpf_ringbuf_reserve(&long_sleeps, sizeof(*l), 0);
 		if (l) {
-			l->tid = tid;
-			l->nr = t->nr;
-			l->uninterruptible = t->uninterruptible;
-			l->kstack = t->kstack;
-			l->ustack = t->ustack;
-			l->tgid = t->tgid;
+			l->key = key;
 			l->start = t->last;
 			l->end = now;
 			bpf_ringbuf_submit(l, 0);

@@ -56,15 +56,10 @@ pub struct WaitKey {
 /// One sleep, whole (`struct long_sleep`): sent by the program for each sleep at least
 /// `LONG_SLEEP_NS` long when loaded to.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LongSleep {
-    pub tid: u32,
-    /// The system call, -1 outside one.
-    pub nr: i32,
-    pub uninterruptible: u32,
-    pub kstack: i32,
-    pub ustack: i32,
-    pub tgid: u32,
+    /// Whose sleep, and of what kind (with stacks, where it began).
+    pub key: WaitKey,
     /// When it began and ended, ns of CLOCK_MONOTONIC.
     pub start: u64,
     pub end: u64,
@@ -343,12 +338,12 @@ mod tests {
         let whole: Vec<LongSleep> = p
             .long_sleeps()
             .into_iter()
-            .filter(|l| l.tid == tid)
+            .filter(|l| l.key.tid == tid)
             .collect();
         assert!(
             whole
                 .iter()
-                .any(|l| l.nr == 202 && (250_000_000..400_000_000).contains(&(l.end - l.start))),
+                .any(|l| l.key.nr == 202 && (250_000_000..400_000_000).contains(&(l.end - l.start))),
             "{whole:?}"
         );
         let frames = p.stack(key.kstack).expect("a kernel stack");
@@ -389,7 +384,7 @@ mod draining {
         let tids: Vec<u32> = threads.into_iter().map(|h| h.join().unwrap()).collect();
         got.extend(p.long_sleeps());
         for tid in tids {
-            let n = got.iter().filter(|l| l.tid == tid).count();
+            let n = got.iter().filter(|l| l.key.tid == tid).count();
             assert!((2000..=2010).contains(&n), "thread {tid}: {n} sleeps");
         }
     }

@@ -93,3 +93,48 @@ fn slow_reads_on_a_throttled_device_slept_in_the_device() {
     let asleep = row["asleep in"].as_str().unwrap();
     assert!(asleep.starts_with("io "), "{row:?}");
 }
+
+/// PostgreSQL's checkpoints, forced often by a small `max_wal_size`, reach the step's record
+/// from the server's log, on the Unix clock inside the window.
+#[test]
+fn postgres_checkpoints_come_from_its_log() {
+    let dir = server_scratch();
+    let setup = dir.path().join("pg.conf");
+    std::fs::write(&setup, "max_wal_size = 32MB\n").unwrap();
+    let results = dir.path().join("results");
+    let setup = format!("@{}", setup.display());
+    ok(&fathom(&[
+        "run",
+        "--engine",
+        "postgres",
+        "--workload",
+        "ycsb/workloada",
+        "--param",
+        "records=50000",
+        "--clients",
+        "4",
+        "--duration",
+        "10s",
+        "--setup",
+        &setup,
+        "--results",
+        results.to_str().unwrap(),
+    ]));
+    let report = report_json(&results);
+    let tail = &step(&report["runs"][0], "run")["tail"];
+    assert_eq!(tail["engine_tells"], true, "{tail}");
+    let (from, to) = (f(&tail["window_us"][0]), f(&tail["window_us"][1]));
+    let checkpoints: Vec<&Value> = (tail["events"].as_array().unwrap().iter())
+        .filter(|e| e["what"] == "checkpoint")
+        .collect();
+    assert!(
+        !checkpoints.is_empty(),
+        "no checkpoint in 10 s of writes: {tail}"
+    );
+    for c in checkpoints {
+        assert!(
+            f(&c["end_us"]) >= from && f(&c["start_us"]) <= to,
+            "{c} outside the window"
+        );
+    }
+}

@@ -4,8 +4,9 @@
 pub mod dynlib;
 pub mod failure;
 pub mod fetched;
-#[cfg(feature = "lmdb")]
 pub mod lmdb;
+#[cfg(feature = "lmdb")]
+mod logtime;
 pub mod mariadb;
 pub mod mongodb;
 pub mod netbuf;

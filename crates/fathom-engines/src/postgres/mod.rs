@@ -21,6 +21,7 @@ use std::process::Command;
 
 mod admin;
 mod conn;
+mod events;
 mod install;
 mod lean;
 mod values;
@@ -72,8 +73,10 @@ fn conf(socket_dir: &Path, cache: u64, setup: &[String]) -> String {
         format!("port = {PORT}"),
         "max_connections = 300".into(),
         format!("shared_buffers = {}kB", cache / 1024),
-        "# the setup's lines".into(),
+        "# what the step's events are read from (events.rs)".into(),
     ];
+    c.extend(events::CONF.iter().map(|l| l.to_string()));
+    c.push("# the setup's lines".into());
     c.extend(setup.iter().cloned());
     c.join("\n") + "\n"
 }
@@ -144,6 +147,10 @@ impl ServerKind for Pg {
     type Admin = Client;
     type Address = postgres::Config;
     type Install = Bin;
+    const KEEPS_EVENTS: bool = true;
+    fn events(log: &str, from_us: u64, to_us: u64) -> Vec<fathom_api::events::EngineEvent> {
+        events::parse(log, from_us, to_us)
+    }
 
     /// PostgreSQL refuses to run as root.
     const RUN_AS: Option<&'static str> = Some(USER);

@@ -7,6 +7,7 @@
 //! carries only the LOG's local time: its offset from Unix time is read off the event lines,
 //! which carry both.
 
+use crate::logtime::{num, utc_us};
 use fathom_api::events::{EngineEvent, COMPACTION, FLUSH, STALL, STOP};
 use std::collections::HashMap;
 use std::path::Path;
@@ -176,22 +177,9 @@ fn local_offset_us(line: &str) -> Option<i64> {
 /// A line's LOG time (`2026/11/30-18:28:04.633749`, local time) as if it were UTC, microseconds.
 fn local_us(line: &str) -> Option<u64> {
     let stamp = line.get(..26)?;
-    let num = |r: std::ops::Range<usize>| stamp.get(r)?.parse::<i64>().ok();
-    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, min, s, us) = (num(11..13)?, num(14..16)?, num(17..19)?, num(20..26)?);
-    let secs = days_from_civil(y, m, d) * 86_400 + h * 3600 + min * 60 + s;
-    u64::try_from(secs * 1_000_000 + us).ok()
-}
-
-/// Days from 1970-01-01 to a date of the proleptic Gregorian calendar.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    let n = |r| num(stamp, r);
+    let (y, m, d) = (n(0..4)?, n(5..7)?, n(8..10)?);
+    utc_us(y, m, d, (n(11..13)?, n(14..16)?, n(17..19)?), n(20..26)?)
 }
 
 /// A compaction's input levels (`L0+L1`), from its `files_L<n>` lists.
@@ -274,9 +262,7 @@ mod tests {
     }
 
     #[test]
-    fn the_civil_calendar_matches_unix_time() {
-        assert_eq!(days_from_civil(1970, 1, 1), 0);
-        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
+    fn a_log_time_is_read_as_utc() {
         assert_eq!(
             local_us("2026/11/30-18:28:04.602575 x"),
             Some(1_796_063_284_602_575)

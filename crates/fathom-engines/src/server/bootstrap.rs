@@ -88,6 +88,13 @@ pub trait ServerKind: SettingsKind {
     }
     /// A workload's connection, with fathom's own client (`own`) or the crate's.
     fn connect(address: &Self::Address, own: bool) -> anyhow::Result<Box<dyn SqlConn>>;
+    /// Whether the log of a server fathom started tells what it did in the background.
+    const KEEPS_EVENTS: bool = false;
+    /// What the server did in the background between two moments (Unix µs), from its log.
+    fn events(log: &str, from_us: u64, to_us: u64) -> Vec<fathom_api::events::EngineEvent> {
+        let _ = (log, from_us, to_us);
+        Vec::new()
+    }
 }
 
 /// How a server's config-file lines are written, for checking a setup's.
@@ -247,6 +254,16 @@ impl<K: ServerKind> Target for SqlServer<K> {
     }
     fn maintain(&self, action: Maintenance) -> anyhow::Result<()> {
         self.kind.maintain(&mut self.admin(), action)
+    }
+    fn events(&self, from_us: u64, to_us: u64) -> Vec<fathom_api::events::EngineEvent> {
+        let text = self
+            .managed
+            .log()
+            .and_then(|l| std::fs::read_to_string(l).ok());
+        text.map_or_else(Vec::new, |t| K::events(&t, from_us, to_us))
+    }
+    fn keeps_events(&self) -> bool {
+        K::KEEPS_EVENTS && self.managed.log().is_some()
     }
 }
 

@@ -377,6 +377,11 @@ impl Managed {
         }
     }
 
+    /// The log of the server fathom started; none for a running server fathom reached.
+    pub fn log(&self) -> Option<&Path> {
+        self.server.as_ref().map(|s| s.log.as_path())
+    }
+
     /// Fails, with the tail of its log, when the server fathom started has exited.
     pub fn check(&self) -> anyhow::Result<()> {
         self.server.as_ref().map_or(Ok(()), Server::check_alive)

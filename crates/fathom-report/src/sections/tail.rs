@@ -2,7 +2,8 @@
 //! by every run) against what the engine did meanwhile, each kind of event with the share of
 //! slow operations it overlapped, the share of the window it covered and the chance of that
 //! overlap with no link between them (`fathom_stats::tail`). Shown where the engine keeps an
-//! account of its background work (RocksDB's LOG).
+//! account of its background work (RocksDB's LOG, PostgreSQL's log) or the operations' sleeps
+//! were timed (`--waits=bpf`).
 
 use crate::section::{Input, Section, Titled};
 use fathom_api::kind::Role;
@@ -38,7 +39,7 @@ all clients; episodes: those within 250 ms of each other taken as one moment), p
 operations, the slowest and the median of those kept, ms; asleep in: with --waits=bpf, the share of the\n\
 kept operations' time their threads slept in each kind of wait (the two largest; sleeps from 50 µs);\n\
 not asleep: on a CPU or waiting for one; during: a kind of event the engine reported (write stop, write\n\
-stall, flush, compaction, checkpoint); slow%: the kept operations that overlapped one;\n\
+stall, flush, compaction, checkpoint, autovacuum); slow%: the kept operations that overlapped one;\n\
 time%: the share of their time spent inside one; window%: the share of the step's window such events\n\
 covered; chance: how likely as many episodes or more would overlap one if they had nothing to do with it;\n\
 confidence: high under 0.001, medium under 0.01 (for writes in a write stop or stall, which holds them\n\

@@ -119,18 +119,19 @@ impl Sleeps {
     fn drain(&mut self, program: &mut fathom_bpf::Program, threads: &[(u32, Whose)]) {
         let me = std::process::id();
         for l in program.long_sleeps() {
-            let other = |&&(tid, whose): &&(u32, Whose)| tid == l.tid && whose != Whose::Client;
-            if l.tgid != me || threads.iter().any(|t| other(&t)) {
+            let k = l.key;
+            let other = |&&(tid, whose): &&(u32, Whose)| tid == k.tid && whose != Whose::Client;
+            if k.tgid != me || threads.iter().any(|t| other(&t)) {
                 continue;
             }
             if self.kept.len() >= MAX_SLEEPS {
                 self.left_out += 1;
                 continue;
             }
-            let state = if l.uninterruptible == 1 { 'D' } else { 'S' };
+            let state = if k.uninterruptible == 1 { 'D' } else { 'S' };
             self.kept.push(Sleep {
-                tid: l.tid,
-                kind: classify(state, Some(i64::from(l.nr))),
+                tid: k.tid,
+                kind: classify(state, Some(i64::from(k.nr))),
                 start_ns: l.start,
                 end_ns: l.end,
             });
