@@ -29,94 +29,114 @@ struct Open {
 
 fn parse(text: &str, from_us: u64, to_us: u64) -> Vec<EngineEvent> {
     let offset = text.lines().find_map(local_offset_us);
-    let mut open: HashMap<u64, Open> = HashMap::new();
-    // Writes held back for want of a flush, and for want of a compaction: two conditions,
-    // each ended by its own kind of work.
-    let mut stalled: [Option<Stalled>; 2] = [None, None];
-    let mut out = Vec::new();
+    let mut log = Log::default();
     for line in text.lines() {
         if let Some(e) = event_line(line) {
-            let (Some(t), Some(job)) = (e["time_micros"].as_u64(), e["job"].as_u64()) else {
-                continue;
-            };
-            match e["event"].as_str().unwrap_or("") {
-                "flush_started" => {
-                    let detail = mib("", e["total_data_size"].as_u64());
-                    open.insert(
-                        job,
-                        Open {
-                            what: FLUSH,
-                            start_us: t,
-                            detail,
-                        },
-                    );
-                }
-                "compaction_started" => {
-                    let detail = compaction_inputs(&e);
-                    open.insert(
-                        job,
-                        Open {
-                            what: COMPACTION,
-                            start_us: t,
-                            detail,
-                        },
-                    );
-                }
-                "trivial_move" => relieve(&mut out, &mut stalled[COMPACTED], t),
-                finish @ ("flush_finished" | "compaction_finished") => {
-                    let track = usize::from(finish == "compaction_finished");
-                    relieve(&mut out, &mut stalled[track], t);
-                    if let Some(o) = open.remove(&job) {
-                        let mut detail = o.detail;
-                        if let Some(level) = e["output_level"].as_u64() {
-                            detail = format!("{detail} -> L{level}");
-                            detail.push_str(&mib(",", e["total_output_size"].as_u64()));
-                        }
-                        out.push(EngineEvent {
-                            what: o.what.into(),
-                            start_us: o.start_us,
-                            end_us: t,
-                            detail: detail.trim().to_string(),
-                        });
-                    }
-                }
-                _ => {}
-            }
+            log.event(&e);
         } else if let Some((what, why)) = stall_line(line) {
-            let Some(at) = offset.and_then(|o| local_us(line).map(|l| l.saturating_add_signed(o)))
-            else {
-                continue;
-            };
-            let track = &mut stalled[if why.contains("memtable") {
-                FLUSHED
-            } else {
-                COMPACTED
-            }];
-            // A repeated warning continues the stall it repeats; a stop after a stall ends it.
-            if track.as_ref().is_some_and(|s| s.what != what) {
-                end_stall(&mut out, track, at);
+            let at = offset.and_then(|o| local_us(line).map(|l| l.saturating_add_signed(o)));
+            if let Some(at) = at {
+                log.warned(what, why, at);
             }
-            track.get_or_insert(Stalled {
-                what,
-                start_us: at,
-                why,
-            });
         }
     }
-    for track in &mut stalled {
-        end_stall(&mut out, track, to_us);
+    log.ended(from_us, to_us)
+}
+
+/// The LOG read so far: jobs begun and not yet finished, writes held back, events complete.
+#[derive(Default)]
+struct Log {
+    open: HashMap<u64, Open>,
+    /// Writes held back for want of a flush, and for want of a compaction: two conditions,
+    /// each ended by its own kind of work.
+    stalled: [Option<Stalled>; 2],
+    out: Vec<EngineEvent>,
+}
+
+impl Log {
+    /// An event-log line: a job begun or finished.
+    fn event(&mut self, e: &serde_json::Value) {
+        let (Some(t), Some(job)) = (e["time_micros"].as_u64(), e["job"].as_u64()) else {
+            return;
+        };
+        let (what, detail) = match e["event"].as_str().unwrap_or("") {
+            "flush_started" => (FLUSH, mib("", e["total_data_size"].as_u64())),
+            "compaction_started" => (COMPACTION, compaction_inputs(e)),
+            "trivial_move" => return relieve(&mut self.out, &mut self.stalled[COMPACTED], t),
+            finish @ ("flush_finished" | "compaction_finished") => {
+                let track = usize::from(finish == "compaction_finished");
+                relieve(&mut self.out, &mut self.stalled[track], t);
+                return self.finished(job, t, e);
+            }
+            _ => return,
+        };
+        let start_us = t;
+        self.open.insert(
+            job,
+            Open {
+                what,
+                start_us,
+                detail,
+            },
+        );
     }
-    for o in open.into_values() {
-        out.push(EngineEvent {
+
+    /// Job `job` finished at `t`.
+    fn finished(&mut self, job: u64, t: u64, e: &serde_json::Value) {
+        let Some(o) = self.open.remove(&job) else {
+            return;
+        };
+        let mut detail = o.detail;
+        if let Some(level) = e["output_level"].as_u64() {
+            detail = format!("{detail} -> L{level}");
+            detail.push_str(&mib(",", e["total_output_size"].as_u64()));
+        }
+        self.out.push(EngineEvent {
             what: o.what.into(),
             start_us: o.start_us,
-            end_us: to_us,
-            detail: o.detail,
+            end_us: t,
+            detail: detail.trim().to_string(),
         });
     }
-    out.retain(|e| e.overlaps(from_us, to_us));
-    out.sort_by_key(|e| (e.start_us, e.end_us));
-    out
+
+    /// A stall or stop warning at `at`.
+    fn warned(&mut self, what: &'static str, why: String, at: u64) {
+        let track = &mut self.stalled[if why.contains("memtable") {
+            FLUSHED
+        } else {
+            COMPACTED
+        }];
+        // A repeated warning continues the stall it repeats; a stop after a stall ends it.
+        if track.as_ref().is_some_and(|s| s.what != what) {
+            end_stall(&mut self.out, track, at);
+        }
+        let start_us = at;
+        track.get_or_insert(Stalled {
+            what,
+            start_us,
+            why,
+        });
+    }
+
+    /// The events overlapping `[from_us, to_us]`, oldest first, what still went on ending at
+    /// `to_us`.
+    fn ended(mut self, from_us: u64, to_us: u64) -> Vec<EngineEvent> {
+        for track in &mut self.stalled {
+            end_stall(&mut self.out, track, to_us);
+        }
+        for o in self.open.into_values() {
+            self.out.push(EngineEvent {
+                what: o.what.into(),
+                start_us: o.start_us,
+                end_us: to_us,
+                detail: o.detail,
+            });
+        }
+        let mut out = self.out;
+        out.retain(|e| e.overlaps(from_us, to_us));
+        out.sort_by_key(|e| (e.start_us, e.end_us));
+        out
+    }
 }
 
 /// The stall conditions a flush ends, and those a compaction (or a trivial move) ends.

@@ -126,25 +126,30 @@ impl Measured<'_> {
             engine_options: None,
             profile: None,
             probe: None,
-            time: match (&self.first.threads, &self.end.threads) {
-                (Some(a), Some(b)) => Some(crate::sample::threads::time_between(
-                    a,
-                    b,
-                    self.blkio,
-                    self.paced.map(|p| p.as_secs_f64()),
-                )),
-                _ => None,
-            },
+            time: self.thread_time(),
             waits: self.waits.clone(),
-            tail: super::tail::of_step(
-                plan,
-                self.total,
-                self.origin,
-                (self.first.at, self.ops_end),
-                target,
-                self.sleeps.as_deref(),
-            ),
+            tail: self.tail(target),
         }
+    }
+}
+
+impl Measured<'_> {
+    /// Where the threads' time went between the first sample and the last.
+    fn thread_time(&self) -> Option<fathom_schema::result::threads::ThreadTime> {
+        let (Some(a), Some(b)) = (&self.first.threads, &self.end.threads) else {
+            return None;
+        };
+        let paced = self.paced.map(|p| p.as_secs_f64());
+        Some(crate::sample::threads::time_between(
+            a, b, self.blkio, paced,
+        ))
+    }
+
+    /// The slowest operations over the measured window, and what the engine did meanwhile.
+    fn tail(&self, target: &dyn Target) -> Option<fathom_schema::result::tail::Tail> {
+        let window = (self.first.at, self.ops_end);
+        let sleeps = self.sleeps.as_deref();
+        super::tail::of_step(self.plan, self.total, self.origin, window, target, sleeps)
     }
 }
 

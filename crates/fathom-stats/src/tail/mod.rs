@@ -211,13 +211,14 @@ fn cause(
 
 /// How much of `[start, end]` the intervals cover, µs.
 fn covered(intervals: &[(u64, u64)], start: u64, end: u64) -> u64 {
-    let mut parts: Vec<(u64, u64)> = intervals
-        .iter()
-        .map(|&(s, e)| (s.max(start), e.min(end)))
-        .filter(|(s, e)| s < e)
-        .collect();
+    union_len(intervals.iter().map(|&(s, e)| (s.max(start), e.min(end))))
+}
+
+/// The length of the union of `parts` (empty ones ignored).
+fn union_len(parts: impl Iterator<Item = (u64, u64)>) -> u64 {
+    let mut parts: Vec<(u64, u64)> = parts.filter(|(s, e)| s < e).collect();
     parts.sort_unstable();
-    let (mut total, mut reach) = (0, start);
+    let (mut total, mut reach) = (0, 0);
     for (s, e) in parts {
         let s = s.max(reach);
         if e > s {
@@ -249,20 +250,9 @@ fn overlap_chance(intervals: &[(u64, u64)], len: u64, [from, to]: [u64; 2]) -> f
     if last_start <= from {
         return if intervals.is_empty() { 0.0 } else { 1.0 };
     }
-    let mut starts: Vec<(u64, u64)> = intervals
-        .iter()
-        .map(|&(s, e)| (s.saturating_sub(len).max(from), e.min(last_start)))
-        .filter(|(s, e)| s < e)
-        .collect();
-    starts.sort_unstable();
-    let (mut covered, mut reach) = (0u64, from);
-    for (s, e) in starts {
-        let s = s.max(reach);
-        if e > s {
-            covered += e - s;
-            reach = e;
-        }
-    }
+    let starts =
+        (intervals.iter()).map(|&(s, e)| (s.saturating_sub(len).max(from), e.min(last_start)));
+    let covered = union_len(starts);
     covered as f64 / (last_start - from) as f64
 }
 
