@@ -25,3 +25,4 @@ pub mod step;
 pub mod stop;
 pub mod target;
 pub mod units;
+pub mod work;

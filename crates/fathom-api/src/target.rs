@@ -135,4 +135,9 @@ pub trait Target: Send + Sync {
     fn keeps_events(&self) -> bool {
         false
     }
+    /// The engine's per-operation work counters, where it counts them per thread (an
+    /// embedded engine running on the client's thread).
+    fn work_meter(&self) -> Option<&dyn crate::work::WorkMeter> {
+        None
+    }
 }

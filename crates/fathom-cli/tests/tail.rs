@@ -1,7 +1,8 @@
 //! Why the slowest operations were slow, end to end on RocksDB: a constructed write stop (level
 //! 0 held to three files, one background job) names the stop for the slow puts by the time
 //! they spent inside it, from RocksDB's own LOG; a cached read step beside no write names no cause; every
-//! step keeps its slowest operations per kind on the wall clock, inside its window; with
+//! step keeps its slowest operations per kind on the wall clock, inside its window; scans over
+//! deleted records name the tombstones they skipped (RocksDB's perf context); with
 //! `--waits=bpf` (root), reads past a 1 MiB cache on a throttled device slept in the device for
 //! most of their time.
 
@@ -41,7 +42,7 @@ fn a_write_stop_is_named_for_the_slowest_puts() {
         "RocksDB's LOG gave no write stop: {tail}"
     );
     let row = table_row(&report, "overwrite: the slowest operations, ms", "put");
-    assert_eq!(row["during"], "write stop", "{row:?}");
+    assert_eq!(row["cause"], "write stop", "{row:?}");
     // Named by its mechanism: the writes spent most of their time inside the stop (high from
     // 80%, as it reads on a quiet host; a busy one may slow a write outside it).
     assert_ne!(row["confidence"], "-", "{row:?}");
@@ -66,6 +67,39 @@ fn a_read_step_with_nothing_beside_it_names_no_cause() {
     );
     let row = table_row(&report, "readrandom: the slowest operations, ms", "get");
     assert_ne!(row["confidence"], Value::from("high"), "{row:?}");
+}
+
+/// Scans over a range of deleted records (`cases/tombstones`): the slowest skipped many times
+/// the tombstones of the scans beside them, by RocksDB's perf context, and the tombstones are
+/// the top cause named. On LMDB, whose deletes leave nothing behind, no work is counted.
+#[test]
+fn scans_over_deleted_records_name_the_tombstones() {
+    let (_dir, results, _) =
+        run_ok("--engine rocksdb,lmdb --workload cases/tombstones --clients 1");
+    let report = report_json(&results);
+    let rocksdb = (report["runs"].as_array().unwrap().iter())
+        .find(|r| r["engine"] == "rocksdb")
+        .unwrap();
+    let tail = &step(rocksdb, "scan")["tail"];
+    assert_eq!(tail["work"][0], "tombstones skipped", "{tail}");
+    let slowest = tail["slowest"].as_array().unwrap();
+    let mut skipped: Vec<f64> = slowest.iter().map(|o| f(&o["work"][0]["n"])).collect();
+    let mut beside: Vec<f64> = slowest.iter().map(|o| f(&o["work"][0]["median"])).collect();
+    skipped.sort_by(f64::total_cmp);
+    beside.sort_by(f64::total_cmp);
+    let (slow, typical) = (skipped[skipped.len() / 2], beside[beside.len() / 2]);
+    // A scan starting in the first tenth of the 30,000 deleted records skips over 27,000; the
+    // scans beside it start anywhere, half of them past the range.
+    assert!(slow >= 10_000.0, "{slow} tombstones: {tail}");
+    assert!(slow >= 4.0 * typical, "{slow} against {typical}: {tail}");
+    let row = table_row(&report, "scan: the slowest operations, ms", "SCAN");
+    assert_eq!(row["cause"], "more tombstones skipped", "{row:?}");
+    assert_ne!(row["confidence"], "-", "{row:?}");
+    let lmdb = (report["runs"].as_array().unwrap().iter())
+        .find(|r| r["engine"] == "lmdb")
+        .unwrap();
+    let tail = &step(lmdb, "scan")["tail"];
+    assert!(tail.get("work").is_none(), "{tail}");
 }
 
 #[test]

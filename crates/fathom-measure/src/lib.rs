@@ -13,3 +13,4 @@ pub mod slow;
 pub mod throttle;
 pub mod tick;
 pub mod unwind;
+pub mod work;

@@ -4,6 +4,7 @@
 
 use crate::slow::SlowOps;
 use crate::tick::Tick;
+use crate::work::WorkTrack;
 use fathom_api::kind::{Done, StepKinds, UndeclaredKind};
 use hdrhistogram::Histogram;
 
@@ -174,14 +175,15 @@ impl Recorder {
 
     /// Records one finished operation as a client reports it, in the step's `kinds`, retries
     /// included, the time it waited on another client left out, and offers it to the slowest
-    /// kept (it ended at `end`); an operation of a kind the step does not record is an error.
+    /// kept (it ended at `end`; `work` has counted it, if the engine counts); an operation of
+    /// a kind the step does not record is an error.
     #[inline]
     pub fn record_done(
         &mut self,
         kinds: &StepKinds,
         op: &Done,
-        latency: Duration,
-        end: Tick,
+        (latency, end): (Duration, Tick),
+        work: Option<&mut WorkTrack>,
     ) -> Result<(), UndeclaredKind> {
         let slot = kinds.slot(op.kind).ok_or(UndeclaredKind(op.kind))?;
         if op.failed {
@@ -192,7 +194,14 @@ impl Recorder {
         let latency = latency.saturating_sub(op.waited);
         self.record(slot, latency, op.bytes);
         let who = (self.client, self.tid);
-        self.slow.offer(slot, latency.as_nanos() as u64, end, who);
+        let nanos = latency.as_nanos() as u64;
+        match work {
+            Some(w) => {
+                self.slow.offer(slot, nanos, end, who, Some(w));
+                w.keep(slot);
+            }
+            None => self.slow.offer(slot, nanos, end, who, None),
+        }
         let k = &mut self.kinds[slot];
         k.ops += u64::from(op.counts_as.saturating_sub(1));
         k.retries += u64::from(op.retries);
@@ -287,10 +296,10 @@ mod tests {
             bytes: 7,
             ..Done::of(Test::B)
         };
-        r.record_done(&kinds, &ok, Duration::from_micros(10), Tick::now())
+        r.record_done(&kinds, &ok, (Duration::from_micros(10), Tick::now()), None)
             .unwrap();
         let failed = Done { failed: true, ..ok };
-        r.record_done(&kinds, &failed, Duration::from_secs(5), Tick::now())
+        r.record_done(&kinds, &failed, (Duration::from_secs(5), Tick::now()), None)
             .unwrap();
         let s = r.take();
         assert_eq!(
@@ -306,11 +315,21 @@ mod tests {
             counts_as: 10,
             ..ok
         };
-        r.record_done(&kinds, &batch, Duration::from_micros(50), Tick::now())
-            .unwrap();
+        r.record_done(
+            &kinds,
+            &batch,
+            (Duration::from_micros(50), Tick::now()),
+            None,
+        )
+        .unwrap();
         assert_eq!(r.kinds[1].ops, 10, "a MultiGet of 10 keys is 10 operations");
         assert_eq!(r.kinds[1].latency.len(), 1, "timed once");
-        let undeclared = r.record_done(&kinds, &Done::of(Test::C), Duration::ZERO, Tick::now());
+        let undeclared = r.record_done(
+            &kinds,
+            &Done::of(Test::C),
+            (Duration::ZERO, Tick::now()),
+            None,
+        );
         assert!(undeclared.is_err(), "a kind the step does not record");
     }
 

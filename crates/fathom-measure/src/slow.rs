@@ -3,6 +3,7 @@
 //! again), so every run has them for "Why the slowest operations were slow".
 
 use crate::tick::Tick;
+use crate::work::{OpWork, WorkTrack};
 
 /// Operations kept per kind (over all of a step's clients once merged).
 pub const KEPT: usize = 16;
@@ -16,6 +17,8 @@ pub struct Slow {
     /// The client that ran it, from 0, and its thread.
     pub client: u32,
     pub tid: u32,
+    /// What it did against the operations before it, where the engine counts it.
+    pub work: Option<OpWork>,
 }
 
 /// The slowest operations of one kind: at most `KEPT`, and the latency an operation must
@@ -52,9 +55,17 @@ impl SlowOps {
         }
     }
 
-    /// An operation that ended: kept if it is among the slowest of its kind so far.
+    /// An operation that ended: kept if it is among the slowest of its kind so far, with its
+    /// work read from `work` (whose operation it is) if counted.
     #[inline]
-    pub fn offer(&mut self, kind: usize, latency_ns: u64, end: Tick, (client, tid): (u32, u32)) {
+    pub fn offer(
+        &mut self,
+        kind: usize,
+        latency_ns: u64,
+        end: Tick,
+        (client, tid): (u32, u32),
+        work: Option<&WorkTrack>,
+    ) {
         let k = &mut self.kinds[kind];
         if latency_ns > k.floor {
             k.insert(Slow {
@@ -62,6 +73,7 @@ impl SlowOps {
                 end,
                 client,
                 tid,
+                work: work.map(|w| w.against(kind)),
             });
         }
     }
@@ -108,9 +120,9 @@ mod tests {
         for i in 0..100u64 {
             let lat = (i * 37 % 100 + 1) * 1000;
             let (rec, client) = if i % 2 == 0 { (&mut a, 0) } else { (&mut b, 1) };
-            rec.offer(0, lat, Tick::now(), (client, 0));
+            rec.offer(0, lat, Tick::now(), (client, 0), None);
         }
-        b.offer(1, 5, Tick::now(), (1, 0));
+        b.offer(1, 5, Tick::now(), (1, 0), None);
         a.merge(&b);
         let kept: Vec<u64> = a.slowest(0).iter().map(|s| s.latency_ns / 1000).collect();
         let want: Vec<u64> = (100 - KEPT as u64 + 1..=100).rev().collect();

@@ -12,6 +12,7 @@ use anyhow::Context;
 use fathom_api::family::{Db, Engine};
 use fathom_api::step::StepPlan;
 use fathom_api::stop::Stop;
+use fathom_api::work::WorkMeter;
 use fathom_measure::driver::{self, StepRun, Watch};
 use fathom_measure::sample::Sampler;
 use fathom_schema::result::{IntervalRecord, StepSummary};
@@ -230,7 +231,8 @@ impl Steps<'_> {
         if !self.calibrate || plan.clients == 0 {
             return Ok(None);
         }
-        calibrate(self.workload, null, i, plan, self.stop)
+        let work = self.engine().target().work_meter();
+        calibrate(self.workload, (null, work), i, plan, self.stop)
     }
 
     fn step(
@@ -279,7 +281,7 @@ impl Steps<'_> {
 /// — a settle wait, a gate on a helper the calibration has none of — stops waiting then.
 pub fn calibrate(
     workload: &dyn Workload,
-    null: Db<'_>,
+    (null, work): (Db<'_>, Option<&dyn WorkMeter>),
     i: usize,
     plan: &StepPlan,
     outer: &Stop,
@@ -290,6 +292,7 @@ pub fn calibrate(
         return Ok(None);
     };
     outer.within(&stop, CALIBRATION, || {
-        driver::harness_cost(client, &plan.kinds, CALIBRATION, plan.ops_per_client)
+        let budget = (CALIBRATION, plan.ops_per_client);
+        driver::harness_cost(client, &plan.kinds, budget, work)
     })
 }

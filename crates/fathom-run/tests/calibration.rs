@@ -62,7 +62,7 @@ fn every_step_of_every_workload_runs_its_calibration_on_the_null_engine() {
                     }
                     let t0 = std::time::Instant::now();
                     let at = format!("{what} on {family:?}, step {i} ({})", plan.name);
-                    fathom_run::calibrate(workload.as_ref(), db, i, plan, &stop)
+                    fathom_run::calibrate(workload.as_ref(), (db, None), i, plan, &stop)
                         .unwrap_or_else(|e| panic!("{at}: calibration: {e:#}"));
                     tried += 1;
                     // The budget is 200 ms; construction and one operation beyond it take

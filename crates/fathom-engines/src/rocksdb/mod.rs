@@ -39,6 +39,10 @@ pub struct RocksDbSettings {
     /// RocksDB's statistics (write amplification, compaction, stalls, cache hits come from
     /// them); off saves their cost per operation, as db_bench's --statistics=0 runs
     statistics: Switch,
+    /// count what each operation touched (RocksDB's perf context, counters without timers:
+    /// tombstones and entries skipped, blocks read, cache hits), for the slowest operations'
+    /// explanation; off saves its cost per operation
+    perf_context: Switch,
     /// a RocksDB shared library to run through its C API instead of the default (any release
     /// from 6.x: Debian's librocksdb, a user's build, one fetch-engine.sh placed)
     library: String,
@@ -58,6 +62,7 @@ impl Default for RocksDbSettings {
             sync: Switch::new("false"),
             transactions: Transactions::None,
             statistics: Switch::new("true"),
+            perf_context: Switch::new("true"),
             library: String::new(),
             version: String::new(),
         }
@@ -186,6 +191,7 @@ mod capi;
 mod compact;
 mod events;
 mod figures;
+mod perf;
 mod scan;
 #[cfg(feature = "bundled-rocksdb")]
 mod stall;

@@ -103,7 +103,7 @@ pub fn run_step(mut run: StepRun<'_>) -> anyhow::Result<StepSummary> {
     let started_at = fathom_schema::result::now_utc();
     let origin_wall = SystemTime::now();
     let origin = tail::Origin::now();
-    let clock = Clock::start(plan, run.stop);
+    let clock = Clock::start(plan, run.stop, target.work_meter());
     let clients = run.crew.clients.len();
     let threads = clients + run.crew.helpers.len();
     let mut iv = Intervals::new(

@@ -8,7 +8,7 @@ use crate::slow::KEPT;
 use crate::tick::Tick;
 use fathom_api::step::StepPlan;
 use fathom_api::target::Target;
-use fathom_schema::result::tail::{Asleep, SlowOp, Tail};
+use fathom_schema::result::tail::{Asleep, SlowOp, Tail, WorkCount};
 use std::time::{Instant, SystemTime};
 
 /// A moment read on both clocks at once, to put the operations' ticks on the wall clock.
@@ -73,6 +73,16 @@ pub(super) fn of_step(
             let asleep = sleeps.map_or_else(Vec::new, |all| {
                 asleep_during(all, s.tid, (start_us, end), &origin)
             });
+            let counted = target.work_meter().map_or(0, |m| m.names().len());
+            let work: Vec<WorkCount> = s.work.map_or_else(Vec::new, |w| {
+                (0..counted)
+                    .map(|c| WorkCount {
+                        n: w.counts[c],
+                        median: w.nearby_median[c],
+                        at_least: u32::from(w.at_least[c]),
+                    })
+                    .collect()
+            });
             slowest.push(SlowOp {
                 kind: kind.name.to_string(),
                 client: s.client as usize,
@@ -80,6 +90,8 @@ pub(super) fn of_step(
                 latency_us,
                 tid: s.tid,
                 asleep,
+                work,
+                nearby: s.work.map_or(0, |w| u32::from(w.nearby)),
             });
         }
     }
@@ -95,6 +107,9 @@ pub(super) fn of_step(
         engine_tells: target.keeps_events(),
         sleeps_timed: sleeps.is_some(),
         events,
+        work: (target.work_meter()).map_or_else(Vec::new, |m| {
+            m.names().iter().map(|n| n.to_string()).collect()
+        }),
     })
 }
 

@@ -8,8 +8,10 @@ use super::{BackgroundClient, Client, Crew, LatencyFrom, Pace, Paced, StepPlan};
 use crate::recorder::Recorder;
 use crate::sample::threads::Whose;
 use crate::tick::Tick;
+use crate::work::WorkTrack;
 use fathom_api::pace::{sleep_until, Arrivals, UnitRate};
 use fathom_api::stop::Stop;
+use fathom_api::work::WorkMeter;
 use fathom_schema::result::IntervalRecord;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex};
@@ -28,12 +30,18 @@ pub(super) struct Clock<'p> {
     asked: &'p Stop,
     /// With one queue, the whole step's arrivals come from one stream at the total rate.
     shared: Option<Mutex<Arrivals>>,
+    /// The engine's per-operation work counters, read by each client after each operation.
+    work: Option<&'p dyn WorkMeter>,
 }
 
 impl<'p> Clock<'p> {
     /// The step's clock, starting now. The operations' clock is set up first (calibrating
     /// it takes about 20 ms), not during the first operation.
-    pub(super) fn start(plan: &'p StepPlan, asked: &'p Stop) -> Clock<'p> {
+    pub(super) fn start(
+        plan: &'p StepPlan,
+        asked: &'p Stop,
+        work: Option<&'p dyn WorkMeter>,
+    ) -> Clock<'p> {
         crate::tick::init();
         let now = Instant::now();
         let warm_end = now + plan.warmup;
@@ -48,6 +56,7 @@ impl<'p> Clock<'p> {
                 .open_loop
                 .filter(|o| o.shared)
                 .map(|o| Mutex::new(Arrivals::new(o.ops_per_sec, o.spacing, now, 1))),
+            work,
         }
     }
 
@@ -175,6 +184,7 @@ fn client_loop(
     clock: &Clock<'_>,
     tx: &mpsc::Sender<Msg>,
     ended: &mut Ended,
+    mut work: Option<WorkTrack>,
 ) -> anyhow::Result<()> {
     let mut starts = Starts::of(clock, thread);
     let from_real_start = clock
@@ -233,13 +243,16 @@ fn client_loop(
             Err(e) => break Err(e),
         };
         let end = Tick::now();
+        if let Some(w) = work.as_mut() {
+            w.took();
+        }
         done += 1;
         // Measured from the interval the collector opened after the warmup, once its first
         // host sample was taken: an operation between the warmup's end and that sample would
         // count without its time.
         if my_epoch >= 1 {
             measured_from.get_or_insert(start);
-            if let Err(e) = rec.record_done(kinds, &op, end.since(start), end) {
+            if let Err(e) = rec.record_done(kinds, &op, (end.since(start), end), work.as_mut()) {
                 break Err(e.into());
             }
         }
@@ -266,7 +279,8 @@ fn client_thread<'c>(
         measured_from: None,
         paced: None,
     };
-    let result = client_loop(thread, client.as_mut(), clock, &tx, &mut ended);
+    let work = (clock.work).map(|m| WorkTrack::start(m, clock.plan.kinds.len()));
+    let result = client_loop(thread, client.as_mut(), clock, &tx, &mut ended, work);
     client.stopped();
     crate::sample::threads::retire();
     match result {
@@ -340,7 +354,7 @@ fn background_thread(
         // What the writer did in the warmup is not counted: its rate is over the measured time.
         if end.clock.epoch.load(Ordering::Relaxed) >= 1 {
             let end = Tick::now();
-            if let Err(e) = rec.record_done(kinds, &op, end.since(start), end) {
+            if let Err(e) = rec.record_done(kinds, &op, (end.since(start), end), None) {
                 break Err(e.into());
             }
         }

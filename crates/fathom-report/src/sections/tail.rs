@@ -1,9 +1,10 @@
 //! "Why the slowest operations were slow": for each step and kind, its slowest operations (kept
 //! by every run) against what the engine did meanwhile, each kind of event with the share of
 //! slow operations it overlapped, the share of the window it covered and the chance of that
-//! overlap with no link between them (`fathom_stats::tail`). Shown where the engine keeps an
-//! account of its background work (RocksDB's LOG, PostgreSQL's log) or the operations' sleeps
-//! were timed (`--waits=bpf`).
+//! overlap with no link between them (`fathom_stats::tail`), and each counter of work the
+//! engine counts per operation (RocksDB's perf context) the slow ones did more of than those
+//! beside them. Shown where the engine keeps an account of its background work (RocksDB's LOG,
+//! PostgreSQL's log) or the operations' sleeps were timed (`--waits=bpf`).
 
 use crate::section::{Input, Section, Titled};
 use fathom_api::kind::Role;
@@ -20,7 +21,7 @@ const COLUMNS: &[&str] = &[
     "slowest",
     "median",
     "asleep in",
-    "during",
+    "cause",
     "slow%",
     "time%",
     "window%",
@@ -37,14 +38,18 @@ const LEGEND: &str = "\
 why the slowest operations were slow: each kind's slowest operations of the step (kept: at most 16, over\n\
 all clients; episodes: those within 250 ms of each other taken as one moment), p99.9 of all the kind's\n\
 operations, the slowest and the median of those kept, ms; asleep in: with --waits=bpf, the share of the\n\
-kept operations' time their threads slept in each kind of wait (the two largest; sleeps from 50 µs);\n\
-not asleep: on a CPU or waiting for one; during: a kind of event the engine reported (write stop, write\n\
-stall, flush, compaction, checkpoint, autovacuum); slow%: the kept operations that overlapped one;\n\
-time%: the share of their time spent inside one; window%: the share of the step's window such events\n\
-covered; chance: how likely as many episodes or more would overlap one if they had nothing to do with it;\n\
-confidence: high under 0.001, medium under 0.01 (for writes in a write stop or stall, which holds them\n\
-back: high from 80% of their time inside, medium from 50%), - not named (docs/tail.md gives the\n\
-simulation's error rates).\n";
+kept operations' time their threads slept in each kind of wait (the two largest; sleeps from 50 µs); not\n\
+asleep: on a CPU or waiting for one; cause: a kind of event the engine reported during them (write stop,\n\
+write stall, flush, compaction, checkpoint, autovacuum), or more of a kind of work it counted per\n\
+operation (RocksDB's perf context: tombstones and entries skipped, blocks and bytes read, cache hits).\n\
+For an event: slow%: the kept operations that overlapped one; time%: the share of their time spent\n\
+inside one; window%: the share of the step's window such events covered; chance: how likely as many\n\
+episodes or more would overlap one if they had nothing to do with it. For work: each kept operation is\n\
+set against the 64 of its kind before it on its client; slow%: those that did more than 90% of theirs;\n\
+chance: how likely their ranks would be as high with no link between work and latency; what the engine\n\
+said: the kept operations' median count against the median of those beside them. confidence: high under\n\
+0.001, medium under 0.01 (for writes in a write stop or stall, which holds them back: high from 80% of\n\
+their time inside, medium from 50%), - not named (docs/tail.md gives the simulation's error rates).\n";
 
 /// One table per step whose engine told what it did.
 pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
@@ -125,7 +130,7 @@ fn rows(t: &mut Table, m: &StepSummary, k: &KindTail, setup: &str) {
     };
     if causes.is_empty() {
         let mut row = head(true);
-        // during, then slow%, time%, window% and chance unknown.
+        // cause, then slow%, time%, window% and chance unknown.
         row.push(Cell::text("no event"));
         row.extend(std::iter::repeat_n(Cell::Missing, 4));
         row.extend([Cell::text("-"), Cell::text(""), Cell::text(setup)]);
@@ -137,8 +142,8 @@ fn rows(t: &mut Table, m: &StepSummary, k: &KindTail, setup: &str) {
         row.extend([
             Cell::text(c.what.as_str()),
             Cell::fixed(Some(c.ops as f64 * 100.0 / k.kept.max(1) as f64), 0),
-            Cell::fixed(Some(c.held * 100.0), 0),
-            Cell::fixed(Some(c.time_share * 100.0), 1),
+            Cell::fixed(c.held.map(|h| h * 100.0), 0),
+            Cell::fixed(c.time_share.map(|t| t * 100.0), 1),
             Cell::styled(Some(c.chance), Style::Auto),
             Cell::text(c.confidence.map_or("-", |x| x.name())),
             Cell::text(c.example.as_str()),
@@ -162,11 +167,12 @@ mod tests {
             what: "write stop".into(),
             ops: 3,
             episodes: 2,
-            time_share: 0.1,
-            held: 0.9,
+            time_share: Some(0.1),
+            held: Some(0.9),
             chance: 0.5,
             confidence,
             example: "we have 4 level-0 files".into(),
+            against: None,
         };
         let mut t = Table::new(COLUMNS);
         for causes in [vec![], vec![cause(Some(Confidence::High)), cause(None)]] {

@@ -26,6 +26,11 @@ pub struct Tail {
     /// Whether each operation's sleeps were timed (`--waits=bpf`): `asleep` is then filled.
     #[serde(default)]
     pub sleeps_timed: bool,
+    /// What the engine counted of each operation's work (RocksDB's perf context:
+    /// `tombstones skipped`, `blocks read`, …), in the order of each operation's `work`;
+    /// empty when it counts none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub work: Vec<String>,
 }
 
 /// One of the slowest operations.
@@ -46,6 +51,28 @@ pub struct SlowOp {
     /// by kind of wait, longest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub asleep: Vec<Asleep>,
+    /// Where the engine counts it (`Tail::work` names the counters): what the operation did,
+    /// against the operations of its kind just before it on its client.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub work: Vec<WorkCount>,
+    /// How many operations `work` is set against (up to 64).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub nearby: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// One counter of a slow operation's work, against the operations just before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct WorkCount {
+    /// What this operation did (`1204` tombstones skipped).
+    pub n: u64,
+    /// The median of the nearby operations.
+    pub median: u64,
+    /// Nearby operations that did as much or more.
+    pub at_least: u32,
 }
 
 /// Time a slow operation's thread spent asleep in one kind of wait (`io`, `futex`, …).

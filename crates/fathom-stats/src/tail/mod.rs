@@ -13,6 +13,9 @@
 
 #[cfg(test)]
 mod simulation;
+pub mod work;
+#[cfg(test)]
+mod work_simulation;
 
 use crate::bound::Confidence;
 use fathom_api::events::{EngineEvent, STALL, STOP, WHATS};
@@ -53,17 +56,21 @@ pub struct Cause {
     /// Kept operations, and episodes, that overlapped one.
     pub ops: usize,
     pub episodes: usize,
-    /// The share of the window such events covered.
-    pub time_share: f64,
-    /// The share of the kept operations' time spent inside such events.
-    pub held: f64,
+    /// The share of the window such events covered (`None` for work done).
+    pub time_share: Option<f64>,
+    /// The share of the kept operations' time spent inside such events (`None` for work done).
+    pub held: Option<f64>,
     /// The chance that as many episodes or more would overlap one with no link between them.
     pub chance: f64,
     /// `Some` when named as a cause: by chance (under `MEDIUM`), or for writes in a stop or
     /// stall by the time they spent in it (`HELD_MEDIUM`).
     pub confidence: Option<Confidence>,
-    /// The detail of the event the slowest overlapping operation met.
+    /// The detail of the event the slowest overlapping operation met; for work done, the
+    /// counts against the nearby operations'.
     pub example: String,
+    /// For work done: the median count of the kept operations and of the operations beside
+    /// them.
+    pub against: Option<[f64; 2]>,
 }
 
 impl KindTail {
@@ -91,6 +98,8 @@ pub fn explain(tail: &Tail, writes: &dyn Fn(&str) -> bool) -> Vec<KindTail> {
             let held_back = writes(kind);
             let mut k = of_kind(kind, &ops, &tail.events, tail.window_us, held_back);
             k.asleep = tail.sleeps_timed.then(|| asleep_shares(&ops));
+            k.causes.extend(work::causes(&tail.work, &ops));
+            sort(&mut k.causes);
             k
         })
         .collect()
@@ -114,11 +123,7 @@ fn of_kind(
             cause(what, &of, ops, &spans, window, blocks)
         })
         .collect();
-    causes.sort_by(|a, b| {
-        (b.confidence.cmp(&a.confidence))
-            .then(a.chance.total_cmp(&b.chance))
-            .then(b.ops.cmp(&a.ops))
-    });
+    sort(&mut causes);
     KindTail {
         kind: kind.to_string(),
         kept: ops.len(),
@@ -127,6 +132,26 @@ fn of_kind(
         median_us: lat.get(lat.len() / 2).copied().unwrap_or(0.0),
         causes,
         asleep: None,
+    }
+}
+
+/// Named causes first, then by chance, then by the operations they cover.
+fn sort(causes: &mut [Cause]) {
+    causes.sort_by(|a, b| {
+        (b.confidence.cmp(&a.confidence))
+            .then(a.chance.total_cmp(&b.chance))
+            .then(b.ops.cmp(&a.ops))
+    });
+}
+
+/// The confidence a chance under the null earns: high under `HIGH`, medium under `MEDIUM`.
+fn confidence_of(chance: f64) -> Option<Confidence> {
+    if chance < HIGH {
+        Some(Confidence::High)
+    } else if chance < MEDIUM {
+        Some(Confidence::Medium)
+    } else {
+        None
     }
 }
 
@@ -182,13 +207,7 @@ fn cause(
         .map(|o| covered(&intervals, o.start_us, o.end_us()) as f64)
         .sum();
     let held = inside / ops.iter().map(|o| o.latency_us).sum::<f64>().max(1.0);
-    let by_chance = if chance < HIGH {
-        Some(Confidence::High)
-    } else if chance < MEDIUM {
-        Some(Confidence::Medium)
-    } else {
-        None
-    };
+    let by_chance = confidence_of(chance);
     let by_mechanism = if !blocks || held < HELD_MEDIUM {
         None
     } else if held >= HELD_HIGH {
@@ -201,11 +220,12 @@ fn cause(
         what: what.to_string(),
         ops: hit_ops.len(),
         episodes: hit,
-        time_share: overlap_chance(&intervals, 0, window),
-        held: held.min(1.0),
+        time_share: Some(overlap_chance(&intervals, 0, window)),
+        held: Some(held.min(1.0)),
         chance,
         confidence,
         example,
+        against: None,
     })
 }
 
@@ -241,6 +261,19 @@ fn episodes(ops: &[&SlowOp]) -> Vec<(u64, u64)> {
         }
     }
     out
+}
+
+/// Each episode's slowest operation: one witness a moment, chosen by latency alone.
+fn episode_witnesses<'a>(ops: &[&'a SlowOp]) -> Vec<&'a SlowOp> {
+    episodes(ops)
+        .iter()
+        .filter_map(|&(s, e)| {
+            (ops.iter())
+                .filter(|o| o.start_us >= s && o.start_us <= e)
+                .max_by(|a, b| a.latency_us.total_cmp(&b.latency_us))
+                .copied()
+        })
+        .collect()
 }
 
 /// The chance that a span of `len` µs placed uniformly in `window` overlaps one of
@@ -306,6 +339,8 @@ mod tests {
             latency_us,
             tid: 0,
             asleep: Vec::new(),
+            work: Vec::new(),
+            nearby: 0,
         };
         let ops = [op(0, 100.0), op(5_000, 100.0), op(1_000_000, 50.0)];
         let refs: Vec<&SlowOp> = ops.iter().collect();

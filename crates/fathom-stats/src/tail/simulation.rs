@@ -8,7 +8,7 @@ use crate::rng::SplitMix;
 use fathom_api::events::{EngineEvent, COMPACTION, FLUSH, STALL};
 use fathom_schema::result::tail::{SlowOp, Tail};
 
-const WINDOW_US: u64 = 30_000_000;
+pub(super) const WINDOW_US: u64 = 30_000_000;
 const TRIALS: usize = 2_000;
 
 /// Events of one kind: arrivals at `per_sec`, lengths exponential about `mean_us`.
@@ -40,7 +40,7 @@ fn engine(rng: &mut SplitMix) -> Vec<EngineEvent> {
 }
 
 /// An episode of 1 to 3 slow operations (1–20 ms) around `at`.
-fn episode(rng: &mut SplitMix, at: u64, out: &mut Vec<SlowOp>) {
+pub(super) fn episode(rng: &mut SplitMix, at: u64, out: &mut Vec<SlowOp>) {
     for _ in 0..1 + rng.below(3) {
         out.push(SlowOp {
             kind: "read".into(),
@@ -49,6 +49,8 @@ fn episode(rng: &mut SplitMix, at: u64, out: &mut Vec<SlowOp>) {
             latency_us: 1_000.0 + rng.uniform() * 19_000.0,
             tid: 0,
             asleep: Vec::new(),
+            work: Vec::new(),
+            nearby: 0,
         });
     }
 }
@@ -98,6 +100,7 @@ fn step(rng: &mut SplitMix, slow: Slow, episodes: usize) -> Tail {
         events,
         engine_tells: true,
         sleeps_timed: false,
+        work: Vec::new(),
     }
 }
 

@@ -56,4 +56,8 @@ pub const BUNDLED: &[(&str, &str)] = &[
         "dbbench/readrandom",
         include_str!("../../../../workloads/dbbench/readrandom.toml"),
     ),
+    (
+        "cases/tombstones",
+        include_str!("../../../../workloads/cases/tombstones.toml"),
+    ),
 ];

@@ -67,6 +67,8 @@ pub struct RocksDb {
     sync: bool,
     /// Whether RocksDB keeps statistics (the figures `step_stats` derives from them).
     statistics: bool,
+    /// Whether each operation's perf-context counters are read.
+    perf: bool,
     effective: BTreeMap<String, String>,
     stall: Stall,
 }
@@ -139,6 +141,7 @@ pub fn open(config: &EngineConfig, s: &RocksDbSettings) -> anyhow::Result<Box<dy
         wal,
         sync,
         statistics: s.statistics.value,
+        perf: s.perf_context.value,
         effective,
         stall: Stall::default(),
     }))
@@ -203,6 +206,10 @@ impl Target for RocksDb {
 
     fn keeps_events(&self) -> bool {
         true
+    }
+
+    fn work_meter(&self) -> Option<&dyn fathom_api::work::WorkMeter> {
+        self.perf.then_some(&super::perf::BundledPerf as _)
     }
 
     fn check(&self) -> anyhow::Result<()> {

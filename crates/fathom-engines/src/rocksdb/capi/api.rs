@@ -102,6 +102,10 @@ crate::c_api! {
         rocksdb_compaction_options_set_output_file_size_limit: fn(Obj, u64);
         rocksdb_compact_files: fn(Obj, Obj, *const *const c_char, usize, c_int, c_int,
             *mut *mut *mut c_char, *mut usize, Obj, Err);
+        rocksdb_set_perf_level: fn(c_int);
+        rocksdb_perfcontext_create: fn() -> Obj;
+        rocksdb_perfcontext_metric: fn(Obj, c_int) -> u64;
+        rocksdb_perfcontext_destroy: fn(Obj);
     }
 }
 

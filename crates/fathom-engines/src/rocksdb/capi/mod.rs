@@ -54,6 +54,8 @@ pub struct LibraryDb {
     wal: bool,
     sync: bool,
     statistics: bool,
+    /// Each operation's perf-context counters, when asked and the release has them.
+    perf: Option<super::perf::LibraryPerf>,
     effective: BTreeMap<String, String>,
     /// Ends a wait for compaction early (the run was asked to stop).
     stop: Stop,
@@ -145,6 +147,7 @@ pub fn open(
         wal: s.wal.value,
         sync: s.sync.value,
         statistics: s.statistics.value,
+        perf: s.perf_context.value.then(|| library_perf(api)).flatten(),
         effective,
         stop: config.stop.clone(),
         made,
@@ -425,6 +428,20 @@ impl Target for LibraryDb {
     fn keeps_events(&self) -> bool {
         true
     }
+
+    fn work_meter(&self) -> Option<&dyn fathom_api::work::WorkMeter> {
+        self.perf.as_ref().map(|p| p as _)
+    }
+}
+
+/// The library's perf context, if it has the functions.
+fn library_perf(a: &Api) -> Option<super::perf::LibraryPerf> {
+    super::perf::LibraryPerf::of(
+        a.rocksdb_set_perf_level,
+        a.rocksdb_perfcontext_create,
+        a.rocksdb_perfcontext_metric,
+        a.rocksdb_perfcontext_destroy,
+    )
 }
 
 impl KvEngine for LibraryDb {
