@@ -40,7 +40,7 @@ pub struct RocksDbSettings {
     /// them); off saves their cost per operation, as db_bench's --statistics=0 runs
     statistics: Switch,
     /// count what each operation touched (RocksDB's perf context, counters without timers:
-    /// tombstones and entries skipped, blocks read, cache hits), for the slowest operations'
+    /// tombstones skipped, keys stepped over, blocks read, cache hits), for the slowest operations'
     /// explanation; off saves its cost per operation
     perf_context: Switch,
     /// a RocksDB shared library to run through its C API instead of the default (any release

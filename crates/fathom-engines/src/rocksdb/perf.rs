@@ -1,6 +1,6 @@
 //! RocksDB's perf context as fathom's per-operation work counters: counting (`kEnableCount`,
 //! no timers) is turned on in each client thread, and the few counters that say what a read
-//! touched — tombstones and other entries skipped, blocks read from files and their bytes,
+//! touched — tombstones skipped, keys stepped over, blocks read from files and their bytes,
 //! block cache hits — are read after each operation, from the build compiled in or a release's
 //! C API.
 
@@ -11,16 +11,17 @@ use std::ffi::c_int;
 /// only grown at the end since it was added), in the order reports list them.
 const METRICS: [c_int; MAX_COUNTERS] = [
     11, // internal_delete_skipped_count
-    10, // internal_key_skipped_count
-    2,  // block_read_count
-    3,  // block_read_byte
-    1,  // block_cache_hit_count
+    // internal_key_skipped_count: each Next() steps over the key it stood on, and any older
+    // versions of a key (overwritten, or hidden by a tombstone) are stepped over too.
+    10, 2, // block_read_count
+    3, // block_read_byte
+    1, // block_cache_hit_count
 ];
 
 /// What each counter counts, as reports name it.
 const NAMES: [&str; MAX_COUNTERS] = [
     "tombstones skipped",
-    "entries skipped",
+    "keys stepped over",
     "blocks read",
     "bytes read",
     "cache hits",

@@ -41,15 +41,16 @@ operations, the slowest and the median of those kept, ms; asleep in: with --wait
 kept operations' time their threads slept in each kind of wait (the two largest; sleeps from 50 µs); not\n\
 asleep: on a CPU or waiting for one; cause: a kind of event the engine reported during them (write stop,\n\
 write stall, flush, compaction, checkpoint, autovacuum), or more of a kind of work it counted per\n\
-operation (RocksDB's perf context: tombstones and entries skipped, blocks and bytes read, cache hits).\n\
-For an event: slow%: the kept operations that overlapped one; time%: the share of their time spent\n\
-inside one; window%: the share of the step's window such events covered; chance: how likely as many\n\
-episodes or more would overlap one if they had nothing to do with it. For work: each kept operation is\n\
-set against the 64 of its kind before it on its client; slow%: those that did more than 90% of theirs;\n\
-chance: how likely their ranks would be as high with no link between work and latency; what the engine\n\
-said: the kept operations' median count against the median of those beside them. confidence: high under\n\
-0.001, medium under 0.01 (for writes in a write stop or stall, which holds them back: high from 80% of\n\
-their time inside, medium from 50%), - not named (docs/tail.md gives the simulation's error rates).\n";
+operation (RocksDB's perf context: tombstones skipped, keys stepped over, blocks and bytes read, cache\n\
+hits). For an event: slow%: the kept operations that overlapped one; time%: the share of their time\n\
+spent inside one; window%: the share of the step's window such events covered; chance: how likely as\n\
+many episodes or more would overlap one if they had nothing to do with it. For work: each kept operation\n\
+is set against the 64 of its kind before it on its client; slow%: those that did more than 90% of\n\
+theirs; chance: how likely their ranks would be as high with no link between work and latency; what the\n\
+engine said: what those that did more did (median) against what the operations beside them did.\n\
+confidence: high under 0.001, medium under 0.01 (for writes in a write stop or stall, which holds them\n\
+back: high from 80% of their time inside, medium from 50%), - not named (docs/tail.md gives the\n\
+simulation's error rates).\n";
 
 /// One table per step whose engine told what it did.
 pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {

@@ -68,8 +68,8 @@ pub struct Cause {
     /// The detail of the event the slowest overlapping operation met; for work done, the
     /// counts against the nearby operations'.
     pub example: String,
-    /// For work done: the median count of the kept operations and of the operations beside
-    /// them.
+    /// For work done: of the kept operations that did more than the operations beside them,
+    /// the median count, and the median of their neighbours' medians.
     pub against: Option<[f64; 2]>,
 }
 

@@ -44,9 +44,9 @@ fn cause(c: usize, name: &str, ops: &[&SlowOp], witnesses: &[&SlowOp]) -> Option
         v.sort_unstable();
         v.get(v.len() / 2).map_or(0.0, |&x| x as f64)
     };
-    let counted: Vec<&&SlowOp> = ops.iter().filter(|o| o.work.len() > c).collect();
-    let slow = median(&mut counted.iter().map(|o| o.work[c].n).collect());
-    let typical = median(&mut counted.iter().map(|o| o.work[c].median).collect());
+    // Of those that did more: what they did, and what the operations beside them did.
+    let slow = median(&mut more.iter().map(|o| o.work[c].n).collect());
+    let typical = median(&mut more.iter().map(|o| o.work[c].median).collect());
     Some(Cause {
         what: format!("more {name}"),
         ops: more.len(),
