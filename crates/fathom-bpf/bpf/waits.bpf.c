@@ -13,7 +13,8 @@
 //
 // With `long_sleep_ns` set at load, each sleep at least that long is also sent whole (thread,
 // kind, stacks, when it began and ended) through the ring buffer `long_sleeps`, for fathom to
-// lay against the step's slowest operations.
+// lay against the step's slowest operations; so is each wait at least that long for a CPU, from
+// a wakeup or a preemption to the thread's next switch onto a CPU (its `nr` RUNNABLE_NR).
 //
 // No vmlinux.h: the two kernel structures read are declared here with only their fields, and
 // their offsets are relocated at load time against the running kernel's BTF (CO-RE).
@@ -50,7 +51,11 @@ struct thread {
 	__s32 ustack;
 	__u32 tgid;
 	__u32 pad2;
+	__u64 runnable_since; /* woken or preempted and not yet on a CPU since, ns; 0: not */
 };
+
+/* The `nr` of a long wait that was for a CPU, not a sleep. */
+#define RUNNABLE_NR (-2)
 
 /* One kind of sleep of one thread (with stacks, at one place). */
 struct wait_key {
@@ -126,10 +131,47 @@ static __always_inline void drop(void)
 		__sync_fetch_and_add(n, 1);
 }
 
+/* Sends `[start, end)` of thread `tid` whole, as a long sleep of `key`'s kind. */
+static __always_inline void send_long(struct wait_key *key, __u64 start, __u64 end)
+{
+	struct long_sleep *l = bpf_ringbuf_reserve(&long_sleeps, sizeof(*l), 0);
+	if (l) {
+		l->key = *key;
+		l->start = start;
+		l->end = end;
+		bpf_ringbuf_submit(l, 0);
+	} else {
+		drop();
+	}
+}
+
+/* A watched thread goes onto a CPU: a long wait for it since its wakeup or preemption is sent. */
+static __always_inline void on_cpu(struct task_struct___fathom *next, __u64 now)
+{
+	__u32 tid = BPF_CORE_READ(next, pid);
+	struct thread *t = bpf_map_lookup_elem(&threads, &tid);
+	if (!t || !t->runnable_since)
+		return;
+	__u64 since = t->runnable_since;
+	t->runnable_since = 0;
+	if (now - since < long_sleep_ns)
+		return;
+	struct wait_key key = {
+		.tid = tid,
+		.nr = RUNNABLE_NR,
+		.kstack = -1,
+		.ustack = -1,
+		.tgid = t->tgid,
+	};
+	send_long(&key, since, now);
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, _Bool preempt, struct task_struct___fathom *prev,
 	     struct task_struct___fathom *next, unsigned int prev_state)
 {
+	if (long_sleep_ns)
+		on_cpu(next, bpf_ktime_get_ns());
 	__u32 tgid = BPF_CORE_READ(prev, tgid);
 	if (!bpf_map_lookup_elem(&tgids, &tgid))
 		return 0;
@@ -148,14 +190,17 @@ int BPF_PROG(on_switch, _Bool preempt, struct task_struct___fathom *prev,
 		t->cpu_ns += now - t->last;
 	}
 	t->last = now;
+	t->tgid = tgid;
 	if (preempt || (prev_state & TASK_REPORT) == 0) {
+		/* Preempted: runnable, waiting for a CPU again. */
 		t->asleep = 0;
+		t->runnable_since = now;
 		return 0;
 	}
+	t->runnable_since = 0;
 	struct pt_regs___fathom *regs = (void *)bpf_task_pt_regs((struct task_struct *)prev);
 	t->nr = (__s32)BPF_CORE_READ(regs, orig_ax);
 	t->uninterruptible = (prev_state & TASK_UNINTERRUPTIBLE) && !(prev_state & TASK_NOLOAD);
-	t->tgid = tgid;
 	t->kstack = -1;
 	t->ustack = -1;
 	if (want_stacks) {
@@ -189,19 +234,12 @@ int BPF_PROG(on_wakeup, struct task_struct___fathom *p)
 		__sync_fetch_and_add(ns, slept);
 	else if (bpf_map_update_elem(&waits, &key, &slept, BPF_NOEXIST) != 0)
 		drop();
-	if (long_sleep_ns && slept >= long_sleep_ns) {
-		struct long_sleep *l = bpf_ringbuf_reserve(&long_sleeps, sizeof(*l), 0);
-		if (l) {
-			l->key = key;
-			l->start = t->last;
-			l->end = now;
-			bpf_ringbuf_submit(l, 0);
-		} else {
-			drop();
-		}
-	}
+	if (long_sleep_ns && slept >= long_sleep_ns)
+		send_long(&key, t->last, now);
 	t->last = now;
 	t->asleep = 0;
+	/* Woken: runnable until it is on a CPU. */
+	t->runnable_since = now;
 	return 0;
 }
 

@@ -17,6 +17,10 @@ const NOT_BUILT: &str = include_str!(concat!(env!("OUT_DIR"), "/waits.bpf.why"))
 /// The stack id of a sleep that began before watching did: no stack was taken.
 pub const SEEDED: i32 = -2;
 
+/// The `nr` of a long sleep that was a wait for a CPU (from a wakeup or a preemption to the
+/// thread's next switch onto one), not a sleep.
+pub const RUNNABLE_NR: i32 = -2;
+
 /// One thread's state, as the program keeps it (`struct thread`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
@@ -35,6 +39,8 @@ pub struct Thread {
     pub ustack: i32,
     pub tgid: u32,
     pad2: u32,
+    /// Woken or preempted and not yet back on a CPU since, ns; 0 when not.
+    pub runnable_since: u64,
 }
 
 /// One kind of sleep of one thread (`struct wait_key`).

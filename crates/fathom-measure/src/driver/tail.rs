@@ -1,5 +1,5 @@
 //! A step's tail as recorded: its slowest operations on the wall clock, with (`--waits=bpf`)
-//! what their client threads slept in during each, and what the engine says it did over the
+//! what their client threads slept in, or waited for a CPU, during each, and what the engine says it did over the
 //! measured window (`Target::events`).
 
 use crate::recorder::Recorder;
@@ -113,7 +113,8 @@ pub(super) fn of_step(
     })
 }
 
-/// Thread `tid`'s time asleep within `[start_us, end_us]`, by kind of wait, longest first.
+/// Thread `tid`'s time asleep, or waiting for a CPU, within `[start_us, end_us]`, by kind of
+/// wait, longest first.
 fn asleep_during(
     sleeps: &[Sleep],
     tid: u32,
@@ -127,7 +128,7 @@ fn asleep_during(
         if overlap == 0 {
             continue;
         }
-        let kind = s.kind.name();
+        let kind = s.what();
         match by_kind.iter_mut().find(|x| x.kind == kind) {
             Some(x) => x.us += overlap as f64,
             None => by_kind.push(Asleep {
@@ -161,15 +162,21 @@ mod tests {
             end_ns: 5_000_000_000 + to_ms * 1_000_000,
         };
         let sleeps = [
-            sleep(7, Kind::Io, 8, 14),     // 4 ms inside
-            sleep(7, Kind::Io, 15, 17),    // 2 ms
-            sleep(7, Kind::Futex, 19, 25), // 1 ms
-            sleep(8, Kind::Io, 10, 20),    // another thread
-            sleep(7, Kind::Io, 30, 40),    // after
+            sleep(7, Some(Kind::Io), 8, 14),     // 4 ms inside
+            sleep(7, Some(Kind::Io), 15, 17),    // 2 ms
+            sleep(7, Some(Kind::Futex), 19, 25), // 1 ms
+            sleep(8, Some(Kind::Io), 10, 20),    // another thread
+            sleep(7, Some(Kind::Io), 30, 40),    // after
+            sleep(7, None, 17, 18),              // waiting for a CPU, 1 ms
         ];
         let op = (1_000_010_000, 1_000_020_000);
         let got = asleep_during(&sleeps, 7, op, &origin);
         let got: Vec<(&str, f64)> = got.iter().map(|a| (a.kind.as_str(), a.us)).collect();
-        assert_eq!(got, vec![("io", 6_000.0), ("futex", 1_000.0)]);
+        let want = [
+            ("io", 6_000.0),
+            ("futex", 1_000.0),
+            ("waiting for a cpu", 1_000.0),
+        ];
+        assert_eq!(got, want);
     }
 }

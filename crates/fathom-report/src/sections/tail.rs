@@ -20,7 +20,7 @@ const COLUMNS: &[&str] = &[
     "p99.9",
     "slowest",
     "median",
-    "asleep in",
+    "waited in",
     "cause",
     "slow%",
     "time%",
@@ -37,17 +37,17 @@ const SHOWN: usize = 3;
 const LEGEND: &str = "\
 why the slowest operations were slow: each kind's slowest operations of the step (kept: at most 16, over\n\
 all clients; episodes: those within 250 ms of each other taken as one moment), p99.9 of all the kind's\n\
-operations, the slowest and the median of those kept, ms; asleep in: with --waits=bpf, the share of the\n\
-kept operations' time their threads slept in each kind of wait (the two largest; sleeps from 50 µs); not\n\
-asleep: on a CPU or waiting for one; cause: a kind of event the engine reported during them (write stop,\n\
-write stall, flush, compaction, checkpoint, autovacuum), or more of a kind of work it counted per\n\
-operation (RocksDB's perf context: tombstones skipped, keys stepped over, blocks and bytes read, cache\n\
-hits). For an event: slow%: the kept operations that overlapped one; time%: the share of their time\n\
-spent inside one; window%: the share of the step's window such events covered; chance: how likely as\n\
-many episodes or more would overlap one if they had nothing to do with it. For work: each kept operation\n\
-is set against the 64 of its kind before it on its client; slow%: those that did more than 90% of\n\
-theirs; chance: how likely their ranks would be as high with no link between work and latency; what the\n\
-engine said: what those that did more did (median) against what the operations beside them did.\n\
+operations, the slowest and the median of those kept, ms; waited in: with --waits=bpf, the share of the\n\
+kept operations' time their threads slept in each kind of wait or waited for a CPU (the two largest;\n\
+waits from 50 µs); on a cpu: none of those; cause: a kind of event the engine reported during them\n\
+(write stop, write stall, flush, compaction, checkpoint, autovacuum), or more of a kind of work it\n\
+counted per operation (RocksDB's perf context: tombstones skipped, keys stepped over, blocks and bytes\n\
+read, cache hits). For an event: slow%: the kept operations that overlapped one; time%: the share of\n\
+their time spent inside one; window%: the share of the step's window such events covered; chance: how\n\
+likely as many episodes or more would overlap one if they had nothing to do with it. For work: each kept\n\
+operation is set against the 64 of its kind before it on its client; slow%: those that did more than 90%\n\
+of theirs; chance: how likely their ranks would be as high with no link between work and latency; what\n\
+the engine said: what those that did more did (median) against what the operations beside them did.\n\
 confidence: high under 0.001, medium under 0.01 (for writes in a write stop or stall, which holds them\n\
 back: high from 80% of their time inside, medium from 50%), - not named (docs/tail.md gives the\n\
 simulation's error rates).\n";
@@ -90,8 +90,8 @@ fn told(m: &StepSummary) -> Option<(&StepSummary, &Tail)> {
     (tail.engine_tells || tail.sleeps_timed).then_some((m, tail))
 }
 
-/// The kept operations' time asleep by kind, the two largest (`io 91%, futex 3%`); `-` when
-/// not timed.
+/// The kept operations' time asleep by kind or waiting for a CPU, the two largest (`io 91%,
+/// futex 3%`); `-` when not timed.
 fn asleep(k: &KindTail) -> String {
     let Some(shares) = &k.asleep else {
         return "-".into();
@@ -102,7 +102,7 @@ fn asleep(k: &KindTail) -> String {
         .map(|(kind, s)| format!("{kind} {:.0}%", s * 100.0))
         .collect();
     if parts.is_empty() {
-        "not asleep".into()
+        "on a cpu".into()
     } else {
         parts.join(", ")
     }

@@ -47,8 +47,8 @@ pub struct SlowOp {
     /// The client's thread.
     #[serde(default)]
     pub tid: u32,
-    /// With `--waits=bpf`: the client thread's sleeps of at least 50 µs during the operation,
-    /// by kind of wait, longest first.
+    /// With `--waits=bpf`: the client thread's sleeps, and waits for a CPU, of at least 50 µs
+    /// during the operation, by kind of wait, longest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub asleep: Vec<Asleep>,
     /// Where the engine counts it (`Tail::work` names the counters): what the operation did,
@@ -75,7 +75,8 @@ pub struct WorkCount {
     pub at_least: u32,
 }
 
-/// Time a slow operation's thread spent asleep in one kind of wait (`io`, `futex`, …).
+/// Time a slow operation's thread spent asleep in one kind of wait (`io`, `futex`, …), or
+/// `waiting for a cpu` (runnable, not on one).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Asleep {
     pub kind: String,

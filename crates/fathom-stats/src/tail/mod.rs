@@ -44,7 +44,8 @@ pub struct KindTail {
     /// Each kind of event any slow operation overlapped, likeliest cause first.
     pub causes: Vec<Cause>,
     /// With their sleeps timed (`--waits=bpf`): the share of the kept operations' time their
-    /// threads spent asleep in each kind of wait, largest first; `None` when not timed.
+    /// threads spent asleep in each kind of wait, or waiting for a CPU, largest first; `None`
+    /// when not timed.
     pub asleep: Option<Vec<(String, f64)>>,
 }
 

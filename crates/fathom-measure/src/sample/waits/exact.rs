@@ -129,9 +129,10 @@ impl Sleeps {
                 continue;
             }
             let state = if k.uninterruptible == 1 { 'D' } else { 'S' };
+            let runnable = k.nr == fathom_bpf::RUNNABLE_NR;
             self.kept.push(Sleep {
                 tid: k.tid,
-                kind: classify(state, Some(i64::from(k.nr))),
+                kind: (!runnable).then(|| classify(state, Some(i64::from(k.nr)))),
                 start_ns: l.start,
                 end_ns: l.end,
             });

@@ -34,20 +34,31 @@ const REFRESH: Duration = Duration::from_millis(200);
 pub struct Finished {
     pub waits: Waits,
     pub folded: Vec<String>,
-    /// With `--waits=bpf`: each client sleep of at least `fathom_bpf::LONG_SLEEP_NS`, whole,
-    /// up to `MAX_SLEEPS`.
+    /// With `--waits=bpf`: each client sleep, and wait for a CPU, of at least
+    /// `fathom_bpf::LONG_SLEEP_NS`, whole, up to `MAX_SLEEPS`.
     pub sleeps: Vec<Sleep>,
 }
 
-/// One client thread's sleep, whole (`--waits=bpf`): laid against the step's slowest
-/// operations.
+/// One client thread's sleep, or wait for a CPU, whole (`--waits=bpf`): laid against the
+/// step's slowest operations.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sleep {
     pub tid: u32,
-    pub kind: Kind,
+    /// The kind of wait it slept in; `None` for a wait for a CPU (runnable, not on one).
+    pub kind: Option<Kind>,
     /// When it began and ended, ns of CLOCK_MONOTONIC.
     pub start_ns: u64,
     pub end_ns: u64,
+}
+
+/// What a wait for a CPU is called where sleeps are named by kind (as the bound's share).
+pub const WAITING_FOR_A_CPU: &str = "waiting for a cpu";
+
+impl Sleep {
+    /// Its kind's name, or `WAITING_FOR_A_CPU`.
+    pub fn what(&self) -> &'static str {
+        self.kind.map_or(WAITING_FOR_A_CPU, Kind::name)
+    }
 }
 
 /// Client sleeps kept a step at most (32 bytes each): past them, later slow operations have
