@@ -4,6 +4,7 @@
 
 use crate::draw::flame::Flame;
 use crate::draw::svg::{BarChart, LineChart, Palette};
+use crate::draw::timeline::Timeline;
 use crate::options::ReportOptions;
 use fathom_schema::group::Series;
 use fathom_schema::store::LoadedRun;
@@ -16,6 +17,8 @@ pub enum Chart {
     Bar(BarChart),
     /// A profiled step's flame graph, with its own frame and anchor.
     Flame(Flame),
+    /// A step's latency over time with the engine's events and its slowest operations.
+    Timeline(Timeline),
 }
 
 impl Chart {
@@ -25,6 +28,7 @@ impl Chart {
             Chart::Line(c) => format!("<figure>{}</figure>", c.svg_in(palette)),
             Chart::Bar(c) => format!("<figure>{}</figure>", c.svg_in(palette)),
             Chart::Flame(f) => f.html(),
+            Chart::Timeline(t) => format!("<figure>{}</figure>", t.svg_in(palette)),
         }
     }
 }

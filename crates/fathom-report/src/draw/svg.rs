@@ -11,12 +11,12 @@
 
 use std::fmt::Write;
 
-const W: f64 = 460.0;
-const H: f64 = 270.0;
-const LEFT: f64 = 62.0;
-const RIGHT: f64 = 12.0;
-const TOP: f64 = 26.0;
-const BOTTOM: f64 = 66.0;
+pub(super) const W: f64 = 460.0;
+pub(super) const H: f64 = 270.0;
+pub(super) const LEFT: f64 = 62.0;
+pub(super) const RIGHT: f64 = 12.0;
+pub(super) const TOP: f64 = 26.0;
+pub(super) const BOTTOM: f64 = 66.0;
 const COLORS: &[&str] = &[
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
 ];
@@ -27,7 +27,7 @@ const COLORS: &[&str] = &[
 pub struct Palette<'a>(pub &'a [String]);
 
 impl Palette<'_> {
-    fn of(&self, name: &str, at: usize) -> &'static str {
+    pub(super) fn of(&self, name: &str, at: usize) -> &'static str {
         let k = self.0.iter().position(|n| n == name).unwrap_or(at);
         COLORS[k % COLORS.len()]
     }
@@ -73,7 +73,7 @@ pub struct BarChart {
 }
 
 /// A y (or x) axis scale: linear from `lo`, or log10.
-struct Scale {
+pub(super) struct Scale {
     lo: f64,
     hi: f64,
     log: bool,
@@ -104,7 +104,7 @@ impl Scale {
         }
     }
 
-    fn at(&self, v: f64) -> f64 {
+    pub(super) fn at(&self, v: f64) -> f64 {
         let f = if self.log {
             (v.max(self.lo).log10() - self.lo.log10()) / (self.hi.log10() - self.lo.log10())
         } else {
@@ -159,7 +159,7 @@ fn trim(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-fn frame(out: &mut String, title: &str, y_label: &str, x_label: &str, y: &Scale) {
+pub(super) fn frame(out: &mut String, title: &str, y_label: &str, x_label: &str, y: &Scale) {
     let _ = write!(
         out,
         r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img"><title>{t}</title><rect x="0" y="0" width="{W}" height="{H}" fill="white"/><text x="{cx}" y="16" text-anchor="middle" font-size="13" font-weight="bold">{t}</text>"#,
@@ -191,14 +191,21 @@ fn frame(out: &mut String, title: &str, y_label: &str, x_label: &str, y: &Scale)
 }
 
 fn legend(out: &mut String, names: &[&str], palette: Palette) {
+    let entries: Vec<(&str, &str)> = (names.iter().enumerate())
+        .map(|(i, n)| (*n, palette.of(n, i)))
+        .collect();
+    legend_of(out, &entries);
+}
+
+/// A legend of (name, colour) entries on one line under the chart.
+pub(super) fn legend_of(out: &mut String, entries: &[(&str, &str)]) {
     // Many setups shrink the legend to fit one line under the chart rather than run off it.
-    let advance = |n: &&str| 22.0 + 6.0 * n.chars().count() as f64;
-    let total: f64 = names.iter().map(advance).sum();
+    let advance = |n: &str| 22.0 + 6.0 * n.chars().count() as f64;
+    let total: f64 = entries.iter().map(|(n, _)| advance(n)).sum();
     let scale = ((W - LEFT - 8.0) / total).min(1.0);
     let mut x = LEFT;
     let y = H - 14.0;
-    for (i, n) in names.iter().enumerate() {
-        let c = palette.of(n, i);
+    for &(n, c) in entries {
         let _ = write!(
             out,
             r#"<rect x="{x:.1}" y="{ry}" width="{box_:.1}" height="{box_:.1}" fill="{c}"/><text x="{tx:.1}" y="{y}" font-size="{fs:.1}">{name}</text>"#,
@@ -214,7 +221,7 @@ fn legend(out: &mut String, names: &[&str], palette: Palette) {
 
 impl LineChart {
     /// The x and y scales that hold every point (y from 0 unless logarithmic).
-    fn scales(&self) -> (Scale, Scale) {
+    pub(super) fn scales(&self) -> (Scale, Scale) {
         let pts = || self.lines.iter().flat_map(|l| l.points.iter());
         let (mut xmin, mut xmax, mut ymin, mut ymax) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
         for &(x, y) in pts() {
@@ -246,7 +253,7 @@ impl LineChart {
     }
 
     /// The x axis's labels: numbers, or the category names.
-    fn x_ticks(&self, out: &mut String, x: &Scale) {
+    pub(super) fn x_ticks(&self, out: &mut String, x: &Scale) {
         let xticks: Vec<(f64, String)> = if self.x_names.is_empty() {
             x.ticks().into_iter().map(|t| (t, short(t))).collect()
         } else {
@@ -268,7 +275,7 @@ impl LineChart {
     }
 
     /// A path per line, and a dot with a tooltip per point when there are few.
-    fn line(out: &mut String, line: &Line, color: &str, x: &Scale, y: &Scale) {
+    pub(super) fn line(out: &mut String, line: &Line, color: &str, x: &Scale, y: &Scale) {
         let d: Vec<String> = line
             .points
             .iter()

@@ -18,6 +18,7 @@ pub mod steps;
 pub mod summary;
 pub mod sweep;
 pub mod tail;
+mod tail_chart;
 pub mod time;
 pub mod workloads;
 

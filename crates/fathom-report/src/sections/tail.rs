@@ -6,7 +6,7 @@
 //! beside them. Shown where the engine keeps an account of its background work (RocksDB's LOG,
 //! PostgreSQL's log) or the operations' sleeps were timed (`--waits=bpf`).
 
-use crate::section::{Input, Section, Titled};
+use crate::section::{Chart, Input, Section, Titled};
 use fathom_api::kind::Role;
 use fathom_schema::result::tail::Tail;
 use fathom_schema::result::StepSummary;
@@ -68,9 +68,18 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
                     matches!(r, Role::Write | Role::Insert | Role::Delete | Role::Load)
                 })
             };
+            let label = s.label(&input.series);
             for k in explain(tail, &writes) {
-                rows(&mut t, m, &k, &s.label(&input.series));
+                rows(&mut t, m, &k, &label);
             }
+            let of = if input.series.len() > 1 {
+                label.as_str()
+            } else {
+                ""
+            };
+            section
+                .charts
+                .extend(super::tail_chart::of(s, step, of, told).map(Chart::Timeline));
         }
         if !t.rows.is_empty() {
             section.tables.push(Titled {
