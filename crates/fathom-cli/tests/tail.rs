@@ -15,6 +15,18 @@ use serde_json::Value;
 const STOPPING: &str = "write_buffer_size=1m;level0_slowdown_writes_trigger=2;\
                         level0_stop_writes_trigger=3;max_background_jobs=1";
 
+/// The kept operations' time in waits of `kind` (µs), and their whole time.
+fn waited_in(tail: &Value, kind: &str) -> (f64, f64) {
+    let slowest = tail["slowest"].as_array().unwrap();
+    let waited: f64 = (slowest.iter())
+        .flat_map(|op| op["asleep"].as_array().cloned().unwrap_or_default())
+        .filter(|a| a["kind"] == kind)
+        .map(|a| f(&a["us"]))
+        .sum();
+    let total: f64 = slowest.iter().map(|op| f(&op["latency_us"])).sum();
+    (waited, total)
+}
+
 #[test]
 fn a_write_stop_is_named_for_the_slowest_puts() {
     let (_dir, results, _) = run_ok(&format!(
@@ -129,13 +141,7 @@ fn slow_reads_on_a_throttled_device_slept_in_the_device() {
     assert_eq!(tail["sleeps_timed"], true, "{tail}");
     // The kept reads' threads slept in io for most of their time (a read slowed by a busy
     // host's CPU instead may be among them).
-    let slowest = tail["slowest"].as_array().unwrap();
-    let io: f64 = (slowest.iter())
-        .flat_map(|op| op["asleep"].as_array().cloned().unwrap_or_default())
-        .filter(|a| a["kind"] == "io")
-        .map(|a| f(&a["us"]))
-        .sum();
-    let total: f64 = slowest.iter().map(|op| f(&op["latency_us"])).sum();
+    let (io, total) = waited_in(tail, "io");
     assert!(io >= 0.5 * total, "{io} of {total} µs in io: {tail}");
     let row = table_row(&report, "readrandom: the slowest operations, ms", "get");
     let asleep = row["waited in"].as_str().unwrap();
@@ -158,13 +164,7 @@ fn slow_reads_among_more_clients_than_cores_waited_for_a_cpu() {
     ));
     let report = report_json(&results);
     let tail = &step(&report["runs"][0], "readrandom")["tail"];
-    let slowest = tail["slowest"].as_array().unwrap();
-    let waited: f64 = (slowest.iter())
-        .flat_map(|op| op["asleep"].as_array().cloned().unwrap_or_default())
-        .filter(|a| a["kind"] == "waiting for a cpu")
-        .map(|a| f(&a["us"]))
-        .sum();
-    let total: f64 = slowest.iter().map(|op| f(&op["latency_us"])).sum();
+    let (waited, total) = waited_in(tail, "waiting for a cpu");
     assert!(waited >= 0.5 * total, "{waited} of {total} µs: {tail}");
     let row = table_row(&report, "readrandom: the slowest operations, ms", "get");
     let waited_in = row["waited in"].as_str().unwrap();
