@@ -20,7 +20,7 @@ pub struct EngineEvent {
 }
 
 /// The kinds of event engines report, in the order reports list them.
-pub const WHATS: &[&str] = &[STOP, STALL, FLUSH, COMPACTION, CHECKPOINT];
+pub const WHATS: &[&str] = &[STOP, STALL, FLUSH, COMPACTION, CHECKPOINT, EVICTION, VACUUM];
 
 /// Writes stopped until a flush or compaction catches up (RocksDB's "Stopping writes").
 pub const STOP: &str = "write stop";
@@ -34,6 +34,9 @@ pub const COMPACTION: &str = "compaction";
 pub const CHECKPOINT: &str = "checkpoint";
 /// A server's background vacuum or analyze of a table (PostgreSQL's autovacuum).
 pub const VACUUM: &str = "autovacuum";
+/// Client threads evicting pages from a full cache themselves (WiredTiger's application
+/// eviction), instead of the engine's eviction threads.
+pub const EVICTION: &str = "eviction";
 
 impl EngineEvent {
     /// Whether the event overlaps `[start_us, end_us]`.

@@ -4,7 +4,8 @@
 //! no cause; every step keeps its slowest operations per kind on the wall clock, inside its
 //! window; scans over deleted records name the tombstones they skipped (RocksDB's perf
 //! context); with `--waits=bpf` (root), reads past a 1 MiB cache on a throttled device slept
-//! in the device for most of their time, and reads of more clients than cores waited for a CPU.
+//! in the device for most of their time, and reads of more clients than cores waited for a CPU;
+//! WiredTiger's and PostgreSQL's checkpoints come from their own logs.
 
 mod common;
 
@@ -169,6 +170,34 @@ fn slow_reads_among_more_clients_than_cores_waited_for_a_cpu() {
     let row = table_row(&report, "readrandom: the slowest operations, ms", "get");
     let waited_in = row["waited in"].as_str().unwrap();
     assert!(waited_in.starts_with("waiting for a cpu "), "{row:?}");
+}
+
+/// WiredTiger's checkpoints, every second here, reach the step's record from its statistics
+/// log, on the Unix clock and inside the window.
+#[test]
+fn wiredtiger_checkpoints_come_from_its_statistics_log() {
+    let (_dir, results, _) = run_ok(
+        "--engine wiredtiger --workload dbbench --param steps=fillseq,overwrite \
+         --param num_keys=100000 --clients 1 --duration 5s --setup checkpoint=(wait=1)",
+    );
+    let report = report_json(&results);
+    let tail = &step(&report["runs"][0], "overwrite")["tail"];
+    assert_eq!(tail["engine_tells"], true, "{tail}");
+    let (from, to) = (f(&tail["window_us"][0]), f(&tail["window_us"][1]));
+    let checkpoints: Vec<&Value> = (tail["events"].as_array().unwrap().iter())
+        .filter(|e| e["what"] == "checkpoint")
+        .collect();
+    assert!(
+        checkpoints.len() >= 2,
+        "a checkpoint a second for 5 s: {tail}"
+    );
+    for c in checkpoints {
+        // A line of the log a second late at most, its time from the local clock.
+        assert!(
+            f(&c["end_us"]) >= from && f(&c["start_us"]) <= to && f(&c["end_us"]) <= to,
+            "{c} outside the window {from}..{to}"
+        );
+    }
 }
 
 /// PostgreSQL's checkpoints, forced often by a small `max_wal_size`, reach the step's record

@@ -21,6 +21,7 @@ use std::ffi::{c_int, CString};
 use std::ptr;
 
 mod api;
+mod events;
 mod session;
 mod stats;
 
@@ -154,6 +155,18 @@ pub struct WiredTiger {
     effective: BTreeMap<String, String>,
     /// A session of the engine's own, for checkpoints and statistics.
     admin: std::sync::Mutex<SessionHandle>,
+    /// Whether it writes the statistics log its events are read from.
+    stats_log: bool,
+}
+
+/// Whether a release writes its statistics log as JSON (`statistics_log=(json)`, 3.x on; the
+/// 2.x releases of 2015 are left without events).
+fn keeps_stats_log(version: &str) -> bool {
+    version
+        .split('.')
+        .next()
+        .and_then(|m| m.parse::<u32>().ok())
+        .is_some_and(|major| major >= 3)
 }
 
 // SAFETY: a WT_CONNECTION is thread-safe; the admin session is behind a mutex.
@@ -164,8 +177,14 @@ struct SessionHandle(Sess);
 // SAFETY: a WT_SESSION may move between threads as long as one thread uses it at a time.
 unsafe impl Send for SessionHandle {}
 
-/// The connection configuration: fathom's settings, then the setup's string, which wins.
-fn connection_config(s: &WiredTigerSettings, linked: bool, options: &str) -> String {
+/// The connection configuration: fathom's settings, the statistics log events are read from
+/// (`stats_log`), then the setup's string, which wins.
+fn connection_config(
+    s: &WiredTigerSettings,
+    linked: bool,
+    stats_log: bool,
+    options: &str,
+) -> String {
     let cache = s.cache_size.value;
     let (wal, sync) = (s.wal.value, s.sync.value);
     let direct = match s.o_direct {
@@ -182,6 +201,9 @@ fn connection_config(s: &WiredTigerSettings, linked: bool, options: &str) -> Str
         "create,cache_size={cache},statistics=(fast){extensions},log=(enabled={wal}),\
          transaction_sync=(enabled={sync},method=fsync){direct}"
     );
+    if stats_log {
+        config.push_str(",statistics_log=(wait=1,json=true)");
+    }
     if !options.trim().is_empty() {
         config = format!("{config},{}", options.trim());
     }
@@ -191,7 +213,8 @@ fn connection_config(s: &WiredTigerSettings, linked: bool, options: &str) -> Str
 fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
     let s: WiredTigerSettings = settings::read(&config.settings)?;
     let (lib, fetched) = chosen(&s.version)?;
-    let conn_config = connection_config(&s, fetched.is_none(), &config.options);
+    let stats_log = keeps_stats_log(&lib.api.version());
+    let conn_config = connection_config(&s, fetched.is_none(), stats_log, &config.options);
     let home = CString::new(config.data_dir.to_string_lossy().as_bytes())?;
     let cfg = CString::new(conn_config.clone())?;
     let mut conn: Conn = ptr::null_mut();
@@ -217,6 +240,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
         uri: CString::new("table:fathom")?,
         effective,
         admin: std::sync::Mutex::new(SessionHandle(ptr::null_mut())),
+        stats_log,
     };
     let admin = engine.open_session()?;
     engine.admin = std::sync::Mutex::new(SessionHandle(admin));
@@ -268,6 +292,17 @@ impl Target for WiredTiger {
             }
             Maintenance::CompactLevel0 => Ok(()),
         }
+    }
+
+    fn events(&self, from_us: u64, to_us: u64) -> Vec<fathom_api::events::EngineEvent> {
+        if !self.stats_log {
+            return Vec::new();
+        }
+        events::read(&self.id.data_dirs[0], from_us, to_us)
+    }
+
+    fn keeps_events(&self) -> bool {
+        self.stats_log
     }
 
     fn effective_options(&self) -> BTreeMap<String, String> {

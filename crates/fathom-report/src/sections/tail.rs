@@ -40,10 +40,10 @@ all clients; episodes: those within 250 ms of each other taken as one moment), p
 operations, the slowest and the median of those kept, ms; waited in: with --waits=bpf, the share of the\n\
 kept operations' time their threads slept in each kind of wait or waited for a CPU (the two largest;\n\
 waits from 50 µs); on a cpu: none of those; cause: a kind of event the engine reported during them\n\
-(write stop, write stall, flush, compaction, checkpoint, autovacuum), or more of a kind of work it\n\
-counted per operation (RocksDB's perf context: tombstones skipped, keys stepped over, blocks and bytes\n\
-read, cache hits). For an event: slow%: the kept operations that overlapped one; time%: the share of\n\
-their time spent inside one; window%: the share of the step's window such events covered; chance: how\n\
+(write stop, write stall, flush, compaction, checkpoint, eviction, autovacuum), or more of a kind of\n\
+work it counted per operation (RocksDB's perf context: tombstones skipped, keys stepped over, blocks and\n\
+bytes read, cache hits). For an event: slow%: the kept operations that overlapped one; time%: the share\n\
+of their time spent inside one; window%: the share of the step's window such events covered; chance: how\n\
 likely as many episodes or more would overlap one if they had nothing to do with it. For work: each kept\n\
 operation is set against the 64 of its kind before it on its client; slow%: those that did more than 90%\n\
 of theirs; chance: how likely their ranks would be as high with no link between work and latency; what\n\
