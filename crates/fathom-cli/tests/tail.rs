@@ -127,6 +127,40 @@ fn scans_over_deleted_records_name_the_tombstones() {
     assert!(tail.get("work").is_none(), "{tail}");
 }
 
+/// `fathom compare` of the same scans without the deletes (base) and with them (new): what the
+/// slowest scans did that grew is the tombstones they skipped.
+#[test]
+fn compare_says_the_slowest_scans_grew_with_tombstones() {
+    let dir = scratch();
+    let (base, new) = (dir.path().join("base"), dir.path().join("new"));
+    let scans = "--engine rocksdb --workload cases/tombstones --clients 1";
+    ok(&run(&format!("{scans} --param steps=load,scan"), &base));
+    ok(&run(scans, &new));
+    let out = ok(&fathom(&[
+        "compare",
+        base.to_str().unwrap(),
+        new.to_str().unwrap(),
+    ]));
+    // The section's first row for the scans: the figure that grew most likely, with its medians
+    // (`compare --format json` prints the verdicts' rows alone). Whether it is named depends on
+    // how many moments the slowest scans fell in (five a side at least; a busy host bunches
+    // them), which the simulation covers; the figure and its growth do not.
+    let row = (out.lines())
+        .find(|l| l.starts_with("scan ") && l.contains(" SCAN "))
+        .unwrap_or_else(|| panic!("no row for the scans: {out}"));
+    let grew = ["tombstones skipped", "keys stepped over"];
+    let at = grew
+        .iter()
+        .find_map(|g| row.find(g).map(|i| i + g.len()))
+        .unwrap_or_else(|| panic!("not the tombstones: {row}"));
+    let numbers: Vec<f64> = (row[at..].split_whitespace())
+        .take(2)
+        .map(|x| x.parse().unwrap())
+        .collect();
+    // A scan of 10 live records steps over 10 keys; over the deleted range, thousands.
+    assert!(numbers[0] <= 20.0 && numbers[1] >= 1000.0, "{row}");
+}
+
 #[test]
 fn slow_reads_on_a_throttled_device_slept_in_the_device() {
     if !needs_root("slow_reads_on_a_throttled_device_slept_in_the_device") {

@@ -1,12 +1,12 @@
 //! `fathom compare`'s model: each setup against its base as the main table, the iostat tables
-//! when asked for, the profiles' differences, and the legend as its notes; the JSON format
-//! prints the rows.
+//! when asked for, which figure of the slowest operations grew, the profiles' differences, and
+//! the legend as its notes; the JSON format prints the rows.
 
 use super::Model;
 use crate::comparison;
 use crate::options::ReportOptions;
 use crate::section::{Section, Titled};
-use crate::sections::{iostat, profile_diff};
+use crate::sections::{iostat, profile_diff, tail_grew};
 use fathom_stats::verdict::{against_bases, Side};
 
 impl Model {
@@ -32,6 +32,10 @@ impl Model {
             section.tables = tables;
             sections.push(section);
             notes += &legend;
+        }
+        if let Some(section) = tail_grew::section(sides, &against.pairs) {
+            notes += section.legend.unwrap_or_default();
+            sections.push(section);
         }
         if let Some(section) = profile_diff::section(sides, &against.pairs)? {
             notes += section.legend.unwrap_or_default();

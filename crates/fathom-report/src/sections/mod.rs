@@ -19,6 +19,7 @@ pub mod summary;
 pub mod sweep;
 pub mod tail;
 mod tail_chart;
+pub mod tail_grew;
 pub mod time;
 pub mod workloads;
 

@@ -11,6 +11,9 @@
 //! the slow operations had nothing to do with it, and how often a real one is found
 //! (docs/tail.md).
 
+pub mod grew;
+#[cfg(test)]
+mod grew_simulation;
 #[cfg(test)]
 mod simulation;
 pub mod work;

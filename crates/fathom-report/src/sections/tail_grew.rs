@@ -1,0 +1,125 @@
+//! `fathom compare`'s "The slowest operations, new against base": per pair of setups, step and
+//! kind whose slowest operations both kept, the kind's p99.9 on each side and which of what the
+//! slowest operations spent their time in or did grew (`fathom_stats::tail::grew`): "GET_LINKS_LIST
+//! grew with tombstones skipped, not with io".
+
+use crate::section::{Section, Titled};
+use fathom_schema::group::{series_of, Series};
+use fathom_schema::result::tail::Tail;
+use fathom_schema::result::StepSummary;
+use fathom_schema::table::{Cell, Style, Table};
+use fathom_stats::tail::grew::{figures, Figure, Unit};
+use fathom_stats::verdict::Side;
+
+const COLUMNS: &[&str] = &[
+    "step",
+    "kind",
+    "base p99.9",
+    "new p99.9",
+    "new/base",
+    "grew with",
+    "base",
+    "new",
+    "chance",
+    "confidence",
+    "setup",
+];
+
+const LEGEND: &str = "\
+the slowest operations, new against base: per step and kind whose slowest operations both sides\n\
+kept (the first repeat of each), its p99.9 on each side, ms, and which figure of the slowest\n\
+operations grew: their time asleep in each kind of wait, waiting for a CPU and on one (with\n\
+--waits=bpf, ms), inside each kind of engine event (ms), or their count of each kind of work\n\
+(RocksDB's perf context); base, new: the figure's median over each side's slowest operations,\n\
+one an episode; chance: how likely the new side's would rank this far above the base's with no\n\
+difference between them (one-sided Mann-Whitney, exact); confidence: high under 0.001, medium\n\
+under 0.01, - not grown (the likeliest is shown). Five episodes a side at least can name one\n\
+(docs/tail.md gives the simulation's error rates).\n";
+
+/// The first repeat's summary of `step` that kept its slowest operations.
+fn kept<'a>(s: &Series<'a>, step: &str) -> Option<(&'a StepSummary, &'a Tail)> {
+    s.step(step)
+        .into_iter()
+        .find_map(|m| Some((m, m.tail.as_ref()?)))
+}
+
+/// A figure's value as shown: ms for time, the count for work.
+fn value(f: &Figure, v: f64) -> Cell {
+    match f.unit {
+        Unit::Us => Cell::num(v / 1e3),
+        Unit::Count => Cell::num(v),
+    }
+}
+
+fn rows(
+    t: &mut Table,
+    step: &str,
+    (base, new): ((&StepSummary, &Tail), (&StepSummary, &Tail)),
+    setup: &str,
+) {
+    let mut kinds: Vec<&str> = new.1.slowest.iter().map(|o| o.kind.as_str()).collect();
+    kinds.dedup();
+    for kind in kinds {
+        let all = figures(base.1, new.1, kind);
+        let mut shown: Vec<&Figure> = all.iter().filter(|f| f.confidence.is_some()).collect();
+        if shown.is_empty() {
+            shown.extend(all.first());
+        }
+        let p99_9 = |m: &StepSummary| m.by_op.get(kind).map(|o| o.latency_us.p99_9 / 1e3);
+        let (b, n) = (p99_9(base.0), p99_9(new.0));
+        for (i, f) in shown.iter().enumerate() {
+            let head = if i == 0 {
+                vec![
+                    Cell::text(step),
+                    Cell::text(kind),
+                    Cell::opt(b),
+                    Cell::opt(n),
+                    Cell::fixed(b.zip(n).map(|(b, n)| n / b), 2),
+                ]
+            } else {
+                vec![Cell::text(""); 5]
+            };
+            let mut row = head;
+            row.extend([
+                Cell::text(f.what.as_str()),
+                value(f, f.base),
+                value(f, f.new),
+                Cell::styled(Some(f.chance), Style::Auto),
+                Cell::text(f.confidence.map_or("-", |c| c.name())),
+                Cell::text(setup),
+            ]);
+            t.push(row);
+        }
+    }
+}
+
+/// The section, when both sides of some pair kept the slowest operations of a step they share.
+pub fn section(sides: &[Side], pairs: &[(usize, usize)]) -> Option<Section> {
+    let mut t = Table::new(COLUMNS);
+    for &(b, n) in pairs {
+        let (base_series, new_series) = (series_of(&sides[b].runs), series_of(&sides[n].runs));
+        for ns in &new_series {
+            let Some(bs) = base_series.iter().find(|s| s.clients == ns.clients) else {
+                continue;
+            };
+            for step in ns.step_names() {
+                let (Some(base), Some(new)) = (kept(bs, step), kept(ns, step)) else {
+                    continue;
+                };
+                let setup = format!("{}.c{} vs {}", sides[n].label, ns.clients, sides[b].label);
+                rows(&mut t, step, (base, new), &setup);
+            }
+        }
+    }
+    if t.rows.is_empty() {
+        return None;
+    }
+    let mut section = Section::new("The slowest operations, new against base");
+    section.tables = vec![Titled {
+        title: "what the slowest operations spent their time in or did, new against base".into(),
+        table: t,
+    }];
+    section.legend = Some(LEGEND);
+    section.over = Some("the first repeat of each side that kept them");
+    Some(section)
+}

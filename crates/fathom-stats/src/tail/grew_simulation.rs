@@ -1,0 +1,117 @@
+//! The seeded simulation behind `fathom compare`'s "grew with" (docs/tail.md): two setups whose
+//! slowest operations spent their time alike — the same waits, the same work, episodes at
+//! random or in bursts — must rarely get a figure named as grown; a new setup whose slow
+//! operations spent five times as long in the device must get it named.
+
+use super::grew::figures;
+use super::simulation::{episode, WINDOW_US};
+use crate::bound::Confidence;
+use crate::rng::SplitMix;
+use fathom_schema::result::tail::{Asleep, Tail, WorkCount};
+
+const TRIALS: usize = 1_000;
+
+/// A lognormal draw about `median`, spread by about a factor of two.
+fn lognormal(rng: &mut SplitMix, median: f64) -> f64 {
+    median * (0.7 * rng.normal()).exp()
+}
+
+/// A side's tail: `episodes` episodes (in bursts of up to three when `bursts`), each operation
+/// asleep in `io` about `io_us` and on a futex about 300 µs, skipping a count of tombstones
+/// that is none for most.
+fn side(rng: &mut SplitMix, episodes: usize, bursts: bool, io_us: f64) -> Tail {
+    let mut ops = Vec::new();
+    let mut made = 0;
+    while made < episodes {
+        let mut at = rng.below(WINDOW_US as usize - 1_000_000) as u64;
+        let n = if bursts { 1 + rng.below(3) } else { 1 };
+        for _ in 0..n.min(episodes - made) {
+            episode(rng, at, &mut ops);
+            at += 20_000 + rng.below(180_000) as u64;
+            made += 1;
+        }
+    }
+    for op in &mut ops {
+        let io = lognormal(rng, io_us);
+        let futex = lognormal(rng, 300.0);
+        op.latency_us = io + futex + lognormal(rng, 200.0);
+        op.asleep = vec![
+            Asleep {
+                kind: "io".into(),
+                us: io,
+            },
+            Asleep {
+                kind: "futex".into(),
+                us: futex,
+            },
+        ];
+        let skipped = if rng.uniform() < 0.7 {
+            0
+        } else {
+            lognormal(rng, 50.0) as u64
+        };
+        op.work = vec![WorkCount {
+            n: skipped,
+            median: 0,
+            at_least: 0,
+        }];
+        op.nearby = 64;
+    }
+    Tail {
+        slowest: ops,
+        kept: 16,
+        window_us: [0, WINDOW_US],
+        events: Vec::new(),
+        engine_tells: false,
+        sleeps_timed: true,
+        work: vec!["tombstones skipped".into()],
+    }
+}
+
+/// Over the trials: the share with any figure named at `at_least`, and with `io` named.
+fn rates(
+    seed: u64,
+    episodes: usize,
+    bursts: bool,
+    new_io_us: f64,
+    at_least: Confidence,
+) -> (f64, f64) {
+    let mut rng = SplitMix(seed);
+    let (mut any, mut io) = (0, 0);
+    for _ in 0..TRIALS {
+        let base = side(&mut rng, episodes, bursts, 2_000.0);
+        let new = side(&mut rng, episodes, bursts, new_io_us);
+        let f = figures(&base, &new, "read");
+        let named = |x: &super::grew::Figure| x.confidence.is_some_and(|c| c >= at_least);
+        any += usize::from(f.iter().any(named));
+        io += usize::from(f.iter().any(|x| x.what == "io" && named(x)));
+    }
+    (any as f64 / TRIALS as f64, io as f64 / TRIALS as f64)
+}
+
+#[test]
+fn alike_setups_rarely_get_a_figure_named_as_grown() {
+    for (seed, bursts) in [(31, false), (32, true)] {
+        for episodes in [3, 8, 16] {
+            let (medium, _) = rates(seed, episodes, bursts, 2_000.0, Confidence::Medium);
+            let (high, _) = rates(seed, episodes, bursts, 2_000.0, Confidence::High);
+            eprintln!(
+                "alike, {episodes} episodes a side, bursts {bursts}: any of 4 figures named \
+                 {medium:.3} medium, {high:.3} high"
+            );
+            assert!(medium <= 0.05, "{episodes} episodes: {medium}");
+            assert!(high <= 0.01, "{episodes} episodes: {high}");
+        }
+    }
+}
+
+#[test]
+fn five_times_the_device_time_is_named() {
+    // Three episodes a side cannot name one: the smallest chance of three against three is 1
+    // in 20.
+    for (episodes, power) in [(3, 0.0), (5, 0.5), (8, 0.85), (16, 0.95)] {
+        let (_, io) = rates(33, episodes, false, 10_000.0, Confidence::Medium);
+        eprintln!("device time 5x, {episodes} episodes a side: io named {io:.3}");
+        assert!(io >= power, "{episodes} episodes: {io}");
+    }
+}
