@@ -4,7 +4,7 @@
 //! operations spent five times as long in the device must get it named.
 
 use super::grew::figures;
-use super::simulation::{episode, WINDOW_US};
+use super::simulation::{at_random, WINDOW_US};
 use crate::bound::Confidence;
 use crate::rng::SplitMix;
 use fathom_schema::result::tail::{Asleep, Tail, WorkCount};
@@ -20,17 +20,7 @@ fn lognormal(rng: &mut SplitMix, median: f64) -> f64 {
 /// asleep in `io` about `io_us` and on a futex about 300 µs, skipping a count of tombstones
 /// that is none for most.
 fn side(rng: &mut SplitMix, episodes: usize, bursts: bool, io_us: f64) -> Tail {
-    let mut ops = Vec::new();
-    let mut made = 0;
-    while made < episodes {
-        let mut at = rng.below(WINDOW_US as usize - 1_000_000) as u64;
-        let n = if bursts { 1 + rng.below(3) } else { 1 };
-        for _ in 0..n.min(episodes - made) {
-            episode(rng, at, &mut ops);
-            at += 20_000 + rng.below(180_000) as u64;
-            made += 1;
-        }
-    }
+    let mut ops = at_random(rng, episodes, bursts);
     for op in &mut ops {
         let io = lognormal(rng, io_us);
         let futex = lognormal(rng, 300.0);

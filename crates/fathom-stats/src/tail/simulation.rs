@@ -55,6 +55,23 @@ pub(super) fn episode(rng: &mut SplitMix, at: u64, out: &mut Vec<SlowOp>) {
     }
 }
 
+/// Slow operations in `episodes` episodes at random moments, in bursts of up to three 20–200
+/// ms apart when `bursts` (a busy host's hiccups).
+pub(super) fn at_random(rng: &mut SplitMix, episodes: usize, bursts: bool) -> Vec<SlowOp> {
+    let mut ops = Vec::new();
+    let mut made = 0;
+    while made < episodes {
+        let mut at = rng.below(WINDOW_US as usize - 1_000_000) as u64;
+        let n = if bursts { 1 + rng.below(3) } else { 1 };
+        for _ in 0..n.min(episodes - made) {
+            episode(rng, at, &mut ops);
+            at += 20_000 + rng.below(180_000) as u64;
+            made += 1;
+        }
+    }
+    ops
+}
+
 /// How slow operations come about in a simulated step.
 #[derive(Clone, Copy)]
 enum Slow {

@@ -4,7 +4,7 @@
 //! a counter named; steps whose slow operations mostly did many times the work must get it
 //! named.
 
-use super::simulation::{episode, WINDOW_US};
+use super::simulation::{at_random, WINDOW_US};
 use super::{explain, Confidence};
 use crate::rng::SplitMix;
 use fathom_schema::result::tail::{SlowOp, Tail, WorkCount};
@@ -57,17 +57,7 @@ fn count(rng: &mut SplitMix, op: &mut SlowOp, heavy_share: f64) {
 /// A step of `episodes` episodes at random moments (in bursts of up to three when `bursts`),
 /// its slow operations heavy with chance `heavy_share`.
 fn step(rng: &mut SplitMix, episodes: usize, bursts: bool, heavy_share: f64) -> Tail {
-    let mut ops = Vec::new();
-    let mut made = 0;
-    while made < episodes {
-        let mut at = rng.below(WINDOW_US as usize - 1_000_000) as u64;
-        let n = if bursts { 1 + rng.below(3) } else { 1 };
-        for _ in 0..n.min(episodes - made) {
-            episode(rng, at, &mut ops);
-            at += 20_000 + rng.below(180_000) as u64;
-            made += 1;
-        }
-    }
+    let mut ops = at_random(rng, episodes, bursts);
     for op in &mut ops {
         count(rng, op, heavy_share);
     }
