@@ -194,13 +194,10 @@ impl Recorder {
         let latency = latency.saturating_sub(op.waited);
         self.record(slot, latency, op.bytes);
         let who = (self.client, self.tid);
-        let nanos = latency.as_nanos() as u64;
-        match work {
-            Some(w) => {
-                self.slow.offer(slot, nanos, end, who, Some(w));
-                w.keep(slot);
-            }
-            None => self.slow.offer(slot, nanos, end, who, None),
+        self.slow
+            .offer(slot, latency.as_nanos() as u64, end, who, work.as_deref());
+        if let Some(w) = work {
+            w.keep(slot);
         }
         let k = &mut self.kinds[slot];
         k.ops += u64::from(op.counts_as.saturating_sub(1));

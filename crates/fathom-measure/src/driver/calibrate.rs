@@ -33,9 +33,7 @@ pub fn harness_cost(
     while prev.since(start) < budget && max_ops.is_none_or(|m| n < m) {
         let Some(op) = client.next()? else { break };
         let end = Tick::now();
-        if let Some(w) = work.as_mut() {
-            w.took();
-        }
+        work.iter_mut().for_each(WorkTrack::took);
         rec.record_done(kinds, &op, (end.since(prev), end), work.as_mut())?;
         prev = end;
         n += 1;

@@ -65,6 +65,7 @@ pub(super) fn of_step(
     sleeps: Option<&[Sleep]>,
 ) -> Option<Tail> {
     let mut slowest = Vec::new();
+    let counted = target.work_meter().map_or(0, |m| m.names().len());
     for (slot, kind) in plan.kinds.list().iter().enumerate() {
         for s in total.slow.slowest(slot) {
             let end = origin.tick_us(s.end);
@@ -73,7 +74,6 @@ pub(super) fn of_step(
             let asleep = sleeps.map_or_else(Vec::new, |all| {
                 asleep_during(all, s.tid, (start_us, end), &origin)
             });
-            let counted = target.work_meter().map_or(0, |m| m.names().len());
             let work: Vec<WorkCount> = s.work.map_or_else(Vec::new, |w| {
                 (0..counted)
                     .map(|c| WorkCount {

@@ -243,9 +243,7 @@ fn client_loop(
             Err(e) => break Err(e),
         };
         let end = Tick::now();
-        if let Some(w) = work.as_mut() {
-            w.took();
-        }
+        work.iter_mut().for_each(WorkTrack::took);
         done += 1;
         // Measured from the interval the collector opened after the warmup, once its first
         // host sample was taken: an operation between the warmup's end and that sample would

@@ -33,7 +33,7 @@ impl Model {
             sections.push(section);
             notes += &legend;
         }
-        if let Some(section) = tail_grew::section(sides, &against.pairs) {
+        if let Some(section) = tail_grew::section(sides, &against.pairs)? {
             notes += section.legend.unwrap_or_default();
             sections.push(section);
         }

@@ -70,3 +70,27 @@ pub fn build(input: &Input) -> anyhow::Result<Vec<Section>> {
     }
     Ok(sections)
 }
+
+/// For each (base, new) pair of `sides` (`fathom compare`'s), each of the new side's series
+/// beside the base's series of the same client count: `f(base side, new side, base, new)`.
+pub fn each_paired_series(
+    sides: &[fathom_stats::verdict::Side],
+    pairs: &[(usize, usize)],
+    mut f: impl FnMut(
+        usize,
+        usize,
+        &fathom_schema::group::Series,
+        &fathom_schema::group::Series,
+    ) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    use fathom_schema::group::series_of;
+    for &(b, n) in pairs {
+        let (base_series, new_series) = (series_of(&sides[b].runs), series_of(&sides[n].runs));
+        for ns in &new_series {
+            if let Some(bs) = base_series.iter().find(|s| s.clients == ns.clients) {
+                f(b, n, bs, ns)?;
+            }
+        }
+    }
+    Ok(())
+}

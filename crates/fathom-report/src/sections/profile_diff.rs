@@ -6,7 +6,6 @@
 
 use crate::section::{Chart, Section, Titled};
 use crate::sections::profiles::{of_series, Profiled};
-use fathom_schema::group::series_of;
 use fathom_schema::profile::{us_per_op, Stacks};
 use fathom_schema::table::{Cell, Style, Table};
 use fathom_stats::verdict::Side;
@@ -105,40 +104,35 @@ fn rows(base: &Profiled, new: &Profiled, t: &mut Table) {
 pub fn section(sides: &[Side], pairs: &[(usize, usize)]) -> anyhow::Result<Option<Section>> {
     let mut table = Table::new(COLUMNS);
     let mut charts = Vec::new();
-    for &(b, n) in pairs {
-        let (base_series, new_series) = (series_of(&sides[b].runs), series_of(&sides[n].runs));
-        for ns in &new_series {
-            let Some(bs) = base_series.iter().find(|s| s.clients == ns.clients) else {
-                continue;
-            };
-            for step in ns.step_names() {
-                let label = |side: &Side| format!("{}.c{}", side.label, ns.clients);
-                let (bl, nl) = (label(&sides[b]), label(&sides[n]));
-                if let (Some(base), Some(new)) = (
-                    crate::sections::offcpu::of_series(bs, &bl, step),
-                    crate::sections::offcpu::of_series(ns, &nl, step),
-                ) {
-                    let title = format!("{nl} vs {bl} {step}: time off a CPU");
-                    charts.push(Chart::Flame(crate::draw::flame::differential(
-                        &crate::sections::profiles::anchor(&title, step),
-                        &format!("{title}, red longer per operation in the new, blue shorter"),
-                        &diff_lines((&base.stacks, base.ops), (&new.stacks, new.ops)),
-                    )?));
-                }
-                let (Some(base), Some(new)) = (of_series(bs, &bl, step), of_series(ns, &nl, step))
-                else {
-                    continue;
-                };
-                rows(&base, &new, &mut table);
-                let title = format!("{} vs {} {step}", new.label, base.label);
+    super::each_paired_series(sides, pairs, |b, n, bs, ns| {
+        for step in ns.step_names() {
+            let label = |side: &Side| format!("{}.c{}", side.label, ns.clients);
+            let (bl, nl) = (label(&sides[b]), label(&sides[n]));
+            if let (Some(base), Some(new)) = (
+                crate::sections::offcpu::of_series(bs, &bl, step),
+                crate::sections::offcpu::of_series(ns, &nl, step),
+            ) {
+                let title = format!("{nl} vs {bl} {step}: time off a CPU");
                 charts.push(Chart::Flame(crate::draw::flame::differential(
                     &crate::sections::profiles::anchor(&title, step),
-                    &format!("{title}: red costs more per operation in the new, blue less"),
+                    &format!("{title}, red longer per operation in the new, blue shorter"),
                     &diff_lines((&base.stacks, base.ops), (&new.stacks, new.ops)),
                 )?));
             }
+            let (Some(base), Some(new)) = (of_series(bs, &bl, step), of_series(ns, &nl, step))
+            else {
+                continue;
+            };
+            rows(&base, &new, &mut table);
+            let title = format!("{} vs {} {step}", new.label, base.label);
+            charts.push(Chart::Flame(crate::draw::flame::differential(
+                &crate::sections::profiles::anchor(&title, step),
+                &format!("{title}: red costs more per operation in the new, blue less"),
+                &diff_lines((&base.stacks, base.ops), (&new.stacks, new.ops)),
+            )?));
         }
-    }
+        Ok(())
+    })?;
     if table.rows.is_empty() && charts.is_empty() {
         return Ok(None);
     }

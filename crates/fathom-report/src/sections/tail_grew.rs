@@ -4,7 +4,7 @@
 //! grew with tombstones skipped, not with io".
 
 use crate::section::{Section, Titled};
-use fathom_schema::group::{series_of, Series};
+use fathom_schema::group::Series;
 use fathom_schema::result::tail::Tail;
 use fathom_schema::result::StepSummary;
 use fathom_schema::table::{Cell, Style, Table};
@@ -94,25 +94,20 @@ fn rows(
 }
 
 /// The section, when both sides of some pair kept the slowest operations of a step they share.
-pub fn section(sides: &[Side], pairs: &[(usize, usize)]) -> Option<Section> {
+pub fn section(sides: &[Side], pairs: &[(usize, usize)]) -> anyhow::Result<Option<Section>> {
     let mut t = Table::new(COLUMNS);
-    for &(b, n) in pairs {
-        let (base_series, new_series) = (series_of(&sides[b].runs), series_of(&sides[n].runs));
-        for ns in &new_series {
-            let Some(bs) = base_series.iter().find(|s| s.clients == ns.clients) else {
+    super::each_paired_series(sides, pairs, |b, n, bs, ns| {
+        for step in ns.step_names() {
+            let (Some(base), Some(new)) = (kept(bs, step), kept(ns, step)) else {
                 continue;
             };
-            for step in ns.step_names() {
-                let (Some(base), Some(new)) = (kept(bs, step), kept(ns, step)) else {
-                    continue;
-                };
-                let setup = format!("{}.c{} vs {}", sides[n].label, ns.clients, sides[b].label);
-                rows(&mut t, step, (base, new), &setup);
-            }
+            let setup = format!("{}.c{} vs {}", sides[n].label, ns.clients, sides[b].label);
+            rows(&mut t, step, (base, new), &setup);
         }
-    }
+        Ok(())
+    })?;
     if t.rows.is_empty() {
-        return None;
+        return Ok(None);
     }
     let mut section = Section::new("The slowest operations, new against base");
     section.tables = vec![Titled {
@@ -121,5 +116,5 @@ pub fn section(sides: &[Side], pairs: &[(usize, usize)]) -> Option<Section> {
     }];
     section.legend = Some(LEGEND);
     section.over = Some("the first repeat of each side that kept them");
-    Some(section)
+    Ok(Some(section))
 }
