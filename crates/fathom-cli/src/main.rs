@@ -73,6 +73,12 @@ enum Command {
     Workloads,
     /// List the device profiles `--device` takes, with their figures and sources.
     Devices,
+    /// List the network profiles `--network` takes, with their figures and sources.
+    Networks,
+    /// Relay TCP connections to a server with a network profile's delay (what `--network`
+    /// starts in a process of its own); not for use by hand.
+    #[command(hide = true)]
+    Relay(RelayArgs),
     /// Run the run a supervising fathom hands over on standard input, in this process (how an
     /// embedded engine under a memory limit or another allocator runs); not for use by hand.
     #[command(hide = true)]
@@ -119,6 +125,11 @@ fn main() {
             print!("{}", info::devices());
             Ok(())
         }
+        Command::Networks => {
+            print!("{}", info::networks());
+            Ok(())
+        }
+        Command::Relay(args) => relay(&args),
         Command::ChildRun => child_run(),
     };
     if let Err(e) = result {
@@ -136,6 +147,43 @@ fn main() {
             1
         });
     }
+}
+
+/// `fathom relay`: what `--network` starts in front of a server.
+#[derive(clap::Args)]
+struct RelayArgs {
+    /// The server's address.
+    #[arg(long)]
+    to: std::net::SocketAddr,
+    #[arg(long)]
+    rtt_us: f64,
+    #[arg(long, default_value_t = 0.0)]
+    jitter_us: f64,
+    #[arg(long)]
+    mbit: Option<f64>,
+}
+
+/// Starts the relay, says where it listens on standard output, and relays until its standard
+/// input closes (fathom ended the run, or died); a line `calibrate` there measures its own
+/// round trip again (once the server is up), answered with `own_rtt_us=X`.
+fn relay(a: &RelayArgs) -> anyhow::Result<()> {
+    use std::io::{BufRead, Write};
+    let shape = fathom_run::network::relay::Shape {
+        rtt_us: a.rtt_us,
+        jitter_us: a.jitter_us,
+        mbit: a.mbit,
+    };
+    let mut relay = fathom_run::network::relay::start(a.to, shape)?;
+    let mut out = std::io::stdout();
+    writeln!(out, "{}", relay.ready.line())?;
+    out.flush()?;
+    for line in std::io::stdin().lock().lines() {
+        if line?.trim() == "calibrate" {
+            writeln!(out, "own_rtt_us={:.1}", relay.calibrate()?)?;
+            out.flush()?;
+        }
+    }
+    Ok(())
 }
 
 /// `fathom child-run`: the run a supervising fathom hands over, in this process; how it ended

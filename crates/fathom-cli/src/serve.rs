@@ -112,6 +112,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
             settings: setup.settings,
             groups: limit.iter().map(|l| l.procs_file()).collect(),
             stop: stop.clone(),
+            network: None,
         },
     )?;
     announce(entry, &engine, args.url_file.as_deref())?;

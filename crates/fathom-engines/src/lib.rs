@@ -46,6 +46,9 @@ pub struct EngineConfig {
     pub groups: Vec<PathBuf>,
     /// Asked to stop: an engine's long waits (for compaction) end early.
     pub stop: Stop,
+    /// Where a server fathom starts takes the workloads' connections (`--network`): over TCP
+    /// instead of its unix socket. None for the unix socket (and for embedded engines).
+    pub network: Option<server::TcpPath>,
 }
 
 /// Opens a kv engine.

@@ -6,6 +6,42 @@ use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::ops::Range;
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What every connection of fathom's own clients in this process sent and received, counted at
+/// its socket calls: the network meter reads it at a step's two ends (bytes and round trips an
+/// operation). A round trip is a request (one or more writes) followed by a read.
+#[derive(Default)]
+pub struct WireCounts {
+    pub sent: AtomicU64,
+    pub received: AtomicU64,
+    pub round_trips: AtomicU64,
+}
+
+/// The counts of this process's connections.
+pub static WIRE: WireCounts = WireCounts {
+    sent: AtomicU64::new(0),
+    received: AtomicU64::new(0),
+    round_trips: AtomicU64::new(0),
+};
+
+/// One reading of `WIRE`: bytes sent, bytes received, round trips.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Wire {
+    pub sent: u64,
+    pub received: u64,
+    pub round_trips: u64,
+}
+
+impl WireCounts {
+    pub fn read(&self) -> Wire {
+        Wire {
+            sent: self.sent.load(Ordering::Relaxed),
+            received: self.received.load(Ordering::Relaxed),
+            round_trips: self.round_trips.load(Ordering::Relaxed),
+        }
+    }
+}
 
 /// A failure of one of fathom's protocol clients: the server's error answer (`S`, in the
 /// protocol's own terms), the connection's, or a reply fathom could not read.
@@ -59,6 +95,8 @@ pub struct NetBuf {
     buf: Vec<u8>,
     start: usize,
     end: usize,
+    /// A request is being written (no reply read since): its round trip is counted once.
+    asking: bool,
 }
 
 impl NetBuf {
@@ -76,11 +114,17 @@ impl NetBuf {
             buf: vec![0; 64 * 1024],
             start: 0,
             end: 0,
+            asking: false,
         })
     }
 
     /// Writes all of `bytes` (one system call when the socket takes them at once).
     pub fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if !self.asking {
+            self.asking = true;
+            WIRE.round_trips.fetch_add(1, Ordering::Relaxed);
+        }
+        WIRE.sent.fetch_add(bytes.len() as u64, Ordering::Relaxed);
         match &mut self.socket {
             Socket::Unix(s) => s.write_all(bytes),
             Socket::Tcp(s) => s.write_all(bytes),
@@ -115,6 +159,8 @@ impl NetBuf {
                 ));
             }
             self.end += got;
+            self.asking = false;
+            WIRE.received.fetch_add(got as u64, Ordering::Relaxed);
         }
         Ok(())
     }
@@ -183,6 +229,7 @@ mod tests {
             buf: vec![0; 4],
             start: 0,
             end: 0,
+            asking: false,
         };
         a.write_all(b"abcdefghij").unwrap();
         nb.fill(3).unwrap();

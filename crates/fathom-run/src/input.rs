@@ -28,6 +28,8 @@ pub struct SetupInput {
     pub memory_limit: Option<Size>,
     /// This setup's device profile, over the one every run has (`device` below).
     pub device: Option<String>,
+    /// This setup's network profile, over the one every run has (`network` below).
+    pub network: Option<String>,
     /// This setup's C allocator, over the one every run has (`allocator` below).
     pub allocator: Option<AllocatorName>,
     /// Profile this setup's steps (`true`) or not (`false`), over the experiment's `profile`.
@@ -67,6 +69,11 @@ pub struct DriveInput {
     /// docs/devices.md), with a cgroup blkio group (root).
     #[arg(long, value_name = "PROFILE|FILE.toml")]
     pub device: Option<String>,
+    /// How the clients reach a server fathom starts: `unix` (its socket, the default),
+    /// `loopback-tcp`, `same-az`, `cross-az`, `wan` or a profile file (round trip, jitter,
+    /// bandwidth: see `fathom networks` and docs/network.md), through fathom's delay relay.
+    #[arg(long, value_name = "PROFILE|FILE.toml")]
+    pub network: Option<String>,
     /// Open loop: total intended operations per second for every timed step (loads and other
     /// fixed-work steps stay closed loop); latency then counts from each operation's intended
     /// start.
@@ -134,6 +141,7 @@ impl DriveInput {
             duration: cli.duration.or(file.duration),
             memory_limit: cli.memory_limit.or(file.memory_limit),
             device: cli.device.or(file.device),
+            network: cli.network.or(file.network),
             rate: cli.rate.or(file.rate),
             find_max: cli.find_max.or(file.find_max),
             arrivals: cli.arrivals.or(file.arrivals),

@@ -35,6 +35,8 @@ pub struct Setup {
     pub memory_limit: Option<u64>,
     /// `--device`: the profile the engine's IO on its disk is held to.
     pub device: Option<fathom_schema::result::device::DeviceProfile>,
+    /// `--network`: how the clients reach the server; None for its unix socket.
+    pub network: Option<fathom_schema::result::network::NetworkProfile>,
     /// The C allocator preloaded into the run's process (`--allocator`); `None` for glibc's.
     pub allocator: Option<Allocator>,
     /// `--profile`: samples per second per CPU; `None` for no profile.
@@ -211,6 +213,7 @@ pub fn resolve_setup(
         .map_err(|e| anyhow::anyhow!("{}: {e}", keys.setup("settings")))?;
     let profile_hz = profile_hz(setup, engine, drive, keys)?;
     let device = device(setup, drive, keys, base)?;
+    let network = network(setup, engine, drive, keys, base)?;
     let allocator = match (setup.allocator, drive.allocator) {
         (Some(a), _) => Some((a, keys.setup("allocator"))),
         (None, Some(a)) => Some((a, keys.drive("allocator"))),
@@ -233,9 +236,50 @@ pub fn resolve_setup(
         settings: setup.settings.clone(),
         memory_limit,
         device,
+        network,
         allocator,
         profile_hz,
     })
+}
+
+/// The setup's network profile (its own over the run's), checked before anything runs: its
+/// figures, and that the engine is a server fathom starts over a wire it speaks (a SQL one).
+fn network(
+    setup: &SetupInput,
+    engine: &EngineEntry,
+    drive: &DriveInput,
+    keys: &Keys,
+    base: &Path,
+) -> anyhow::Result<Option<fathom_schema::result::network::NetworkProfile>> {
+    let (given, key) = match (&setup.network, &drive.network) {
+        (Some(n), _) => (n, keys.setup("network")),
+        (None, Some(n)) => (n, keys.drive("network")),
+        (None, None) => return Ok(None),
+    };
+    let profile = crate::network::profile::find(given, base, &key)?;
+    if !profile.tcp {
+        return Ok(None);
+    }
+    let sql = matches!(engine.open, fathom_engines::Opener::Sql(_));
+    if !engine.server || !sql {
+        anyhow::bail!(
+            "{key}: `{given}` needs a SQL server fathom starts (postgres, innodb, myrocks); \
+             {} {}",
+            engine.name,
+            if engine.server {
+                "is not one yet (its clients' connections are not put on TCP)"
+            } else {
+                "is embedded: its clients call it in fathom's own process, over no network"
+            }
+        );
+    }
+    if setup.settings.contains_key("url") {
+        anyhow::bail!(
+            "{key}: `{given}` is for a server fathom starts; with `url` the server is reached \
+             over whatever network the URL names"
+        );
+    }
+    Ok(Some(profile))
 }
 
 /// The setup's device profile (its own over the run's), checked before anything runs: the

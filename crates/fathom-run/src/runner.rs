@@ -125,6 +125,10 @@ pub(crate) fn run_here(
     let data = DataDir::fresh(place, &label)?;
     let limit = memory_limit(spec, handed)?;
     let throttle = device_throttle(spec, &data.path)?;
+    let mut network = (spec.setup.network.as_ref())
+        .map(crate::network::RunNetwork::start)
+        .transpose()?
+        .flatten();
     let groups = (limit.iter().map(MemoryLimit::procs_file))
         .chain(throttle.iter().map(DeviceThrottle::procs_file));
     let mut engine = OpenEngine::open(
@@ -135,8 +139,12 @@ pub(crate) fn run_here(
             settings: spec.setup.settings.clone(),
             groups: groups.collect(),
             stop: place.stop.clone(),
+            network: network.as_ref().map(|n| n.path),
         },
     )?;
+    if let Some(n) = &mut network {
+        n.settle()?;
+    }
     let target = engine.get().expect("just opened").target();
     // Checked before the run directory exists, like the setup.
     let profiler = profiler(spec, target, limit.as_ref())?;
@@ -152,6 +160,7 @@ pub(crate) fn run_here(
         limit.as_ref().map(MemoryLimit::describe),
     );
     host.device_limits = judged_limits(throttle.as_ref(), &sampler, place, &host);
+    host.network_path = network.as_ref().map(crate::network::RunNetwork::describe);
     let mut manifest = manifest(spec, workload.params(), target, host, place);
     run_dir.write_manifest(&manifest)?;
     observer.run_started(&manifest, spec, &run_dir.path);
@@ -165,6 +174,7 @@ pub(crate) fn run_here(
         profiler: profiler.as_ref(),
         gate: &place.gate,
         stop: &place.stop,
+        network: network.as_ref(),
     };
     let dirs = [
         ("data directory", data.path.as_path()),
@@ -181,6 +191,7 @@ pub(crate) fn run_here(
     );
     let saved = run_dir.write_manifest(&manifest);
     engine.close();
+    drop(network);
     drop(limit);
     drop(throttle);
     match (result, saved) {
@@ -288,6 +299,7 @@ fn manifest(
             settings: spec.setup.settings.clone(),
             memory_limit_bytes: spec.setup.memory_limit,
             device_profile: spec.setup.device.clone(),
+            network_profile: spec.setup.network.clone(),
             effective: effective_options(spec, target),
         },
         workload: spec.workload.name.to_string(),

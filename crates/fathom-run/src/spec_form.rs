@@ -46,6 +46,8 @@ struct SetupForm {
     memory_limit: Option<u64>,
     #[serde(default)]
     device: Option<fathom_schema::result::device::DeviceProfile>,
+    #[serde(default)]
+    network: Option<fathom_schema::result::network::NetworkProfile>,
     allocator: Option<AllocatorName>,
     profile_hz: Option<u32>,
 }
@@ -61,6 +63,7 @@ impl From<RunSpec> for SpecForm {
                 settings: s.settings,
                 memory_limit: s.memory_limit,
                 device: s.device,
+                network: s.network,
                 allocator: s.allocator.map(|a| a.which),
                 profile_hz: s.profile_hz,
             },
@@ -111,6 +114,7 @@ impl TryFrom<SpecForm> for RunSpec {
                 settings: s.settings,
                 memory_limit: s.memory_limit,
                 device: s.device,
+                network: s.network,
                 allocator,
                 profile_hz: s.profile_hz,
             },

@@ -36,6 +36,8 @@ pub struct Steps<'a> {
     pub gate: &'a crate::gate::Gate,
     /// Asked to stop: the current step ends early and no other starts.
     pub stop: &'a Stop,
+    /// `--network`: the path whose cost each step's meter measures.
+    pub network: Option<&'a crate::network::RunNetwork>,
 }
 
 /// The steps run so far, and where the harness's cost is measured.
@@ -254,7 +256,11 @@ impl Steps<'_> {
             .profiler
             .map(|p| p.start(&self.run_dir.path, index, &plan.name))
             .transpose()?;
+        let mut meter = self.network.map(crate::network::RunNetwork::meter);
         let mut on_interval = |r: &IntervalRecord| observer.interval(r);
+        let mut watches: Vec<&mut dyn Watch> = Vec::new();
+        watches.extend(profile.iter_mut().map(|p| p as &mut dyn Watch));
+        watches.extend(meter.iter_mut().map(|m| m as &mut dyn Watch));
         let mut summary = driver::run_step(StepRun {
             plan,
             index,
@@ -264,13 +270,14 @@ impl Steps<'_> {
             interval: self.spec.interval,
             files: self.run_dir.step_files(index, &plan.name),
             on_interval: &mut on_interval,
-            watches: profile.iter_mut().map(|p| p as &mut dyn Watch).collect(),
+            watches,
             stop: self.stop,
             waits: self.spec.waits,
         })?;
         if let Some(p) = profile {
             summary.profile = Some(p.finish()?);
         }
+        summary.network = meter.and_then(|m| m.finish(summary.ops, summary.seconds));
         Ok(summary)
     }
 }

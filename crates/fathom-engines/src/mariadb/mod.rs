@@ -26,6 +26,7 @@ use mysql::prelude::Queryable;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -125,12 +126,15 @@ fn tmp_dir(data: &Path) -> PathBuf {
     data.with_file_name("tmp")
 }
 
+/// The init file that lets root in over TCP (`--network`), beside the data directory.
+const TCP_USER: &str = "tcp-user.sql";
+
 /// fathom's my.cnf for a managed server.
 fn my_cnf(
     flavor: Flavor,
     install: &Install,
     data: &Path,
-    socket: &Path,
+    (socket, tcp): (&Path, Option<SocketAddr>),
     cache: u64,
     setup: &[String],
 ) -> String {
@@ -144,11 +148,21 @@ fn my_cnf(
         // Temporary tables of its own: two servers installing at once in one /tmp clashed
         // ("Could not remove temporary table '/tmp/#sql-temptable-...'").
         format!("tmpdir={}", tmp_dir(data).display()),
-        "skip-networking".into(),
         "max_connections=1000".into(),
         format!("default-storage-engine={}", flavor.storage),
         format!("{}={cache}", flavor.cache_variable),
     ]);
+    match tcp {
+        // `--network`: TCP at fathom's address, no name lookups (as production servers run),
+        // and root let in from there by the init file `prepare` writes.
+        Some(at) => cnf.extend([
+            format!("bind-address={}", at.ip()),
+            format!("port={}", at.port()),
+            "skip-name-resolve".into(),
+            format!("init-file={}", data.with_file_name(TCP_USER).display()),
+        ]),
+        None => cnf.push("skip-networking".into()),
+    }
     if let Some(plugin) = flavor.plugin {
         cnf.push(format!("plugin-load-add={plugin}"));
     }
@@ -240,7 +254,15 @@ impl ServerKind for Flavor {
         let cnf_path = p.config.data_dir.join("my.cnf");
         std::fs::create_dir_all(tmp_dir(&data))
             .with_context(|| format!("creating {}", tmp_dir(&data).display()))?;
-        let cnf = my_cnf(self, p.install, &data, &socket, p.cache, p.setup);
+        if p.tcp.is_some() {
+            let path = data.with_file_name(TCP_USER);
+            std::fs::write(
+                &path,
+                "CREATE USER IF NOT EXISTS root@'%';\nGRANT ALL ON *.* TO root@'%' WITH GRANT OPTION;\n",
+            )
+            .with_context(|| format!("writing {}", path.display()))?;
+        }
+        let cnf = my_cnf(self, p.install, &data, (&socket, p.tcp), p.cache, p.setup);
         std::fs::write(&cnf_path, cnf)
             .with_context(|| format!("writing {}", cnf_path.display()))?;
         let defaults = format!("--defaults-file={}", cnf_path.display());
@@ -268,7 +290,14 @@ impl ServerKind for Flavor {
             stop_signal: libc::SIGTERM,
         })
     }
-    fn local_url(socket_dir: &Path) -> String {
+    fn over_tcp(admin: &mysql::Opts, at: SocketAddr) -> mysql::Opts {
+        mysql::OptsBuilder::from_opts(admin.clone())
+            .socket(None::<String>)
+            .ip_or_hostname(Some(at.ip().to_string()))
+            .tcp_port(at.port())
+            .into()
+    }
+    fn local_url(socket_dir: &Path, _tcp: Option<SocketAddr>) -> String {
         format!(
             "mysql://root@localhost/{DATABASE}?socket={}",
             socket_dir.join(SOCKET).display()

@@ -20,7 +20,7 @@ fn myrocks_is_loaded_at_start_up() {
         MYROCKS_FLAVOR,
         &Install::debian(),
         Path::new("/d"),
-        Path::new("/s"),
+        (Path::new("/s"), None),
         1 << 20,
         &["x=1".into()],
     );
@@ -29,4 +29,28 @@ fn myrocks_is_loaded_at_start_up() {
     assert!(cnf.ends_with("x=1\n"), "the setup's lines come last: {cnf}");
     // Told to run as root only when fathom is root: as anyone else it runs as them.
     assert_eq!(cnf.contains("user=root"), server::is_root(), "{cnf}");
+    assert!(cnf.contains("skip-networking"), "{cnf}");
+}
+
+/// `--network`: TCP at fathom's address, no name lookups, root let in by an init file.
+#[test]
+fn over_tcp_it_listens_where_fathom_says() {
+    let at: SocketAddr = "127.0.0.1:33061".parse().unwrap();
+    let cnf = my_cnf(
+        INNODB_FLAVOR,
+        &Install::debian(),
+        Path::new("/d/mysql"),
+        (Path::new("/s"), Some(at)),
+        1 << 20,
+        &[],
+    );
+    for line in [
+        "bind-address=127.0.0.1",
+        "port=33061",
+        "skip-name-resolve",
+        "init-file=/d/tcp-user.sql",
+    ] {
+        assert!(cnf.lines().any(|l| l == line), "{line}: {cnf}");
+    }
+    assert!(!cnf.contains("skip-networking"), "{cnf}");
 }

@@ -16,6 +16,7 @@ use postgres::{Client, NoTls};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -65,12 +66,17 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn SqlEngine>> {
     Ok(Box::new(SqlServer::open(Pg, config)?))
 }
 
-fn conf(socket_dir: &Path, cache: u64, setup: &[String]) -> String {
+/// fathom's lines of postgresql.conf: its unix socket in `socket_dir`, and TCP at `tcp`
+/// (`--network`) or none.
+fn conf(socket_dir: &Path, tcp: Option<SocketAddr>, cache: u64, setup: &[String]) -> String {
     let mut c = vec![
         "# fathom".to_string(),
-        "listen_addresses = ''".into(),
+        format!(
+            "listen_addresses = '{}'",
+            tcp.map(|a| a.ip().to_string()).unwrap_or_default()
+        ),
         format!("unix_socket_directories = '{}'", socket_dir.display()),
-        format!("port = {PORT}"),
+        format!("port = {}", port_of(tcp)),
         "max_connections = 300".into(),
         format!("shared_buffers = {}kB", cache / 1024),
         "# what the step's events are read from (events.rs)".into(),
@@ -212,8 +218,16 @@ impl ServerKind for Pg {
         let conf_path = data.join("postgresql.conf");
         let mut text = std::fs::read_to_string(&conf_path)
             .with_context(|| format!("reading {}", conf_path.display()))?;
-        text.push_str(&conf(p.socket_dir, p.cache, p.setup));
+        text.push_str(&conf(p.socket_dir, p.tcp, p.cache, p.setup));
         std::fs::write(&conf_path, text)?;
+        if p.tcp.is_some() {
+            // Clients over TCP from any address fathom gives them (a namespace's, a relay's).
+            let hba = data.join("pg_hba.conf");
+            let mut text = std::fs::read_to_string(&hba)
+                .with_context(|| format!("reading {}", hba.display()))?;
+            text.push_str("\n# fathom: --network\nhost all all 0.0.0.0/0 trust\n");
+            std::fs::write(&hba, text)?;
+        }
         Ok(Launch {
             program: p.install.dir.join("postgres"),
             args: vec!["-D".into(), data.display().to_string()],
@@ -224,11 +238,30 @@ impl ServerKind for Pg {
             stop_signal: libc::SIGINT,
         })
     }
-    fn local_url(socket_dir: &Path) -> String {
+    fn local_url(socket_dir: &Path, tcp: Option<SocketAddr>) -> String {
         format!(
-            "host={} port={PORT} user={USER} dbname={DATABASE}",
-            socket_dir.display()
+            "host={} port={} user={USER} dbname={DATABASE}",
+            socket_dir.display(),
+            port_of(tcp)
         )
+    }
+    /// A new config (`host` adds to a config's hosts; the socket's must go).
+    fn over_tcp(admin: &postgres::Config, at: SocketAddr) -> postgres::Config {
+        let mut c = postgres::Config::new();
+        c.host(&at.ip().to_string()).port(at.port());
+        if let Some(user) = admin.get_user() {
+            c.user(user);
+        }
+        if let Some(db) = admin.get_dbname() {
+            c.dbname(db);
+        }
+        if let Some(options) = admin.get_options() {
+            c.options(options);
+        }
+        if let Some(password) = admin.get_password() {
+            c.password(password);
+        }
+        c
     }
     fn parse_url(url: &str) -> anyhow::Result<postgres::Config> {
         let cfg: postgres::Config = url
@@ -309,6 +342,12 @@ impl ServerKind for Pg {
     }
 }
 
+/// The port of a server fathom starts: its TCP port when it listens on one (which names its
+/// unix socket too), else PostgreSQL's own.
+fn port_of(tcp: Option<SocketAddr>) -> u16 {
+    tcp.map_or(PORT, |a| a.port())
+}
+
 /// Where the URL's first host listens: a unix socket in a directory, or TCP; with no host,
 /// Debian's socket directory, as libpq's default.
 fn endpoint(c: &postgres::Config) -> Endpoint {
@@ -340,7 +379,7 @@ mod tests {
 
     #[test]
     fn fathoms_conf_uses_its_own_socket() {
-        let c = conf(Path::new("/tmp/s"), 64 << 20, &["fsync = off".into()]);
+        let c = conf(Path::new("/tmp/s"), None, 64 << 20, &["fsync = off".into()]);
         assert!(c.contains("unix_socket_directories = '/tmp/s'"));
         assert!(c.contains("shared_buffers = 65536kB"));
         assert!(c.ends_with("fsync = off\n"));

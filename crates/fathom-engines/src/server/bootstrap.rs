@@ -55,8 +55,12 @@ pub trait ServerKind: SettingsKind {
     /// Writes the server's config and initialises its data directory under `p.config`'s;
     /// the launch that starts it (its user and memory group are the bootstrap's).
     fn prepare(self, p: &Prepare<'_, Self::Install>) -> anyhow::Result<Launch>;
-    /// The URL of a server fathom started, listening in `socket_dir`.
-    fn local_url(socket_dir: &Path) -> String;
+    /// The URL of a server fathom started, listening in `socket_dir` (and on TCP at `tcp`,
+    /// whose port names PostgreSQL's socket).
+    fn local_url(socket_dir: &Path, tcp: Option<std::net::SocketAddr>) -> String;
+    /// The workloads' address of a server fathom started listening on TCP too (`--network`):
+    /// `admin`'s (the unix socket's, with its database) reached at `at` instead.
+    fn over_tcp(admin: &Self::Address, at: std::net::SocketAddr) -> Self::Address;
     /// A `url` setting (or `local_url`'s) parsed, or an error naming the setting.
     fn parse_url(url: &str) -> anyhow::Result<Self::Address>;
     /// The admin connection; `fresh`: to a server just initialised, whose workloads'
@@ -119,12 +123,16 @@ pub struct Prepare<'a, I> {
     pub cache: u64,
     /// The (uid, gid) the server runs as, when not fathom's.
     pub owner: Option<(u32, u32)>,
+    /// Where the server listens on TCP besides its unix socket (`--network`).
+    pub tcp: Option<std::net::SocketAddr>,
 }
 
 /// A sql server as an engine: one fathom started (stopped when dropped) or a running one.
 pub struct SqlServer<K: ServerKind> {
     pub kind: K,
     address: K::Address,
+    /// The workloads' address when it is not `address` (over TCP: `--network`).
+    clients: Option<K::Address>,
     url: String,
     /// fathom's own client, not the crate's, for the workloads' connections.
     own_client: bool,
@@ -171,11 +179,12 @@ impl<K: ServerKind> SqlServer<K> {
             setup,
             cache,
             owner,
+            tcp: config.network.map(|n| n.listen),
         })?;
         launch.user = owner;
         launch.groups = config.groups.clone();
         let server = Server::start(&kind.process(), launch)?;
-        let local = K::local_url(socket_dir.path());
+        let local = K::local_url(socket_dir.path(), config.network.map(|n| n.listen));
         let address = K::parse_url(&local)?;
         let mut admin = None;
         server.wait_ready(READY_WAIT, || {
@@ -189,9 +198,11 @@ impl<K: ServerKind> SqlServer<K> {
         let version = K::version(&mut admin);
         let mut effective = K::variables(&mut admin, setup);
         effective.extend(K::install_record(install));
+        let clients = config.network.map(|n| K::over_tcp(&address, n.connect));
         Ok(SqlServer {
             kind,
             address,
+            clients,
             url: local,
             own_client: true,
             id: Identity::new(kind.name(), version, vec![config.data_dir.clone()])
@@ -216,6 +227,7 @@ impl<K: ServerKind> SqlServer<K> {
         Ok(SqlServer {
             kind,
             address,
+            clients: None,
             url: url.to_string(),
             own_client: true,
             managed: Managed::default(),
@@ -280,7 +292,8 @@ impl<K: ServerKind> SqlEngine for SqlServer<K> {
     /// A workload's connection; when it cannot be made, the error says whether the server
     /// is still running.
     fn connect(&self) -> anyhow::Result<Box<dyn SqlConn + '_>> {
-        K::connect(&self.address, self.own_client).map_err(|e| {
+        let address = self.clients.as_ref().unwrap_or(&self.address);
+        K::connect(address, self.own_client).map_err(|e| {
             let why = self
                 .check()
                 .err()

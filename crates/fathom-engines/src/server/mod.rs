@@ -19,6 +19,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// Where a server fathom starts takes its workloads' connections besides its unix socket
+/// (`--network`): TCP at `listen`, the clients connecting to `connect` (a delay relay's
+/// address, or `listen` itself). fathom's own admin connection stays on the unix socket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcpPath {
+    pub listen: std::net::SocketAddr,
+    pub connect: std::net::SocketAddr,
+}
+
 /// How to start one server process.
 pub struct Launch {
     pub program: PathBuf,

@@ -129,6 +129,7 @@ impl Measured<'_> {
             time: self.thread_time(),
             waits: self.waits.clone(),
             tail: self.tail(target),
+            network: None,
         }
     }
 }

@@ -67,5 +67,6 @@ pub fn host_facts(
         cgroup_limits: super::identity::cgroup_limits(),
         device_limits: None,
         device_throttle: None,
+        network_path: None,
     }
 }

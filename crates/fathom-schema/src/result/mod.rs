@@ -2,6 +2,7 @@
 //! contract (docs/results.md): add fields, never rename or drop one.
 
 pub mod device;
+pub mod network;
 mod run;
 pub mod tail;
 pub mod threads;
@@ -292,8 +293,8 @@ pub use run::*;
     // host's view (a profile is one host's processes).
     first(step, index, latency_us, query_mix, queue_us, shared_queue, latency_from_start),
     first(engine_options, profile, probe),
-    // The slowest operations are one host's clients'.
-    first(tail),
+    // The slowest operations are one host's clients'; its network, one host's path.
+    first(tail, network),
     fields(engine_stats, by_op, host, background, time, waits)
 )]
 pub struct StepSummary {
@@ -390,6 +391,10 @@ pub struct StepSummary {
     /// The step's slowest operations and the engine's events meanwhile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tail: Option<tail::Tail>,
+    /// `--network`: bytes and round trips an operation, the path's measured round trip and
+    /// the delay relay's own cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<network::NetworkFigures>,
 }
 
 /// Whose memory an engine's resident size is, at a step's end, GiB. The engine's own account of

@@ -19,6 +19,10 @@ pub struct SetupRecord {
     /// The device profile the run's IO was held to (`--device`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_profile: Option<super::device::DeviceProfile>,
+    /// The network the clients reached the server over (`--network`); none for the unix
+    /// socket of the runs before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_profile: Option<super::network::NetworkProfile>,
     /// What the engine reports it really runs with (e.g. RocksDB's effective options).
     pub effective: BTreeMap<String, String>,
 }
@@ -55,6 +59,10 @@ pub struct HostFacts {
     /// How the device profile was imposed, and what of the run's IO escaped it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_throttle: Option<String>,
+    /// How the network profile's path was made (`--network`): the server's TCP address, the
+    /// relay's and its own round trip.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_path: Option<String>,
 }
 
 /// `run.json`: what was run, where, and how it ended.

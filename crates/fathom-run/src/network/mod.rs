@@ -1,0 +1,285 @@
+//! The network a run's clients reach a server fathom starts over (`--network`): the server on
+//! TCP, through fathom's delay relay when the profile has a round trip or a bandwidth cap, and
+//! the meter that says what each step's operations cost on it (bytes and round trips an
+//! operation from the clients' socket calls, the path's round trip measured at the step's end,
+//! the relay's own CPU).
+
+pub mod profile;
+pub mod relay;
+
+use anyhow::Context;
+use fathom_engines::netbuf::{Wire, WIRE};
+use fathom_engines::server::TcpPath;
+use fathom_measure::driver::Watch;
+use fathom_schema::result::network::{NetworkFigures, NetworkProfile};
+use std::io::BufRead;
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// How often the meter's prober measures the path's round trip over a step's span: a one-byte
+/// echo, a few a second, costs the path nothing it would notice.
+const PROBE_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+/// Echoes a probe sends back to back.
+const BURST: usize = 5;
+
+/// The relay process of a run: killed when dropped (and by the kernel when fathom dies).
+struct Relay {
+    child: Child,
+    ready: relay::Ready,
+    /// The relay's standard output, where it answers.
+    said: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl Relay {
+    /// Has the relay measure its own round trip again (`calibrate`), and keeps its answer.
+    fn calibrate(&mut self) -> anyhow::Result<()> {
+        use std::io::Write;
+        let stdin = self.child.stdin.as_mut().expect("piped");
+        writeln!(stdin, "calibrate")?;
+        stdin.flush()?;
+        let mut line = String::new();
+        self.said.read_line(&mut line)?;
+        let own = line
+            .trim()
+            .strip_prefix("own_rtt_us=")
+            .and_then(|v| v.parse().ok());
+        self.ready.own_rtt_us = own.ok_or_else(|| {
+            anyhow::anyhow!("the relay said `{}`, not its round trip", line.trim())
+        })?;
+        Ok(())
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A run's network: where its server listens and its clients connect.
+pub struct RunNetwork {
+    pub profile: NetworkProfile,
+    pub path: TcpPath,
+    relay: Option<Relay>,
+}
+
+impl RunNetwork {
+    /// The path `profile` asks for, in place before the server starts: none for the unix
+    /// socket; else a free loopback port for the server and, for a delayed or capped path,
+    /// the relay in front of it.
+    pub fn start(profile: &NetworkProfile) -> anyhow::Result<Option<RunNetwork>> {
+        if !profile.tcp {
+            return Ok(None);
+        }
+        let listen = free_port().context("--network: finding a free TCP port")?;
+        let relay = if profile.relayed() {
+            Some(spawn_relay(listen, profile).context("--network: starting the delay relay")?)
+        } else {
+            None
+        };
+        let connect = relay.as_ref().map_or(listen, |r| r.ready.listen);
+        Ok(Some(RunNetwork {
+            profile: profile.clone(),
+            path: TcpPath { listen, connect },
+            relay,
+        }))
+    }
+
+    /// Once the server is up and idle: the relay's own round trip measured again (it was
+    /// measured while the server started), the delay it adds set to the rest.
+    pub fn settle(&mut self) -> anyhow::Result<()> {
+        match &mut self.relay {
+            Some(r) => r
+                .calibrate()
+                .context("--network: calibrating the delay relay"),
+            None => Ok(()),
+        }
+    }
+
+    /// A meter of one step's span on this path.
+    pub fn meter(&self) -> Meter {
+        Meter {
+            profile: self.profile.clone(),
+            relay: self.relay.as_ref().map(|r| (r.child.id(), r.ready)),
+            begun: None,
+            ended: None,
+            prober: None,
+            rtt_us: None,
+        }
+    }
+
+    /// How the path was made, for the run's host facts.
+    pub fn describe(&self) -> String {
+        match &self.relay {
+            Some(r) => format!(
+                "server on TCP {}, clients through fathom's delay relay at {} (its own round trip \
+                 {:.0} µs, taken off the delay)",
+                self.path.listen, r.ready.listen, r.ready.own_rtt_us
+            ),
+            None => format!("server on TCP {}, no delay added", self.path.listen),
+        }
+    }
+}
+
+/// A loopback port no one listens on now (the server binds it a moment later).
+fn free_port() -> std::io::Result<SocketAddr> {
+    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?.local_addr()
+}
+
+/// `fathom relay` in front of `upstream`: a process of its own (its CPU apart), in its own
+/// process group (a terminal's Ctrl-C reaches fathom only), dying with fathom.
+fn spawn_relay(upstream: SocketAddr, p: &NetworkProfile) -> anyhow::Result<Relay> {
+    let exe = std::env::current_exe().context("finding fathom's own executable")?;
+    let mut cmd = Command::new(&exe);
+    cmd.arg("relay")
+        .arg(format!("--to={upstream}"))
+        .arg(format!("--rtt-us={}", p.rtt_us))
+        .arg(format!("--jitter-us={}", p.jitter_us));
+    if let Some(m) = p.mbit {
+        cmd.arg(format!("--mbit={m}"));
+    }
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .process_group(0);
+    // SAFETY: prctl and getppid are async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if libc::getppid() == 1 {
+                return Err(std::io::Error::other("fathom exited"));
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("starting {} relay", exe.display()))?;
+    let mut line = String::new();
+    let mut said = std::io::BufReader::new(child.stdout.take().expect("piped"));
+    said.read_line(&mut line)?;
+    match relay::Ready::parse(&line) {
+        Some(ready) => Ok(Relay { child, ready, said }),
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            anyhow::bail!("the relay said `{}`, not where it listens", line.trim())
+        }
+    }
+}
+
+/// The clients' counts and the relay's CPU at one end of a step's span.
+#[derive(Clone, Copy, Debug)]
+struct Reading {
+    wire: Wire,
+    relay_ticks: Option<u64>,
+}
+
+/// A step's network meter: told when the span begins and ends (a `Watch`).
+pub struct Meter {
+    profile: NetworkProfile,
+    relay: Option<(u32, relay::Ready)>,
+    begun: Option<Reading>,
+    ended: Option<Reading>,
+    /// The span's prober: asked to stop, and its echoes' round trips, µs.
+    prober: Option<(Arc<AtomicBool>, std::thread::JoinHandle<Vec<f64>>)>,
+    rtt_us: Option<f64>,
+}
+
+/// Echoes through `probe` every `PROBE_EVERY` until `stop`, on one connection: their round
+/// trips, µs.
+fn probe_until(probe: SocketAddr, stop: &AtomicBool) -> Vec<f64> {
+    let mut out = Vec::new();
+    let Ok(mut p) = relay::Probe::connect(probe) else {
+        return out;
+    };
+    while !stop.load(Ordering::Relaxed) {
+        // The first echo of a burst wakes idle threads, which the path's steady traffic does
+        // not: the burst's later ones are kept.
+        let burst: Result<Vec<f64>, _> = (0..BURST).map(|_| p.echo()).collect();
+        match burst {
+            Ok(b) => out.extend_from_slice(&b[1..]),
+            Err(_) => break,
+        }
+        std::thread::sleep(PROBE_EVERY);
+    }
+    out
+}
+
+impl Meter {
+    fn read(&self) -> Reading {
+        let relay_ticks = self.relay.and_then(|(pid, _)| {
+            let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let (user, system, _) = fathom_measure::sample::process::parse_stat(&text)?;
+            Some(user + system)
+        });
+        Reading {
+            wire: WIRE.read(),
+            relay_ticks,
+        }
+    }
+
+    /// The step's figures over its `ops` operations in `seconds`; None when the span never
+    /// began or nothing was sent.
+    pub fn finish(&self, ops: u64, seconds: f64) -> Option<NetworkFigures> {
+        let (a, b) = (self.begun?, self.ended?);
+        let per_op = |x: u64| x as f64 / ops.max(1) as f64;
+        let round_trips = b.wire.round_trips.saturating_sub(a.wire.round_trips);
+        let sent = b.wire.sent.saturating_sub(a.wire.sent);
+        let received = b.wire.received.saturating_sub(a.wire.received);
+        if ops == 0 || round_trips == 0 {
+            return None;
+        }
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        let relay_cpu = match (a.relay_ticks, b.relay_ticks) {
+            (Some(x), Some(y)) => Some(y.saturating_sub(x) as f64 / hz * 1e6 / ops as f64),
+            _ => None,
+        };
+        let busier = sent.max(received) as f64 * 8.0 / 1e6 / seconds.max(1e-9);
+        Some(NetworkFigures {
+            profile: self.profile.name.clone(),
+            round_trips_per_op: per_op(round_trips),
+            sent_bytes_per_op: per_op(sent),
+            received_bytes_per_op: per_op(received),
+            rtt_us: self.rtt_us,
+            relay_own_rtt_us: self.relay.map(|r| r.1.own_rtt_us),
+            relay_cpu_us_per_op: relay_cpu,
+            wire_us_per_op: self.rtt_us.map(|r| r * per_op(round_trips)),
+            bandwidth_used: self.profile.mbit.map(|m| busier / m),
+        })
+    }
+}
+
+impl Watch for Meter {
+    fn measuring(&mut self) {
+        self.begun = Some(self.read());
+        if let Some((_, ready)) = self.relay {
+            let stop = Arc::new(AtomicBool::new(false));
+            let asked = stop.clone();
+            let thread = std::thread::spawn(move || probe_until(ready.probe, &asked));
+            self.prober = Some((stop, thread));
+        }
+    }
+
+    /// The median of the span's echoes (one more at its end, for a span shorter than their
+    /// spacing).
+    fn ended(&mut self) {
+        self.ended = Some(self.read());
+        let Some((stop, thread)) = self.prober.take() else {
+            return;
+        };
+        stop.store(true, Ordering::Relaxed);
+        let mut rtts = thread.join().unwrap_or_default();
+        if rtts.len() < 3 {
+            let probe = self.relay.map(|r| r.1.probe);
+            rtts.extend(probe.and_then(|p| relay::probe_rtt(p, 3).ok()));
+        }
+        rtts.sort_by(f64::total_cmp);
+        self.rtt_us = rtts.get(rtts.len() / 2).copied();
+    }
+}

@@ -1,0 +1,346 @@
+//! The delay relay `fathom relay` runs, in a process of its own so its CPU is apart from the
+//! clients' and the server's: it takes the clients' TCP connections and copies each one's bytes
+//! to the server and back, each chunk held for half the profile's round trip (with jitter,
+//! order kept) and, with a bandwidth cap, for its time on a link shared by every connection.
+//! This kernel has no `netem`, so the delay comes from user space; its own round trip is
+//! measured as it starts and taken off the delay it adds.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// What the relay holds a path to.
+#[derive(Clone, Copy, Debug)]
+pub struct Shape {
+    /// The round trip the path should have, µs (the relay's own taken off).
+    pub rtt_us: f64,
+    pub jitter_us: f64,
+    pub mbit: Option<f64>,
+}
+
+/// What the relay says once it is ready, on its standard output's first line.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ready {
+    /// Where clients connect.
+    pub listen: SocketAddr,
+    /// A one-byte echo behind the same delays, for measuring the path's round trip.
+    pub probe: SocketAddr,
+    /// The relay's own round trip with no delay, µs.
+    pub own_rtt_us: f64,
+}
+
+impl Ready {
+    pub fn line(&self) -> String {
+        format!(
+            "listen={} probe={} own_rtt_us={:.1}",
+            self.listen, self.probe, self.own_rtt_us
+        )
+    }
+
+    pub fn parse(line: &str) -> Option<Ready> {
+        let mut listen = None;
+        let mut probe = None;
+        let mut own = None;
+        for word in line.split_whitespace() {
+            match word.split_once('=')? {
+                ("listen", v) => listen = v.parse().ok(),
+                ("probe", v) => probe = v.parse().ok(),
+                ("own_rtt_us", v) => own = v.parse().ok(),
+                _ => {}
+            }
+        }
+        Some(Ready {
+            listen: listen?,
+            probe: probe?,
+            own_rtt_us: own?,
+        })
+    }
+}
+
+/// One direction of the path, shared by every connection: its delay and its link.
+struct Link {
+    /// The one-way delay, ns (set once the relay's own round trip is known).
+    delay_ns: AtomicU64,
+    jitter_ns: u64,
+    /// A byte's time on the link, ns; 0 for no cap.
+    ns_per_byte: f64,
+    /// When the link is free again (a cap's queue).
+    free_at: Mutex<Instant>,
+}
+
+impl Link {
+    fn new(shape: &Shape) -> Link {
+        Link {
+            delay_ns: AtomicU64::new(0),
+            jitter_ns: (shape.jitter_us * 1000.0) as u64,
+            ns_per_byte: shape.mbit.map_or(0.0, |m| 8000.0 / m),
+            free_at: Mutex::new(Instant::now()),
+        }
+    }
+
+    /// When `n` bytes read at `now` are due at the far end: after the link has carried them
+    /// and the delay (± jitter) has passed, and not before the connection's previous chunk.
+    fn due(&self, now: Instant, n: usize, after: Instant, seed: &mut u64) -> Instant {
+        let sent = if self.ns_per_byte > 0.0 {
+            let mut free = self.free_at.lock().unwrap_or_else(|p| p.into_inner());
+            *free = (*free).max(now) + Duration::from_nanos((n as f64 * self.ns_per_byte) as u64);
+            *free
+        } else {
+            now
+        };
+        let mut delay = self.delay_ns.load(Ordering::Relaxed) as i64;
+        if self.jitter_ns > 0 {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            let j = (*seed % (2 * self.jitter_ns + 1)) as i64 - self.jitter_ns as i64;
+            delay = (delay + j).max(0);
+        }
+        (sent + Duration::from_nanos(delay as u64)).max(after)
+    }
+}
+
+/// How late the relay's sleeps wake, ns, a running mean: each sleep ends this much early.
+static OVERSHOOT_NS: AtomicI64 = AtomicI64::new(50_000);
+/// The most a sleep is cut short by, ns: a host so busy that its sleepers wake later than this
+/// delays the path more than the profile says, which the measured round trip then shows.
+const MAX_EARLY_NS: i64 = 200_000;
+
+/// Sleeps until `due`, waking on average at it (the timer's usual lateness taken off). A chunk
+/// due sooner than the lateness goes at once, and the estimate eases down, so one burst of
+/// late wake-ups cannot leave the relay never sleeping.
+fn sleep_until(due: Instant) {
+    let old = OVERSHOOT_NS.load(Ordering::Relaxed).clamp(0, MAX_EARLY_NS);
+    let now = Instant::now();
+    let Some(wait) = due.checked_duration_since(now + Duration::from_nanos(old as u64)) else {
+        OVERSHOOT_NS.store(old - old / 64, Ordering::Relaxed);
+        return;
+    };
+    let target = now + wait;
+    std::thread::sleep(wait);
+    let late = Instant::now().saturating_duration_since(target).as_nanos() as i64;
+    OVERSHOOT_NS.store(old + (late.min(MAX_EARLY_NS) - old) / 16, Ordering::Relaxed);
+}
+
+/// The path's two directions: to the server (0) and back (1), shared by every connection.
+type Links = Arc<[Link; 2]>;
+
+/// Copies `from`'s bytes to `to` along link `way`: a reader that stamps each chunk with when it
+/// is due, and a writer that sleeps until then. Either side closing closes the other's half.
+fn direction(mut from: TcpStream, mut to: TcpStream, links: Links, way: usize) {
+    let (tx, rx) = mpsc::channel::<(Instant, Vec<u8>)>();
+    let writer = std::thread::spawn(move || {
+        for (due, bytes) in rx {
+            sleep_until(due);
+            if to.write_all(&bytes).is_err() {
+                break;
+            }
+        }
+        let _ = to.shutdown(Shutdown::Write);
+    });
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut last = Instant::now();
+    let mut seed = (buf.as_ptr() as u64) | 1;
+    while let Ok(n) = from.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        last = links[way].due(Instant::now(), n, last, &mut seed);
+        if tx.send((last, buf[..n].to_vec())).is_err() {
+            break;
+        }
+    }
+    drop(tx);
+    let _ = writer.join();
+    let _ = from.shutdown(Shutdown::Read);
+}
+
+/// Relays every connection `listener` takes to `upstream`, each in threads of its own.
+fn accept(listener: TcpListener, upstream: SocketAddr, links: Links) {
+    for conn in listener.incoming().flatten() {
+        let links = links.clone();
+        std::thread::spawn(move || {
+            let Ok(server) = TcpStream::connect(upstream) else {
+                return;
+            };
+            let _ = (conn.set_nodelay(true), server.set_nodelay(true));
+            let (Ok(c2), Ok(s2)) = (conn.try_clone(), server.try_clone()) else {
+                return;
+            };
+            let back_links = links.clone();
+            let back = std::thread::spawn(move || direction(s2, c2, back_links, 1));
+            direction(conn, server, links, 0);
+            let _ = back.join();
+        });
+    }
+}
+
+/// Echoes every byte back: the far side of the probe path.
+fn echo(listener: TcpListener) {
+    for conn in listener.incoming().flatten() {
+        std::thread::spawn(move || {
+            let _ = conn.set_nodelay(true);
+            let Ok(mut out) = conn.try_clone() else {
+                return;
+            };
+            let mut conn = conn;
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = conn.read(&mut buf) {
+                if n == 0 || out.write_all(&buf[..n]).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+}
+
+/// A connection to the relay's probe: one-byte echoes behind the path's delays.
+pub struct Probe(TcpStream);
+
+impl Probe {
+    pub fn connect(probe: SocketAddr) -> std::io::Result<Probe> {
+        let s = TcpStream::connect(probe)?;
+        s.set_nodelay(true)?;
+        s.set_read_timeout(Some(Duration::from_secs(10)))?;
+        Ok(Probe(s))
+    }
+
+    /// One echo's round trip, µs.
+    pub fn echo(&mut self) -> std::io::Result<f64> {
+        let mut byte = [0u8; 1];
+        let t = Instant::now();
+        self.0.write_all(b"p")?;
+        self.0.read_exact(&mut byte)?;
+        Ok(t.elapsed().as_secs_f64() * 1e6)
+    }
+}
+
+/// The median round trip of `n` one-byte echoes through `probe`, µs.
+pub fn probe_rtt(probe: SocketAddr, n: usize) -> std::io::Result<f64> {
+    let mut p = Probe::connect(probe)?;
+    let mut times = (0..n)
+        .map(|_| p.echo())
+        .collect::<std::io::Result<Vec<f64>>>()?;
+    times.sort_by(f64::total_cmp);
+    Ok(times.get(n / 2).copied().unwrap_or(0.0))
+}
+
+fn loopback() -> std::io::Result<TcpListener> {
+    TcpListener::bind("127.0.0.1:0")
+}
+
+/// A relay at work in this process.
+pub struct Running {
+    pub ready: Ready,
+    links: Links,
+    rtt_us: f64,
+}
+
+impl Running {
+    /// Measures the relay's own round trip with no delay (the median of 200 echoes) and sets
+    /// the delay to the rest of the profile's; returns the relay's own, µs. Best done with the
+    /// host as quiet as the steps will find it: a busy host's own round trip is longer.
+    pub fn calibrate(&mut self) -> std::io::Result<f64> {
+        for l in self.links.iter() {
+            l.delay_ns.store(0, Ordering::Relaxed);
+        }
+        let own = probe_rtt(self.ready.probe, 200)?;
+        let one_way = ((self.rtt_us - own).max(0.0) / 2.0 * 1000.0) as u64;
+        for l in self.links.iter() {
+            l.delay_ns.store(one_way, Ordering::Relaxed);
+        }
+        self.ready.own_rtt_us = own;
+        Ok(own)
+    }
+}
+
+/// Starts relaying to `upstream` held to `shape`, calibrated once; the relay's threads run
+/// until the process ends.
+pub fn start(upstream: SocketAddr, shape: Shape) -> std::io::Result<Running> {
+    // Sleeps end within a microsecond of when asked, not the default 50 µs later.
+    // SAFETY: prctl with PR_SET_TIMERSLACK takes a plain integer.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1) };
+    let links: Links = Arc::new([Link::new(&shape), Link::new(&shape)]);
+    let (main, probe, far) = (loopback()?, loopback()?, loopback()?);
+    let ready_at = (main.local_addr()?, probe.local_addr()?, far.local_addr()?);
+    std::thread::spawn(move || echo(far));
+    let probe_links = links.clone();
+    std::thread::spawn(move || accept(probe, ready_at.2, probe_links));
+    let main_links = links.clone();
+    std::thread::spawn(move || accept(main, upstream, main_links));
+    let mut running = Running {
+        ready: Ready {
+            listen: ready_at.0,
+            probe: ready_at.1,
+            own_rtt_us: 0.0,
+        },
+        links,
+        rtt_us: shape.rtt_us,
+    };
+    running.calibrate()?;
+    Ok(running)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The relay holds a round trip to the profile's, its own taken off, and copies every byte
+    /// both ways.
+    #[test]
+    fn holds_the_round_trip_and_copies_both_ways() {
+        let server = loopback().unwrap();
+        let upstream = server.local_addr().unwrap();
+        std::thread::spawn(move || echo(server));
+        let shape = Shape {
+            rtt_us: 2000.0,
+            jitter_us: 100.0,
+            mbit: None,
+        };
+        let ready = start(upstream, shape).unwrap().ready;
+        let said = Ready::parse(&ready.line()).unwrap();
+        assert_eq!((said.listen, said.probe), (ready.listen, ready.probe));
+        assert!((said.own_rtt_us - ready.own_rtt_us).abs() < 0.1);
+        let rtt = probe_rtt(ready.probe, 30).unwrap();
+        // Generous: a busy host wakes sleepers late, never early by much.
+        assert!((1800.0..6000.0).contains(&rtt), "{rtt} µs");
+        let mut c = TcpStream::connect(ready.listen).unwrap();
+        let sent: Vec<u8> = (0..200_000u32).map(|i| i as u8).collect();
+        let mut writer = c.try_clone().unwrap();
+        let copy = sent.clone();
+        let w = std::thread::spawn(move || writer.write_all(&copy).unwrap());
+        let mut got = vec![0u8; sent.len()];
+        c.read_exact(&mut got).unwrap();
+        w.join().unwrap();
+        assert!(got == sent, "the bytes came back changed");
+    }
+
+    /// A bandwidth cap holds a stream to its rate.
+    #[test]
+    fn a_cap_holds_a_stream_to_its_rate() {
+        let server = loopback().unwrap();
+        let upstream = server.local_addr().unwrap();
+        std::thread::spawn(move || echo(server));
+        let shape = Shape {
+            rtt_us: 0.0,
+            jitter_us: 0.0,
+            mbit: Some(80.0),
+        };
+        let ready = start(upstream, shape).unwrap().ready;
+        let mut c = TcpStream::connect(ready.listen).unwrap();
+        let mut writer = c.try_clone().unwrap();
+        // 1 MB at 10 MB/s each way: 100 ms at least.
+        let t = Instant::now();
+        let w = std::thread::spawn(move || writer.write_all(&[7u8; 1_000_000]).unwrap());
+        let mut got = vec![0u8; 1_000_000];
+        c.read_exact(&mut got).unwrap();
+        w.join().unwrap();
+        assert!(
+            t.elapsed() >= Duration::from_millis(95),
+            "{:?}",
+            t.elapsed()
+        );
+    }
+}
