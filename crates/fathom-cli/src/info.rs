@@ -74,19 +74,7 @@ fn knob(out: &mut String, flag: &str, k: &fathom_api::knobs::Spec) {
 pub fn networks() -> String {
     let mut out = String::new();
     for p in fathom_run::network::profile::bundled() {
-        let shape = match (p.tcp, p.relayed()) {
-            (false, _) => "the server's unix socket".to_string(),
-            (true, false) => "TCP, no delay added".to_string(),
-            (true, true) => format!(
-                "TCP through fathom's delay relay: round trip {} ms ± {} ms{}",
-                p.rtt_us / 1000.0,
-                p.jitter_us / 1000.0,
-                p.mbit
-                    .map(|m| format!(", {m} Mbit/s each way"))
-                    .unwrap_or_default()
-            ),
-        };
-        out.push_str(&format!("{}: {shape}\n  source: {}\n\n", p.name, p.source));
+        out.push_str(&format!("{}\n  source: {}\n\n", p.describe(), p.source));
     }
     out.push_str(
         "A profile file (`--network FILE.toml`) gives name and rtt_ms (0 to 2000), and \

@@ -161,6 +161,9 @@ struct RelayArgs {
     jitter_us: f64,
     #[arg(long)]
     mbit: Option<f64>,
+    /// The run it serves (its data directory), named so what a killed run left is found.
+    #[arg(long = "for")]
+    _for: Option<std::path::PathBuf>,
 }
 
 /// Starts the relay, says where it listens on standard output, and relays until its standard

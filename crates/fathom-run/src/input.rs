@@ -326,6 +326,7 @@ mod tests {
         ("duration", "--duration=7s", "duration = \"9s\""),
         ("memory_limit", "--memory-limit=1g", "memory_limit = \"2g\""),
         ("device", "--device=gp3", "device = \"seed-ssd\""),
+        ("network", "--network=same-az", "network = \"cross-az\""),
         ("rate", "--rate=100", "rate = 200.0"),
         ("find_max", "--find-max=p99<=5ms", "find_max = \"p99<=9ms\""),
         ("arrivals", "--arrivals=uniform", "arrivals = \"poisson\""),

@@ -126,7 +126,7 @@ pub(crate) fn run_here(
     let limit = memory_limit(spec, handed)?;
     let throttle = device_throttle(spec, &data.path)?;
     let mut network = (spec.setup.network.as_ref())
-        .map(crate::network::RunNetwork::start)
+        .map(|n| crate::network::RunNetwork::start(n, &data.path))
         .transpose()?
         .flatten();
     let groups = (limit.iter().map(MemoryLimit::procs_file))

@@ -8,6 +8,7 @@ pub mod inserts;
 pub mod iostat;
 pub mod kinds;
 pub mod memory;
+pub mod network;
 pub mod notes;
 pub mod offcpu;
 pub mod profile_diff;
@@ -35,6 +36,7 @@ pub const SECTIONS: &[(Shown, Build)] = &[
     (Shown::Everywhere, workloads::sections),
     (Shown::Everywhere, kinds::section),
     (Shown::Everywhere, memory::sections),
+    (Shown::Everywhere, network::section),
     (Shown::Everywhere, time::section),
     (Shown::Everywhere, bound::section),
     (Shown::Everywhere, tail::section),

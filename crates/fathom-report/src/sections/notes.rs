@@ -31,6 +31,9 @@ pub fn headers(input: &Input) -> Vec<String> {
             if let Some(p) = &m.setup.device_profile {
                 limit.push_str(&format!(", device profile {}", p.describe()));
             }
+            if let Some(n) = &m.setup.network_profile {
+                limit.push_str(&format!(", network {}", n.describe()));
+            }
             if let Some(a) = m.setup.effective.get("fathom.allocator") {
                 let name = a.split_whitespace().next().unwrap_or(a);
                 limit.push_str(&format!(", allocator {name}"));
@@ -374,7 +377,9 @@ fn too_short(s: &StepSummary) -> bool {
 /// operation. A busy host alone is not that (an embedded engine with as many clients as
 /// cores is meant to fill it): `host_saturated` says so apart.
 pub fn bottleneck(s: &StepSummary) -> Option<String> {
-    if too_short(s) {
+    // Clients mostly on the wire (`--network`) waited on it, whatever their share of the CPU.
+    let wire = s.network.as_ref().and_then(|n| n.wire_us_per_op);
+    if too_short(s) || wire.is_some_and(|w| w > 0.5 * s.usec_op) {
         return None;
     }
     let (h, e) = (harness_us(s)?, s.per_op.cpu_us_engine.or(s.per_op.cpu_us)?);

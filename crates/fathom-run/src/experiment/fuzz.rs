@@ -30,6 +30,7 @@ const TOP: &[&str] = &[
     "interval",
     "memory_limit",
     "device",
+    "network",
     "rate",
     "arrivals",
     "queue",
@@ -43,6 +44,7 @@ const SETUP: &[&str] = &[
     "settings",
     "memory_limit",
     "device",
+    "network",
     "nosuch",
 ];
 const WORKLOAD: &[&str] = &["name", "params", "duration", "nosuch"];

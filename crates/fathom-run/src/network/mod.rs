@@ -15,15 +15,8 @@ use fathom_schema::result::network::{NetworkFigures, NetworkProfile};
 use std::io::BufRead;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-
-/// How often the meter's prober measures the path's round trip over a step's span: a one-byte
-/// echo, a few a second, costs the path nothing it would notice.
-const PROBE_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
-/// Echoes a probe sends back to back.
-const BURST: usize = 5;
 
 /// The relay process of a run: killed when dropped (and by the kernel when fathom dies).
 struct Relay {
@@ -71,13 +64,16 @@ impl RunNetwork {
     /// The path `profile` asks for, in place before the server starts: none for the unix
     /// socket; else a free loopback port for the server and, for a delayed or capped path,
     /// the relay in front of it.
-    pub fn start(profile: &NetworkProfile) -> anyhow::Result<Option<RunNetwork>> {
+    /// `data_dir` names the run on the relay's command line (as a server's names it), so
+    /// what a killed run left is found by it.
+    pub fn start(profile: &NetworkProfile, data_dir: &Path) -> anyhow::Result<Option<RunNetwork>> {
         if !profile.tcp {
             return Ok(None);
         }
         let listen = free_port().context("--network: finding a free TCP port")?;
         let relay = if profile.relayed() {
-            Some(spawn_relay(listen, profile).context("--network: starting the delay relay")?)
+            let relay = spawn_relay(listen, profile, data_dir);
+            Some(relay.context("--network: starting the delay relay")?)
         } else {
             None
         };
@@ -107,8 +103,6 @@ impl RunNetwork {
             relay: self.relay.as_ref().map(|r| (r.child.id(), r.ready)),
             begun: None,
             ended: None,
-            prober: None,
-            rtt_us: None,
         }
     }
 
@@ -125,20 +119,38 @@ impl RunNetwork {
     }
 }
 
-/// A loopback port no one listens on now (the server binds it a moment later).
+/// A loopback port no one listens on now (the server binds it a moment later), below the
+/// kernel's range of ports for `bind(0)` and outgoing connections (32768 up), so another
+/// process's listener or connection cannot take it meanwhile.
 fn free_port() -> std::io::Result<SocketAddr> {
-    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?.local_addr()
+    let mut seed = u64::from(std::process::id()) << 20
+        ^ std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.subsec_nanos() as u64);
+    for _ in 0..200 {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let port = 20_000 + (seed >> 33) as u16 % 12_000;
+        if let Ok(l) = TcpListener::bind((Ipv4Addr::LOCALHOST, port)) {
+            return l.local_addr();
+        }
+    }
+    Err(std::io::Error::other(
+        "no free port in 20000-31999 after 200 tries",
+    ))
 }
 
 /// `fathom relay` in front of `upstream`: a process of its own (its CPU apart), in its own
 /// process group (a terminal's Ctrl-C reaches fathom only), dying with fathom.
-fn spawn_relay(upstream: SocketAddr, p: &NetworkProfile) -> anyhow::Result<Relay> {
+fn spawn_relay(upstream: SocketAddr, p: &NetworkProfile, run: &Path) -> anyhow::Result<Relay> {
     let exe = std::env::current_exe().context("finding fathom's own executable")?;
     let mut cmd = Command::new(&exe);
     cmd.arg("relay")
         .arg(format!("--to={upstream}"))
         .arg(format!("--rtt-us={}", p.rtt_us))
-        .arg(format!("--jitter-us={}", p.jitter_us));
+        .arg(format!("--jitter-us={}", p.jitter_us))
+        .arg(format!("--for={}", run.display()));
     if let Some(m) = p.mbit {
         cmd.arg(format!("--mbit={m}"));
     }
@@ -177,6 +189,8 @@ fn spawn_relay(upstream: SocketAddr, p: &NetworkProfile) -> anyhow::Result<Relay
 struct Reading {
     wire: Wire,
     relay_ticks: Option<u64>,
+    /// What the relay had held.
+    held: Option<relay::Held>,
 }
 
 /// A step's network meter: told when the span begins and ends (a `Watch`).
@@ -185,29 +199,6 @@ pub struct Meter {
     relay: Option<(u32, relay::Ready)>,
     begun: Option<Reading>,
     ended: Option<Reading>,
-    /// The span's prober: asked to stop, and its echoes' round trips, µs.
-    prober: Option<(Arc<AtomicBool>, std::thread::JoinHandle<Vec<f64>>)>,
-    rtt_us: Option<f64>,
-}
-
-/// Echoes through `probe` every `PROBE_EVERY` until `stop`, on one connection: their round
-/// trips, µs.
-fn probe_until(probe: SocketAddr, stop: &AtomicBool) -> Vec<f64> {
-    let mut out = Vec::new();
-    let Ok(mut p) = relay::Probe::connect(probe) else {
-        return out;
-    };
-    while !stop.load(Ordering::Relaxed) {
-        // The first echo of a burst wakes idle threads, which the path's steady traffic does
-        // not: the burst's later ones are kept.
-        let burst: Result<Vec<f64>, _> = (0..BURST).map(|_| p.echo()).collect();
-        match burst {
-            Ok(b) => out.extend_from_slice(&b[1..]),
-            Err(_) => break,
-        }
-        std::thread::sleep(PROBE_EVERY);
-    }
-    out
 }
 
 impl Meter {
@@ -220,6 +211,7 @@ impl Meter {
         Reading {
             wire: WIRE.read(),
             relay_ticks,
+            held: self.relay.and_then(|(_, r)| relay::held(r.control).ok()),
         }
     }
 
@@ -241,15 +233,21 @@ impl Meter {
             _ => None,
         };
         let busier = sent.max(received) as f64 * 8.0 / 1e6 / seconds.max(1e-9);
+        // The path's round trip as the step's own traffic found it: each way's mean hold of
+        // a chunk, plus the hops outside the relay as calibration measured them.
+        let rtt_us = match (a.held, b.held, self.relay) {
+            (Some(x), Some(y), Some((_, r))) => y.round_trip_since(&x).map(|h| h + r.hops_us),
+            _ => None,
+        };
         Some(NetworkFigures {
             profile: self.profile.name.clone(),
             round_trips_per_op: per_op(round_trips),
             sent_bytes_per_op: per_op(sent),
             received_bytes_per_op: per_op(received),
-            rtt_us: self.rtt_us,
+            rtt_us,
             relay_own_rtt_us: self.relay.map(|r| r.1.own_rtt_us),
             relay_cpu_us_per_op: relay_cpu,
-            wire_us_per_op: self.rtt_us.map(|r| r * per_op(round_trips)),
+            wire_us_per_op: rtt_us.map(|r| r * per_op(round_trips)),
             bandwidth_used: self.profile.mbit.map(|m| busier / m),
         })
     }
@@ -258,28 +256,9 @@ impl Meter {
 impl Watch for Meter {
     fn measuring(&mut self) {
         self.begun = Some(self.read());
-        if let Some((_, ready)) = self.relay {
-            let stop = Arc::new(AtomicBool::new(false));
-            let asked = stop.clone();
-            let thread = std::thread::spawn(move || probe_until(ready.probe, &asked));
-            self.prober = Some((stop, thread));
-        }
     }
 
-    /// The median of the span's echoes (one more at its end, for a span shorter than their
-    /// spacing).
     fn ended(&mut self) {
         self.ended = Some(self.read());
-        let Some((stop, thread)) = self.prober.take() else {
-            return;
-        };
-        stop.store(true, Ordering::Relaxed);
-        let mut rtts = thread.join().unwrap_or_default();
-        if rtts.len() < 3 {
-            let probe = self.relay.map(|r| r.1.probe);
-            rtts.extend(probe.and_then(|p| relay::probe_rtt(p, 3).ok()));
-        }
-        rtts.sort_by(f64::total_cmp);
-        self.rtt_us = rtts.get(rtts.len() / 2).copied();
     }
 }

@@ -5,9 +5,9 @@
 //! This kernel has no `netem`, so the delay comes from user space; its own round trip is
 //! measured as it starts and taken off the delay it adds.
 
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -25,41 +25,104 @@ pub struct Shape {
 pub struct Ready {
     /// Where clients connect.
     pub listen: SocketAddr,
-    /// A one-byte echo behind the same delays, for measuring the path's round trip.
+    /// A one-byte echo behind the same delays.
     pub probe: SocketAddr,
+    /// Where `stats` is answered with what the relay held (`Held`).
+    pub control: SocketAddr,
     /// The relay's own round trip with no delay, µs.
     pub own_rtt_us: f64,
+    /// The part of it outside the relay's hold: the four loopback hops and their wake-ups, µs.
+    pub hops_us: f64,
 }
 
 impl Ready {
     pub fn line(&self) -> String {
         format!(
-            "listen={} probe={} own_rtt_us={:.1}",
-            self.listen, self.probe, self.own_rtt_us
+            "listen={} probe={} control={} own_rtt_us={:.1} hops_us={:.1}",
+            self.listen, self.probe, self.control, self.own_rtt_us, self.hops_us
         )
     }
 
     pub fn parse(line: &str) -> Option<Ready> {
-        let mut listen = None;
-        let mut probe = None;
-        let mut own = None;
+        let (mut listen, mut probe, mut control, mut own, mut hops) =
+            (None, None, None, None, None);
         for word in line.split_whitespace() {
             match word.split_once('=')? {
                 ("listen", v) => listen = v.parse().ok(),
                 ("probe", v) => probe = v.parse().ok(),
+                ("control", v) => control = v.parse().ok(),
                 ("own_rtt_us", v) => own = v.parse().ok(),
+                ("hops_us", v) => hops = v.parse().ok(),
                 _ => {}
             }
         }
         Some(Ready {
             listen: listen?,
             probe: probe?,
+            control: control?,
             own_rtt_us: own?,
+            hops_us: hops?,
         })
     }
 }
 
-/// One direction of the path, shared by every connection: its delay and its link.
+/// What the relay held, each way: chunks, and their time from read to written, ns, summed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Held {
+    pub chunks: [u64; 2],
+    pub ns: [u64; 2],
+}
+
+impl Held {
+    fn line(&self) -> String {
+        format!(
+            "up_n={} up_ns={} down_n={} down_ns={}",
+            self.chunks[0], self.ns[0], self.chunks[1], self.ns[1]
+        )
+    }
+
+    fn parse(line: &str) -> Option<Held> {
+        let mut h = Held::default();
+        for word in line.split_whitespace() {
+            let (k, v) = word.split_once('=')?;
+            let v: u64 = v.parse().ok()?;
+            match k {
+                "up_n" => h.chunks[0] = v,
+                "up_ns" => h.ns[0] = v,
+                "down_n" => h.chunks[1] = v,
+                "down_ns" => h.ns[1] = v,
+                _ => {}
+            }
+        }
+        Some(h)
+    }
+
+    /// The mean hold of a chunk each way since `before`, summed over the two ways, µs; None
+    /// when a way carried nothing.
+    pub fn round_trip_since(&self, before: &Held) -> Option<f64> {
+        (0..2)
+            .map(|w| {
+                let n = self.chunks[w]
+                    .checked_sub(before.chunks[w])
+                    .filter(|n| *n > 0)?;
+                Some(self.ns[w].saturating_sub(before.ns[w]) as f64 / n as f64 / 1000.0)
+            })
+            .sum()
+    }
+}
+
+/// Asks the relay at `control` what it has held.
+pub fn held(control: SocketAddr) -> std::io::Result<Held> {
+    let mut s = TcpStream::connect(control)?;
+    s.set_read_timeout(Some(Duration::from_secs(5)))?;
+    s.write_all(b"stats\n")?;
+    let mut line = String::new();
+    std::io::BufReader::new(s).read_line(&mut line)?;
+    Held::parse(&line).ok_or_else(|| std::io::Error::other(format!("the relay said `{line}`")))
+}
+
+/// One direction of the path, shared by every connection: its delay, its link, and what it
+/// held.
 struct Link {
     /// The one-way delay, ns (set once the relay's own round trip is known).
     delay_ns: AtomicU64,
@@ -68,6 +131,11 @@ struct Link {
     ns_per_byte: f64,
     /// When the link is free again (a cap's queue).
     free_at: Mutex<Instant>,
+    chunks: AtomicU64,
+    held_ns: AtomicU64,
+    /// How late chunks were written after they were due, ns, summed (early ones negative):
+    /// the relay's own error, which `steer` takes off the delay.
+    late_ns: AtomicI64,
 }
 
 impl Link {
@@ -77,6 +145,9 @@ impl Link {
             jitter_ns: (shape.jitter_us * 1000.0) as u64,
             ns_per_byte: shape.mbit.map_or(0.0, |m| 8000.0 / m),
             free_at: Mutex::new(Instant::now()),
+            chunks: AtomicU64::new(0),
+            held_ns: AtomicU64::new(0),
+            late_ns: AtomicI64::new(0),
         }
     }
 
@@ -99,6 +170,18 @@ impl Link {
             delay = (delay + j).max(0);
         }
         (sent + Duration::from_nanos(delay as u64)).max(after)
+    }
+
+    fn written(&self, read_at: Instant, due: Instant) {
+        let now = Instant::now();
+        self.chunks.fetch_add(1, Ordering::Relaxed);
+        let held = now.saturating_duration_since(read_at).as_nanos() as u64;
+        self.held_ns.fetch_add(held, Ordering::Relaxed);
+        let late = match now.checked_duration_since(due) {
+            Some(d) => d.as_nanos() as i64,
+            None => -(due.duration_since(now).as_nanos() as i64),
+        };
+        self.late_ns.fetch_add(late, Ordering::Relaxed);
     }
 }
 
@@ -127,16 +210,21 @@ fn sleep_until(due: Instant) {
 /// The path's two directions: to the server (0) and back (1), shared by every connection.
 type Links = Arc<[Link; 2]>;
 
+/// A chunk on its way: when it was read, when it is due, its bytes.
+type Chunk = (Instant, Instant, Vec<u8>);
+
 /// Copies `from`'s bytes to `to` along link `way`: a reader that stamps each chunk with when it
 /// is due, and a writer that sleeps until then. Either side closing closes the other's half.
 fn direction(mut from: TcpStream, mut to: TcpStream, links: Links, way: usize) {
-    let (tx, rx) = mpsc::channel::<(Instant, Vec<u8>)>();
+    let (tx, rx) = mpsc::channel::<Chunk>();
+    let writing = links.clone();
     let writer = std::thread::spawn(move || {
-        for (due, bytes) in rx {
+        for (read_at, due, bytes) in rx {
             sleep_until(due);
             if to.write_all(&bytes).is_err() {
                 break;
             }
+            writing[way].written(read_at, due);
         }
         let _ = to.shutdown(Shutdown::Write);
     });
@@ -147,8 +235,9 @@ fn direction(mut from: TcpStream, mut to: TcpStream, links: Links, way: usize) {
         if n == 0 {
             break;
         }
-        last = links[way].due(Instant::now(), n, last, &mut seed);
-        if tx.send((last, buf[..n].to_vec())).is_err() {
+        let now = Instant::now();
+        last = links[way].due(now, n, last, &mut seed);
+        if tx.send((now, last, buf[..n].to_vec())).is_err() {
             break;
         }
     }
@@ -196,6 +285,34 @@ fn echo(listener: TcpListener) {
     }
 }
 
+/// The current counts of `links`.
+fn held_of(links: &Links) -> Held {
+    let get = |w: usize| {
+        (
+            links[w].chunks.load(Ordering::Relaxed),
+            links[w].held_ns.load(Ordering::Relaxed),
+        )
+    };
+    let (up, down) = (get(0), get(1));
+    Held {
+        chunks: [up.0, down.0],
+        ns: [up.1, down.1],
+    }
+}
+
+/// Answers `stats` on each connection with what `links` held.
+fn control(listener: TcpListener, links: Links) {
+    for conn in listener.incoming().flatten() {
+        let Ok(mut out) = conn.try_clone() else {
+            continue;
+        };
+        let mut line = String::new();
+        if std::io::BufReader::new(conn).read_line(&mut line).is_ok() && line.trim() == "stats" {
+            let _ = writeln!(out, "{}", held_of(&links).line());
+        }
+    }
+}
+
 /// A connection to the relay's probe: one-byte echoes behind the path's delays.
 pub struct Probe(TcpStream);
 
@@ -236,23 +353,90 @@ pub struct Running {
     pub ready: Ready,
     links: Links,
     rtt_us: f64,
+    /// The hops calibration measured (µs, as f64 bits), which `steer` counts in.
+    hops_bits: Arc<AtomicU64>,
+    /// `steer` waits while the relay calibrates.
+    paused: Arc<AtomicBool>,
 }
 
 impl Running {
-    /// Measures the relay's own round trip with no delay (the median of 200 echoes) and sets
-    /// the delay to the rest of the profile's; returns the relay's own, µs. Best done with the
-    /// host as quiet as the steps will find it: a busy host's own round trip is longer.
+    /// Measures the relay's own round trip with no delay (the median of 200 echoes), and the
+    /// part of it outside its hold (the hops), and sets the delay to the rest of the
+    /// profile's; returns the relay's own, µs. Best done with the host as quiet as the steps
+    /// will find it.
     pub fn calibrate(&mut self) -> std::io::Result<f64> {
-        for l in self.links.iter() {
-            l.delay_ns.store(0, Ordering::Relaxed);
+        self.paused.store(true, Ordering::SeqCst);
+        // A step of `steer` under way ends before the delay goes to 0.
+        std::thread::sleep(STEER_EVERY);
+        set_delay(&self.links, 0);
+        let before = held_of(&self.links);
+        let own = probe_rtt(self.ready.probe, 200);
+        let inside = held_of(&self.links)
+            .round_trip_since(&before)
+            .unwrap_or(0.0);
+        let one_way = match &own {
+            Ok(own) => ((self.rtt_us - own).max(0.0) / 2.0 * 1000.0) as u64,
+            Err(_) => (self.rtt_us / 2.0 * 1000.0) as u64,
+        };
+        set_delay(&self.links, one_way);
+        let result = own.inspect(|&own| {
+            self.ready.own_rtt_us = own;
+            self.ready.hops_us = (own - inside).max(0.0);
+            (self.hops_bits).store(self.ready.hops_us.to_bits(), Ordering::SeqCst);
+        });
+        self.paused.store(false, Ordering::SeqCst);
+        result
+    }
+}
+
+/// How often `steer` corrects the delay.
+const STEER_EVERY: Duration = Duration::from_millis(100);
+
+/// Holds the path's round trip to `rtt_us` as the host's load changes. Calibration set the
+/// delay to the profile's round trip less the relay's own; a busier host makes the relay's
+/// sleeps and hand-offs later than calibration saw. Every `STEER_EVERY`, from the chunks the
+/// traffic itself sent meanwhile: the round trip they found is twice the delay, plus how late
+/// the relay wrote them each way on average, plus the hops outside the relay (calibrated);
+/// half of its gap to the profile's moves the delay (not below 0, not above half the profile's
+/// round trip). What the link's cap queued and the jitter's order added are the profile's,
+/// not the relay's error, and are left in.
+fn steer(links: Links, rtt_us: f64, hops_bits: Arc<AtomicU64>, paused: Arc<AtomicBool>) {
+    let late = |l: &Link| {
+        (
+            l.chunks.load(Ordering::Relaxed),
+            l.late_ns.load(Ordering::Relaxed),
+        )
+    };
+    let mut before = [late(&links[0]), late(&links[1])];
+    loop {
+        std::thread::sleep(STEER_EVERY);
+        let now = [late(&links[0]), late(&links[1])];
+        if paused.load(Ordering::SeqCst) {
+            before = now;
+            continue;
         }
-        let own = probe_rtt(self.ready.probe, 200)?;
-        let one_way = ((self.rtt_us - own).max(0.0) / 2.0 * 1000.0) as u64;
-        for l in self.links.iter() {
-            l.delay_ns.store(one_way, Ordering::Relaxed);
+        let mean = |w: usize| {
+            let n = now[w].0.checked_sub(before[w].0).filter(|n| *n > 0)?;
+            Some((now[w].1 - before[w].1) as f64 / n as f64)
+        };
+        let (up, down) = (mean(0), mean(1));
+        before = now;
+        let (Some(up), Some(down)) = (up, down) else {
+            continue;
+        };
+        let hops_ns = f64::from_bits(hops_bits.load(Ordering::SeqCst)) * 1000.0;
+        let delay = links[0].delay_ns.load(Ordering::Relaxed) as f64;
+        let found = 2.0 * delay + up + down + hops_ns;
+        let one_way = (delay + (rtt_us * 1000.0 - found) / 4.0).clamp(0.0, rtt_us * 500.0);
+        if !paused.load(Ordering::SeqCst) {
+            set_delay(&links, one_way as u64);
         }
-        self.ready.own_rtt_us = own;
-        Ok(own)
+    }
+}
+
+fn set_delay(links: &Links, one_way_ns: u64) {
+    for l in links.iter() {
+        l.delay_ns.store(one_way_ns, Ordering::Relaxed);
     }
 }
 
@@ -263,23 +447,37 @@ pub fn start(upstream: SocketAddr, shape: Shape) -> std::io::Result<Running> {
     // SAFETY: prctl with PR_SET_TIMERSLACK takes a plain integer.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1) };
     let links: Links = Arc::new([Link::new(&shape), Link::new(&shape)]);
-    let (main, probe, far) = (loopback()?, loopback()?, loopback()?);
-    let ready_at = (main.local_addr()?, probe.local_addr()?, far.local_addr()?);
+    let (main, probe, far, ctl) = (loopback()?, loopback()?, loopback()?, loopback()?);
+    let at = [
+        main.local_addr()?,
+        probe.local_addr()?,
+        far.local_addr()?,
+        ctl.local_addr()?,
+    ];
     std::thread::spawn(move || echo(far));
-    let probe_links = links.clone();
-    std::thread::spawn(move || accept(probe, ready_at.2, probe_links));
-    let main_links = links.clone();
+    let (probe_links, main_links, ctl_links) = (links.clone(), links.clone(), links.clone());
+    std::thread::spawn(move || accept(probe, at[2], probe_links));
     std::thread::spawn(move || accept(main, upstream, main_links));
+    std::thread::spawn(move || control(ctl, ctl_links));
     let mut running = Running {
         ready: Ready {
-            listen: ready_at.0,
-            probe: ready_at.1,
+            listen: at[0],
+            probe: at[1],
+            control: at[3],
             own_rtt_us: 0.0,
+            hops_us: 0.0,
         },
         links,
         rtt_us: shape.rtt_us,
+        hops_bits: Arc::new(AtomicU64::new(0)),
+        paused: Arc::new(AtomicBool::new(false)),
     };
     running.calibrate()?;
+    if shape.rtt_us > 0.0 {
+        let (links, base) = (running.links.clone(), running.hops_bits.clone());
+        let paused = running.paused.clone();
+        std::thread::spawn(move || steer(links, shape.rtt_us, base, paused));
+    }
     Ok(running)
 }
 
@@ -301,8 +499,13 @@ mod tests {
         };
         let ready = start(upstream, shape).unwrap().ready;
         let said = Ready::parse(&ready.line()).unwrap();
-        assert_eq!((said.listen, said.probe), (ready.listen, ready.probe));
+        assert_eq!((said.listen, said.control), (ready.listen, ready.control));
         assert!((said.own_rtt_us - ready.own_rtt_us).abs() < 0.1);
+        assert!(
+            ready.hops_us > 0.0 && ready.hops_us <= ready.own_rtt_us,
+            "{ready:?}"
+        );
+        let before = held(ready.control).unwrap();
         let rtt = probe_rtt(ready.probe, 30).unwrap();
         // Generous: a busy host wakes sleepers late, never early by much.
         assert!((1800.0..6000.0).contains(&rtt), "{rtt} µs");
@@ -315,6 +518,14 @@ mod tests {
         c.read_exact(&mut got).unwrap();
         w.join().unwrap();
         assert!(got == sent, "the bytes came back changed");
+        // The probe's 30 echoes and the stream: each way held about half the round trip.
+        let after = held(ready.control).unwrap();
+        let inside = after.round_trip_since(&before).unwrap();
+        assert!(
+            after.chunks[0] >= before.chunks[0] + 31,
+            "{before:?} {after:?}"
+        );
+        assert!((1000.0..6000.0).contains(&inside), "{inside} µs held");
     }
 
     /// A bandwidth cap holds a stream to its rate.

@@ -31,6 +31,23 @@ impl NetworkProfile {
     pub fn relayed(&self) -> bool {
         self.rtt_us > 0.0 || self.mbit.is_some()
     }
+
+    /// The profile in a few words: `same-az (TCP, round trip 0.15 ms ± 0.01 ms)`.
+    pub fn describe(&self) -> String {
+        let shape = match (self.tcp, self.relayed()) {
+            (false, _) => "the server's unix socket".to_string(),
+            (true, false) => "TCP, no delay added".to_string(),
+            (true, true) => format!(
+                "TCP, round trip {} ms ± {} ms{}",
+                self.rtt_us / 1000.0,
+                self.jitter_us / 1000.0,
+                self.mbit
+                    .map(|m| format!(", {m} Mbit/s each way"))
+                    .unwrap_or_default()
+            ),
+        };
+        format!("{} ({shape})", self.name)
+    }
 }
 
 /// What a step's operations cost on the network, counted at the clients' socket calls (fathom's
@@ -45,8 +62,9 @@ pub struct NetworkFigures {
     pub sent_bytes_per_op: f64,
     /// Bytes the clients received an operation.
     pub received_bytes_per_op: f64,
-    /// The round trip measured through the relay at the step's end (a one-byte echo on the
-    /// relay's far side, median of its probes), µs.
+    /// The path's round trip as the step's own traffic found it, µs: the relay's mean hold of
+    /// a chunk each way over the step, plus the loopback hops outside it (measured as the relay
+    /// started).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rtt_us: Option<f64>,
     /// The relay's own round trip with no delay, measured as it started, µs: taken off the

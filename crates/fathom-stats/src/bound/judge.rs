@@ -7,6 +7,7 @@
 
 use super::{mean_shares, shares_of, Bound, Confidence, Share, RULE};
 use fathom_schema::result::device::{DeviceLimits, Used};
+use fathom_schema::result::threads::GroupTime;
 use fathom_schema::result::StepSummary;
 
 /// A share of a resource's limit at or above which the resource counts as saturated.
@@ -37,7 +38,9 @@ pub struct Verdict {
 /// code; fathom's part of their CPU is the harness's; asleep in a timer other than their
 /// pacing, they were held back by the engine: "engine throttling"); beside a server, its busy threads when
 /// the clients spend over half their time off a CPU (they wait on it), else the clients, whose
-/// CPU is all fathom's.
+/// CPU is all fathom's. Over a network with a measured round trip (`--network`), when the
+/// clients spend over half their time on the wire, the clients, their wait split into the wire
+/// ("network": round trips × the round trip) and the server's answer ("server").
 pub fn judged_shares(m: &StepSummary) -> Option<(&'static str, Vec<Share>)> {
     let time = m.time.as_ref()?;
     let c = &time.clients;
@@ -53,6 +56,9 @@ pub fn judged_shares(m: &StepSummary) -> Option<(&'static str, Vec<Share>)> {
         }
         return Some(("clients", shares));
     }
+    if let Some(shares) = on_the_wire(m, c) {
+        return Some(("clients", shares));
+    }
     if c.other_s / c.wall_s > 0.5 && time.engine.wall_s > 0.0 {
         Some((
             "server's busy threads",
@@ -64,6 +70,44 @@ pub fn judged_shares(m: &StepSummary) -> Option<(&'static str, Vec<Share>)> {
             shares_of(c, Some(c.cpu_s), waits.map(|w| &w.clients)),
         ))
     }
+}
+
+/// The clients' shares split by the wire when they spent over half their time on it: on a CPU
+/// (fathom's), waiting for one, paced, on the wire, and the rest of their waits (the server's
+/// answer, its queue and the client's own wake-ups).
+fn on_the_wire(m: &StepSummary, c: &GroupTime) -> Option<Vec<Share>> {
+    let wire_us = m.network.as_ref()?.wire_us_per_op?;
+    let waited = c.wall_s - c.cpu_s - c.runq_s - c.paced_s.unwrap_or(0.0);
+    let wire = (wire_us * m.ops as f64 / 1e6).min(waited.max(0.0));
+    if wire / c.wall_s <= 0.5 {
+        return None;
+    }
+    let f = |x: f64| x / c.wall_s;
+    let mut shares = vec![
+        Share {
+            name: "harness cpu",
+            fraction: f(c.cpu_s),
+        },
+        Share {
+            name: "waiting for a cpu",
+            fraction: f(c.runq_s),
+        },
+        Share {
+            name: "network",
+            fraction: f(wire),
+        },
+        Share {
+            name: "server",
+            fraction: f(waited - wire),
+        },
+    ];
+    if let Some(p) = c.paced_s {
+        shares.push(Share {
+            name: "paced",
+            fraction: f(p),
+        });
+    }
+    Some(shares)
 }
 
 /// The verdict over a step's repeats (`None` without thread times); `median` is the repeats'
@@ -168,7 +212,8 @@ fn qualify(name: &str, m: &StepSummary, limits: Option<&DeviceLimits>) -> Qualif
             "latency-bound: clients wait on each other ({:.1} context switches an operation)",
             m.per_op.cs.unwrap_or(0.0)
         )),
-        "network" => Qualified::plain("latency-bound: waiting on the other side".into()),
+        "network" => network(m),
+        "server" => Qualified::plain("latency-bound: waiting on the server's answer".into()),
         "sleep" => Qualified::plain("latency-bound: asleep in a timer (throttled?)".into()),
         "engine throttling" => Qualified::plain(
             "the engine held its clients back, asleep in a timer (RocksDB's write stalls when \
@@ -176,6 +221,28 @@ fn qualify(name: &str, m: &StepSummary, limits: Option<&DeviceLimits>) -> Qualif
                 .into(),
         ),
         _ => unnamed_waits(m, limits),
+    }
+}
+
+/// The network's qualifier: saturated at the profile's bandwidth cap, or latency-bound by the
+/// round trips an operation makes (their count × the measured round trip, against the whole
+/// operation); without a measured path, the clients waited on the other side.
+fn network(m: &StepSummary) -> Qualified {
+    let Some(n) = &m.network else {
+        return Qualified::plain("latency-bound: waiting on the other side".into());
+    };
+    if let Some(used) = n.bandwidth_used.filter(|u| *u >= SATURATED) {
+        return Qualified::plain(format!(
+            "saturated: {:.0}% of the profile's bandwidth",
+            100.0 * used
+        ));
+    }
+    match (n.rtt_us, n.wire_us_per_op) {
+        (Some(rtt), Some(wire)) => Qualified::plain(format!(
+            "latency-bound: {:.2} round trips an operation x {rtt:.0} µs = {wire:.0} µs of {:.0} µs",
+            n.round_trips_per_op, m.usec_op
+        )),
+        _ => Qualified::plain("latency-bound: waiting on the other side".into()),
     }
 }
 
@@ -383,6 +450,41 @@ mod tests {
             v.qualifier.unwrap(),
             "latency-bound: waits --waits does not name"
         );
+    }
+
+    /// Beside a server over a measured network: clients mostly on the wire are bound by it,
+    /// with its arithmetic; a capped link near its bandwidth is saturated; clients mostly
+    /// waiting on the server's answer are judged as before.
+    #[test]
+    fn a_step_on_the_wire_is_bound_by_the_network() {
+        // 1 client, 1000 operations in 10 s: 10 ms each, 8 ms of it on the wire.
+        let mut m = step(1.0, 0.0, 9.0);
+        m.per_op.cpu_us_harness = Some(1000.0);
+        m.usec_op = 10_000.0;
+        m.network = Some(fathom_schema::result::network::NetworkFigures {
+            round_trips_per_op: 2.0,
+            rtt_us: Some(4000.0),
+            wire_us_per_op: Some(8000.0),
+            ..Default::default()
+        });
+        let v = judge(&[&m], &m, None).unwrap();
+        assert_eq!(
+            (v.whose, v.bound.clone()),
+            ("clients", Bound::One("network"))
+        );
+        let q = v.qualifier.unwrap();
+        assert_eq!(
+            q,
+            "latency-bound: 2.00 round trips an operation x 4000 µs = 8000 µs of 10000 µs"
+        );
+        let server = v.shares.iter().find(|s| s.name == "server").unwrap();
+        assert!((server.fraction - 0.1).abs() < 1e-9, "{:?}", v.shares);
+        m.network.as_mut().unwrap().bandwidth_used = Some(0.9);
+        let q = judge(&[&m], &m, None).unwrap().qualifier.unwrap();
+        assert_eq!(q, "saturated: 90% of the profile's bandwidth");
+        // A short wire: the server's time is what the clients waited on.
+        m.network.as_mut().unwrap().wire_us_per_op = Some(1000.0);
+        assert!(on_the_wire(&m, &m.time.as_ref().unwrap().clients).is_none());
     }
 
     #[test]

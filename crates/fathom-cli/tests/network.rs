@@ -1,0 +1,185 @@
+//! Network profiles (`--network`), end to end on real servers: PostgreSQL's point selects at
+//! one client over `same-az` run at the rate of one round trip plus the unix socket's service
+//! time, with the round trip measured and "network" bounding the step; InnoDB over loopback TCP
+//! counts its bytes; bad profiles are refused before anything runs; a killed or interrupted run
+//! leaves no relay and no server.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// One at a time: a delayed path's timing wants the cores to itself as far as tests allow.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+const POINT_SELECTS: &str = "--workload sysbench --param tests=oltp_point_select \
+     --param table_size=2000 --clients 1 --duration 5s";
+
+/// The timed step's summary of the one run in `results`.
+fn point_selects(results: &Path) -> Value {
+    let dir = &run_dirs(results)[0];
+    let path = results.join(dir).join("steps/02-oltp_point_select.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn within(measured: f64, wanted: f64, share: f64) -> bool {
+    (measured / wanted - 1.0).abs() <= share
+}
+
+#[test]
+fn same_az_point_selects_run_at_one_round_trip_plus_the_service_time() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = server_scratch();
+    let (unix, tcp) = (dir.path().join("unix"), dir.path().join("same-az"));
+    ok(&run(&format!("--engine postgres {POINT_SELECTS}"), &unix));
+    ok(&run(
+        &format!("--engine postgres {POINT_SELECTS} --network same-az"),
+        &tcp,
+    ));
+    let (u, s) = (point_selects(&unix), point_selects(&tcp));
+    assert!(
+        u.get("network").is_none(),
+        "the unix socket has no network figures"
+    );
+    let n = &s["network"];
+    let rtt = f(&n["rtt_us"]);
+    assert!(
+        within(rtt, 150.0, 0.10),
+        "measured round trip {rtt} µs, profile 150 µs"
+    );
+    assert!(within(f(&n["round_trips_per_op"]), 1.0, 0.01), "{n}");
+    assert!(f(&n["sent_bytes_per_op"]) > 20.0 && f(&n["received_bytes_per_op"]) > 50.0);
+    assert!(f(&n["relay_cpu_us_per_op"]) > 0.0, "{n}");
+    // One client: an operation is the round trip plus the server's time, which the unix
+    // socket's run shows (its clients' time an operation).
+    let service = f(&u["usec_op"]);
+    let wanted = 1e6 / (150.0 + service);
+    let rate = f(&s["ops_per_sec"]);
+    println!("same-az: round trip {rtt:.1} µs; {rate:.0} ops/s against {wanted:.0}");
+    assert!(
+        within(rate, wanted, 0.10),
+        "{rate:.0} ops/s over same-az; 1 / (150 µs + {service:.1} µs) is {wanted:.0}"
+    );
+    let report = report_json(&tcp);
+    let bound = table_row(&report, "bound", "oltp_point_select");
+    assert_eq!(bound["bound"], "network", "{bound:?}");
+    assert!(
+        bound["why"]
+            .as_str()
+            .unwrap()
+            .contains("round trips an operation"),
+        "{bound:?}"
+    );
+    let text = report_as(&tcp, "text");
+    assert_holds(&text, &["network same-az", "rt/o", "relay µs/o"]);
+}
+
+#[test]
+fn innodb_over_loopback_tcp_counts_its_bytes() {
+    let dir = server_scratch();
+    let results = dir.path().join("results");
+    ok(&run(
+        "--engine innodb --workload sysbench --param tests=oltp_point_select \
+         --param table_size=1000 --clients 1 --duration 2s --network loopback-tcp",
+        &results,
+    ));
+    let s = point_selects(&results);
+    let n = &s["network"];
+    assert_eq!(n["profile"], "loopback-tcp");
+    assert!(within(f(&n["round_trips_per_op"]), 1.0, 0.01), "{n}");
+    assert!(f(&n["received_bytes_per_op"]) > 50.0, "{n}");
+    // No relay: nothing delayed, nothing measured of a path.
+    assert!(
+        n.get("rtt_us").is_none() && n.get("relay_cpu_us_per_op").is_none(),
+        "{n}"
+    );
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(results.join(&run_dirs(&results)[0]).join("run.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(manifest["host"]["network_path"]
+        .as_str()
+        .unwrap()
+        .starts_with("server on TCP 127.0.0.1:"));
+}
+
+/// Refused before anything runs, each naming where and why: no results directory appears.
+#[test]
+fn bad_network_profiles_are_refused_before_anything_runs() {
+    let dir = scratch();
+    let results = dir.path().join("results");
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "name = \"far\"\nrtt_ms = 10\njitter_ms = 6\n").unwrap();
+    let cases = [
+        (
+            "--engine postgres --network lan",
+            "`lan` is neither a bundled network profile",
+        ),
+        (
+            &format!("--engine postgres --network {}", bad.display()) as &str,
+            "`jitter_ms` is 6",
+        ),
+        ("--engine rocksdb --network same-az", "rocksdb is embedded"),
+        (
+            "--engine postgres --set url=host=/tmp --network same-az",
+            "over whatever network the URL names",
+        ),
+    ];
+    for (args, why) in cases {
+        let e = err(&run(&format!("{args} --workload sysbench"), &results));
+        assert!(e.contains("--network") && e.contains(why), "{args}: {e}");
+        assert!(!results.exists(), "{args}: something ran");
+    }
+}
+
+/// A run through the relay killed (SIGKILL) or interrupted (SIGINT) leaves no relay and no
+/// server: both die with fathom.
+#[test]
+fn a_killed_or_interrupted_run_leaves_no_relay() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    for sig in [libc::SIGKILL, libc::SIGINT] {
+        let dir = server_scratch();
+        let results = dir.path().join("results");
+        let child = Command::new(env!("CARGO_BIN_EXE_fathom"))
+            .args(
+                "run --engine postgres --workload sysbench --clients 2 --duration 60s \
+                 --param table_size=2000 --network cross-az --results"
+                    .split_whitespace(),
+            )
+            .arg(&results)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_for_point_selects(&results);
+        let needle = results.to_str().unwrap().to_string();
+        let relays = || {
+            processes_mentioning(&needle)
+                .into_iter()
+                .filter(|p| p.1.contains(" relay "))
+                .count()
+        };
+        assert_eq!(relays(), 1, "the relay, named by its run");
+        // SAFETY: kill has no memory-safety preconditions.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            wait_for(30, || processes_mentioning(&needle).is_empty()),
+            "left after signal {sig}: {:?}",
+            processes_mentioning(&needle)
+        );
+        if sig == libc::SIGINT {
+            // The finished step is readable, the interrupted one kept.
+            assert_eq!(out.status.code(), Some(130), "{out:?}");
+            let s = point_selects(&results);
+            assert!(
+                f(&s["ops"]) > 0.0 && s["network"]["profile"] == "cross-az",
+                "{s}"
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

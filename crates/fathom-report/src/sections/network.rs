@@ -1,0 +1,71 @@
+//! What each step's operations cost on the network its clients reached the server over
+//! (`--network`): round trips and bytes an operation, the path's measured round trip, the
+//! wire's time against the whole operation, and the delay relay's own CPU.
+
+use crate::section::{Input, Section, Titled};
+use fathom_schema::group::median_step;
+use fathom_schema::table::{Cell, Style, Table};
+
+const COLUMNS: &[&str] = &[
+    "step",
+    "network",
+    "rt/o",
+    "sentB/o",
+    "recvB/o",
+    "rtt µs",
+    "wire µs/o",
+    "op µs",
+    "wire%",
+    "relay µs/o",
+    "setup",
+];
+
+const LEGEND: &str = "\
+network: the profile the clients reached the server over (--network; fathom networks lists them);\n\
+rt/o: round trips an operation (a request written, then its answer read, at the clients' sockets);\n\
+sentB/o, recvB/o: bytes the clients sent and received an operation; rtt µs: the path's round trip,\n\
+as the step's traffic found it (the relay's mean hold each way, plus its loopback hops); wire µs/o:\n\
+rt/o x rtt; op µs:\n\
+the clients' time an operation (usec_op); wire%: the wire's share of it; relay µs/o: the delay relay's\n\
+own CPU an operation, in no other column.\n";
+
+/// The network table, when any step ran over a profile.
+pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
+    let mut table = Table::new(COLUMNS);
+    for step in &input.steps {
+        for s in &input.series {
+            let steps = s.step(step);
+            if steps.is_empty() {
+                continue;
+            }
+            let m = median_step(&steps);
+            let Some(n) = &m.network else {
+                continue;
+            };
+            let share = n.wire_us_per_op.map(|w| 100.0 * w / m.usec_op.max(1e-9));
+            table.push(vec![
+                Cell::text(step),
+                Cell::text(n.profile.as_str()),
+                Cell::styled(Some(n.round_trips_per_op), Style::Fixed(2)),
+                Cell::num(n.sent_bytes_per_op),
+                Cell::num(n.received_bytes_per_op),
+                Cell::opt(n.rtt_us),
+                Cell::opt(n.wire_us_per_op),
+                Cell::num(m.usec_op),
+                Cell::styled(share, Style::Percent),
+                Cell::opt(n.relay_cpu_us_per_op),
+                Cell::text(s.label(&input.series)),
+            ]);
+        }
+    }
+    if table.rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut section = Section::new("The network, per operation");
+    section.tables.push(Titled {
+        title: "network".into(),
+        table,
+    });
+    section.legend = Some(LEGEND);
+    Ok(vec![section])
+}
