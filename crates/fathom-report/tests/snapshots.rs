@@ -7,7 +7,8 @@
 //! tables), `profiled` (readrandom on RocksDB under perf: profiles and a flame graph), `linkbench` (LinkBench on SQLite: its tables) and
 //! `findmax` (a search for the highest rate on the null engine: arrival rates), `ycsb` (YCSB's
 //! workload A on RocksDB and LMDB, one run each: the first screen), `tail` (overwrite on
-//! RocksDB with writes stopped: the slowest operations and RocksDB's events), in the model's formats, the
+//! RocksDB with writes stopped: the slowest operations and RocksDB's events), `network` (point selects
+//! on PostgreSQL over the same-az profile: the network table and bound), in the model's formats, the
 //! HTML page and the original tools' formats. Each directory's `.toml` is the experiment that
 //! made it. A change to any table's layout or figure is a diff to review (`cargo insta
 //! review`, or `INSTA_UPDATE=always` and `git diff`), not something seen only by eye.
@@ -127,6 +128,7 @@ fn each_kind_of_run() {
         ("profiled", "dbbench"),
         ("ycsb", "ycsb"),
         ("tail", "text"),
+        ("network", "sysbench"),
     ] {
         let runs = runs_of(fixture);
         let opts = ReportOptions::default();

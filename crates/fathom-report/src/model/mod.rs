@@ -169,6 +169,7 @@ mod tests {
             ("findmax", None),
             ("profiled", None),
             ("tail", None),
+            ("network", None),
         ];
         for (fixture, base) in fixtures {
             let runs: Vec<LoadedRun> = fathom_schema::store::find_runs(&dir.join(fixture))

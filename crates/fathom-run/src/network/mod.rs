@@ -18,6 +18,10 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
+/// The fewest clock ticks of the relay's CPU a step's figure is given from (a tick is 10 ms:
+/// fewer say too little), unless the step ran 10 s or more (then none is a figure too).
+const MIN_TICKS: u64 = 10;
+
 /// The relay process of a run: killed when dropped (and by the kernel when fathom dies).
 struct Relay {
     child: Child,
@@ -228,8 +232,11 @@ impl Meter {
         }
         // SAFETY: sysconf has no preconditions.
         let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        // Clock ticks (10 ms): fewer than `MIN_TICKS` say too little to print.
         let relay_cpu = match (a.relay_ticks, b.relay_ticks) {
-            (Some(x), Some(y)) => Some(y.saturating_sub(x) as f64 / hz * 1e6 / ops as f64),
+            (Some(x), Some(y)) if y.saturating_sub(x) >= MIN_TICKS || seconds >= 10.0 => {
+                Some(y.saturating_sub(x) as f64 / hz * 1e6 / ops as f64)
+            }
             _ => None,
         };
         let busier = sent.max(received) as f64 * 8.0 / 1e6 / seconds.max(1e-9);
