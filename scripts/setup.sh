@@ -26,7 +26,8 @@
 set -euo pipefail
 
 packages=(libclang-dev clang libbpf-dev pkg-config build-essential libwiredtiger-dev fio)
-servers=(mariadb-server mariadb-plugin-rocksdb postgresql)
+# iproute2: `--network namespace` makes veth pairs with `ip`.
+servers=(mariadb-server mariadb-plugin-rocksdb postgresql iproute2)
 slurm=(slurmctld slurmd slurm-client munge)
 container=(podman runc debootstrap)
 for arg in "$@"; do

@@ -79,6 +79,14 @@ enum Command {
     /// starts in a process of its own); not for use by hand.
     #[command(hide = true)]
     Relay(RelayArgs),
+    /// Hold a new network namespace for a run's server until standard input closes (what
+    /// `--network namespace` starts); not for use by hand.
+    #[command(hide = true)]
+    HoldNamespace {
+        /// The run it serves (its data directory), named so what a killed run left is found.
+        #[arg(long = "for")]
+        _for: Option<std::path::PathBuf>,
+    },
     /// Run the run a supervising fathom hands over on standard input, in this process (how an
     /// embedded engine under a memory limit or another allocator runs); not for use by hand.
     #[command(hide = true)]
@@ -130,6 +138,7 @@ fn main() {
             Ok(())
         }
         Command::Relay(args) => relay(&args),
+        Command::HoldNamespace { .. } => fathom_run::network::namespace::hold(),
         Command::ChildRun => child_run(),
     };
     if let Err(e) = result {

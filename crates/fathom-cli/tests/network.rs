@@ -1,8 +1,9 @@
 //! Network profiles (`--network`), end to end on real servers: PostgreSQL's point selects at
 //! one client over `same-az` run at the rate of one round trip plus the unix socket's service
 //! time, with the round trip measured and "network" bounding the step; InnoDB over loopback TCP
-//! counts its bytes; bad profiles are refused before anything runs; a killed or interrupted run
-//! leaves no relay and no server.
+//! counts its bytes; the `namespace` profile puts the server in a network namespace of its
+//! own; bad profiles are refused before anything runs; a killed or interrupted run leaves no
+//! relay, no namespace's veth pair and no server.
 
 mod common;
 
@@ -135,51 +136,131 @@ fn bad_network_profiles_are_refused_before_anything_runs() {
     }
 }
 
-/// A run through the relay killed (SIGKILL) or interrupted (SIGINT) leaves no relay and no
-/// server: both die with fathom.
+/// fathom's ends of veth pairs (`fth<pid>`) on this host.
+fn veth_pairs() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir("/sys/class/net")
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("fth"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The network namespace of process `pid`.
+fn netns_of(pid: u32) -> String {
+    std::fs::read_link(format!("/proc/{pid}/ns/net"))
+        .map(|p| p.display().to_string())
+        .unwrap_or_default()
+}
+
+/// A run killed (SIGKILL) or interrupted (SIGINT) leaves no relay, no veth pair and no server:
+/// each dies with fathom, and the namespace and its pair with the last of them.
 #[test]
-fn a_killed_or_interrupted_run_leaves_no_relay() {
+fn a_killed_or_interrupted_run_leaves_no_relay_and_no_namespace() {
+    if !needs_root("a_killed_or_interrupted_run_leaves_no_relay_and_no_namespace") {
+        return;
+    }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    for sig in [libc::SIGKILL, libc::SIGINT] {
+    let pairs_before = veth_pairs();
+    for (sig, profile) in [
+        (libc::SIGKILL, "cross-az"),
+        (libc::SIGINT, "cross-az"),
+        (libc::SIGKILL, "namespace"),
+    ] {
         let dir = server_scratch();
         let results = dir.path().join("results");
         let child = Command::new(env!("CARGO_BIN_EXE_fathom"))
             .args(
                 "run --engine postgres --workload sysbench --clients 2 --duration 60s \
-                 --param table_size=2000 --network cross-az --results"
+                 --param table_size=2000 --results"
                     .split_whitespace(),
             )
             .arg(&results)
+            .arg(format!("--network={profile}"))
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
         wait_for_point_selects(&results);
         let needle = results.to_str().unwrap().to_string();
-        let relays = || {
-            processes_mentioning(&needle)
-                .into_iter()
-                .filter(|p| p.1.contains(" relay "))
-                .count()
-        };
-        assert_eq!(relays(), 1, "the relay, named by its run");
+        let ours = processes_mentioning(&needle);
+        let relays = ours.iter().filter(|p| p.1.contains(" relay ")).count();
+        let holders = ours
+            .iter()
+            .filter(|p| p.1.contains(" hold-namespace "))
+            .count();
+        if profile == "namespace" {
+            assert_eq!((relays, holders), (0, 1), "{ours:?}");
+            // The server runs in another namespace than the tests'.
+            let server = ours.iter().find(|p| p.1.contains("postgres -D")).unwrap();
+            assert_ne!(
+                netns_of(server.0),
+                netns_of(std::process::id()),
+                "{server:?}"
+            );
+            assert_eq!(veth_pairs().len(), pairs_before.len() + 1);
+        } else {
+            assert_eq!((relays, holders), (1, 0), "{ours:?}");
+        }
         // SAFETY: kill has no memory-safety preconditions.
         unsafe { libc::kill(child.id() as i32, sig) };
         let out = child.wait_with_output().unwrap();
         assert!(
             wait_for(30, || processes_mentioning(&needle).is_empty()),
-            "left after signal {sig}: {:?}",
+            "left after signal {sig} on {profile}: {:?}",
             processes_mentioning(&needle)
+        );
+        assert!(
+            wait_for(10, || veth_pairs() == pairs_before),
+            "veth pairs left on {profile}: {:?}",
+            veth_pairs()
         );
         if sig == libc::SIGINT {
             // The finished step is readable, the interrupted one kept.
             assert_eq!(out.status.code(), Some(130), "{out:?}");
             let s = point_selects(&results);
             assert!(
-                f(&s["ops"]) > 0.0 && s["network"]["profile"] == "cross-az",
+                f(&s["ops"]) > 0.0 && s["network"]["profile"] == profile,
                 "{s}"
             );
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// `--network namespace`: the server reached over a veth pair from fathom's namespace; the
+/// run finishes and leaves the host's links as they were.
+#[test]
+fn the_namespace_profile_runs_the_server_in_a_namespace_of_its_own() {
+    if !needs_root("the_namespace_profile_runs_the_server_in_a_namespace_of_its_own") {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let before = veth_pairs();
+    let dir = server_scratch();
+    let results = dir.path().join("results");
+    ok(&run(
+        &format!(
+            "--engine innodb {} --network namespace",
+            POINT_SELECTS.replace("5s", "2s")
+        ),
+        &results,
+    ));
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(results.join(&run_dirs(&results)[0]).join("run.json")).unwrap(),
+    )
+    .unwrap();
+    let path = manifest["host"]["network_path"].as_str().unwrap();
+    assert!(
+        path.contains("network namespace of its own") && path.contains("10."),
+        "{path}"
+    );
+    let s = point_selects(&results);
+    assert!(
+        within(f(&s["network"]["round_trips_per_op"]), 1.0, 0.01),
+        "{s}"
+    );
+    assert_eq!(veth_pairs(), before, "a veth pair outlived the run");
 }

@@ -260,6 +260,9 @@ fn network(
     if !profile.tcp {
         return Ok(None);
     }
+    if profile.namespace {
+        crate::network::namespace::Namespace::check(&key)?;
+    }
     let sql = matches!(engine.open, fathom_engines::Opener::Sql(_));
     if !engine.server || !sql {
         anyhow::bail!(

@@ -139,7 +139,7 @@ pub(crate) fn run_here(
             settings: spec.setup.settings.clone(),
             groups: groups.collect(),
             stop: place.stop.clone(),
-            network: network.as_ref().map(|n| n.path),
+            network: network.as_ref().map(|n| n.path.clone()),
         },
     )?;
     if let Some(n) = &mut network {

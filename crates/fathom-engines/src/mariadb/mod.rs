@@ -288,6 +288,7 @@ impl ServerKind for Flavor {
             user: None,
             groups: Vec::new(),
             stop_signal: libc::SIGTERM,
+            netns: None,
         })
     }
     fn over_tcp(admin: &mysql::Opts, at: SocketAddr) -> mysql::Opts {

@@ -94,6 +94,7 @@ impl Ferret {
                 user: None,
                 groups: config.groups.clone(),
                 stop_signal: libc::SIGTERM,
+                netns: None,
             },
         )?;
         server.wait_ready(Duration::from_secs(60), || {

@@ -236,6 +236,7 @@ impl ServerKind for Pg {
             groups: Vec::new(),
             // SIGINT is PostgreSQL's fast shutdown.
             stop_signal: libc::SIGINT,
+            netns: None,
         })
     }
     fn local_url(socket_dir: &Path, tcp: Option<SocketAddr>) -> String {

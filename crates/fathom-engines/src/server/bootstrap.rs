@@ -179,12 +179,13 @@ impl<K: ServerKind> SqlServer<K> {
             setup,
             cache,
             owner,
-            tcp: config.network.map(|n| n.listen),
+            tcp: config.network.as_ref().map(|n| n.listen),
         })?;
         launch.user = owner;
+        launch.netns = config.network.as_ref().and_then(|n| n.netns.clone());
         launch.groups = config.groups.clone();
         let server = Server::start(&kind.process(), launch)?;
-        let local = K::local_url(socket_dir.path(), config.network.map(|n| n.listen));
+        let local = K::local_url(socket_dir.path(), config.network.as_ref().map(|n| n.listen));
         let address = K::parse_url(&local)?;
         let mut admin = None;
         server.wait_ready(READY_WAIT, || {
@@ -198,7 +199,7 @@ impl<K: ServerKind> SqlServer<K> {
         let version = K::version(&mut admin);
         let mut effective = K::variables(&mut admin, setup);
         effective.extend(K::install_record(install));
-        let clients = config.network.map(|n| K::over_tcp(&address, n.connect));
+        let clients = (config.network.as_ref()).map(|n| K::over_tcp(&address, n.connect));
         Ok(SqlServer {
             kind,
             address,

@@ -22,10 +22,13 @@ use std::time::{Duration, Instant};
 /// Where a server fathom starts takes its workloads' connections besides its unix socket
 /// (`--network`): TCP at `listen`, the clients connecting to `connect` (a delay relay's
 /// address, or `listen` itself). fathom's own admin connection stays on the unix socket.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TcpPath {
     pub listen: std::net::SocketAddr,
     pub connect: std::net::SocketAddr,
+    /// The network namespace the server joins as it starts (its `/proc/PID/ns/net`), when it
+    /// runs in one of its own.
+    pub netns: Option<PathBuf>,
 }
 
 /// How to start one server process.
@@ -41,6 +44,8 @@ pub struct Launch {
     pub groups: Vec<PathBuf>,
     /// The signal that asks the server for a clean, quick shutdown.
     pub stop_signal: i32,
+    /// The network namespace the process joins before it starts (`--network namespace`).
+    pub netns: Option<PathBuf>,
 }
 
 /// A running server process.
@@ -251,17 +256,28 @@ impl Server {
             .map(|p| CString::new(p.as_os_str().as_encoded_bytes()))
             .collect::<Result<Vec<_>, _>>()?;
         let user = launch.user;
+        let netns = (launch.netns.as_ref())
+            .map(|p| CString::new(p.as_os_str().as_encoded_bytes()))
+            .transpose()?;
         let mut cmd = Command::new(&launch.program);
         cmd.args(&launch.args)
             .stdin(Stdio::null())
             .stdout(out.try_clone()?)
             .stderr(out);
         // SAFETY: the closure runs in the forked child before exec and calls only
-        // async-signal-safe functions (setpgid, open, write, close, setgroups, setgid,
+        // async-signal-safe functions (setpgid, open, setns, write, close, setgroups, setgid,
         // setuid, prctl, getppid) on memory prepared before the fork.
         unsafe {
             cmd.pre_exec(move || {
                 libc::setpgid(0, 0);
+                // Before the credentials change: joining a namespace takes CAP_SYS_ADMIN.
+                if let Some(ns) = &netns {
+                    let fd = libc::open(ns.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+                    if fd < 0 || libc::setns(fd, libc::CLONE_NEWNET) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    libc::close(fd);
+                }
                 for g in &groups {
                     let fd = libc::open(g.as_ptr(), libc::O_WRONLY);
                     if fd < 0 || libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {

@@ -4,6 +4,7 @@
 //! operation from the clients' socket calls, the path's round trip measured at the step's end,
 //! the relay's own CPU).
 
+pub mod namespace;
 pub mod profile;
 pub mod relay;
 
@@ -62,6 +63,8 @@ pub struct RunNetwork {
     pub profile: NetworkProfile,
     pub path: TcpPath,
     relay: Option<Relay>,
+    /// Dropped after the relay (fields drop in order): the relay's connections end first.
+    namespace: Option<namespace::Namespace>,
 }
 
 impl RunNetwork {
@@ -74,7 +77,15 @@ impl RunNetwork {
         if !profile.tcp {
             return Ok(None);
         }
-        let listen = free_port().context("--network: finding a free TCP port")?;
+        let port = free_port().context("--network: finding a free TCP port")?;
+        let namespace = (profile.namespace)
+            .then(|| namespace::Namespace::make(data_dir))
+            .transpose()
+            .context("--network: making the server's network namespace")?;
+        let listen = match &namespace {
+            Some(ns) => SocketAddr::from((ns.inner, port.port())),
+            None => port,
+        };
         let relay = if profile.relayed() {
             let relay = spawn_relay(listen, profile, data_dir);
             Some(relay.context("--network: starting the delay relay")?)
@@ -84,8 +95,13 @@ impl RunNetwork {
         let connect = relay.as_ref().map_or(listen, |r| r.ready.listen);
         Ok(Some(RunNetwork {
             profile: profile.clone(),
-            path: TcpPath { listen, connect },
+            path: TcpPath {
+                listen,
+                connect,
+                netns: namespace.as_ref().map(namespace::Namespace::path),
+            },
             relay,
+            namespace,
         }))
     }
 
@@ -112,13 +128,17 @@ impl RunNetwork {
 
     /// How the path was made, for the run's host facts.
     pub fn describe(&self) -> String {
-        match &self.relay {
+        let path = match &self.relay {
             Some(r) => format!(
                 "server on TCP {}, clients through fathom's delay relay at {} (its own round trip \
                  {:.0} µs, taken off the delay)",
                 self.path.listen, r.ready.listen, r.ready.own_rtt_us
             ),
             None => format!("server on TCP {}, no delay added", self.path.listen),
+        };
+        match &self.namespace {
+            Some(ns) => format!("{path}; {}", ns.describe()),
+            None => path,
         }
     }
 }

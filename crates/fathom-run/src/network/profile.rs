@@ -9,6 +9,7 @@ use std::path::Path;
 struct Bundled {
     name: &'static str,
     tcp: bool,
+    namespace: bool,
     rtt_us: f64,
     jitter_us: f64,
     mbit: Option<f64>,
@@ -19,6 +20,7 @@ const BUNDLED: &[Bundled] = &[
     Bundled {
         name: "unix",
         tcp: false,
+        namespace: false,
         rtt_us: 0.0,
         jitter_us: 0.0,
         mbit: None,
@@ -27,14 +29,27 @@ const BUNDLED: &[Bundled] = &[
     Bundled {
         name: "loopback-tcp",
         tcp: true,
+        namespace: false,
         rtt_us: 0.0,
         jitter_us: 0.0,
         mbit: None,
         source: "TCP over this host's loopback interface (127.0.0.1), no delay added",
     },
     Bundled {
+        name: "namespace",
+        tcp: true,
+        namespace: true,
+        rtt_us: 0.0,
+        jitter_us: 0.0,
+        mbit: None,
+        source: "the server in a network namespace of its own, its clients reaching it over a \
+                 veth pair: a host of its own as the kernel's network stack sees it, no delay \
+                 added (root)",
+    },
+    Bundled {
         name: "same-az",
         tcp: true,
+        namespace: false,
         rtt_us: 150.0,
         jitter_us: 10.0,
         mbit: None,
@@ -45,6 +60,7 @@ const BUNDLED: &[Bundled] = &[
     Bundled {
         name: "cross-az",
         tcp: true,
+        namespace: false,
         rtt_us: 750.0,
         jitter_us: 50.0,
         mbit: None,
@@ -55,6 +71,7 @@ const BUNDLED: &[Bundled] = &[
     Bundled {
         name: "wan",
         tcp: true,
+        namespace: false,
         rtt_us: 30_000.0,
         jitter_us: 1_000.0,
         mbit: Some(100.0),
@@ -70,6 +87,7 @@ impl Bundled {
             name: self.name.into(),
             source: self.source.split_whitespace().collect::<Vec<_>>().join(" "),
             tcp: self.tcp,
+            namespace: self.namespace,
             rtt_us: self.rtt_us,
             jitter_us: self.jitter_us,
             mbit: self.mbit,
@@ -100,6 +118,8 @@ struct ProfileFile {
     #[serde(default)]
     jitter_ms: f64,
     mbit: Option<f64>,
+    #[serde(default)]
+    namespace: bool,
 }
 
 /// The profile `given` names: a bundled profile's name, or a TOML file (relative to `base`).
@@ -113,7 +133,7 @@ pub fn find(given: &str, base: &Path, key: &str) -> anyhow::Result<NetworkProfil
         let names: Vec<&str> = BUNDLED.iter().map(|b| b.name).collect();
         anyhow::bail!(
             "{key}: `{given}` is neither a bundled network profile ({}) nor a profile file (a \
-             .toml file of name, rtt_ms and optionally jitter_ms, mbit and source; see \
+             .toml file of name, rtt_ms and optionally jitter_ms, mbit, namespace and source; see \
              docs/network.md)",
             names.join(", ")
         );
@@ -161,6 +181,7 @@ fn parse(text: &str, file: &str, key: &str) -> anyhow::Result<NetworkProfile> {
         name,
         source: f.source,
         tcp: true,
+        namespace: f.namespace,
         rtt_us: rtt * 1000.0,
         jitter_us: jitter * 1000.0,
         mbit: f.mbit,
@@ -179,6 +200,8 @@ mod tests {
         assert!(p.tcp && p.relayed() && p.rtt_us == 150.0, "{p:?}");
         let unix = find("unix", Path::new("."), "--network").unwrap();
         assert!(!unix.tcp && !unix.relayed());
+        let ns = find("namespace", Path::new("."), "--network").unwrap();
+        assert!(ns.tcp && ns.namespace && !ns.relayed(), "{ns:?}");
         for b in bundled() {
             assert!(
                 !b.source.is_empty() && b.jitter_us <= b.rtt_us / 2.0,
@@ -192,7 +215,9 @@ mod tests {
         let p = parse(GOOD, "dc.toml", "--network").unwrap();
         assert_eq!(p.name, "dc");
         assert_eq!((p.rtt_us, p.jitter_us, p.mbit), (400.0, 50.0, Some(1000.0)));
-        assert!(p.tcp && p.relayed());
+        assert!(p.tcp && p.relayed() && !p.namespace);
+        let p = parse(&format!("{GOOD}namespace = true\n"), "dc.toml", "--network").unwrap();
+        assert!(p.namespace && p.relayed());
     }
 
     /// Each bad input names the file, the key and what was expected.

@@ -172,7 +172,10 @@ impl Link {
         (sent + Duration::from_nanos(delay as u64)).max(after)
     }
 
-    fn written(&self, read_at: Instant, due: Instant) {
+    /// A chunk read at `read_at`, due at `due`, goes out `now`: its hold ends as its write
+    /// starts (a write the far end's full buffer blocks is that end's slowness, not the
+    /// path's).
+    fn going(&self, read_at: Instant, due: Instant) {
         let now = Instant::now();
         self.chunks.fetch_add(1, Ordering::Relaxed);
         let held = now.saturating_duration_since(read_at).as_nanos() as u64;
@@ -221,10 +224,10 @@ fn direction(mut from: TcpStream, mut to: TcpStream, links: Links, way: usize) {
     let writer = std::thread::spawn(move || {
         for (read_at, due, bytes) in rx {
             sleep_until(due);
+            writing[way].going(read_at, due);
             if to.write_all(&bytes).is_err() {
                 break;
             }
-            writing[way].written(read_at, due);
         }
         let _ = to.shutdown(Shutdown::Write);
     });

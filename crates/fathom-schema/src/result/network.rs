@@ -15,6 +15,9 @@ pub struct NetworkProfile {
     pub source: String,
     /// Over TCP (`false`: the server's unix socket, as runs always were).
     pub tcp: bool,
+    /// The server in a network namespace of its own, reached over a veth pair.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub namespace: bool,
     /// The round trip the relay adds up to, µs (0: no relay).
     #[serde(default)]
     pub rtt_us: f64,
@@ -36,9 +39,10 @@ impl NetworkProfile {
     pub fn describe(&self) -> String {
         let shape = match (self.tcp, self.relayed()) {
             (false, _) => "the server's unix socket".to_string(),
-            (true, false) => "TCP, no delay added".to_string(),
+            (true, false) => format!("TCP{}, no delay added", self.veth()),
             (true, true) => format!(
-                "TCP, round trip {} ms ± {} ms{}",
+                "TCP{}, round trip {} ms ± {} ms{}",
+                self.veth(),
                 self.rtt_us / 1000.0,
                 self.jitter_us / 1000.0,
                 self.mbit
@@ -47,6 +51,14 @@ impl NetworkProfile {
             ),
         };
         format!("{} ({shape})", self.name)
+    }
+
+    fn veth(&self) -> &'static str {
+        if self.namespace {
+            " to a namespace over a veth pair"
+        } else {
+            ""
+        }
     }
 }
 
