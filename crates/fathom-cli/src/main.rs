@@ -177,7 +177,7 @@ struct RelayArgs {
 
 /// Starts the relay, says where it listens on standard output, and relays until its standard
 /// input closes (fathom ended the run, or died); a line `calibrate` there measures its own
-/// round trip again (once the server is up), answered with `own_rtt_us=X`.
+/// round trip again (once the server is up), answered with the ready line again.
 fn relay(a: &RelayArgs) -> anyhow::Result<()> {
     use std::io::{BufRead, Write};
     let shape = fathom_run::network::relay::Shape {
@@ -191,7 +191,8 @@ fn relay(a: &RelayArgs) -> anyhow::Result<()> {
     out.flush()?;
     for line in std::io::stdin().lock().lines() {
         if line?.trim() == "calibrate" {
-            writeln!(out, "own_rtt_us={:.1}", relay.calibrate()?)?;
+            relay.calibrate()?;
+            writeln!(out, "{}", relay.ready.line())?;
             out.flush()?;
         }
     }

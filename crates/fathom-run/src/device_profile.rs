@@ -111,22 +111,23 @@ struct ProfileFile {
 /// The profile `given` names: a bundled profile's name, or a TOML file (relative to `base`).
 /// `key` is how errors name where it was given (`--device`, `setup[0].device`).
 pub fn find(given: &str, base: &Path, key: &str) -> anyhow::Result<DeviceProfile> {
-    if let Some(b) = BUNDLED.iter().find(|b| b.name == given) {
-        return Ok(b.profile());
-    }
-    let path = base.join(given);
-    if !given.ends_with(".toml") || !path.is_file() {
-        let names: Vec<&str> = BUNDLED.iter().map(|b| b.name).collect();
-        anyhow::bail!(
-            "{key}: `{given}` is neither a bundled device profile ({}) nor a profile file (a \
-             .toml file of name, read_iops, write_iops, read_mibps, write_mibps and optionally \
-             source and service_us; see docs/devices.md)",
-            names.join(", ")
-        );
-    }
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| anyhow::anyhow!("{key}: reading {}: {e}", path.display()))?;
-    parse(&text, &path.display().to_string(), key)
+    let names: Vec<&str> = BUNDLED.iter().map(|b| b.name).collect();
+    crate::named::bundled_or_file(
+        (given, base, key),
+        (
+            "device profile",
+            &names,
+            "name, read_iops, write_iops, read_mibps, write_mibps and optionally source and \
+             service_us; see docs/devices.md",
+        ),
+        |name| {
+            BUNDLED
+                .iter()
+                .find(|b| b.name == name)
+                .map(Bundled::profile)
+        },
+        |text, file| parse(text, file, key),
+    )
 }
 
 /// A profile file's text; `file` names it in errors.

@@ -11,6 +11,7 @@ pub mod gate;
 pub mod history;
 pub mod input;
 pub mod live;
+mod named;
 pub mod network;
 mod open;
 mod place;

@@ -17,7 +17,7 @@ use std::io::BufRead;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
 
 /// The fewest clock ticks of the relay's CPU a step's figure is given from (a tick is 10 ms:
 /// fewer say too little), unless the step ran 10 s or more (then none is a figure too).
@@ -32,7 +32,8 @@ struct Relay {
 }
 
 impl Relay {
-    /// Has the relay measure its own round trip again (`calibrate`), and keeps its answer.
+    /// Has the relay measure its own round trip and hops again (`calibrate`), and keeps its
+    /// answer (its ready line, with the new figures).
     fn calibrate(&mut self) -> anyhow::Result<()> {
         use std::io::Write;
         let stdin = self.child.stdin.as_mut().expect("piped");
@@ -40,11 +41,7 @@ impl Relay {
         stdin.flush()?;
         let mut line = String::new();
         self.said.read_line(&mut line)?;
-        let own = line
-            .trim()
-            .strip_prefix("own_rtt_us=")
-            .and_then(|v| v.parse().ok());
-        self.ready.own_rtt_us = own.ok_or_else(|| {
+        self.ready = relay::Ready::parse(&line).ok_or_else(|| {
             anyhow::anyhow!("the relay said `{}`, not its round trip", line.trim())
         })?;
         Ok(())
@@ -165,20 +162,16 @@ fn free_port() -> std::io::Result<SocketAddr> {
     ))
 }
 
-/// `fathom relay` in front of `upstream`: a process of its own (its CPU apart), in its own
-/// process group (a terminal's Ctrl-C reaches fathom only), dying with fathom.
-fn spawn_relay(upstream: SocketAddr, p: &NetworkProfile, run: &Path) -> anyhow::Result<Relay> {
+/// A helper process of fathom's own (`fathom relay`, `fathom hold-namespace`) with `args`: in its
+/// own process group (a terminal's Ctrl-C reaches fathom only), dying with fathom (a
+/// parent-death signal); returns it, its standard output, and the first line it said there.
+pub(crate) fn spawn_helper(
+    args: &[String],
+) -> anyhow::Result<(Child, std::io::BufReader<ChildStdout>, String)> {
     let exe = std::env::current_exe().context("finding fathom's own executable")?;
     let mut cmd = Command::new(&exe);
-    cmd.arg("relay")
-        .arg(format!("--to={upstream}"))
-        .arg(format!("--rtt-us={}", p.rtt_us))
-        .arg(format!("--jitter-us={}", p.jitter_us))
-        .arg(format!("--for={}", run.display()));
-    if let Some(m) = p.mbit {
-        cmd.arg(format!("--mbit={m}"));
-    }
-    cmd.stdin(Stdio::piped())
+    cmd.args(args)
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .process_group(0);
@@ -192,12 +185,29 @@ fn spawn_relay(upstream: SocketAddr, p: &NetworkProfile, run: &Path) -> anyhow::
             Ok(())
         });
     }
-    let mut child = cmd
-        .spawn()
-        .with_context(|| format!("starting {} relay", exe.display()))?;
-    let mut line = String::new();
+    let mut child =
+        (cmd.spawn()).with_context(|| format!("starting {} {}", exe.display(), args[0]))?;
     let mut said = std::io::BufReader::new(child.stdout.take().expect("piped"));
-    said.read_line(&mut line)?;
+    let mut line = String::new();
+    if let Err(e) = said.read_line(&mut line) {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(e.into());
+    }
+    Ok((child, said, line))
+}
+
+/// `fathom relay` in front of `upstream`: a process of its own, so its CPU is apart.
+fn spawn_relay(upstream: SocketAddr, p: &NetworkProfile, run: &Path) -> anyhow::Result<Relay> {
+    let mut args = vec![
+        "relay".to_string(),
+        format!("--to={upstream}"),
+        format!("--rtt-us={}", p.rtt_us),
+        format!("--jitter-us={}", p.jitter_us),
+        format!("--for={}", run.display()),
+    ];
+    args.extend(p.mbit.map(|m| format!("--mbit={m}")));
+    let (mut child, said, line) = spawn_helper(&args)?;
     match relay::Ready::parse(&line) {
         Some(ready) => Ok(Relay { child, ready, said }),
         None => {

@@ -5,9 +5,7 @@
 //! server die with fathom (a parent-death signal), so a killed run leaves neither behind.
 
 use anyhow::Context;
-use std::io::BufRead;
 use std::net::Ipv4Addr;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -138,33 +136,14 @@ fn run_tool(cmd: &mut Command) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `fathom hold-namespace`: a process in a new network namespace, in its own process group,
-/// dying with fathom; returns once it says it is in it.
+/// `fathom hold-namespace`: a process in a new network namespace; returns once it says it is in
+/// it.
 fn spawn_holder(run: &Path) -> anyhow::Result<Child> {
-    let exe = std::env::current_exe().context("finding fathom's own executable")?;
-    let mut cmd = Command::new(&exe);
-    cmd.arg("hold-namespace")
-        .arg(format!("--for={}", run.display()))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .process_group(0);
-    // SAFETY: prctl and getppid are async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            if libc::getppid() == 1 {
-                return Err(std::io::Error::other("fathom exited"));
-            }
-            Ok(())
-        });
-    }
-    let mut child = cmd
-        .spawn()
-        .with_context(|| format!("starting {} hold-namespace", exe.display()))?;
-    let mut line = String::new();
-    let out = child.stdout.take().expect("piped");
-    std::io::BufReader::new(out).read_line(&mut line)?;
+    let args = [
+        "hold-namespace".to_string(),
+        format!("--for={}", run.display()),
+    ];
+    let (mut child, _, line) = super::spawn_helper(&args)?;
     if line.trim() != "ready" {
         let _ = child.kill();
         let _ = child.wait();
