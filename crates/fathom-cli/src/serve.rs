@@ -29,6 +29,10 @@ pub struct ServeArgs {
     /// Limit the server's memory, page cache included (e.g. 256m).
     #[arg(long, value_name = "SIZE")]
     pub memory_limit: Option<fathom_api::knobs::Size>,
+    /// Serve over TCP as a run's network profile makes it (`loopback-tcp`, `namespace`,
+    /// `same-az`, ...: `fathom networks`); the URL printed is then the TCP one.
+    #[arg(long, value_name = "PROFILE|FILE.toml")]
+    pub network: Option<String>,
     /// Also write the URL to this file once the server is ready (for scripts).
     #[arg(long, value_name = "FILE")]
     pub url_file: Option<PathBuf>,
@@ -81,6 +85,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
         },
         &DriveInput {
             memory_limit: args.memory_limit.clone(),
+            network: args.network.clone(),
             ..DriveInput::default()
         },
         &Keys::Flags,
@@ -104,6 +109,10 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
         .map(|bytes| MemoryLimit::create(bytes, &[]))
         .transpose()?;
     let stop = crate::interrupt::install_handler(crate::interrupt::SERVE);
+    let mut network = (setup.network.as_ref())
+        .map(|n| fathom_run::network::RunNetwork::start(n, &args.data_dir))
+        .transpose()?
+        .flatten();
     let engine = fathom_engines::open(
         entry,
         &EngineConfig {
@@ -112,9 +121,13 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
             settings: setup.settings,
             groups: limit.iter().map(|l| l.procs_file()).collect(),
             stop: stop.clone(),
-            network: None,
+            network: network.as_ref().map(|n| n.path.clone()),
         },
     )?;
+    if let Some(n) = &mut network {
+        n.settle()?;
+        eprintln!("fathom: {}", n.describe());
+    }
     announce(entry, &engine, args.url_file.as_deref())?;
     let target = engine.target();
     eprintln!(
@@ -128,6 +141,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     }
     eprintln!("fathom: stopping {}", entry.name);
     drop(engine);
+    drop(network);
     drop(limit);
     Ok(())
 }

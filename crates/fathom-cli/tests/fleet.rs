@@ -252,6 +252,81 @@ fn hosts_at_a_barrier_start_each_step_together() {
     );
 }
 
+/// Two client hosts meet at a barrier and drive one PostgreSQL over TCP, the server a host of
+/// its own (`fathom serve --network namespace`: its own network namespace, reached over a veth
+/// pair): both hosts' point selects reach it, the merge of their runs started together, and the
+/// namespace's veth pair goes with the server.
+#[test]
+fn hosts_drive_a_server_in_a_namespace_of_its_own_over_tcp() {
+    if !needs_root("hosts_drive_a_server_in_a_namespace_of_its_own_over_tcp") {
+        return;
+    }
+    let dir = server_scratch();
+    let links = || std::fs::read_dir("/sys/class/net").unwrap().count();
+    let before = links();
+    let (mut server, url, pid) = serve_with("postgres", dir.path(), &["--network", "namespace"]);
+    assert!(url.starts_with("host=10.128."), "{url}");
+    let base = "run --engine postgres --workload sysbench --clients 1 --duration 1s \
+                --param table_size=1000 --no-calibrate";
+    let client = |i: usize, more: &str| {
+        Command::new(env!("CARGO_BIN_EXE_fathom"))
+            .args(base.split_whitespace())
+            .args(more.split_whitespace())
+            .args([
+                "--set",
+                &format!("url={url}"),
+                "--set",
+                &format!("pid={pid}"),
+            ])
+            .arg("--results")
+            .arg(dir.path().join(format!("host-{i}")))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    // The tables once, then both hosts at the barrier on them.
+    let out = client(9, "").wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let barrier = dir.path().join("barrier");
+    let at_barrier = format!(
+        "--param prepare=off --barrier-hosts 2 --barrier {}",
+        barrier.display()
+    );
+    let hosts = [client(0, &at_barrier), client(1, &at_barrier)];
+    for c in hosts {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let run_of = |i: usize| {
+        let h = dir.path().join(format!("host-{i}"));
+        h.join(&run_dirs(&h)[0])
+    };
+    let merged = dir.path().join("merged");
+    ok(&fathom_at(
+        "merge {} {} --out {}",
+        &[&run_of(0), &run_of(1), &merged],
+    ));
+    started_together(&merged, &["oltp_point_select"]);
+    let report = report_json(&merged);
+    assert!(f(&step(&report["runs"][0], "oltp_point_select")["ops"]) > 0.0);
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(server.id() as i32, libc::SIGINT) };
+    server.wait().unwrap();
+    assert!(
+        wait_for(10, || links() == before),
+        "the namespace's veth pair outlived the server"
+    );
+}
+
 /// Rows of a table in a results database.
 fn rows(db: &Path, table: &str) -> i64 {
     let db = rusqlite::Connection::open(db).unwrap();

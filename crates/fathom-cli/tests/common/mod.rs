@@ -364,9 +364,16 @@ pub fn wait_for_point_selects(results: &Path) {
 /// `fathom serve --engine ENGINE` with its data under `dir` (its stderr in `dir/serve.log`),
 /// once ready: the process, the server's URL and its pid.
 pub fn serve(engine: &str, dir: &Path) -> (Child, String, String) {
+    serve_with(engine, dir, &[])
+}
+
+/// `serve` with more arguments (`--network namespace`).
+pub fn serve_with(engine: &str, dir: &Path, more: &[&str]) -> (Child, String, String) {
     let url_file = dir.join("url");
     let child = Command::new(env!("CARGO_BIN_EXE_fathom"))
-        .args(["serve", "--engine", engine, "--data-dir"])
+        .args(["serve", "--engine", engine])
+        .args(more)
+        .arg("--data-dir")
         .arg(dir.join("server"))
         .arg("--url-file")
         .arg(&url_file)

@@ -291,12 +291,8 @@ impl ServerKind for Flavor {
             netns: None,
         })
     }
-    fn over_tcp(admin: &mysql::Opts, at: SocketAddr) -> mysql::Opts {
-        mysql::OptsBuilder::from_opts(admin.clone())
-            .socket(None::<String>)
-            .ip_or_hostname(Some(at.ip().to_string()))
-            .tcp_port(at.port())
-            .into()
+    fn url_at(at: SocketAddr) -> String {
+        format!("mysql://root@{at}/{DATABASE}")
     }
     fn local_url(socket_dir: &Path, _tcp: Option<SocketAddr>) -> String {
         format!(

@@ -246,23 +246,12 @@ impl ServerKind for Pg {
             port_of(tcp)
         )
     }
-    /// A new config (`host` adds to a config's hosts; the socket's must go).
-    fn over_tcp(admin: &postgres::Config, at: SocketAddr) -> postgres::Config {
-        let mut c = postgres::Config::new();
-        c.host(&at.ip().to_string()).port(at.port());
-        if let Some(user) = admin.get_user() {
-            c.user(user);
-        }
-        if let Some(db) = admin.get_dbname() {
-            c.dbname(db);
-        }
-        if let Some(options) = admin.get_options() {
-            c.options(options);
-        }
-        if let Some(password) = admin.get_password() {
-            c.password(password);
-        }
-        c
+    fn url_at(at: SocketAddr) -> String {
+        format!(
+            "host={} port={} user={USER} dbname={DATABASE}",
+            at.ip(),
+            at.port()
+        )
     }
     fn parse_url(url: &str) -> anyhow::Result<postgres::Config> {
         let cfg: postgres::Config = url

@@ -58,9 +58,9 @@ pub trait ServerKind: SettingsKind {
     /// The URL of a server fathom started, listening in `socket_dir` (and on TCP at `tcp`,
     /// whose port names PostgreSQL's socket).
     fn local_url(socket_dir: &Path, tcp: Option<std::net::SocketAddr>) -> String;
-    /// The workloads' address of a server fathom started listening on TCP too (`--network`):
-    /// `admin`'s (the unix socket's, with its database) reached at `at` instead.
-    fn over_tcp(admin: &Self::Address, at: std::net::SocketAddr) -> Self::Address;
+    /// The URL of a server fathom started that listens on TCP too (`--network`), reached at
+    /// `at`: the workloads' connections and `fathom serve`'s URL.
+    fn url_at(at: std::net::SocketAddr) -> String;
     /// A `url` setting (or `local_url`'s) parsed, or an error naming the setting.
     fn parse_url(url: &str) -> anyhow::Result<Self::Address>;
     /// The admin connection; `fresh`: to a server just initialised, whose workloads'
@@ -199,12 +199,13 @@ impl<K: ServerKind> SqlServer<K> {
         let version = K::version(&mut admin);
         let mut effective = K::variables(&mut admin, setup);
         effective.extend(K::install_record(install));
-        let clients = (config.network.as_ref()).map(|n| K::over_tcp(&address, n.connect));
+        let tcp_url = (config.network.as_ref()).map(|n| K::url_at(n.connect));
+        let clients = tcp_url.as_deref().map(K::parse_url).transpose()?;
         Ok(SqlServer {
             kind,
             address,
             clients,
-            url: local,
+            url: tcp_url.unwrap_or(local),
             own_client: true,
             id: Identity::new(kind.name(), version, vec![config.data_dir.clone()])
                 .running_as(vec![server.pid()]),
