@@ -202,6 +202,29 @@ fn barrier_host(
         .expect("fathom runs")
 }
 
+/// Waits for client hosts 0 and 1 (their results in `root/host-0`, `root/host-1`), which must
+/// succeed, and merges their runs into `root/merged`.
+fn merge_hosts(root: &Path, hosts: [std::process::Child; 2]) -> PathBuf {
+    for c in hosts {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let run_of = |i: usize| {
+        let h = root.join(format!("host-{i}"));
+        h.join(&run_dirs(&h)[0])
+    };
+    let merged = root.join("merged");
+    ok(&fathom_at(
+        "merge {} {} --out {}",
+        &[&run_of(0), &run_of(1), &merged],
+    ));
+    merged
+}
+
 /// Two client hosts (here two processes) meet at a barrier before each step: the merge of
 /// their runs started each step within a fraction of a second. A third host that never comes
 /// makes the barrier fail after its timeout, naming the hosts that were ready.
@@ -216,23 +239,7 @@ fn hosts_at_a_barrier_start_each_step_together() {
     let first = host(0, "2", "30s");
     std::thread::sleep(std::time::Duration::from_secs(1));
     let second = host(1, "2", "30s");
-    for c in [first, second] {
-        let out = c.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let run_of = |i: usize| {
-        let h = dir.path().join(format!("host-{i}"));
-        h.join(&run_dirs(&h)[0])
-    };
-    let merged = dir.path().join("merged");
-    ok(&fathom_at(
-        "merge {} {} --out {}",
-        &[&run_of(0), &run_of(1), &merged],
-    ));
+    let merged = merge_hosts(dir.path(), [first, second]);
     started_together(&merged, &["fillseq", "readrandom"]);
     let text = report_as(&merged, "text");
     assert!(
@@ -297,24 +304,7 @@ fn hosts_drive_a_server_in_a_namespace_of_its_own_over_tcp() {
         "--param prepare=off --barrier-hosts 2 --barrier {}",
         barrier.display()
     );
-    let hosts = [client(0, &at_barrier), client(1, &at_barrier)];
-    for c in hosts {
-        let out = c.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let run_of = |i: usize| {
-        let h = dir.path().join(format!("host-{i}"));
-        h.join(&run_dirs(&h)[0])
-    };
-    let merged = dir.path().join("merged");
-    ok(&fathom_at(
-        "merge {} {} --out {}",
-        &[&run_of(0), &run_of(1), &merged],
-    ));
+    let merged = merge_hosts(dir.path(), [client(0, &at_barrier), client(1, &at_barrier)]);
     started_together(&merged, &["oltp_point_select"]);
     let report = report_json(&merged);
     assert!(f(&step(&report["runs"][0], "oltp_point_select")["ops"]) > 0.0);
