@@ -52,28 +52,21 @@ pub fn sections(input: &Input) -> anyhow::Result<Vec<Section>> {
 fn memory(input: &Input) -> Option<Titled> {
     let mut table = Table::new(COLUMNS);
     let gib = |x: Option<f64>| Cell::styled(x, Style::Gib);
-    for step in &input.steps {
-        for s in &input.series {
-            let steps = s.step(step);
-            if steps.is_empty() {
-                continue;
-            }
-            let m = median_step(&steps);
-            let (Some(mem), e) = (m.memory.as_ref(), &m.engine_stats) else {
-                continue;
-            };
-            table.push(vec![
-                Cell::text(step),
-                gib(Some(m.rss_gb)),
-                gib(Some(mem.anon)),
-                gib(mem.heap_used),
-                gib(mem.heap_free),
-                gib(e.cache_gb),
-                gib(e.cache_dirty_gb),
-                gib(e.cache_max_gb),
-                Cell::text(s.label(&input.series)),
-            ]);
-        }
+    for (step, setup, m) in super::step_medians(input) {
+        let (Some(mem), e) = (m.memory.as_ref(), &m.engine_stats) else {
+            continue;
+        };
+        table.push(vec![
+            Cell::text(step),
+            gib(Some(m.rss_gb)),
+            gib(Some(mem.anon)),
+            gib(mem.heap_used),
+            gib(mem.heap_free),
+            gib(e.cache_gb),
+            gib(e.cache_dirty_gb),
+            gib(e.cache_max_gb),
+            Cell::text(setup),
+        ]);
     }
     (!table.rows.is_empty()).then(|| Titled {
         title: "memory".into(),

@@ -48,6 +48,24 @@ pub const SECTIONS: &[(Shown, Build)] = &[
     (Shown::Page, charts::percentiles),
 ];
 
+/// Each step's median over a series' repeats, with the series' label, in the report's order:
+/// the rows of the tables that show one line per step and setup.
+pub(crate) fn step_medians<'i>(
+    input: &'i Input,
+) -> Vec<(&'i str, String, fathom_schema::result::StepSummary)> {
+    let mut out = Vec::new();
+    for step in &input.steps {
+        for s in &input.series {
+            let steps = s.step(step);
+            if !steps.is_empty() {
+                let m = fathom_schema::group::median_step(&steps);
+                out.push((step.as_str(), s.label(&input.series), m));
+            }
+        }
+    }
+    out
+}
+
 /// Every section of the report of `input` in order: those shown everywhere, and for the page
 /// (`input.page`) the page's too.
 pub fn build(input: &Input) -> anyhow::Result<Vec<Section>> {

@@ -3,7 +3,6 @@
 //! wire's time against the whole operation, and the delay relay's own CPU.
 
 use crate::section::{Input, Section, Titled};
-use fathom_schema::group::median_step;
 use fathom_schema::table::{Cell, Style, Table};
 
 const COLUMNS: &[&str] = &[
@@ -32,31 +31,24 @@ own CPU an operation, in no other column.\n";
 /// The network table, when any step ran over a profile.
 pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
     let mut table = Table::new(COLUMNS);
-    for step in &input.steps {
-        for s in &input.series {
-            let steps = s.step(step);
-            if steps.is_empty() {
-                continue;
-            }
-            let m = median_step(&steps);
-            let Some(n) = &m.network else {
-                continue;
-            };
-            let share = n.wire_us_per_op.map(|w| 100.0 * w / m.usec_op.max(1e-9));
-            table.push(vec![
-                Cell::text(step),
-                Cell::text(n.profile.as_str()),
-                Cell::styled(Some(n.round_trips_per_op), Style::Fixed(2)),
-                Cell::num(n.sent_bytes_per_op),
-                Cell::num(n.received_bytes_per_op),
-                Cell::opt(n.rtt_us),
-                Cell::opt(n.wire_us_per_op),
-                Cell::num(m.usec_op),
-                Cell::styled(share, Style::Percent),
-                Cell::opt(n.relay_cpu_us_per_op),
-                Cell::text(s.label(&input.series)),
-            ]);
-        }
+    for (step, setup, m) in super::step_medians(input) {
+        let Some(n) = &m.network else {
+            continue;
+        };
+        let share = n.wire_us_per_op.map(|w| 100.0 * w / m.usec_op.max(1e-9));
+        table.push(vec![
+            Cell::text(step),
+            Cell::text(n.profile.as_str()),
+            Cell::styled(Some(n.round_trips_per_op), Style::Fixed(2)),
+            Cell::num(n.sent_bytes_per_op),
+            Cell::num(n.received_bytes_per_op),
+            Cell::opt(n.rtt_us),
+            Cell::opt(n.wire_us_per_op),
+            Cell::num(m.usec_op),
+            Cell::styled(share, Style::Percent),
+            Cell::opt(n.relay_cpu_us_per_op),
+            Cell::text(setup),
+        ]);
     }
     if table.rows.is_empty() {
         return Ok(Vec::new());

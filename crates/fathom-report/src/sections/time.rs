@@ -5,10 +5,8 @@
 //! the time went, the first fact a "bound by" argument needs.
 
 use crate::section::{Input, Section, Titled};
-use fathom_schema::group::median_step;
 use fathom_schema::result::threads::GroupTime;
 use fathom_schema::result::threads::{GroupWaits, WaitKind as Kind};
-use fathom_schema::result::StepSummary;
 use fathom_schema::table::{Cell, Style, Table};
 
 const COLUMNS: &[&str] = &[
@@ -50,26 +48,12 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
     Ok(section.if_any().into_iter().collect())
 }
 
-/// Each step's median over a series' repeats, with the series' label, in the report's order.
-fn medians<'i>(input: &'i Input) -> Vec<(&'i str, String, StepSummary)> {
-    let mut out = Vec::new();
-    for step in &input.steps {
-        for s in &input.series {
-            let steps = s.step(step);
-            if !steps.is_empty() {
-                out.push((step.as_str(), s.label(&input.series), median_step(&steps)));
-            }
-        }
-    }
-    out
-}
-
 fn waits_table(input: &Input) -> Option<Titled> {
     let mut header = vec!["step", "threads", "samples"];
     header.extend(Kind::ALL.iter().map(|k| k.name()));
     header.extend(["±", "setup"]);
     let mut table = Table::new(&header);
-    for (step, setup, m) in medians(input) {
+    for (step, setup, m) in super::step_medians(input) {
         let Some(w) = &m.waits else { continue };
         let time = m.time.as_ref();
         let groups: [(&str, &GroupWaits, Option<&GroupTime>); 3] = [
@@ -140,7 +124,7 @@ fn shares(g: &GroupWaits, exact: Option<&GroupTime>) -> Vec<Option<(f64, f64)>> 
 
 fn time_table(input: &Input) -> Option<Titled> {
     let mut table = Table::new(COLUMNS);
-    for (step, setup, m) in medians(input) {
+    for (step, setup, m) in super::step_medians(input) {
         let Some(time) = &m.time else { continue };
         let window = m.window_seconds;
         let groups = [
