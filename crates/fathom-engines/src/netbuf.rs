@@ -6,13 +6,16 @@ use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::ops::Range;
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// What every connection of fathom's own clients in this process sent and received, counted at
 /// its socket calls: the network meter reads it at a step's two ends (bytes and round trips an
-/// operation). A round trip is a request (one or more writes) followed by a read.
+/// operation). A round trip is a request (one or more writes) followed by a read. Counted only
+/// once a run has asked (`count`): the clients of a run without a network meter pay no shared
+/// atomic on their hot path.
 #[derive(Default)]
 pub struct WireCounts {
+    counting: AtomicBool,
     pub sent: AtomicU64,
     pub received: AtomicU64,
     pub round_trips: AtomicU64,
@@ -20,6 +23,7 @@ pub struct WireCounts {
 
 /// The counts of this process's connections.
 pub static WIRE: WireCounts = WireCounts {
+    counting: AtomicBool::new(false),
     sent: AtomicU64::new(0),
     received: AtomicU64::new(0),
     round_trips: AtomicU64::new(0),
@@ -34,6 +38,15 @@ pub struct Wire {
 }
 
 impl WireCounts {
+    /// Counts from now on, in this process.
+    pub fn count(&self) {
+        self.counting.store(true, Ordering::Relaxed);
+    }
+
+    fn on(&self) -> bool {
+        self.counting.load(Ordering::Relaxed)
+    }
+
     pub fn read(&self) -> Wire {
         Wire {
             sent: self.sent.load(Ordering::Relaxed),
@@ -120,11 +133,13 @@ impl NetBuf {
 
     /// Writes all of `bytes` (one system call when the socket takes them at once).
     pub fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
-        if !self.asking {
-            self.asking = true;
-            WIRE.round_trips.fetch_add(1, Ordering::Relaxed);
+        if WIRE.on() {
+            if !self.asking {
+                WIRE.round_trips.fetch_add(1, Ordering::Relaxed);
+            }
+            WIRE.sent.fetch_add(bytes.len() as u64, Ordering::Relaxed);
         }
-        WIRE.sent.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        self.asking = true;
         match &mut self.socket {
             Socket::Unix(s) => s.write_all(bytes),
             Socket::Tcp(s) => s.write_all(bytes),
@@ -160,7 +175,9 @@ impl NetBuf {
             }
             self.end += got;
             self.asking = false;
-            WIRE.received.fetch_add(got as u64, Ordering::Relaxed);
+            if WIRE.on() {
+                WIRE.received.fetch_add(got as u64, Ordering::Relaxed);
+            }
         }
         Ok(())
     }

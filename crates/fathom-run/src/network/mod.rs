@@ -74,6 +74,7 @@ impl RunNetwork {
         if !profile.tcp {
             return Ok(None);
         }
+        WIRE.count();
         let port = free_port().context("--network: finding a free TCP port")?;
         let namespace = (profile.namespace)
             .then(|| namespace::Namespace::make(data_dir))

@@ -316,33 +316,20 @@ fn control(listener: TcpListener, links: Links) {
     }
 }
 
-/// A connection to the relay's probe: one-byte echoes behind the path's delays.
-pub struct Probe(TcpStream);
-
-impl Probe {
-    pub fn connect(probe: SocketAddr) -> std::io::Result<Probe> {
-        let s = TcpStream::connect(probe)?;
-        s.set_nodelay(true)?;
-        s.set_read_timeout(Some(Duration::from_secs(10)))?;
-        Ok(Probe(s))
-    }
-
-    /// One echo's round trip, µs.
-    pub fn echo(&mut self) -> std::io::Result<f64> {
-        let mut byte = [0u8; 1];
-        let t = Instant::now();
-        self.0.write_all(b"p")?;
-        self.0.read_exact(&mut byte)?;
-        Ok(t.elapsed().as_secs_f64() * 1e6)
-    }
-}
-
-/// The median round trip of `n` one-byte echoes through `probe`, µs.
+/// The median round trip of `n` one-byte echoes through `probe` (the echo behind the path's
+/// delays) on one connection, µs.
 pub fn probe_rtt(probe: SocketAddr, n: usize) -> std::io::Result<f64> {
-    let mut p = Probe::connect(probe)?;
-    let mut times = (0..n)
-        .map(|_| p.echo())
-        .collect::<std::io::Result<Vec<f64>>>()?;
+    let mut s = TcpStream::connect(probe)?;
+    s.set_nodelay(true)?;
+    s.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let mut byte = [0u8; 1];
+    let mut times = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        s.write_all(b"p")?;
+        s.read_exact(&mut byte)?;
+        times.push(t.elapsed().as_secs_f64() * 1e6);
+    }
     times.sort_by(f64::total_cmp);
     Ok(times.get(n / 2).copied().unwrap_or(0.0))
 }
