@@ -169,7 +169,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     };
     let specs = args.specs(workload)?;
     fathom_run::live::start(&args.drive.live())?;
+    let host_link = args.gate.join_host()?;
     let place = Place {
+        host_link,
         results: args.results.clone().unwrap_or_else(|| "results".into()),
         data_dir: args.data_dir.clone(),
         keep_data: args.keep_data,
@@ -277,6 +279,7 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
         return Ok(());
     }
     fathom_run::live::start(&exp.live())?;
+    let host_link = args.gate.join_host()?;
     let results = args
         .results
         .clone()
@@ -285,6 +288,7 @@ fn run_experiment(args: &RunArgs, file: &Path) -> anyhow::Result<()> {
     exp.store = fathom_run::records::Store::parse(args.store.as_deref(), root)
         .map_err(anyhow::Error::msg)?;
     let how = Place {
+        host_link,
         calibrate: !args.no_calibrate,
         launcher: Some(launcher()?),
         stop: crate::interrupt::install_handler(crate::interrupt::RUN),

@@ -38,11 +38,13 @@ pub struct ServeArgs {
     pub url_file: Option<PathBuf>,
 }
 
-/// Prints how to reach the server (its URL, its pids, a `fathom run` line) and writes the URL
-/// and pids to `url_file` for scripts, whole or not at all.
+/// Prints how to reach the server (its URL, its pids, its network namespace's file when it has
+/// one, a `fathom run` line) and writes them to `url_file` for scripts (a line each, URL, pids,
+/// the namespace's file), whole or not at all.
 fn announce(
     entry: &fathom_engines::EngineEntry,
     engine: &Engine,
+    netns: Option<&std::path::Path>,
     url_file: Option<&std::path::Path>,
 ) -> anyhow::Result<()> {
     let url = engine.url().unwrap_or_default();
@@ -50,13 +52,24 @@ fn announce(
     let pid = pids.join(",");
     println!("url {url}");
     println!("pid {pid}");
+    // A client host of its own joins the server's namespace by its file.
+    let (netns_line, host) = match netns {
+        Some(ns) => {
+            println!("netns {}", ns.display());
+            (
+                format!("{}\n", ns.display()),
+                format!(" --host-namespace {}", ns.display()),
+            )
+        }
+        None => Default::default(),
+    };
     let workload = if entry.family() == fathom_api::family::Family::Doc {
         "linkbench"
     } else {
         "sysbench"
     };
     println!(
-        "fathom run --engine {} --set 'url={url}' --set pid={pid} --workload {workload} ...",
+        "fathom run --engine {} --set 'url={url}' --set pid={pid}{host} --workload {workload} ...",
         entry.name
     );
     if let Some(f) = url_file {
@@ -66,7 +79,7 @@ fn announce(
             .file_name()
             .map_or("url".into(), |n| n.to_string_lossy().into_owned());
         let partial = f.with_file_name(format!(".{name}.partial"));
-        std::fs::write(&partial, format!("{url}\n{pid}\n"))
+        std::fs::write(&partial, format!("{url}\n{pid}\n{netns_line}"))
             .and_then(|()| std::fs::rename(&partial, f))
             .with_context(|| format!("writing {}", f.display()))?;
     }
@@ -121,14 +134,15 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
             settings: setup.settings,
             groups: limit.iter().map(|l| l.procs_file()).collect(),
             stop: stop.clone(),
-            network: network.as_ref().map(|n| n.path.clone()),
+            network: network.as_ref().and_then(|n| n.path.clone()),
         },
     )?;
     if let Some(n) = &mut network {
         n.settle()?;
         eprintln!("fathom: {}", n.describe());
     }
-    announce(entry, &engine, args.url_file.as_deref())?;
+    let netns = network.as_ref().and_then(|n| n.namespace_file());
+    announce(entry, &engine, netns.as_deref(), args.url_file.as_deref())?;
     let target = engine.target();
     eprintln!(
         "fathom: {} {} is up; Ctrl-C stops it",

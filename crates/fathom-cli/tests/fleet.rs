@@ -259,13 +259,15 @@ fn hosts_at_a_barrier_start_each_step_together() {
     );
 }
 
-/// Two client hosts meet at a barrier and drive one PostgreSQL over TCP, the server a host of
-/// its own (`fathom serve --network namespace`: its own network namespace, reached over a veth
-/// pair): both hosts' point selects reach it, the merge of their runs started together, and the
-/// namespace's veth pair goes with the server.
+/// Three hosts as network namespaces on one machine: a PostgreSQL served in a namespace of its
+/// own (`fathom serve --network namespace`), and two client hosts each in a namespace of its own
+/// (`--host-namespace`), joined to the server's by a veth pair, meeting at a barrier. Both
+/// hosts' point selects reach the server over TCP from addresses of their own (one round trip
+/// a select, counted at the clients' sockets), the merge of their runs started together, and
+/// nothing of either network outlives its process.
 #[test]
-fn hosts_drive_a_server_in_a_namespace_of_its_own_over_tcp() {
-    if !needs_root("hosts_drive_a_server_in_a_namespace_of_its_own_over_tcp") {
+fn hosts_as_namespaces_drive_a_server_over_tcp() {
+    if !needs_root("hosts_as_namespaces_drive_a_server_over_tcp") {
         return;
     }
     let dir = server_scratch();
@@ -282,13 +284,8 @@ fn hosts_drive_a_server_in_a_namespace_of_its_own_over_tcp() {
         }
     }
     let server = Stopped(server);
-    // An address of 10.128.0.0/9, where fathom's namespaces take theirs.
-    let second: u32 = (url
-        .strip_prefix("host=10.")
-        .and_then(|r| r.split('.').next()))
-    .and_then(|o| o.parse().ok())
-    .unwrap_or(0);
-    assert!(second >= 128, "{url}");
+    let netns = served_netns(dir.path());
+    assert!(in_namespace_range(&url), "{url}");
     let base = "run --engine postgres --workload sysbench --clients 1 --duration 1s \
                 --param table_size=1000 --no-calibrate";
     let client = |i: usize, more: &str| {
@@ -300,6 +297,8 @@ fn hosts_drive_a_server_in_a_namespace_of_its_own_over_tcp() {
                 &format!("url={url}"),
                 "--set",
                 &format!("pid={pid}"),
+                "--host-namespace",
+                &netns,
             ])
             .arg("--results")
             .arg(dir.path().join(format!("host-{i}")))
@@ -323,12 +322,59 @@ fn hosts_drive_a_server_in_a_namespace_of_its_own_over_tcp() {
     let merged = merge_hosts(dir.path(), [client(0, &at_barrier), client(1, &at_barrier)]);
     started_together(&merged, &["oltp_point_select"]);
     let report = report_json(&merged);
-    assert!(f(&step(&report["runs"][0], "oltp_point_select")["ops"]) > 0.0);
+    let select = step(&report["runs"][0], "oltp_point_select");
+    assert!(f(&select["ops"]) > 0.0);
+    let trips = f(&select["network"]["round_trips_per_op"]);
+    assert!((0.9..1.5).contains(&trips), "{select}");
+    // Each host said where it was: an address of its own in fathom's range.
+    let mut addresses: Vec<String> = (0..2)
+        .map(|i| {
+            let h = dir.path().join(format!("host-{i}"));
+            let run = h.join(&run_dirs(&h)[0]);
+            let manifest = std::fs::read_to_string(run.join("run.json")).unwrap();
+            let v: serde_json::Value = serde_json::from_str(&manifest).unwrap();
+            let path = v["host"]["network_path"].as_str().unwrap_or_default();
+            let at = path.split(" at ").nth(1).unwrap_or_default();
+            at.split_whitespace().next().unwrap_or_default().to_string()
+        })
+        .collect();
+    assert!(
+        addresses
+            .iter()
+            .all(|a| in_namespace_range(&format!("host={a}"))),
+        "{addresses:?}"
+    );
+    addresses.dedup();
+    assert_eq!(addresses.len(), 2, "{addresses:?}");
+    // The clients' ends of the pairs went with their processes.
+    let in_server = |what: &str| {
+        let out = Command::new("nsenter")
+            .arg(format!("--net={netns}"))
+            .args(["ip", "-o", "link"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).matches(what).count()
+    };
+    assert!(
+        wait_for(10, || in_server("fhs") == 0),
+        "a client host's veth pair outlived it"
+    );
     drop(server);
     assert!(
         wait_for(10, || links() == before),
         "the namespace's veth pair outlived the server"
     );
+}
+
+/// Whether a `host=10.X...` URL names an address of 10.128.0.0/9, where fathom's namespaces
+/// take theirs (a pid above 16383 takes 10.129 and up).
+fn in_namespace_range(url: &str) -> bool {
+    let second: u32 = (url
+        .strip_prefix("host=10.")
+        .and_then(|r| r.split('.').next()))
+    .and_then(|o| o.parse().ok())
+    .unwrap_or(0);
+    second >= 128
 }
 
 /// Rows of a table in a results database.

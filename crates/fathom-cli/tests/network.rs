@@ -134,6 +134,16 @@ fn bad_network_profiles_are_refused_before_anything_runs() {
         assert!(e.contains("--network") && e.contains(why), "{args}: {e}");
         assert!(!results.exists(), "{args}: something ran");
     }
+    // A client host of its own needs a server's namespace that exists (and root: without it,
+    // that is what is said).
+    let args = "--engine postgres --set url=host=10.128.0.2 --host-namespace /nonexistent/ns";
+    let e = err(&run(&format!("{args} --workload sysbench"), &results));
+    let why = ["no such file", "need root"];
+    assert!(
+        e.contains("--host-namespace") && why.iter().any(|w| e.contains(w)),
+        "{e}"
+    );
+    assert!(!results.exists(), "{args}: something ran");
 }
 
 /// fathom's ends of veth pairs (`fth<pid>`) on this host.

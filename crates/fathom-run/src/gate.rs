@@ -40,9 +40,22 @@ pub struct GateInput {
     /// How long a host waits at the barrier for the others before failing.
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = fathom_api::units::parse_duration)]
     pub barrier_timeout: Duration,
+    /// Be a client host of its own beside a server in a namespace of its own: this run moves
+    /// into a new network namespace joined to NETNS (as `fathom serve --network namespace`
+    /// prints it: /proc/PID/ns/net) by a veth pair, with an address of its own (root).
+    #[arg(long, value_name = "NETNS")]
+    pub host_namespace: Option<PathBuf>,
 }
 
 impl GateInput {
+    /// `--host-namespace`: moves this process into a namespace of its own, joined to the
+    /// server's, and says how (for `Place::host_link`). Call it before any thread that
+    /// connects to the server exists.
+    pub fn join_host(&self) -> anyhow::Result<Option<String>> {
+        let joined = (self.host_namespace.as_deref()).map(crate::network::host::join);
+        Ok(joined.transpose()?.map(|link| link.describe()))
+    }
+
     /// When steps may start, as the flags say.
     pub fn gate(&self) -> Gate {
         Gate {

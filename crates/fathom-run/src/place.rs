@@ -35,6 +35,11 @@ pub struct Place {
     pub launcher: Option<PathBuf>,
     /// When steps may start (`--start-at`, `--barrier`).
     pub gate: crate::gate::Gate,
+    /// The run's process is a client host of its own (`--host-namespace`): how it is linked
+    /// to the server's namespace, for its host facts; its clients' bytes and round trips are
+    /// metered.
+    #[serde(default)]
+    pub host_link: Option<String>,
     /// Asked to stop (Ctrl-C): the current step ends early, the run is marked interrupted.
     #[serde(skip)]
     pub stop: Stop,

@@ -139,12 +139,17 @@ pub(crate) fn run_here(
             settings: spec.setup.settings.clone(),
             groups: groups.collect(),
             stop: place.stop.clone(),
-            network: network.as_ref().map(|n| n.path.clone()),
+            network: network.as_ref().and_then(|n| n.path.clone()),
         },
     )?;
     if let Some(n) = &mut network {
         n.settle()?;
     }
+    // A client host of its own drives a server another fathom placed.
+    let joined = (place.host_link.as_deref())
+        .filter(|_| network.is_none())
+        .map(crate::network::RunNetwork::joined);
+    let network_path = network.as_ref().or(joined.as_ref());
     let target = engine.get().expect("just opened").target();
     // Checked before the run directory exists, like the setup.
     let profiler = profiler(spec, target, limit.as_ref())?;
@@ -160,7 +165,7 @@ pub(crate) fn run_here(
         limit.as_ref().map(MemoryLimit::describe),
     );
     host.device_limits = judged_limits(throttle.as_ref(), &sampler, place, &host);
-    host.network_path = network.as_ref().map(crate::network::RunNetwork::describe);
+    host.network_path = network_path.map(crate::network::RunNetwork::describe);
     let mut manifest = manifest(spec, workload.params(), target, host, place);
     run_dir.write_manifest(&manifest)?;
     observer.run_started(&manifest, spec, &run_dir.path);
@@ -174,7 +179,7 @@ pub(crate) fn run_here(
         profiler: profiler.as_ref(),
         gate: &place.gate,
         stop: &place.stop,
-        network: network.as_ref(),
+        network: network_path,
     };
     let dirs = [
         ("data directory", data.path.as_path()),

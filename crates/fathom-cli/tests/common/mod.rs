@@ -386,8 +386,16 @@ pub fn serve_with(engine: &str, dir: &Path, more: &[&str]) -> (Child, String, St
         "fathom serve never became ready"
     );
     let text = std::fs::read_to_string(&url_file).unwrap();
-    let (url, pid) = text.split_once('\n').unwrap();
-    (child, url.trim().to_string(), pid.trim().to_string())
+    let mut lines = text.lines().map(str::to_string);
+    let (url, pid) = (lines.next().unwrap(), lines.next().unwrap());
+    (child, url, pid)
+}
+
+/// The server's network namespace's file, the third line of the url file `serve_with` waited
+/// for in `dir` (`fathom serve --network namespace`).
+pub fn served_netns(dir: &Path) -> String {
+    let text = std::fs::read_to_string(dir.join("url")).unwrap();
+    text.lines().nth(2).expect("a namespace's line").to_string()
 }
 
 /// `fathom history` of readrandom on the null engine's dbbench runs in the results database

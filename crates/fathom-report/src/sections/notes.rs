@@ -10,7 +10,7 @@ use fathom_schema::table::num;
 use fathom_workloads::report::ReportHooks;
 
 /// A line per series: setup, engine and version, status, workload, clients, repeats, cores,
-/// device, memory limit and the options it ran with.
+/// device, memory limit, the options it ran with, and how its clients reached the server.
 pub fn headers(input: &Input) -> Vec<String> {
     let all = &input.series;
     all.iter()
@@ -56,8 +56,12 @@ pub fn headers(input: &Input) -> Vec<String> {
             let throttle = (m.host.device_throttle.as_deref())
                 .map(|t| format!("\n#   device: {}", options_lines(t, WIDTH).join("\n#           ")))
                 .unwrap_or_default();
+            // How the clients reached the server: the relay, a namespace, a host of its own.
+            let path = (m.host.network_path.as_deref())
+                .map(|t| format!("\n#   network: {}", options_lines(t, WIDTH).join("\n#            ")))
+                .unwrap_or_default();
             format!(
-                "# {}: {} {} ({}), workload {}, {} client{}, {repeats}{} cores, device {}{limit}{options}{throttle}{errors}",
+                "# {}: {} {} ({}), workload {}, {} client{}, {repeats}{} cores, device {}{limit}{options}{throttle}{path}{errors}",
                 s.label(all),
                 m.setup.engine,
                 m.setup.engine_version,

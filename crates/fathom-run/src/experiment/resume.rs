@@ -302,6 +302,7 @@ fn place(exp: &Experiment, results: &Path, how: &Place, n: usize) -> Place {
             place: Some(cell.place),
         }),
         gate: exp.gate.clone(),
+        host_link: how.host_link.clone(),
         ..Place::default()
     }
 }

@@ -4,6 +4,7 @@
 //! operation from the clients' socket calls, the path's round trip measured at the step's end,
 //! the relay's own CPU).
 
+pub mod host;
 pub mod namespace;
 pub mod profile;
 pub mod relay;
@@ -58,8 +59,11 @@ impl Drop for Relay {
 /// A run's network: where its server listens and its clients connect.
 pub struct RunNetwork {
     pub profile: NetworkProfile,
-    pub path: TcpPath,
+    /// Where the server fathom starts listens; None for a client host's own (`joined`).
+    pub path: Option<TcpPath>,
     relay: Option<Relay>,
+    /// A client host's own namespace (`--host-namespace`), described.
+    joined: Option<String>,
     /// Dropped after the relay (fields drop in order): the relay's connections end first.
     namespace: Option<namespace::Namespace>,
 }
@@ -93,14 +97,35 @@ impl RunNetwork {
         let connect = relay.as_ref().map_or(listen, |r| r.ready.listen);
         Ok(Some(RunNetwork {
             profile: profile.clone(),
-            path: TcpPath {
+            path: Some(TcpPath {
                 listen,
                 connect,
                 netns: namespace.as_ref().map(namespace::Namespace::path),
-            },
+            }),
             relay,
+            joined: None,
             namespace,
         }))
+    }
+
+    /// The network of a run that is a client host of its own (`--host-namespace`, `how` its
+    /// link described), driving a server another fathom serves: no server to place, its
+    /// clients' bytes and round trips metered as any networked run's.
+    pub fn joined(how: &str) -> RunNetwork {
+        WIRE.count();
+        RunNetwork {
+            profile: profile::bundled_named("namespace"),
+            path: None,
+            relay: None,
+            joined: Some(how.to_string()),
+            namespace: None,
+        }
+    }
+
+    /// The server's namespace's file, when it has one of its own: what a client host joins
+    /// (`--host-namespace`).
+    pub fn namespace_file(&self) -> Option<std::path::PathBuf> {
+        self.namespace.as_ref().map(namespace::Namespace::path)
     }
 
     /// Once the server is up and idle: the relay's own round trip measured again (it was
@@ -126,13 +151,16 @@ impl RunNetwork {
 
     /// How the path was made, for the run's host facts.
     pub fn describe(&self) -> String {
+        let Some(tcp) = &self.path else {
+            return self.joined.clone().unwrap_or_default();
+        };
         let path = match &self.relay {
             Some(r) => format!(
                 "server on TCP {}, clients through fathom's delay relay at {} (its own round trip \
                  {:.0} µs, taken off the delay)",
-                self.path.listen, r.ready.listen, r.ready.own_rtt_us
+                tcp.listen, r.ready.listen, r.ready.own_rtt_us
             ),
-            None => format!("server on TCP {}, no delay added", self.path.listen),
+            None => format!("server on TCP {}, no delay added", tcp.listen),
         };
         match &self.namespace {
             Some(ns) => format!("{path}; {}", ns.describe()),

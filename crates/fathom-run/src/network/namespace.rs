@@ -46,8 +46,7 @@ impl Namespace {
     /// Makes the namespace and the pair; `run` names the holder's command line.
     pub fn make(run: &Path) -> anyhow::Result<Namespace> {
         let pid = std::process::id();
-        let net = BASE + ((pid & 0x1f_ffff) << 2);
-        let (host, inner) = (Ipv4Addr::from(net + 1), Ipv4Addr::from(net + 2));
+        let (host, inner) = subnet(pid);
         let (host_link, inner_link) = (format!("fth{pid}"), format!("ftn{pid}"));
         // A pair left by a killed fathom of the same pid (its namespace gone, fathom's end
         // would have gone with it: this only clears a half-made one).
@@ -77,14 +76,7 @@ impl Namespace {
         ])?;
         ip(&["addr", "add", &format!("{host}/30"), "dev", &host_link])?;
         ip(&["link", "set", &host_link, "up"])?;
-        let inside = |args: &[&str]| {
-            run_tool(
-                Command::new("nsenter")
-                    .arg(format!("--net={}", ns.display()))
-                    .arg("ip")
-                    .args(args),
-            )
-        };
+        let inside = |args: &[&str]| ip_in(&ns, args);
         inside(&["addr", "add", &format!("{inner}/30"), "dev", &inner_link])?;
         inside(&["link", "set", &inner_link, "up"])?;
         inside(&["link", "set", "lo", "up"])?;
@@ -117,8 +109,25 @@ impl Drop for Namespace {
     }
 }
 
-fn ip(args: &[&str]) -> anyhow::Result<()> {
+/// The /30 of 10.128.0.0/9 process `pid` takes: its first address (the end of a pair outside
+/// the namespace `pid` makes or joins) and its second (the end inside).
+pub(super) fn subnet(pid: u32) -> (Ipv4Addr, Ipv4Addr) {
+    let net = BASE + ((pid & 0x1f_ffff) << 2);
+    (Ipv4Addr::from(net + 1), Ipv4Addr::from(net + 2))
+}
+
+pub(super) fn ip(args: &[&str]) -> anyhow::Result<()> {
     run_tool(Command::new("ip").args(args))
+}
+
+/// `ip` with `args` inside the namespace whose file is `ns`.
+pub(super) fn ip_in(ns: &Path, args: &[&str]) -> anyhow::Result<()> {
+    run_tool(
+        Command::new("nsenter")
+            .arg(format!("--net={}", ns.display()))
+            .arg("ip")
+            .args(args),
+    )
 }
 
 fn run_tool(cmd: &mut Command) -> anyhow::Result<()> {

@@ -122,6 +122,12 @@ struct ProfileFile {
     namespace: bool,
 }
 
+/// The bundled profile `name` (one of `BUNDLED`'s).
+pub fn bundled_named(name: &str) -> NetworkProfile {
+    let b = BUNDLED.iter().find(|b| b.name == name);
+    b.expect("a bundled profile's name").profile()
+}
+
 /// The profile `given` names: a bundled profile's name, or a TOML file (relative to `base`).
 /// `key` is how errors name where it was given (`--network`, `setup[0].network`).
 pub fn find(given: &str, base: &Path, key: &str) -> anyhow::Result<NetworkProfile> {
