@@ -8,6 +8,11 @@ use std::path::PathBuf;
 /// Cumulative engine counters by name (e.g. `flush_write_bytes`), read at step boundaries.
 pub type Counters = BTreeMap<String, f64>;
 
+/// The counter a server reports the time it spent on its clients' statements under, µs summed
+/// over its connections (PostgreSQL's `active_time`, MariaDB's `Busy_time`): set beside the
+/// wire's time an operation when the clients reach it over a network (`--network`).
+pub const STATEMENT_TIME_US: &str = "statement_time_us";
+
 /// How much counter `key` grew between two readings (a missing reading counts as 0).
 pub fn delta(before: &Counters, after: &Counters, key: &str) -> f64 {
     after.get(key).copied().unwrap_or(0.0) - before.get(key).copied().unwrap_or(0.0)

@@ -1,7 +1,7 @@
 //! Network profiles (`--network`), end to end on real servers: PostgreSQL's point selects at
 //! one client over `same-az` run at the rate of one round trip plus the unix socket's service
-//! time, with the round trip measured and "network" bounding the step; InnoDB over loopback TCP
-//! counts its bytes; the `namespace` profile puts the server in a network namespace of its
+//! time, with the round trip measured, the server's own time beside it, and "network" bounding
+//! the step; InnoDB over loopback TCP counts its bytes and its busy time; the `namespace` profile puts the server in a network namespace of its
 //! own; bad profiles are refused before anything runs; a killed or interrupted run leaves no
 //! relay, no namespace's veth pair and no server.
 
@@ -54,6 +54,11 @@ fn same_az_point_selects_run_at_one_round_trip_plus_the_service_time() {
     assert!(within(f(&n["round_trips_per_op"]), 1.0, 0.01), "{n}");
     assert!(f(&n["sent_bytes_per_op"]) > 20.0 && f(&n["received_bytes_per_op"]) > 50.0);
     assert!(f(&n["relay_cpu_us_per_op"]) > 0.0, "{n}");
+    // The server's own time on a select (its sessions' active time), a small part of the
+    // operation, and counted over the unix socket too.
+    let server = f(&n["server_us_per_op"]);
+    assert!(server > 0.0 && server < f(&s["usec_op"]) / 2.0, "{n}");
+    assert!(f(&u["engine_stats"]["statement_time_us"]) > 0.0, "{u}");
     // One client: an operation is the round trip plus the server's time, which the unix
     // socket's run shows (its clients' time an operation).
     let service = f(&u["usec_op"]);
@@ -92,6 +97,9 @@ fn innodb_over_loopback_tcp_counts_its_bytes() {
     assert_eq!(n["profile"], "loopback-tcp");
     assert!(within(f(&n["round_trips_per_op"]), 1.0, 0.01), "{n}");
     assert!(f(&n["received_bytes_per_op"]) > 50.0, "{n}");
+    // The server's busy time (userstat, which fathom turns on for a server on TCP).
+    let server = f(&n["server_us_per_op"]);
+    assert!(server > 0.0 && server < f(&s["usec_op"]), "{n}");
     // No relay: nothing delayed, nothing measured of a path.
     assert!(
         n.get("rtt_us").is_none() && n.get("relay_cpu_us_per_op").is_none(),

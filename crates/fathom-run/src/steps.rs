@@ -277,7 +277,10 @@ impl Steps<'_> {
         if let Some(p) = profile {
             summary.profile = Some(p.finish()?);
         }
-        summary.network = meter.and_then(|m| m.finish(summary.ops, summary.seconds));
+        let statements = (summary.engine_stats.other)
+            .get(fathom_api::target::STATEMENT_TIME_US)
+            .copied();
+        summary.network = meter.and_then(|m| m.finish(summary.ops, summary.seconds, statements));
         Ok(summary)
     }
 }

@@ -89,13 +89,20 @@ const STATUS: &[&str] = &[
     "Com_stmt_execute",
     "Com_begin",
     "Com_commit",
+    "Busy_time",
 ];
 
 pub(super) fn counters(admin: &mut mysql::Conn) -> Counters {
-    show(admin, "STATUS", STATUS)
+    let mut counters: Counters = show(admin, "STATUS", STATUS)
         .into_iter()
         .filter_map(|(k, v)| Some((k.to_ascii_lowercase(), v.parse().ok()?)))
-        .collect()
+        .collect();
+    // Seconds connections were busy on statements, counted only with `userstat` on (fathom
+    // turns it on for a server on TCP): none without it, rather than a 0 that says "no time".
+    if let Some(busy) = counters.remove("busy_time").filter(|&s| s > 0.0) {
+        counters.insert(fathom_api::target::STATEMENT_TIME_US.into(), busy * 1e6);
+    }
+    counters
 }
 
 /// How a flavor's storage engine does a maintenance action.

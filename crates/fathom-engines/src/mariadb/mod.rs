@@ -154,11 +154,13 @@ fn my_cnf(
     ]);
     match tcp {
         // `--network`: TCP at fathom's address, no name lookups (as production servers run),
-        // and root let in from there by the init file `prepare` writes.
+        // and root let in from there by the init file `prepare` writes; the connections' busy
+        // time counted (`userstat`), to set the server's time beside the wire's.
         Some(at) => cnf.extend([
             format!("bind-address={}", at.ip()),
             format!("port={}", at.port()),
             "skip-name-resolve".into(),
+            "userstat=1".into(),
             format!("init-file={}", data.with_file_name(TCP_USER).display()),
         ]),
         None => cnf.push("skip-networking".into()),

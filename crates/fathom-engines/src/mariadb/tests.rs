@@ -49,6 +49,7 @@ fn over_tcp_it_listens_where_fathom_says() {
         "port=33061",
         "skip-name-resolve",
         "init-file=/d/tcp-user.sql",
+        "userstat=1",
     ] {
         assert!(cnf.lines().any(|l| l == line), "{line}: {cnf}");
     }

@@ -93,5 +93,16 @@ pub(super) fn counters(admin: &mut Client) -> Counters {
         counters.insert("table_rows_scanned".into(), r.get::<_, f64>(0));
         counters.insert("table_rows_by_index".into(), r.get::<_, f64>(1));
     }
+    // The time sessions spent running statements (from 14 on; an older release has none),
+    // ms: what the server's own work on a statement took, beside the wire's.
+    let active = admin.query_opt(
+        "SELECT active_time FROM pg_stat_database WHERE datname = current_database()",
+        &[],
+    );
+    if let Ok(Some(r)) = active {
+        if let Ok(Some(ms)) = r.try_get::<_, Option<f64>>(0) {
+            counters.insert(fathom_api::target::STATEMENT_TIME_US.into(), ms * 1e3);
+        }
+    }
     counters
 }

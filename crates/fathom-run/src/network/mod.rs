@@ -142,6 +142,7 @@ impl RunNetwork {
     /// A meter of one step's span on this path.
     pub fn meter(&self) -> Meter {
         Meter {
+            shared_server: self.joined.is_some(),
             profile: self.profile.clone(),
             relay: self.relay.as_ref().map(|r| (r.child.id(), r.ready)),
             begun: None,
@@ -259,6 +260,8 @@ struct Reading {
 /// A step's network meter: told when the span begins and ends (a `Watch`).
 pub struct Meter {
     profile: NetworkProfile,
+    /// The server serves other hosts' clients too (`--host-namespace`): its time is theirs too.
+    shared_server: bool,
     relay: Option<(u32, relay::Ready)>,
     begun: Option<Reading>,
     ended: Option<Reading>,
@@ -278,9 +281,15 @@ impl Meter {
         }
     }
 
-    /// The step's figures over its `ops` operations in `seconds`; None when the span never
-    /// began or nothing was sent.
-    pub fn finish(&self, ops: u64, seconds: f64) -> Option<NetworkFigures> {
+    /// The step's figures over its `ops` operations in `seconds`, with the server's own time
+    /// on the step's statements (`statement_us`, its counter's growth over the step) when it
+    /// counts it; None when the span never began or nothing was sent.
+    pub fn finish(
+        &self,
+        ops: u64,
+        seconds: f64,
+        statement_us: Option<f64>,
+    ) -> Option<NetworkFigures> {
         let (a, b) = (self.begun?, self.ended?);
         let per_op = |x: u64| x as f64 / ops.max(1) as f64;
         let round_trips = b.wire.round_trips.saturating_sub(a.wire.round_trips);
@@ -314,6 +323,9 @@ impl Meter {
             relay_own_rtt_us: self.relay.map(|r| r.1.own_rtt_us),
             relay_cpu_us_per_op: relay_cpu,
             wire_us_per_op: rtt_us.map(|r| r * per_op(round_trips)),
+            server_us_per_op: statement_us
+                .filter(|_| !self.shared_server)
+                .map(|t| t / ops as f64),
             bandwidth_used: self.profile.mbit.map(|m| busier / m),
         })
     }

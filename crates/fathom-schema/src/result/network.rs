@@ -90,6 +90,11 @@ pub struct NetworkFigures {
     /// Time on the wire an operation: round trips × the measured round trip, µs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wire_us_per_op: Option<f64>,
+    /// The server's own time on the step's statements an operation, µs: its sessions' time
+    /// running them (PostgreSQL's `active_time`, MariaDB's `Busy_time`), over the operations.
+    /// None when the server does not count it, or serves other hosts' clients too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_us_per_op: Option<f64>,
     /// The busier direction's bytes a second against the profile's bandwidth (0 to 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bandwidth_used: Option<f64>,
