@@ -10,6 +10,7 @@
 # start at RECORDS too, do not collide.
 #   YCSB_SRC=~/src/YCSB bench/compare-ycsb.sh                 # a b c e f on innodb
 #   YCSB_SRC=... ENGINE=postgres RECORDS=100000 OPERATIONS=100000 CLIENTS=4 bench/compare-ycsb.sh "b c"
+#   YCSB_SRC=... ENGINE=postgres NETWORK=same-az bench/compare-ycsb.sh a      # both over same-az
 # YCSB_SRC is a checkout of github.com/brianfrankcooper/YCSB at tag 0.17.0. Prints: the
 # statements each tool sends, by shape; each load's throughput and database size; per
 # workload, each tool's operations per kind (the mix), throughput, the server's CPU µs per
@@ -42,19 +43,34 @@ case $ENGINE in
     cp="$cp:$m2/mysql/mysql-connector-java/5.1.49/mysql-connector-java-5.1.49.jar"
     tcp_mariadb ycsb ycsb
     sql() { mariadb -S "$work/mysqld.sock" -uroot -N -D "${2:-ycsb}" -e "$1"; }
-    jdbc() { echo "-p db.driver=com.mysql.jdbc.Driver -p db.url=jdbc:mysql://127.0.0.1:${PORT:-3307}/$1?useSSL=false -p db.user=ycsb -p db.passwd=ycsb"; }
-    url_of() { echo "mysql://ycsb:ycsb@127.0.0.1:${PORT:-3307}/$1"; }
+    client_port=${PORT:-3307}
+    jdbc() { echo "-p db.driver=com.mysql.jdbc.Driver -p db.url=jdbc:mysql://127.0.0.1:$client_port/$1?useSSL=false -p db.user=ycsb -p db.passwd=ycsb"; }
+    url_of() { echo "mysql://ycsb:ycsb@127.0.0.1:$client_port/$1"; }
     ;;
   postgres)
     mvn -q dependency:get -Dartifact=org.postgresql:postgresql:42.7.4 -Dtransitive=false >/dev/null
     cp="$cp:$m2/org/postgresql/postgresql/42.7.4/postgresql-42.7.4.jar"
     tcp_postgres ycsb
     sql() { psql -h "$pg_sock" -p "${PG_PORT:-5433}" -U postgres -d "${2:-ycsb}" -qAtc "$1"; }
-    jdbc() { echo "-p db.driver=org.postgresql.Driver -p db.url=jdbc:postgresql://127.0.0.1:${PG_PORT:-5433}/$1 -p db.user=postgres -p db.passwd="; }
-    url_of() { echo "host=127.0.0.1 port=${PG_PORT:-5433} user=postgres dbname=$1"; }
+    client_port=${PG_PORT:-5433}
+    jdbc() { echo "-p db.driver=org.postgresql.Driver -p db.url=jdbc:postgresql://127.0.0.1:$client_port/$1 -p db.user=postgres -p db.passwd="; }
+    url_of() { echo "host=127.0.0.1 port=$client_port user=postgres dbname=$1"; }
     ;;
   *) echo "compare-ycsb: ENGINE is innodb or postgres, not $ENGINE" >&2; exit 2 ;;
 esac
+# NETWORK=PROFILE (same-az, cross-az, a profile file: `fathom networks`): both tools' clients
+# cross fathom's delay relay with that profile, started here in front of the server's TCP port;
+# the script's own statements (sql) stay on the server's unix socket. The relay reads its
+# standard input until this script ends, and then ends too.
+path="loopback TCP"
+if [[ -n ${NETWORK:-} ]]; then
+  "$fathom" relay --to "127.0.0.1:$client_port" --profile "$NETWORK" >"$work/relay.out" \
+    2>"$work/relay.err" < <(while kill -0 $$ 2>/dev/null; do sleep 1; done) &
+  for _ in $(seq 100); do [[ -s $work/relay.out ]] && break; sleep 0.1; done
+  client_port=$(sed -nE 's/^listen=127\.0\.0\.1:([0-9]+) .*/\1/p' "$work/relay.out")
+  [[ -n $client_port ]] || { cat "$work/relay.err" >&2; exit 1; }
+  path="fathom's relay ($NETWORK: $(cat "$work/relay.out"))"
+fi
 # fathom's run on database $1, as an array (GNU time runs it): $on.
 on() { on=("$fathom" run --engine "$ENGINE" --set "url=$(url_of "$1")" --set "pid=$server"); }
 timed() { /usr/bin/time -f '%U %S' -o "$1" "${@:2}"; }
@@ -171,5 +187,5 @@ one_run() {
   echo "$counts $(((t1 - t0) * tick_us))"
 }
 alternate_ycsb "$workloads" srv_us/op
-echo "$ENGINE over loopback TCP, $RECORDS records, $OPERATIONS operations per run, $CLIENTS clients; medians of $REPEATS alternating repeats"
+echo "$ENGINE over $path, $RECORDS records, $OPERATIONS operations per run, $CLIENTS clients; medians of $REPEATS alternating repeats"
 echo "srv_us/op: the server's CPU per operation (/proc); cli_us/op: each tool's whole process (GNU time; the JVM's start included for YCSB)"

@@ -76,7 +76,8 @@ enum Command {
     /// List the network profiles `--network` takes, with their figures and sources.
     Networks,
     /// Relay TCP connections to a server with a network profile's delay (what `--network`
-    /// starts in a process of its own); not for use by hand.
+    /// starts in a process of its own; bench scripts put peer tools behind it); not for
+    /// everyday use.
     #[command(hide = true)]
     Relay(RelayArgs),
     /// Hold a new network namespace for a run's server until standard input closes (what
@@ -164,10 +165,14 @@ struct RelayArgs {
     /// The server's address.
     #[arg(long)]
     to: std::net::SocketAddr,
+    /// A network profile's figures (a bundled name or a file), instead of the three below: how a
+    /// peer tool (bench/compare-ycsb.sh) crosses the path a run's clients cross.
+    #[arg(long, conflicts_with_all = ["rtt_us", "jitter_us", "mbit"])]
+    profile: Option<String>,
+    #[arg(long, required_unless_present = "profile")]
+    rtt_us: Option<f64>,
     #[arg(long)]
-    rtt_us: f64,
-    #[arg(long, default_value_t = 0.0)]
-    jitter_us: f64,
+    jitter_us: Option<f64>,
     #[arg(long)]
     mbit: Option<f64>,
     /// The run it serves (its data directory), named so what a killed run left is found.
@@ -180,10 +185,20 @@ struct RelayArgs {
 /// round trip again (once the server is up), answered with the ready line again.
 fn relay(a: &RelayArgs) -> anyhow::Result<()> {
     use std::io::{BufRead, Write};
-    let shape = fathom_run::network::relay::Shape {
-        rtt_us: a.rtt_us,
-        jitter_us: a.jitter_us,
-        mbit: a.mbit,
+    let shape = match &a.profile {
+        Some(p) => {
+            let p = fathom_run::network::profile::find(p, std::path::Path::new("."), "--profile")?;
+            fathom_run::network::relay::Shape {
+                rtt_us: p.rtt_us,
+                jitter_us: p.jitter_us,
+                mbit: p.mbit,
+            }
+        }
+        None => fathom_run::network::relay::Shape {
+            rtt_us: a.rtt_us.unwrap_or_default(),
+            jitter_us: a.jitter_us.unwrap_or_default(),
+            mbit: a.mbit,
+        },
     };
     let mut relay = fathom_run::network::relay::start(a.to, shape)?;
     let mut out = std::io::stdout();
