@@ -1,7 +1,7 @@
 //! Network profiles (`--network`), end to end on real servers: PostgreSQL's point selects at
 //! one client over `same-az` run at the rate of one round trip plus the unix socket's service
 //! time, with the round trip measured, the server's own time beside it, and "network" bounding
-//! the step; InnoDB over loopback TCP counts its bytes and its busy time; the `namespace` profile puts the server in a network namespace of its
+//! the step; InnoDB over loopback TCP counts its bytes and its busy time, FerretDB its bytes; the `namespace` profile puts the server in a network namespace of its
 //! own; bad profiles are refused before anything runs; a killed or interrupted run leaves no
 //! relay, no namespace's veth pair and no server.
 
@@ -113,6 +113,25 @@ fn innodb_over_loopback_tcp_counts_its_bytes() {
         .as_str()
         .unwrap()
         .starts_with("server on TCP 127.0.0.1:"));
+}
+
+/// FerretDB (`--engine mongodb` without `url`) on TCP: its clients' reads of YCSB C each take
+/// one round trip, counted with their bytes.
+#[test]
+fn ferretdb_over_loopback_tcp_counts_its_bytes() {
+    let dir = server_scratch();
+    let results = dir.path().join("results");
+    ok(&run(
+        "--engine mongodb --workload ycsb/workloadc --param records=1000 \
+         --param operations=5000 --clients 1 --network loopback-tcp",
+        &results,
+    ));
+    let report = report_json(&results);
+    let read = step(&report["runs"][0], "run");
+    let n = &read["network"];
+    assert_eq!(n["profile"], "loopback-tcp");
+    assert!(within(f(&n["round_trips_per_op"]), 1.0, 0.01), "{n}");
+    assert!(f(&n["received_bytes_per_op"]) > 100.0, "{n}");
 }
 
 /// Refused before anything runs, each naming where and why: no results directory appears.

@@ -243,7 +243,7 @@ pub fn resolve_setup(
 }
 
 /// The setup's network profile (its own over the run's), checked before anything runs: its
-/// figures, and that the engine is a server fathom starts over a wire it speaks (a SQL one).
+/// figures, and that the engine is a server fathom starts.
 fn network(
     setup: &SetupInput,
     engine: &EngineEntry,
@@ -263,17 +263,12 @@ fn network(
     if profile.namespace {
         crate::network::namespace::Namespace::check(&key)?;
     }
-    let sql = matches!(engine.open, fathom_engines::Opener::Sql(_));
-    if !engine.server || !sql {
+    if !engine.server {
         anyhow::bail!(
-            "{key}: `{given}` needs a SQL server fathom starts (postgres, innodb, myrocks); \
-             {} {}",
+            "{key}: `{given}` needs a server fathom starts (postgres, innodb, myrocks, \
+             mongodb); {} is embedded: its clients call it in fathom's own process, over no \
+             network",
             engine.name,
-            if engine.server {
-                "is not one yet (its clients' connections are not put on TCP)"
-            } else {
-                "is embedded: its clients call it in fathom's own process, over no network"
-            }
         );
     }
     if setup.settings.contains_key("url") {

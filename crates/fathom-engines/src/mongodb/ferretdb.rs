@@ -1,9 +1,9 @@
 //! The document server fathom starts when given no URL: FerretDB (MongoDB's wire protocol,
 //! `--handler=postgresql`), built by `scripts/fetch-engine.sh ferretdb VERSION`, over a
 //! PostgreSQL fathom starts from Debian's packages. Both run in the run's data directory and
-//! memory group, listen on unix sockets only, and stop with the engine (FerretDB first). The
-//! sampled processes are both servers with their children; the engine counters are
-//! PostgreSQL's.
+//! memory group, listen on unix sockets (FerretDB on TCP too when the run asks: `--network`),
+//! and stop with the engine (FerretDB first). The sampled processes are both servers with their
+//! children; the engine counters are PostgreSQL's.
 
 use crate::postgres::{self, Postgres};
 use crate::server::{Launch, Managed, Server, SocketDir};
@@ -43,6 +43,8 @@ pub struct Ferret {
     ferret: Managed,
     pid: u32,
     socket: PathBuf,
+    /// Where the workloads connect over TCP (`--network`): FerretDB's address, or the relay's.
+    tcp: Option<std::net::SocketAddr>,
     bin: PathBuf,
     pg: Postgres,
 }
@@ -74,11 +76,12 @@ impl Ferret {
             pg.database(),
             pg_dir.display()
         );
+        // No TCP listener unless the run asks (`--network`), no debug HTTP listener.
+        let listen = (config.network.as_ref()).map_or(String::new(), |n| n.listen.to_string());
         let args = vec![
             "--handler=postgresql".into(),
             format!("--postgresql-url={backend}"),
-            // No TCP listener and no debug HTTP listener: the socket only.
-            "--listen-addr=".into(),
+            format!("--listen-addr={listen}"),
             format!("--listen-unix={}", socket.display()),
             "--debug-addr=-".into(),
             format!("--state-dir={}", state.display()),
@@ -94,24 +97,37 @@ impl Ferret {
                 user: None,
                 groups: config.groups.clone(),
                 stop_signal: libc::SIGTERM,
-                netns: None,
+                netns: config.network.as_ref().and_then(|n| n.netns.clone()),
             },
         )?;
         server.wait_ready(Duration::from_secs(60), || {
             std::os::unix::net::UnixStream::connect(&socket)?;
+            if let Some(n) = &config.network {
+                std::net::TcpStream::connect(n.listen)?;
+            }
             Ok(())
         })?;
         Ok(Ferret {
             pid: server.pid(),
             ferret: Managed::new(server, sock_dir),
             socket,
+            tcp: config.network.as_ref().map(|n| n.connect),
             bin,
             pg,
         })
     }
 
-    /// The driver's URL of FerretDB's socket.
+    /// The workloads' URL: FerretDB's socket, or its TCP address (`--network`).
     pub fn url(&self) -> String {
+        match self.tcp {
+            Some(at) => format!("mongodb://{at}/"),
+            None => self.admin_url(),
+        }
+    }
+
+    /// fathom's own URL for its commands (counters, settings, maintenance): the socket, so
+    /// they cost a run's network path nothing.
+    pub fn admin_url(&self) -> String {
         format!("mongodb://{}/", percent_encoded(&self.socket))
     }
 

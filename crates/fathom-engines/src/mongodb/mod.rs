@@ -168,11 +168,15 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn DocEngine>> {
     );
     // The engine's own commands go on a connection of fathom's client where it can reach the
     // server; the driver is made only where that or the sessions need it.
+    // A server fathom started on TCP (`--network`) takes fathom's commands on its socket.
+    let admin_url = backend
+        .as_ref()
+        .map_or_else(|| url.clone(), |f| f.admin_url());
     let mut driver = None;
     let admin = match &lean {
-        Ok(c) => Admin::Lean(std::sync::Mutex::new(
-            wire::MsgConn::connect(&c.endpoint)
-                .map_err(|e| anyhow::anyhow!("cannot reach the server at {url}: {e}"))?,
+        Ok(_) => Admin::Lean(std::sync::Mutex::new(
+            wire::MsgConn::connect(&url::MongoUrl::parse(&admin_url)?.endpoint())
+                .map_err(|e| anyhow::anyhow!("cannot reach the server at {admin_url}: {e}"))?,
         )),
         Err(why) => {
             let d = Driver::connect(&url, &s.database, write.as_ref(), read.as_ref())

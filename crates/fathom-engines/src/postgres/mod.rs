@@ -95,7 +95,12 @@ pub(crate) fn start_backend(config: &EngineConfig, cache: u64) -> anyhow::Result
     let bin = Pg
         .install(&ServerSettings::default())?
         .ok_or_else(|| anyhow::anyhow!("no PostgreSQL install to start"))?;
-    SqlServer::start(Pg, config, &bin, &setup, cache)
+    // The server in front takes the run's network path; its backend stays on its socket.
+    let config = EngineConfig {
+        network: None,
+        ..config.clone()
+    };
+    SqlServer::start(Pg, &config, &bin, &setup, cache)
 }
 
 /// fathom's PostgreSQL clients (its own, and the postgres crate's as built here) speak no TLS: a

@@ -40,7 +40,8 @@ pub struct Verdict {
 /// the clients spend over half their time off a CPU (they wait on it), else the clients, whose
 /// CPU is all fathom's. Over a network with a measured round trip (`--network`), when the
 /// clients spend over half their time on the wire, the clients, their wait split into the wire
-/// ("network": round trips × the round trip) and the server's answer ("server").
+/// ("network": round trips × the round trip) and the server's answer ("server": its own time on
+/// the statements where it counts it, the rest "hand-offs").
 pub fn judged_shares(m: &StepSummary) -> Option<(&'static str, Vec<Share>)> {
     let time = m.time.as_ref()?;
     let c = &time.clients;
@@ -73,15 +74,21 @@ pub fn judged_shares(m: &StepSummary) -> Option<(&'static str, Vec<Share>)> {
 }
 
 /// The clients' shares split by the wire when they spent over half their time on it: on a CPU
-/// (fathom's), waiting for one, paced, on the wire, and the rest of their waits (the server's
-/// answer, its queue and the client's own wake-ups).
+/// (fathom's), waiting for one, paced, on the wire, and the rest of their waits: the server's
+/// answer (its own time on the statements, where it counts it) and the hand-offs around it (its
+/// queue, its protocol work outside the statement, the wake-ups on both sides).
 fn on_the_wire(m: &StepSummary, c: &GroupTime) -> Option<Vec<Share>> {
-    let wire_us = m.network.as_ref()?.wire_us_per_op?;
+    let n = m.network.as_ref()?;
+    let wire_us = n.wire_us_per_op?;
     let waited = c.wall_s - c.cpu_s - c.runq_s - c.paced_s.unwrap_or(0.0);
     let wire = (wire_us * m.ops as f64 / 1e6).min(waited.max(0.0));
     if wire / c.wall_s <= 0.5 {
         return None;
     }
+    let answer = (waited - wire).max(0.0);
+    let server = n
+        .server_us_per_op
+        .map_or(answer, |s| (s * m.ops as f64 / 1e6).min(answer));
     let f = |x: f64| x / c.wall_s;
     let mut shares = vec![
         Share {
@@ -98,9 +105,15 @@ fn on_the_wire(m: &StepSummary, c: &GroupTime) -> Option<Vec<Share>> {
         },
         Share {
             name: "server",
-            fraction: f(waited - wire),
+            fraction: f(server),
         },
     ];
+    if n.server_us_per_op.is_some() {
+        shares.push(Share {
+            name: "hand-offs",
+            fraction: f(answer - server),
+        });
+    }
     if let Some(p) = c.paced_s {
         shares.push(Share {
             name: "paced",
@@ -214,6 +227,11 @@ fn qualify(name: &str, m: &StepSummary, limits: Option<&DeviceLimits>) -> Qualif
         )),
         "network" => network(m),
         "server" => Qualified::plain("latency-bound: waiting on the server's answer".into()),
+        "hand-offs" => Qualified::plain(
+            "latency-bound: the waits around the server's statements (its queue, its protocol \
+             work, the wake-ups)"
+                .into(),
+        ),
         "sleep" => Qualified::plain("latency-bound: asleep in a timer (throttled?)".into()),
         "engine throttling" => Qualified::plain(
             "the engine held its clients back, asleep in a timer (RocksDB's write stalls when \
@@ -237,9 +255,12 @@ fn network(m: &StepSummary) -> Qualified {
             100.0 * used
         ));
     }
+    let server = (n.server_us_per_op)
+        .map(|s| format!("; the server's own time {s:.0} µs"))
+        .unwrap_or_default();
     match (n.rtt_us, n.wire_us_per_op) {
         (Some(rtt), Some(wire)) => Qualified::plain(format!(
-            "latency-bound: {:.2} round trips an operation x {rtt:.0} µs = {wire:.0} µs of {:.0} µs",
+            "latency-bound: {:.2} round trips an operation x {rtt:.0} µs = {wire:.0} µs of {:.0} µs{server}",
             n.round_trips_per_op, m.usec_op
         )),
         _ => Qualified::plain("latency-bound: waiting on the other side".into()),
@@ -482,6 +503,18 @@ mod tests {
         m.network.as_mut().unwrap().bandwidth_used = Some(0.9);
         let q = judge(&[&m], &m, None).unwrap().qualifier.unwrap();
         assert_eq!(q, "saturated: 90% of the profile's bandwidth");
+        // The server's own time counted: the rest of the answer is hand-offs.
+        m.network.as_mut().unwrap().bandwidth_used = None;
+        m.network.as_mut().unwrap().server_us_per_op = Some(400.0);
+        let v = judge(&[&m], &m, None).unwrap();
+        let share = |name: &str| v.shares.iter().find(|s| s.name == name).unwrap().fraction;
+        assert!((share("server") - 0.04).abs() < 1e-9, "{:?}", v.shares);
+        assert!((share("hand-offs") - 0.06).abs() < 1e-9, "{:?}", v.shares);
+        let q = v.qualifier.unwrap();
+        assert!(
+            q.ends_with("of 10000 µs; the server's own time 400 µs"),
+            "{q}"
+        );
         // A short wire: the server's time is what the clients waited on.
         m.network.as_mut().unwrap().wire_us_per_op = Some(1000.0);
         assert!(on_the_wire(&m, &m.time.as_ref().unwrap().clients).is_none());
