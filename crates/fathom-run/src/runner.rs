@@ -123,18 +123,97 @@ pub(crate) fn run_here(
     // On before the engine's threads exist, off (as it was) when the run ends.
     let _delay_accounting = fathom_measure::sample::threads::DelayAccounting::on();
     let data = DataDir::fresh(place, &label)?;
+    // The engine bound last, so dropped first on an early return, before what is around it.
+    let (around, mut engine) = open_engine(spec, place, &data.path, handed)?;
+    let (limit, throttle) = (around.limit.as_ref(), around.throttle.as_ref());
+    let target = engine.get().expect("just opened").target();
+    // Checked before the run directory exists, like the setup.
+    let profiler = profiler(spec, target, limit)?;
+    // The run directory exists only once the engine has accepted its setup.
+    let run_dir = match &place.dir_name {
+        Some(name) => RunDir::create_named(&place.results, name)?,
+        None => RunDir::create(&place.results, &label)?,
+    };
+    let sampler = Sampler::new(target.data_dirs(), target.pids());
+    let mut host = fathom_measure::sample::host::host_facts(
+        &data.path,
+        sampler.device().map(|d| d.name.as_str()),
+        limit.map(MemoryLimit::describe),
+    );
+    host.device_limits = judged_limits(throttle, &sampler, place, &host);
+    host.network_path = around.network().map(crate::network::RunNetwork::describe);
+    let mut manifest = manifest(spec, workload.params(), target, host, place);
+    run_dir.write_manifest(&manifest)?;
+    observer.run_started(&manifest, spec, &run_dir.path);
+    let mut steps = crate::steps::Steps {
+        spec,
+        calibrate: place.calibrate,
+        workload: workload.as_ref(),
+        engine: &mut engine,
+        sampler: &sampler,
+        run_dir: &run_dir,
+        profiler: profiler.as_ref(),
+        gate: &place.gate,
+        stop: &place.stop,
+        network: around.network(),
+    };
+    let dirs = [
+        ("data directory", data.path.as_path()),
+        ("results directory", place.results.as_path()),
+    ];
+    let result = steps
+        .run(observer)
+        .map_err(|e| explain_failure(e, engine.get(), limit, &dirs));
+    finish(&mut manifest, &result, (limit, throttle), &place.stop);
+    let saved = run_dir.write_manifest(&manifest);
+    engine.close();
+    drop(around);
+    match (result, saved) {
+        (Ok(()), Ok(())) => Ok(run_dir.path.clone()),
+        (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
+        // What failed the step says more than the manifest that could not follow it.
+        (Err(e), Err(saving)) => Err(anyhow::anyhow!("{e:#}\n(and {saving:#})")),
+    }
+}
+
+/// What a run puts in place around its engine, dropped after it closes in this order: the
+/// network path (the relay, the namespace), the memory limit, the device profile's group.
+struct Around {
+    network: Option<crate::network::RunNetwork>,
+    /// A client host of its own's network (`--host-namespace`): no server to place, metered.
+    joined: Option<crate::network::RunNetwork>,
+    limit: Option<MemoryLimit>,
+    throttle: Option<DeviceThrottle>,
+}
+
+impl Around {
+    /// The path the run's clients reach the server over, when it is not the unix socket.
+    fn network(&self) -> Option<&crate::network::RunNetwork> {
+        self.network.as_ref().or(self.joined.as_ref())
+    }
+}
+
+/// Opens the engine in `data` with what goes around it in place first (the memory limit, the
+/// device profile's group, the network path) and the network settled after; `handed` is the
+/// memory group a supervising fathom made.
+fn open_engine(
+    spec: &RunSpec,
+    place: &Place,
+    data: &Path,
+    handed: Option<MemoryLimit>,
+) -> anyhow::Result<(Around, OpenEngine)> {
     let limit = memory_limit(spec, handed)?;
-    let throttle = device_throttle(spec, &data.path)?;
+    let throttle = device_throttle(spec, data)?;
     let mut network = (spec.setup.network.as_ref())
-        .map(|n| crate::network::RunNetwork::start(n, &data.path))
+        .map(|n| crate::network::RunNetwork::start(n, data))
         .transpose()?
         .flatten();
     let groups = (limit.iter().map(MemoryLimit::procs_file))
         .chain(throttle.iter().map(DeviceThrottle::procs_file));
-    let mut engine = OpenEngine::open(
+    let engine = OpenEngine::open(
         spec.setup.engine,
         EngineConfig {
-            data_dir: data.path.clone(),
+            data_dir: data.to_path_buf(),
             options: spec.setup.options.clone(),
             settings: spec.setup.settings.clone(),
             groups: groups.collect(),
@@ -149,62 +228,13 @@ pub(crate) fn run_here(
     let joined = (place.host_link.as_deref())
         .filter(|_| network.is_none())
         .map(crate::network::RunNetwork::joined);
-    let network_path = network.as_ref().or(joined.as_ref());
-    let target = engine.get().expect("just opened").target();
-    // Checked before the run directory exists, like the setup.
-    let profiler = profiler(spec, target, limit.as_ref())?;
-    // The run directory exists only once the engine has accepted its setup.
-    let run_dir = match &place.dir_name {
-        Some(name) => RunDir::create_named(&place.results, name)?,
-        None => RunDir::create(&place.results, &label)?,
+    let around = Around {
+        network,
+        joined,
+        limit,
+        throttle,
     };
-    let sampler = Sampler::new(target.data_dirs(), target.pids());
-    let mut host = fathom_measure::sample::host::host_facts(
-        &data.path,
-        sampler.device().map(|d| d.name.as_str()),
-        limit.as_ref().map(MemoryLimit::describe),
-    );
-    host.device_limits = judged_limits(throttle.as_ref(), &sampler, place, &host);
-    host.network_path = network_path.map(crate::network::RunNetwork::describe);
-    let mut manifest = manifest(spec, workload.params(), target, host, place);
-    run_dir.write_manifest(&manifest)?;
-    observer.run_started(&manifest, spec, &run_dir.path);
-    let mut steps = crate::steps::Steps {
-        spec,
-        calibrate: place.calibrate,
-        workload: workload.as_ref(),
-        engine: &mut engine,
-        sampler: &sampler,
-        run_dir: &run_dir,
-        profiler: profiler.as_ref(),
-        gate: &place.gate,
-        stop: &place.stop,
-        network: network_path,
-    };
-    let dirs = [
-        ("data directory", data.path.as_path()),
-        ("results directory", place.results.as_path()),
-    ];
-    let result = steps
-        .run(observer)
-        .map_err(|e| explain_failure(e, engine.get(), limit.as_ref(), &dirs));
-    finish(
-        &mut manifest,
-        &result,
-        (limit.as_ref(), throttle.as_ref()),
-        &place.stop,
-    );
-    let saved = run_dir.write_manifest(&manifest);
-    engine.close();
-    drop(network);
-    drop(limit);
-    drop(throttle);
-    match (result, saved) {
-        (Ok(()), Ok(())) => Ok(run_dir.path.clone()),
-        (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
-        // What failed the step says more than the manifest that could not follow it.
-        (Err(e), Err(saving)) => Err(anyhow::anyhow!("{e:#}\n(and {saving:#})")),
-    }
+    Ok((around, engine))
 }
 
 /// The memory limit, in place before the database opens so its pages are charged to the group:
