@@ -1,5 +1,5 @@
 //! What an engine did in the background during a step — a flush, a compaction, writes stalled
-//! or stopped, a checkpoint — with when it began and ended: the timeline a step's slowest
+//! or stopped, a checkpoint, a session waiting for a lock — with when it began and ended: the timeline a step's slowest
 //! operations are laid against ("Why the slowest operations were slow").
 
 use schemars::JsonSchema;
@@ -20,12 +20,17 @@ pub struct EngineEvent {
 }
 
 /// The kinds of event engines report, in the order reports list them.
-pub const WHATS: &[&str] = &[STOP, STALL, FLUSH, COMPACTION, CHECKPOINT, EVICTION, VACUUM];
+pub const WHATS: &[&str] = &[
+    STOP, STALL, LOCK_WAIT, FLUSH, COMPACTION, CHECKPOINT, EVICTION, VACUUM,
+];
 
 /// Writes stopped until a flush or compaction catches up (RocksDB's "Stopping writes").
 pub const STOP: &str = "write stop";
 /// Writes slowed down by the engine (RocksDB's "Stalling writes").
 pub const STALL: &str = "write stall";
+/// A server's session waiting for a lock another session holds (PostgreSQL's lock waits
+/// longer than its `deadlock_timeout`, from its log).
+pub const LOCK_WAIT: &str = "lock wait";
 /// A memtable or dirty cache written out.
 pub const FLUSH: &str = "flush";
 /// An LSM's compaction.

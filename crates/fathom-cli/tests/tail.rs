@@ -5,7 +5,8 @@
 //! window; scans over deleted records name the tombstones they skipped (RocksDB's perf
 //! context); with `--waits=bpf` (root), reads past a 1 MiB cache on a throttled device slept
 //! in the device for most of their time, and reads of more clients than cores waited for a CPU;
-//! WiredTiger's and PostgreSQL's checkpoints come from their own logs.
+//! WiredTiger's and PostgreSQL's checkpoints come from their own logs; a row lock another
+//! session holds is named for PostgreSQL's slowest updates from its log of lock waits.
 
 mod common;
 
@@ -258,4 +259,84 @@ fn postgres_checkpoints_come_from_its_log() {
     let tail = &step(&report["runs"][0], "run")["tail"];
     let n = checkpoints_in_window(tail);
     assert!(n >= 1, "no checkpoint in 10 s of writes: {tail}");
+}
+
+/// A lock another session holds: while a run's two clients update one row, a session of the
+/// test's own (psql) holds that row three times for a second. The slowest updates waited on
+/// it, and PostgreSQL's log of its lock waits (`log_lock_waits`, here from 100 ms) names the
+/// lock for them by the time they spent inside the waits, with high confidence, and says who
+/// held it.
+#[test]
+fn a_lock_held_by_another_session_is_named_for_the_slowest_updates() {
+    let dir = server_scratch();
+    let (data, results) = (dir.path().join("data"), dir.path().join("results"));
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_fathom"))
+        .args(
+            "run --engine postgres --workload sysbench --param tests=oltp_update_non_index \
+             --param table_size=1 --clients 2 --duration 8s --no-calibrate"
+                .split_whitespace(),
+        )
+        .args(["--setup", "deadlock_timeout = 100ms", "--data-dir"])
+        .arg(&data)
+        .arg("--results")
+        .arg(&results)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The server's port and socket directory, from its pid file (lines 4 and 5) once it says
+    // it is ready.
+    let pid_file = data.join("pgdata/postmaster.pid");
+    let read = || std::fs::read_to_string(&pid_file).unwrap_or_default();
+    let ready = || read().lines().any(|l| l.trim() == "ready");
+    assert!(wait_for(120, ready), "no server");
+    let text = read();
+    let lines: Vec<&str> = text.lines().collect();
+    let (port, socket) = (lines[3].to_string(), lines[4].to_string());
+    let psql = |sql: &str| {
+        std::process::Command::new("psql")
+            .args(["-h", &socket, "-p", &port, "-U", "postgres", "-d", "sbtest"])
+            .args(["-qAtc", sql])
+            .output()
+            .unwrap()
+    };
+    // Once the clients are updating.
+    let updating = "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'UPDATE sbtest1%'";
+    let last = std::cell::RefCell::new(String::new());
+    assert!(
+        wait_for(120, || {
+            let out = psql(updating);
+            *last.borrow_mut() = format!("{out:?}");
+            String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .parse::<u32>()
+                .unwrap_or(0)
+                > 0
+        }),
+        "the updates never began: {}",
+        last.borrow()
+    );
+    for _ in 0..3 {
+        std::thread::sleep(std::time::Duration::from_millis(1200));
+        let held = psql(
+            "BEGIN; SELECT id FROM sbtest1 WHERE id = 1 FOR UPDATE; SELECT pg_sleep(1); COMMIT",
+        );
+        assert!(held.status.success(), "{held:?}");
+    }
+    let out = run.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = report_json(&results);
+    let title = "oltp_update_non_index: the slowest operations, ms";
+    let row = table_row(&report, title, "event");
+    assert_eq!(row["cause"], "lock wait", "{row:?}");
+    assert_eq!(row["confidence"], "high", "{row:?}");
+    let said = row["what the engine said"].as_str().unwrap();
+    assert!(
+        said.contains("waited for") && said.contains("held by process"),
+        "{row:?}"
+    );
 }

@@ -37,6 +37,7 @@ fn band_colour(what: &str) -> &'static str {
     match what {
         "write stop" => "#d62728",
         "write stall" => "#ff7f0e",
+        "lock wait" => "#e377c2",
         "flush" => "#17becf",
         "compaction" => "#7f7f7f",
         "checkpoint" => "#9467bd",

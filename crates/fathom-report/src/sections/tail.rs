@@ -40,17 +40,17 @@ all clients; episodes: those within 250 ms of each other taken as one moment), p
 operations, the slowest and the median of those kept, ms; waited in: with --waits=bpf, the share of the\n\
 kept operations' time their threads slept in each kind of wait or waited for a CPU (the two largest;\n\
 waits from 50 µs); on a cpu: none of those; cause: a kind of event the engine reported during them\n\
-(write stop, write stall, flush, compaction, checkpoint, eviction, autovacuum), or more of a kind of\n\
-work it counted per operation (RocksDB's perf context: tombstones skipped, keys stepped over, blocks and\n\
-bytes read, cache hits). For an event: slow%: the kept operations that overlapped one; time%: the share\n\
-of their time spent inside one; window%: the share of the step's window such events covered; chance: how\n\
-likely as many episodes or more would overlap one if they had nothing to do with it. For work: each kept\n\
-operation is set against the 64 of its kind before it on its client; slow%: those that did more than 90%\n\
-of theirs; chance: how likely their ranks would be as high with no link between work and latency; what\n\
-the engine said: what those that did more did (median) against what the operations beside them did.\n\
-confidence: high under 0.001, medium under 0.01 (for writes in a write stop or stall, which holds them\n\
-back: high from 80% of their time inside, medium from 50%), - not named (docs/tail.md gives the\n\
-simulation's error rates).\n";
+(write stop, write stall, lock wait, flush, compaction, checkpoint, eviction, autovacuum), or more of a\n\
+kind of work it counted per operation (RocksDB's perf context: tombstones skipped, keys stepped over,\n\
+blocks and bytes read, cache hits). For an event: slow%: the kept operations that overlapped one; time%:\n\
+the share of their time spent inside one; window%: the share of the step's window such events covered;\n\
+chance: how likely as many episodes or more would overlap one if they had nothing to do with it. For\n\
+work: each kept operation is set against the 64 of its kind before it on its client; slow%: those that\n\
+did more than 90% of theirs; chance: how likely their ranks would be as high with no link between work\n\
+and latency; what the engine said: what those that did more did (median) against what the operations\n\
+beside them did. confidence: high under 0.001, medium under 0.01 (for writes in a write stop or stall,\n\
+and any operation in a lock wait, which hold them back: high from 80% of their time inside, medium from\n\
+50%), - not named (docs/tail.md gives the simulation's error rates).\n";
 
 /// One table per step whose engine told what it did.
 pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {

@@ -5,9 +5,9 @@
 //! are one moment of the step, not independent witnesses), each episode's chance of
 //! overlapping the cause is what a span of its length placed anywhere in the window would
 //! have, and the count that did is weighed by its exact tail probability (Poisson binomial).
-//! Writes held back by the engine (a write stop or stall) are named by their mechanism instead:
-//! a write that spent most of its time inside one waited on it, however often the engine
-//! stalls. The seeded simulation in `simulation.rs` measures how often a cause is named when
+//! Writes held back by the engine (a write stop or stall), and any operation of a server whose
+//! sessions waited on a lock, are named by their mechanism instead: an operation that spent most
+//! of its time inside one waited on it, however often the engine stalls. The seeded simulation in `simulation.rs` measures how often a cause is named when
 //! the slow operations had nothing to do with it, and how often a real one is found
 //! (docs/tail.md).
 
@@ -21,7 +21,7 @@ pub mod work;
 mod work_simulation;
 
 use crate::bound::Confidence;
-use fathom_api::events::{EngineEvent, STALL, STOP, WHATS};
+use fathom_api::events::{EngineEvent, LOCK_WAIT, STALL, STOP, WHATS};
 use fathom_schema::result::tail::{SlowOp, Tail};
 
 /// Slow operations closer than this (µs) belong to one episode.
@@ -123,7 +123,8 @@ fn of_kind(
         .iter()
         .filter_map(|what| {
             let of: Vec<&EngineEvent> = events.iter().filter(|e| e.what == *what).collect();
-            let blocks = writes && (*what == STOP || *what == STALL);
+            // A stop or stall holds writes back; a lock wait holds any statement.
+            let blocks = (writes && (*what == STOP || *what == STALL)) || *what == LOCK_WAIT;
             cause(what, &of, ops, &spans, window, blocks)
         })
         .collect();
