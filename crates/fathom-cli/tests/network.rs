@@ -13,7 +13,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-/// One at a time: a delayed path's timing wants the cores to itself as far as tests allow.
+/// One at a time, every test that starts a server: a delayed path's timing wants the cores to
+/// itself as far as tests allow (a FerretDB starting beside it once made the relay's
+/// calibration see a busy host, and the path shorter than the profile's).
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 const POINT_SELECTS: &str = "--workload sysbench --param tests=oltp_point_select \
@@ -85,6 +87,7 @@ fn same_az_point_selects_run_at_one_round_trip_plus_the_service_time() {
 
 #[test]
 fn innodb_over_loopback_tcp_counts_its_bytes() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = server_scratch();
     let results = dir.path().join("results");
     ok(&run(
@@ -119,6 +122,7 @@ fn innodb_over_loopback_tcp_counts_its_bytes() {
 /// one round trip, counted with their bytes.
 #[test]
 fn ferretdb_over_loopback_tcp_counts_its_bytes() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = server_scratch();
     let results = dir.path().join("results");
     ok(&run(
