@@ -360,25 +360,24 @@ impl Running {
         // A step of `steer` under way ends before the delay goes to 0.
         std::thread::sleep(STEER_EVERY);
         set_delay(&self.links, 0);
-        let mut own: std::io::Result<f64> = Err(std::io::Error::other("no probe"));
-        let mut inside = 0.0;
+        // Each probe's median and the relay's hold meanwhile; the quietest kept.
+        let mut best: Option<(f64, f64)> = None;
+        let mut failed = None;
         for _ in 0..3 {
             let before = held_of(&self.links);
-            let this = probe_rtt(self.ready.probe, 100);
-            let held = held_of(&self.links)
-                .round_trip_since(&before)
-                .unwrap_or(0.0);
-            let better = match (&this, &own) {
-                (Ok(t), Ok(o)) => t < o,
-                (Ok(_), Err(_)) => true,
-                (Err(_), _) => false,
-            };
-            if better {
-                (own, inside) = (this, held);
-            } else if let (Err(e), Err(_)) = (this, &own) {
-                own = Err(e);
+            match probe_rtt(self.ready.probe, 100) {
+                Ok(t) if best.is_none_or(|(o, _)| t < o) => {
+                    let held = held_of(&self.links).round_trip_since(&before);
+                    best = Some((t, held.unwrap_or(0.0)));
+                }
+                Ok(_) => {}
+                Err(e) => failed = Some(e),
             }
         }
+        let inside = best.map_or(0.0, |b| b.1);
+        let own = best
+            .map(|b| b.0)
+            .ok_or_else(|| failed.unwrap_or_else(|| std::io::Error::other("no probe")));
         let one_way = match &own {
             Ok(own) => ((self.rtt_us - own).max(0.0) / 2.0 * 1000.0) as u64,
             Err(_) => (self.rtt_us / 2.0 * 1000.0) as u64,
