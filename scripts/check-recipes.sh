@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Follows docs/architecture.md's recipes for a new kv engine, a new workload and a step figure, step by step as
+# Follows docs/architecture.md's recipes for a new kv engine, a new workload, a step figure and a new
+# family (with an engine of it and a workload on it), step by step as
 # the doc writes them, in a copy of the tree (the templates are scripts/recipes/), checks the
 # copy with its tests, and runs the new engine's conformance test and the new workload's test:
 # a recipe whose file, line or registry moved fails here, so the doc cannot drift from the
@@ -34,8 +35,13 @@ for path, anchor, block in re.findall(
     lines[at[0] + 1:at[0] + 1] = block.rstrip("\n").split("\n")
     f.write_text("\n".join(lines))
     steps += 1
-if steps < 8:
-    sys.exit(f"check-recipes: docs/architecture.md's recipes have {steps} steps the script can follow; expected the kv engine's, the workload's and the step figure's (8)")
+# "At the end of `FILE`:" then a fenced block: the block goes at the file's end.
+for path, block in re.findall(r"At the end of `([^`]+)`:\s*```[a-z]*\n(.*?)```", doc, re.S):
+    f = root / path
+    f.write_text(f.read_text().rstrip("\n") + "\n\n" + block.rstrip() + "\n")
+    steps += 1
+if steps < 28:
+    sys.exit(f"check-recipes: docs/architecture.md's recipes have {steps} steps the script can follow; expected the kv engine's, the workload's, the step figure's and the family's (28)")
 print(f"check-recipes: followed {steps} steps of docs/architecture.md")
 PY
 (cd "$copy" && cargo check --release --workspace --all-targets --quiet)
@@ -51,9 +57,10 @@ passes_one() {
 }
 passes_one -p fathom-engines --test conformance -- --exact myengine
 passes_one -p fathom-workloads --lib -- myworkload::
+passes_one -p fathom-workloads --lib -- myappends::
 # The step figure's second step: the docs' table written, then checked as CI checks it.
 (cd "$copy" && UPDATE_DOCS=1 cargo test --release --quiet -p fathom-schema --lib figures:: >/dev/null)
 grep -q '^| hw/o | waits |' "$copy/docs/results.md" || { echo "check-recipes: docs/results.md's figure table lacks the recipe's figure" >&2; exit 1; }
 passes_one -p fathom-schema --lib -- figures::tests::the_docs_hold_this_table
 passes_one -p fathom-report --lib -- every_figure_is_a_column
-echo "check-recipes: a kv engine, a workload and a step figure added as the doc says build and pass their tests"
+echo "check-recipes: a kv engine, a workload, a step figure and a family added as the doc says build and pass their tests"

@@ -175,8 +175,4 @@ pub trait DocEngine: Target {
     fn drop_collections(&self, colls: &[&str]) -> anyhow::Result<()>;
     /// Creates indexes on a collection (creating the collection when it is missing).
     fn create_indexes(&self, coll: &str, indexes: &[Index]) -> anyhow::Result<()>;
-    /// How another client reaches the server (its URL), when it can.
-    fn url(&self) -> Option<String> {
-        None
-    }
 }

@@ -1,5 +1,10 @@
 //! An opened engine of any family, so the driver, samplers and workloads can hold one
 //! without caring whether it is a kv engine, a SQL database or a document server.
+//!
+//! The three enums are `#[non_exhaustive]`: outside this crate every `match` on them ends in
+//! an arm for a family it does not know (`Db::refused`), so a family added here compiles
+//! without touching a workload or the driver, and a workload runs on it once it has a file
+//! for it (docs/architecture.md, "A family").
 
 use crate::doc::DocEngine;
 use crate::kv::KvEngine;
@@ -7,6 +12,7 @@ use crate::sql::SqlEngine;
 use crate::target::Target;
 
 /// The three interfaces an engine can offer, and a workload can be written against.
+#[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Family {
@@ -42,6 +48,7 @@ impl std::fmt::Display for Family {
 }
 
 /// An engine as opened, owning it.
+#[non_exhaustive]
 pub enum Engine {
     Kv(Box<dyn KvEngine>),
     Sql(Box<dyn SqlEngine>),
@@ -50,6 +57,7 @@ pub enum Engine {
 
 /// A borrowed engine of any family, handed to workloads.
 #[derive(Clone, Copy)]
+#[non_exhaustive]
 pub enum Db<'e> {
     Kv(&'e dyn KvEngine),
     Sql(&'e dyn SqlEngine),
@@ -67,23 +75,15 @@ impl Engine {
 
     /// How another client reaches the engine (a server's URL); none for an embedded one.
     pub fn url(&self) -> Option<String> {
-        match self {
-            Engine::Kv(_) => None,
-            Engine::Sql(e) => e.url(),
-            Engine::Doc(e) => e.url(),
-        }
+        self.target().url()
     }
 
     pub fn target(&self) -> &dyn Target {
-        match self {
-            Engine::Kv(e) => e.as_ref(),
-            Engine::Sql(e) => e.as_ref(),
-            Engine::Doc(e) => e.as_ref(),
-        }
+        self.db().target()
     }
 }
 
-impl Db<'_> {
+impl<'e> Db<'e> {
     /// The family of the engine.
     pub fn family(&self) -> Family {
         match self {
@@ -91,5 +91,21 @@ impl Db<'_> {
             Db::Sql(_) => Family::Sql,
             Db::Doc(_) => Family::Doc,
         }
+    }
+
+    /// What the driver measures of the engine.
+    pub fn target(&self) -> &'e dyn Target {
+        match *self {
+            Db::Kv(e) => e,
+            Db::Sql(e) => e,
+            Db::Doc(e) => e,
+        }
+    }
+
+    /// The error for a family `who` has no implementation on: the last arm of a `match` on
+    /// `Db` outside this crate. A workload's entry lists its families, so a run is refused
+    /// before it starts; this is what a caller that skipped that check meets.
+    pub fn refused(&self, who: &str) -> anyhow::Error {
+        anyhow::anyhow!("{who} has no implementation on {} engines", self.family())
     }
 }

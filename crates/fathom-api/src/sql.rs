@@ -317,10 +317,6 @@ pub trait SqlEngine: Target {
         None
     }
     fn connect(&self) -> anyhow::Result<Box<dyn SqlConn + '_>>;
-    /// How another client reaches the database (a server's URL), when it can.
-    fn url(&self) -> Option<String> {
-        None
-    }
 }
 
 #[cfg(test)]

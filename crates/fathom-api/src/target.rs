@@ -91,6 +91,11 @@ pub trait Target: Send + Sync {
     fn pids(&self) -> Vec<u32> {
         self.identity().pids.clone()
     }
+    /// How another client reaches the engine (a server's URL), when it can; none for an
+    /// embedded one.
+    fn url(&self) -> Option<String> {
+        None
+    }
     /// The engine's cumulative statistics.
     fn counters(&self) -> Counters {
         Counters::new()

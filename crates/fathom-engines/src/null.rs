@@ -10,6 +10,7 @@
 use crate::{EngineConfig, EngineEntry};
 use fathom_api::doc::bson::Document;
 use fathom_api::doc::{Count, DocVisit, Find, Modify, Update, Updated};
+use fathom_api::family::{Db, Family};
 use fathom_api::kv::{KvEngine, KvSession, KvTxn, Seek, SessionOptions, TxnBody, TxnEnd, Visit};
 use fathom_api::target::{Identity, Target};
 use std::path::PathBuf;
@@ -116,6 +117,18 @@ impl Null {
             id: Identity::new(ENTRY.name, version().unwrap_or_default(), vec![dir]),
             server: None,
         }
+    }
+
+    /// The null engine as an engine of `family`: every step's first client runs on it to
+    /// measure the harness's cost in that family (the calibration contract). A family without
+    /// its arm here cannot be calibrated.
+    pub fn db(&self, family: Family) -> anyhow::Result<Db<'_>> {
+        Ok(match family {
+            Family::Kv => Db::Kv(self),
+            Family::Sql => Db::Sql(self),
+            Family::Doc => Db::Doc(self),
+            other => anyhow::bail!("the null engine has no {other} family to calibrate on"),
+        })
     }
 }
 

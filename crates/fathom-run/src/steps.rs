@@ -52,11 +52,7 @@ struct Ran<'n> {
 impl Steps<'_> {
     pub fn run(&mut self, observer: &mut dyn Observer) -> anyhow::Result<()> {
         let null = fathom_engines::null::Null::new(self.run_dir.path.join(".null"));
-        let null_db = match self.engine() {
-            Engine::Kv(_) => Db::Kv(&null),
-            Engine::Sql(_) => Db::Sql(&null),
-            Engine::Doc(_) => Db::Doc(&null),
-        };
+        let null_db = null.db(self.engine().db().family())?;
         let mut ran = Ran {
             index: 0,
             total: self.workload.steps().len(),

@@ -6,7 +6,6 @@
 //! needs its helpers or its data to make progress says so by yielding no client, not by failing,
 //! and one that waits stops waiting when the calibration's budget ends.
 
-use fathom_api::family::{Db, Family};
 use fathom_api::stop::Stop;
 use fathom_engines::null::Null;
 use fathom_workloads::params::Params;
@@ -51,11 +50,7 @@ fn every_step_of_every_workload_runs_its_calibration_on_the_null_engine() {
                 if workload.refuses(family).is_some() {
                     continue;
                 }
-                let db = match family {
-                    Family::Kv => Db::Kv(&null),
-                    Family::Sql => Db::Sql(&null),
-                    Family::Doc => Db::Doc(&null),
-                };
+                let db = null.db(family).unwrap();
                 for (i, plan) in workload.steps().iter().enumerate() {
                     if plan.clients == 0 {
                         continue;

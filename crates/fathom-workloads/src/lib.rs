@@ -199,9 +199,10 @@ pub fn kv_session<'e>(
     match db {
         Db::Kv(e) => e.session(options),
         Db::Doc(e) => Ok(Box::new(dockv::DocKv::new(e.session()?, e.transactions()))),
-        Db::Sql(e) => anyhow::bail!(
-            "workload `{workload}` runs on kv and doc engines only; `{}` is a sql engine",
-            e.name()
+        other => anyhow::bail!(
+            "workload `{workload}` runs on kv and doc engines only; `{}` is a {} engine",
+            other.target().name(),
+            other.family()
         ),
     }
 }

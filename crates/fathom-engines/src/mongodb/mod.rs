@@ -387,6 +387,9 @@ pub struct MongoDb {
 }
 
 impl Target for MongoDb {
+    fn url(&self) -> Option<String> {
+        Some(self.url.clone())
+    }
     fn identity(&self) -> &Identity {
         &self.id
     }
@@ -493,9 +496,6 @@ impl DocEngine for MongoDb {
         )
         .map_err(|e| anyhow::anyhow!("mongodb: creating indexes on {coll}: {e}"))?;
         Ok(())
-    }
-    fn url(&self) -> Option<String> {
-        Some(self.url.clone())
     }
 }
 

@@ -251,6 +251,9 @@ impl<K: ServerKind> SqlServer<K> {
 }
 
 impl<K: ServerKind> Target for SqlServer<K> {
+    fn url(&self) -> Option<String> {
+        Some(self.url.clone())
+    }
     fn identity(&self) -> &Identity {
         &self.id
     }
@@ -287,9 +290,6 @@ impl<K: ServerKind> SqlEngine for SqlServer<K> {
     }
     fn storage_engine(&self) -> Option<&str> {
         self.kind.storage_engine()
-    }
-    fn url(&self) -> Option<String> {
-        Some(self.url.clone())
     }
     /// A workload's connection; when it cannot be made, the error says whether the server
     /// is still running.

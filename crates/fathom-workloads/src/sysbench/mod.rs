@@ -315,6 +315,7 @@ impl<'a> StepOn<'a, Sysbench> {
                         Box::new(kv::KvLoad::new(e.session(SessionOptions::default())?, plan))
                     }
                     Db::Doc(e) => Box::new(doc::DocLoad::new(e, plan)?),
+                    other => return Err(other.refused("sysbench")),
                 })
             }
             Work::Test(test) => {
@@ -333,6 +334,7 @@ impl<'a> StepOn<'a, Sysbench> {
                         w.kv_reads_in_trx,
                     )),
                     Db::Doc(e) => Box::new(doc::DocEvents::new(e, events, w.shape.tables)?),
+                    other => return Err(other.refused("sysbench")),
                 })
             }
         }
