@@ -396,9 +396,15 @@ mod draining {
                 .filter(|l| l.key.tid == tid && l.key.nr != RUNNABLE_NR)
                 .count()
         };
+        // None twice; none lost but those the program counts as dropped (its ring full on a
+        // busy host).
+        let dropped = p.read().unwrap().dropped as usize;
         for tid in tids {
             let n = sleeps(tid);
-            assert!((2000..=2010).contains(&n), "thread {tid}: {n} sleeps");
+            assert!(
+                n <= 2010 && n + dropped >= 2000,
+                "thread {tid}: {n} sleeps, {dropped} records dropped"
+            );
         }
     }
 }

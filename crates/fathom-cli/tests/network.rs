@@ -67,8 +67,11 @@ fn same_az_point_selects_run_at_one_round_trip_plus_the_service_time() {
     let wanted = 1e6 / (150.0 + service);
     let rate = f(&s["ops_per_sec"]);
     println!("same-az: round trip {rtt:.1} µs; {rate:.0} ops/s against {wanted:.0}");
+    // Not above it by more than 10% (a relay that steered the path shorter than the profile
+    // would be); below it by up to 20%, since a busy host (CI's) only slows a client that
+    // waits on each round trip.
     assert!(
-        within(rate, wanted, 0.10),
+        rate <= wanted * 1.10 && rate >= wanted * 0.80,
         "{rate:.0} ops/s over same-az; 1 / (150 µs + {service:.1} µs) is {wanted:.0}"
     );
     let report = report_json(&tcp);
