@@ -305,7 +305,7 @@ impl Ibench {
             )?),
             Db::Kv(e) => Box::new(kv::KvStore::new(e, Arc::clone(&self.shape))?),
             Db::Doc(e) => Box::new(doc::DocStore::new(e, Arc::clone(&self.shape))?),
-            other => return Err(other.refused("ibench")),
+            other => return Err(other.refused(ENTRY.name)),
         })
     }
 

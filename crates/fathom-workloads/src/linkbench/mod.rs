@@ -456,7 +456,7 @@ fn open_store<'e>(
             Arc::clone(node_ids),
         )),
         Db::Doc(e) => Box::new(doc::DocStore::new(e, Arc::clone(node_ids))?),
-        other => return Err(other.refused("linkbench")),
+        other => return Err(other.refused(ENTRY.name)),
     })
 }
 

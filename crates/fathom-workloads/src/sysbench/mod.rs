@@ -315,7 +315,7 @@ impl<'a> StepOn<'a, Sysbench> {
                         Box::new(kv::KvLoad::new(e.session(SessionOptions::default())?, plan))
                     }
                     Db::Doc(e) => Box::new(doc::DocLoad::new(e, plan)?),
-                    other => return Err(other.refused("sysbench")),
+                    other => return Err(other.refused(ENTRY.name)),
                 })
             }
             Work::Test(test) => {
@@ -334,7 +334,7 @@ impl<'a> StepOn<'a, Sysbench> {
                         w.kv_reads_in_trx,
                     )),
                     Db::Doc(e) => Box::new(doc::DocEvents::new(e, events, w.shape.tables)?),
-                    other => return Err(other.refused("sysbench")),
+                    other => return Err(other.refused(ENTRY.name)),
                 })
             }
         }
