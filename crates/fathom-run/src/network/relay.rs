@@ -319,6 +319,12 @@ fn control(listener: TcpListener, links: Links) {
 /// The median round trip of `n` one-byte echoes through `probe` (the echo behind the path's
 /// delays) on one connection, µs.
 pub fn probe_rtt(probe: SocketAddr, n: usize) -> std::io::Result<f64> {
+    let times = probe_times(probe, n)?;
+    Ok(times.get(n / 2).copied().unwrap_or(0.0))
+}
+
+/// The round trips of `n` one-byte echoes through `probe`, least first, µs.
+fn probe_times(probe: SocketAddr, n: usize) -> std::io::Result<Vec<f64>> {
     let mut s = TcpStream::connect(probe)?;
     s.set_nodelay(true)?;
     s.set_read_timeout(Some(Duration::from_secs(10)))?;
@@ -331,7 +337,7 @@ pub fn probe_rtt(probe: SocketAddr, n: usize) -> std::io::Result<f64> {
         times.push(t.elapsed().as_secs_f64() * 1e6);
     }
     times.sort_by(f64::total_cmp);
-    Ok(times.get(n / 2).copied().unwrap_or(0.0))
+    Ok(times)
 }
 
 fn loopback() -> std::io::Result<TcpListener> {
@@ -360,21 +366,24 @@ impl Running {
         // A step of `steer` under way ends before the delay goes to 0.
         std::thread::sleep(STEER_EVERY);
         set_delay(&self.links, 0);
-        // Each probe's median and the relay's hold meanwhile; the quietest kept.
+        // Each probe's median, its mean and the relay's mean hold meanwhile; the quietest kept.
+        // The hops are the mean round trip less the mean hold over the same echoes: a moment of
+        // load lands in both or in the hops alone, never in the hold alone.
         let mut best: Option<(f64, f64)> = None;
         let mut failed = None;
         for _ in 0..3 {
             let before = held_of(&self.links);
-            match probe_rtt(self.ready.probe, 100) {
-                Ok(t) if best.is_none_or(|(o, _)| t < o) => {
+            match probe_times(self.ready.probe, 100) {
+                Ok(times) if best.is_none_or(|(o, _)| times[50] < o) => {
+                    let mean = times.iter().sum::<f64>() / times.len() as f64;
                     let held = held_of(&self.links).round_trip_since(&before);
-                    best = Some((t, held.unwrap_or(0.0)));
+                    best = Some((times[50], (mean - held.unwrap_or(0.0)).max(0.0)));
                 }
                 Ok(_) => {}
                 Err(e) => failed = Some(e),
             }
         }
-        let inside = best.map_or(0.0, |b| b.1);
+        let hops = best.map_or(0.0, |b| b.1);
         let own = best
             .map(|b| b.0)
             .ok_or_else(|| failed.unwrap_or_else(|| std::io::Error::other("no probe")));
@@ -385,7 +394,7 @@ impl Running {
         set_delay(&self.links, one_way);
         let result = own.inspect(|&own| {
             self.ready.own_rtt_us = own;
-            self.ready.hops_us = (own - inside).max(0.0);
+            self.ready.hops_us = hops.min(own);
             (self.hops_bits).store(self.ready.hops_us.to_bits(), Ordering::SeqCst);
         });
         self.paused.store(false, Ordering::SeqCst);
