@@ -36,13 +36,28 @@ fn within(measured: f64, wanted: f64, share: f64) -> bool {
 fn same_az_point_selects_run_at_one_round_trip_plus_the_service_time() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = server_scratch();
-    let (unix, tcp) = (dir.path().join("unix"), dir.path().join("same-az"));
-    ok(&run(&format!("--engine postgres {POINT_SELECTS}"), &unix));
-    ok(&run(
-        &format!("--engine postgres {POINT_SELECTS} --network same-az"),
-        &tcp,
-    ));
-    let (u, s) = (point_selects(&unix), point_selects(&tcp));
+    // Two pairs, alternating: this host's speed changes from run to run (a 1-client unix run
+    // here took 18 µs a select and 83 µs in the next), so each side is taken at its faster run.
+    let (mut unixes, mut tcps) = (Vec::new(), Vec::new());
+    for pair in 0..2 {
+        let (unix, tcp) = (
+            dir.path().join(format!("unix-{pair}")),
+            dir.path().join(format!("same-az-{pair}")),
+        );
+        ok(&run(&format!("--engine postgres {POINT_SELECTS}"), &unix));
+        ok(&run(
+            &format!("--engine postgres {POINT_SELECTS} --network same-az"),
+            &tcp,
+        ));
+        unixes.push((point_selects(&unix), unix));
+        tcps.push((point_selects(&tcp), tcp));
+    }
+    let faster = |runs: Vec<(Value, std::path::PathBuf)>| {
+        (runs.into_iter())
+            .max_by(|a, b| f(&a.0["ops_per_sec"]).total_cmp(&f(&b.0["ops_per_sec"])))
+            .unwrap()
+    };
+    let ((u, _), (s, tcp)) = (faster(unixes), faster(tcps));
     assert!(
         u.get("network").is_none(),
         "the unix socket has no network figures"
@@ -61,17 +76,28 @@ fn same_az_point_selects_run_at_one_round_trip_plus_the_service_time() {
     let server = f(&n["server_us_per_op"]);
     assert!(server > 0.0 && server < f(&s["usec_op"]) / 2.0, "{n}");
     assert!(f(&u["engine_stats"]["statement_time_us"]) > 0.0, "{u}");
-    // One client: an operation is the round trip plus the server's time, which the unix
-    // socket's run shows (its clients' time an operation).
+    // One client: an operation is the round trip plus the server's time. A path shorter than
+    // the profile (a relay that took too much for its own hops) shows as a median operation
+    // under the profile's round trip plus the server's own time, measured in the same run: not
+    // more than 5% under it. The faster unix run predicts the rate (its clients' time an
+    // operation for the server's part), which bounds it from below, by up to 20%: a busy host
+    // slows a client that waits on each round trip.
+    let median_op = f(&s["latency_us"]["p50"]);
+    let floor = 150.0 + server;
     let service = f(&u["usec_op"]);
     let wanted = 1e6 / (150.0 + service);
     let rate = f(&s["ops_per_sec"]);
-    println!("same-az: round trip {rtt:.1} µs; {rate:.0} ops/s against {wanted:.0}");
-    // Not above it by more than 10% (a relay that steered the path shorter than the profile
-    // would be); below it by up to 20%, since a busy host (CI's) only slows a client that
-    // waits on each round trip.
+    println!(
+        "same-az: round trip {rtt:.1} µs; median operation {median_op:.1} µs against a floor of \
+         {floor:.1}; {rate:.0} ops/s against {wanted:.0}"
+    );
     assert!(
-        rate <= wanted * 1.10 && rate >= wanted * 0.80,
+        median_op >= floor * 0.95,
+        "the median operation over same-az took {median_op:.1} µs; the profile's 150 µs and \
+         the server's own {server:.1} µs are {floor:.1}: the path is shorter than the profile"
+    );
+    assert!(
+        rate >= wanted * 0.80,
         "{rate:.0} ops/s over same-az; 1 / (150 µs + {service:.1} µs) is {wanted:.0}"
     );
     let report = report_json(&tcp);

@@ -325,19 +325,45 @@ pub fn probe_rtt(probe: SocketAddr, n: usize) -> std::io::Result<f64> {
 
 /// The round trips of `n` one-byte echoes through `probe`, least first, µs.
 fn probe_times(probe: SocketAddr, n: usize) -> std::io::Result<Vec<f64>> {
+    let mut times = Vec::with_capacity(n);
+    echoes(probe, n, |rtt| times.push(rtt))?;
+    times.sort_by(f64::total_cmp);
+    Ok(times)
+}
+
+/// `n` one-byte echoes through `probe` on one connection, each round trip (µs) given to `each`.
+fn echoes(probe: SocketAddr, n: usize, mut each: impl FnMut(f64)) -> std::io::Result<()> {
     let mut s = TcpStream::connect(probe)?;
     s.set_nodelay(true)?;
     s.set_read_timeout(Some(Duration::from_secs(10)))?;
     let mut byte = [0u8; 1];
-    let mut times = Vec::with_capacity(n);
     for _ in 0..n {
         let t = Instant::now();
         s.write_all(b"p")?;
         s.read_exact(&mut byte)?;
-        times.push(t.elapsed().as_secs_f64() * 1e6);
+        each(t.elapsed().as_secs_f64() * 1e6);
     }
-    times.sort_by(f64::total_cmp);
-    Ok(times)
+    Ok(())
+}
+
+/// The median round trip of `n` echoes through `probe` and the median of their hops (each
+/// echo's round trip less what `links` held it, both ways), µs. A chunk's hold is counted
+/// before it is written, so an echo's two are counted by the time it returns.
+fn calibration_echoes(probe: SocketAddr, links: &Links, n: usize) -> std::io::Result<(f64, f64)> {
+    let (mut rtts, mut hops) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut before = held_of(links);
+    echoes(probe, n, |rtt| {
+        let after = held_of(links);
+        let hold = after.round_trip_since(&before).unwrap_or(0.0);
+        before = after;
+        rtts.push(rtt);
+        hops.push((rtt - hold).max(0.0));
+    })?;
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    Ok((median(&mut rtts), median(&mut hops)))
 }
 
 fn loopback() -> std::io::Result<TcpListener> {
@@ -366,24 +392,20 @@ impl Running {
         // A step of `steer` under way ends before the delay goes to 0.
         std::thread::sleep(STEER_EVERY);
         set_delay(&self.links, 0);
-        // Each probe's median, its mean and the relay's mean hold meanwhile; the quietest kept.
-        // The hops are the mean round trip less the mean hold over the same echoes: a moment of
-        // load lands in both or in the hops alone, never in the hold alone.
+        // Each probe's median round trip and median hops (each echo's round trip less the
+        // relay's hold of that echo's two chunks: a moment of load lands in both, in the hops
+        // or in the hold alone, and the median leaves out the echoes it lengthened); the
+        // quietest probe kept.
         let mut best: Option<(f64, f64)> = None;
         let mut failed = None;
         for _ in 0..3 {
-            let before = held_of(&self.links);
-            match probe_times(self.ready.probe, 100) {
-                Ok(times) if best.is_none_or(|(o, _)| times[50] < o) => {
-                    let mean = times.iter().sum::<f64>() / times.len() as f64;
-                    let held = held_of(&self.links).round_trip_since(&before);
-                    best = Some((times[50], (mean - held.unwrap_or(0.0)).max(0.0)));
-                }
+            match calibration_echoes(self.ready.probe, &self.links, 100) {
+                Ok(m) if best.is_none_or(|(o, _)| m.0 < o) => best = Some(m),
                 Ok(_) => {}
                 Err(e) => failed = Some(e),
             }
         }
-        let hops = best.map_or(0.0, |b| b.1);
+        let mut hops = best.map_or(0.0, |b| b.1);
         let own = best
             .map(|b| b.0)
             .ok_or_else(|| failed.unwrap_or_else(|| std::io::Error::other("no probe")));
@@ -392,6 +414,17 @@ impl Running {
             Err(_) => (self.rtt_us / 2.0 * 1000.0) as u64,
         };
         set_delay(&self.links, one_way);
+        // The hops again with the delay in place: the relay's sleeps change how long the
+        // threads around them take to wake (idle CPUs), and the traffic meets these hops, not
+        // the undelayed path's. The quietest of three probes kept.
+        if self.rtt_us > 0.0 {
+            let delayed = (0..3)
+                .filter_map(|_| calibration_echoes(self.ready.probe, &self.links, 100).ok())
+                .min_by(|a, b| a.0.total_cmp(&b.0));
+            if let Some((_, h)) = delayed {
+                hops = h;
+            }
+        }
         let result = own.inspect(|&own| {
             self.ready.own_rtt_us = own;
             self.ready.hops_us = hops.min(own);
