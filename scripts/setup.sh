@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every system package fathom needs on a fresh Debian 12 machine (run as root).
-#   scripts/setup.sh          build dependencies (libclang for RocksDB's bindings), and fio for
-#                             `fathom calibrate`
+#   scripts/setup.sh          build dependencies (libclang for RocksDB's bindings), fio for
+#                             `fathom calibrate`, and losetup, mount and mkfs.ext4 for a device
+#                             profile's device of the run's own (`--device`)
 #   scripts/setup.sh --servers  also the database servers fathom starts (MariaDB with MyRocks, PostgreSQL)
 #   scripts/setup.sh --peers    also the peer tools used for side-by-side runs (db_bench, sysbench, GNU time)
 #   scripts/setup.sh --dbbench  also what building db_bench against fathom's RocksDB needs (gflags, and
@@ -25,7 +26,7 @@
 #                               Go 1.22+ (else Go 1.22.12, itself fetched from the proxy)
 set -euo pipefail
 
-packages=(libclang-dev clang libbpf-dev pkg-config build-essential libwiredtiger-dev fio)
+packages=(libclang-dev clang libbpf-dev pkg-config build-essential libwiredtiger-dev fio util-linux mount e2fsprogs)
 # iproute2: `--network namespace` makes veth pairs with `ip`.
 servers=(mariadb-server mariadb-plugin-rocksdb postgresql iproute2)
 slurm=(slurmctld slurmd slurm-client munge)

@@ -30,6 +30,9 @@ pub struct CalibrateArgs {
     /// file: see `fathom run --device`): fio runs held to the profile, and nothing is kept.
     #[arg(long, value_name = "PROFILE|FILE.toml")]
     device: Option<String>,
+    /// How `--device` is imposed, as `fathom run --device-layer` says [default: loop].
+    #[arg(long, value_name = "loop|group")]
+    device_layer: Option<fathom_schema::result::device::DeviceLayer>,
 }
 
 pub fn run(args: &CalibrateArgs) -> anyhow::Result<()> {
@@ -98,9 +101,28 @@ fn calibration<'a>(args: &CalibrateArgs, dir: &'a std::path::Path) -> Calibratio
 /// `--device`: the calibration's fio runs held to a profile (fathom joins its group, so fio
 /// does too), printed beside the profile's own figures, kept nowhere.
 fn under_profile(args: &CalibrateArgs, given: &str, dir: &std::path::Path) -> anyhow::Result<()> {
-    let profile = fathom_run::device_profile::find(given, std::path::Path::new("."), "--device")?;
-    let throttle =
-        fathom_measure::throttle::DeviceThrottle::create(&profile, dir, &[std::process::id()])?;
+    use fathom_schema::result::device::DeviceLayer;
+    let mut profile =
+        fathom_run::device_profile::find(given, std::path::Path::new("."), "--device")?;
+    profile.layer = args.device_layer.unwrap_or(DeviceLayer::Loop);
+    fathom_measure::throttle::check(dir, profile.layer)
+        .map_err(|e| anyhow::anyhow!("--device: {e}"))?;
+    // A device of its own is mounted on a directory of its own, gone when it is.
+    let own_dir = dir.join(format!("calibrate.{}", std::process::id()));
+    let dir = match profile.layer {
+        DeviceLayer::Loop => {
+            std::fs::create_dir_all(&own_dir)
+                .map_err(|e| anyhow::anyhow!("creating {}: {e}", own_dir.display()))?;
+            own_dir.as_path()
+        }
+        DeviceLayer::Group => dir,
+    };
+    let throttle = fathom_measure::throttle::DeviceThrottle::create(
+        &profile,
+        dir,
+        &[std::process::id()],
+        false,
+    )?;
     eprintln!(
         "calibrate: {} in {} under device profile {}, {} s x {} of each figure",
         throttle.disk().name,
@@ -122,6 +144,7 @@ fn under_profile(args: &CalibrateArgs, given: &str, dir: &std::path::Path) -> an
         )
     })?;
     drop(throttle);
+    let _ = std::fs::remove_dir(&own_dir);
     print(&limits);
     eprintln!("under a profile nothing is kept in device.json (the device's own limits stay)");
     Ok(())

@@ -1,8 +1,10 @@
 //! Device profiles (`--device`), end to end as root: `fathom calibrate` under a profile reads
 //! the profile's IOPS and bandwidth back from fio; an embedded engine (RocksDB reading with
-//! O_DIRECT past a 1 MiB cache) and a server fathom starts (InnoDB, its buffer pool far smaller
-//! than the table) read from the device at the profile's rate and no faster, and each step's
-//! bound names the device against the profile's limit.
+//! O_DIRECT past a 1 MiB cache, on a device of the run's own) and a server fathom starts
+//! (InnoDB, its buffer pool far smaller than the table, through a blkio group on the shared
+//! disk) read from the device at the profile's rate and no faster, and each step's bound names
+//! the device against the profile's limit; a device of the run's own holds the kernel's
+//! writeback of a load nobody syncs, and nothing of it outlives the run.
 
 mod common;
 
@@ -103,12 +105,16 @@ fn calibrate_reads_a_profiles_rates_back() {
     );
 }
 
-/// Runs `args` under a profile holding reads to `read_iops` and returns the run's record of
-/// `step` and its bound row.
-fn held_step(args: &str, read_iops: u32, step: &str) -> (Value, serde_json::Map<String, Value>) {
+/// Runs `args` under a profile holding reads to `read_iops` and writes to `write_mibps` and
+/// returns the run's record of `step` and its bound row.
+fn held_step(
+    args: &str,
+    (read_iops, write_mibps): (u32, u32),
+    step: &str,
+) -> (Value, serde_json::Map<String, Value>) {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = scratch();
-    let file = profile(dir.path(), read_iops, 100_000, 1000, 1000);
+    let file = profile(dir.path(), read_iops, 100_000, 1000, write_mibps);
     let results = dir.path().join("results");
     ok(&run(&format!("{args} --device {file} --waits"), &results));
     let run = results.join(&run_dirs(&results)[0]);
@@ -118,6 +124,31 @@ fn held_step(args: &str, read_iops: u32, step: &str) -> (Value, serde_json::Map<
     assert_eq!(manifest["host"]["device_limits"]["profile"], "test-volume");
     let held = manifest["host"]["device_throttle"].as_str().unwrap();
     assert!(held.contains("held") && held.contains("MiB read"), "{held}");
+    let own = !args.contains("--device-layer group");
+    assert_eq!(
+        held.contains("a device of the run's own, ext4 on /dev/loop"),
+        own,
+        "{held}"
+    );
+    assert_eq!(
+        held.contains("blkio group /sys/fs/cgroup/blkio/"),
+        !own,
+        "{held}"
+    );
+    // Nothing of the run's own device outlives it: no mount, no loop device, no image.
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let loops = std::process::Command::new("losetup")
+        .arg("-a")
+        .output()
+        .unwrap();
+    let under = dir.path().to_string_lossy().into_owned();
+    assert!(!mounts.contains(&under), "{mounts}");
+    assert!(
+        !String::from_utf8_lossy(&loops.stdout).contains(&under),
+        "{loops:?}"
+    );
+    let data = std::fs::read_dir(results.join(".data")).map_or(0, |d| d.count());
+    assert_eq!(data, 0, "a data directory or an image left");
     let steps = std::fs::read_dir(run.join("steps")).unwrap();
     let record = steps
         .flatten()
@@ -156,7 +187,7 @@ fn an_embedded_engine_reads_at_the_profiles_rate() {
         "--engine rocksdb --set o_direct=reads --set cache_size=1m --workload dbbench \
          --param num_keys=200000 --param steps=fillseq,flush,readrandom --duration 4s \
          --clients 2",
-        1000,
+        (1000, 1000),
         "readrandom",
     );
     assert_held(&record, &row, 1000.0);
@@ -169,9 +200,36 @@ fn a_server_fathom_starts_reads_at_the_profiles_rate() {
     }
     let (record, row) = held_step(
         "--engine innodb --set cache_size=8m --workload sysbench --param table_size=200000 \
-         --param rand_type=uniform --duration 5s --clients 4",
-        400,
+         --param rand_type=uniform --duration 5s --clients 4 --device-layer group",
+        (400, 1000),
         "oltp_point_select",
     );
     assert_held(&record, &row, 400.0);
+}
+
+/// SQLite with synchronous=OFF (fathom's default) syncs nothing: its pages reach the disk by
+/// the kernel's writeback, which a memory limit forces as the load's dirty pages fill it. On a
+/// device of the run's own the profile holds that writeback, and the step is bound by it.
+#[test]
+fn a_device_of_its_own_holds_the_writeback_of_a_load_nobody_syncs() {
+    if !needs_root("a_device_of_its_own_holds_the_writeback_of_a_load_nobody_syncs") {
+        return;
+    }
+    let (record, row) = held_step(
+        "--engine sqlite --set cache_size=8m --workload dbbench --param steps=fillseq \
+         --param num_keys=300000 --memory-limit 64m",
+        (100_000, 16),
+        "fillseq",
+    );
+    let written = f(&record["host"]["wmbps"]);
+    assert!(
+        written <= 16.0 * 1.10 && written > 0.0,
+        "{written} MB/s written under a profile of 16 MiB/s"
+    );
+    assert_eq!(row["bound"], "device", "{row:?}");
+    let why = row["why"].as_str().unwrap();
+    assert!(
+        why.contains("written") && why.contains("device profile test-volume allows"),
+        "{why}"
+    );
 }

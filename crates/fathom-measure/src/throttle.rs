@@ -5,8 +5,9 @@
 //! v1 cannot hold is counted, not hidden: writeback of dirty pages is the kernel flusher's, so
 //! a buffered write that is never synced reaches the disk uncapped; `escaped` says how much.
 
+use crate::own_device::OwnDevice;
 use crate::sample::{diskstats, Device};
-use fathom_schema::result::device::DeviceProfile;
+use fathom_schema::result::device::{DeviceLayer, DeviceProfile};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -15,6 +16,8 @@ pub enum ThrottleError {
     NoController,
     #[error("{0} is on no block device listed in /proc/diskstats (tmpfs or overlay?): there is no device to hold to the profile")]
     NoDevice(PathBuf),
+    #[error("a device of the run's own (`--device-layer loop`, the default): {0}")]
+    NoLoop(String),
     #[error("cannot {action} {path}: {cause}; throttling a device needs root (or a blkio group delegated to you)")]
     Io {
         action: &'static str,
@@ -67,9 +70,25 @@ fn parent_group() -> Result<PathBuf, ThrottleError> {
     Ok(parent)
 }
 
-/// The disk `dir` (or its nearest existing ancestor) is on, checked to be throttleable here:
-/// what `--device` is refused for, found before anything runs.
-pub fn check(dir: &Path) -> Result<Device, ThrottleError> {
+/// The root of the blkio hierarchy, where a device of the run's own is held (the kernel's
+/// flusher and journal threads are in it).
+fn root_group() -> Result<PathBuf, ThrottleError> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let root = crate::cgroup::mount_of(&mountinfo, "blkio").ok_or(ThrottleError::NoController)?;
+    if !root.join("blkio.throttle.read_iops_device").exists() {
+        return Err(ThrottleError::NoController);
+    }
+    Ok(root)
+}
+
+/// The disk `dir` (or its nearest existing ancestor) is on, checked to be throttleable here
+/// the way `layer` asks: what `--device` is refused for, found before anything runs.
+pub fn check(dir: &Path, layer: DeviceLayer) -> Result<Device, ThrottleError> {
+    if layer == DeviceLayer::Loop {
+        root_group()?;
+        crate::own_device::check().map_err(ThrottleError::NoLoop)?;
+        return disk_of(dir);
+    }
     let parent = parent_group()?;
     let disk = disk_of(dir)?;
     let probe = parent.join(format!("fathom-io-{}-check", std::process::id()));
@@ -115,52 +134,69 @@ fn disk_written(disk: &Device) -> u64 {
         .map_or(0, |c| c.sectors_written * 512)
 }
 
-/// A live blkio group holding its processes to a device profile.
+/// A device held to a profile: a live blkio group holding its processes on the data
+/// directory's disk, or a device of the run's own held in the root group.
 #[derive(Debug)]
 pub struct DeviceThrottle {
+    /// The group whose throttle files hold the rules.
     dir: PathBuf,
     parent: PathBuf,
     disk: Device,
     profile: DeviceProfile,
     /// The disk's bytes written when the group was made.
     written_before: u64,
+    /// The group's bytes read and written on the disk when it was made (a device of the run's
+    /// own: its file system's making).
+    serviced_before: (u64, u64),
+    /// The device of the run's own (`layer = loop`); its rules are the root group's.
+    own: Option<OwnDevice>,
 }
 
 impl DeviceThrottle {
-    /// Creates `fathom-io-<pid>` under the caller's blkio group, holds the disk `dir` is on to
-    /// `profile`, and moves `pids` into it.
+    /// Holds the engine's IO in `dir` to `profile`, the way its `layer` says: `group` makes
+    /// `fathom-io-<pid>` under the caller's blkio group, holds the disk `dir` is on and moves
+    /// `pids` into it; `loop` mounts `dir` on a device of its own (its image kept if `keep`)
+    /// and holds that device in the root group, `pids` moved there.
     pub fn create(
         profile: &DeviceProfile,
         dir: &Path,
         pids: &[u32],
+        keep: bool,
     ) -> Result<DeviceThrottle, ThrottleError> {
-        let parent = parent_group()?;
-        let disk = disk_of(dir)?;
-        remove_stale(&parent);
-        let group = parent.join(format!("fathom-io-{}", std::process::id()));
-        if !group.exists() {
-            std::fs::create_dir(&group).map_err(io("create", &group))?;
-        }
+        let (group, parent, disk, own) = match profile.layer {
+            DeviceLayer::Loop => {
+                let root = root_group()?;
+                let own = OwnDevice::mount(dir, keep).map_err(ThrottleError::NoLoop)?;
+                (root.clone(), root, own.device().clone(), Some(own))
+            }
+            DeviceLayer::Group => {
+                let parent = parent_group()?;
+                let disk = disk_of(dir)?;
+                remove_stale(&parent);
+                let group = parent.join(format!("fathom-io-{}", std::process::id()));
+                if !group.exists() {
+                    std::fs::create_dir(&group).map_err(io("create", &group))?;
+                }
+                (group, parent, disk, None)
+            }
+        };
         let throttle = DeviceThrottle {
+            serviced_before: serviced(&group, &disk),
             dir: group,
             parent,
             written_before: disk_written(&disk),
             disk,
             profile: profile.clone(),
+            own,
         };
         let mib = |x: f64| (x * 1048576.0).round() as u64;
-        for (file, limit) in [
-            (
-                "blkio.throttle.read_iops_device",
-                profile.read_iops.round() as u64,
-            ),
-            (
-                "blkio.throttle.write_iops_device",
-                profile.write_iops.round() as u64,
-            ),
-            ("blkio.throttle.read_bps_device", mib(profile.read_mibps)),
-            ("blkio.throttle.write_bps_device", mib(profile.write_mibps)),
-        ] {
+        let rates = [
+            profile.read_iops.round() as u64,
+            profile.write_iops.round() as u64,
+            mib(profile.read_mibps),
+            mib(profile.write_mibps),
+        ];
+        for (file, limit) in RULE_FILES.into_iter().zip(rates) {
             let path = throttle.dir.join(file);
             let rule = format!(
                 "{}:{} {}",
@@ -203,8 +239,25 @@ impl DeviceThrottle {
     /// How the profile was imposed and what of the disk's writes went around it so far.
     pub fn describe(&self) -> String {
         let (read, written) = serviced(&self.dir, &self.disk);
+        let (read, written) = (
+            read.saturating_sub(self.serviced_before.0),
+            written.saturating_sub(self.serviced_before.1),
+        );
         let all = disk_written(&self.disk).saturating_sub(self.written_before);
         let mib = |b: u64| b as f64 / 1048576.0;
+        if let Some(own) = &self.own {
+            return format!(
+                "a device of the run's own, {} ({}:{}), held in the root blkio group to profile \
+                 {}: {:.0} MiB read and {:.0} MiB written, the kernel's writeback and the file \
+                 system's journal included",
+                own.describe(),
+                self.disk.major,
+                self.disk.minor,
+                self.profile.name,
+                mib(read),
+                mib(written)
+            );
+        }
         format!(
             "blkio group {} held {} ({}:{}) to profile {}: {:.0} MiB read and {:.0} MiB written \
              through it; the disk took {:.0} MiB of writes in all meanwhile (the kernel's \
@@ -223,6 +276,11 @@ impl DeviceThrottle {
 
 impl Drop for DeviceThrottle {
     fn drop(&mut self) {
+        if self.own.is_some() {
+            // The root group's rules for the device go; the device goes with `own`.
+            clear_rules(&self.dir, &self.disk);
+            return;
+        }
         let procs = std::fs::read_to_string(self.procs_file()).unwrap_or_default();
         for pid in procs.split_whitespace() {
             let _ = std::fs::write(self.parent.join("cgroup.procs"), pid);
@@ -230,6 +288,32 @@ impl Drop for DeviceThrottle {
         let _ = std::fs::remove_dir(&self.dir);
     }
 }
+
+/// Releases the device of its own a killed run left on `dir` (unmounted, detached, its rules
+/// gone from the root group); the image stays for the caller to remove.
+pub fn release_own_device(dir: &Path) {
+    let detached = crate::own_device::release(dir);
+    if let Ok(root) = root_group() {
+        for device in &detached {
+            clear_rules(&root, device);
+        }
+    }
+}
+
+/// Removes a group's rules for `disk` (a rate of 0 is none).
+fn clear_rules(group: &Path, disk: &Device) {
+    for file in RULE_FILES {
+        let _ = std::fs::write(group.join(file), format!("{}:{} 0", disk.major, disk.minor));
+    }
+}
+
+/// The throttle files a profile's four rates go in, in the order of `rates`.
+const RULE_FILES: [&str; 4] = [
+    "blkio.throttle.read_iops_device",
+    "blkio.throttle.write_iops_device",
+    "blkio.throttle.read_bps_device",
+    "blkio.throttle.write_bps_device",
+];
 
 /// Removes the `fathom-io-<pid>` groups of processes that no longer exist (a run's process
 /// the kernel killed) under this process's blkio group.

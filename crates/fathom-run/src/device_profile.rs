@@ -85,6 +85,7 @@ impl Bundled {
             read_mibps: self.read_mibps,
             write_mibps: self.write_mibps,
             service_us: self.service_us,
+            layer: Default::default(),
         }
     }
 }
@@ -152,6 +153,7 @@ fn parse(text: &str, file: &str, key: &str) -> anyhow::Result<DeviceProfile> {
         read_mibps: rate("read_mibps", f.read_mibps)?,
         write_mibps: rate("write_mibps", f.write_mibps)?,
         service_us: f.service_us,
+        layer: Default::default(),
     })
 }
 

@@ -3,6 +3,7 @@
 //! experiment file's tables, so both go through one resolver.
 
 use fathom_api::knobs::{Size, Span};
+use fathom_schema::result::device::DeviceLayer;
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -69,6 +70,12 @@ pub struct DriveInput {
     /// docs/devices.md), with a cgroup blkio group (root).
     #[arg(long, value_name = "PROFILE|FILE.toml")]
     pub device: Option<String>,
+    /// How `--device` is imposed: `loop` (the default) puts the data directory on a device of
+    /// the run's own (ext4 in a loop device over an image beside it), every write to it held,
+    /// the kernel's writeback included; `group` holds the data directory's own disk with a
+    /// blkio group, where writeback nobody syncs escapes the profile (docs/devices.md).
+    #[arg(long, value_name = "loop|group")]
+    pub device_layer: Option<DeviceLayer>,
     /// How the clients reach a server fathom starts: `unix` (its socket, the default),
     /// `loopback-tcp`, `same-az`, `cross-az`, `wan` or a profile file (round trip, jitter,
     /// bandwidth: see `fathom networks` and docs/network.md), through fathom's delay relay.
@@ -141,6 +148,7 @@ impl DriveInput {
             duration: cli.duration.or(file.duration),
             memory_limit: cli.memory_limit.or(file.memory_limit),
             device: cli.device.or(file.device),
+            device_layer: cli.device_layer.or(file.device_layer),
             network: cli.network.or(file.network),
             rate: cli.rate.or(file.rate),
             find_max: cli.find_max.or(file.find_max),
@@ -326,6 +334,11 @@ mod tests {
         ("duration", "--duration=7s", "duration = \"9s\""),
         ("memory_limit", "--memory-limit=1g", "memory_limit = \"2g\""),
         ("device", "--device=gp3", "device = \"seed-ssd\""),
+        (
+            "device_layer",
+            "--device-layer=group",
+            "device_layer = \"loop\"",
+        ),
         ("network", "--network=same-az", "network = \"cross-az\""),
         ("rate", "--rate=100", "rate = 200.0"),
         ("find_max", "--find-max=p99<=5ms", "find_max = \"p99<=9ms\""),

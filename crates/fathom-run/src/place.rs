@@ -78,6 +78,12 @@ pub(crate) fn remove_dead_data_dirs(data_root: &Path) {
         |n| leftovers::pid_suffix(n.strip_suffix(RUNNING)?),
         |marker| {
             let dir = marker.with_extension("");
+            // A device of its own the run mounted there goes first, then its image.
+            fathom_measure::throttle::release_own_device(&dir);
+            let image = fathom_measure::own_device::image_of(&dir);
+            if image.exists() {
+                std::fs::remove_file(&image)?;
+            }
             if dir.exists() {
                 std::fs::remove_dir_all(&dir)?;
             }

@@ -12,6 +12,7 @@ use fathom_api::pace::Spacing;
 use fathom_api::step::{LatencyFrom, OpenLoop, StepPlan};
 use fathom_engines::settings::Settings;
 use fathom_engines::EngineEntry;
+use fathom_schema::result::device::DeviceLayer;
 use fathom_workloads::params::Params;
 use fathom_workloads::WorkloadEntry;
 use std::path::Path;
@@ -281,7 +282,8 @@ fn network(
 }
 
 /// The setup's device profile (its own over the run's), checked before anything runs: the
-/// profile's figures, and that this host can hold a disk to them.
+/// profile's figures, and that this host can hold a disk to them the way `--device-layer`
+/// says (a device of the run's own unless it says `group`).
 fn device(
     setup: &SetupInput,
     drive: &DriveInput,
@@ -293,8 +295,10 @@ fn device(
         (None, Some(d)) => (d, keys.drive("device")),
         (None, None) => return Ok(None),
     };
-    let profile = crate::device_profile::find(given, base, &key)?;
-    fathom_measure::throttle::check(base).map_err(|e| anyhow::anyhow!("{key}: {e}"))?;
+    let mut profile = crate::device_profile::find(given, base, &key)?;
+    profile.layer = drive.device_layer.unwrap_or(DeviceLayer::Loop);
+    fathom_measure::throttle::check(base, profile.layer)
+        .map_err(|e| anyhow::anyhow!("{key}: {e}"))?;
     Ok(Some(profile))
 }
 

@@ -124,7 +124,7 @@ pub(crate) fn run_here(
     let _delay_accounting = fathom_measure::sample::threads::DelayAccounting::on();
     let data = DataDir::fresh(place, &label)?;
     // The engine bound last, so dropped first on an early return, before what is around it.
-    let (around, mut engine) = open_engine(spec, place, &data.path, handed)?;
+    let (around, mut engine) = open_engine(spec, place, (&data.path, data.keep), handed)?;
     let (limit, throttle) = (around.limit.as_ref(), around.throttle.as_ref());
     let target = engine.get().expect("just opened").target();
     // Checked before the run directory exists, like the setup.
@@ -199,11 +199,11 @@ impl Around {
 fn open_engine(
     spec: &RunSpec,
     place: &Place,
-    data: &Path,
+    (data, keep): (&Path, bool),
     handed: Option<MemoryLimit>,
 ) -> anyhow::Result<(Around, OpenEngine)> {
     let limit = memory_limit(spec, handed)?;
-    let throttle = device_throttle(spec, data)?;
+    let throttle = device_throttle(spec, data, keep)?;
     let mut network = (spec.setup.network.as_ref())
         .map(|n| crate::network::RunNetwork::start(n, data))
         .transpose()?
@@ -258,11 +258,15 @@ fn memory_limit(
 
 /// The device profile's group, in place before the database opens: fathom's own process for
 /// an embedded engine, the server's processes for a server (which join it as they start).
-fn device_throttle(spec: &RunSpec, data: &Path) -> anyhow::Result<Option<DeviceThrottle>> {
+fn device_throttle(
+    spec: &RunSpec,
+    data: &Path,
+    keep: bool,
+) -> anyhow::Result<Option<DeviceThrottle>> {
     let own = [std::process::id()];
     let pids: &[u32] = if spec.setup.engine.server { &[] } else { &own };
     (spec.setup.device.as_ref())
-        .map(|p| DeviceThrottle::create(p, data, pids))
+        .map(|p| DeviceThrottle::create(p, data, pids, keep))
         .transpose()
         .context("--device")
 }

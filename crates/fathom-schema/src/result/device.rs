@@ -194,6 +194,46 @@ pub struct DeviceProfile {
     /// delays requests yet).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_us: Option<f64>,
+    /// How the profile was imposed (`--device-layer`); a run recorded before the choice
+    /// existed was `group`.
+    #[serde(default)]
+    pub layer: DeviceLayer,
+}
+
+/// How a device profile is imposed.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceLayer {
+    /// A blkio group of the run's on the data directory's disk: the engine's reads and synced
+    /// writes are held; the kernel's writeback of dirty pages is counted, not held.
+    #[default]
+    Group,
+    /// The data directory on a device of the run's own (ext4 in a loop device over an image
+    /// beside it), held in the root blkio group: every request to it is held, writeback and
+    /// the file system's journal included.
+    Loop,
+}
+
+impl std::str::FromStr for DeviceLayer {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "group" => Ok(DeviceLayer::Group),
+            "loop" => Ok(DeviceLayer::Loop),
+            other => Err(format!("`{other}`: expected `loop` or `group`")),
+        }
+    }
+}
+
+impl std::fmt::Display for DeviceLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            DeviceLayer::Group => "group",
+            DeviceLayer::Loop => "loop",
+        })
+    }
 }
 
 impl DeviceProfile {
