@@ -73,8 +73,9 @@ const BEFORE_ANYTHING: &[Case] = &[
     case("run --engine null --workload dbbench --device gp9", &["--device", "`gp9`", "gp3", "seed-disk-array", "profile file"]),
     case("run --engine null --workload dbbench --device {dir}/negative.toml", &["--device", "negative.toml", "`read_iops` is -5", "above 0"]),
     case("run --engine null --workload dbbench --device {dir}/rateless.toml", &["--device", "rateless.toml", "`write_mibps` is missing"]),
-    // A device that cannot be throttled: a data directory on tmpfs.
-    case("run --engine sqlite --workload dbbench --param steps=fillseq --data-dir /dev/shm/fathom-bad-input --device gp3", &["--device", "/dev/shm/fathom-bad-input", "no block device", "tmpfs"]),
+    // A disk that cannot be throttled by a group: a data directory on tmpfs (a device of the
+    // run's own, the default layer, can be made over tmpfs).
+    case("run --engine sqlite --workload dbbench --param steps=fillseq --data-dir /dev/shm/fathom-bad-input --device gp3 --device-layer group", &["--device", "/dev/shm/fathom-bad-input", "no block device", "tmpfs"]),
 ];
 
 /// Settings and options strings, for every engine (server engines refuse them before starting).
