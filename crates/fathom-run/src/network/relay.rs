@@ -366,6 +366,22 @@ fn calibration_echoes(probe: SocketAddr, links: &Links, n: usize) -> std::io::Re
     Ok((median(&mut rtts), median(&mut hops)))
 }
 
+/// `calibration_echoes` three times, the quietest kept (the least median round trip): each
+/// echo's round trip less the relay's hold of its two chunks, so a moment of load lands in
+/// both, in the hops or in the hold alone, and the medians leave out the echoes it lengthened.
+fn quietest(probe: SocketAddr, links: &Links) -> std::io::Result<(f64, f64)> {
+    let mut best: Option<(f64, f64)> = None;
+    let mut failed = None;
+    for _ in 0..3 {
+        match calibration_echoes(probe, links, 100) {
+            Ok(m) if best.is_none_or(|(o, _)| m.0 < o) => best = Some(m),
+            Ok(_) => {}
+            Err(e) => failed = Some(e),
+        }
+    }
+    best.ok_or_else(|| failed.unwrap_or_else(|| std::io::Error::other("no probe")))
+}
+
 fn loopback() -> std::io::Result<TcpListener> {
     TcpListener::bind("127.0.0.1:0")
 }
@@ -392,43 +408,24 @@ impl Running {
         // A step of `steer` under way ends before the delay goes to 0.
         std::thread::sleep(STEER_EVERY);
         set_delay(&self.links, 0);
-        // Each probe's median round trip and median hops (each echo's round trip less the
-        // relay's hold of that echo's two chunks: a moment of load lands in both, in the hops
-        // or in the hold alone, and the median leaves out the echoes it lengthened); the
-        // quietest probe kept.
-        let mut best: Option<(f64, f64)> = None;
-        let mut failed = None;
-        for _ in 0..3 {
-            match calibration_echoes(self.ready.probe, &self.links, 100) {
-                Ok(m) if best.is_none_or(|(o, _)| m.0 < o) => best = Some(m),
-                Ok(_) => {}
-                Err(e) => failed = Some(e),
-            }
-        }
-        let mut hops = best.map_or(0.0, |b| b.1);
-        let own = best
-            .map(|b| b.0)
-            .ok_or_else(|| failed.unwrap_or_else(|| std::io::Error::other("no probe")));
-        let one_way = match &own {
-            Ok(own) => ((self.rtt_us - own).max(0.0) / 2.0 * 1000.0) as u64,
+        let undelayed = quietest(self.ready.probe, &self.links);
+        let one_way = match &undelayed {
+            Ok((own, _)) => ((self.rtt_us - own).max(0.0) / 2.0 * 1000.0) as u64,
             Err(_) => (self.rtt_us / 2.0 * 1000.0) as u64,
         };
         set_delay(&self.links, one_way);
         // The hops again with the delay in place: the relay's sleeps change how long the
         // threads around them take to wake (idle CPUs), and the traffic meets these hops, not
-        // the undelayed path's. The quietest of three probes kept.
-        if self.rtt_us > 0.0 {
-            let delayed = (0..3)
-                .filter_map(|_| calibration_echoes(self.ready.probe, &self.links, 100).ok())
-                .min_by(|a, b| a.0.total_cmp(&b.0));
-            if let Some((_, h)) = delayed {
-                hops = h;
-            }
-        }
-        let result = own.inspect(|&own| {
+        // the undelayed path's.
+        let delayed = (self.rtt_us > 0.0)
+            .then(|| quietest(self.ready.probe, &self.links).ok())
+            .flatten();
+        let own = undelayed.map(|(own, hops)| (own, delayed.map_or(hops, |d| d.1)));
+        let result = own.map(|(own, hops)| {
             self.ready.own_rtt_us = own;
             self.ready.hops_us = hops.min(own);
             (self.hops_bits).store(self.ready.hops_us.to_bits(), Ordering::SeqCst);
+            own
         });
         self.paused.store(false, Ordering::SeqCst);
         result
