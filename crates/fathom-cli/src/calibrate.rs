@@ -143,6 +143,7 @@ fn under_profile(args: &CalibrateArgs, given: &str, dir: &std::path::Path) -> an
             100.0 * (f.median / want - 1.0)
         )
     })?;
+    eprintln!("calibrate: {}", throttle.describe());
     drop(throttle);
     let _ = std::fs::remove_dir(&own_dir);
     print(&limits);

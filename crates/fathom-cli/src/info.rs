@@ -87,12 +87,13 @@ pub fn networks() -> String {
 /// `fathom devices`: the bundled device profiles, a paragraph each.
 pub fn devices() -> String {
     let mut out = String::new();
-    for p in fathom_run::device_profile::bundled() {
+    for mut p in fathom_run::device_profile::bundled() {
+        p.layer = fathom_schema::result::device::DeviceLayer::Loop;
         out.push_str(&format!("{}\n  source: {}\n\n", p.describe(), p.source));
     }
     out.push_str(
         "A profile file (`--device FILE.toml`) gives name, read_iops, write_iops, read_mibps, \
-         write_mibps (each above 0), and optionally source and service_us; see docs/devices.md.\n",
+         write_mibps (each above 0), and optionally source, service_us and queue_depth; see docs/devices.md.\n",
     );
     out
 }

@@ -88,6 +88,21 @@ enum Command {
         #[arg(long = "for")]
         _for: Option<std::path::PathBuf>,
     },
+    /// Serve a device image with each request held a service time, until standard input
+    /// closes (what `--device` starts for a profile with a service time); not for use by hand.
+    #[command(hide = true)]
+    HeldImage {
+        /// The image file served.
+        image: PathBuf,
+        /// Where the served file appears.
+        mount: PathBuf,
+        /// Each request's hold, µs (each line on standard input sets it anew, in ns).
+        #[arg(long)]
+        service_us: f64,
+        /// Requests served at once.
+        #[arg(long)]
+        depth: usize,
+    },
     /// Run the run a supervising fathom hands over on standard input, in this process (how an
     /// embedded engine under a memory limit or another allocator runs); not for use by hand.
     #[command(hide = true)]
@@ -140,6 +155,12 @@ fn main() {
         }
         Command::Relay(args) => relay(&args),
         Command::HoldNamespace { .. } => fathom_run::network::namespace::hold(),
+        Command::HeldImage {
+            image,
+            mount,
+            service_us,
+            depth,
+        } => fathom_measure::held_image::serve::serve(&image, &mount, service_us, depth),
         Command::ChildRun => child_run(),
     };
     if let Err(e) = result {

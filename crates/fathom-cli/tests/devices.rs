@@ -1,5 +1,6 @@
 //! Device profiles (`--device`), end to end as root: `fathom calibrate` under a profile reads
-//! the profile's IOPS and bandwidth back from fio; an embedded engine (RocksDB reading with
+//! the profile's IOPS and bandwidth back from fio, and its service time through fathom's
+//! layer; an embedded engine (RocksDB reading with
 //! O_DIRECT past a 1 MiB cache, on a device of the run's own) and a server fathom starts
 //! (InnoDB, its buffer pool far smaller than the table, through a blkio group on the shared
 //! disk) read from the device at the profile's rate and no faster, and each step's bound names
@@ -50,21 +51,16 @@ fn figures(stdout: &str) -> Vec<(String, f64)> {
         .collect()
 }
 
-#[test]
-fn calibrate_reads_a_profiles_rates_back() {
-    if !needs_root("calibrate_reads_a_profiles_rates_back") {
-        return;
-    }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let dir = scratch();
-    let file = profile(dir.path(), 1500, 1200, 40, 30);
-    let results = dir.path().join("results");
+/// Calibrates under the profile in `file` (3 s a figure, once) and returns what it printed
+/// (standard output, then standard error).
+fn calibrate_under(dir: &Path, file: &str) -> (String, String) {
+    let results = dir.join("results");
     let out = fathom(&[
         "calibrate",
         "--results",
         results.to_str().unwrap(),
         "--device",
-        &file,
+        file,
         "--seconds",
         "3",
         "--repeats",
@@ -73,36 +69,115 @@ fn calibrate_reads_a_profiles_rates_back() {
         "256",
     ]);
     let text = ok(&out);
-    let got = figures(&text);
-    // A synced write is the write and, on a disk with a volatile cache, the flush after it:
-    // two requests the throttle counts.
-    let cache = std::fs::read_dir("/sys/block").unwrap().flatten().any(|d| {
-        std::fs::read_to_string(d.path().join("queue/write_cache"))
-            .is_ok_and(|c| c.trim() == "write back")
-    });
-    let synced = if cache { 600.0 } else { 1200.0 };
-    let wanted = [
-        ("randread_qd1", 1500.0),
-        ("randread_qd4", 1500.0),
-        ("randread_qd32", 1500.0),
-        ("seqread", 40.0),
-        ("seqwrite", 30.0),
-        ("syncwrite", synced),
-    ];
+    assert!(
+        !results.join("device.json").exists(),
+        "a profile's calibration is kept nowhere"
+    );
+    (text, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Each figure of `wanted` within 10% in `text`.
+fn assert_figures(text: &str, wanted: &[(&str, f64)]) {
+    let got = figures(text);
     for (name, want) in wanted {
         let (_, x) = got
             .iter()
             .find(|(n, _)| n == name)
             .unwrap_or_else(|| panic!("no {name} in:\n{text}"));
         assert!(
-            within(*x, want, 0.10),
+            within(*x, *want, 0.10),
             "{name}: {x} under the profile, not within 10% of {want}:\n{text}"
         );
     }
-    assert!(
-        !results.join("device.json").exists(),
-        "a profile's calibration is kept nowhere"
+}
+
+/// Every path under `dir`, as text.
+fn walk(dir: &Path) -> Vec<String> {
+    let mut paths = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        paths.push(path.display().to_string());
+        if path.is_dir() {
+            paths.extend(walk(&path));
+        }
+    }
+    paths
+}
+
+/// Whether some disk has a volatile write cache: a synced write is then the write and the
+/// flush after it, two requests the throttle counts.
+fn flushes() -> bool {
+    std::fs::read_dir("/sys/block").unwrap().flatten().any(|d| {
+        std::fs::read_to_string(d.path().join("queue/write_cache"))
+            .is_ok_and(|c| c.trim() == "write back")
+    })
+}
+
+#[test]
+fn calibrate_reads_a_profiles_rates_back() {
+    if !needs_root("calibrate_reads_a_profiles_rates_back") {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = scratch();
+    let file = profile(dir.path(), 1500, 1200, 40, 30);
+    let (text, _) = calibrate_under(dir.path(), &file);
+    let synced = if flushes() { 600.0 } else { 1200.0 };
+    assert_figures(
+        &text,
+        &[
+            ("randread_qd1", 1500.0),
+            ("randread_qd4", 1500.0),
+            ("randread_qd32", 1500.0),
+            ("seqread", 40.0),
+            ("seqwrite", 30.0),
+            ("syncwrite", synced),
+        ],
     );
+}
+
+/// A profile with a service time: one read at a time takes it (queue depth 1 reads
+/// 1/service a second), four at a time reach the IOPS cap, and a synced write waits it out
+/// once a request; nothing of the layer outlives the calibration.
+#[test]
+fn calibrate_reads_a_service_time_back() {
+    if !needs_root("calibrate_reads_a_service_time_back") {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = scratch();
+    let file = profile(dir.path(), 1500, 1200, 40, 30);
+    std::fs::write(
+        &file,
+        std::fs::read_to_string(&file).unwrap() + "service_us = 2000\n",
+    )
+    .unwrap();
+    let (text, stderr) = calibrate_under(dir.path(), &file);
+    let synced = if flushes() { 250.0 } else { 500.0 };
+    assert_figures(
+        &text,
+        &[
+            ("randread_qd1", 500.0),
+            ("randread_qd4", 1500.0),
+            ("randread_qd32", 1500.0),
+            ("seqread", 40.0),
+            ("seqwrite", 30.0),
+            ("syncwrite", synced),
+        ],
+    );
+    let took = stderr
+        .split("a 4 KiB read at queue depth 1 took ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next()?.parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("no read through the layer in:\n{stderr}"));
+    assert!(within(took, 2000.0, 0.10), "{took} µs:\n{stderr}");
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+    assert!(!mounts.contains("fathom-held-image"), "{mounts}");
+    let left: Vec<String> = walk(&dir.path().join("results"))
+        .into_iter()
+        .filter(|p| p.ends_with(".held") || p.ends_with(".img"))
+        .collect();
+    assert!(left.is_empty(), "the layer left {left:?}");
 }
 
 /// Runs `args` under a profile holding reads to `read_iops` and writes to `write_mibps` and

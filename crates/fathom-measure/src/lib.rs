@@ -7,6 +7,7 @@ pub mod cgroup;
 pub mod device;
 pub mod driver;
 pub mod merge;
+pub mod held_image;
 pub mod own_device;
 pub mod recorder;
 pub mod sample;

@@ -2,8 +2,11 @@
 //! in a loop device over an image file beside it. No other process uses that device, so a
 //! device profile's rates can be written once in the root blkio group and hold every request
 //! to it — the engine's, the kernel's writeback of its dirty pages and the file system's
-//! journal — which a run's own blkio group on a shared disk cannot on cgroup v1.
+//! journal — which a run's own blkio group on a shared disk cannot on cgroup v1. Where the
+//! profile has a service time, the loop device is made over the image as `held_image` serves
+//! it, so every request to the device also waits out the service time.
 
+use crate::held_image::{self, HeldImage};
 use crate::sample::Device;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -54,13 +57,24 @@ pub struct OwnDevice {
     node: PathBuf,
     device: Device,
     keep: bool,
+    /// The layer giving the device its service time, if the profile has one (dropped after
+    /// the device is released).
+    held: Option<HeldImage>,
+}
+
+/// A service time to give the device: each request held `us`, `depth` of them at once.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ServiceTime {
+    pub us: f64,
+    pub depth: u32,
 }
 
 impl OwnDevice {
     /// Mounts `dir` on a loop device over `DIR.img`: the image an earlier run kept (a data
     /// directory kept for the next run), or a new sparse one as large as the space left on
-    /// `dir`'s file system, made ext4.
-    pub fn mount(dir: &Path, keep: bool) -> Result<OwnDevice, Why> {
+    /// `dir`'s file system, made ext4; with `service`, over the image as a layer of fathom's
+    /// own serves it, holding each request the service time.
+    pub fn mount(dir: &Path, keep: bool, service: Option<ServiceTime>) -> Result<OwnDevice, Why> {
         release(dir);
         let image = image_of(dir);
         let fresh = !image.exists();
@@ -76,14 +90,23 @@ impl OwnDevice {
             let file = std::fs::File::create(&image).map_err(failed("create", &image))?;
             file.set_len(size).map_err(failed("size", &image))?;
         }
-        let attached = run("losetup", &["--find", "--show", "--direct-io=on"], &image);
+        let mut held = match service {
+            Some(s) => Some(HeldImage::start(&image, &held_image::mount_of(dir), s.us, s.depth)?),
+            None => None,
+        };
+        let backing = held.as_ref().map_or(image.clone(), HeldImage::file);
+        let attached = run("losetup", &["--find", "--show", "--direct-io=on"], &backing);
         let node = PathBuf::from(attached?.trim());
+        if let (Some(held), Some(s)) = (held.as_mut(), service) {
+            held.calibrate(&node, s.us)?;
+        }
         let own = OwnDevice {
             device: loop_device(&node)?,
             dir: dir.to_path_buf(),
             image,
             node,
             keep,
+            held,
         };
         if fresh {
             // One inode a MiB and no lazy initialisation: no background writes of the file
@@ -123,6 +146,24 @@ impl OwnDevice {
             self.image.display()
         )
     }
+
+    /// What the service-time layer did, if there is one: its hold, the read it measured and
+    /// its CPU.
+    pub fn describe_layer(&self) -> Option<String> {
+        let held = self.held.as_ref()?;
+        let measured = held.floor().map_or(String::new(), |f| {
+            format!(
+                "each request held {:.0} µs after it arrives, a 4 KiB read at queue depth 1 \
+                 took {:.0} µs against the profile's {:.0}, ",
+                f.hold_us, f.read_us, f.service_us
+            )
+        });
+        Some(format!(
+            "served by fathom's service-time layer: {measured}{:.1} CPU s of its own",
+            held.cpu_seconds()
+        ))
+    }
+
 }
 
 impl Drop for OwnDevice {
@@ -143,17 +184,52 @@ pub fn release(dir: &Path) -> Vec<Device> {
             let _ = run("umount", &["-l"], dir);
         }
     }
+    let dir = &absolute(dir);
     let image = image_of(dir);
+    let served = held_image::mount_of(dir);
     let mut detached = Vec::new();
-    if let Ok(list) = run("losetup", &["-j"], &image) {
-        for node in list.lines().filter_map(|l| l.split(':').next()) {
-            let device = loop_device(Path::new(node));
-            if run("losetup", &["-d", node], Path::new("")).is_ok() {
-                detached.extend(device.ok());
-            }
+    for node in loops_over(&[image, served.join(held_image::serve::FILE_NAME)]) {
+        let device = loop_device(&node);
+        if run("losetup", &["-d"], &node).is_ok() {
+            detached.extend(device.ok());
         }
     }
+    if is_mount_point(&served) {
+        held_image::serve::detach(&served);
+    }
+    let _ = std::fs::remove_dir(&served);
     detached
+}
+
+/// `path` with its parent made absolute and resolved (as sysfs names a loop's backing file);
+/// nothing under `path` is looked at, so a mount whose server has gone is no obstacle.
+fn absolute(path: &Path) -> PathBuf {
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+    let resolved = parent.unwrap_or(Path::new(".")).canonicalize();
+    match (resolved, path.file_name()) {
+        (Ok(p), Some(name)) => p.join(name),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// The loop devices whose backing file is one of `files` (from sysfs: a file whose server
+/// has gone cannot be looked at, but its name is still there).
+fn loops_over(files: &[PathBuf]) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
+    let names: Vec<String> = (entries.flatten())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("loop"))
+        .collect();
+    names
+        .into_iter()
+        .filter(|n| {
+            let backing = std::fs::read_to_string(format!("/sys/block/{n}/loop/backing_file"));
+            backing.is_ok_and(|b| files.iter().any(|f| Path::new(b.trim()) == f))
+        })
+        .map(|n| PathBuf::from("/dev").join(n))
+        .collect()
 }
 
 fn is_mount_point(dir: &Path) -> bool {

@@ -5,7 +5,7 @@
 //! v1 cannot hold is counted, not hidden: writeback of dirty pages is the kernel flusher's, so
 //! a buffered write that is never synced reaches the disk uncapped; `escaped` says how much.
 
-use crate::own_device::OwnDevice;
+use crate::own_device::{OwnDevice, ServiceTime};
 use crate::sample::{diskstats, Device};
 use fathom_schema::result::device::{DeviceLayer, DeviceProfile};
 use std::path::{Path, PathBuf};
@@ -166,7 +166,11 @@ impl DeviceThrottle {
         let (group, parent, disk, own) = match profile.layer {
             DeviceLayer::Loop => {
                 let root = root_group()?;
-                let own = OwnDevice::mount(dir, keep).map_err(ThrottleError::NoLoop)?;
+                let service = profile.service_us.map(|us| ServiceTime {
+                    us,
+                    depth: profile.depth(),
+                });
+                let own = OwnDevice::mount(dir, keep, service).map_err(ThrottleError::NoLoop)?;
                 (root.clone(), root, own.device().clone(), Some(own))
             }
             DeviceLayer::Group => {
@@ -246,10 +250,11 @@ impl DeviceThrottle {
         let all = disk_written(&self.disk).saturating_sub(self.written_before);
         let mib = |b: u64| b as f64 / 1048576.0;
         if let Some(own) = &self.own {
+            let layer = own.describe_layer().map_or(String::new(), |l| format!("; {l}"));
             return format!(
                 "a device of the run's own, {} ({}:{}), held in the root blkio group to profile \
                  {}: {:.0} MiB read and {:.0} MiB written, the kernel's writeback and the file \
-                 system's journal included",
+                 system's journal included{layer}",
                 own.describe(),
                 self.disk.major,
                 self.disk.minor,

@@ -190,10 +190,14 @@ pub struct DeviceProfile {
     pub read_mibps: f64,
     /// Write bandwidth, MiB a second.
     pub write_mibps: f64,
-    /// The device's own time for one request, µs; recorded, not imposed (no layer of fathom's
-    /// delays requests yet).
+    /// The device's own time for one request, µs: on a device of the run's own (`layer =
+    /// loop`) each request is held this long by a layer of fathom's; recorded only on `group`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_us: Option<f64>,
+    /// Requests the device serves at once (the service-time layer's queue depth; 64 if
+    /// unset).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_depth: Option<u32>,
     /// How the profile was imposed (`--device-layer`); a run recorded before the choice
     /// existed was `group`.
     #[serde(default)]
@@ -242,11 +246,15 @@ impl DeviceProfile {
     /// the kernel follows each synced write with a flush request, which the throttle counts
     /// as a write: synced writes then run at half the write IOPS.
     pub fn limits(&self, device: &str, major: u32, minor: u32, flushes: bool) -> DeviceLimits {
-        let synced = if flushes {
-            self.write_iops / 2.0
-        } else {
-            self.write_iops
+        // A synced write is the write and, with a write cache, its flush: each its own request
+        // to the IOPS cap and, where a service time is imposed, to the service time.
+        let requests = if flushes { 2.0 } else { 1.0 };
+        let served = |depth: f64, requests: f64| match self.imposed_service_us() {
+            Some(us) if us > 0.0 => depth.min(f64::from(self.depth())) * 1e6 / (us * requests),
+            _ => f64::INFINITY,
         };
+        let synced = (self.write_iops / requests).min(served(1.0, requests));
+        let read_at = |depth: f64| self.read_iops.min(served(depth, 1.0));
         let figure = |name: &str, unit: &str, x: f64| Figure {
             name: name.into(),
             unit: unit.into(),
@@ -259,20 +267,35 @@ impl DeviceProfile {
             major,
             minor,
             figures: vec![
-                figure("randread_qd1", "iops", self.read_iops),
-                figure("randread_qd4", "iops", self.read_iops),
-                figure("randread_qd32", "iops", self.read_iops),
+                figure("randread_qd1", "iops", read_at(1.0)),
+                figure("randread_qd4", "iops", read_at(4.0)),
+                figure("randread_qd32", "iops", read_at(32.0)),
                 figure("seqread", "MiB/s", self.read_mibps),
                 figure("seqwrite", "MiB/s", self.write_mibps),
                 figure("syncwrite", "iops", synced),
             ],
             notes: vec![format!(
-                "the limits of device profile {}, imposed on {device} by the kernel",
-                self.name
+                "the limits of device profile {}, imposed on {device} by the kernel{}",
+                self.name,
+                if self.imposed_service_us().is_some() {
+                    " and by fathom's service-time layer (queue depth 1 and 4 at the service time)"
+                } else {
+                    ""
+                }
             )],
             profile: Some(self.name.clone()),
             ..DeviceLimits::default()
         }
+    }
+
+    /// Requests served at once under the service time (64 unless the profile says).
+    pub fn depth(&self) -> u32 {
+        self.queue_depth.unwrap_or(64).max(1)
+    }
+
+    /// The service time each request is held, where the layer imposes it (`loop`).
+    pub fn imposed_service_us(&self) -> Option<f64> {
+        self.service_us.filter(|_| self.layer == DeviceLayer::Loop)
     }
 
     /// One line for a run's header: `gp3 (3000 read/3000 write IOPS, 125/125 MiB/s)`.
@@ -284,9 +307,16 @@ impl DeviceProfile {
             self.write_iops,
             self.read_mibps,
             self.write_mibps,
-            self.service_us
-                .map(|u| format!("; service time {u:.0} µs not imposed"))
-                .unwrap_or_default()
+            match (self.service_us, self.layer) {
+                (None, _) => String::new(),
+                (Some(u), DeviceLayer::Loop) => format!(
+                    "; service time {u:.0} µs, {} requests at once",
+                    self.depth()
+                ),
+                (Some(u), DeviceLayer::Group) => {
+                    format!("; service time {u:.0} µs not imposed on the group layer")
+                }
+            }
         )
     }
 }
