@@ -308,3 +308,57 @@ fn a_device_of_its_own_holds_the_writeback_of_a_load_nobody_syncs() {
         "{why}"
     );
 }
+
+/// The seeds' disk array, service time and all: two clients reading past a 1 MiB cache keep
+/// two requests in flight, each 5 ms, so the step reads about 400 times a second and is bound
+/// by the device, saturated at the profile's limit for that queue depth; the same step on the
+/// plain disk (uncalibrated in the test's results) is not judged saturated.
+#[test]
+fn reads_on_the_seeds_disk_array_wait_out_its_service_time() {
+    if !needs_root("reads_on_the_seeds_disk_array_wait_out_its_service_time") {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let args = "--engine rocksdb --set o_direct=reads --set cache_size=1m --workload dbbench \
+                --param num_keys=200000 --param steps=fillseq,flush,readrandom --duration 4s \
+                --clients 2 --memory-limit 256m --waits";
+    let bound = |device: &str| {
+        let dir = scratch();
+        let results = dir.path().join("results");
+        ok(&run(&format!("{args} {device}"), &results));
+        let run = results.join(&run_dirs(&results)[0]);
+        let manifest: Value =
+            serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+        let held = manifest["host"]["device_throttle"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        (
+            table_row(&report_json(&results), "bound", "readrandom"),
+            held,
+        )
+    };
+    let (row, held) = bound("--device seed-disk-array");
+    let why = row["why"].as_str().unwrap();
+    assert_eq!(row["bound"], "device", "{row:?}");
+    assert!(
+        why.starts_with("saturated") && why.contains("device profile seed-disk-array allows"),
+        "{why}"
+    );
+    let reads: f64 = why
+        .trim_start_matches("saturated: ")
+        .split(' ')
+        .next()
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("{why}"));
+    assert!((250.0..=440.0).contains(&reads), "{reads} reads/s: {why}");
+    let took = held
+        .split("a 4 KiB read at queue depth 1 took ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next()?.parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("no read through the layer in: {held}"));
+    assert!(within(took, 5000.0, 0.10), "{held}");
+    let (plain, _) = bound("");
+    let why = plain["why"].as_str().unwrap();
+    assert!(!why.contains("saturated"), "{plain:?}");
+}

@@ -6,8 +6,8 @@
 pub mod cgroup;
 pub mod device;
 pub mod driver;
-pub mod merge;
 pub mod held_image;
+pub mod merge;
 pub mod own_device;
 pub mod recorder;
 pub mod sample;

@@ -91,7 +91,12 @@ impl OwnDevice {
             file.set_len(size).map_err(failed("size", &image))?;
         }
         let mut held = match service {
-            Some(s) => Some(HeldImage::start(&image, &held_image::mount_of(dir), s.us, s.depth)?),
+            Some(s) => Some(HeldImage::start(
+                &image,
+                &held_image::mount_of(dir),
+                s.us,
+                s.depth,
+            )?),
             None => None,
         };
         let backing = held.as_ref().map_or(image.clone(), HeldImage::file);
@@ -163,7 +168,6 @@ impl OwnDevice {
             held.cpu_seconds()
         ))
     }
-
 }
 
 impl Drop for OwnDevice {

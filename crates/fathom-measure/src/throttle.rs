@@ -250,7 +250,9 @@ impl DeviceThrottle {
         let all = disk_written(&self.disk).saturating_sub(self.written_before);
         let mib = |b: u64| b as f64 / 1048576.0;
         if let Some(own) = &self.own {
-            let layer = own.describe_layer().map_or(String::new(), |l| format!("; {l}"));
+            let layer = own
+                .describe_layer()
+                .map_or(String::new(), |l| format!("; {l}"));
             return format!(
                 "a device of the run's own, {} ({}:{}), held in the root blkio group to profile \
                  {}: {:.0} MiB read and {:.0} MiB written, the kernel's writeback and the file \

@@ -200,6 +200,16 @@ mod tests {
             (p.write_iops, p.write_mibps, p.service_us),
             (400.0, 10.5, None)
         );
+        let p = parse(
+            &format!("{GOOD}service_us = 800\nqueue_depth = 8\n"),
+            "f",
+            "k",
+        )
+        .unwrap();
+        assert_eq!(
+            (p.service_us, p.queue_depth, p.depth()),
+            (Some(800.0), Some(8), 8)
+        );
     }
 
     /// Each bad input names the file, the key and what was expected.
@@ -215,6 +225,8 @@ mod tests {
         assert!(e.contains("`write_mibps` is missing"), "{e}");
         let e = err(&GOOD.replace("name = \"slow\"\n", ""));
         assert!(e.contains("`name` is missing"), "{e}");
+        let e = err(&format!("{GOOD}queue_depth = 0\n"));
+        assert!(e.contains("`queue_depth` is 0"), "{e}");
         let e = err(&format!("{GOOD}iops = 3\n"));
         assert!(e.contains("p.toml") && e.contains("iops"), "{e}");
         let e = find("gp9", Path::new("."), "setup[0].device")

@@ -81,7 +81,10 @@ impl HeldImage {
                 return Ok(held);
             }
             if let Ok(Some(status)) = held.child.try_wait() {
-                return Err(format!("`fathom held-image` for {} ended: {status}", image.display()));
+                return Err(format!(
+                    "`fathom held-image` for {} ended: {status}",
+                    image.display()
+                ));
             }
             if Instant::now() > deadline {
                 return Err(format!("{} did not appear in 10 s", held.file().display()));
@@ -164,7 +167,11 @@ fn qd1_read_us(node: &Path, reads: usize) -> Result<f64, Why> {
     // A block device's size is its sysfs sector count.
     let name = node.file_name().unwrap_or_default().to_string_lossy();
     let sectors = std::fs::read_to_string(format!("/sys/block/{name}/size"));
-    let size = sectors.ok().and_then(|s| s.trim().parse::<u64>().ok()).unwrap_or(0) * 512;
+    let size = sectors
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .unwrap_or(0)
+        * 512;
     let pages = (size.min(1 << 30) / 4096).max(1);
     #[repr(C, align(4096))]
     struct Page([u8; 4096]);

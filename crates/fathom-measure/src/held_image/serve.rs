@@ -170,7 +170,14 @@ impl Filesystem for HeldFile {
         });
     }
 
-    fn fsync(&self, _req: &Request, _ino: INodeNo, _fh: FileHandle, _data: bool, reply: ReplyEmpty) {
+    fn fsync(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _data: bool,
+        reply: ReplyEmpty,
+    ) {
         let arrived = Instant::now();
         match self.image.sync_data() {
             Ok(()) => {
@@ -181,7 +188,14 @@ impl Filesystem for HeldFile {
         }
     }
 
-    fn flush(&self, _req: &Request, _ino: INodeNo, _fh: FileHandle, _lo: LockOwner, reply: ReplyEmpty) {
+    fn flush(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _lo: LockOwner,
+        reply: ReplyEmpty,
+    ) {
         reply.ok();
     }
 

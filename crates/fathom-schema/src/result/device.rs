@@ -320,3 +320,52 @@ impl DeviceProfile {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn array(layer: DeviceLayer) -> DeviceProfile {
+        DeviceProfile {
+            name: "array".into(),
+            read_iops: 1200.0,
+            write_iops: 1200.0,
+            read_mibps: 858.0,
+            write_mibps: 858.0,
+            service_us: Some(5000.0),
+            layer,
+            ..Default::default()
+        }
+    }
+
+    fn at(l: &DeviceLimits, name: &str) -> f64 {
+        l.figures.iter().find(|f| f.name == name).unwrap().median
+    }
+
+    /// An imposed service time limits what few requests in flight can do; the IOPS cap what
+    /// many can; a synced write with a flush waits it out twice.
+    #[test]
+    fn a_service_time_limits_low_queue_depths() {
+        let l = array(DeviceLayer::Loop).limits("loop0", 7, 0, true);
+        let got: Vec<f64> = ["randread_qd1", "randread_qd4", "randread_qd32", "syncwrite"]
+            .iter()
+            .map(|n| at(&l, n))
+            .collect();
+        assert_eq!(got, [200.0, 800.0, 1200.0, 100.0]);
+        let mut shallow = array(DeviceLayer::Loop);
+        shallow.queue_depth = Some(2);
+        assert_eq!(
+            at(&shallow.limits("loop0", 7, 0, false), "randread_qd32"),
+            400.0
+        );
+    }
+
+    /// On the group layer the service time is recorded, not imposed: the caps alone.
+    #[test]
+    fn the_group_layer_imposes_no_service_time() {
+        let l = array(DeviceLayer::Group).limits("vda", 254, 0, true);
+        assert_eq!(at(&l, "randread_qd1"), 1200.0);
+        assert_eq!(at(&l, "syncwrite"), 600.0);
+        assert!(array(DeviceLayer::Group).describe().contains("not imposed"));
+    }
+}
