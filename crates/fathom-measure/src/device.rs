@@ -256,6 +256,7 @@ impl Calibration<'_> {
             notes,
             virtual_disk,
             profile: None,
+            service: None,
         })
     }
 

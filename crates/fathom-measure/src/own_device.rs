@@ -164,8 +164,10 @@ impl OwnDevice {
             )
         });
         Some(format!(
-            "served by fathom's service-time layer: {measured}{:.1} CPU s of its own",
-            held.cpu_seconds()
+            "served by fathom's service-time layer: {measured}{:.1} CPU s and {:.0} MiB of \
+             memory at most of its own",
+            held.cpu_seconds(),
+            held.peak_mib()
         ))
     }
 }

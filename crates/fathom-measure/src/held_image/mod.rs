@@ -126,6 +126,17 @@ impl HeldImage {
         self.floor
     }
 
+    /// The serving process's peak resident memory, MiB (its buffers: the host's memory, outside
+    /// the run's limit).
+    pub fn peak_mib(&self) -> f64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()));
+        let kib = status.ok().and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+            line.split_whitespace().nth(1)?.parse::<f64>().ok()
+        });
+        kib.unwrap_or(0.0) / 1024.0
+    }
+
     /// CPU seconds the serving process has used.
     pub fn cpu_seconds(&self) -> f64 {
         let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id()));

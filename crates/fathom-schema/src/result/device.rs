@@ -57,6 +57,29 @@ pub struct DeviceLimits {
     /// measuring the device.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<String>,
+    /// The profile's service time where a layer imposed it: reads at any queue depth follow
+    /// from it exactly, not from the figures at depths 1, 4 and 32.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<ServiceCurve>,
+}
+
+/// Reads a second at a queue depth under an imposed service time.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ServiceCurve {
+    /// Each request's time, µs.
+    pub service_us: f64,
+    /// Requests served at once.
+    pub depth: u32,
+    /// The IOPS cap above the service time.
+    pub read_iops: f64,
+}
+
+impl ServiceCurve {
+    /// Reads a second `qd` requests in flight can make.
+    pub fn iops(&self, qd: f64) -> f64 {
+        let served = qd.max(1.0).min(f64::from(self.depth.max(1))) * 1e6 / self.service_us;
+        served.min(self.read_iops)
+    }
 }
 
 /// What a step's use of a device limit is of.
@@ -147,8 +170,12 @@ impl DeviceLimits {
             .max_by(f64::total_cmp)
     }
 
-    /// The IOPS at queue depth `qd`, interpolated between the measured depths.
+    /// The IOPS at queue depth `qd`: from the service time where one is imposed, else
+    /// interpolated between the measured depths.
     pub fn iops_limit(&self, qd: f64) -> Option<f64> {
+        if let Some(curve) = self.service.filter(|c| c.service_us > 0.0) {
+            return Some(curve.iops(qd));
+        }
         let points: Vec<(f64, f64)> = [
             (1.0, "randread_qd1"),
             (4.0, "randread_qd4"),
@@ -284,6 +311,11 @@ impl DeviceProfile {
                 }
             )],
             profile: Some(self.name.clone()),
+            service: self.imposed_service_us().map(|service_us| ServiceCurve {
+                service_us,
+                depth: self.depth(),
+                read_iops: self.read_iops,
+            }),
             ..DeviceLimits::default()
         }
     }
@@ -352,6 +384,10 @@ mod tests {
             .map(|n| at(&l, n))
             .collect();
         assert_eq!(got, [200.0, 800.0, 1200.0, 100.0]);
+        // Between the figures' depths, the service time decides: 6.4 in flight are served
+        // 1,280 a second, above the cap.
+        assert_eq!(l.iops_limit(6.4), Some(1200.0));
+        assert_eq!(l.iops_limit(2.0), Some(400.0));
         let mut shallow = array(DeviceLayer::Loop);
         shallow.queue_depth = Some(2);
         assert_eq!(
