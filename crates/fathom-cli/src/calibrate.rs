@@ -105,8 +105,7 @@ fn under_profile(args: &CalibrateArgs, given: &str, dir: &std::path::Path) -> an
     let mut profile =
         fathom_run::device_profile::find(given, std::path::Path::new("."), "--device")?;
     profile.layer = args.device_layer.unwrap_or(DeviceLayer::Loop);
-    fathom_measure::throttle::check(dir, profile.layer)
-        .map_err(|e| anyhow::anyhow!("--device: {e}"))?;
+    fathom_measure::throttle::check(dir, &profile).map_err(|e| anyhow::anyhow!("--device: {e}"))?;
     // A device of its own is mounted on a directory of its own, gone when it is.
     let own_dir = dir.join(format!("calibrate.{}", std::process::id()));
     let dir = match profile.layer {

@@ -82,11 +82,15 @@ fn root_group() -> Result<PathBuf, ThrottleError> {
 }
 
 /// The disk `dir` (or its nearest existing ancestor) is on, checked to be throttleable here
-/// the way `layer` asks: what `--device` is refused for, found before anything runs.
-pub fn check(dir: &Path, layer: DeviceLayer) -> Result<Device, ThrottleError> {
-    if layer == DeviceLayer::Loop {
+/// the way `profile`'s layer asks (and, for a service time, that FUSE is there): what
+/// `--device` is refused for, found before anything runs.
+pub fn check(dir: &Path, profile: &DeviceProfile) -> Result<Device, ThrottleError> {
+    if profile.layer == DeviceLayer::Loop {
         root_group()?;
         crate::own_device::check().map_err(ThrottleError::NoLoop)?;
+        if profile.imposed_service_us().is_some() {
+            crate::held_image::check().map_err(ThrottleError::NoLoop)?;
+        }
         return disk_of(dir);
     }
     let parent = parent_group()?;

@@ -297,8 +297,7 @@ fn device(
     };
     let mut profile = crate::device_profile::find(given, base, &key)?;
     profile.layer = drive.device_layer.unwrap_or(DeviceLayer::Loop);
-    fathom_measure::throttle::check(base, profile.layer)
-        .map_err(|e| anyhow::anyhow!("{key}: {e}"))?;
+    fathom_measure::throttle::check(base, &profile).map_err(|e| anyhow::anyhow!("{key}: {e}"))?;
     Ok(Some(profile))
 }
 

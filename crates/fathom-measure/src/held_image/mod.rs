@@ -13,6 +13,16 @@ use std::time::{Duration, Instant};
 /// Why the layer could not be had: a sentence.
 pub type Why = String;
 
+/// Why this host cannot serve an image held to a service time, if it cannot.
+pub fn check() -> Result<(), Why> {
+    if !Path::new("/dev/fuse").exists() {
+        return Err(
+            "a service time needs FUSE, and this host has no /dev/fuse (modprobe fuse)".into(),
+        );
+    }
+    Ok(())
+}
+
 /// Where the image of data directory `dir` is served: `DIR.held/`.
 pub fn mount_of(dir: &Path) -> PathBuf {
     let mut name = dir.as_os_str().to_os_string();
