@@ -5,6 +5,7 @@
 
 pub mod serve;
 
+use crate::sample::process;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -71,8 +72,8 @@ impl HeldImage {
             .map_err(|e| format!("cannot start `{} held-image`: {e}", exe.display()))?;
         // The server answers the kernel's writeback: outside the run's memory and blkio
         // groups, so neither a memory limit's reclaim nor the profile waits on it.
+        let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
         for controller in ["memory", "blkio"] {
-            let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
             if let Some(root) = crate::cgroup::mount_of(&mountinfo, controller) {
                 let _ = std::fs::write(root.join("cgroup.procs"), child.id().to_string());
             }
@@ -140,20 +141,17 @@ impl HeldImage {
     /// the run's limit).
     pub fn peak_mib(&self) -> f64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()));
-        let kib = status.ok().and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-            line.split_whitespace().nth(1)?.parse::<f64>().ok()
-        });
-        kib.unwrap_or(0.0) / 1024.0
+        let bytes = status.ok().and_then(|s| process::status_kb(&s, "VmHWM:"));
+        bytes.unwrap_or(0) as f64 / 1048576.0
     }
 
     /// CPU seconds the serving process has used.
     pub fn cpu_seconds(&self) -> f64 {
         let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id()));
-        let ticks = stat.ok().and_then(|s| {
-            let fields: Vec<&str> = s.rsplit_once(')')?.1.split_whitespace().collect();
-            Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
-        });
+        let ticks = stat
+            .ok()
+            .and_then(|s| process::parse_stat(&s))
+            .map(|(user, system, _)| user + system);
         // SAFETY: sysconf has no preconditions.
         let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
         ticks.unwrap_or(0) as f64 / hz
