@@ -170,7 +170,8 @@ fn calibrate_reads_a_service_time_back() {
         .nth(1)
         .and_then(|t| t.split(' ').next()?.parse::<f64>().ok())
         .unwrap_or_else(|| panic!("no read through the layer in:\n{stderr}"));
-    assert!(within(took, 2000.0, 0.10), "{took} µs:\n{stderr}");
+    // Held the service time at least; a busy host's late wake-ups may add to it.
+    assert!((1800.0..=2500.0).contains(&took), "{took} µs:\n{stderr}");
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
     assert!(!mounts.contains("fathom-held-image"), "{mounts}");
     let left: Vec<String> = walk(&dir.path().join("results"))
@@ -357,7 +358,7 @@ fn reads_on_the_seeds_disk_array_wait_out_its_service_time() {
         .nth(1)
         .and_then(|t| t.split(' ').next()?.parse::<f64>().ok())
         .unwrap_or_else(|| panic!("no read through the layer in: {held}"));
-    assert!(within(took, 5000.0, 0.10), "{held}");
+    assert!((4500.0..=6250.0).contains(&took), "{held}");
     let (plain, _) = bound("");
     let why = plain["why"].as_str().unwrap();
     assert!(!why.contains("saturated"), "{plain:?}");
