@@ -103,7 +103,7 @@ impl OwnDevice {
         let attached = run("losetup", &["--find", "--show", "--direct-io=on"], &backing);
         let node = PathBuf::from(attached?.trim());
         if let (Some(held), Some(s)) = (held.as_mut(), service) {
-            held.calibrate(&node, s.us)?;
+            held.calibrate(&node, &image, fresh, s.us)?;
         }
         let own = OwnDevice {
             device: loop_device(&node)?,

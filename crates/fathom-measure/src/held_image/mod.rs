@@ -3,6 +3,7 @@
 //! the profile's service time after it arrived. The layer's own cost is measured when it
 //! starts and taken off the hold, so a 4 KiB read at queue depth 1 takes the service time.
 
+mod probe;
 pub mod serve;
 
 use crate::sample::process;
@@ -115,18 +116,30 @@ impl HeldImage {
         writeln!(input, "{ns}").map_err(|e| format!("cannot tell the layer its hold: {e}"))
     }
 
-    /// Measures the layer on `node` (the loop device over it) and takes its own cost off the
-    /// hold: 64 reads of 4 KiB at queue depth 1 held the service time, the excess of their
-    /// median taken off, and 64 more to say what a read then takes.
-    pub fn calibrate(&mut self, node: &Path, service_us: f64) -> Result<Floor, Why> {
+    /// Measures the layer on `node` (the loop device over it, `image` below it, `fresh` if
+    /// no file system is on it yet) and takes its own cost off the hold: 64 reads of 4 KiB at
+    /// queue depth 1 held the service time, the excess of their median taken off, and the same
+    /// 64 again to say what a read then takes. The reads are of pages that hold data
+    /// (`probe`), so each goes to the disk below as the run's reads will.
+    pub fn calibrate(
+        &mut self,
+        node: &Path,
+        image: &Path,
+        fresh: bool,
+        service_us: f64,
+    ) -> Result<Floor, Why> {
+        let mut pages = probe::pages(image, node, fresh, 64)?;
+        if pages.is_empty() {
+            pages = (0..64).map(|p| p * 4096).collect();
+        }
         self.set_hold(service_us)?;
-        let first = qd1_read_us(node, 64)?;
+        let first = probe::qd1_read_us(node, &pages)?;
         let hold_us = (service_us - (first - service_us).max(0.0)).max(0.0);
         self.set_hold(hold_us)?;
         let floor = Floor {
             service_us,
             hold_us,
-            read_us: qd1_read_us(node, 64)?,
+            read_us: probe::qd1_read_us(node, &pages)?,
         };
         self.floor = Some(floor);
         Ok(floor)
@@ -172,38 +185,4 @@ impl Drop for HeldImage {
         let _ = self.child.wait();
         serve::detach(&self.mount);
     }
-}
-
-/// The median of `reads` 4 KiB direct reads at queue depth 1 from `node`, µs.
-fn qd1_read_us(node: &Path, reads: usize) -> Result<f64, Why> {
-    use rand::Rng;
-    use std::os::unix::fs::{FileExt, OpenOptionsExt};
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(node)
-        .map_err(|e| format!("cannot open {} for direct reads: {e}", node.display()))?;
-    // A block device's size is its sysfs sector count.
-    let name = node.file_name().unwrap_or_default().to_string_lossy();
-    let sectors = std::fs::read_to_string(format!("/sys/block/{name}/size"));
-    let size = sectors
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok())
-        .unwrap_or(0)
-        * 512;
-    let pages = (size.min(1 << 30) / 4096).max(1);
-    #[repr(C, align(4096))]
-    struct Page([u8; 4096]);
-    let mut page = Page([0; 4096]);
-    let mut rng = rand::thread_rng();
-    let mut took = Vec::with_capacity(reads);
-    for _ in 0..reads {
-        let offset = rng.gen_range(0..pages) * 4096;
-        let start = Instant::now();
-        file.read_at(&mut page.0, offset)
-            .map_err(|e| format!("cannot read {}: {e}", node.display()))?;
-        took.push(start.elapsed().as_secs_f64() * 1e6);
-    }
-    took.sort_by(f64::total_cmp);
-    Ok(took[took.len() / 2])
 }
