@@ -5,7 +5,8 @@
 //! (InnoDB, its buffer pool far smaller than the table, through a blkio group on the shared
 //! disk) read from the device at the profile's rate and no faster, and each step's bound names
 //! the device against the profile's limit; a device of the run's own holds the kernel's
-//! writeback of a load nobody syncs, and nothing of it outlives the run.
+//! writeback of a load nobody syncs, and nothing of it outlives the run, not even a run the
+//! out-of-memory killer takes while the service-time layer serves its device.
 
 mod common;
 
@@ -34,6 +35,12 @@ fn profile(
     )
     .unwrap();
     path.display().to_string()
+}
+
+/// Gives the profile file at `file` a service time of `us` microseconds.
+fn add_service_time(file: &str, us: u32) {
+    let text = std::fs::read_to_string(file).unwrap();
+    std::fs::write(file, format!("{text}service_us = {us}\n")).unwrap();
 }
 
 fn within(measured: f64, wanted: f64, share: f64) -> bool {
@@ -147,11 +154,7 @@ fn calibrate_reads_a_service_time_back() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = scratch();
     let file = profile(dir.path(), 1500, 1200, 40, 30);
-    std::fs::write(
-        &file,
-        std::fs::read_to_string(&file).unwrap() + "service_us = 2000\n",
-    )
-    .unwrap();
+    add_service_time(&file, 2000);
     let (text, stderr) = calibrate_under(dir.path(), &file);
     let synced = if flushes() { 250.0 } else { 500.0 };
     assert_figures(
@@ -362,4 +365,70 @@ fn reads_on_the_seeds_disk_array_wait_out_its_service_time() {
     let (plain, _) = bound("");
     let why = plain["why"].as_str().unwrap();
     assert!(!why.contains("saturated"), "{plain:?}");
+}
+
+/// The loop devices attached over a file under `root`, or over a served file whose server has
+/// gone (sysfs names it `/image`).
+fn loops_left(root: &Path) -> Vec<String> {
+    let root = root.canonicalize().unwrap_or(root.to_path_buf());
+    let mut left = Vec::new();
+    for entry in std::fs::read_dir("/sys/block").unwrap().flatten() {
+        let backing = entry.path().join("loop/backing_file");
+        let Ok(file) = std::fs::read_to_string(&backing) else {
+            continue;
+        };
+        let file = file.trim();
+        if file == "/image" || Path::new(file).starts_with(&root) {
+            left.push(format!("{}: {file}", entry.file_name().to_string_lossy()));
+        }
+    }
+    left
+}
+
+/// A run the out-of-memory killer takes while fathom's service-time layer serves its device
+/// leaves nothing behind: the layer ends with it, and the loop device over the layer's file
+/// (which sysfs then names `/image`, the layer's mount gone) is detached by the run's
+/// supervisor, with the mount and the image.
+#[test]
+fn a_run_killed_on_a_served_device_leaves_no_loop_device() {
+    if !needs_root("a_run_killed_on_a_served_device_leaves_no_loop_device") {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = scratch();
+    let file = profile(dir.path(), 5000, 5000, 200, 200);
+    add_service_time(&file, 300);
+    let results = dir.path().join("results");
+    let out = run(
+        &format!(
+            "--engine rocksdb --workload dbbench --param steps=fillseq --param num_keys=2000000 \
+             --memory-limit 40m --device {file}"
+        ),
+        &results,
+    );
+    let e = err(&out);
+    assert!(e.contains("out-of-memory killer"), "{e}");
+    let run = results.join(&run_dirs(&results)[0]);
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+    // It was killed on the served device: a loop device, the service time in its limits.
+    let host = &manifest["host"];
+    assert!(
+        host["device"].as_str().unwrap().starts_with("loop"),
+        "{host}"
+    );
+    assert_eq!(
+        host["device_limits"]["service"]["service_us"], 300.0,
+        "{host}"
+    );
+    assert!(
+        loops_left(dir.path()).is_empty(),
+        "{:?}",
+        loops_left(dir.path())
+    );
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    assert!(!mounts.contains(root.to_str().unwrap()), "{mounts}");
+    assert!(walk(&results.join(".data")).is_empty());
+    assert!(processes_mentioning(root.to_str().unwrap()).is_empty());
 }

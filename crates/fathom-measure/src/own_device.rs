@@ -47,6 +47,16 @@ pub fn image_of(dir: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// Where the loop device a data directory's image is attached to is written down: `DIR.loop`
+/// beside it. A served image's loop device outlives its server when the run is killed, and
+/// sysfs then names its backing file by the served file's path inside the gone mount
+/// (`/image`), which no data directory can be told from; this file says whose it is.
+fn loop_note_of(dir: &Path) -> PathBuf {
+    let mut name = dir.as_os_str().to_os_string();
+    name.push(".loop");
+    PathBuf::from(name)
+}
+
 /// A data directory mounted on a loop device of its own, unmounted and detached when dropped
 /// (its image removed unless kept).
 #[derive(Debug)]
@@ -102,6 +112,9 @@ impl OwnDevice {
         let backing = held.as_ref().map_or(image.clone(), HeldImage::file);
         let attached = run("losetup", &["--find", "--show", "--direct-io=on"], &backing);
         let node = PathBuf::from(attached?.trim());
+        let note = loop_note_of(dir);
+        std::fs::write(&note, node.as_os_str().as_encoded_bytes())
+            .map_err(failed("write", &note))?;
         if let (Some(held), Some(s)) = (held.as_mut(), service) {
             held.calibrate(&node, &image, fresh, s.us)?;
         }
@@ -193,13 +206,29 @@ pub fn release(dir: &Path) -> Vec<Device> {
     let dir = &absolute(dir);
     let image = image_of(dir);
     let served = held_image::mount_of(dir);
+    let files = [image, served.join(held_image::serve::FILE_NAME)];
+    let mut nodes = loops_over(&files);
+    // The loop the run wrote down, if its backing file is ours or a served file whose server
+    // has gone (sysfs then names it `/image`).
+    let note = loop_note_of(dir);
+    let noted = std::fs::read_to_string(&note).ok().map(PathBuf::from);
+    let gone = Path::new("/").join(held_image::serve::FILE_NAME);
+    if let Some(node) = noted.filter(|n| !nodes.contains(n)) {
+        let name = node.file_name().unwrap_or_default().to_string_lossy();
+        let backing = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file"));
+        let backing = backing.map(|b| PathBuf::from(b.trim()));
+        if backing.is_ok_and(|b| b == gone || files.contains(&b)) {
+            nodes.push(node);
+        }
+    }
     let mut detached = Vec::new();
-    for node in loops_over(&[image, served.join(held_image::serve::FILE_NAME)]) {
+    for node in nodes {
         let device = loop_device(&node);
         if run("losetup", &["-d"], &node).is_ok() {
             detached.extend(device.ok());
         }
     }
+    let _ = std::fs::remove_file(&note);
     if is_mount_point(&served) {
         held_image::serve::detach(&served);
     }
