@@ -288,7 +288,8 @@ fn a_server_fathom_starts_reads_at_the_profiles_rate() {
 
 /// SQLite with synchronous=OFF (fathom's default) syncs nothing: its pages reach the disk by
 /// the kernel's writeback, which a memory limit forces as the load's dirty pages fill it. On a
-/// device of the run's own the profile holds that writeback, and the step is bound by it.
+/// device of the run's own the profile holds that writeback, and the step is bound by it (at 8
+/// MiB/s: at 16 a slower host's SQLite spent 56% of the step on its CPU and 44% on the device).
 #[test]
 fn a_device_of_its_own_holds_the_writeback_of_a_load_nobody_syncs() {
     if !needs_root("a_device_of_its_own_holds_the_writeback_of_a_load_nobody_syncs") {
@@ -297,13 +298,13 @@ fn a_device_of_its_own_holds_the_writeback_of_a_load_nobody_syncs() {
     let (record, row) = held_step(
         "--engine sqlite --set cache_size=8m --workload dbbench --param steps=fillseq \
          --param num_keys=300000 --memory-limit 64m",
-        (100_000, 16),
+        (100_000, 8),
         "fillseq",
     );
     let written = f(&record["host"]["wmbps"]);
     assert!(
-        written <= 16.0 * 1.10 && written > 0.0,
-        "{written} MB/s written under a profile of 16 MiB/s"
+        written <= 8.0 * 1.10 && written > 0.0,
+        "{written} MB/s written under a profile of 8 MiB/s"
     );
     assert_eq!(row["bound"], "device", "{row:?}");
     let why = row["why"].as_str().unwrap();
