@@ -40,11 +40,16 @@ fn on_path(tool: &str) -> bool {
     std::env::split_paths(&path).any(|d| d.join(tool).is_file())
 }
 
+/// `DIR` with `suffix` on its name: the files a data directory's own device keeps beside it.
+pub(crate) fn beside(dir: &Path, suffix: &str) -> PathBuf {
+    let mut name = dir.as_os_str().to_os_string();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
 /// The image file a data directory's own device lives in: `DIR.img` beside it.
 pub fn image_of(dir: &Path) -> PathBuf {
-    let mut name = dir.as_os_str().to_os_string();
-    name.push(".img");
-    PathBuf::from(name)
+    beside(dir, ".img")
 }
 
 /// Where the loop device a data directory's image is attached to is written down: `DIR.loop`
@@ -52,9 +57,7 @@ pub fn image_of(dir: &Path) -> PathBuf {
 /// sysfs then names its backing file by the served file's path inside the gone mount
 /// (`/image`), which no data directory can be told from; this file says whose it is.
 fn loop_note_of(dir: &Path) -> PathBuf {
-    let mut name = dir.as_os_str().to_os_string();
-    name.push(".loop");
-    PathBuf::from(name)
+    beside(dir, ".loop")
 }
 
 /// A data directory mounted on a loop device of its own, unmounted and detached when dropped
@@ -215,9 +218,7 @@ pub fn release(dir: &Path) -> Vec<Device> {
     let gone = Path::new("/").join(held_image::serve::FILE_NAME);
     if let Some(node) = noted.filter(|n| !nodes.contains(n)) {
         let name = node.file_name().unwrap_or_default().to_string_lossy();
-        let backing = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file"));
-        let backing = backing.map(|b| PathBuf::from(b.trim()));
-        if backing.is_ok_and(|b| b == gone || files.contains(&b)) {
+        if backing_file(&name).is_some_and(|b| b == gone || files.contains(&b)) {
             nodes.push(node);
         }
     }
@@ -259,12 +260,15 @@ fn loops_over(files: &[PathBuf]) -> Vec<PathBuf> {
         .collect();
     names
         .into_iter()
-        .filter(|n| {
-            let backing = std::fs::read_to_string(format!("/sys/block/{n}/loop/backing_file"));
-            backing.is_ok_and(|b| files.iter().any(|f| Path::new(b.trim()) == f))
-        })
+        .filter(|n| backing_file(n).is_some_and(|b| files.contains(&b)))
         .map(|n| PathBuf::from("/dev").join(n))
         .collect()
+}
+
+/// The backing file sysfs names for loop device `name` (`loop3`), if it is attached.
+fn backing_file(name: &str) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).ok()?;
+    Some(PathBuf::from(text.trim()))
 }
 
 fn is_mount_point(dir: &Path) -> bool {

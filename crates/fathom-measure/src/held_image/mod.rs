@@ -27,9 +27,7 @@ pub fn check() -> Result<(), Why> {
 
 /// Where the image of data directory `dir` is served: `DIR.held/`.
 pub fn mount_of(dir: &Path) -> PathBuf {
-    let mut name = dir.as_os_str().to_os_string();
-    name.push(".held");
-    PathBuf::from(name)
+    crate::own_device::beside(dir, ".held")
 }
 
 /// What the layer measured when it started: a 4 KiB read at queue depth 1 through it.
@@ -128,10 +126,7 @@ impl HeldImage {
         fresh: bool,
         service_us: f64,
     ) -> Result<Floor, Why> {
-        let mut pages = probe::pages(image, node, fresh, 64)?;
-        if pages.is_empty() {
-            pages = (0..64).map(|p| p * 4096).collect();
-        }
+        let pages = probe::pages(image, node, fresh, 64)?;
         self.set_hold(service_us)?;
         let first = probe::qd1_read_us(node, &pages)?;
         let hold_us = (service_us - (first - service_us).max(0.0)).max(0.0);

@@ -20,7 +20,8 @@ const PAGE: u64 = 4096;
 /// The probe's pages, byte offsets: on a `fresh` image `count` random pages of its first GiB
 /// written through `node` (the loop device: the writes go through the layer, and the file
 /// system made next overwrites what it uses of them); on a kept one, `count` random pages of
-/// its data extents (none written). Empty when a kept image holds no whole page of data.
+/// its data extents (none written), or its first `count` pages if it holds no whole page of
+/// data.
 pub fn pages(image: &Path, node: &Path, fresh: bool, count: usize) -> Result<Vec<u64>, Why> {
     let size = std::fs::metadata(image)
         .map_err(|e| format!("cannot read {}: {e}", image.display()))?
@@ -35,7 +36,7 @@ pub fn pages(image: &Path, node: &Path, fresh: bool, count: usize) -> Result<Vec
     let extents = data_extents(image, 4096);
     let total: u64 = extents.iter().map(|(a, b)| (b - a) / PAGE).sum();
     if total == 0 {
-        return Ok(Vec::new());
+        return Ok((0..count as u64).map(|p| p * PAGE).collect());
     }
     let pick = |n: u64| {
         let mut n = n;
@@ -51,13 +52,19 @@ pub fn pages(image: &Path, node: &Path, fresh: bool, count: usize) -> Result<Vec
     Ok((0..count).map(|_| pick(rng.gen_range(0..total))).collect())
 }
 
-/// Writes a page of random bytes at each offset of `node` with direct IO, then syncs.
-fn write(node: &Path, offsets: &[u64]) -> Result<(), Why> {
-    let file = std::fs::OpenOptions::new()
-        .write(true)
+/// `node` opened with direct IO, for writing or for reading.
+fn open_direct(node: &Path, write: bool) -> Result<std::fs::File, Why> {
+    std::fs::OpenOptions::new()
+        .read(!write)
+        .write(write)
         .custom_flags(libc::O_DIRECT)
         .open(node)
-        .map_err(|e| format!("cannot open {} for direct writes: {e}", node.display()))?;
+        .map_err(|e| format!("cannot open {} for direct IO: {e}", node.display()))
+}
+
+/// Writes a page of random bytes at each offset of `node` with direct IO, then syncs.
+fn write(node: &Path, offsets: &[u64]) -> Result<(), Why> {
+    let file = open_direct(node, true)?;
     let mut page = Page([0; 4096]);
     rand::thread_rng().fill(&mut page.0[..]);
     for &offset in offsets {
@@ -100,11 +107,7 @@ fn data_extents(file: &Path, most: usize) -> Vec<(u64, u64)> {
 
 /// The median of direct 4 KiB reads at queue depth 1 from `node`, one at each offset, µs.
 pub fn qd1_read_us(node: &Path, offsets: &[u64]) -> Result<f64, Why> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(node)
-        .map_err(|e| format!("cannot open {} for direct reads: {e}", node.display()))?;
+    let file = open_direct(node, false)?;
     let mut page = Page([0; 4096]);
     let mut took = Vec::with_capacity(offsets.len());
     for &offset in offsets {
