@@ -21,7 +21,7 @@ pub struct EngineEvent {
 
 /// The kinds of event engines report, in the order reports list them.
 pub const WHATS: &[&str] = &[
-    STOP, STALL, LOCK_WAIT, FLUSH, COMPACTION, CHECKPOINT, EVICTION, VACUUM,
+    STOP, STALL, LOCK_WAIT, FLUSH, COMPACTION, CHECKPOINT, EVICTION, VACUUM, PURGE,
 ];
 
 /// Writes stopped until a flush or compaction catches up (RocksDB's "Stopping writes").
@@ -29,7 +29,7 @@ pub const STOP: &str = "write stop";
 /// Writes slowed down by the engine (RocksDB's "Stalling writes").
 pub const STALL: &str = "write stall";
 /// A server's session waiting for a lock another session holds (PostgreSQL's lock waits
-/// longer than its `deadlock_timeout`, from its log).
+/// longer than its `deadlock_timeout`, from its log; InnoDB's, from MariaDB's views).
 pub const LOCK_WAIT: &str = "lock wait";
 /// A memtable or dirty cache written out.
 pub const FLUSH: &str = "flush";
@@ -39,6 +39,9 @@ pub const COMPACTION: &str = "compaction";
 pub const CHECKPOINT: &str = "checkpoint";
 /// A server's background vacuum or analyze of a table (PostgreSQL's autovacuum).
 pub const VACUUM: &str = "autovacuum";
+/// Old row versions no transaction can see any more removed (InnoDB's purge of its history
+/// list).
+pub const PURGE: &str = "purge";
 /// Client threads evicting pages from a full cache themselves (WiredTiger's application
 /// eviction), instead of the engine's eviction threads.
 pub const EVICTION: &str = "eviction";

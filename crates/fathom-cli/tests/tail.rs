@@ -6,7 +6,8 @@
 //! context); with `--waits=bpf` (root), reads past a 1 MiB cache on a throttled device slept
 //! in the device for most of their time, and reads of more clients than cores waited for a CPU;
 //! WiredTiger's and PostgreSQL's checkpoints come from their own logs; a row lock another
-//! session holds is named for PostgreSQL's slowest updates from its log of lock waits.
+//! session holds is named for the slowest updates, from PostgreSQL's log of lock waits and
+//! from InnoDB's views (MariaDB logs none).
 
 mod common;
 
@@ -261,51 +262,46 @@ fn postgres_checkpoints_come_from_its_log() {
     assert!(n >= 1, "no checkpoint in 10 s of writes: {tail}");
 }
 
-/// A lock another session holds: while a run's two clients update one row, a session of the
-/// test's own (psql) holds that row three times for a second. The slowest updates waited on
-/// it, and PostgreSQL's log of its lock waits (`log_lock_waits`, here from 100 ms) names the
-/// lock for them by the time they spent inside the waits (high confidence here), and says who
-/// held it.
-#[test]
-fn a_lock_held_by_another_session_is_named_for_the_slowest_updates() {
+/// A session of the test's own on the server of a run whose data directory is `data`: runs
+/// `sql` and gives its output.
+type Session = dyn Fn(&std::path::Path, &str) -> std::process::Output;
+
+/// A lock another session holds: while a run's two clients update one row on `engine`, a
+/// session of the test's own holds that row three times for a second (`hold`, once `updating`
+/// counts the clients' updates running). The slowest updates waited on it, and the engine's
+/// account of its lock waits names the lock for them by the time they spent inside the waits,
+/// and says who held it (`held`). The row of the run's section that names it.
+fn a_held_row_is_named(
+    engine: &str,
+    setup: &[&str],
+    session: &Session,
+    (updating, hold): (&str, &str),
+    held: &str,
+) {
     let dir = server_scratch();
     let (data, results) = (dir.path().join("data"), dir.path().join("results"));
-    let run = std::process::Command::new(env!("CARGO_BIN_EXE_fathom"))
+    let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_fathom"));
+    run.args(["run", "--engine", engine])
         .args(
-            "run --engine postgres --workload sysbench --param tests=oltp_update_non_index \
-             --param table_size=1 --clients 2 --duration 8s --no-calibrate"
+            "--workload sysbench --param tests=oltp_update_non_index --param table_size=1 \
+             --clients 2 --duration 8s --no-calibrate"
                 .split_whitespace(),
         )
-        .args(["--setup", "deadlock_timeout = 100ms", "--data-dir"])
+        .arg("--data-dir")
         .arg(&data)
         .arg("--results")
         .arg(&results)
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The server's port and socket directory, from its pid file (lines 4 and 5) once it says
-    // it is ready.
-    let pid_file = data.join("pgdata/postmaster.pid");
-    let read = || std::fs::read_to_string(&pid_file).unwrap_or_default();
-    let ready = || read().lines().any(|l| l.trim() == "ready");
-    assert!(wait_for(120, ready), "no server");
-    let text = read();
-    let lines: Vec<&str> = text.lines().collect();
-    let (port, socket) = (lines[3].to_string(), lines[4].to_string());
-    let psql = |sql: &str| {
-        std::process::Command::new("psql")
-            .args(["-h", &socket, "-p", &port, "-U", "postgres", "-d", "sbtest"])
-            .args(["-qAtc", sql])
-            .output()
-            .unwrap()
-    };
+        .stderr(std::process::Stdio::piped());
+    for line in setup {
+        run.args(["--setup", line]);
+    }
+    let run = run.spawn().unwrap();
     // Once the clients are updating.
-    let updating = "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'UPDATE sbtest1%'";
     let last = std::cell::RefCell::new(String::new());
     assert!(
         wait_for(120, || {
-            let out = psql(updating);
+            let out = session(&data, updating);
             *last.borrow_mut() = format!("{out:?}");
             String::from_utf8_lossy(&out.stdout)
                 .trim()
@@ -318,10 +314,8 @@ fn a_lock_held_by_another_session_is_named_for_the_slowest_updates() {
     );
     for _ in 0..3 {
         std::thread::sleep(std::time::Duration::from_millis(1200));
-        let held = psql(
-            "BEGIN; SELECT id FROM sbtest1 WHERE id = 1 FOR UPDATE; SELECT pg_sleep(1); COMMIT",
-        );
-        assert!(held.status.success(), "{held:?}");
+        let out = session(&data, hold);
+        assert!(out.status.success(), "{out:?}");
     }
     let out = run.wait_with_output().unwrap();
     assert!(
@@ -339,7 +333,64 @@ fn a_lock_held_by_another_session_is_named_for_the_slowest_updates() {
     assert!(f(&row["time%"]) >= 50.0, "{row:?}");
     let said = row["what the engine said"].as_str().unwrap();
     assert!(
-        said.contains("waited for") && said.contains("held by process"),
+        said.contains("waited for") && said.contains(held),
         "{row:?}"
+    );
+}
+
+/// PostgreSQL: its log of lock waits (`log_lock_waits`, here from 100 ms) names the lock.
+#[test]
+fn a_lock_held_by_another_session_is_named_for_the_slowest_updates() {
+    // The server's port and socket directory, from its pid file (lines 4 and 5).
+    let psql = |data: &std::path::Path, sql: &str| {
+        let text = std::fs::read_to_string(data.join("pgdata/postmaster.pid")).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        if lines.len() < 5 {
+            return std::process::Command::new("false").output().unwrap();
+        }
+        std::process::Command::new("psql")
+            .args([
+                "-h", lines[4], "-p", lines[3], "-U", "postgres", "-d", "sbtest",
+            ])
+            .args(["-qAtc", sql])
+            .output()
+            .unwrap()
+    };
+    a_held_row_is_named(
+        "postgres",
+        &["deadlock_timeout = 100ms"],
+        &psql,
+        (
+            "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'UPDATE sbtest1%'",
+            "BEGIN; SELECT id FROM sbtest1 WHERE id = 1 FOR UPDATE; SELECT pg_sleep(1); COMMIT",
+        ),
+        "held by process",
+    );
+}
+
+/// InnoDB on MariaDB, which logs no lock wait: fathom's look at its views every 100 ms
+/// (`watch_ms`) names the lock.
+#[test]
+fn an_innodb_lock_held_by_another_session_is_named_from_its_views() {
+    // The server's socket, from the my.cnf fathom wrote.
+    let mariadb = |data: &std::path::Path, sql: &str| {
+        let cnf = std::fs::read_to_string(data.join("my.cnf")).unwrap_or_default();
+        let Some(socket) = cnf.lines().find_map(|l| l.strip_prefix("socket=")) else {
+            return std::process::Command::new("false").output().unwrap();
+        };
+        std::process::Command::new("mariadb")
+            .args(["-S", socket, "-uroot", "-N", "-B", "sbtest", "-e", sql])
+            .output()
+            .unwrap()
+    };
+    a_held_row_is_named(
+        "innodb",
+        &[],
+        &mariadb,
+        (
+            "SELECT count(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'UPDATE sbtest1%'",
+            "BEGIN; SELECT id FROM sbtest1 WHERE id = 1 FOR UPDATE; SELECT SLEEP(1); COMMIT",
+        ),
+        "held by thread",
     );
 }

@@ -8,11 +8,13 @@ mod admin;
 mod conn;
 mod install;
 mod lean;
+mod watch;
 mod wire;
 
 use crate::netbuf::Endpoint;
 use crate::server::bootstrap::{ConfigSyntax, Prepare, ServerKind, SqlServer};
 use crate::server::settings::{ServerDocs, ServerSettings, SettingsKind};
+use crate::server::watch::Look;
 use crate::server::{self, Launch};
 use crate::settings;
 use crate::{EngineConfig, EngineEntry, Opener};
@@ -195,6 +197,9 @@ impl SettingsKind for Flavor {
               mariadbd)",
         client: "the clients' protocol library: fathom (its own: one write and one read per \
                  statement, rows decoded in place) or mysql (the mysql crate)",
+        watch: "how often fathom looks at InnoDB's lock waits (information_schema), pages \
+                flushed and history list (its status) on a connection of its own, for the \
+                engine's events beside the slowest operations; 0: never (MyRocks: not read)",
     };
     const OWN_CLIENT: ClientLib = ClientLib::Fathom;
 }
@@ -350,6 +355,18 @@ impl ServerKind for Flavor {
     }
     fn storage_engine(self) -> Option<&'static str> {
         Some(self.storage)
+    }
+    fn discount(counters: &mut Counters, looks: u64) {
+        if let Some(q) = counters.get_mut("questions") {
+            *q = (*q - (watch::STATEMENTS * looks) as f64).max(0.0);
+        }
+    }
+    /// InnoDB's lock waits, flushing and purge (MyRocks': not read).
+    fn watch(self, address: &mysql::Opts) -> anyhow::Result<Option<Look>> {
+        match self.storage {
+            "InnoDB" => watch::look(address).map(Some),
+            _ => Ok(None),
+        }
     }
     fn connect(o: &mysql::Opts, own: bool) -> anyhow::Result<Box<dyn SqlConn>> {
         if !own {

@@ -150,6 +150,8 @@ impl SettingsKind for Pg {
               `initdb`, or a `bin/` that does)",
         client: "the clients' protocol library: fathom (its own: one write and one read per \
                  statement, rows measured in place) or postgres (the postgres crate)",
+        watch: "not used: PostgreSQL's log tells its checkpoints, autovacuum and lock waits \
+                (those longer than deadlock_timeout)",
     };
     const OWN_CLIENT: ClientLib = ClientLib::Fathom;
 }

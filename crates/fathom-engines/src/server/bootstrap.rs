@@ -5,6 +5,7 @@
 //! supplies its own steps as a `ServerKind`; `SqlServer` is the engine either way.
 
 use super::settings::{ServerSettings, SettingsKind};
+use super::watch::{self, Watcher};
 use super::{parse_pid, user_ids, Launch, Managed, Server, SocketDir};
 use crate::settings;
 use crate::EngineConfig;
@@ -92,6 +93,18 @@ pub trait ServerKind: SettingsKind {
     }
     /// A workload's connection, with fathom's own client (`own`) or the crate's.
     fn connect(address: &Self::Address, own: bool) -> anyhow::Result<Box<dyn SqlConn>>;
+    /// A look at the server's own views of what it is doing in the background, on a
+    /// connection of its own to `address` (`watch_ms`), for what its log does not tell; None:
+    /// this kind has no views to look at.
+    fn watch(self, address: &Self::Address) -> anyhow::Result<Option<watch::Look>> {
+        let _ = address;
+        Ok(None)
+    }
+    /// Takes the statements `looks` of `watch` sent out of the server's counters (they are
+    /// fathom's, not the workload's).
+    fn discount(counters: &mut Counters, looks: u64) {
+        let _ = (counters, looks);
+    }
     /// Whether the log of a server fathom started tells what it did in the background.
     const KEEPS_EVENTS: bool = false;
     /// What the server did in the background between two moments (Unix µs), from its log.
@@ -129,6 +142,8 @@ pub struct Prepare<'a, I> {
 
 /// A sql server as an engine: one fathom started (stopped when dropped) or a running one.
 pub struct SqlServer<K: ServerKind> {
+    /// Looking at the server's views (declared first: it stops before the server does).
+    watcher: Option<Watcher>,
     pub kind: K,
     address: K::Address,
     /// The workloads' address when it is not `address` (over TCP: `--network`).
@@ -153,6 +168,12 @@ impl<K: ServerKind> SqlServer<K> {
             None => Self::attach(kind, &s.url, &s.pid, &setup)?,
         };
         engine.own_client = s.client == K::OWN_CLIENT;
+        if s.watch_ms > 0 {
+            let look = (engine.kind.watch(&engine.address))
+                .context("setting `watch_ms`: cannot look at the server's views")?;
+            let every = std::time::Duration::from_millis(s.watch_ms);
+            engine.watcher = look.map(|l| Watcher::start(every, l));
+        }
         engine
             .effective
             .insert("fathom.client".into(), K::client_name(s.client).into());
@@ -202,6 +223,7 @@ impl<K: ServerKind> SqlServer<K> {
         let tcp_url = (config.network.as_ref()).map(|n| K::url_at(n.connect));
         let clients = tcp_url.as_deref().map(K::parse_url).transpose()?;
         Ok(SqlServer {
+            watcher: None,
             kind,
             address,
             clients,
@@ -227,6 +249,7 @@ impl<K: ServerKind> SqlServer<K> {
         let data_dirs = K::data_dir(&mut admin).filter(|d| d.exists());
         let effective = K::variables(&mut admin, setup);
         Ok(SqlServer {
+            watcher: None,
             kind,
             address,
             clients: None,
@@ -258,7 +281,11 @@ impl<K: ServerKind> Target for SqlServer<K> {
         &self.id
     }
     fn counters(&self) -> Counters {
-        K::counters(&mut self.admin())
+        let mut counters = K::counters(&mut self.admin());
+        if let Some(w) = &self.watcher {
+            K::discount(&mut counters, w.looks());
+        }
+        counters
     }
     fn settle(&self) {
         K::settle(&mut self.admin())
@@ -277,10 +304,16 @@ impl<K: ServerKind> Target for SqlServer<K> {
             .managed
             .log()
             .and_then(|l| std::fs::read_to_string(l).ok());
-        text.map_or_else(Vec::new, |t| K::events(&t, from_us, to_us))
+        let mut events = text.map_or_else(Vec::new, |t| K::events(&t, from_us, to_us));
+        if let Some(w) = &self.watcher {
+            events.extend(w.events(from_us, to_us));
+            events.sort_by_key(|e| (e.start_us, e.end_us));
+        }
+        events
     }
     fn keeps_events(&self) -> bool {
         K::KEEPS_EVENTS && self.managed.log().is_some()
+            || self.watcher.as_ref().is_some_and(Watcher::working)
     }
 }
 

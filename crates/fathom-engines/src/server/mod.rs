@@ -6,6 +6,7 @@
 
 pub mod bootstrap;
 pub mod settings;
+pub mod watch;
 
 use anyhow::Context;
 use fathom_api::leftovers;

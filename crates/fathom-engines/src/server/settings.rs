@@ -1,5 +1,5 @@
 //! The settings every sql server fathom starts or attaches to shares (`--set cache_size=`,
-//! `url`, `pid`, `version`, `bin`, `client`): one struct for all of them, its help in each
+//! `url`, `pid`, `version`, `bin`, `client`, `watch_ms`): one struct for all of them, its help in each
 //! server's words (`ServerDocs`), so `fathom engines mariadb` and `fathom engines postgres`
 //! each read as their own.
 
@@ -38,6 +38,8 @@ pub struct ServerSettings<K: SettingsKind> {
     pub bin: String,
     /// The clients' protocol library.
     pub client: K::Client,
+    /// How often fathom reads the server's views of its background work, ms (0: never).
+    pub watch_ms: u64,
 }
 
 impl<K: SettingsKind> Default for ServerSettings<K> {
@@ -49,6 +51,7 @@ impl<K: SettingsKind> Default for ServerSettings<K> {
             version: String::new(),
             bin: String::new(),
             client: K::OWN_CLIENT,
+            watch_ms: 100,
         }
     }
 }
@@ -69,6 +72,8 @@ pub struct ServerDocs {
     pub bin: &'static str,
     /// The `client` choices.
     pub client: &'static str,
+    /// What `watch_ms` reads, or that the server's log tells instead.
+    pub watch: &'static str,
 }
 
 impl<K: SettingsKind> JsonSchema for ServerSettings<K> {
@@ -92,6 +97,7 @@ impl<K: SettingsKind> JsonSchema for ServerSettings<K> {
             ("version", text.clone(), Some("VERSION"), d.version),
             ("bin", text, Some("DIR"), d.bin),
             ("client", gen.subschema_for::<K::Client>(), None, d.client),
+            ("watch_ms", gen.subschema_for::<u64>(), Some("MS"), d.watch),
         ];
         let mut object = ObjectValidation::default();
         for (name, schema, title, help) in fields {

@@ -40,7 +40,7 @@ all clients; episodes: those within 250 ms of each other taken as one moment), p
 operations, the slowest and the median of those kept, ms; waited in: with --waits=bpf, the share of the\n\
 kept operations' time their threads slept in each kind of wait or waited for a CPU (the two largest;\n\
 waits from 50 µs); on a cpu: none of those; cause: a kind of event the engine reported during them\n\
-(write stop, write stall, lock wait, flush, compaction, checkpoint, eviction, autovacuum), or more of a\n\
+(write stop, write stall, lock wait, flush, compaction, checkpoint, eviction, autovacuum, purge), or more of a\n\
 kind of work it counted per operation (RocksDB's perf context: tombstones skipped, keys stepped over,\n\
 blocks and bytes read, cache hits). For an event: slow%: the kept operations that overlapped one; time%:\n\
 the share of their time spent inside one; window%: the share of the step's window such events covered;\n\

@@ -1,0 +1,166 @@
+//! What InnoDB is doing in the background, as MariaDB's views show it at one moment (its log
+//! tells none of it): sessions waiting for a row lock another transaction holds
+//! (`information_schema.INNODB_LOCK_WAITS` with the waiting and holding transactions and the
+//! lock), pages the buffer pool's flushing wrote since the look before
+//! (`Innodb_buffer_pool_pages_flushed`), and old row versions purge removed (the history list,
+//! `Innodb_history_list_length`, shrinking). `server::watch` makes events of the looks.
+
+use crate::server::watch::{Look, Seen};
+use fathom_api::events::{FLUSH, LOCK_WAIT, PURGE};
+use mysql::prelude::Queryable;
+
+/// Each waiting transaction with the lock it waits for and who holds it.
+const LOCK_WAITS: &str = "SELECT r.trx_id, r.trx_mysql_thread_id, b.trx_mysql_thread_id, \
+    l.lock_mode, l.lock_table, IFNULL(l.lock_index, '') \
+    FROM information_schema.INNODB_LOCK_WAITS w \
+    JOIN information_schema.INNODB_TRX r ON r.trx_id = w.requesting_trx_id \
+    JOIN information_schema.INNODB_TRX b ON b.trx_id = w.blocking_trx_id \
+    JOIN information_schema.INNODB_LOCKS l ON l.lock_id = w.requested_lock_id";
+
+const STATUS: &str = "SHOW GLOBAL STATUS WHERE Variable_name IN \
+    ('Innodb_buffer_pool_pages_flushed', 'Innodb_history_list_length')";
+
+/// The statements each look sends (taken out of the step's `Questions`).
+pub(super) const STATEMENTS: u64 = 2;
+
+/// A look at InnoDB over a connection of its own to `address`.
+pub(super) fn look(address: &mysql::Opts) -> anyhow::Result<Look> {
+    let opts = mysql::OptsBuilder::from_opts(address.clone())
+        .read_timeout(Some(std::time::Duration::from_secs(10)))
+        .write_timeout(Some(std::time::Duration::from_secs(10)));
+    let mut conn = mysql::Conn::new(opts)?;
+    // Checked now: a server that refuses the views says so before the run starts.
+    conn.query_drop(LOCK_WAITS)?;
+    let mut before: Option<Figures> = None;
+    Ok(Box::new(move || {
+        let waits: Vec<(String, String, String, String, String, String)> =
+            conn.query(LOCK_WAITS)?;
+        let status: Vec<(String, String)> = conn.query(STATUS)?;
+        let now = Figures::of(&status);
+        let mut seen: Vec<Seen> = waits.into_iter().map(lock_wait).collect();
+        if let Some(b) = before {
+            seen.extend(work(&b, &now));
+        }
+        before = Some(now);
+        Ok(seen)
+    }))
+}
+
+/// The counters a look compares with the look before.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Figures {
+    pages_flushed: u64,
+    history: u64,
+}
+
+impl Figures {
+    fn of(status: &[(String, String)]) -> Figures {
+        let n = |name: &str| {
+            (status.iter())
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .and_then(|(_, v)| v.parse().ok())
+                .unwrap_or(0)
+        };
+        Figures {
+            pages_flushed: n("Innodb_buffer_pool_pages_flushed"),
+            history: n("Innodb_history_list_length"),
+        }
+    }
+}
+
+/// A waiting transaction: (its id, its session, the holder's session, mode, table, index).
+fn lock_wait(
+    (trx, thread, holder, mode, table, index): (String, String, String, String, String, String),
+) -> Seen {
+    let on = match index.as_str() {
+        "" => table,
+        i => format!("{table} ({i})"),
+    };
+    Seen {
+        key: format!("lock {trx}"),
+        what: LOCK_WAIT,
+        detail: format!(
+            "thread {thread} waited for a {mode} lock on {on}, held by thread {holder}"
+        ),
+        count: 0,
+    }
+}
+
+/// The background work done between two looks: pages flushed, undo logs purged.
+fn work(before: &Figures, now: &Figures) -> Vec<Seen> {
+    let mut out = Vec::new();
+    let flushed = now.pages_flushed.saturating_sub(before.pages_flushed);
+    if flushed > 0 {
+        out.push(Seen {
+            key: "flush".into(),
+            what: FLUSH,
+            detail: "pages written from the buffer pool".into(),
+            count: flushed,
+        });
+    }
+    let purged = before.history.saturating_sub(now.history);
+    if purged > 0 {
+        out.push(Seen {
+            key: "purge".into(),
+            what: PURGE,
+            detail: "undo logs purged from the history list".into(),
+            count: purged,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pages flushed since the look before are a flush; a shorter history list is purge; a
+    /// longer one (transactions adding undo) is nothing.
+    #[test]
+    fn work_between_two_looks() {
+        let a = Figures {
+            pages_flushed: 100,
+            history: 50,
+        };
+        let b = Figures {
+            pages_flushed: 130,
+            history: 20,
+        };
+        let seen = work(&a, &b);
+        assert_eq!(seen.len(), 2);
+        assert_eq!((seen[0].what, seen[0].count), (FLUSH, 30));
+        assert_eq!((seen[1].what, seen[1].count), (PURGE, 30));
+        assert!(work(&b, &a).is_empty());
+    }
+
+    #[test]
+    fn a_lock_wait_names_the_lock_and_its_holder() {
+        let s = lock_wait((
+            "421".into(),
+            "12".into(),
+            "15".into(),
+            "X".into(),
+            "`sbtest`.`sbtest1`".into(),
+            "PRIMARY".into(),
+        ));
+        assert_eq!(s.key, "lock 421");
+        assert_eq!(
+            s.detail,
+            "thread 12 waited for a X lock on `sbtest`.`sbtest1` (PRIMARY), held by thread 15"
+        );
+        let status = vec![
+            ("Innodb_history_list_length".to_string(), "7".to_string()),
+            (
+                "Innodb_buffer_pool_pages_flushed".to_string(),
+                "9".to_string(),
+            ),
+        ];
+        assert_eq!(
+            Figures::of(&status),
+            Figures {
+                pages_flushed: 9,
+                history: 7
+            }
+        );
+    }
+}
