@@ -266,106 +266,182 @@ fn postgres_checkpoints_come_from_its_log() {
 /// `sql` and gives its output.
 type Session = dyn Fn(&std::path::Path, &str) -> std::process::Output;
 
-/// A lock another session holds: while a run's two clients update one row on `engine`, a
-/// session of the test's own holds that row three times for a second (`hold`, once `updating`
-/// counts the clients' updates running). The slowest updates waited on it, and the engine's
-/// account of its lock waits names the lock for them by the time they spent inside the waits,
-/// and says who held it (`held`). The row of the run's section that names it.
+/// What a session of the test's own does while a run's two clients update rows of one table
+/// (`oltp_update_non_index`, `rows` of them, for `secs`) on `engine`: once `updating` counts the clients'
+/// updates running, it sends `act` three or more (`times`) times, `gap_ms` apart. The run's
+/// report.
+struct Beside<'a> {
+    engine: &'a str,
+    rows: u32,
+    secs: u32,
+    /// The server's own lines, `\n`-separated.
+    setup: &'a str,
+    /// fathom's own arguments besides.
+    args: &'a [&'a str],
+    session: &'a Session,
+    updating: &'a str,
+    act: &'a str,
+    times: u32,
+    gap_ms: u64,
+}
+
+impl Beside<'_> {
+    fn run(&self) -> Value {
+        let dir = server_scratch();
+        let (data, results) = (dir.path().join("data"), dir.path().join("results"));
+        let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_fathom"));
+        run.args(["run", "--engine", self.engine])
+            .args(
+                "--workload sysbench --param tests=oltp_update_non_index --clients 2 \
+                 --no-calibrate"
+                    .split_whitespace(),
+            )
+            .arg(format!("--param=table_size={}", self.rows))
+            .arg(format!("--duration={}s", self.secs))
+            .args(self.args)
+            .arg("--data-dir")
+            .arg(&data)
+            .arg("--results")
+            .arg(&results)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        if !self.setup.is_empty() {
+            run.args(["--setup", self.setup]);
+        }
+        let run = run.spawn().unwrap();
+        let last = std::cell::RefCell::new(String::new());
+        assert!(
+            wait_for(300, || {
+                let out = (self.session)(&data, self.updating);
+                *last.borrow_mut() = format!("{out:?}");
+                String::from_utf8_lossy(&out.stdout)
+                    .trim()
+                    .parse::<u32>()
+                    .unwrap_or(0)
+                    > 0
+            }),
+            "the updates never began: {}",
+            last.borrow()
+        );
+        for _ in 0..self.times {
+            std::thread::sleep(std::time::Duration::from_millis(self.gap_ms));
+            let out = (self.session)(&data, self.act);
+            assert!(out.status.success(), "{out:?}");
+        }
+        let out = run.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        report_json(&results)
+    }
+}
+
+/// The row of the updates' section of the slowest operations that names `cause`, named (with
+/// medium or high confidence), its engine's detail saying `said`.
+fn named(report: &Value, cause: &str, said: &[&str]) -> serde_json::Map<String, Value> {
+    let title = "oltp_update_non_index: the slowest operations, ms";
+    let row = table_row(report, title, "event");
+    assert_eq!(row["cause"], cause, "{row:?}");
+    assert_ne!(row["confidence"], "-", "{row:?}");
+    let detail = row["what the engine said"].as_str().unwrap();
+    assert!(said.iter().all(|s| detail.contains(s)), "{row:?}");
+    row
+}
+
+/// A lock another session holds: while a run's two clients update one row, a session of the
+/// test's own holds that row three times for a second (`hold`). The slowest updates waited on
+/// it, and the engine's account of its lock waits names the lock for them by the time they
+/// spent inside the waits, and says who held it (`held`).
 fn a_held_row_is_named(
     engine: &str,
-    setup: &[&str],
+    setup: &str,
     session: &Session,
     (updating, hold): (&str, &str),
     held: &str,
 ) {
-    let dir = server_scratch();
-    let (data, results) = (dir.path().join("data"), dir.path().join("results"));
-    let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_fathom"));
-    run.args(["run", "--engine", engine])
-        .args(
-            "--workload sysbench --param tests=oltp_update_non_index --param table_size=1 \
-             --clients 2 --duration 8s --no-calibrate"
-                .split_whitespace(),
-        )
-        .arg("--data-dir")
-        .arg(&data)
-        .arg("--results")
-        .arg(&results)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped());
-    for line in setup {
-        run.args(["--setup", line]);
+    let report = Beside {
+        engine,
+        rows: 1,
+        secs: 8,
+        setup,
+        args: &[],
+        session,
+        updating,
+        act: hold,
+        times: 3,
+        gap_ms: 1200,
     }
-    let run = run.spawn().unwrap();
-    // Once the clients are updating.
-    let last = std::cell::RefCell::new(String::new());
-    assert!(
-        wait_for(120, || {
-            let out = session(&data, updating);
-            *last.borrow_mut() = format!("{out:?}");
-            String::from_utf8_lossy(&out.stdout)
-                .trim()
-                .parse::<u32>()
-                .unwrap_or(0)
-                > 0
-        }),
-        "the updates never began: {}",
-        last.borrow()
-    );
-    for _ in 0..3 {
-        std::thread::sleep(std::time::Duration::from_millis(1200));
-        let out = session(&data, hold);
-        assert!(out.status.success(), "{out:?}");
-    }
-    let out = run.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report = report_json(&results);
-    let title = "oltp_update_non_index: the slowest operations, ms";
-    let row = table_row(&report, title, "event");
-    assert_eq!(row["cause"], "lock wait", "{row:?}");
+    .run();
+    let row = named(&report, "lock wait", &["waited for", held]);
     // Named by its mechanism: the updates spent most of their time inside the waits (high from
     // 80%, as it reads on a quiet host; a busy one may slow an update outside them).
-    assert_ne!(row["confidence"], "-", "{row:?}");
     assert!(f(&row["time%"]) >= 50.0, "{row:?}");
-    let said = row["what the engine said"].as_str().unwrap();
-    assert!(
-        said.contains("waited for") && said.contains(held),
-        "{row:?}"
-    );
 }
+
+/// psql on the server of a run whose data directory is `data` (its port and socket directory
+/// from its pid file, lines 4 and 5).
+fn psql(data: &std::path::Path, sql: &str) -> std::process::Output {
+    let text = std::fs::read_to_string(data.join("pgdata/postmaster.pid")).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    if lines.len() < 5 {
+        return std::process::Command::new("false").output().unwrap();
+    }
+    std::process::Command::new("psql")
+        .args([
+            "-h", lines[4], "-p", lines[3], "-U", "postgres", "-d", "sbtest",
+        ])
+        .args(["-qAtc", sql])
+        .output()
+        .unwrap()
+}
+
+/// The clients' updates running on PostgreSQL.
+const PG_UPDATING: &str =
+    "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'UPDATE sbtest1%'";
 
 /// PostgreSQL: its log of lock waits (`log_lock_waits`, here from 100 ms) names the lock.
 #[test]
 fn a_lock_held_by_another_session_is_named_for_the_slowest_updates() {
-    // The server's port and socket directory, from its pid file (lines 4 and 5).
-    let psql = |data: &std::path::Path, sql: &str| {
-        let text = std::fs::read_to_string(data.join("pgdata/postmaster.pid")).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        if lines.len() < 5 {
-            return std::process::Command::new("false").output().unwrap();
-        }
-        std::process::Command::new("psql")
-            .args([
-                "-h", lines[4], "-p", lines[3], "-U", "postgres", "-d", "sbtest",
-            ])
-            .args(["-qAtc", sql])
-            .output()
-            .unwrap()
-    };
     a_held_row_is_named(
         "postgres",
-        &["deadlock_timeout = 100ms"],
+        "deadlock_timeout = 100ms",
         &psql,
         (
-            "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'UPDATE sbtest1%'",
+            PG_UPDATING,
             "BEGIN; SELECT id FROM sbtest1 WHERE id = 1 FOR UPDATE; SELECT pg_sleep(1); COMMIT",
         ),
         "held by process",
     );
+}
+
+/// A checkpoint on a device of a cloud volume's limits (`gp3`: 3,000 IOPS, 125 MiB/s): while
+/// two clients update rows of 300,000 at random, the test's session forces a checkpoint four
+/// times, 4 s apart (the server's own never come: `checkpoint_timeout = 1h`). Each writes
+/// thousands of scattered pages at the volume's IOPS, and the clients' commits wait behind
+/// them for their WAL: the slowest updates fell in the checkpoints, which covered a few percent
+/// of the window, and PostgreSQL's log names them.
+#[test]
+fn a_checkpoint_on_a_slow_volume_is_named_for_the_slowest_updates() {
+    if !needs_root("a_checkpoint_on_a_slow_volume_is_named_for_the_slowest_updates") {
+        return;
+    }
+    let report = Beside {
+        engine: "postgres",
+        rows: 300_000,
+        secs: 20,
+        setup: "checkpoint_timeout = 1h\nmax_wal_size = 4GB",
+        args: &["--device", "gp3"],
+        session: &psql,
+        updating: PG_UPDATING,
+        act: "CHECKPOINT",
+        times: 4,
+        gap_ms: 4000,
+    }
+    .run();
+    let row = named(&report, "checkpoint", &["immediate", "buffers"]);
+    assert!(f(&row["window%"]) <= 30.0, "{row:?}");
 }
 
 /// InnoDB on MariaDB, which logs no lock wait: fathom's look at its views every 100 ms
@@ -385,7 +461,7 @@ fn an_innodb_lock_held_by_another_session_is_named_from_its_views() {
     };
     a_held_row_is_named(
         "innodb",
-        &[],
+        "",
         &mariadb,
         (
             "SELECT count(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'UPDATE sbtest1%'",
