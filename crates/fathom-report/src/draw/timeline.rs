@@ -41,6 +41,8 @@ fn band_colour(what: &str) -> &'static str {
         "flush" => "#17becf",
         "compaction" => "#7f7f7f",
         "checkpoint" => "#9467bd",
+        "eviction" => "#bcbd22",
+        "purge" => "#8c564b",
         _ => "#2ca02c",
     }
 }

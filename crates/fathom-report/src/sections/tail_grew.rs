@@ -1,7 +1,7 @@
 //! `fathom compare`'s "The slowest operations, new against base": per pair of setups, step and
-//! kind whose slowest operations both kept, the kind's p99.9 on each side and which of what the
-//! slowest operations spent their time in or did grew (`fathom_stats::tail::grew`): "GET_LINKS_LIST
-//! grew with tombstones skipped, not with io".
+//! kind whose slowest operations both kept (every repeat, pooled), the kind's p99.9 on each
+//! side and which of what the slowest operations spent their time in or did grew
+//! (`fathom_stats::tail::grew`): "GET_LINKS_LIST grew with tombstones skipped, not with io".
 
 use crate::section::{Section, Titled};
 use fathom_schema::group::Series;
@@ -27,20 +27,33 @@ const COLUMNS: &[&str] = &[
 
 const LEGEND: &str = "\
 the slowest operations, new against base: per step and kind whose slowest operations both sides\n\
-kept (the first repeat of each), its p99.9 on each side, ms, and which figure of the slowest\n\
-operations grew: their time asleep in each kind of wait, waiting for a CPU and on one (with\n\
---waits=bpf, ms), inside each kind of engine event (ms), or their count of each kind of work\n\
-(RocksDB's perf context); base, new: the figure's median over each side's slowest operations,\n\
-one an episode; chance: how likely the new side's would rank this far above the base's with no\n\
-difference between them (one-sided Mann-Whitney, exact); confidence: high under 0.001, medium\n\
-under 0.01, - not grown (the likeliest is shown). Five episodes a side at least can name one\n\
-(docs/tail.md gives the simulation's error rates).\n";
+kept (every repeat of each, pooled), its p99.9 on each side (the repeats' median), ms, and which\n\
+figure of the slowest operations grew: their time asleep in each kind of wait, waiting for a CPU\n\
+and on one (with --waits=bpf, ms), inside each kind of engine event (ms), or their count of each\n\
+kind of work (RocksDB's perf context); base, new: the figure's median over each side's slowest\n\
+operations, one an episode of a repeat (up to 96 a side); chance: how likely the new side's would\n\
+rank this far above the base's with no difference between them (one-sided Mann-Whitney, exact);\n\
+confidence: high under 0.001, medium under 0.01, - not grown (the likeliest is shown). Five\n\
+episodes a side at least can name one (docs/tail.md gives the simulation's error rates).\n";
 
-/// The first repeat's summary of `step` that kept its slowest operations.
-fn kept<'a>(s: &Series<'a>, step: &str) -> Option<(&'a StepSummary, &'a Tail)> {
-    s.step(step)
-        .into_iter()
-        .find_map(|m| Some((m, m.tail.as_ref()?)))
+/// Each repeat's summary of `step` that kept its slowest operations.
+fn kept<'a>(s: &Series<'a>, step: &str) -> Vec<(&'a StepSummary, &'a Tail)> {
+    (s.step(step).into_iter())
+        .filter_map(|m| Some((m, m.tail.as_ref()?)))
+        .collect()
+}
+
+/// The median of the repeats' p99.9 of `kind`, ms.
+fn p99_9(side: &[(&StepSummary, &Tail)], kind: &str) -> Option<f64> {
+    let mut v: Vec<f64> = (side.iter())
+        .filter_map(|(m, _)| m.by_op.get(kind).map(|o| o.latency_us.p99_9 / 1e3))
+        .collect();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(v[n / 2]),
+        n => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
 }
 
 /// A figure's value as shown: ms for time, the count for work.
@@ -51,22 +64,27 @@ fn value(f: &Figure, v: f64) -> Cell {
     }
 }
 
-fn rows(
-    t: &mut Table,
-    step: &str,
-    (base, new): ((&StepSummary, &Tail), (&StepSummary, &Tail)),
-    setup: &str,
-) {
-    let mut kinds: Vec<&str> = new.1.slowest.iter().map(|o| o.kind.as_str()).collect();
+type Kept<'a> = [(&'a StepSummary, &'a Tail)];
+
+/// The tails of a side's repeats.
+fn tails<'a>(side: &Kept<'a>) -> Vec<&'a Tail> {
+    side.iter().map(|(_, t)| *t).collect()
+}
+
+fn rows(t: &mut Table, step: &str, (base, new): (&Kept<'_>, &Kept<'_>), setup: &str) {
+    let (bt, nt) = (tails(base), tails(new));
+    let mut kinds: Vec<&str> = (nt.iter())
+        .flat_map(|t| t.slowest.iter().map(|o| o.kind.as_str()))
+        .collect();
+    kinds.sort_unstable();
     kinds.dedup();
     for kind in kinds {
-        let all = figures(base.1, new.1, kind);
+        let all = figures(&bt, &nt, kind);
         let mut shown: Vec<&Figure> = all.iter().filter(|f| f.confidence.is_some()).collect();
         if shown.is_empty() {
             shown.extend(all.first());
         }
-        let p99_9 = |m: &StepSummary| m.by_op.get(kind).map(|o| o.latency_us.p99_9 / 1e3);
-        let (b, n) = (p99_9(base.0), p99_9(new.0));
+        let (b, n) = (p99_9(base, kind), p99_9(new, kind));
         for (i, f) in shown.iter().enumerate() {
             let head = if i == 0 {
                 vec![
@@ -98,11 +116,12 @@ pub fn section(sides: &[Side], pairs: &[(usize, usize)]) -> anyhow::Result<Optio
     let mut t = Table::new(COLUMNS);
     super::each_paired_series(sides, pairs, |b, n, bs, ns| {
         for step in ns.step_names() {
-            let (Some(base), Some(new)) = (kept(bs, step), kept(ns, step)) else {
+            let (base, new) = (kept(bs, step), kept(ns, step));
+            if base.is_empty() || new.is_empty() {
                 continue;
-            };
+            }
             let setup = format!("{}.c{} vs {}", sides[n].label, ns.clients, sides[b].label);
-            rows(&mut t, step, (base, new), &setup);
+            rows(&mut t, step, (&base, &new), &setup);
         }
         Ok(())
     })?;
@@ -115,6 +134,6 @@ pub fn section(sides: &[Side], pairs: &[(usize, usize)]) -> anyhow::Result<Optio
         table: t,
     }];
     section.legend = Some(LEGEND);
-    section.over = Some("the first repeat of each side that kept them");
+    section.over = Some("every repeat of each side that kept them, pooled");
     Ok(Some(section))
 }

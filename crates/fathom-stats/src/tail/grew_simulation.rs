@@ -1,7 +1,8 @@
 //! The seeded simulation behind `fathom compare`'s "grew with" (docs/tail.md): two setups whose
 //! slowest operations spent their time alike — the same waits, the same work, episodes at
 //! random or in bursts — must rarely get a figure named as grown; a new setup whose slow
-//! operations spent five times as long in the device must get it named.
+//! operations spent five times as long in the device must get it named; both with each side's
+//! repeats pooled, their levels drifting.
 
 use super::grew::figures;
 use super::simulation::{at_random, WINDOW_US};
@@ -66,12 +67,33 @@ fn rates(
     new_io_us: f64,
     at_least: Confidence,
 ) -> (f64, f64) {
+    pooled_rates(seed, (1, episodes), (bursts, 0.0), new_io_us, at_least)
+}
+
+/// `rates` over sides of `repeats` repeats of `episodes` episodes each, pooled, each repeat's
+/// device time moved by a drift of its own (a lognormal factor of spread `drift`: runs of one
+/// session differ).
+fn pooled_rates(
+    seed: u64,
+    (repeats, episodes): (usize, usize),
+    (bursts, drift): (bool, f64),
+    new_io_us: f64,
+    at_least: Confidence,
+) -> (f64, f64) {
     let mut rng = SplitMix(seed);
     let (mut any, mut io) = (0, 0);
     for _ in 0..TRIALS {
-        let base = side(&mut rng, episodes, bursts, 2_000.0);
-        let new = side(&mut rng, episodes, bursts, new_io_us);
-        let f = figures(&base, &new, "read");
+        let mut draw = |io_us: f64| -> Vec<Tail> {
+            (0..repeats)
+                .map(|_| {
+                    let level = (drift * rng.normal()).exp();
+                    side(&mut rng, episodes, bursts, io_us * level)
+                })
+                .collect()
+        };
+        let (base, new) = (draw(2_000.0), draw(new_io_us));
+        let (b, n): (Vec<&Tail>, Vec<&Tail>) = (base.iter().collect(), new.iter().collect());
+        let f = figures(&b, &n, "read");
         let named = |x: &super::grew::Figure| x.confidence.is_some_and(|c| c >= at_least);
         any += usize::from(f.iter().any(named));
         io += usize::from(f.iter().any(|x| x.what == "io" && named(x)));
@@ -92,6 +114,25 @@ fn alike_setups_rarely_get_a_figure_named_as_grown() {
             assert!(medium <= 0.05, "{episodes} episodes: {medium}");
             assert!(high <= 0.01, "{episodes} episodes: {high}");
         }
+    }
+}
+
+/// Three repeats a side of three episodes each, pooled (nine witnesses a side), the repeats'
+/// device time drifting by about 10%: alike sides (their episodes in bursts) rarely get a
+/// figure named, and five times the device time (episodes apart) is named where one repeat
+/// of three could name nothing.
+#[test]
+fn pooled_repeats_name_what_one_repeat_cannot() {
+    for drift in [0.0, 0.1] {
+        let alike = |at| pooled_rates(34, (3, 3), (true, drift), 2_000.0, at);
+        let ((medium, _), (high, _)) = (alike(Confidence::Medium), alike(Confidence::High));
+        let (_, io) = pooled_rates(35, (3, 3), (false, drift), 10_000.0, Confidence::Medium);
+        eprintln!(
+            "3 repeats of 3 episodes a side, drift {drift}: alike named {medium:.3} medium, \
+             {high:.3} high; device time 5x: io named {io:.3}"
+        );
+        assert!(medium <= 0.05 && high <= 0.01, "{medium} {high}");
+        assert!(io >= 0.85, "{io}");
     }
 }
 
