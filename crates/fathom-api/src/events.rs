@@ -17,6 +17,12 @@ pub struct EngineEvent {
     /// The engine's own details (`L0 -> L1, 61.2 MiB written`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub detail: String,
+    /// For an event seen at moments (a look at a server's views): from the first look that saw
+    /// it to the last, where it surely was; `start_us..end_us` is then every moment it may
+    /// have been in (from the look before to the look after). The time an operation spent
+    /// inside it is counted over this span; whether operations met it by chance, over the other.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seen_us: Option<[u64; 2]>,
 }
 
 /// The kinds of event engines report, in the order reports list them.
@@ -47,6 +53,12 @@ pub const PURGE: &str = "purge";
 pub const EVICTION: &str = "eviction";
 
 impl EngineEvent {
+    /// Where it surely was: `seen_us`, or its whole span.
+    pub fn sure(&self) -> (u64, u64) {
+        self.seen_us
+            .map_or((self.start_us, self.end_us), |[s, e]| (s, e))
+    }
+
     /// Whether the event overlaps `[start_us, end_us]`.
     pub fn overlaps(&self, start_us: u64, end_us: u64) -> bool {
         self.start_us <= end_us && start_us <= self.end_us

@@ -356,11 +356,6 @@ impl ServerKind for Flavor {
     fn storage_engine(self) -> Option<&'static str> {
         Some(self.storage)
     }
-    fn discount(counters: &mut Counters, looks: u64) {
-        if let Some(q) = counters.get_mut("questions") {
-            *q = (*q - (watch::STATEMENTS * looks) as f64).max(0.0);
-        }
-    }
     /// InnoDB's lock waits, flushing and purge (MyRocks': not read).
     fn watch(self, address: &mysql::Opts) -> anyhow::Result<Option<Look>> {
         match self.storage {

@@ -5,8 +5,9 @@
 //! (`Innodb_buffer_pool_pages_flushed`), and old row versions purge removed (the history list,
 //! `Innodb_history_list_length`, shrinking). `server::watch` makes events of the looks.
 
-use crate::server::watch::{Look, Seen};
+use crate::server::watch::{Look, Looked, Seen};
 use fathom_api::events::{FLUSH, LOCK_WAIT, PURGE};
+use fathom_api::target::{Counters, STATEMENT_TIME_US};
 use mysql::prelude::Queryable;
 
 /// Each waiting transaction with the lock it waits for and who holds it.
@@ -17,11 +18,12 @@ const LOCK_WAITS: &str = "SELECT r.trx_id, r.trx_mysql_thread_id, b.trx_mysql_th
     JOIN information_schema.INNODB_TRX b ON b.trx_id = w.blocking_trx_id \
     JOIN information_schema.INNODB_LOCKS l ON l.lock_id = w.requested_lock_id";
 
-const STATUS: &str = "SHOW GLOBAL STATUS WHERE Variable_name IN \
-    ('Innodb_buffer_pool_pages_flushed', 'Innodb_history_list_length')";
-
-/// The statements each look sends (taken out of the step's `Questions`).
-pub(super) const STATEMENTS: u64 = 2;
+/// The global figures a look compares with the look before, and the watcher's own session's
+/// statements and their time (`Busy_time` counts only with `userstat` on).
+const STATUS: &str = "SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS \
+    WHERE VARIABLE_NAME IN ('INNODB_BUFFER_POOL_PAGES_FLUSHED', 'INNODB_HISTORY_LIST_LENGTH') \
+    UNION ALL SELECT CONCAT('SESSION.', VARIABLE_NAME), VARIABLE_VALUE \
+    FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME IN ('QUESTIONS', 'BUSY_TIME')";
 
 /// A look at InnoDB over a connection of its own to `address`.
 pub(super) fn look(address: &mysql::Opts) -> anyhow::Result<Look> {
@@ -42,8 +44,32 @@ pub(super) fn look(address: &mysql::Opts) -> anyhow::Result<Look> {
             seen.extend(work(&b, &now));
         }
         before = Some(now);
-        Ok(seen)
+        Ok(Looked {
+            seen,
+            own: own(&status),
+        })
     }))
+}
+
+/// The watcher's session's statements and their time, under the keys of the step's counters.
+fn own(status: &[(String, String)]) -> Counters {
+    let n = |name: &str| figure(status, name);
+    let mut own = Counters::new();
+    own.insert("questions".into(), n("SESSION.QUESTIONS") as f64);
+    let busy: f64 = (status.iter())
+        .find(|(k, _)| k.eq_ignore_ascii_case("SESSION.BUSY_TIME"))
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0.0);
+    own.insert(STATEMENT_TIME_US.into(), busy * 1e6);
+    own
+}
+
+/// A whole figure of the status rows (0 when missing).
+fn figure(status: &[(String, String)], name: &str) -> u64 {
+    (status.iter())
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0)
 }
 
 /// The counters a look compares with the look before.
@@ -55,12 +81,7 @@ struct Figures {
 
 impl Figures {
     fn of(status: &[(String, String)]) -> Figures {
-        let n = |name: &str| {
-            (status.iter())
-                .find(|(k, _)| k.eq_ignore_ascii_case(name))
-                .and_then(|(_, v)| v.parse().ok())
-                .unwrap_or(0)
-        };
+        let n = |name: &str| figure(status, name);
         Figures {
             pages_flushed: n("Innodb_buffer_pool_pages_flushed"),
             history: n("Innodb_history_list_length"),

@@ -41,6 +41,7 @@ pub(super) fn parse(text: &str, from_us: u64, to_us: u64) -> Vec<EngineEvent> {
                     start_us,
                     end_us: at.max(start_us),
                     detail: format!("{why}, {wrote}"),
+                    seen_us: None,
                 });
             }
         } else if let Some(of) = after(line, "LOG:  automatic vacuum of table ")
@@ -60,6 +61,7 @@ pub(super) fn parse(text: &str, from_us: u64, to_us: u64) -> Vec<EngineEvent> {
                 start_us: end_us.saturating_sub((secs * 1e6) as u64),
                 end_us: *end_us,
                 detail: detail.clone(),
+                seen_us: None,
             });
             vacuum = None;
         }
@@ -71,6 +73,7 @@ pub(super) fn parse(text: &str, from_us: u64, to_us: u64) -> Vec<EngineEvent> {
             start_us,
             end_us: to_us.max(start_us),
             detail: why,
+            seen_us: None,
         });
     }
     out.retain(|e| e.overlaps(from_us, to_us));
@@ -103,6 +106,7 @@ impl Wait {
             start_us: self.start_us,
             end_us: end_us.max(self.start_us),
             detail: format!("process {} waited for {}{held}", self.pid, self.lock),
+            seen_us: None,
         }
     }
 }

@@ -6,6 +6,7 @@
 use crate::netbuf::Endpoint;
 use crate::server::bootstrap::{ConfigSyntax, Prepare, ServerKind, SqlServer};
 use crate::server::settings::{ServerDocs, ServerSettings, SettingsKind};
+use crate::server::watch::Look;
 use crate::server::{self, Launch};
 use crate::settings;
 use crate::{EngineConfig, EngineEntry};
@@ -26,6 +27,7 @@ mod events;
 mod install;
 mod lean;
 mod values;
+mod watch;
 mod wire;
 
 use install::{chosen_bin, reachable, Bin};
@@ -150,8 +152,10 @@ impl SettingsKind for Pg {
               `initdb`, or a `bin/` that does)",
         client: "the clients' protocol library: fathom (its own: one write and one read per \
                  statement, rows measured in place) or postgres (the postgres crate)",
-        watch: "not used: PostgreSQL's log tells its checkpoints, autovacuum and lock waits \
-                (those longer than deadlock_timeout)",
+        watch: "how often fathom looks at the sessions waiting for a lock (pg_stat_activity \
+                with pg_blocking_pids, from the postgres database), for the engine's events \
+                beside the slowest operations; the server's log tells the rest (checkpoints, \
+                autovacuum, waits longer than deadlock_timeout); 0: never",
     };
     const OWN_CLIENT: ClientLib = ClientLib::Fathom;
 }
@@ -266,6 +270,10 @@ impl ServerKind for Pg {
             .map_err(|e| anyhow::anyhow!("setting `url`: `{url}` is not a PostgreSQL URL: {e}"))?;
         refuse_tls(&cfg, "setting `url`", url)?;
         Ok(cfg)
+    }
+    /// Its sessions' lock waits, every one (the log tells those past `deadlock_timeout`).
+    fn watch(self, address: &postgres::Config) -> anyhow::Result<Option<Look>> {
+        watch::look(address).map(Some)
     }
     /// To a fresh server: its `postgres` database, the workloads' being made next.
     fn connect_admin(address: &postgres::Config, fresh: bool) -> anyhow::Result<Client> {

@@ -96,6 +96,7 @@ impl Log {
             start_us: o.start_us,
             end_us: t,
             detail: detail.trim().to_string(),
+            seen_us: None,
         });
     }
 
@@ -130,6 +131,7 @@ impl Log {
                 start_us: o.start_us,
                 end_us: to_us,
                 detail: o.detail,
+                seen_us: None,
             });
         }
         let mut out = self.out;
@@ -165,6 +167,7 @@ fn end_stall(out: &mut Vec<EngineEvent>, stalled: &mut Option<Stalled>, at: u64)
             start_us: s.start_us,
             end_us: at.max(s.start_us),
             detail: s.why,
+            seen_us: None,
         });
     }
 }

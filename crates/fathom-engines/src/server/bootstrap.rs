@@ -100,11 +100,6 @@ pub trait ServerKind: SettingsKind {
         let _ = address;
         Ok(None)
     }
-    /// Takes the statements `looks` of `watch` sent out of the server's counters (they are
-    /// fathom's, not the workload's).
-    fn discount(counters: &mut Counters, looks: u64) {
-        let _ = (counters, looks);
-    }
     /// Whether the log of a server fathom started tells what it did in the background.
     const KEEPS_EVENTS: bool = false;
     /// What the server did in the background between two moments (Unix µs), from its log.
@@ -169,10 +164,19 @@ impl<K: ServerKind> SqlServer<K> {
         };
         engine.own_client = s.client == K::OWN_CLIENT;
         if s.watch_ms > 0 {
-            let look = (engine.kind.watch(&engine.address))
-                .context("setting `watch_ms`: cannot look at the server's views")?;
+            // Optional: a server that refuses its views (an attached one, a user without the
+            // privilege) runs without them, and says so.
             let every = std::time::Duration::from_millis(s.watch_ms);
-            engine.watcher = look.map(|l| Watcher::start(every, l));
+            match engine.kind.watch(&engine.address) {
+                Ok(look) => engine.watcher = look.map(|l| Watcher::start(every, l)),
+                Err(e) => {
+                    eprintln!(
+                        "fathom: not looking at the server's views for its background events \
+                         ({e:#}); `--set watch_ms=0` turns the look off"
+                    );
+                    (engine.effective).insert("fathom.watch".into(), format!("off: {e:#}"));
+                }
+            }
         }
         engine
             .effective
@@ -283,7 +287,7 @@ impl<K: ServerKind> Target for SqlServer<K> {
     fn counters(&self) -> Counters {
         let mut counters = K::counters(&mut self.admin());
         if let Some(w) = &self.watcher {
-            K::discount(&mut counters, w.looks());
+            w.discount(&mut counters);
         }
         counters
     }

@@ -3,11 +3,15 @@
 //! `watch_ms` setting) and turns what it saw into events with a start and an end — for a
 //! server whose log does not tell (MariaDB logs no lock wait, no flush, no purge). A look
 //! sees what is going on at one moment, so an event spans every moment it may have been in:
-//! from the look before it was first seen to the look that no longer saw it.
+//! from the look before it was first seen to the look that no longer saw it; and it surely
+//! was there from the first look that saw it to the last (`seen_us`), what the time an
+//! operation spent inside it is counted over. A wait seen by one look only is surely there
+//! for no time at all: a lock wait shorter than the looks' gap cannot be named by its hold.
 
 use fathom_api::events::EngineEvent;
+use fathom_api::target::Counters;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -25,19 +29,32 @@ pub struct Seen {
     pub count: u64,
 }
 
+/// What one look saw, and what its connection has cost the server so far.
+#[derive(Debug, Default)]
+pub struct Looked {
+    pub seen: Vec<Seen>,
+    /// The watcher's own share of the server's counters (`questions`, the statements' time),
+    /// cumulative, under the keys of `Target::counters`: taken out of the step's, since they
+    /// are fathom's, not the workload's.
+    pub own: Counters,
+}
+
 /// One look at a server's views: what is going on now, or an error when the server cannot
 /// say. It owns its connection and whatever it remembers between looks.
-pub type Look = Box<dyn FnMut() -> anyhow::Result<Vec<Seen>> + Send>;
+pub type Look = Box<dyn FnMut() -> anyhow::Result<Looked> + Send>;
 
 /// The events a watcher has put together so far.
 #[derive(Debug, Default)]
 pub struct Track {
-    /// Going on at the last look, by key: its start and what it is, with its count so far.
-    open: BTreeMap<String, (u64, Seen)>,
+    /// Going on at the last look, by key: when it may have begun, the looks that first and
+    /// last saw it, and what it is, with its count so far.
+    open: BTreeMap<String, (u64, [u64; 2], Seen)>,
     done: Vec<EngineEvent>,
     last_us: Option<u64>,
     /// Whether a look has succeeded (a server that refuses its views tells nothing).
     pub working: bool,
+    /// The last look's `own`.
+    own: Counters,
 }
 
 /// The most events a track keeps (the oldest are dropped past it).
@@ -62,17 +79,18 @@ impl Track {
             .cloned()
             .collect();
         for key in ended {
-            let (start_us, seen) = self.open.remove(&key).expect("open");
-            self.done.push(event(start_us, at_us, &seen));
+            let (start_us, seen_us, seen) = self.open.remove(&key).expect("open");
+            self.done.push(event(start_us, at_us, seen_us, &seen));
         }
         for (key, s) in now {
             match self.open.get_mut(&key) {
-                Some((_, going)) => {
+                Some((_, seen_us, going)) => {
+                    seen_us[1] = at_us;
                     going.count += s.count;
                     going.detail = s.detail;
                 }
                 None => {
-                    self.open.insert(key, (start, s));
+                    self.open.insert(key, (start, [at_us, at_us], s));
                 }
             }
         }
@@ -85,7 +103,8 @@ impl Track {
     /// The events that overlap `[from_us, to_us]`, oldest first; one still going ends at
     /// `to_us`.
     pub fn events(&self, from_us: u64, to_us: u64) -> Vec<EngineEvent> {
-        let going = (self.open.values()).map(|(start, s)| event(*start, to_us.max(*start), s));
+        let going = (self.open.values())
+            .map(|(start, seen_us, s)| event(*start, to_us.max(*start), *seen_us, s));
         let mut out: Vec<EngineEvent> = (self.done.iter().cloned())
             .chain(going)
             .filter(|e| e.overlaps(from_us, to_us))
@@ -95,7 +114,7 @@ impl Track {
     }
 }
 
-fn event(start_us: u64, end_us: u64, s: &Seen) -> EngineEvent {
+fn event(start_us: u64, end_us: u64, seen_us: [u64; 2], s: &Seen) -> EngineEvent {
     EngineEvent {
         what: s.what.to_string(),
         start_us,
@@ -104,6 +123,7 @@ fn event(start_us: u64, end_us: u64, s: &Seen) -> EngineEvent {
             0 => s.detail.clone(),
             n => format!("{n} {}", s.detail),
         },
+        seen_us: Some(seen_us),
     }
 }
 
@@ -111,7 +131,6 @@ fn event(start_us: u64, end_us: u64, s: &Seen) -> EngineEvent {
 pub struct Watcher {
     track: Arc<Mutex<Track>>,
     stop: Arc<AtomicBool>,
-    looks: Arc<AtomicU64>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -120,17 +139,18 @@ impl Watcher {
     pub fn start(every: Duration, mut look: Look) -> Watcher {
         let track = Arc::new(Mutex::new(Track::default()));
         let stop = Arc::new(AtomicBool::new(false));
-        let looks = Arc::new(AtomicU64::new(0));
-        let (t, s, n) = (track.clone(), stop.clone(), looks.clone());
+        let (t, s) = (track.clone(), stop.clone());
         let thread = std::thread::Builder::new()
             .name("fathom-watch".into())
             .spawn(move || {
                 while !s.load(Ordering::Relaxed) {
                     let at = now_us();
-                    let seen = look();
-                    n.fetch_add(1, Ordering::Relaxed);
-                    match seen {
-                        Ok(seen) => t.lock().unwrap_or_else(|p| p.into_inner()).look(at, seen),
+                    match look() {
+                        Ok(l) => {
+                            let mut track = t.lock().unwrap_or_else(|p| p.into_inner());
+                            track.look(at, l.seen);
+                            track.own = l.own;
+                        }
                         // A server that went away, or refuses its views: nothing more to see.
                         Err(_) => return,
                     }
@@ -141,7 +161,6 @@ impl Watcher {
         Watcher {
             track,
             stop,
-            looks,
             thread,
         }
     }
@@ -151,9 +170,13 @@ impl Watcher {
         self.track().events(from_us, to_us)
     }
 
-    /// How many looks it has made (each sends the server a few statements of its own).
-    pub fn looks(&self) -> u64 {
-        self.looks.load(Ordering::Relaxed)
+    /// Takes the watcher's own share out of the server's `counters`.
+    pub fn discount(&self, counters: &mut Counters) {
+        for (k, own) in &self.track().own {
+            if let Some(c) = counters.get_mut(k) {
+                *c = (*c - own).max(0.0);
+            }
+        }
     }
 
     /// Whether its looks have told anything.
@@ -215,6 +238,7 @@ mod tests {
         assert_eq!(events.len(), 2, "{events:?}");
         let lock = events.iter().find(|e| e.what == LOCK_WAIT).unwrap();
         assert_eq!((lock.start_us, lock.end_us), (1_000, 1_300));
+        assert_eq!(lock.seen_us, Some([1_100, 1_200]));
         assert_eq!(lock.detail, "lock 7 seen");
         let flush = events.iter().find(|e| e.what == FLUSH).unwrap();
         assert_eq!((flush.start_us, flush.end_us), (1_000, 5_000));

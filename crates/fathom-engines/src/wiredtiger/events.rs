@@ -105,6 +105,7 @@ fn events(records: &[Record], from_us: u64, to_us: u64) -> Vec<EngineEvent> {
                 start_us: a.us.saturating_sub(b.last_ms * 1000),
                 end_us: b.us,
                 detail,
+                seen_us: None,
             });
         }
         if b.evicted_by_clients > a.evicted_by_clients {
@@ -116,6 +117,7 @@ fn events(records: &[Record], from_us: u64, to_us: u64) -> Vec<EngineEvent> {
                     "{} pages evicted by client threads",
                     b.evicted_by_clients - a.evicted_by_clients
                 ),
+                seen_us: None,
             });
         }
     }
@@ -126,6 +128,7 @@ fn events(records: &[Record], from_us: u64, to_us: u64) -> Vec<EngineEvent> {
             start_us: last.us.saturating_sub(1_000_000),
             end_us: to_us.max(last.us),
             detail: "running at the end".into(),
+            seen_us: None,
         });
     }
     out.retain(|e| e.overlaps(from_us, to_us));

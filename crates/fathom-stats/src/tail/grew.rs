@@ -128,7 +128,7 @@ fn values(tail: &Tail, ops: &[&SlowOp], sleeps: &[&str]) -> Values {
         for what in fathom_api::events::WHATS {
             let spans: Vec<(u64, u64)> = (tail.events.iter())
                 .filter(|e| e.what == *what)
-                .map(|e| (e.start_us, e.end_us))
+                .map(|e| e.sure())
                 .collect();
             let v = (ops.iter())
                 .map(|o| covered(&spans, o.start_us, o.end_us()) as f64)

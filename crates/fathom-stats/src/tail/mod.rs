@@ -207,9 +207,11 @@ fn cause(
         .collect();
     let hit = spans.iter().filter(|&&(s, e)| hits(s, e)).count();
     let chance = tail_at_least(&chances, hit);
+    // Time inside counts where the events surely were (a sampled one's looks that saw it).
+    let sure: Vec<(u64, u64)> = of.iter().map(|e| e.sure()).collect();
     let inside: f64 = ops
         .iter()
-        .map(|o| covered(&intervals, o.start_us, o.end_us()) as f64)
+        .map(|o| covered(&sure, o.start_us, o.end_us()) as f64)
         .sum();
     let held = inside / ops.iter().map(|o| o.latency_us).sum::<f64>().max(1.0);
     let by_chance = confidence_of(chance);

@@ -26,6 +26,7 @@ fn events(rng: &mut SplitMix, what: &str, per_sec: f64, mean_us: f64) -> Vec<Eng
             start_us: t as u64,
             end_us: (t + len).min(WINDOW_US as f64) as u64,
             detail: String::new(),
+            seen_us: None,
         });
     }
 }
