@@ -109,26 +109,27 @@ fn lock_wait(
 
 /// The background work done between two looks: pages flushed, undo logs purged.
 fn work(before: &Figures, now: &Figures) -> Vec<Seen> {
-    let mut out = Vec::new();
-    let flushed = now.pages_flushed.saturating_sub(before.pages_flushed);
-    if flushed > 0 {
-        out.push(Seen {
-            key: "flush".into(),
-            what: FLUSH,
-            detail: "pages written from the buffer pool".into(),
-            count: flushed,
-        });
-    }
-    let purged = before.history.saturating_sub(now.history);
-    if purged > 0 {
-        out.push(Seen {
-            key: "purge".into(),
-            what: PURGE,
-            detail: "undo logs purged from the history list".into(),
-            count: purged,
-        });
-    }
-    out
+    let done = [
+        (
+            FLUSH,
+            now.pages_flushed.saturating_sub(before.pages_flushed),
+            "pages written from the buffer pool",
+        ),
+        (
+            PURGE,
+            before.history.saturating_sub(now.history),
+            "undo logs purged from the history list",
+        ),
+    ];
+    (done.into_iter())
+        .filter(|(_, n, _)| *n > 0)
+        .map(|(what, count, detail)| Seen {
+            key: what.into(),
+            what,
+            detail: detail.into(),
+            count,
+        })
+        .collect()
 }
 
 #[cfg(test)]
