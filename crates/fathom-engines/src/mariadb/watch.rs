@@ -53,23 +53,20 @@ pub(super) fn look(address: &mysql::Opts) -> anyhow::Result<Look> {
 
 /// The watcher's session's statements and their time, under the keys of the step's counters.
 fn own(status: &[(String, String)]) -> Counters {
-    let n = |name: &str| figure(status, name);
-    let mut own = Counters::new();
-    own.insert("questions".into(), n("SESSION.QUESTIONS") as f64);
-    let busy: f64 = (status.iter())
-        .find(|(k, _)| k.eq_ignore_ascii_case("SESSION.BUSY_TIME"))
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or(0.0);
-    own.insert(STATEMENT_TIME_US.into(), busy * 1e6);
-    own
+    let questions: f64 = figure(status, "SESSION.QUESTIONS");
+    let busy_s: f64 = figure(status, "SESSION.BUSY_TIME");
+    Counters::from([
+        ("questions".to_string(), questions),
+        (STATEMENT_TIME_US.to_string(), busy_s * 1e6),
+    ])
 }
 
-/// A whole figure of the status rows (0 when missing).
-fn figure(status: &[(String, String)], name: &str) -> u64 {
+/// A figure of the status rows (0 when missing).
+fn figure<T: std::str::FromStr + Default>(status: &[(String, String)], name: &str) -> T {
     (status.iter())
         .find(|(k, _)| k.eq_ignore_ascii_case(name))
         .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or(0)
+        .unwrap_or_default()
 }
 
 /// The counters a look compares with the look before.
@@ -81,10 +78,9 @@ struct Figures {
 
 impl Figures {
     fn of(status: &[(String, String)]) -> Figures {
-        let n = |name: &str| figure(status, name);
         Figures {
-            pages_flushed: n("Innodb_buffer_pool_pages_flushed"),
-            history: n("Innodb_history_list_length"),
+            pages_flushed: figure(status, "Innodb_buffer_pool_pages_flushed"),
+            history: figure(status, "Innodb_history_list_length"),
         }
     }
 }
@@ -184,5 +180,18 @@ mod tests {
                 history: 7
             }
         );
+    }
+
+    /// The watcher's own session's statements and time, to take out of the step's counters.
+    #[test]
+    fn its_own_session_figures() {
+        let status: Vec<(String, String)> =
+            [("SESSION.QUESTIONS", "41"), ("SESSION.BUSY_TIME", "0.0025")]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+        let own = own(&status);
+        assert_eq!(own["questions"], 41.0);
+        assert!((own[STATEMENT_TIME_US] - 2_500.0).abs() < 1e-6, "{own:?}");
     }
 }

@@ -1,7 +1,7 @@
 //! The settings every sql server fathom starts or attaches to shares (`--set cache_size=`,
-//! `url`, `pid`, `version`, `bin`, `client`, `watch_ms`): one struct for all of them, its help in each
-//! server's words (`ServerDocs`), so `fathom engines mariadb` and `fathom engines postgres`
-//! each read as their own.
+//! `url`, `pid`, `version`, `bin`, `client`, `watch_ms`): one struct for all of them, its help
+//! in each server's words (`ServerDocs`), so `fathom engines mariadb` and `fathom engines
+//! postgres` each read as their own.
 
 use crate::settings::Size;
 use fathom_api::knobs::documented;

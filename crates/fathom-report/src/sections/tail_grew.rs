@@ -4,7 +4,7 @@
 //! (`fathom_stats::tail::grew`): "GET_LINKS_LIST grew with tombstones skipped, not with io".
 
 use crate::section::{Section, Titled};
-use fathom_schema::group::Series;
+use fathom_schema::group::{median, Series};
 use fathom_schema::result::tail::Tail;
 use fathom_schema::result::StepSummary;
 use fathom_schema::table::{Cell, Style, Table};
@@ -45,15 +45,10 @@ fn kept<'a>(s: &Series<'a>, step: &str) -> Vec<(&'a StepSummary, &'a Tail)> {
 
 /// The median of the repeats' p99.9 of `kind`, ms.
 fn p99_9(side: &[(&StepSummary, &Tail)], kind: &str) -> Option<f64> {
-    let mut v: Vec<f64> = (side.iter())
+    let v: Vec<f64> = (side.iter())
         .filter_map(|(m, _)| m.by_op.get(kind).map(|o| o.latency_us.p99_9 / 1e3))
         .collect();
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => None,
-        n if n % 2 == 1 => Some(v[n / 2]),
-        n => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
-    }
+    Some(median(&v)).filter(|m| !m.is_nan())
 }
 
 /// A figure's value as shown: ms for time, the count for work.
