@@ -47,6 +47,11 @@ pub(crate) fn beside(dir: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// Where `held_image` serves the image of data directory `dir`: `DIR.held/`.
+pub fn mount_of(dir: &Path) -> PathBuf {
+    beside(dir, ".held")
+}
+
 /// The image file a data directory's own device lives in: `DIR.img` beside it.
 pub fn image_of(dir: &Path) -> PathBuf {
     beside(dir, ".img")
@@ -104,12 +109,7 @@ impl OwnDevice {
             file.set_len(size).map_err(failed("size", &image))?;
         }
         let mut held = match service {
-            Some(s) => Some(HeldImage::start(
-                &image,
-                &held_image::mount_of(dir),
-                s.us,
-                s.depth,
-            )?),
+            Some(s) => Some(HeldImage::start(&image, &mount_of(dir), s.us, s.depth)?),
             None => None,
         };
         let backing = held.as_ref().map_or(image.clone(), HeldImage::file);
@@ -208,7 +208,7 @@ pub fn release(dir: &Path) -> Vec<Device> {
     }
     let dir = &absolute(dir);
     let image = image_of(dir);
-    let served = held_image::mount_of(dir);
+    let served = mount_of(dir);
     let files = [image, served.join(held_image::serve::FILE_NAME)];
     let mut nodes = loops_over(&files);
     // The loop the run wrote down, if its backing file is ours or a served file whose server

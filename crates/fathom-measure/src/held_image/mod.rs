@@ -25,11 +25,6 @@ pub fn check() -> Result<(), Why> {
     Ok(())
 }
 
-/// Where the image of data directory `dir` is served: `DIR.held/`.
-pub fn mount_of(dir: &Path) -> PathBuf {
-    crate::own_device::beside(dir, ".held")
-}
-
 /// What the layer measured when it started: a 4 KiB read at queue depth 1 through it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Floor {
