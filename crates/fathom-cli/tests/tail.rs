@@ -5,10 +5,10 @@
 //! window; scans over deleted records name the tombstones they skipped (RocksDB's perf
 //! context); with `--waits=bpf` (root), reads past a 1 MiB cache on a throttled device slept
 //! in the device for most of their time, and reads of more clients than cores waited for a CPU;
-//! WiredTiger's and PostgreSQL's checkpoints come from their own logs; a row lock another
-//! session holds is named for the slowest updates, from PostgreSQL's log of lock waits and
-//! from InnoDB's views (MariaDB logs none).
-
+//! WiredTiger's session statistics tell slow reads of pages from the disk from slow puts
+//! waiting for cache room; WiredTiger's and PostgreSQL's checkpoints come from their own logs;
+//! a row lock another session holds is named for the slowest updates, from PostgreSQL's log of
+//! lock waits and from InnoDB's views (MariaDB logs none).
 mod common;
 
 use common::*;
@@ -220,6 +220,53 @@ fn slow_reads_among_more_clients_than_cores_waited_for_a_cpu() {
         3 * cores
     ));
     mostly_waited_in(&results, "waiting for a cpu");
+}
+
+/// The kept operations of `step` in `report`: their summed latency, and their summed count of
+/// work counter `name`, µs.
+fn kept_work(report: &Value, step_name: &str, name: &str) -> (f64, f64) {
+    let tail = &step(&report["runs"][0], step_name)["tail"];
+    let c = (tail["work"].as_array().unwrap().iter())
+        .position(|w| w == name)
+        .unwrap_or_else(|| panic!("no {name}: {tail}"));
+    let slowest = tail["slowest"].as_array().unwrap();
+    let latency = slowest.iter().map(|o| f(&o["latency_us"])).sum();
+    let counted = slowest.iter().map(|o| f(&o["work"][c]["n"])).sum();
+    (latency, counted)
+}
+
+/// WiredTiger's session statistics (`session_stats=true`) say whether a slow operation was
+/// storage's or WiredTiger's own: reads past an 8 MB cache with direct IO were slowest when
+/// reading pages took long, and puts of the load into it when they waited for room in the
+/// cache (evicting pages to the disk themselves).
+#[test]
+fn wiredtiger_says_whether_slow_operations_read_pages_or_waited_for_cache_room() {
+    let (_dir, results, _) = run_ok(
+        "--engine wiredtiger --workload dbbench --param steps=fillseq,readrandom \
+         --param num_keys=200000 --set cache_size=8m --setup direct_io=[data] \
+         --set session_stats=true --clients 1 --duration 4s",
+    );
+    let report = report_json(&results);
+    let (latency, reading) = kept_work(&report, "readrandom", "µs reading pages");
+    let (_, waiting) = kept_work(&report, "readrandom", "µs waiting for cache room");
+    assert!(
+        reading + waiting >= 0.5 * latency,
+        "the slowest reads spent {reading} µs reading pages and {waiting} waiting for room, \
+         of {latency}"
+    );
+    let row = table_row(&report, "readrandom: the slowest operations, ms", "get");
+    assert_eq!(row["cause"], "more µs reading pages", "{row:?}");
+    let (latency, waiting) = kept_work(&report, "fillseq", "µs waiting for cache room");
+    assert!(
+        waiting >= 0.3 * latency,
+        "the slowest puts waited {waiting} µs for room, of {latency}"
+    );
+    let row = table_row(&report, "fillseq: the slowest operations, ms", "put");
+    let cause = row["cause"].as_str().unwrap();
+    assert!(
+        cause == "more µs waiting for cache room" || cause == "more bytes written from the cache",
+        "{row:?}"
+    );
 }
 
 /// WiredTiger's checkpoints, every second here, reach the step's record from its statistics

@@ -42,6 +42,7 @@ crate::c_api! {
             -> c_int;
         fwt_get: fn(Cur, *const c_void, usize, *mut *const c_void, *mut usize) -> c_int;
         fwt_stat: fn(Cur, *mut *const c_char, *mut i64) -> c_int;
+        fwt_session_work: fn(Sess, *mut Cur, *mut i64) -> c_int;
     }
     optional {}
 }

@@ -24,6 +24,7 @@ mod api;
 mod events;
 mod session;
 mod stats;
+mod work;
 
 const SNAPPY: &str = "/usr/lib/x86_64-linux-gnu/libwiredtiger_snappy.so";
 
@@ -46,6 +47,11 @@ pub struct WiredTigerSettings {
     /// source, built with snappy: 2.9.2 to 11.3.1, e.g. 3.0.0, 11.3.1); empty: Debian's 3.2.1
     #[schemars(title = "VERSION")]
     version: String,
+    /// read each client session's own statistics after every operation (bytes read into the
+    /// cache and the time reading them, time waiting for cache room, bytes written, lock
+    /// waits), for the slowest operations' explanation; about 2 µs of CPU per operation:
+    /// small beside a read from storage, as much as a cached read itself
+    session_stats: Switch,
 }
 
 impl Default for WiredTigerSettings {
@@ -57,6 +63,7 @@ impl Default for WiredTigerSettings {
             sync: Switch::new("false"),
             o_direct: Direct::None,
             version: String::new(),
+            session_stats: Switch::new("false"),
         }
     }
 }
@@ -157,6 +164,8 @@ pub struct WiredTiger {
     admin: std::sync::Mutex<SessionHandle>,
     /// Whether it writes the statistics log its events are read from.
     stats_log: bool,
+    /// Each client session's statistics, read after every operation (`session_stats`).
+    work: Option<work::SessionWork>,
 }
 
 /// Whether a release writes its statistics log as JSON (`statistics_log=(json)`, 3.x on; the
@@ -241,6 +250,7 @@ fn open(config: &EngineConfig) -> anyhow::Result<Box<dyn KvEngine>> {
         effective,
         admin: std::sync::Mutex::new(SessionHandle(ptr::null_mut())),
         stats_log,
+        work: s.session_stats.value.then_some(work::SessionWork { lib }),
     };
     let admin = engine.open_session()?;
     engine.admin = std::sync::Mutex::new(SessionHandle(admin));
@@ -303,6 +313,10 @@ impl Target for WiredTiger {
 
     fn keeps_events(&self) -> bool {
         self.stats_log
+    }
+
+    fn work_meter(&self) -> Option<&dyn fathom_api::work::WorkMeter> {
+        self.work.as_ref().map(|w| w as _)
     }
 
     fn effective_options(&self) -> BTreeMap<String, String> {

@@ -45,6 +45,7 @@ impl Session {
 
     /// `key`'s value, or None when absent; the cursor stays on it until reset.
     fn lookup(&self, key: &[u8]) -> anyhow::Result<Option<&[u8]>> {
+        super::work::used_here(self.session);
         let (mut data, mut len) = (ptr::null(), 0);
         // SAFETY: the cursor is live; the key is read during the call.
         let rc = unsafe {
@@ -118,6 +119,7 @@ impl Session {
     }
 
     fn write(&self, op: &BatchOp<'_>) -> anyhow::Result<()> {
+        super::work::used_here(self.session);
         let api = self.lib.api;
         // SAFETY: the cursor is live; keys and values are read during the call.
         match op {
@@ -143,6 +145,7 @@ impl Session {
 
     /// Positions the cursor at the seek's start and visits from there.
     fn seek_and_walk(&self, seek: Seek, visit: &mut Visit) -> anyhow::Result<usize> {
+        super::work::used_here(self.session);
         let (start, direction, limit) = (seek.start, seek.direction, seek.limit);
         let backwards = direction.backwards();
         // WiredTiger has no empty key: from "" a forward scan starts at the first key, and a
@@ -205,7 +208,8 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        // SAFETY: closing the session closes its cursor.
+        super::work::closed_here(self.session);
+        // SAFETY: closing the session closes its cursors.
         unsafe { (self.lib.api.fwt_session_close)(self.session) };
     }
 }

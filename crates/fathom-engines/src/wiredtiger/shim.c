@@ -10,6 +10,7 @@
  * is read during the call that sets it; what a cursor returns stays valid until it moves or
  * resets.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 #include <wiredtiger.h>
@@ -131,4 +132,61 @@ int fwt_get(WT_CURSOR *c, const void *key, size_t key_len, const void **value,
 int fwt_stat(WT_CURSOR *c, const char **description, int64_t *value) {
     const char *printable;
     return c->get_value(c, description, &printable, value);
+}
+
+/*
+ * What the session did since the previous call, from its own statistics (those MongoDB's
+ * slow-operation log prints): out[0] bytes read into the cache, out[1] microseconds reading
+ * pages from disk, out[2] microseconds waiting for room in the cache (evicting, or waiting
+ * for eviction), out[3] bytes written from the cache, out[4] microseconds waiting for the
+ * data-handle and schema locks. `*cursor` is the session's statistics cursor, opened on the
+ * first call and closed with the session; resetting it clears the session's statistics, so
+ * each call returns what happened since the last. ENOTSUP for a release without session
+ * statistics.
+ */
+int fwt_session_work(WT_SESSION *s, WT_CURSOR **cursor, int64_t *out) {
+#if defined(WT_STAT_SESSION_BYTES_READ) && defined(WT_STAT_SESSION_CACHE_TIME)
+    WT_CURSOR *c = *cursor;
+    int rc, key;
+    uint64_t v;
+    memset(out, 0, 5 * sizeof(*out));
+    if (c == NULL) {
+        rc = s->open_cursor(s, "statistics:session", NULL, NULL, &c);
+        if (rc != 0)
+            return rc;
+        *cursor = c;
+    }
+    while ((rc = c->next(c)) == 0) {
+        if ((rc = c->get_key(c, &key)) != 0 || (rc = c->get_value(c, NULL, NULL, &v)) != 0)
+            break;
+        switch (key) {
+        case WT_STAT_SESSION_BYTES_READ:
+            out[0] = (int64_t)v;
+            break;
+        case WT_STAT_SESSION_READ_TIME:
+            out[1] = (int64_t)v;
+            break;
+        case WT_STAT_SESSION_CACHE_TIME:
+            out[2] = (int64_t)v;
+            break;
+        case WT_STAT_SESSION_BYTES_WRITE:
+            out[3] = (int64_t)v;
+            break;
+        case WT_STAT_SESSION_LOCK_DHANDLE_WAIT:
+        case WT_STAT_SESSION_LOCK_SCHEMA_WAIT:
+            out[4] += (int64_t)v;
+            break;
+        default:
+            break;
+        }
+    }
+    if (rc != WT_NOTFOUND)
+        return rc;
+    return c->reset(c);
+#else
+    (void)s;
+    (void)cursor;
+    (void)out;
+    return ENOTSUP;
+#endif
 }

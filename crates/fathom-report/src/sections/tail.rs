@@ -42,7 +42,8 @@ kept operations' time their threads slept in each kind of wait or waited for a C
 waits from 50 µs); on a cpu: none of those; cause: a kind of event the engine reported during them\n\
 (write stop, write stall, lock wait, flush, compaction, checkpoint, eviction, autovacuum, purge), or more of a\n\
 kind of work it counted per operation (RocksDB's perf context: tombstones skipped, keys stepped over,\n\
-blocks and bytes read, cache hits). For an event: slow%: the kept operations that overlapped one; time%:\n\
+blocks and bytes read, cache hits; WiredTiger's session statistics with session_stats=true: bytes read\n\
+into the cache and µs reading them, µs waiting for cache room, bytes written, µs waiting for locks). For an event: slow%: the kept operations that overlapped one; time%:\n\
 the share of their time spent inside one; window%: the share of the step's window such events covered;\n\
 chance: how likely as many episodes or more would overlap one if they had nothing to do with it. For\n\
 work: each kept operation is set against the 64 of its kind before it on its client; slow%: those that\n\
