@@ -9,6 +9,7 @@
 //! waiting for cache room; WiredTiger's and PostgreSQL's checkpoints come from their own logs;
 //! a row lock another session holds is named for the slowest updates, from PostgreSQL's log of
 //! lock waits and from InnoDB's views (MariaDB logs none).
+
 mod common;
 
 use common::*;
