@@ -7,7 +7,8 @@
 //!
 //! The statistics are a session's, and the driver starts counting on a client's thread before
 //! the client's first operation, so each session marks itself as the one its thread uses
-//! (`used_here`) and a thread's counter reads the session its thread used last.
+//! (`used_here`) and a thread's counter reads the session its thread used last since it began
+//! counting.
 
 use super::api::{Cur, Sess};
 use super::Lib;
@@ -42,11 +43,16 @@ pub(super) fn used_here(session: Sess) {
 /// `session` closes: a counter on this thread no longer reads it.
 pub(super) fn closed_here(session: Sess) {
     USED.with(|u| {
-        let (used, closed) = u.get();
-        if used == session {
-            u.set((ptr::null_mut(), closed + 1));
+        if u.get().0 == session {
+            forget(u);
         }
     });
+}
+
+/// The thread's last session is not read again (until it is used again).
+fn forget(used: &Cell<(Sess, u64)>) {
+    let (_, closed) = used.get();
+    used.set((ptr::null_mut(), closed + 1));
 }
 
 /// The meter: one statistics cursor per client session.
@@ -60,6 +66,9 @@ impl WorkMeter for SessionWork {
     }
 
     fn on_this_thread(&self) -> Box<dyn ThreadWork> {
+        // Only a session used from here on is read: one this thread used before may since have
+        // closed on another thread.
+        USED.with(forget);
         Box::new(ThreadStats {
             lib: self.lib,
             on: (ptr::null_mut(), 0),
