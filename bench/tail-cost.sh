@@ -8,6 +8,10 @@
 # The perf context's cost (RocksDB's per-operation work counters), on fwdrange (seek and next):
 #   BEFORE=$F AFTER=$F BEFORE_ARGS='--set perf_context=false' ENGINES=rocksdb STEP=fwdrange \
 #     REPEATS=11 bench/tail-cost.sh
+# A server's log of statements, on sysbench's point selects (WORKLOAD replaces dbbench's steps):
+#   BEFORE=$F AFTER=$F AFTER_ARGS='--set statement_log=true' ENGINES='postgres innodb' \
+#     STEP=oltp_point_select WORKLOAD='--workload sysbench --param tests=oltp_point_select' \
+#     REPEATS=7 bench/tail-cost.sh
 set -euo pipefail
 BEFORE=${BEFORE:?BEFORE is the fathom binary before the change}
 AFTER=${AFTER:?AFTER is the fathom binary after it}
@@ -15,19 +19,20 @@ BEFORE_ARGS=${BEFORE_ARGS:-}
 AFTER_ARGS=${AFTER_ARGS:-}
 ENGINES=${ENGINES:-null rocksdb}
 STEP=${STEP:-readrandom}
+WORKLOAD=${WORKLOAD:---workload dbbench --param steps=fillseq,$STEP --param num_keys=200000}
 REPEATS=${REPEATS:-5}
 DURATION=${DURATION:-5}
 WORK=${WORK:-/var/tmp/fathom-tail-cost}
 rm -rf "$WORK" && mkdir -p "$WORK"
 
-# One run of engine $2 by binary $1 with arguments $3: prints the step's ops/s and CPU ns per
+# One run of engine $2 by binary $1 with arguments $3 (and the workload's): prints the step's ops/s and CPU ns per
 # operation.
 one() {
   local bin=$1 engine=$2 args=$3 out="$WORK/r"
   rm -rf "$out"
   # shellcheck disable=SC2086 # the arguments are words
-  "$bin" run --engine "$engine" --workload dbbench --param "steps=fillseq,$STEP" \
-    --param num_keys=200000 --clients 1 --duration "${DURATION}s" --results "$out" $args >/dev/null
+  "$bin" run --engine "$engine" $WORKLOAD --clients 1 --duration "${DURATION}s" \
+    --results "$out" $args >/dev/null
   python3 -c 'import glob, json, sys
 s = json.load(open(sorted(glob.glob(sys.argv[1] + "/*/steps/*" + sys.argv[2] + ".json"))[-1]))
 print(round(s["ops_per_sec"]), round(s["per_op"]["cpu_us"] * 1000, 1))' "$out" "$STEP"

@@ -150,4 +150,11 @@ pub trait Target: Send + Sync {
     fn work_meter(&self) -> Option<&dyn crate::work::WorkMeter> {
         None
     }
+    /// The statements the engine logged between two moments (Unix microseconds), with what
+    /// each did, where it logs them (a server fathom started with `statement_log`): the kept
+    /// operations' work, joined by session and time; `None` when it keeps no such log.
+    fn statements(&self, from_us: u64, to_us: u64) -> Option<crate::work::StatementLog> {
+        let _ = (from_us, to_us);
+        None
+    }
 }

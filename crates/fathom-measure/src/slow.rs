@@ -17,6 +17,9 @@ pub struct Slow {
     /// The client that ran it, from 0, and its thread.
     pub client: u32,
     pub tid: u32,
+    /// The server session its thread last sent a statement on (0: none said), to join it to
+    /// the server's log of statements.
+    pub session: u64,
     /// What it did against the operations before it, where the engine counts it.
     pub work: Option<OpWork>,
 }
@@ -73,6 +76,7 @@ impl SlowOps {
                 end,
                 client,
                 tid,
+                session: fathom_api::work::session_here(),
                 work: work.map(|w| w.against(kind)),
             });
         }

@@ -8,6 +8,7 @@ mod admin;
 mod conn;
 mod install;
 mod lean;
+mod statements;
 mod watch;
 mod wire;
 
@@ -200,6 +201,10 @@ impl SettingsKind for Flavor {
         watch: "how often fathom looks at InnoDB's lock waits (information_schema), pages \
                 flushed and history list (its status) on a connection of its own, for the \
                 engine's events beside the slowest operations; 0: never (MyRocks: not read)",
+        statement_log: "log every statement with the rows it examined, sent and changed (the \
+                        slow log with long_query_time=0, as the table mysql.slow_log), so the \
+                        slowest operations say the rows they examined against the statements \
+                        like theirs; costs throughput (docs/tail.md)",
     };
     const OWN_CLIENT: ClientLib = ClientLib::Fathom;
 }
@@ -362,6 +367,16 @@ impl ServerKind for Flavor {
             "InnoDB" => watch::look(address).map(Some),
             _ => Ok(None),
         }
+    }
+    const STATEMENT_LOG: &'static [&'static str] = statements::CONF;
+    const SESSION_ID: &'static str = "SELECT CONNECTION_ID()";
+    fn statements(
+        admin: &mut mysql::Conn,
+        _log: &Path,
+        from_us: u64,
+        to_us: u64,
+    ) -> anyhow::Result<fathom_api::work::StatementLog> {
+        statements::read(admin, from_us, to_us)
     }
     fn connect(o: &mysql::Opts, own: bool) -> anyhow::Result<Box<dyn SqlConn>> {
         if !own {

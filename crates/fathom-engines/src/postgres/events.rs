@@ -162,7 +162,7 @@ impl LockWaits {
     }
 }
 
-fn after<'l>(line: &'l str, said: &str) -> Option<&'l str> {
+pub(super) fn after<'l>(line: &'l str, said: &str) -> Option<&'l str> {
     line.find(said).map(|i| &line[i + said.len()..])
 }
 
@@ -173,7 +173,7 @@ fn elapsed_s(line: &str) -> Option<f64> {
 }
 
 /// A line's time (`2026-11-30 18:28:04.602 UTC …`), Unix microseconds.
-fn stamp_us(line: &str) -> Option<u64> {
+pub(super) fn stamp_us(line: &str) -> Option<u64> {
     if line.get(23..27) != Some(" UTC") {
         return None;
     }

@@ -26,6 +26,7 @@ mod conn;
 mod events;
 mod install;
 mod lean;
+mod statements;
 mod values;
 mod watch;
 mod wire;
@@ -156,6 +157,11 @@ impl SettingsKind for Pg {
                 with pg_blocking_pids, from the postgres database), for the engine's events \
                 beside the slowest operations; the server's log tells the rest (checkpoints, \
                 autovacuum, waits longer than deadlock_timeout); 0: never",
+        statement_log: "log every statement's plan with its buffers (auto_explain with \
+                        ANALYZE and BUFFERS, timing off; track_io_timing on), so the slowest \
+                        operations say the buffers they hit, read and wrote against the \
+                        statements like theirs; costs throughput (docs/tail.md), and a \
+                        setup's shared_preload_libraries replaces auto_explain",
     };
     const OWN_CLIENT: ClientLib = ClientLib::Fathom;
 }
@@ -167,6 +173,18 @@ impl ServerKind for Pg {
     const KEEPS_EVENTS: bool = true;
     fn events(log: &str, from_us: u64, to_us: u64) -> Vec<fathom_api::events::EngineEvent> {
         events::parse(log, from_us, to_us)
+    }
+    const STATEMENT_LOG: &'static [&'static str] = statements::CONF;
+    const SESSION_ID: &'static str = "SELECT pg_backend_pid()";
+    fn statements(
+        _admin: &mut Client,
+        log: &Path,
+        from_us: u64,
+        to_us: u64,
+    ) -> anyhow::Result<fathom_api::work::StatementLog> {
+        let text =
+            std::fs::read_to_string(log).with_context(|| format!("reading {}", log.display()))?;
+        Ok(statements::parse(&text, from_us, to_us))
     }
 
     /// PostgreSQL refuses to run as root.

@@ -100,6 +100,22 @@ pub trait ServerKind: SettingsKind {
         let _ = address;
         Ok(None)
     }
+    /// The config lines that have a server fathom starts log every statement with its work
+    /// (`statement_log`); none: this kind cannot.
+    const STATEMENT_LOG: &'static [&'static str] = &[];
+    /// The statement that answers a connection's session id as the statement log names it.
+    const SESSION_ID: &'static str = "";
+    /// The statements logged between two moments (Unix µs) with their work, from the server's
+    /// log `log` or over the admin connection.
+    fn statements(
+        admin: &mut Self::Admin,
+        log: &Path,
+        from_us: u64,
+        to_us: u64,
+    ) -> anyhow::Result<fathom_api::work::StatementLog> {
+        let _ = (admin, log, from_us, to_us);
+        anyhow::bail!("this server has no log of statements")
+    }
     /// Whether the log of a server fathom started tells what it did in the background.
     const KEEPS_EVENTS: bool = false;
     /// What the server did in the background between two moments (Unix µs), from its log.
@@ -150,6 +166,8 @@ pub struct SqlServer<K: ServerKind> {
     id: Identity,
     admin: Mutex<K::Admin>,
     effective: BTreeMap<String, String>,
+    /// Whether the server logs every statement with its work (`statement_log`).
+    statement_log: bool,
 }
 
 impl<K: ServerKind> SqlServer<K> {
@@ -157,12 +175,32 @@ impl<K: ServerKind> SqlServer<K> {
     /// one fathom starts from the install they name.
     pub fn open(kind: K, config: &EngineConfig) -> anyhow::Result<SqlServer<K>> {
         let s: ServerSettings<K> = settings::read(&config.settings)?;
-        let setup = K::setup_lines(&config.options)?;
+        let mut setup = K::setup_lines(&config.options)?;
+        if s.statement_log.value {
+            if K::STATEMENT_LOG.is_empty() {
+                anyhow::bail!(
+                    "setting `statement_log`: {} logs no statements' work",
+                    kind.name()
+                );
+            }
+            if !s.url.is_empty() {
+                anyhow::bail!(
+                    "setting `statement_log`: only a server fathom starts logs its statements \
+                     (it sets the server's config and reads its log); drop `url`, or set \
+                     `statement_log=false`"
+                );
+            }
+            // First: a setup line for the same variable wins.
+            let mut lines: Vec<String> = K::STATEMENT_LOG.iter().map(|l| l.to_string()).collect();
+            lines.append(&mut setup);
+            setup = lines;
+        }
         let mut engine = match kind.install(&s)? {
             Some(install) => Self::start(kind, config, &install, &setup, s.cache_size.value)?,
             None => Self::attach(kind, &s.url, &s.pid, &setup)?,
         };
         engine.own_client = s.client == K::OWN_CLIENT;
+        engine.statement_log = s.statement_log.value;
         if s.watch_ms > 0 {
             // Optional: a server that refuses its views (an attached one, a user without the
             // privilege) runs without them, and says so.
@@ -238,6 +276,7 @@ impl<K: ServerKind> SqlServer<K> {
             managed: Managed::new(server, socket_dir),
             admin: Mutex::new(admin),
             effective,
+            statement_log: false,
         })
     }
 
@@ -264,6 +303,7 @@ impl<K: ServerKind> SqlServer<K> {
                 .running_as(pids),
             admin: Mutex::new(admin),
             effective,
+            statement_log: false,
         })
     }
 
@@ -319,6 +359,16 @@ impl<K: ServerKind> Target for SqlServer<K> {
         K::KEEPS_EVENTS && self.managed.log().is_some()
             || self.watcher.as_ref().is_some_and(Watcher::working)
     }
+    fn statements(&self, from_us: u64, to_us: u64) -> Option<fathom_api::work::StatementLog> {
+        let log = self.managed.log().filter(|_| self.statement_log)?;
+        match K::statements(&mut self.admin(), log, from_us, to_us) {
+            Ok(statements) => Some(statements),
+            Err(e) => {
+                eprintln!("fathom: cannot read the server's log of statements: {e:#}");
+                None
+            }
+        }
+    }
 }
 
 impl<K: ServerKind> SqlEngine for SqlServer<K> {
@@ -332,13 +382,20 @@ impl<K: ServerKind> SqlEngine for SqlServer<K> {
     /// is still running.
     fn connect(&self) -> anyhow::Result<Box<dyn SqlConn + '_>> {
         let address = self.clients.as_ref().unwrap_or(&self.address);
-        K::connect(address, self.own_client).map_err(|e| {
+        let conn = K::connect(address, self.own_client).map_err(|e| {
             let why = self
                 .check()
                 .err()
                 .map(|e| format!("; {e}"))
                 .unwrap_or_default();
             anyhow::anyhow!("cannot connect to {}: {e}{why}", self.kind.name())
-        })
+        })?;
+        if !self.statement_log {
+            return Ok(conn);
+        }
+        Ok(Box::new(super::statements::Session::new(
+            conn,
+            K::SESSION_ID,
+        )?))
     }
 }

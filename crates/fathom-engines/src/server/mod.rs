@@ -6,6 +6,7 @@
 
 pub mod bootstrap;
 pub mod settings;
+pub mod statements;
 pub mod watch;
 
 use anyhow::Context;

@@ -1,9 +1,9 @@
 //! The settings every sql server fathom starts or attaches to shares (`--set cache_size=`,
-//! `url`, `pid`, `version`, `bin`, `client`, `watch_ms`): one struct for all of them, its help
-//! in each server's words (`ServerDocs`), so `fathom engines mariadb` and `fathom engines
-//! postgres` each read as their own.
+//! `url`, `pid`, `version`, `bin`, `client`, `watch_ms`, `statement_log`): one struct for all
+//! of them, its help in each server's words (`ServerDocs`), so `fathom engines mariadb` and
+//! `fathom engines postgres` each read as their own.
 
-use crate::settings::Size;
+use crate::settings::{Size, Switch};
 use fathom_api::knobs::documented;
 use schemars::gen::SchemaGenerator;
 use schemars::schema::{InstanceType, ObjectValidation, Schema, SchemaObject};
@@ -40,6 +40,9 @@ pub struct ServerSettings<K: SettingsKind> {
     pub client: K::Client,
     /// How often fathom reads the server's views of its background work, ms (0: never).
     pub watch_ms: u64,
+    /// Whether the server fathom starts logs every statement's work, for the slowest
+    /// operations' (`ServerDocs::statement_log`).
+    pub statement_log: Switch,
 }
 
 impl<K: SettingsKind> Default for ServerSettings<K> {
@@ -52,6 +55,7 @@ impl<K: SettingsKind> Default for ServerSettings<K> {
             bin: String::new(),
             client: K::OWN_CLIENT,
             watch_ms: 100,
+            statement_log: Switch::new("false"),
         }
     }
 }
@@ -74,6 +78,8 @@ pub struct ServerDocs {
     pub client: &'static str,
     /// What `watch_ms` reads, or that the server's log tells instead.
     pub watch: &'static str,
+    /// What `statement_log` has the server log, and what it costs.
+    pub statement_log: &'static str,
 }
 
 impl<K: SettingsKind> JsonSchema for ServerSettings<K> {
@@ -98,6 +104,12 @@ impl<K: SettingsKind> JsonSchema for ServerSettings<K> {
             ("bin", text, Some("DIR"), d.bin),
             ("client", gen.subschema_for::<K::Client>(), None, d.client),
             ("watch_ms", gen.subschema_for::<u64>(), Some("MS"), d.watch),
+            (
+                "statement_log",
+                gen.subschema_for::<Switch>(),
+                None,
+                d.statement_log,
+            ),
         ];
         let mut object = ObjectValidation::default();
         for (name, schema, title, help) in fields {

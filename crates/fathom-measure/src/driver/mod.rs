@@ -6,6 +6,7 @@
 mod calibrate;
 mod hlog;
 mod intervals;
+mod joined;
 mod probes;
 mod summary;
 mod tail;

@@ -1,6 +1,7 @@
 //! A step's tail as recorded: its slowest operations on the wall clock, with (`--waits=bpf`)
-//! what their client threads slept in, or waited for a CPU, during each, and what the engine says it did over the
-//! measured window (`Target::events`).
+//! what their client threads slept in, or waited for a CPU, during each, what the engine says it
+//! did over the measured window (`Target::events`), and what each did inside it (its counters,
+//! or a server's log of statements).
 
 use crate::recorder::Recorder;
 use crate::sample::waits::Sleep;
@@ -89,6 +90,7 @@ pub(super) fn of_step(
                 start_us,
                 latency_us,
                 tid: s.tid,
+                session: s.session,
                 asleep,
                 work,
                 nearby: s.work.map_or(0, |w| u32::from(w.nearby)),
@@ -100,6 +102,15 @@ pub(super) fn of_step(
     }
     let window_us = [origin.unix_us(from), origin.unix_us(to)];
     let events = target.events(window_us[0], window_us[1]);
+    let mut work: Vec<String> = (target.work_meter()).map_or_else(Vec::new, |m| {
+        m.names().iter().map(|n| n.to_string()).collect()
+    });
+    if work.is_empty() {
+        if let Some(log) = target.statements(window_us[0], window_us[1]) {
+            super::joined::join(&log, &mut slowest);
+            work = log.names.iter().map(|n| n.to_string()).collect();
+        }
+    }
     Some(Tail {
         slowest,
         kept: KEPT,
@@ -107,9 +118,7 @@ pub(super) fn of_step(
         engine_tells: target.keeps_events(),
         sleeps_timed: sleeps.is_some(),
         events,
-        work: (target.work_meter()).map_or_else(Vec::new, |m| {
-            m.names().iter().map(|n| n.to_string()).collect()
-        }),
+        work,
     })
 }
 

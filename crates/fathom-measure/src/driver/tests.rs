@@ -81,6 +81,9 @@ fn run_seen(
     background: Vec<BackgroundClient<'static>>,
     seen: &mut dyn FnMut(&IntervalRecord),
 ) -> StepSummary {
+    let _ending = (!background.is_empty()).then(|| {
+        (crate::sample::threads::BACKGROUND_ENDING.lock()).unwrap_or_else(|p| p.into_inner())
+    });
     let crew = Crew {
         background,
         ..Crew::of_clients(clients)

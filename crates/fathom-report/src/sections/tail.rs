@@ -43,10 +43,14 @@ waits from 50 µs); on a cpu: none of those; cause: a kind of event the engine r
 (write stop, write stall, lock wait, flush, compaction, checkpoint, eviction, autovacuum, purge), or more of a\n\
 kind of work it counted per operation (RocksDB's perf context: tombstones skipped, keys stepped over,\n\
 blocks and bytes read, cache hits; WiredTiger's session statistics with session_stats=true: bytes read\n\
-into the cache and µs reading them, µs waiting for cache room, bytes written, µs waiting for locks). For an event: slow%: the kept operations that overlapped one; time%:\n\
+into the cache and µs reading them, µs waiting for cache room, bytes written, µs waiting for locks; a\n\
+server's log of statements with statement_log=true: PostgreSQL's buffers hit, read, dirtied and written\n\
+and µs reading them, MariaDB's rows examined, sent and affected). For an event: slow%: the kept\n\
+operations that overlapped one; time%:\n\
 the share of their time spent inside one; window%: the share of the step's window such events covered;\n\
 chance: how likely as many episodes or more would overlap one if they had nothing to do with it. For\n\
-work: each kept operation is set against the 64 of its kind before it on its client; slow%: those that\n\
+work: each kept operation is set against the 64 of its kind before it on its client (a server's: 64 made\n\
+of the same statements before it on any connection); slow%: those that\n\
 did more than 90% of theirs; chance: how likely their ranks would be as high with no link between work\n\
 and latency; what the engine said: what those that did more did (median) against what the operations\n\
 beside them did. confidence: high under 0.001, medium under 0.01 (for writes in a write stop or stall,\n\

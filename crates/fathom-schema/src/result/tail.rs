@@ -27,8 +27,8 @@ pub struct Tail {
     #[serde(default)]
     pub sleeps_timed: bool,
     /// What the engine counted of each operation's work (RocksDB's perf context:
-    /// `tombstones skipped`, `blocks read`, …), in the order of each operation's `work`;
-    /// empty when it counts none.
+    /// `tombstones skipped`, `blocks read`, …; a server's log of statements: `rows examined`,
+    /// `buffers hit`, …), in the order of each operation's `work`; empty when it counts none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub work: Vec<String>,
 }
@@ -47,12 +47,18 @@ pub struct SlowOp {
     /// The client's thread.
     #[serde(default)]
     pub tid: u32,
+    /// The server session the client sent it on (a PostgreSQL backend's pid, a MariaDB
+    /// connection id), where the server logs its statements (`statement_log`); 0: not known.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub session: u64,
     /// With `--waits=bpf`: the client thread's sleeps, and waits for a CPU, of at least 50 µs
     /// during the operation, by kind of wait, longest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub asleep: Vec<Asleep>,
     /// Where the engine counts it (`Tail::work` names the counters): what the operation did,
-    /// against the operations of its kind just before it on its client.
+    /// against the operations of its kind just before it on its client (on a server that logs
+    /// its statements: its statements' work, against operations made of the same shapes of
+    /// statement just before it on any session).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub work: Vec<WorkCount>,
     /// How many operations `work` is set against (up to 64).
@@ -61,6 +67,10 @@ pub struct SlowOp {
 }
 
 fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+fn is_zero_u64(n: &u64) -> bool {
     *n == 0
 }
 

@@ -345,6 +345,7 @@ mod tests {
             start_us,
             latency_us,
             tid: 0,
+            session: 0,
             asleep: Vec::new(),
             work: Vec::new(),
             nearby: 0,

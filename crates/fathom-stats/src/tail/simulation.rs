@@ -49,6 +49,7 @@ pub(super) fn episode(rng: &mut SplitMix, at: u64, out: &mut Vec<SlowOp>) {
             start_us: (at + rng.below(2_000) as u64).min(WINDOW_US - 20_000),
             latency_us: 1_000.0 + rng.uniform() * 19_000.0,
             tid: 0,
+            session: 0,
             asleep: Vec::new(),
             work: Vec::new(),
             nearby: 0,

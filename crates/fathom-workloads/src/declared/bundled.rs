@@ -60,4 +60,8 @@ pub const BUNDLED: &[(&str, &str)] = &[
         "cases/tombstones",
         include_str!("../../../../workloads/cases/tombstones.toml"),
     ),
+    (
+        "cases/long-ranges",
+        include_str!("../../../../workloads/cases/long-ranges.toml"),
+    ),
 ];

@@ -97,7 +97,7 @@ crate::params::timed!(DeclaredParams, duration);
 
 pub const ENTRY: WorkloadEntry = WorkloadEntry::new::<DeclaredParams, YcsbKind>(
     "declared",
-    "a workload written as a TOML file (`--workload FILE`; bundled: ycsb/workloada … ycsb/workloadf, pgbench/…, sysbench/…, dbbench/readrandom, cases/tombstones)",
+    "a workload written as a TOML file (`--workload FILE`; bundled: ycsb/workloada … ycsb/workloadf, pgbench/…, sysbench/…, dbbench/readrandom, cases/tombstones, cases/long-ranges)",
     build,
     report::HOOKS,
 );
