@@ -97,11 +97,11 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
     Ok(section.if_any().into_iter().collect())
 }
 
-/// A step's tail, where its engine keeps an account of its events or its operations' sleeps
-/// were timed.
+/// A step's tail, where its engine keeps an account of its events or counted its operations'
+/// work, or its operations' sleeps were timed.
 fn told(m: &StepSummary) -> Option<(&StepSummary, &Tail)> {
     let tail = m.tail.as_ref()?;
-    (tail.engine_tells || tail.sleeps_timed).then_some((m, tail))
+    (tail.engine_tells || tail.sleeps_timed || !tail.work.is_empty()).then_some((m, tail))
 }
 
 /// The kept operations' time asleep by kind or waiting for a CPU, the two largest (`io 91%,

@@ -15,6 +15,12 @@ use fathom_schema::result::tail::SlowOp;
 /// did as much: the share of the kept operations counted so (`slow%`).
 pub const MORE_THAN: f64 = 0.1;
 
+/// A counter of time (`µs reading pages`) is named only when the time the slow operations spent
+/// over their neighbours' is at least this share of their latency (the median over those that
+/// did more): a slow operation's thread taken off its CPU stretches every timer it is inside,
+/// so more µs of something that is a sliver of the operation does not explain it.
+pub const TIME_SHARE: f64 = 0.1;
+
 /// Each counter the slow operations `ops` carry, as a cause; `None` for one no operation did
 /// more of than its neighbours.
 pub(super) fn causes(names: &[String], ops: &[&SlowOp]) -> Vec<Cause> {
@@ -47,6 +53,7 @@ fn cause(c: usize, name: &str, ops: &[&SlowOp], witnesses: &[&SlowOp]) -> Option
     // Of those that did more: what they did, and what the operations beside them did.
     let slow = median(&mut more.iter().map(|o| o.work[c].n).collect());
     let typical = median(&mut more.iter().map(|o| o.work[c].median).collect());
+    let explains = !name.starts_with("µs ") || time_share(&more, c) >= TIME_SHARE;
     Some(Cause {
         what: format!("more {name}"),
         ops: more.len(),
@@ -54,10 +61,20 @@ fn cause(c: usize, name: &str, ops: &[&SlowOp], witnesses: &[&SlowOp]) -> Option
         time_share: None,
         held: None,
         chance,
-        confidence: confidence_of(chance),
+        confidence: confidence_of(chance).filter(|_| explains),
         example: format!("{slow:.0} against {typical:.0} for the operations beside them"),
         against: Some([slow, typical]),
     })
+}
+
+/// The median share of their latency that `ops` spent in counter `c` (µs) over their
+/// neighbours' median.
+fn time_share(ops: &[&&SlowOp], c: usize) -> f64 {
+    let mut shares: Vec<f64> = (ops.iter())
+        .map(|o| o.work[c].n.saturating_sub(o.work[c].median) as f64 / o.latency_us.max(1.0))
+        .collect();
+    shares.sort_by(f64::total_cmp);
+    shares.get(shares.len() / 2).copied().unwrap_or(0.0)
 }
 
 /// Fisher's combination of independent p-values: the chance that -2 Σ ln p is as large with
@@ -82,6 +99,39 @@ pub(super) fn fisher(ps: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fathom_schema::result::tail::WorkCount;
+
+    /// Eight slow operations of 2 ms, a second apart, each doing `n` against 20 for all 64
+    /// operations beside them, in a counter called `name`.
+    fn named_with(name: &str, n: u64) -> Option<crate::bound::Confidence> {
+        let ops: Vec<SlowOp> = (0..8u64)
+            .map(|i| SlowOp {
+                kind: "get".into(),
+                client: 0,
+                start_us: i * 1_000_000,
+                latency_us: 2_000.0,
+                tid: 0,
+                session: 0,
+                asleep: Vec::new(),
+                work: vec![WorkCount {
+                    n,
+                    median: 20,
+                    at_least: 0,
+                }],
+                nearby: 64,
+            })
+            .collect();
+        let refs: Vec<&SlowOp> = ops.iter().collect();
+        causes(&[name.to_string()], &refs)[0].confidence
+    }
+
+    /// More time in a timer names it only when that time is a tenth of the operations' or more.
+    #[test]
+    fn a_timer_names_a_cause_only_for_a_share_of_the_latency() {
+        assert!(named_with("rows examined", 100).is_some());
+        assert!(named_with("µs waiting for table locks", 100).is_none());
+        assert!(named_with("µs waiting for table locks", 1_500).is_some());
+    }
 
     #[test]
     fn fisher_matches_the_chi_squared_tail() {
