@@ -29,7 +29,8 @@ pub(super) const NAMES: &[&str] = &[
     "buffers written",
 ];
 
-/// The statements of the log `text` that ended within `[from_us, to_us]`.
+/// The statements of the log `text` logged within `[from_us, to_us]` (and the millisecond after,
+/// its stamps' resolution).
 pub(super) fn parse(text: &str, from_us: u64, to_us: u64) -> StatementLog {
     let mut statements = Vec::new();
     let mut open: Option<Entry> = None;
@@ -46,7 +47,6 @@ pub(super) fn parse(text: &str, from_us: u64, to_us: u64) -> StatementLog {
         }
     }
     statements.extend(open.and_then(Entry::statement));
-    statements.retain(|s| s.end_us >= from_us && s.end_us <= to_us + 1_000);
     StatementLog {
         names: NAMES,
         statements,
