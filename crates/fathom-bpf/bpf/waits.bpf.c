@@ -16,6 +16,13 @@
 // lay against the step's slowest operations; so is each wait at least that long for a CPU, from
 // a wakeup or a preemption to the thread's next switch onto a CPU (its `nr` RUNNABLE_NR).
 //
+// With `user_stack_ns` set at load too, each sleep in a system call at least that long also
+// sends its thread's user stack, as bytes, through the ring buffer `user_stacks`: when the
+// thread returns from that system call (raw sys_exit, the thread itself running again, its
+// stack as it was when it fell asleep), its registers and up to USER_STACK_BYTES above its
+// stack pointer, for fathom to unwind by the files' DWARF call frame information. Frame
+// pointers cannot do it: the C library's wait functions keep none, and the walk stops there.
+//
 // No vmlinux.h: the two kernel structures read are declared here with only their fields, and
 // their offsets are relocated at load time against the running kernel's BTF (CO-RE).
 
@@ -32,12 +39,18 @@ struct task_struct___fathom {
 
 struct pt_regs___fathom {
 	long orig_ax;
+	unsigned long ip;
+	unsigned long sp;
+	unsigned long bp;
 } __attribute__((preserve_access_index));
 
 /* Set by fathom before loading: keep each sleep's stacks. */
 const volatile __u8 want_stacks = 0;
 /* Set by fathom before loading: send sleeps at least this long (0: none). */
 const volatile __u64 long_sleep_ns = 0;
+/* Set by fathom before loading: send the user stack of sleeps in a system call at least this
+ * long (0: none). */
+const volatile __u64 user_stack_ns = 0;
 
 /* The state of one thread, kept by tid. */
 struct thread {
@@ -52,6 +65,9 @@ struct thread {
 	__u32 tgid;
 	__u32 pad2;
 	__u64 runnable_since; /* woken or preempted and not yet on a CPU since, ns; 0: not */
+	__u64 pending_start;  /* a long sleep whose user stack is still to send: its start; 0: none */
+	__s32 pending_nr;     /* and its system call */
+	__u32 pad3;
 };
 
 /* The `nr` of a long wait that was for a CPU, not a sleep. */
@@ -80,6 +96,28 @@ struct long_sleep {
 };
 
 #define STACK_DEPTH 64
+
+#define USER_STACK_CHUNK 4096
+#define USER_STACK_CHUNKS 4
+#define USER_STACK_BYTES (USER_STACK_CHUNK * USER_STACK_CHUNKS)
+
+/* One long sleep's user stack: sent through `user_stacks`. */
+struct user_stack {
+	__u32 tid;
+	__u32 tgid;
+	__u64 start; /* the sleep's, as in its `long_sleep` */
+	__u64 ip;    /* the user registers where it slept */
+	__u64 sp;
+	__u64 bp;
+	__u32 len; /* bytes of `bytes` read, from `sp` up */
+	__u32 pad;
+	__u8 bytes[USER_STACK_BYTES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 24);
+} user_stacks SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
@@ -236,10 +274,50 @@ int BPF_PROG(on_wakeup, struct task_struct___fathom *p)
 		drop();
 	if (long_sleep_ns && slept >= long_sleep_ns)
 		send_long(&key, t->last, now);
+	if (user_stack_ns && slept >= user_stack_ns && t->nr >= 0) {
+		t->pending_start = t->last;
+		t->pending_nr = t->nr;
+	}
 	t->last = now;
 	t->asleep = 0;
 	/* Woken: runnable until it is on a CPU. */
 	t->runnable_since = now;
+	return 0;
+}
+
+/* A thread returns from a system call: if it slept long in it, its user stack is sent. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs___fathom *regs, long ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct thread *t = bpf_map_lookup_elem(&threads, &tid);
+	if (!t || !t->pending_start)
+		return 0;
+	__u64 start = t->pending_start;
+	t->pending_start = 0;
+	if ((__s32)BPF_CORE_READ(regs, orig_ax) != t->pending_nr)
+		return 0;
+	struct user_stack *u = bpf_ringbuf_reserve(&user_stacks, sizeof(*u), 0);
+	if (!u) {
+		drop();
+		return 0;
+	}
+	u->tid = tid;
+	u->tgid = t->tgid;
+	u->start = start;
+	u->ip = BPF_CORE_READ(regs, ip);
+	u->sp = BPF_CORE_READ(regs, sp);
+	u->bp = BPF_CORE_READ(regs, bp);
+	u->len = 0;
+	u->pad = 0;
+	/* Chunk by chunk: the first that cannot be read (past the stack's top) ends it. */
+	for (int i = 0; i < USER_STACK_CHUNKS; i++) {
+		if (bpf_probe_read_user(&u->bytes[i * USER_STACK_CHUNK], USER_STACK_CHUNK,
+					(void *)(u->sp + i * USER_STACK_CHUNK)) != 0)
+			break;
+		u->len += USER_STACK_CHUNK;
+	}
+	bpf_ringbuf_submit(u, 0);
 	return 0;
 }
 

@@ -5,6 +5,7 @@
 //! the moment of reading; `symbols` names the stacks' addresses.
 
 pub mod symbols;
+pub mod unwind;
 
 use aya::maps::{Array, HashMap, MapData, RingBuf, StackTraceMap};
 use aya::programs::BtfTracePoint;
@@ -41,6 +42,11 @@ pub struct Thread {
     pad2: u32,
     /// Woken or preempted and not yet back on a CPU since, ns; 0 when not.
     pub runnable_since: u64,
+    /// A long sleep whose user stack is still to be sent: when it began (0: none), and its
+    /// system call.
+    pub pending_start: u64,
+    pub pending_nr: i32,
+    pad3: u32,
 }
 
 /// One kind of sleep of one thread (`struct wait_key`).
@@ -71,6 +77,39 @@ pub struct LongSleep {
     pub end: u64,
 }
 
+/// The most bytes of a user stack sent (`USER_STACK_BYTES`).
+pub const USER_STACK_BYTES: usize = 16384;
+
+/// One long sleep's user stack (`struct user_stack`): the registers where the thread slept
+/// in a system call, and the stack's bytes from its stack pointer up.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct UserStack {
+    pub tid: u32,
+    pub tgid: u32,
+    /// The sleep's start, as in its `LongSleep`.
+    pub start: u64,
+    pub ip: u64,
+    pub sp: u64,
+    pub bp: u64,
+    /// How many of `bytes` were read.
+    pub len: u32,
+    pad: u32,
+    pub bytes: [u8; USER_STACK_BYTES],
+}
+
+impl UserStack {
+    /// The bytes read, from `sp` up.
+    pub fn stack(&self) -> &[u8] {
+        &self.bytes[..(self.len as usize).min(USER_STACK_BYTES)]
+    }
+}
+
+/// The shortest sleep in a system call whose user stack is sent (with stacks and long
+/// sleeps): each costs a copy of up to `USER_STACK_BYTES`, so only sleeps long enough to
+/// make an operation slow are walked.
+pub const USER_STACK_NS: u64 = 500_000;
+
 /// The shortest sleep sent whole: a round trip on this machine is 20–100 µs, a device read
 /// from 30 µs; shorter sleeps are counted in the totals only.
 pub const LONG_SLEEP_NS: u64 = 50_000;
@@ -86,6 +125,8 @@ pub struct Program {
     ebpf: Ebpf,
     /// The long sleeps' ring, taken from the program once (read with `long_sleeps`).
     ring: Option<RingBuf<MapData>>,
+    /// The long sleeps' user stacks' ring (read with `user_stacks`).
+    user_ring: Option<RingBuf<MapData>>,
     /// Keeps the kernel timing the programs' runs while open (`cost`).
     _stats: Option<std::os::fd::OwnedFd>,
 }
@@ -103,9 +144,11 @@ pub struct Reading {
 
 impl Program {
     /// Loads the program (keeping each sleep's stacks when `stacks`, sending each sleep of at
-    /// least `LONG_SLEEP_NS` whole when `long_sleeps`: drain them with `long_sleeps`) and
-    /// attaches it to `sched_switch` and `sched_wakeup`; the error says why it cannot (fathom
-    /// built without it, not root, no kernel BTF, the kernel refusing).
+    /// least `LONG_SLEEP_NS` whole when `long_sleeps`: drain them with `long_sleeps`; with
+    /// both, the user stack of each sleep in a system call of at least `USER_STACK_NS`, drained
+    /// with `user_stacks`) and attaches it to `sched_switch` and `sched_wakeup` (and then
+    /// `sys_exit`); the error says why it cannot (fathom built without it, not root, no kernel
+    /// BTF, the kernel refusing).
     pub fn load(stacks: bool, long_sleeps: bool) -> Result<Program, String> {
         if OBJECT.is_empty() {
             return Err(format!(
@@ -119,6 +162,7 @@ impl Program {
         let btf = Btf::from_sys_fs().map_err(|e| {
             format!("the kernel's BTF (/sys/kernel/btf/vmlinux) could not be read: {e}")
         })?;
+        let walks = stacks && long_sleeps;
         let mut ebpf = EbpfLoader::new()
             .set_global("want_stacks", &u8::from(stacks), true)
             .set_global(
@@ -126,9 +170,20 @@ impl Program {
                 &if long_sleeps { LONG_SLEEP_NS } else { 0 },
                 true,
             )
+            .set_global(
+                "user_stack_ns",
+                &if walks { USER_STACK_NS } else { 0 },
+                true,
+            )
+            // The user stacks' ring holds 16 MiB only when they are sent (a page, else).
+            .set_max_entries("user_stacks", if walks { 1 << 24 } else { 4096 })
             .load(OBJECT)
             .map_err(|e| format!("the kernel refused the program: {e}"))?;
-        for (name, tracepoint) in [("on_switch", "sched_switch"), ("on_wakeup", "sched_wakeup")] {
+        let mut attach = vec![("on_switch", "sched_switch"), ("on_wakeup", "sched_wakeup")];
+        if walks {
+            attach.push(("on_sys_exit", "sys_exit"));
+        }
+        for (name, tracepoint) in attach {
             let p: &mut BtfTracePoint = ebpf
                 .program_mut(name)
                 .ok_or_else(|| format!("the program has no {name}"))?
@@ -146,9 +201,11 @@ impl Program {
         // Without it (kernels before 5.8) the cost reads 0.
         let stats = aya::sys::enable_stats(aya::sys::Stats::RunTime).ok();
         let ring = (ebpf.take_map("long_sleeps")).and_then(|m| RingBuf::try_from(m).ok());
+        let user_ring = (ebpf.take_map("user_stacks")).and_then(|m| RingBuf::try_from(m).ok());
         Ok(Program {
             ebpf,
             ring,
+            user_ring,
             _stats: stats,
         })
     }
@@ -267,6 +324,24 @@ impl Program {
         out
     }
 
+    /// The user stacks sent since the last call, oldest first.
+    pub fn user_stacks(&mut self) -> Vec<Box<UserStack>> {
+        let Some(ring) = self.user_ring.as_mut() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        while let Some(item) = ring.next() {
+            if item.len() >= std::mem::size_of::<UserStack>() {
+                // SAFETY: the program writes whole `struct user_stack`s, which `UserStack`
+                // mirrors (any bit pattern valid); the read is unaligned-safe.
+                out.push(Box::new(unsafe {
+                    std::ptr::read_unaligned(item.as_ptr().cast::<UserStack>())
+                }));
+            }
+        }
+        out
+    }
+
     /// The addresses of stack `id`, innermost first (`None` for a lost or unknown one).
     pub fn stack(&self, id: i32) -> Option<Vec<u64>> {
         let id = u32::try_from(id).ok()?;
@@ -297,6 +372,12 @@ fn monotonic_ns() -> u64 {
 mod tests {
     use super::*;
 
+    /// Takes `lock` (a function of its own, for its stack's frame to be named).
+    #[inline(never)]
+    fn waits_for_the_lock(lock: &std::sync::Mutex<()>) {
+        drop(lock.lock().unwrap());
+    }
+
     /// A thread of this process asleep on a lock for 300 ms is timed asleep in futex that long.
     #[test]
     fn times_a_lock_wait() {
@@ -316,7 +397,7 @@ mod tests {
         let waiter = std::thread::spawn(move || {
             // SAFETY: gettid has no preconditions.
             tx.send(unsafe { libc::gettid() } as u32).unwrap();
-            drop(l2.lock().unwrap());
+            waits_for_the_lock(&l2);
         });
         let tid = rx.recv().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(300));
@@ -356,6 +437,23 @@ mod tests {
         let mut names = symbols::Symbols::default();
         let named: Vec<String> = frames.iter().map(|&a| names.kernel(a)).collect();
         assert!(named.iter().any(|n| n.contains("futex")), "{named:?}");
+        // Its user stack was sent, and walks past the C library and Rust's locks to the
+        // function that waited.
+        let stacks = p.user_stacks();
+        let mine = stacks
+            .iter()
+            .find(|u| u.tid == tid)
+            .expect("the wait's user stack");
+        let mut walker = unwind::Walker::default();
+        let frames = walker.walk(&mut names, mine);
+        let place = unwind::place(&mut names, mine.tgid, &frames);
+        let all: Vec<String> = frames.iter().map(|&a| names.user(mine.tgid, a)).collect();
+        assert!(
+            place
+                .as_deref()
+                .is_some_and(|p| p.contains("waits_for_the_lock")),
+            "{place:?} of {all:?}"
+        );
     }
 }
 

@@ -6,27 +6,29 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-/// Everything read so far: the kernel's symbols, each process's mappings, each file's symbols.
+/// Everything read so far: the kernel's symbols, each process's mappings, each file's symbols
+/// (and its call frame information, for `unwind`).
 #[derive(Default)]
 pub struct Symbols {
     kernel: Option<Vec<(u64, String)>>,
-    maps: HashMap<u32, Vec<Mapping>>,
-    files: HashMap<PathBuf, Option<Elf>>,
+    pub(crate) maps: HashMap<u32, Vec<Mapping>>,
+    pub(crate) files: HashMap<PathBuf, Option<Elf>>,
 }
 
 /// One executable mapping of a process.
-struct Mapping {
-    start: u64,
-    end: u64,
-    offset: u64,
-    path: PathBuf,
+pub(crate) struct Mapping {
+    pub start: u64,
+    pub end: u64,
+    pub offset: u64,
+    pub path: PathBuf,
 }
 
-/// One ELF file's loadable segments (file offset, size, address) and its functions (address,
-/// size, name), sorted.
-struct Elf {
-    segments: Vec<(u64, u64, u64)>,
+/// One ELF file's loadable segments (file offset, size, address), its functions (address,
+/// size, name), sorted, and the sections that say how to walk its stack frames.
+pub(crate) struct Elf {
+    pub segments: Vec<(u64, u64, u64)>,
     functions: Vec<(u64, u64, String)>,
+    pub frames: crate::unwind::FrameSections,
 }
 
 impl Symbols {
@@ -43,18 +45,35 @@ impl Symbols {
     /// A user address's function in process `tgid` (its mappings read the first time asked,
     /// so ask while it lives).
     pub fn user(&mut self, tgid: u32, addr: u64) -> String {
+        self.user_at(tgid, addr)
+            .map(|(name, _)| name)
+            .unwrap_or_else(|| "[unknown]".into())
+    }
+
+    /// A user address's function in process `tgid`, and the file it is in.
+    pub fn user_at(&mut self, tgid: u32, addr: u64) -> Option<(String, PathBuf)> {
         let maps = self.maps.entry(tgid).or_insert_with(|| mappings(tgid));
-        let Some(m) = maps.iter().find(|m| (m.start..m.end).contains(&addr)) else {
-            return "[unknown]".into();
-        };
+        let m = maps.iter().find(|m| (m.start..m.end).contains(&addr))?;
         let offset = addr - m.start + m.offset;
         let elf = self
             .files
             .entry(m.path.clone())
             .or_insert_with(|| Elf::read(&m.path));
-        elf.as_ref()
-            .and_then(|e| e.function(offset))
-            .unwrap_or_else(|| "[unknown]".into())
+        let name = elf.as_ref()?.function(offset)?;
+        Some((name, m.path.clone()))
+    }
+
+    /// Process `tgid`'s executable mappings, each with its file read (once).
+    pub(crate) fn mapped(&mut self, tgid: u32) -> Vec<(&Mapping, Option<&Elf>)> {
+        let maps = self.maps.entry(tgid).or_insert_with(|| mappings(tgid));
+        for m in maps.iter() {
+            self.files
+                .entry(m.path.clone())
+                .or_insert_with(|| Elf::read(&m.path));
+        }
+        maps.iter()
+            .map(|m| (m, self.files.get(&m.path).and_then(Option::as_ref)))
+            .collect()
     }
 }
 
@@ -118,6 +137,7 @@ impl Elf {
         Some(Elf {
             segments,
             functions,
+            frames: crate::unwind::FrameSections::of(&file),
         })
     }
 
