@@ -50,6 +50,13 @@ pub struct Walker {
 }
 
 impl Walker {
+    /// Reads process `tgid`'s files now, ahead of its first walk.
+    pub fn know(&mut self, names: &mut Symbols, tgid: u32) {
+        self.unwinders
+            .entry(tgid)
+            .or_insert_with(|| unwinder(names, tgid));
+    }
+
     /// The return addresses of `stack` (each less one, inside its call), innermost first,
     /// starting with the address it slept at; as far as the bytes sent and the files' call
     /// frame information go.

@@ -5,6 +5,7 @@
 //! window; scans over deleted records name the tombstones they skipped (RocksDB's perf
 //! context); with `--waits=bpf` (root), reads past a 1 MiB cache on a throttled device slept
 //! in the device for most of their time, and reads of more clients than cores waited for a CPU;
+//! with `--waits=bpf-stacks`, synced puts' futex waits are placed in RocksDB's write group;
 //! WiredTiger's session statistics tell slow reads of pages from the disk from slow puts
 //! waiting for cache room; WiredTiger's and PostgreSQL's checkpoints come from their own logs;
 //! a row lock another session holds is named for the slowest updates, from PostgreSQL's log of
@@ -224,6 +225,39 @@ fn slow_reads_among_more_clients_than_cores_waited_for_a_cpu() {
         3 * cores
     ));
     mostly_waited_in(&results, "waiting for a cpu");
+}
+
+/// Four clients' synced puts: all but the group's leader wait on a futex for it to sync the
+/// log, and with `--waits=bpf-stacks` their long sleeps' user stacks, walked by the files'
+/// call frame information past the C library's wait, place that futex in RocksDB's write
+/// thread (its `WriteThread` or `DBImpl::WriteImpl`).
+#[test]
+fn synced_puts_wait_for_the_write_group_where_rocksdb_says() {
+    if !needs_root("synced_puts_wait_for_the_write_group_where_rocksdb_says") {
+        return;
+    }
+    let (_dir, results, _) = run_ok(
+        "--engine rocksdb --workload dbbench --param steps=fillseq,overwrite \
+         --param num_keys=100000 --set sync=true --waits=bpf-stacks --clients 4 --duration 4s",
+    );
+    let report = report_json(&results);
+    let tail = &step(&report["runs"][0], "overwrite")["tail"];
+    let placed: Vec<String> = (tail["slowest"].as_array().unwrap().iter())
+        .flat_map(|op| op["asleep"].as_array().cloned().unwrap_or_default())
+        .filter(|a| a["kind"] == "futex")
+        .filter_map(|a| a["at"].as_str().map(String::from))
+        .collect();
+    assert!(
+        placed
+            .iter()
+            .any(|p| p.starts_with("rocksdb::") && p.contains("Write")),
+        "{placed:?}: {tail}"
+    );
+    let row = table_row(&report, "overwrite: the slowest operations, ms", "put");
+    assert!(
+        row["waited in"].as_str().unwrap().contains(" at rocksdb::"),
+        "{row:?}"
+    );
 }
 
 /// The kept operations of `step` in `report`: their summed latency, and their summed count of

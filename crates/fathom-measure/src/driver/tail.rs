@@ -123,14 +123,15 @@ pub(super) fn of_step(
 }
 
 /// Thread `tid`'s time asleep, or waiting for a CPU, within `[start_us, end_us]`, by kind of
-/// wait, longest first.
+/// wait, longest first; each kind named where its longest sleep with a known place slept.
 fn asleep_during(
     sleeps: &[Sleep],
     tid: u32,
     (start_us, end_us): (u64, u64),
     origin: &Origin,
 ) -> Vec<Asleep> {
-    let mut by_kind: Vec<Asleep> = Vec::new();
+    // Each kind's time, and the longest placed sleep's part and place.
+    let mut by_kind: Vec<(Asleep, u64)> = Vec::new();
     for s in sleeps.iter().filter(|s| s.tid == tid) {
         let (a, b) = (origin.mono_us(s.start_ns), origin.mono_us(s.end_ns));
         let overlap = b.min(end_us).saturating_sub(a.max(start_us));
@@ -138,14 +139,26 @@ fn asleep_during(
             continue;
         }
         let kind = s.what();
-        match by_kind.iter_mut().find(|x| x.kind == kind) {
-            Some(x) => x.us += overlap as f64,
-            None => by_kind.push(Asleep {
-                kind: kind.to_string(),
-                us: overlap as f64,
-            }),
+        let i = match by_kind.iter().position(|x| x.0.kind == kind) {
+            Some(i) => i,
+            None => {
+                let empty = Asleep {
+                    kind: kind.to_string(),
+                    us: 0.0,
+                    at: None,
+                };
+                by_kind.push((empty, 0));
+                by_kind.len() - 1
+            }
+        };
+        let (x, placed) = &mut by_kind[i];
+        x.us += overlap as f64;
+        if let Some(at) = s.at.as_deref().filter(|_| overlap > *placed) {
+            x.at = Some(at.to_string());
+            *placed = overlap;
         }
     }
+    let mut by_kind: Vec<Asleep> = by_kind.into_iter().map(|x| x.0).collect();
     by_kind.sort_by(|a, b| b.us.total_cmp(&a.us));
     by_kind
 }
@@ -169,10 +182,15 @@ mod tests {
             kind,
             start_ns: 5_000_000_000 + from_ms * 1_000_000,
             end_ns: 5_000_000_000 + to_ms * 1_000_000,
+            at: None,
+        };
+        let placed = |from_ms, to_ms, at: &str| Sleep {
+            at: Some(at.into()),
+            ..sleep(7, Some(Kind::Io), from_ms, to_ms)
         };
         let sleeps = [
-            sleep(7, Some(Kind::Io), 8, 14),     // 4 ms inside
-            sleep(7, Some(Kind::Io), 15, 17),    // 2 ms
+            placed(8, 14, "longest"),            // 4 ms inside
+            placed(15, 17, "shorter"),           // 2 ms
             sleep(7, Some(Kind::Futex), 19, 25), // 1 ms
             sleep(8, Some(Kind::Io), 10, 20),    // another thread
             sleep(7, Some(Kind::Io), 30, 40),    // after
@@ -180,6 +198,9 @@ mod tests {
         ];
         let op = (1_000_010_000, 1_000_020_000);
         let got = asleep_during(&sleeps, 7, op, &origin);
+        // Each kind is placed where its longest placed sleep within the operation was.
+        assert_eq!(got[0].at.as_deref(), Some("longest"));
+        assert_eq!(got[1].at, None);
         let got: Vec<(&str, f64)> = got.iter().map(|a| (a.kind.as_str(), a.us)).collect();
         let want = [
             ("io", 6_000.0),

@@ -106,15 +106,22 @@ fn told(m: &StepSummary) -> Option<(&StepSummary, &Tail)> {
 }
 
 /// The kept operations' time asleep by kind or waiting for a CPU, the two largest (`io 91%,
-/// futex 3%`); `-` when not timed.
+/// futex 3%`), each where most of it slept when known (`futex 88% at
+/// rocksdb::WriteThread::AwaitState < rocksdb::WriteThread::JoinBatchGroup`); `-` when not
+/// timed.
 fn asleep(k: &KindTail) -> String {
     let Some(shares) = &k.asleep else {
         return "-".into();
     };
     let parts: Vec<String> = (shares.iter())
-        .filter(|(_, s)| *s >= 0.005)
+        .filter(|a| a.share >= 0.005)
         .take(2)
-        .map(|(kind, s)| format!("{kind} {:.0}%", s * 100.0))
+        .map(|a| {
+            let at =
+                a.at.as_ref()
+                    .map_or(String::new(), |(p, _)| format!(" at {p}"));
+            format!("{} {:.0}%{at}", a.kind, a.share * 100.0)
+        })
         .collect();
     if parts.is_empty() {
         "on a cpu".into()
@@ -176,6 +183,7 @@ fn rows(t: &mut Table, (m, tells): (&StepSummary, bool), k: &KindTail, setup: &s
 mod tests {
     use super::*;
     use fathom_stats::bound::Confidence;
+    use fathom_stats::tail::AsleepShare;
 
     /// A kind with no event, with one named cause and with one that is not: every row as wide
     /// as the header.
@@ -202,7 +210,11 @@ mod tests {
                 slowest_us: 900.0,
                 median_us: 500.0,
                 causes,
-                asleep: Some(vec![("io".into(), 0.91)]),
+                asleep: Some(vec![AsleepShare {
+                    kind: "io".into(),
+                    share: 0.91,
+                    at: None,
+                }]),
             };
             rows(&mut t, (&m, true), &k, "rocksdb");
         }

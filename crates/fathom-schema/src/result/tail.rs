@@ -91,6 +91,11 @@ pub struct WorkCount {
 pub struct Asleep {
     pub kind: String,
     pub us: f64,
+    /// With `--waits=bpf-stacks`: where the longest such sleep of 500 µs or more inside the
+    /// operation slept, its stack's first frame outside the C, C++ and Rust runtimes with its
+    /// caller (`rocksdb::WriteThread::AwaitState < rocksdb::WriteThread::JoinBatchGroup`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
 }
 
 impl SlowOp {

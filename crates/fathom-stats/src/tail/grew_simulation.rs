@@ -30,10 +30,12 @@ fn side(rng: &mut SplitMix, episodes: usize, bursts: bool, io_us: f64) -> Tail {
             Asleep {
                 kind: "io".into(),
                 us: io,
+                at: None,
             },
             Asleep {
                 kind: "futex".into(),
                 us: futex,
+                at: None,
             },
         ];
         let skipped = if rng.uniform() < 0.7 {

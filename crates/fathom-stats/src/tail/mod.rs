@@ -49,7 +49,18 @@ pub struct KindTail {
     /// With their sleeps timed (`--waits=bpf`): the share of the kept operations' time their
     /// threads spent asleep in each kind of wait, or waiting for a CPU, largest first; `None`
     /// when not timed.
-    pub asleep: Option<Vec<(String, f64)>>,
+    pub asleep: Option<Vec<AsleepShare>>,
+}
+
+/// The share of a kind's slowest operations' time spent in one kind of wait.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AsleepShare {
+    /// `io`, `futex`, `waiting for a cpu`, …
+    pub kind: String,
+    pub share: f64,
+    /// With `--waits=bpf-stacks`: the place (`Asleep::at`) that most of the placed time
+    /// of this kind was spent at, and that time's share of the kind's.
+    pub at: Option<(String, f64)>,
 }
 
 /// A kind of engine event, against one kind's slowest operations.
@@ -161,21 +172,40 @@ fn confidence_of(chance: f64) -> Option<Confidence> {
 }
 
 /// The share of the operations' summed latency their threads spent asleep in each kind of
-/// wait, largest first.
-fn asleep_shares(ops: &[&SlowOp]) -> Vec<(String, f64)> {
+/// wait, largest first; each placed where most of its placed time was.
+fn asleep_shares(ops: &[&SlowOp]) -> Vec<AsleepShare> {
     let total: f64 = ops.iter().map(|o| o.latency_us).sum::<f64>().max(1.0);
-    let mut by: Vec<(String, f64)> = Vec::new();
+    // Each kind's time, and its time at each place.
+    let mut by: Vec<(String, f64, Vec<(String, f64)>)> = Vec::new();
     for a in ops.iter().flat_map(|o| &o.asleep) {
-        match by.iter_mut().find(|(k, _)| *k == a.kind) {
-            Some((_, us)) => *us += a.us,
-            None => by.push((a.kind.clone(), a.us)),
+        let i = match by.iter().position(|(k, ..)| *k == a.kind) {
+            Some(i) => i,
+            None => {
+                by.push((a.kind.clone(), 0.0, Vec::new()));
+                by.len() - 1
+            }
+        };
+        let (_, us, places) = &mut by[i];
+        *us += a.us;
+        if let Some(at) = &a.at {
+            match places.iter_mut().find(|(p, _)| p == at) {
+                Some((_, t)) => *t += a.us,
+                None => places.push((at.clone(), a.us)),
+            }
         }
     }
-    for (_, us) in &mut by {
-        *us = (*us / total).min(1.0);
-    }
-    by.sort_by(|a, b| b.1.total_cmp(&a.1));
-    by
+    let mut shares: Vec<AsleepShare> = by
+        .into_iter()
+        .map(|(kind, us, places)| AsleepShare {
+            kind,
+            share: (us / total).min(1.0),
+            at: (places.into_iter())
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(p, t)| (p, (t / us.max(1.0)).min(1.0))),
+        })
+        .collect();
+    shares.sort_by(|a, b| b.share.total_cmp(&a.share));
+    shares
 }
 
 /// The events `of` (one kind) against the operations; `None` when none overlapped one.

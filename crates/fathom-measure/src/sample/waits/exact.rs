@@ -10,6 +10,7 @@ use crate::sample::procfs::OpenFiles;
 use crate::sample::threads::Whose;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Nanoseconds asleep by group, kind and stacks (process, kernel stack id, user stack id).
@@ -47,11 +48,11 @@ pub(super) fn time_exactly(
     }
     // One look a thread: its files are not kept.
     drop(files);
+    let mut sleeps = Sleeps::new(stacks);
     let _ = ready.send(());
     let mut tally = Tally::default();
     let mut at: StackTally = BTreeMap::new();
     let mut last = Totals::of(&program);
-    let mut sleeps = Sleeps::default();
     loop {
         sleeps.drain(&mut program, &watched.threads);
         let stopping = stop.load(Ordering::Relaxed);
@@ -105,14 +106,41 @@ pub(super) fn time_exactly(
     }
 }
 
-/// The clients' long sleeps the program sent, kept whole up to `MAX_SLEEPS`.
+/// The clients' long sleeps the program sent, kept whole up to `MAX_SLEEPS`; with stacks,
+/// each long enough named by where it slept, from its user stack walked.
 #[derive(Default)]
 struct Sleeps {
     kept: Vec<Sleep>,
     left_out: u64,
+    names: fathom_bpf::symbols::Symbols,
+    walker: fathom_bpf::unwind::Walker,
+    /// Kept sleeps whose user stack may still come, by (thread, start): their index.
+    awaiting: std::collections::HashMap<(u32, u64), usize>,
 }
 
 impl Sleeps {
+    /// With `stacks`, fathom's own files read now (their symbols and call frame
+    /// information), before the step, not during it.
+    fn new(stacks: bool) -> Sleeps {
+        let mut s = Sleeps::default();
+        if stacks {
+            s.walker.know(&mut s.names, std::process::id());
+        }
+        s
+    }
+
+    /// Names each awaited sleep whose user stack the program sent.
+    fn place(&mut self, program: &mut fathom_bpf::Program) {
+        for u in program.user_stacks() {
+            let Some(i) = self.awaiting.remove(&(u.tid, u.start)) else {
+                continue;
+            };
+            let frames = self.walker.walk(&mut self.names, &u);
+            let at = fathom_bpf::unwind::place(&mut self.names, u.tgid, &frames);
+            self.kept[i].at = at.map(Arc::from);
+        }
+    }
+
     /// Takes what the program sent since the last call, keeping those of fathom's own process
     /// (its clients are there, and a client born since `threads` was refreshed is not yet
     /// among them) but for the threads known not to be clients.
@@ -130,13 +158,18 @@ impl Sleeps {
             }
             let state = if k.uninterruptible == 1 { 'D' } else { 'S' };
             let runnable = k.nr == fathom_bpf::RUNNABLE_NR;
+            if k.nr >= 0 && l.end - l.start >= fathom_bpf::USER_STACK_NS {
+                self.awaiting.insert((k.tid, l.start), self.kept.len());
+            }
             self.kept.push(Sleep {
                 tid: k.tid,
                 kind: (!runnable).then(|| classify(state, Some(i64::from(k.nr)))),
                 start_ns: l.start,
                 end_ns: l.end,
+                at: None,
             });
         }
+        self.place(program);
     }
 }
 

@@ -41,7 +41,7 @@ pub struct Finished {
 
 /// One client thread's sleep, or wait for a CPU, whole (`--waits=bpf`): laid against the
 /// step's slowest operations.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Sleep {
     pub tid: u32,
     /// The kind of wait it slept in; `None` for a wait for a CPU (runnable, not on one).
@@ -49,6 +49,9 @@ pub struct Sleep {
     /// When it began and ended, ns of CLOCK_MONOTONIC.
     pub start_ns: u64,
     pub end_ns: u64,
+    /// With `bpf-stacks`, for a sleep in a system call of at least `fathom_bpf::USER_STACK_NS`:
+    /// where it slept, its stack's first frame outside the runtimes, with its caller.
+    pub at: Option<Arc<str>>,
 }
 
 /// What a wait for a CPU is called where sleeps are named by kind (as the bound's share).
@@ -61,7 +64,7 @@ impl Sleep {
     }
 }
 
-/// Client sleeps kept a step at most (32 bytes each): past them, later slow operations have
+/// Client sleeps kept a step at most (40 bytes each): past them, later slow operations have
 /// no sleeps to be laid against, and the step says how many were left out.
 pub const MAX_SLEEPS: usize = 1_000_000;
 
