@@ -39,7 +39,8 @@ why the slowest operations were slow: each kind's slowest operations of the step
 all clients; episodes: those within 250 ms of each other taken as one moment), p99.9 of all the kind's\n\
 operations, the slowest and the median of those kept, ms; waited in: with --waits=bpf, the share of the\n\
 kept operations' time their threads slept in each kind of wait or waited for a CPU (the two largest;\n\
-waits from 50 µs); on a cpu: none of those; cause: a kind of event the engine reported during them\n\
+waits from 50 µs), and with --waits=bpf-stacks where most of it slept (`at`: the stack's first frame\n\
+outside the runtimes < its caller, from sleeps of 500 µs or more); on a cpu: none of those; cause: a kind of event the engine reported during them\n\
 (write stop, write stall, lock wait, flush, compaction, checkpoint, eviction, autovacuum, purge), or more of a\n\
 kind of work it counted per operation (RocksDB's perf context: tombstones skipped, keys stepped over,\n\
 blocks and bytes read, cache hits; WiredTiger's session statistics with session_stats=true: bytes read\n\
