@@ -4,9 +4,11 @@
 //! each kind of work — taken once an episode (its slowest operation, chosen by latency), and the
 //! new side's witnesses set against the base's by a one-sided Mann–Whitney test, exact for
 //! the sizes a tail has. Ties count as not greater, which can only lower the statistic, so the
-//! chance is exact or conservative; `grew_simulation.rs` measures it (docs/tail.md).
+//! chance is exact or conservative. Time inside a kind of event must also overlap it more
+//! often than the new side's events' share of its window explains; `grew_simulation.rs`
+//! measures both (docs/tail.md).
 
-use super::{confidence_of, covered, episode_witnesses};
+use super::{confidence_of, covered, episode_witnesses, overlap_by_chance};
 use crate::bound::Confidence;
 use fathom_schema::result::tail::{SlowOp, Tail};
 use std::collections::BTreeMap;
@@ -51,7 +53,12 @@ pub fn figures(base: &[&Tail], new: &[&Tail], kind: &str) -> Vec<Figure> {
             if bv.is_empty() || nv.is_empty() {
                 return None;
             }
-            let chance = greater_chance(nv, bv);
+            // Time inside an event grows by chance where the new side's events cover more of
+            // its window: it counts only where its slow operations overlap them more often
+            // than that explains (the run section's test), whichever chance is larger.
+            let by_chance =
+                (what.strip_prefix("inside ")).map_or(0.0, |w| overlap_by_chance(new, kind, w));
+            let chance = greater_chance(nv, bv).max(by_chance);
             let (base, new) = (median(bv), median(nv));
             let confidence = confidence_of(chance).filter(|_| new > base);
             Some(Figure {

@@ -5,7 +5,7 @@
 //! repeats pooled, their levels drifting.
 
 use super::grew::figures;
-use super::simulation::{at_random, WINDOW_US};
+use super::simulation::{at_random, events, WINDOW_US};
 use crate::bound::Confidence;
 use crate::rng::SplitMix;
 use fathom_schema::result::tail::{Asleep, Tail, WorkCount};
@@ -147,4 +147,80 @@ fn five_times_the_device_time_is_named() {
         eprintln!("device time 5x, {episodes} episodes a side: io named {io:.3}");
         assert!(io >= power, "{episodes} episodes: {io}");
     }
+}
+
+/// A side's tail of `episodes` episodes beside compactions arriving at `per_sec` (about a
+/// second long each): at random moments, or each inside a compaction when `linked`.
+fn beside_compactions(rng: &mut SplitMix, episodes: usize, per_sec: f64, linked: bool) -> Tail {
+    let events = events(rng, "compaction", per_sec, 1_000_000.0);
+    let mut ops = at_random(rng, episodes, false);
+    if linked && !events.is_empty() {
+        for op in &mut ops {
+            let e = &events[rng.below(events.len())];
+            let room = (e.end_us - e.start_us).saturating_sub(op.latency_us as u64);
+            op.start_us = e.start_us + rng.below(room as usize + 1) as u64;
+        }
+    }
+    Tail {
+        slowest: ops,
+        kept: 16,
+        window_us: [0, WINDOW_US],
+        events,
+        engine_tells: true,
+        sleeps_timed: false,
+        work: Vec::new(),
+    }
+}
+
+/// Over the trials: the share with `inside compaction` named at `at_least`, sides of
+/// `repeats` repeats of `episodes` episodes, the base's compactions arriving at `base_rate` a
+/// second and the new's at `new_rate`, the new side's slow operations inside them if `linked`.
+fn compaction_rate(
+    seed: u64,
+    (repeats, episodes): (usize, usize),
+    (base_rate, new_rate): (f64, f64),
+    linked: bool,
+    at_least: Confidence,
+) -> f64 {
+    let mut rng = SplitMix(seed);
+    let mut named = 0;
+    for _ in 0..TRIALS {
+        let mut draw = |rate: f64, linked: bool| -> Vec<Tail> {
+            (0..repeats)
+                .map(|_| beside_compactions(&mut rng, episodes, rate, linked))
+                .collect()
+        };
+        let (base, new) = (draw(base_rate, false), draw(new_rate, linked));
+        let (b, n): (Vec<&Tail>, Vec<&Tail>) = (base.iter().collect(), new.iter().collect());
+        let f = figures(&b, &n, "read");
+        named +=
+            usize::from(f.iter().any(|x| {
+                x.what == "inside compaction" && x.confidence.is_some_and(|c| c >= at_least)
+            }));
+    }
+    named as f64 / TRIALS as f64
+}
+
+/// Compactions covering about 60% of the new side's window against 10% of the base's, the
+/// slow operations at random moments on both: more of them overlap one on the new side only
+/// because there is more to overlap, and that is not named as grown; slow operations inside
+/// the new side's compactions (covering as much as the base's) are.
+#[test]
+fn events_covering_more_of_the_window_are_weighed_by_chance() {
+    let mut failed = Vec::new();
+    for (repeats, episodes) in [(1, 8), (1, 16), (3, 5)] {
+        let sides = (repeats, episodes);
+        let medium = compaction_rate(36, sides, (0.1, 0.9), false, Confidence::Medium);
+        let high = compaction_rate(36, sides, (0.1, 0.9), false, Confidence::High);
+        let linked = compaction_rate(37, sides, (0.1, 0.1), true, Confidence::Medium);
+        eprintln!(
+            "{repeats} x {episodes} episodes a side, compactions 10% against 60% of the window, \
+             unrelated: named {medium:.3} medium, {high:.3} high; inside them (10% both): \
+             named {linked:.3}"
+        );
+        if medium > 0.05 || high > 0.01 || linked < 0.5 {
+            failed.push((repeats, episodes, medium, high, linked));
+        }
+    }
+    assert!(failed.is_empty(), "{failed:?}");
 }

@@ -266,6 +266,25 @@ fn cause(
     })
 }
 
+/// The chance that the episodes of kind `kind`'s slowest operations over `tails` (pooled)
+/// would overlap events `what` as often as they did with no link between them: the run
+/// section's test of a cause, over each tail's own window and events.
+pub(super) fn overlap_by_chance(tails: &[&Tail], kind: &str, what: &str) -> f64 {
+    let (mut chances, mut hit) = (Vec::new(), 0);
+    for tail in tails {
+        let ops: Vec<&SlowOp> = tail.slowest.iter().filter(|o| o.kind == kind).collect();
+        let intervals: Vec<(u64, u64)> = (tail.events.iter())
+            .filter(|e| e.what == what)
+            .map(|e| (e.start_us, e.end_us))
+            .collect();
+        for (s, e) in episodes(&ops) {
+            chances.push(overlap_chance(&intervals, e - s, tail.window_us));
+            hit += usize::from(intervals.iter().any(|&(a, b)| a <= e && s <= b));
+        }
+    }
+    tail_at_least(&chances, hit)
+}
+
 /// How much of `[start, end]` the intervals cover, µs.
 fn covered(intervals: &[(u64, u64)], start: u64, end: u64) -> u64 {
     union_len(intervals.iter().map(|&(s, e)| (s.max(start), e.min(end))))

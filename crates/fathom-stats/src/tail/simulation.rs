@@ -12,7 +12,12 @@ pub(super) const WINDOW_US: u64 = 30_000_000;
 const TRIALS: usize = 2_000;
 
 /// Events of one kind: arrivals at `per_sec`, lengths exponential about `mean_us`.
-fn events(rng: &mut SplitMix, what: &str, per_sec: f64, mean_us: f64) -> Vec<EngineEvent> {
+pub(super) fn events(
+    rng: &mut SplitMix,
+    what: &str,
+    per_sec: f64,
+    mean_us: f64,
+) -> Vec<EngineEvent> {
     let mut out = Vec::new();
     let mut t = 0.0;
     loop {
