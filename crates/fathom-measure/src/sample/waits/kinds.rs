@@ -10,7 +10,7 @@ pub use fathom_schema::result::threads::WaitKind as Kind;
 
 /// How `--waits` learns what the threads off a CPU wait on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum Method {
     /// Each thread's state and system call read `HZ` times a second.
     Sample,
@@ -34,7 +34,8 @@ impl Method {
         match s {
             "sample" => Ok(Method::Sample),
             "bpf" => Ok(Method::Bpf),
-            "bpf-stacks" => Ok(Method::BpfStacks),
+            // `bpfstacks`: as runs handed to a child wrote it before (a run's saved spec).
+            "bpf-stacks" | "bpfstacks" => Ok(Method::BpfStacks),
             _ => Err(format!("expected sample, bpf or bpf-stacks, got {s:?}")),
         }
     }
@@ -121,5 +122,30 @@ pub fn classify(state: char, nr: Option<i64>) -> Kind {
         Kind::Io
     } else {
         Kind::Other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each method as written (a run handed to the child that joins a memory limit) reads back
+    /// as itself: `bpf-stacks` was written `bpfstacks` and refused.
+    #[test]
+    fn every_method_reads_back_as_written() {
+        #[derive(serde::Deserialize)]
+        struct Spec {
+            #[serde(deserialize_with = "deserialize_method")]
+            waits: Option<Method>,
+        }
+        for m in [Method::Sample, Method::Bpf, Method::BpfStacks] {
+            let text = format!("{{\"waits\": {}}}", serde_json::to_string(&m).unwrap());
+            let back: Spec = serde_json::from_str(&text).unwrap();
+            assert_eq!(back.waits, Some(m), "{text}");
+            assert_eq!(
+                serde_json::to_string(&m).unwrap(),
+                format!("\"{}\"", m.name())
+            );
+        }
     }
 }
