@@ -164,6 +164,8 @@ impl Program {
         })?;
         let walks = stacks && long_sleeps;
         let mut ebpf = EbpfLoader::new()
+            // The kernel's BTF parsed once, for the relocations and the attaching both.
+            .btf(Some(&btf))
             .set_global("want_stacks", &u8::from(stacks), true)
             .set_global(
                 "long_sleep_ns",
@@ -200,6 +202,8 @@ impl Program {
         }
         // Without it (kernels before 5.8) the cost reads 0.
         let stats = aya::sys::enable_stats(aya::sys::Stats::RunTime).ok();
+        drop(btf);
+        release_freed_heap();
         let ring = (ebpf.take_map("long_sleeps")).and_then(|m| RingBuf::try_from(m).ok());
         let user_ring = (ebpf.take_map("user_stacks")).and_then(|m| RingBuf::try_from(m).ok());
         Ok(Program {
@@ -350,6 +354,15 @@ impl Program {
         let trace = map.get(&id, 0).ok()?;
         Some(trace.frames().iter().map(|f| f.ip).collect())
     }
+}
+
+/// Gives the C library's freed heap back to the system. Parsing the kernel's BTF takes tens
+/// of MiB for a moment; freed, the allocator would keep them, and under `--memory-limit`
+/// (fathom in the engine's group) they would count against the engine's memory.
+pub fn release_freed_heap() {
+    // SAFETY: malloc_trim only returns free memory at the arenas' tops and free pages inside
+    // them to the system, under the arenas' locks.
+    unsafe { libc::malloc_trim(0) };
 }
 
 /// The first lines of the verifier's log in a load error, or the error.

@@ -117,8 +117,8 @@ fn mappings(tgid: u32) -> Vec<Mapping> {
 impl Elf {
     fn read(path: &std::path::Path) -> Option<Elf> {
         use object::{Object, ObjectSegment, ObjectSymbol, SymbolKind};
-        let data = std::fs::read(path).ok()?;
-        let file = object::File::parse(&*data).ok()?;
+        let data = Mapped::open(path)?;
+        let file = object::File::parse(data.bytes()).ok()?;
         let segments = file
             .segments()
             .map(|s| {
@@ -155,6 +155,51 @@ impl Elf {
         let (start, size, name) = &self.functions[i];
         // A symbol without a size covers up to the next one.
         (*size == 0 || at < start + size).then(|| name.clone())
+    }
+}
+
+/// A file mapped read-only: its pages are the page cache's, which a memory limit can reclaim,
+/// where reading fathom's own 100 MB executable into the heap would count against it whole.
+struct Mapped {
+    at: *mut libc::c_void,
+    len: usize,
+}
+
+impl Mapped {
+    fn open(path: &std::path::Path) -> Option<Mapped> {
+        use std::os::fd::AsRawFd;
+        let f = std::fs::File::open(path).ok()?;
+        let len = usize::try_from(f.metadata().ok()?.len()).ok()?;
+        if len == 0 {
+            return None;
+        }
+        // SAFETY: a new private read-only mapping of an open file, checked below; the file
+        // may close once mapped.
+        let at = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE,
+                f.as_raw_fd(),
+                0,
+            )
+        };
+        (at != libc::MAP_FAILED).then_some(Mapped { at, len })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `len` readable bytes at `at` while mapped, which lasts as long as `self`.
+        // (A file rewritten while mapped could change under it: executables being run are
+        // not rewritten, the kernel refuses writes to them.)
+        unsafe { std::slice::from_raw_parts(self.at.cast::<u8>(), self.len) }
+    }
+}
+
+impl Drop for Mapped {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `open`, unmapped once.
+        unsafe { libc::munmap(self.at, self.len) };
     }
 }
 

@@ -95,14 +95,19 @@ pub(super) fn time_exactly(
         Method::Bpf
     };
     sleeps.drain(&mut program, &watched.threads);
+    let folded = fold(&program, &at, &mut sleeps.names);
+    let (kept, sleeps_left_out) = (std::mem::take(&mut sleeps.kept), sleeps.left_out);
+    // The files' symbols and call frame information, dropped: their heap goes back.
+    drop(sleeps);
+    fathom_bpf::release_freed_heap();
     Finished {
         waits: Waits {
             dropped: last.dropped,
-            sleeps_left_out: sleeps.left_out,
+            sleeps_left_out,
             ..tally.waits(method, hz, cost_ms)
         },
-        folded: fold(&program, &at),
-        sleeps: sleeps.kept,
+        folded,
+        sleeps: kept,
     }
 }
 
@@ -125,6 +130,7 @@ impl Sleeps {
         let mut s = Sleeps::default();
         if stacks {
             s.walker.know(&mut s.names, std::process::id());
+            fathom_bpf::release_freed_heap();
         }
         s
     }
@@ -176,8 +182,11 @@ impl Sleeps {
 /// The folded lines of the time asleep: `group;kind;process;user frames;kernel frames NS`,
 /// outermost frame first. A process's user frames past the first are kept only when its
 /// executable keeps frame pointers (the program walks them); else the first alone is exact.
-fn fold(program: &fathom_bpf::Program, at: &StackTally) -> Vec<String> {
-    let mut names = fathom_bpf::symbols::Symbols::default();
+fn fold(
+    program: &fathom_bpf::Program,
+    at: &StackTally,
+    names: &mut fathom_bpf::symbols::Symbols,
+) -> Vec<String> {
     let mut processes: BTreeMap<u32, (String, bool)> = BTreeMap::new();
     let mut lines: BTreeMap<String, u64> = BTreeMap::new();
     for (&(whose, kind, tgid, kstack, ustack), &ns) in at {
