@@ -230,7 +230,7 @@ fn slow_reads_among_more_clients_than_cores_waited_for_a_cpu() {
 /// Four clients' synced puts: all but the group's leader wait on a futex for it to sync the
 /// log, and with `--waits=bpf-stacks` their long sleeps' user stacks, walked by the files'
 /// call frame information past the C library's wait, place that futex in RocksDB's write
-/// thread (its `WriteThread` or `DBImpl::WriteImpl`).
+/// thread (its `WriteThread` or `DBImpl::WriteImpl`), in the tail and in the folded stacks.
 #[test]
 fn synced_puts_wait_for_the_write_group_where_rocksdb_says() {
     if !needs_root("synced_puts_wait_for_the_write_group_where_rocksdb_says") {
@@ -257,6 +257,17 @@ fn synced_puts_wait_for_the_write_group_where_rocksdb_says() {
     assert!(
         row["waited in"].as_str().unwrap().contains(" at rocksdb::"),
         "{row:?}"
+    );
+    // The walked sleeps' time also has their whole stacks in the step's folded stacks.
+    let run = results.join(&run_dirs(&results)[0]);
+    let text = std::fs::read_to_string(run.join("steps/02-overwrite.json")).unwrap();
+    let waits = &serde_json::from_str::<Value>(&text).unwrap()["waits"];
+    let folded = std::fs::read_to_string(run.join(waits["stacks"].as_str().unwrap())).unwrap();
+    assert!(
+        folded.lines().any(
+            |l| l.starts_with("clients;futex;fathom;") && l.contains(";rocksdb::WriteThread::")
+        ),
+        "{folded}"
     );
 }
 

@@ -2,19 +2,20 @@
 //! every `REFRESH`, for the same threads the sampler would look at, each entry named by the
 //! same `classify`; with stacks, the time asleep folded by where each sleep began.
 
+use super::long::{Sleeps, Walked};
 use super::{
-    classify, group_name, group_of, look, thread_cpu_ns, Finished, Kind, Method, Sleep, Tally,
-    Waits, Watched, MAX_SLEEPS, REFRESH,
+    classify, group_name, group_of, look, thread_cpu_ns, Finished, Kind, Method, Tally, Waits,
+    Watched, REFRESH,
 };
 use crate::sample::procfs::OpenFiles;
 use crate::sample::threads::Whose;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Nanoseconds asleep by group, kind and stacks (process, kernel stack id, user stack id).
-type StackTally = BTreeMap<(Whose, Kind, u32, i32, i32), u64>;
+pub(super) type StackTally = BTreeMap<StackKey, u64>;
+pub(super) type StackKey = (Whose, Kind, u32, i32, i32);
 
 /// `--waits=bpf`: every `REFRESH`, what the program timed since the last reading, of the
 /// threads watched over that span, named by `classify`; with `stacks`, where each sleep began.
@@ -95,7 +96,7 @@ pub(super) fn time_exactly(
         Method::Bpf
     };
     sleeps.drain(&mut program, &watched.threads);
-    let folded = fold(&program, &at, &mut sleeps.names);
+    let folded = fold(&program, &at, &mut sleeps.names, &sleeps.walked);
     let (kept, sleeps_left_out) = (std::mem::take(&mut sleeps.kept), sleeps.left_out);
     // The files' symbols and call frame information, dropped: their heap goes back.
     drop(sleeps);
@@ -111,108 +112,61 @@ pub(super) fn time_exactly(
     }
 }
 
-/// The clients' long sleeps the program sent, kept whole up to `MAX_SLEEPS`; with stacks,
-/// each long enough named by where it slept, from its user stack walked.
-#[derive(Default)]
-struct Sleeps {
-    kept: Vec<Sleep>,
-    left_out: u64,
-    names: fathom_bpf::symbols::Symbols,
-    walker: fathom_bpf::unwind::Walker,
-    /// Kept sleeps whose user stack may still come, by (thread, start): their index.
-    awaiting: std::collections::HashMap<(u32, u64), usize>,
-}
-
-impl Sleeps {
-    /// With `stacks`, fathom's own files read now (their symbols and call frame
-    /// information), before the step, not during it.
-    fn new(stacks: bool) -> Sleeps {
-        let mut s = Sleeps::default();
-        if stacks {
-            s.walker.know(&mut s.names, std::process::id());
-            fathom_bpf::release_freed_heap();
-        }
-        s
-    }
-
-    /// Names each awaited sleep whose user stack the program sent.
-    fn place(&mut self, program: &mut fathom_bpf::Program) {
-        for u in program.user_stacks() {
-            let Some(i) = self.awaiting.remove(&(u.tid, u.start)) else {
-                continue;
-            };
-            let frames = self.walker.walk(&mut self.names, &u);
-            let at = fathom_bpf::unwind::place(&mut self.names, u.tgid, &frames);
-            self.kept[i].at = at.map(Arc::from);
-        }
-    }
-
-    /// Takes what the program sent since the last call, keeping those of fathom's own process
-    /// (its clients are there, and a client born since `threads` was refreshed is not yet
-    /// among them) but for the threads known not to be clients.
-    fn drain(&mut self, program: &mut fathom_bpf::Program, threads: &[(u32, Whose)]) {
-        let me = std::process::id();
-        for l in program.long_sleeps() {
-            let k = l.key;
-            let other = |&&(tid, whose): &&(u32, Whose)| tid == k.tid && whose != Whose::Client;
-            if k.tgid != me || threads.iter().any(|t| other(&t)) {
-                continue;
-            }
-            if self.kept.len() >= MAX_SLEEPS {
-                self.left_out += 1;
-                continue;
-            }
-            let state = if k.uninterruptible == 1 { 'D' } else { 'S' };
-            let runnable = k.nr == fathom_bpf::RUNNABLE_NR;
-            if k.nr >= 0 && l.end - l.start >= fathom_bpf::USER_STACK_NS {
-                self.awaiting.insert((k.tid, l.start), self.kept.len());
-            }
-            self.kept.push(Sleep {
-                tid: k.tid,
-                kind: (!runnable).then(|| classify(state, Some(i64::from(k.nr)))),
-                start_ns: l.start,
-                end_ns: l.end,
-                at: None,
-            });
-        }
-        self.place(program);
-    }
-}
-
 /// The folded lines of the time asleep: `group;kind;process;user frames;kernel frames NS`,
 /// outermost frame first. A process's user frames past the first are kept only when its
-/// executable keeps frame pointers (the program walks them); else the first alone is exact.
+/// executable keeps frame pointers (the program walks them); else the first alone is exact,
+/// but for the time of its long sleeps whose user stacks were walked by DWARF (`walked`),
+/// which goes to their whole stacks.
 fn fold(
     program: &fathom_bpf::Program,
     at: &StackTally,
     names: &mut fathom_bpf::symbols::Symbols,
+    walked: &Walked,
 ) -> Vec<String> {
     let mut processes: BTreeMap<u32, (String, bool)> = BTreeMap::new();
     let mut lines: BTreeMap<String, u64> = BTreeMap::new();
-    for (&(whose, kind, tgid, kstack, ustack), &ns) in at {
+    for (key, &ns) in at {
+        let &(whose, kind, tgid, kstack, ustack) = key;
         let (comm, walks) = processes
             .entry(tgid)
             .or_insert_with(|| process(tgid))
             .clone();
-        let mut frames = vec![group_name(whose).to_string(), kind.name().to_string(), comm];
-        match program.stack(ustack) {
+        let head = vec![group_name(whose).to_string(), kind.name().to_string(), comm];
+        let kernel: Vec<String> = program.stack(kstack).map_or_else(Vec::new, |k| {
+            // The program's own frames (innermost) say nothing of the wait.
+            let named: Vec<String> = k.iter().map(|&a| names.kernel(a)).collect();
+            let from = named.iter().take_while(|n| n.contains("bpf_")).count();
+            named[from..].iter().rev().cloned().collect()
+        });
+        let mut line = |user: &[String], ns: u64| {
+            let frames: Vec<&String> = head.iter().chain(user).chain(&kernel).collect();
+            let text: Vec<&str> = frames.iter().map(|f| f.as_str()).collect();
+            *lines.entry(text.join(";")).or_default() += ns;
+        };
+        let mut left = ns;
+        if !walks {
+            for (user, &w) in walked.get(key).into_iter().flatten() {
+                let take = w.min(left);
+                line(user, take);
+                left -= take;
+            }
+        }
+        if left == 0 {
+            continue;
+        }
+        let user: Vec<String> = match program.stack(ustack) {
             Some(user) => {
                 let keep = if walks { user.len() } else { 1 };
-                frames.extend(user.iter().take(keep).rev().map(|&a| names.user(tgid, a)));
+                user.iter()
+                    .take(keep)
+                    .rev()
+                    .map(|&a| names.user(tgid, a))
+                    .collect()
             }
-            None if ustack == fathom_bpf::SEEDED => {
-                frames.push("[asleep since before the step]".into());
-            }
-            None => frames.push("[no user stack]".into()),
-        }
-        if let Some(kernel) = program.stack(kstack) {
-            // The program's own frames (innermost) say nothing of the wait.
-            let named: Vec<String> = kernel.iter().map(|&a| names.kernel(a)).collect();
-            let from = named.iter().take_while(|n| n.contains("bpf_")).count();
-            frames.extend(named[from..].iter().rev().cloned());
-        }
-        let line = frames.join(";");
-        *lines.entry(line).or_default() += ns;
+            None if ustack == fathom_bpf::SEEDED => vec!["[asleep since before the step]".into()],
+            None => vec!["[no user stack]".into()],
+        };
+        line(&user, left);
     }
     lines
         .into_iter()

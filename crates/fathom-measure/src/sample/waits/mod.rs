@@ -10,6 +10,7 @@
 
 mod exact;
 mod kinds;
+mod long;
 
 pub use kinds::{bpf_loads, classify, deserialize_method, Kind, Method};
 
