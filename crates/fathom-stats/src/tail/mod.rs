@@ -176,7 +176,8 @@ fn confidence_of(chance: f64) -> Option<Confidence> {
 fn asleep_shares(ops: &[&SlowOp]) -> Vec<AsleepShare> {
     let total: f64 = ops.iter().map(|o| o.latency_us).sum::<f64>().max(1.0);
     // Each kind's time, and its time at each place.
-    let mut by: Vec<(String, f64, Vec<(String, f64)>)> = Vec::new();
+    type Places = Vec<(String, f64)>;
+    let mut by: Vec<(String, f64, Places)> = Vec::new();
     for a in ops.iter().flat_map(|o| &o.asleep) {
         let i = match by.iter().position(|(k, ..)| *k == a.kind) {
             Some(i) => i,

@@ -131,7 +131,7 @@ fn fold(
             .entry(tgid)
             .or_insert_with(|| process(tgid))
             .clone();
-        let head = vec![group_name(whose).to_string(), kind.name().to_string(), comm];
+        let head = [group_name(whose).to_string(), kind.name().to_string(), comm];
         let kernel: Vec<String> = program.stack(kstack).map_or_else(Vec::new, |k| {
             // The program's own frames (innermost) say nothing of the wait.
             let named: Vec<String> = k.iter().map(|&a| names.kernel(a)).collect();
