@@ -5,7 +5,7 @@
 //! repeats pooled, their levels drifting.
 
 use super::grew::figures;
-use super::simulation::{at_random, events, WINDOW_US};
+use super::simulation::{at_random, events, told, WINDOW_US};
 use crate::bound::Confidence;
 use crate::rng::SplitMix;
 use fathom_schema::result::tail::{Asleep, Tail, WorkCount};
@@ -161,15 +161,7 @@ fn beside_compactions(rng: &mut SplitMix, episodes: usize, per_sec: f64, linked:
             op.start_us = e.start_us + rng.below(room as usize + 1) as u64;
         }
     }
-    Tail {
-        slowest: ops,
-        kept: 16,
-        window_us: [0, WINDOW_US],
-        events,
-        engine_tells: true,
-        sleeps_timed: false,
-        work: Vec::new(),
-    }
+    told(ops, events)
 }
 
 /// Over the trials: the share with `inside compaction` named at `at_least`, sides of

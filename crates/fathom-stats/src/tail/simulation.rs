@@ -117,6 +117,11 @@ fn step(rng: &mut SplitMix, slow: Slow, episodes: usize) -> Tail {
         }
         made += 1;
     }
+    told(ops, events)
+}
+
+/// A simulated step's tail: `ops` kept over the window, beside `events` the engine told.
+pub(super) fn told(ops: Vec<SlowOp>, events: Vec<EngineEvent>) -> Tail {
     Tail {
         slowest: ops,
         kept: 16,
