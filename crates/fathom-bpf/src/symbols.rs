@@ -1,9 +1,11 @@
 //! Names the addresses of the program's stacks as the CPU profiles' folded stacks name frames:
 //! the kernel's from `/proc/kallsyms` (`name_[k]`), a process's from the symbol tables of the
 //! ELF files its `/proc/PID/maps` maps at them, demangled (Rust and C++), `[unknown]` where no
-//! symbol covers the address.
+//! symbol covers the address; and keeps the sections that say how to walk each file's frames
+//! (`unwind`).
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::PathBuf;
 
 /// Everything read so far: the kernel's symbols, each process's mappings, each file's symbols
@@ -28,7 +30,7 @@ pub(crate) struct Mapping {
 pub(crate) struct Elf {
     pub segments: Vec<(u64, u64, u64)>,
     functions: Vec<(u64, u64, String)>,
-    pub frames: crate::unwind::FrameSections,
+    pub frames: FrameSections,
 }
 
 impl Symbols {
@@ -137,7 +139,7 @@ impl Elf {
         Some(Elf {
             segments,
             functions,
-            frames: crate::unwind::FrameSections::of(&file),
+            frames: FrameSections::of(&file),
         })
     }
 
@@ -155,6 +157,36 @@ impl Elf {
         let (start, size, name) = &self.functions[i];
         // A symbol without a size covers up to the next one.
         (*size == 0 || at < start + size).then(|| name.clone())
+    }
+}
+
+/// A file's sections that say how to walk its frames: their addresses and bytes.
+#[derive(Clone, Default)]
+pub struct FrameSections {
+    pub(crate) text: Option<Range<u64>>,
+    pub(crate) got: Option<Range<u64>>,
+    pub(crate) eh_frame: Option<(Range<u64>, Vec<u8>)>,
+    pub(crate) eh_frame_hdr: Option<(Range<u64>, Vec<u8>)>,
+}
+
+impl FrameSections {
+    /// The sections of `file` (none where it has no `.eh_frame`).
+    pub(crate) fn of(file: &object::File) -> FrameSections {
+        use object::{Object, ObjectSection};
+        let range = |name: &str| {
+            let s = file.section_by_name(name)?;
+            Some(s.address()..s.address() + s.size())
+        };
+        let with_data = |name: &str| {
+            let s = file.section_by_name(name)?;
+            Some((s.address()..s.address() + s.size(), s.data().ok()?.to_vec()))
+        };
+        FrameSections {
+            text: range(".text"),
+            got: range(".got"),
+            eh_frame: with_data(".eh_frame"),
+            eh_frame_hdr: with_data(".eh_frame_hdr"),
+        }
     }
 }
 

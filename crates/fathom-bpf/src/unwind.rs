@@ -7,40 +7,9 @@ use crate::UserStack;
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{ExplicitModuleSectionInfo, Module, Unwinder};
 use std::collections::HashMap;
-use std::ops::Range;
 
 /// The most frames walked.
 const MAX_FRAMES: usize = 64;
-
-/// A file's sections that say how to walk its frames: their addresses and bytes.
-#[derive(Clone, Default)]
-pub struct FrameSections {
-    text: Option<Range<u64>>,
-    got: Option<Range<u64>>,
-    eh_frame: Option<(Range<u64>, Vec<u8>)>,
-    eh_frame_hdr: Option<(Range<u64>, Vec<u8>)>,
-}
-
-impl FrameSections {
-    /// The sections of `file` (none where it has no `.eh_frame`).
-    pub(crate) fn of(file: &object::File) -> FrameSections {
-        use object::{Object, ObjectSection};
-        let range = |name: &str| {
-            let s = file.section_by_name(name)?;
-            Some(s.address()..s.address() + s.size())
-        };
-        let with_data = |name: &str| {
-            let s = file.section_by_name(name)?;
-            Some((s.address()..s.address() + s.size(), s.data().ok()?.to_vec()))
-        };
-        FrameSections {
-            text: range(".text"),
-            got: range(".got"),
-            eh_frame: with_data(".eh_frame"),
-            eh_frame_hdr: with_data(".eh_frame_hdr"),
-        }
-    }
-}
 
 /// Each process's unwinder, made from its mappings the first time one of its stacks is walked.
 #[derive(Default)]

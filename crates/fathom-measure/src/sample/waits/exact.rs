@@ -2,7 +2,7 @@
 //! every `REFRESH`, for the same threads the sampler would look at, each entry named by the
 //! same `classify`; with stacks, the time asleep folded by where each sleep began.
 
-use super::long::{Sleeps, Walked};
+use super::long::{Sleeps, StackKey, Walked};
 use super::{
     classify, group_name, group_of, look, thread_cpu_ns, Finished, Kind, Method, Tally, Waits,
     Watched, REFRESH,
@@ -14,8 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// Nanoseconds asleep by group, kind and stacks (process, kernel stack id, user stack id).
-pub(super) type StackTally = BTreeMap<StackKey, u64>;
-pub(super) type StackKey = (Whose, Kind, u32, i32, i32);
+type StackTally = BTreeMap<StackKey, u64>;
 
 /// `--waits=bpf`: every `REFRESH`, what the program timed since the last reading, of the
 /// threads watched over that span, named by `classify`; with `stacks`, where each sleep began.

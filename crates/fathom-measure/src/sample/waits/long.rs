@@ -2,11 +2,14 @@
 //! operations (the clients' only); with stacks, each long enough walked by DWARF, which places
 //! a kept sleep (`Sleep::at`) and gives the folded stacks its whole user stack.
 
-use super::exact::StackKey;
-use super::{classify, group_of, Sleep, MAX_SLEEPS};
+use super::{classify, group_of, Kind, Sleep, MAX_SLEEPS};
 use crate::sample::threads::Whose;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+
+/// A sleep's group, kind and stacks (process, kernel stack id, user stack id), as the folded
+/// stacks tally them.
+pub(super) type StackKey = (Whose, Kind, u32, i32, i32);
 
 /// The walked long sleeps' time by their stacks' key in the folded tally, and under it by
 /// their whole user stack (names, outermost first), ns.
