@@ -8,7 +8,6 @@ use super::{
     Watched, REFRESH,
 };
 use crate::sample::procfs::OpenFiles;
-use crate::sample::threads::Whose;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
