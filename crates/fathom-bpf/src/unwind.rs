@@ -64,9 +64,12 @@ fn unwinder(names: &mut Symbols, tgid: u32) -> UnwinderX86_64<Vec<u8>> {
         let Some((eh_range, eh)) = f.eh_frame.clone() else {
             continue;
         };
-        // The segment mapped here: its file offset against its address gives the load bias.
+        // The segment mapped here (a mapping starts at its segment's offset rounded down to
+        // a page, where the segment before may end too: the later one): its file offset
+        // against its address gives the load bias.
         let Some(&(off, _, addr)) = (elf.segments.iter())
-            .find(|&&(off, size, _)| (off..off + size.max(1)).contains(&m.offset))
+            .filter(|&&(off, size, _)| (off & !0xfff..off + size.max(1)).contains(&m.offset))
+            .max_by_key(|s| s.0)
         else {
             continue;
         };

@@ -30,6 +30,8 @@ pub(super) struct Sleeps {
     pub kept: Vec<Sleep>,
     pub left_out: u64,
     pub names: fathom_bpf::symbols::Symbols,
+    /// Whether the program sends user stacks to walk (`bpf-stacks`).
+    walks: bool,
     walker: fathom_bpf::unwind::Walker,
     /// Sleeps whose user stack may still come, by (thread, start).
     awaiting: HashMap<(u32, u64), Awaited>,
@@ -40,7 +42,10 @@ impl Sleeps {
     /// With `stacks`, fathom's own files read now (their symbols and call frame
     /// information), before the step, not during it.
     pub fn new(stacks: bool) -> Sleeps {
-        let mut s = Sleeps::default();
+        let mut s = Sleeps {
+            walks: stacks,
+            ..Sleeps::default()
+        };
         if stacks {
             s.walker.know(&mut s.names, std::process::id());
             fathom_bpf::release_freed_heap();
@@ -74,7 +79,8 @@ impl Sleeps {
                 self.kept.len() - 1
             });
             self.left_out += u64::from(whose == Whose::Client && kept.is_none());
-            if let (Some(kind), true) = (kind, l.end - l.start >= fathom_bpf::USER_STACK_NS) {
+            let walked = self.walks && l.end - l.start >= fathom_bpf::USER_STACK_NS;
+            if let (Some(kind), true) = (kind, walked) {
                 let key = (group_of(whose), kind, k.tgid, k.kstack, k.ustack);
                 let ns = l.end - l.start;
                 self.awaiting
