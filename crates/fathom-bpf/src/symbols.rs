@@ -7,14 +7,15 @@
 use std::collections::HashMap;
 use std::ops::Range;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Everything read so far: the kernel's symbols, each process's mappings, each file's symbols
 /// (and its call frame information, for `unwind`).
 #[derive(Default)]
 pub struct Symbols {
     kernel: Option<Vec<(u64, String)>>,
-    pub(crate) maps: HashMap<u32, Vec<Mapping>>,
-    pub(crate) files: HashMap<PathBuf, Option<Elf>>,
+    maps: HashMap<u32, Vec<Mapping>>,
+    files: HashMap<PathBuf, Option<Elf>>,
 }
 
 /// One executable mapping of a process.
@@ -56,12 +57,7 @@ impl Symbols {
     pub fn user_at(&mut self, tgid: u32, addr: u64) -> Option<(String, PathBuf)> {
         let maps = self.maps.entry(tgid).or_insert_with(|| mappings(tgid));
         let m = maps.iter().find(|m| (m.start..m.end).contains(&addr))?;
-        let offset = addr - m.start + m.offset;
-        let elf = self
-            .files
-            .entry(m.path.clone())
-            .or_insert_with(|| Elf::read(&m.path));
-        let name = elf.as_ref()?.function(offset)?;
+        let name = read_once(&mut self.files, &m.path)?.function(addr - m.start + m.offset)?;
         Some((name, m.path.clone()))
     }
 
@@ -69,14 +65,22 @@ impl Symbols {
     pub(crate) fn mapped(&mut self, tgid: u32) -> Vec<(&Mapping, Option<&Elf>)> {
         let maps = self.maps.entry(tgid).or_insert_with(|| mappings(tgid));
         for m in maps.iter() {
-            self.files
-                .entry(m.path.clone())
-                .or_insert_with(|| Elf::read(&m.path));
+            read_once(&mut self.files, &m.path);
         }
         maps.iter()
             .map(|m| (m, self.files.get(&m.path).and_then(Option::as_ref)))
             .collect()
     }
+}
+
+/// File `path`, read the first time asked.
+fn read_once<'a>(
+    files: &'a mut HashMap<PathBuf, Option<Elf>>,
+    path: &std::path::Path,
+) -> Option<&'a Elf> {
+    (files.entry(path.to_path_buf()))
+        .or_insert_with(|| Elf::read(path))
+        .as_ref()
 }
 
 /// The kernel's text symbols, sorted (all at 0 without root: every name then unknown).
@@ -160,13 +164,14 @@ impl Elf {
     }
 }
 
-/// A file's sections that say how to walk its frames: their addresses and bytes.
+/// A file's sections that say how to walk its frames: their addresses and bytes (shared with
+/// each unwinder that knows the file, not copied).
 #[derive(Clone, Default)]
 pub struct FrameSections {
     pub(crate) text: Option<Range<u64>>,
     pub(crate) got: Option<Range<u64>>,
-    pub(crate) eh_frame: Option<(Range<u64>, Vec<u8>)>,
-    pub(crate) eh_frame_hdr: Option<(Range<u64>, Vec<u8>)>,
+    pub(crate) eh_frame: Option<(Range<u64>, Arc<[u8]>)>,
+    pub(crate) eh_frame_hdr: Option<(Range<u64>, Arc<[u8]>)>,
 }
 
 impl FrameSections {
@@ -179,7 +184,10 @@ impl FrameSections {
         };
         let with_data = |name: &str| {
             let s = file.section_by_name(name)?;
-            Some((s.address()..s.address() + s.size(), s.data().ok()?.to_vec()))
+            Some((
+                s.address()..s.address() + s.size(),
+                Arc::from(s.data().ok()?),
+            ))
         };
         FrameSections {
             text: range(".text"),

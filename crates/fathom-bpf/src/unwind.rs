@@ -7,6 +7,7 @@ use crate::UserStack;
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{ExplicitModuleSectionInfo, Module, Unwinder};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// The most frames walked.
 const MAX_FRAMES: usize = 64;
@@ -14,7 +15,7 @@ const MAX_FRAMES: usize = 64;
 /// Each process's unwinder, made from its mappings the first time one of its stacks is walked.
 #[derive(Default)]
 pub struct Walker {
-    unwinders: HashMap<u32, UnwinderX86_64<Vec<u8>>>,
+    unwinders: HashMap<u32, UnwinderX86_64<Arc<[u8]>>>,
     cache: Option<CacheX86_64>,
 }
 
@@ -56,7 +57,7 @@ impl Walker {
 
 /// An unwinder knowing every executable mapping of process `tgid` that has call frame
 /// information.
-fn unwinder(names: &mut Symbols, tgid: u32) -> UnwinderX86_64<Vec<u8>> {
+fn unwinder(names: &mut Symbols, tgid: u32) -> UnwinderX86_64<Arc<[u8]>> {
     let mut unwinder = UnwinderX86_64::new();
     for (m, elf) in names.mapped(tgid) {
         let Some(elf) = elf else { continue };

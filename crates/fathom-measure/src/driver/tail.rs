@@ -10,6 +10,7 @@ use crate::tick::Tick;
 use fathom_api::step::StepPlan;
 use fathom_api::target::Target;
 use fathom_schema::result::tail::{Asleep, SlowOp, Tail, WorkCount};
+use std::collections::BTreeMap;
 use std::time::{Instant, SystemTime};
 
 /// A moment read on both clocks at once, to put the operations' ticks on the wall clock.
@@ -130,35 +131,28 @@ fn asleep_during(
     (start_us, end_us): (u64, u64),
     origin: &Origin,
 ) -> Vec<Asleep> {
-    // Each kind's time, and the longest placed sleep's part and place.
-    let mut by_kind: Vec<(Asleep, u64)> = Vec::new();
+    // Each kind's time, and its longest placed sleep's part and place.
+    type Placed<'a> = Option<(u64, &'a str)>;
+    let mut by: BTreeMap<&str, (u64, Placed)> = BTreeMap::new();
     for s in sleeps.iter().filter(|s| s.tid == tid) {
         let (a, b) = (origin.mono_us(s.start_ns), origin.mono_us(s.end_ns));
         let overlap = b.min(end_us).saturating_sub(a.max(start_us));
         if overlap == 0 {
             continue;
         }
-        let kind = s.what();
-        let i = match by_kind.iter().position(|x| x.0.kind == kind) {
-            Some(i) => i,
-            None => {
-                let empty = Asleep {
-                    kind: kind.to_string(),
-                    us: 0.0,
-                    at: None,
-                };
-                by_kind.push((empty, 0));
-                by_kind.len() - 1
-            }
-        };
-        let (x, placed) = &mut by_kind[i];
-        x.us += overlap as f64;
-        if let Some(at) = s.at.as_deref().filter(|_| overlap > *placed) {
-            x.at = Some(at.to_string());
-            *placed = overlap;
+        let (us, placed) = by.entry(s.what()).or_default();
+        *us += overlap;
+        if let Some(at) = s.at.as_deref() {
+            *placed = (*placed).max(Some((overlap, at)));
         }
     }
-    let mut by_kind: Vec<Asleep> = by_kind.into_iter().map(|x| x.0).collect();
+    let mut by_kind: Vec<Asleep> = (by.into_iter())
+        .map(|(kind, (us, placed))| Asleep {
+            kind: kind.to_string(),
+            us: us as f64,
+            at: placed.map(|(_, at)| at.to_string()),
+        })
+        .collect();
     by_kind.sort_by(|a, b| b.us.total_cmp(&a.us));
     by_kind
 }

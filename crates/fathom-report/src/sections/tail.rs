@@ -118,9 +118,7 @@ fn asleep(k: &KindTail) -> String {
         .filter(|a| a.share >= 0.005)
         .take(2)
         .map(|a| {
-            let at =
-                a.at.as_ref()
-                    .map_or(String::new(), |(p, _)| format!(" at {p}"));
+            let at = a.at.as_ref().map_or(String::new(), |p| format!(" at {p}"));
             format!("{} {:.0}%{at}", a.kind, a.share * 100.0)
         })
         .collect();

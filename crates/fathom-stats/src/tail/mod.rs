@@ -23,6 +23,7 @@ mod work_simulation;
 use crate::bound::Confidence;
 use fathom_api::events::{EngineEvent, LOCK_WAIT, STALL, STOP, WHATS};
 use fathom_schema::result::tail::{SlowOp, Tail};
+use std::collections::BTreeMap;
 
 /// Slow operations closer than this (µs) belong to one episode.
 pub const EPISODE_GAP_US: u64 = 250_000;
@@ -59,8 +60,8 @@ pub struct AsleepShare {
     pub kind: String,
     pub share: f64,
     /// With `--waits=bpf-stacks`: the place (`Asleep::at`) that most of the placed time
-    /// of this kind was spent at, and that time's share of the kind's.
-    pub at: Option<(String, f64)>,
+    /// of this kind was spent at.
+    pub at: Option<String>,
 }
 
 /// A kind of engine event, against one kind's slowest operations.
@@ -176,33 +177,21 @@ fn confidence_of(chance: f64) -> Option<Confidence> {
 fn asleep_shares(ops: &[&SlowOp]) -> Vec<AsleepShare> {
     let total: f64 = ops.iter().map(|o| o.latency_us).sum::<f64>().max(1.0);
     // Each kind's time, and its time at each place.
-    type Places = Vec<(String, f64)>;
-    let mut by: Vec<(String, f64, Places)> = Vec::new();
+    let mut by: BTreeMap<&str, (f64, BTreeMap<&str, f64>)> = BTreeMap::new();
     for a in ops.iter().flat_map(|o| &o.asleep) {
-        let i = match by.iter().position(|(k, ..)| *k == a.kind) {
-            Some(i) => i,
-            None => {
-                by.push((a.kind.clone(), 0.0, Vec::new()));
-                by.len() - 1
-            }
-        };
-        let (_, us, places) = &mut by[i];
+        let (us, places) = by.entry(&a.kind).or_default();
         *us += a.us;
         if let Some(at) = &a.at {
-            match places.iter_mut().find(|(p, _)| p == at) {
-                Some((_, t)) => *t += a.us,
-                None => places.push((at.clone(), a.us)),
-            }
+            *places.entry(at).or_default() += a.us;
         }
     }
-    let mut shares: Vec<AsleepShare> = by
-        .into_iter()
-        .map(|(kind, us, places)| AsleepShare {
-            kind,
+    let mut shares: Vec<AsleepShare> = (by.into_iter())
+        .map(|(kind, (us, places))| AsleepShare {
+            kind: kind.to_string(),
             share: (us / total).min(1.0),
             at: (places.into_iter())
                 .max_by(|a, b| a.1.total_cmp(&b.1))
-                .map(|(p, t)| (p, (t / us.max(1.0)).min(1.0))),
+                .map(|(p, _)| p.to_string()),
         })
         .collect();
     shares.sort_by(|a, b| b.share.total_cmp(&a.share));
@@ -232,11 +221,8 @@ fn cause(
         .find(|ev| ev.overlaps(slowest.start_us, slowest.end_us()))
         .map_or_else(String::new, |ev| ev.detail.clone());
     let intervals: Vec<(u64, u64)> = of.iter().map(|e| (e.start_us, e.end_us)).collect();
-    let chances: Vec<f64> = spans
-        .iter()
-        .map(|&(s, e)| overlap_chance(&intervals, e - s, window))
-        .collect();
-    let hit = spans.iter().filter(|&&(s, e)| hits(s, e)).count();
+    let (mut chances, mut hit) = (Vec::new(), 0);
+    overlaps(&intervals, spans, window, (&mut chances, &mut hit));
     let chance = tail_at_least(&chances, hit);
     // Time inside counts where the events surely were (a sampled one's looks that saw it).
     let sure: Vec<(u64, u64)> = of.iter().map(|e| e.sure()).collect();
@@ -278,12 +264,24 @@ pub(super) fn overlap_by_chance(tails: &[&Tail], kind: &str, what: &str) -> f64 
             .filter(|e| e.what == what)
             .map(|e| (e.start_us, e.end_us))
             .collect();
-        for (s, e) in episodes(&ops) {
-            chances.push(overlap_chance(&intervals, e - s, tail.window_us));
-            hit += usize::from(intervals.iter().any(|&(a, b)| a <= e && s <= b));
-        }
+        let spans = episodes(&ops);
+        overlaps(&intervals, &spans, tail.window_us, (&mut chances, &mut hit));
     }
     tail_at_least(&chances, hit)
+}
+
+/// Adds to `chances` each span's chance of overlapping one of `intervals` placed at random in
+/// `window`, and to `hit` the spans that do overlap one.
+fn overlaps(
+    intervals: &[(u64, u64)],
+    spans: &[(u64, u64)],
+    window: [u64; 2],
+    (chances, hit): (&mut Vec<f64>, &mut usize),
+) {
+    for &(s, e) in spans {
+        chances.push(overlap_chance(intervals, e - s, window));
+        *hit += usize::from(intervals.iter().any(|&(a, b)| a <= e && s <= b));
+    }
 }
 
 /// How much of `[start, end]` the intervals cover, µs.

@@ -32,21 +32,7 @@ pub(super) fn time_exactly(
         // A process that cannot be watched leaves its threads untimed: they count nothing.
         let _ = program.watch(pid);
     }
-    // The threads there now, as they are now: one asleep since before would otherwise be
-    // unknown to the program until it wakes, and its sleep lost.
-    let files = OpenFiles::default();
-    for (tid, ..) in watched.last.members() {
-        let (Some(l), Some(tgid)) = (look(tid, &files), tgid_of(tid)) else {
-            continue;
-        };
-        let asleep = (l.state != 'R').then(|| {
-            let nr = l.nr.and_then(|n| i32::try_from(n).ok()).unwrap_or(-1);
-            (nr, l.state == 'D')
-        });
-        let _ = program.seed(tid, tgid, asleep);
-    }
-    // One look a thread: its files are not kept.
-    drop(files);
+    seed(&mut program, &watched);
     let mut sleeps = Sleeps::new(stacks);
     let _ = ready.send(());
     let mut tally = Tally::default();
@@ -110,6 +96,23 @@ pub(super) fn time_exactly(
     }
 }
 
+/// Tells the program of the threads there now, as they are now: one asleep since before
+/// would otherwise be unknown to it until it wakes, and its sleep lost.
+fn seed(program: &mut fathom_bpf::Program, watched: &Watched) {
+    // One look a thread: its files are not kept.
+    let files = OpenFiles::default();
+    for (tid, ..) in watched.last.members() {
+        let (Some(l), Some(tgid)) = (look(tid, &files), tgid_of(tid)) else {
+            continue;
+        };
+        let asleep = (l.state != 'R').then(|| {
+            let nr = l.nr.and_then(|n| i32::try_from(n).ok()).unwrap_or(-1);
+            (nr, l.state == 'D')
+        });
+        let _ = program.seed(tid, tgid, asleep);
+    }
+}
+
 /// The folded lines of the time asleep: `group;kind;process;user frames;kernel frames NS`,
 /// outermost frame first. A process's user frames past the first are kept only when its
 /// executable keeps frame pointers (the program walks them); else the first alone is exact,
@@ -137,9 +140,10 @@ fn fold(
             named[from..].iter().rev().cloned().collect()
         });
         let mut line = |user: &[String], ns: u64| {
-            let frames: Vec<&String> = head.iter().chain(user).chain(&kernel).collect();
-            let text: Vec<&str> = frames.iter().map(|f| f.as_str()).collect();
-            *lines.entry(text.join(";")).or_default() += ns;
+            let frames: Vec<&str> = (head.iter().chain(user).chain(&kernel))
+                .map(String::as_str)
+                .collect();
+            *lines.entry(frames.join(";")).or_default() += ns;
         };
         let mut left = ns;
         if !walks {
