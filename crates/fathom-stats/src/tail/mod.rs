@@ -216,9 +216,17 @@ fn cause(
     let slowest = hit_ops
         .iter()
         .max_by(|a, b| a.latency_us.total_cmp(&b.latency_us))?;
-    let example = of
-        .iter()
-        .find(|ev| ev.overlaps(slowest.start_us, slowest.end_us()))
+    // The event that held the slowest operation longest says what held it; of two alike (one
+    // wait seen in a log and in the views), the one that says more.
+    let (s0, e0) = (slowest.start_us, slowest.end_us());
+    let example = (of.iter())
+        .filter(|ev| ev.overlaps(s0, e0))
+        .max_by_key(|ev| {
+            (
+                covered(&[(ev.start_us, ev.end_us)], s0, e0),
+                ev.detail.len(),
+            )
+        })
         .map_or_else(String::new, |ev| ev.detail.clone());
     let intervals: Vec<(u64, u64)> = of.iter().map(|e| (e.start_us, e.end_us)).collect();
     let (mut chances, mut hit) = (Vec::new(), 0);
