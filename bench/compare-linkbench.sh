@@ -12,6 +12,8 @@
 #   LINKBENCH_SRC=... PHASE=load bench/compare-linkbench.sh          # the load, 5 repeats
 #   LINKBENCH_SRC=... MAXID1=200001 CLIENTS=2 SECS=30 REPEATS=5 bench/compare-linkbench.sh
 #   LINKBENCH_SRC=... FATHOM_OLD=/path/to/older/fathom bench/compare-linkbench.sh  # a third column
+#   LINKBENCH_SRC=... PERF=1 bench/compare-linkbench.sh  # the server's profile under each tool, kept
+#     as $work/perf-TOOL-REPEAT.data (`perf report -i` it; `perf diff` two of them)
 # LINKBENCH_SRC is a checkout of github.com/facebookarchive/linkbench; its Java is compiled here
 # with javac (the HBase, MapReduce and RocksDB stores left out) against commons-cli 1.2,
 # commons-math3 3.0, log4j 1.2.17 and mysql-connector-java 5.1.49 from Maven Central (the
@@ -120,6 +122,10 @@ for rep in $(seq "$REPEATS"); do
   for tool in $order; do
     if [[ $PHASE == load ]]; then fresh_tables; else sync; fi
     t0=$(server_ticks)
+    if [[ -n ${PERF:-} ]]; then
+      perf record -q -g -p "$server" -o "$work/perf-$tool-$rep.data" 2>/dev/null &
+      perf_pid=$!
+    fi
     case $PHASE-$tool in
       request-fathom) read -r reqs secs own < <(by_fathom "$rep" "$fathom" fathom) ;;
       request-old) read -r reqs secs own < <(by_fathom "$rep" "$FATHOM_OLD" old) ;;
@@ -129,6 +135,7 @@ for rep in $(seq "$REPEATS"); do
       load-java) read -r reqs secs own < <(load_by_java "$rep") ;;
     esac
     t1=$(server_ticks)
+    if [[ -n ${PERF:-} ]]; then kill -INT "$perf_pid" && wait "$perf_pid" || true; fi
     awk -v r="$reqs" -v s="$secs" -v t=$((t1 - t0)) -v u="$tick_us" -v o="$own" -v n="$tool" \
       '{} END { printf "%s %.1f %.1f %s\n", n, r / s, t * u / r, o }' </dev/null >>"$work/figures"
     echo "repeat $rep $tool: $(tail -1 "$work/figures")" >&2
