@@ -9,8 +9,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::{Command, Output};
 
-/// A statement with its literals (numbers, strings, hex and `_binary` strings) written as `N`
-/// and `S`, and lists of them as one: the statement's shape, whatever its values.
+/// A statement with its literals (numbers, strings and `_binary` strings, hex strings) written
+/// as `N`, `S` and `H`, and lists of numbers and strings as one: the statement's shape, whatever
+/// its values. A payload is hex, as LinkStoreMysql writes nearly every one.
 fn shape(sql: &str) -> String {
     let mut out = String::new();
     let mut chars = sql.chars().peekable();
@@ -29,10 +30,13 @@ fn shape(sql: &str) -> String {
                     _ => {}
                 }
             }
-            for prefix in ["_binary", "X"] {
-                if out.ends_with(prefix) {
-                    out.truncate(out.len() - prefix.len());
-                }
+            if out.ends_with(['X', 'x']) {
+                out.pop();
+                out.push('H');
+                continue;
+            }
+            if out.ends_with("_binary") {
+                out.truncate(out.len() - "_binary".len());
             }
             out.push('S');
         } else if c.is_ascii_digit() && !after_word {
@@ -71,11 +75,11 @@ struct Kind {
 /// the COMMIT.
 const ADD_LINK: &[&str] = &[
     "INSERT INTO linktable (id1, id2, link_type, visibility, data, time, version) VALUES \
-     (1, 2, 3, 1, 'x', 5, 0) ON DUPLICATE KEY UPDATE visibility = VALUES(visibility)",
+     (1, 2, 3, 1, X'78', 5, 0) ON DUPLICATE KEY UPDATE visibility = VALUES(visibility)",
     "INSERT INTO counttable (id, link_type, count, time, version) VALUES (1, 2, 1, 3, 0) \
      ON DUPLICATE KEY UPDATE count = count + 1, version = version + 1, time = VALUES(time); \
      COMMIT",
-    "UPDATE linktable SET visibility = 1, data = 'x', time = 1, version = 0 \
+    "UPDATE linktable SET visibility = 1, data = X'78', time = 1, version = 0 \
      WHERE id1 = 1 AND id2 = 2 AND link_type = 3; COMMIT",
 ];
 
@@ -114,13 +118,13 @@ fn kinds() -> Vec<Kind> {
             param: "addnode",
             op: "ADD_NODE",
             writes: &["INSERT INTO nodetable (type, version, time, data) VALUES \
-                       (2048, 1, 5, 'x'); COMMIT"],
+                       (2048, 1, 5, X'78'); COMMIT"],
             reads: &[],
         },
         Kind {
             param: "updatenode",
             op: "UPDATE_NODE",
-            writes: &["UPDATE nodetable SET version = 1, time = 2, data = 'x' \
+            writes: &["UPDATE nodetable SET version = 1, time = 2, data = X'78' \
                        WHERE id = 3 AND type = 2048; COMMIT"],
             reads: &[],
         },
@@ -338,10 +342,14 @@ fn each_request_kind_sends_linkstoremysqls_statements_on_its_connection() {
 fn shapes_keep_the_statement_and_drop_its_values() {
     assert_eq!(
         shape("SELECT a FROM t1 WHERE id2 IN (1, 22, 333) AND d = _binary'x\\'y' AND e = X'0a'"),
-        "SELECT a FROM t1 WHERE id2 IN (N) AND d = S AND e = S"
+        "SELECT a FROM t1 WHERE id2 IN (N) AND d = S AND e = H"
     );
     assert_eq!(
         shape("INSERT INTO t (a, b) VALUES (1, 'x', 2)"),
         "INSERT INTO t (a, b) VALUES (N)"
+    );
+    assert_eq!(
+        shape("INSERT INTO t VALUES (1, 2, x'0a', 3), (4, 5, X'0b', 6)"),
+        "INSERT INTO t VALUES (N, H, N), (N, H, N)"
     );
 }
