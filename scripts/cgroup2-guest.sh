@@ -47,8 +47,11 @@ mount -t devtmpfs dev /dev
 mkdir -p /dev/pts /dev/shm && mount -t devpts devpts /dev/pts && mount -t tmpfs shm /dev/shm
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
+mount --bind "$work" /mnt
 for d in /tmp /root /run /var/tmp; do mount -t tmpfs tmpfs "\$d"; done
-modprobe ext4
+# WORK again, where a tmpfs above hid it.
+mkdir -p "$work" && mount --bind /mnt "$work"
+modprobe ext4; modprobe loop; modprobe fuse 2>/dev/null || true
 mkfs.ext4 -q -F /dev/vda
 mkdir -p "$work/disk" && mount /dev/vda "$work/disk"
 export HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin

@@ -69,14 +69,29 @@ fn bound_on_a_slow_device(
     row
 }
 
-fn assert_bound(row: &serde_json::Map<String, Value>, bound: &str, why: &str) {
-    assert_eq!(row["bound"], bound, "{row:?}");
+/// The step was bound by `bound`, for a reason starting `why`. Where other processes took
+/// enough of the host's CPU that the clients waited for it (a sibling test, a VM's neighbours),
+/// that is the verdict, and a true one: then the report must name the interference, and
+/// `bound` must still be among the shares of the clients' time. Whether the verdict was `bound`
+/// (what else the caller checks of it), or the interference.
+fn assert_bound(row: &serde_json::Map<String, Value>, bound: &str, why: &str) -> bool {
     let q = row["why"].as_str().unwrap();
+    if row["bound"] == "waiting for a cpu" && q.starts_with("interference:") {
+        let shares = row["shares"].as_str().unwrap();
+        assert!(
+            shares.contains(&format!("{bound} ")),
+            "interfered with, and `{bound}` is not among the shares: {row:?}"
+        );
+        assert_confident(row);
+        return false;
+    }
+    assert_eq!(row["bound"], bound, "{row:?}");
     assert!(
         q.starts_with(why),
         "why `{q}` does not start with `{why}`: {row:?}"
     );
     assert_confident(row);
+    true
 }
 
 /// High confidence where the host was quiet; where it was not (a VM host's steal, a sibling
@@ -113,14 +128,10 @@ fn direct_reads_past_a_small_cache_are_bound_by_the_device() {
         "readrandom",
         (2000, 100_000),
     );
-    assert_bound(&row, "device", "");
-    assert!(
-        row["why"]
-            .as_str()
-            .unwrap()
-            .contains("reads/s at queue depth"),
-        "{row:?}"
-    );
+    if assert_bound(&row, "device", "") {
+        let why = row["why"].as_str().unwrap();
+        assert!(why.contains("reads/s at queue depth"), "{row:?}");
+    }
 }
 
 #[test]
@@ -134,8 +145,9 @@ fn writes_with_a_sync_each_are_bound_by_commits() {
         "overwrite",
         (100_000, 1000),
     );
-    assert_bound(&row, "commits", "");
-    assert!(row["why"].as_str().unwrap().contains("/s"), "{row:?}");
+    if assert_bound(&row, "commits", "") {
+        assert!(row["why"].as_str().unwrap().contains("/s"), "{row:?}");
+    }
 }
 
 #[test]
@@ -161,12 +173,13 @@ fn a_lock_bound_names_the_waiting_stack_with_bpf() {
         "--waits=bpf-stacks",
         "readrandom",
     );
-    assert_bound(&row, "locks", "latency-bound: clients wait on each other");
-    let at = row["where"].as_str().unwrap();
-    assert!(
-        at.contains("waiting in fathom: ") && at.contains("[kernel: futex"),
-        "{at}"
-    );
+    if assert_bound(&row, "locks", "latency-bound: clients wait on each other") {
+        let at = row["where"].as_str().unwrap();
+        assert!(
+            at.contains("waiting in fathom: ") && at.contains("[kernel: futex"),
+            "{at}"
+        );
+    }
     let results = dir.path().join("results");
     let run = results.join(&run_dirs(&results)[0]);
     let text = std::fs::read_to_string(run.join("steps/01-readrandom.json")).unwrap();

@@ -20,8 +20,12 @@ pub enum CgroupError {
     },
     #[error("the memory group handed over by the supervising fathom has no parent group: {0}")]
     Handoff(PathBuf),
-    #[error("cannot enable the memory controller for the groups under {group}: it holds processes other than fathom (cgroup v2 lets a group with processes of its own give no controller to its children); start fathom alone in a group of its own: {help}")]
-    Busy { group: PathBuf, help: String },
+    #[error("cannot enable the {controller} controller for the groups under {group}: it holds processes other than fathom (cgroup v2 lets a group with processes of its own give no controller to its children); start fathom alone in a group of its own: {help}")]
+    Busy {
+        controller: &'static str,
+        group: PathBuf,
+        help: String,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -168,7 +172,7 @@ impl MemoryLimit {
         let file = match version {
             Version::V1 => "memory.limit_in_bytes",
             Version::V2 => {
-                limit.leaf = enable_memory(&limit.parent, &limit.help)?;
+                limit.leaf = enable_for_children(&limit.parent, "memory", &limit.help)?;
                 "memory.max"
             }
         };
@@ -269,20 +273,28 @@ impl MemoryLimit {
     }
 }
 
-/// Enables the memory controller for the children of cgroup v2 group `parent`. A group holding
-/// processes cannot (but the root): where `parent` holds only fathom (a delegated scope fathom
-/// was started in), fathom moves itself to a leaf beside the limited group first, and that
-/// leaf is returned.
-fn enable_memory(parent: &Path, help: &str) -> Result<Option<PathBuf>, CgroupError> {
+/// Enables `controller` (`memory`, `io`) for the children of cgroup v2 group `parent`. A group
+/// holding processes cannot (but the root): where `parent` holds only fathom (a delegated scope
+/// fathom was started in), fathom moves itself to a leaf beside the limited group first, and
+/// that leaf is returned.
+pub(crate) fn enable_for_children(
+    parent: &Path,
+    controller: &'static str,
+    help: &str,
+) -> Result<Option<PathBuf>, CgroupError> {
     let control = parent.join("cgroup.subtree_control");
-    let enable = || std::fs::write(&control, "+memory");
+    let enable = || std::fs::write(&control, format!("+{controller}"));
+    let action = match controller {
+        "memory" => "enable the memory controller in",
+        _ => "enable the io controller in",
+    };
     let busy = |e: &std::io::Error| e.kind() == std::io::ErrorKind::ResourceBusy;
     match enable() {
         Ok(()) => return Ok(None),
         Err(e) if busy(&e) => {}
-        Err(e) => return Err(io("enable the memory controller in", &control, help)(e)),
+        Err(e) => return Err(io(action, &control, help)(e)),
     }
-    let leaf = parent.join(format!("fathom-{}-self", std::process::id()));
+    let leaf = parent.join(format!("fathom-{}-{controller}-self", std::process::id()));
     if !leaf.exists() {
         std::fs::create_dir(&leaf).map_err(io("create", &leaf, help))?;
     }
@@ -295,11 +307,12 @@ fn enable_memory(parent: &Path, help: &str) -> Result<Option<PathBuf>, CgroupErr
             let _ = std::fs::remove_dir(&leaf);
             Err(if busy(&e) {
                 CgroupError::Busy {
+                    controller,
                     group: parent.to_path_buf(),
                     help: help.to_string(),
                 }
             } else {
-                io("enable the memory controller in", &control, help)(e)
+                io(action, &control, help)(e)
             })
         }
     }

@@ -214,6 +214,14 @@ pub fn resolve_setup(
         .map_err(|e| anyhow::anyhow!("{}: {e}", keys.setup("settings")))?;
     let profile_hz = profile_hz(setup, engine, drive, keys)?;
     let device = device(setup, drive, keys, base)?;
+    if device.is_some() && memory_limit.is_some() && fathom_measure::throttle::through_v2() {
+        anyhow::bail!(
+            "{}: a device profile with a memory limit is not yet held on cgroup v2 (a process \
+             is in one v2 group, and fathom makes one for each); run one without the other, or \
+             on a host whose blkio controller is on cgroup v1",
+            keys.setup("device")
+        );
+    }
     let network = network(setup, engine, drive, keys, base)?;
     let allocator = match (setup.allocator, drive.allocator) {
         (Some(a), _) => Some((a, keys.setup("allocator"))),
