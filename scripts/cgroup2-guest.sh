@@ -9,7 +9,7 @@
 # with the command's status.
 #   scripts/cgroup2-guest.sh WORK 'cat /sys/fs/cgroup/cgroup.controllers'
 #   CPUS=2 MEM_MB=4096 DISK_MB=2048 scripts/cgroup2-guest.sh WORK 'fathom calibrate ...'
-# Installs qemu-system-x86, linux-image-amd64 and busybox-static (Debian's) when missing.
+# Installs what it needs (`scripts/setup.sh --guest`) when missing.
 set -euo pipefail
 work=${1:?usage: scripts/cgroup2-guest.sh WORK COMMAND}
 command=${2:?usage: scripts/cgroup2-guest.sh WORK COMMAND}
@@ -19,7 +19,7 @@ disk_mb=${DISK_MB:-2048}
 
 kernel=$(ls /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1 || true)
 if ! command -v qemu-system-x86_64 >/dev/null || [[ -z $kernel ]] || [[ ! -x /bin/busybox ]]; then
-  apt-get install -y -q qemu-system-x86 linux-image-amd64 busybox-static >/dev/null
+  "$(dirname "$0")/setup.sh" --guest >/dev/null
   kernel=$(ls /boot/vmlinuz-* | sort -V | tail -1)
 fi
 release=${kernel#/boot/vmlinuz-}

@@ -14,12 +14,15 @@
 #   scripts/setup.sh --allocators  also tcmalloc and jemalloc, for a setup's `allocator`
 #   scripts/setup.sh --slurm    also Slurm and munge, for scripts/slurm.sh's one-node cluster
 #   scripts/setup.sh --container  also podman, runc and debootstrap, for scripts/container.sh
+#   scripts/setup.sh --guest    also qemu, Debian's kernel and a static busybox, for
+#                               scripts/cgroup2-guest.sh's guest with every cgroup on v2
 #   scripts/setup.sh --test     also what the tests use: perf (the profile tests), the servers,
 #                               sysbench (run on fathom's tables),
 #                               python3 (scripts/check-recipes.sh follows the architecture doc's steps),
 #                               chromium to render the HTML report, Slurm and munge (the job array
 #                               tests start a one-node Slurm with scripts/slurm.sh), podman, runc and
-#                               debootstrap (the container test: scripts/container.sh), Debian's RocksDB release
+#                               debootstrap (the container test: scripts/container.sh), the --guest
+#                               packages (the cgroup v2 test), Debian's RocksDB release
 #                               (librocksdb7.8) for the engine run through a library's C API, and
 #                               FerretDB (the MongoDB-protocol server the mongodb engine's tests
 #                               start), built once from the Go module proxy with the machine's
@@ -31,6 +34,7 @@ packages=(libclang-dev clang libbpf-dev pkg-config build-essential libwiredtiger
 servers=(mariadb-server mariadb-plugin-rocksdb postgresql iproute2)
 slurm=(slurmctld slurmd slurm-client munge)
 container=(podman runc debootstrap)
+guest=(qemu-system-x86 linux-image-amd64 busybox-static)
 for arg in "$@"; do
   case "$arg" in
     --servers) packages+=("${servers[@]}") ;;
@@ -43,8 +47,9 @@ for arg in "$@"; do
     --allocators) packages+=(libtcmalloc-minimal4 libjemalloc2) ;;
     --slurm) packages+=("${slurm[@]}") ;;
     --container) packages+=("${container[@]}") ;;
-    --test) packages+=("${servers[@]}" sysbench chromium librocksdb7.8 python3 linux-perf libtcmalloc-minimal4 libjemalloc2 "${slurm[@]}" "${container[@]}") ;;
-    *) echo "setup.sh: unknown option $arg (expected --servers, --peers, --dbbench, --fetch, --build-wiredtiger, --java, --profile, --allocators, --slurm, --container or --test)" >&2; exit 2 ;;
+    --guest) packages+=("${guest[@]}") ;;
+    --test) packages+=("${servers[@]}" sysbench chromium librocksdb7.8 python3 linux-perf libtcmalloc-minimal4 libjemalloc2 "${slurm[@]}" "${container[@]}" "${guest[@]}") ;;
+    *) echo "setup.sh: unknown option $arg (expected --servers, --peers, --dbbench, --fetch, --build-wiredtiger, --java, --profile, --allocators, --slurm, --container, --guest or --test)" >&2; exit 2 ;;
   esac
 done
 

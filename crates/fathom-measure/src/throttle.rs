@@ -356,32 +356,29 @@ impl DeviceThrottle {
                 mib(written)
             );
         }
-        if self.api == Api::V2 {
-            let own = (self.own.as_ref()).map_or(String::new(), |o| {
-                let layer = o
-                    .describe_layer()
-                    .map_or(String::new(), |l| format!("; {l}"));
-                format!(", a device of the run's own, {}{layer}", o.describe())
-            });
-            return format!(
-                "cgroup v2 group {} held {} ({}:{}{own}) to profile {} with io.max: {:.0} MiB \
-                 read and {:.0} MiB written through it (the kernel's writeback of its dirty \
-                 pages included where the memory controller is on v2 too); the disk took {:.0} \
-                 MiB of writes in all meanwhile",
-                self.dir.display(),
-                self.disk.name,
-                self.disk.major,
-                self.disk.minor,
-                self.profile.name,
-                mib(read),
-                mib(written),
-                mib(all)
-            );
-        }
+        let (kind, how, why) = match self.api {
+            Api::V2 => (
+                "cgroup v2 group",
+                " with io.max",
+                "the kernel's writeback of the group's dirty pages is held where the memory \
+                 controller is on v2 too",
+            ),
+            Api::V1 => (
+                "blkio group",
+                "",
+                "the kernel's writeback of dirty pages, and other processes, are not held on \
+                 cgroup v1",
+            ),
+        };
+        let own = (self.own.as_ref()).map_or(String::new(), |o| {
+            let layer = o
+                .describe_layer()
+                .map_or(String::new(), |l| format!("; {l}"));
+            format!(", a device of the run's own, {}{layer}", o.describe())
+        });
         format!(
-            "blkio group {} held {} ({}:{}) to profile {}: {:.0} MiB read and {:.0} MiB written \
-             through it; the disk took {:.0} MiB of writes in all meanwhile (the kernel's \
-             writeback of dirty pages, and other processes, are not held on cgroup v1)",
+            "{kind} {} held {} ({}:{}{own}) to profile {}{how}: {:.0} MiB read and {:.0} MiB \
+             written through it; the disk took {:.0} MiB of writes in all meanwhile ({why})",
             self.dir.display(),
             self.disk.name,
             self.disk.major,
