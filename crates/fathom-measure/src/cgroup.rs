@@ -323,23 +323,28 @@ impl Drop for MemoryLimit {
         if !self.owned {
             return;
         }
-        // Back to where fathom is: its leaf on v2 when it made one (a group giving controllers
-        // to its children takes no processes), else the parent.
-        let home = self.leaf.as_ref().unwrap_or(&self.parent);
-        let procs = std::fs::read_to_string(self.dir.join("cgroup.procs")).unwrap_or_default();
-        for pid in procs.split_whitespace() {
-            let _ = std::fs::write(home.join("cgroup.procs"), pid);
-        }
-        let _ = std::fs::remove_dir(&self.dir);
-        if let Some(leaf) = &self.leaf {
-            // The parent as fathom found it: the controller fathom enabled off, fathom back in it.
-            let _ = std::fs::write(self.parent.join("cgroup.subtree_control"), "-memory");
-            let _ = std::fs::write(
-                self.parent.join("cgroup.procs"),
-                std::process::id().to_string(),
-            );
-            let _ = std::fs::remove_dir(leaf);
-        }
+        remove_group(&self.dir, &self.parent, self.leaf.as_deref(), "memory");
+    }
+}
+
+/// Removes a child group fathom made under `parent`: its processes go back to where fathom is
+/// (its leaf on v2 when it made one, as a group giving controllers to its children takes no
+/// processes; else the parent), and where there is a leaf the parent is left as fathom found
+/// it, `controller` off for its children and fathom back in it.
+pub(crate) fn remove_group(dir: &Path, parent: &Path, leaf: Option<&Path>, controller: &str) {
+    let home = leaf.unwrap_or(parent);
+    let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+    for pid in procs.split_whitespace() {
+        let _ = std::fs::write(home.join("cgroup.procs"), pid);
+    }
+    let _ = std::fs::remove_dir(dir);
+    if let Some(leaf) = leaf {
+        let _ = std::fs::write(
+            parent.join("cgroup.subtree_control"),
+            format!("-{controller}"),
+        );
+        let _ = std::fs::write(parent.join("cgroup.procs"), std::process::id().to_string());
+        let _ = std::fs::remove_dir(leaf);
     }
 }
 

@@ -398,21 +398,7 @@ impl Drop for DeviceThrottle {
             clear_rules(&self.dir, &self.disk);
             return;
         }
-        // Back to where fathom is: its leaf on v2 when it made one, else the parent.
-        let home = self.leaf.as_ref().unwrap_or(&self.parent);
-        let procs = std::fs::read_to_string(self.procs_file()).unwrap_or_default();
-        for pid in procs.split_whitespace() {
-            let _ = std::fs::write(home.join("cgroup.procs"), pid);
-        }
-        let _ = std::fs::remove_dir(&self.dir);
-        if let Some(leaf) = &self.leaf {
-            let _ = std::fs::write(self.parent.join("cgroup.subtree_control"), "-io");
-            let _ = std::fs::write(
-                self.parent.join("cgroup.procs"),
-                std::process::id().to_string(),
-            );
-            let _ = std::fs::remove_dir(leaf);
-        }
+        crate::cgroup::remove_group(&self.dir, &self.parent, self.leaf.as_deref(), "io");
     }
 }
 
